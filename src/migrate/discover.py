@@ -1,0 +1,208 @@
+"""Find the files of a repository worth scanning and say what kind each is."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePosixPath
+
+from migrate.errors import InputError
+from migrate.model import FileKind, Skipped, SourceFile
+
+SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", "__pycache__",
+        ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
+        "build", "dist", ".eggs", "_build", "CMakeFiles", ".cache", ".idea", ".vscode",
+    }
+)
+VENDOR_DIRS = frozenset({"third_party", "third-party", "thirdparty", "3rdparty", "external", "extern", "vendor"})
+
+_EXTENSIONS = {
+    ".py": FileKind.PYTHON, ".pyi": FileKind.PYTHON,
+    ".cu": FileKind.CUDA, ".cuh": FileKind.CUDA,
+    ".c": FileKind.C,
+    ".cc": FileKind.CPP, ".cpp": FileKind.CPP, ".cxx": FileKind.CPP, ".c++": FileKind.CPP,
+    ".h": FileKind.CPP, ".hh": FileKind.CPP, ".hpp": FileKind.CPP, ".hxx": FileKind.CPP,
+    ".inl": FileKind.CPP, ".ipp": FileKind.CPP, ".tpp": FileKind.CPP, ".hip": FileKind.CPP,
+    ".cmake": FileKind.CMAKE, ".mk": FileKind.MAKEFILE,
+    ".sh": FileKind.SHELL, ".bash": FileKind.SHELL,
+    ".md": FileKind.MARKDOWN, ".rst": FileKind.MARKDOWN,
+    ".dockerfile": FileKind.DOCKERFILE,
+    ".in": FileKind.REQUIREMENTS,
+    ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
+}
+_NAMES = {
+    "setup.py": FileKind.SETUP_PY, "pyproject.toml": FileKind.PYPROJECT, "setup.cfg": FileKind.SETUP_CFG,
+    "pipfile": FileKind.PIPFILE, "cmakelists.txt": FileKind.CMAKE, "makefile": FileKind.MAKEFILE,
+    "gnumakefile": FileKind.MAKEFILE, "dockerfile": FileKind.DOCKERFILE, "containerfile": FileKind.DOCKERFILE,
+    ".gitlab-ci.yml": FileKind.CI_WORKFLOW,
+}
+
+
+def classify(relpath: str) -> FileKind | None:
+    """The kind of a file from its repository-relative path, or None when we don't read it."""
+    path = PurePosixPath(relpath)
+    name = path.name.lower()
+    if name in _NAMES:
+        return _NAMES[name]
+    if name.startswith(("dockerfile.", "containerfile.")) or name.endswith(".dockerfile"):
+        return FileKind.DOCKERFILE
+    if name.startswith(("requirements", "constraints")) and name.endswith((".txt", ".in")):
+        return FileKind.REQUIREMENTS
+    if path.parent.name.lower() == "requirements" and name.endswith(".txt"):
+        return FileKind.REQUIREMENTS
+    suffix = path.suffix.lower()
+    if suffix in (".yml", ".yaml"):
+        return _classify_yaml(path, name)
+    if name.endswith(".in") and not name.startswith(("requirements", "constraints")):
+        return None
+    return _EXTENSIONS.get(suffix)
+
+
+def _classify_yaml(path: PurePosixPath, name: str) -> FileKind:
+    if name.startswith(("environment", "conda", "env")) or name in ("meta.yaml", "pixi.yaml"):
+        return FileKind.CONDA
+    if name.startswith(("docker-compose", "compose")):
+        return FileKind.COMPOSE
+    parts = [p.lower() for p in path.parts]
+    if ".github" in parts and "workflows" in parts:
+        return FileKind.CI_WORKFLOW
+    return FileKind.YAML
+
+
+def discover(
+    root: Path,
+    *,
+    files: Iterable[Path] = (),
+    exclude: Iterable[str] = (),
+    include: Iterable[str] = (),
+    max_file_size: int,
+) -> Iterator[SourceFile | Skipped]:
+    """Yield each file to scan under ROOT (or only FILES when given), or a Skipped entry for it."""
+    if not root.exists():
+        raise InputError(f"path does not exist: {root}")
+    if not root.is_dir():
+        raise InputError(f"not a directory: {root}")
+    root = root.resolve()
+    excluded = tuple(exclude)
+    included = tuple(include)
+    explicit = list(files)
+    if explicit:
+        candidates: Iterable[tuple[str, bool]] = ((_relative(root, f), False) for f in explicit)
+    else:
+        candidates = _candidates(root)
+    for relpath, vendored in candidates:
+        if not explicit and (_matches(relpath, excluded) or (included and not _matches(relpath, included))):
+            continue
+        item = _examine(root, relpath, vendored or _is_vendored(relpath), bool(explicit), max_file_size)
+        if item is not None:
+            yield item
+
+
+def _relative(root: Path, path: Path) -> str:
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    try:
+        return absolute.absolute().relative_to(root).as_posix()
+    except ValueError:
+        try:
+            return absolute.resolve().relative_to(root).as_posix()
+        except ValueError:
+            raise InputError(f"file is outside the scanned directory: {path}") from None
+
+
+def _matches(relpath: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatch(relpath, p) or relpath.startswith(p.rstrip("/") + "/") for p in patterns)
+
+
+def _is_vendored(relpath: str) -> bool:
+    return any(part.lower() in VENDOR_DIRS for part in relpath.split("/")[:-1])
+
+
+def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size: int) -> SourceFile | Skipped | None:
+    kind = classify(relpath)
+    if kind is None and not explicit:
+        return None
+    path = root / relpath
+    problem = _link_problem(root, path)
+    if problem == "inside":
+        return None  # the target is scanned under its own name
+    if problem:
+        return Skipped(relpath, problem)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return Skipped(relpath, "file not found") if explicit else None
+    except OSError as exc:
+        return Skipped(relpath, f"cannot read: {exc.strerror}")
+    if not path.is_file():
+        return None
+    if kind is None:
+        return Skipped(relpath, "not a file type migrate reads")
+    if size > max_size:
+        return Skipped(relpath, f"larger than the size limit ({size:,} > {max_size:,} bytes)")
+    if not os.access(path, os.R_OK):
+        return Skipped(relpath, "cannot read: permission denied")
+    return SourceFile(path=path, relpath=relpath, kind=kind, size=size, vendored=vendored, explicit=explicit)
+
+
+def _link_problem(root: Path, path: Path) -> str | None:
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve(strict=True)
+    except RuntimeError:
+        return "symlink loop"
+    except (FileNotFoundError, OSError) as exc:
+        if "loop" in str(exc).lower() or getattr(exc, "errno", None) == 40:
+            return "symlink loop"
+        return "broken symlink"
+    try:
+        target.relative_to(root)
+    except ValueError:
+        return "symlink points outside the repository"
+    return "inside"
+
+
+def _candidates(root: Path) -> Iterator[tuple[str, bool]]:
+    """(relpath, vendored) pairs: git's view in a work tree, a filtered walk elsewhere."""
+    listed = _git_files(root)
+    if listed is None:
+        yield from ((rel, False) for rel in _walk(root, root))
+        return
+    tracked, submodules = listed
+    yield from ((rel, False) for rel in tracked)
+    for sub in submodules:
+        yield from ((rel, True) for rel in _walk(root, root / sub))
+
+
+def _git_files(root: Path) -> tuple[list[str], list[str]] | None:
+    """Tracked plus untracked-but-not-ignored files, and submodule paths; None outside git."""
+    if not (root / ".git").exists():
+        return None
+    import git  # gitpython is slow to import; only pay for it inside a work tree
+
+    try:
+        repo = git.Repo(root)
+        out = repo.git.ls_files("-z", "--cached", "--others", "--exclude-standard", "--deduplicate")
+        stage = repo.git.ls_files("-z", "--stage")
+    except (git.exc.GitError, OSError):
+        return None
+    submodules = sorted({e.split("\t", 1)[1] for e in stage.split("\0") if e.startswith("160000 ")})
+    files = sorted({p for p in out.split("\0") if p and p not in submodules})
+    return files, submodules
+
+
+def _walk(root: Path, top: Path) -> Iterator[str]:
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if not _skip_dir(Path(dirpath) / d, d))
+        base = Path(dirpath).relative_to(root)
+        for name in sorted(filenames):
+            yield (base / name).as_posix()
+
+
+def _skip_dir(path: Path, name: str) -> bool:
+    if name in SKIP_DIRS or name.endswith(".egg-info"):
+        return True
+    return (path / "pyvenv.cfg").exists()

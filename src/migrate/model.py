@@ -1,0 +1,180 @@
+"""The data that flows between the stages: files, rules, findings, results."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "rocm-migrate/scan/1"
+
+CATEGORIES = (
+    "python-cuda-api",
+    "torch-version-check",
+    "cuda-only-dependency",
+    "cuda-index-url",
+    "custom-cuda-kernel",
+    "cpp-extension-build",
+    "inline-ptx",
+    "warp-size-assumption",
+    "cuda-runtime-api",
+    "cuda-driver-api",
+    "cuda-library",
+    "unsupported-api",
+    "tensorrt",
+    "triton-kernel",
+    "nvidia-docker",
+    "nvidia-runtime-tool",
+    "cuda-build-config",
+    "env-var",
+    "other",
+)
+
+
+class Severity(enum.IntEnum):
+    """How much a finding stands in the way of running on ROCm."""
+
+    INFO = 0
+    LOW = 1
+    MEDIUM = 2
+    HIGH = 3
+    BLOCKER = 4
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            names = ", ".join(s.label for s in cls)
+            raise ValueError(f"unknown severity {text!r} (expected one of {names})") from None
+
+
+class FileKind(str, enum.Enum):
+    """What a discovered file is, decided from its name alone."""
+
+    PYTHON = "python"
+    CUDA = "cuda"
+    CPP = "cpp"
+    C = "c"
+    REQUIREMENTS = "requirements"
+    PYPROJECT = "pyproject"
+    SETUP_PY = "setup-py"
+    SETUP_CFG = "setup-cfg"
+    PIPFILE = "pipfile"
+    CONDA = "conda"
+    DOCKERFILE = "dockerfile"
+    COMPOSE = "compose"
+    KUBERNETES = "kubernetes"
+    CMAKE = "cmake"
+    MAKEFILE = "makefile"
+    SHELL = "shell"
+    CI_WORKFLOW = "ci-workflow"
+    MARKDOWN = "markdown"
+    YAML = "yaml"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file chosen by discovery: where it is and what kind it is."""
+
+    path: Path
+    relpath: str
+    kind: FileKind
+    size: int
+    vendored: bool = False
+    explicit: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule from rules/*.yaml, validated at load time."""
+
+    id: str
+    title: str
+    category: str
+    languages: tuple[str, ...]
+    severity: Severity
+    message: str
+    hip: str | None
+    effort: float
+    match: dict[str, Any] = field(hash=False, compare=False)
+    substitutions: tuple[str, ...] = ()
+    by_wavefront: tuple[tuple[int, Severity], ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One thing found at one place; complete when created, sortable, comparable."""
+
+    path: str
+    line: int
+    column: int
+    rule: str
+    category: str = field(compare=False)
+    severity: Severity = field(compare=False)
+    end_line: int = field(compare=False)
+    message: str = field(compare=False)
+    evidence: str = field(compare=False)
+    hip: str | None = field(compare=False, default=None)
+    substitutions: tuple[str, ...] = field(compare=False, default=())
+    vendored: bool = field(compare=False, default=False)
+    symbol: str | None = field(compare=False, default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "rule": self.rule,
+            "category": self.category,
+            "severity": self.severity.label,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "message": self.message,
+            "evidence": self.evidence,
+            "hip": self.hip,
+        }
+        if self.substitutions:
+            data["substitutions"] = list(self.substitutions)
+        if self.vendored:
+            data["vendored"] = True
+        return data
+
+
+@dataclass(frozen=True, order=True)
+class Skipped:
+    """A file the scan could not read or parse, and why."""
+
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What one file gave: its findings, or why it was skipped."""
+
+    relpath: str
+    findings: tuple[Finding, ...] = ()
+    skipped: Skipped | None = None
+    guarded: int = 0
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """Everything a scan found, in a deterministic order."""
+
+    root: str
+    targets: tuple[str, ...]
+    files_scanned: int
+    findings: tuple[Finding, ...]
+    skipped: tuple[Skipped, ...]
+    guarded: int = 0
+    vendored_paths: tuple[str, ...] = ()

@@ -1,0 +1,118 @@
+"""Read a discovered file and parse it with the parser for its kind; failures become Skipped."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from migrate.model import FileKind, Skipped, SourceFile
+
+_SUPPRESS = re.compile(r"(?:#|//|/\*)\s*migrate:\s*ignore(?:\[([^\]]*)\])?")
+_ALL_RULES = "*"
+
+
+class ParseError(Exception):
+    """The file could not be parsed; the message is the reason shown to the user."""
+
+
+@dataclass
+class Document:
+    """A parsed file: its text, its lines, and whatever tree its parser made."""
+
+    source: SourceFile
+    text: str
+    tree: Any = None
+    guarded_ranges: list[tuple[int, int]] = field(default_factory=list)
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+    def line_text(self, line: int) -> str:
+        """The source line (1-based), stripped, for a finding's evidence."""
+        return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+
+    def is_guarded(self, line: int) -> bool:
+        """True when the line sits in code already kept apart for HIP/ROCm."""
+        return any(start <= line <= end for start, end in self.guarded_ranges)
+
+    @cached_property
+    def _suppressions(self) -> dict[int, set[str]]:
+        found: dict[int, set[str]] = {}
+        if "migrate:" not in self.text:
+            return found
+        for number, text in enumerate(self.lines, start=1):
+            match = _SUPPRESS.search(text)
+            if match:
+                ids = {i.strip() for i in (match.group(1) or _ALL_RULES).split(",") if i.strip()}
+                found[number] = ids
+        return found
+
+    def is_suppressed(self, line: int, rule_id: str) -> bool:
+        """A `migrate: ignore[rule]` comment on this line or the one above silences the rule."""
+        for number in (line, line - 1):
+            ids = self._suppressions.get(number, set())
+            if rule_id in ids or _ALL_RULES in ids:
+                return True
+        return False
+
+
+Parser = Callable[[SourceFile, str], Document]
+_PARSERS: dict[FileKind, Parser] = {}
+
+
+def register(*kinds: FileKind) -> Callable[[Parser], Parser]:
+    """Declare the parser for some file kinds."""
+
+    def wrap(func: Parser) -> Parser:
+        for kind in kinds:
+            _PARSERS[kind] = func
+        return func
+
+    return wrap
+
+
+def read_text(source: SourceFile) -> str:
+    """The file's text; raises ParseError for binary or non-UTF-8 content."""
+    try:
+        data = source.path.read_bytes()
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    if b"\0" in data[:8192]:
+        raise ParseError("binary file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+
+def parse(source: SourceFile, text: str | None = None) -> Document | Skipped:
+    """Parse one file with the parser registered for its kind."""
+    _load_parsers()
+    try:
+        if text is None:
+            text = read_text(source)
+        parser = _PARSERS.get(source.kind, _plain)
+        return parser(source, text)
+    except ParseError as exc:
+        return Skipped(source.relpath, str(exc))
+    except RecursionError:
+        return Skipped(source.relpath, "too deeply nested to parse")
+
+
+def _plain(source: SourceFile, text: str) -> Document:
+    return Document(source=source, text=text)
+
+
+def _load_parsers() -> None:
+    if _PARSERS:
+        return
+    from migrate.parse import cuda, python  # noqa: F401  (registers parsers)
+
+    try:
+        from migrate.parse import manifests  # noqa: F401
+    except ImportError:
+        pass

@@ -1,0 +1,18 @@
+"""Reporters: each format is a pure render(result) -> str, chosen by name."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from migrate.model import ScanResult
+
+FORMATS = ("terminal", "json")
+
+
+def render(result: ScanResult, fmt: str, **options: Any) -> str:
+    """Render RESULT in format FMT (one of FORMATS)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}")
+    module = importlib.import_module(f"migrate.report.{fmt}")
+    return module.render(result, **options)  # type: ignore[no-any-return]

@@ -1,0 +1,158 @@
+"""Load and validate rules/*.yaml once; a broken file is one error naming the file and the rule id."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from migrate import matchers
+from migrate.errors import RuleFileError
+from migrate.model import CATEGORIES, FileKind, Rule, Severity
+
+_REQUIRED = {"id": str, "title": str, "category": str, "languages": list, "severity": str, "message": str, "match": dict}
+_OPTIONAL = {"hip": (str, type(None)), "effort": (int, float), "substitutions": list, "by_wavefront": dict}
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_LANGUAGES = frozenset(k.value for k in FileKind)
+DEFAULT_EFFORT = 0.1
+
+
+def rules_dir() -> Path:
+    """The built-in rules: shipped inside the wheel, or beside src/ in a source checkout."""
+    packaged = resources.files("migrate") / "rules"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "rules"
+
+
+def data_path(name: str) -> Path:
+    """A knowledge file under rules/data/ (API map, substitutions, GPU targets, risk weights)."""
+    return rules_dir() / "data" / name
+
+
+@dataclass(frozen=True)
+class Ruleset:
+    """The validated rules, with lookups by id and by file kind."""
+
+    rules: tuple[Rule, ...]
+
+    def by_id(self, rule_id: str) -> Rule | None:
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+    def for_kind(self, kind: FileKind) -> tuple[Rule, ...]:
+        return tuple(r for r in self.rules if kind.value in r.languages)
+
+    @property
+    def version(self) -> str:
+        """A digest of every rule, so caches can tell when the rules changed."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        for rule in self.rules:
+            digest.update(repr((rule.id, rule.severity, rule.match, rule.languages, rule.message)).encode())
+        return digest.hexdigest()[:16]
+
+
+@cache
+def load_builtin() -> Ruleset:
+    return load([rules_dir()])
+
+
+def load(directories: Iterable[Path], *, disabled: Iterable[str] = ()) -> Ruleset:
+    """Read every *.yaml rule file in DIRECTORIES (in name order); ids must be unique across all."""
+    off = set(disabled)
+    seen: dict[str, str] = {}
+    rules = []
+    for path in _rule_files(directories):
+        for rule in _load_file(path):
+            if rule.id in seen:
+                raise RuleFileError(f"{path}: rule {rule.id}: duplicate id (first defined in {seen[rule.id]})")
+            seen[rule.id] = str(path)
+            if rule.id not in off:
+                rules.append(rule)
+    return Ruleset(tuple(rules))
+
+
+def _rule_files(directories: Iterable[Path]) -> Iterator[Path]:
+    for directory in directories:
+        if not directory.is_dir():
+            raise RuleFileError(f"{directory}: rules directory not found")
+        yield from sorted(directory.glob("*.yaml"))
+
+
+def _load_file(path: Path) -> list[Rule]:
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise RuleFileError(f"{path}: cannot read rules: {_first_line(exc)}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("rules"), list):
+        raise RuleFileError(f"{path}: expected a mapping with a 'rules' list")
+    return [_rule(path, index, raw) for index, raw in enumerate(document["rules"])]
+
+
+def _rule(path: Path, index: int, raw: Any) -> Rule:
+    rule_id = raw.get("id") if isinstance(raw, dict) else None
+    where = f"{path}: rule {rule_id or f'#{index + 1}'}"
+    try:
+        return _validated(raw, str(path))
+    except (ValueError, TypeError, re.error) as exc:
+        raise RuleFileError(f"{where}: {exc}") from None
+
+
+def _validated(raw: Any, source: str) -> Rule:
+    if not isinstance(raw, dict):
+        raise ValueError("a rule must be a mapping")
+    for key, kind in _REQUIRED.items():
+        if key not in raw:
+            raise ValueError(f"missing key '{key}'")
+        if not isinstance(raw[key], kind):
+            raise ValueError(f"'{key}' must be a {kind.__name__}")
+    for key, kinds in _OPTIONAL.items():
+        if key in raw and not isinstance(raw[key], kinds):
+            raise ValueError(f"'{key}' has the wrong type")
+    unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
+    if unknown:
+        raise ValueError(f"unknown key(s): {', '.join(sorted(unknown))}")
+    if not _ID.match(raw["id"]):
+        raise ValueError("id must be lower-case words joined by '-'")
+    if raw["category"] not in CATEGORIES:
+        raise ValueError(f"unknown category '{raw['category']}'")
+    bad_languages = set(raw["languages"]) - _LANGUAGES
+    if bad_languages:
+        raise ValueError(f"unknown language(s): {', '.join(sorted(map(str, bad_languages)))}")
+    _check_match(raw["match"])
+    return Rule(
+        id=raw["id"],
+        title=raw["title"],
+        category=raw["category"],
+        languages=tuple(raw["languages"]),
+        severity=Severity.parse(raw["severity"]),
+        message=raw["message"].strip(),
+        hip=raw.get("hip"),
+        effort=float(raw.get("effort", DEFAULT_EFFORT)),
+        match=raw["match"],
+        substitutions=tuple(raw.get("substitutions", ())),
+        by_wavefront=tuple(sorted((int(k), Severity.parse(v)) for k, v in raw.get("by_wavefront", {}).items())),
+        source=source,
+    )
+
+
+def _check_match(match: dict[str, Any]) -> None:
+    name = match.get("matcher")
+    if not isinstance(name, str):
+        raise ValueError("'match' needs a 'matcher' name")
+    matcher = matchers.get(name)
+    if matcher is None:
+        raise ValueError(f"unknown matcher '{name}' (known: {', '.join(matchers.names())})")
+    if matcher.validate is not None:
+        matcher.validate(match)
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,182 @@
+"""Orchestrate a scan: discover -> prefilter -> parse -> match -> findings. Pure: returns a ScanResult."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from functools import cache
+from pathlib import Path
+
+from migrate import matchers, targets
+from migrate.config import Settings
+from migrate.discover import discover
+from migrate.matchers import Hit
+from migrate.model import FileKind, FileResult, Finding, Rule, ScanResult, Severity, Skipped, SourceFile
+from migrate.parse import Document, ParseError, parse, read_text
+from migrate.ruleset import Ruleset, load, load_builtin, rules_dir
+
+Progress = Callable[[int, int], None]
+_PARALLEL_FROM = 64  # below this many files a process pool costs more than it saves
+
+
+def scan(
+    root: Path,
+    settings: Settings,
+    *,
+    files: Iterable[Path] = (),
+    progress: Progress | None = None,
+) -> ScanResult:
+    """Scan ROOT (or only FILES inside it) and return every finding and skip, sorted."""
+    ruleset = ruleset_for(settings)
+    sources: list[SourceFile] = []
+    skipped: list[Skipped] = []
+    for item in discover(
+        root, files=files, exclude=settings.exclude, include=settings.include, max_file_size=settings.max_file_size
+    ):
+        (skipped if isinstance(item, Skipped) else sources).append(item)
+    findings: list[Finding] = []
+    guarded = unreadable = 0
+    for result in _results(sources, ruleset, settings, progress):
+        findings.extend(result.findings)
+        guarded += result.guarded
+        if result.skipped:
+            skipped.append(result.skipped)
+            unreadable += 1
+    return ScanResult(
+        root=str(root),
+        targets=settings.targets,
+        files_scanned=len(sources) - unreadable,
+        findings=tuple(sorted(set(findings))),
+        skipped=tuple(sorted(set(skipped))),
+        guarded=guarded,
+        vendored_paths=tuple(sorted(s.relpath for s in sources if s.vendored)),
+    )
+
+
+def ruleset_for(settings: Settings) -> Ruleset:
+    """The built-in rules plus the user's extra rule directories, less the disabled ones."""
+    if not settings.extra_rule_dirs and not settings.disabled_rules:
+        return load_builtin()
+    directories = [rules_dir(), *(Path(d) for d in settings.extra_rule_dirs)]
+    return load(directories, disabled=settings.disabled_rules)
+
+
+def _results(
+    sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None
+) -> Iterator[FileResult]:
+    total = len(sources)
+    jobs = settings.jobs or os.cpu_count() or 1
+    if jobs <= 1 or total < _PARALLEL_FROM:
+        for done, source in enumerate(sources, start=1):
+            yield scan_file(source, ruleset, settings)
+            if progress:
+                progress(done, total)
+        return
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings)) as pool:
+        chunk = max(1, min(64, total // (jobs * 8)))
+        for done, result in enumerate(pool.imap_unordered(_worker_scan, sources, chunksize=chunk), start=1):
+            yield result
+            if progress:
+                progress(done, total)
+
+
+_worker_state: tuple[Ruleset, Settings] | None = None
+
+
+def _init_worker(ruleset: Ruleset, settings: Settings) -> None:
+    global _worker_state
+    _worker_state = (ruleset, settings)
+
+
+def _worker_scan(source: SourceFile) -> FileResult:
+    assert _worker_state is not None
+    return scan_file(source, *_worker_state)
+
+
+def scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileResult:
+    """Findings for one file, or the reason it was skipped."""
+    rules = ruleset.for_kind(source.kind)
+    if not rules:
+        return FileResult(source.relpath)
+    try:
+        text = read_text(source)
+    except ParseError as exc:
+        return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
+    if not _might_match(source.kind, rules, text):
+        return FileResult(source.relpath)
+    doc = parse(source, text)
+    if isinstance(doc, Skipped):
+        return FileResult(source.relpath, skipped=doc)
+    return _match(doc, rules, settings)
+
+
+def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileResult:
+    findings = []
+    guarded = 0
+    for rule in rules:
+        matcher = matchers.get(rule.match["matcher"])
+        assert matcher is not None  # the ruleset validated every matcher name
+        for hit in matcher.function(doc, rule.match):
+            if doc.is_suppressed(hit.line, rule.id):
+                continue
+            if doc.is_guarded(hit.line):
+                guarded += 1
+                continue
+            findings.append(_finding(doc, rule, hit, settings))
+    return FileResult(doc.source.relpath, tuple(findings), guarded=guarded)
+
+
+def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding:
+    severity = hit.severity if hit.severity is not None else _target_severity(rule, settings.targets)
+    message = hit.message or rule.message
+    if rule.by_wavefront and hit.severity is None:
+        message = f"{message} {targets.wavefront_note(settings.targets)}"
+    finding = Finding(
+        path=doc.source.relpath,
+        line=hit.line,
+        column=hit.column,
+        rule=rule.id,
+        category=rule.category,
+        severity=severity,
+        end_line=hit.end_line or hit.line,
+        message=message,
+        evidence=doc.line_text(hit.line),
+        hip=hit.hip if hit.hip is not None else rule.hip,
+        substitutions=rule.substitutions,
+        vendored=doc.source.vendored,
+        symbol=hit.symbol,
+    )
+    override = dict(settings.severity_overrides).get(rule.id)
+    return replace(finding, severity=override) if override is not None else finding
+
+
+def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:
+    """For wavefront-dependent rules, the worst severity over the targets."""
+    if not rule.by_wavefront:
+        return rule.severity
+    table = dict(rule.by_wavefront)
+    return max(table.get(targets.wavefront_size(t), rule.severity) for t in gfx_targets)
+
+
+def _might_match(kind: FileKind, rules: tuple[Rule, ...], text: str) -> bool:
+    prefilter = _prefilter(kind, rules)
+    return prefilter is None or prefilter.search(text) is not None
+
+
+@cache
+def _prefilter(kind: FileKind, rules: tuple[Rule, ...]) -> re.Pattern[str] | None:
+    """One regex of every rule's needles for this kind; None when some rule must always run."""
+    words: set[str] = set()
+    for rule in rules:
+        matcher = matchers.get(rule.match["matcher"])
+        found = matcher.needles(rule.match) if matcher and matcher.needles else None
+        if found is None:
+            return None
+        words.update(found)
+    if not words:
+        return re.compile(r"(?!)")
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))

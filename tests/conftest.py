@@ -1,0 +1,78 @@
+"""Shared test helpers: fake git repos from fixtures, golden files, external tools."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+REPOS = FIXTURES / "repos"
+EXPECTED = FIXTURES / "expected"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull,
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite fixtures/expected/* from current output")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in REPO with a fixed identity and no user configuration."""
+    env = {**os.environ, **GIT_ENV}
+    done = subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True)
+    return done.stdout
+
+
+def init_repo(path: Path) -> Path:
+    """git init PATH and commit everything in it."""
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial", "--allow-empty")
+    return path
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path):
+    """make_repo(name) -> a committed git repo copied from fixtures/repos/NAME into a temp dir."""
+
+    def make(name: str, *, git_init: bool = True) -> Path:
+        target = tmp_path / name
+        shutil.copytree(REPOS / name, target, symlinks=True)
+        return init_repo(target) if git_init else target
+
+    return make
+
+
+def require_tool(name: str) -> str:
+    """The tool's path; skip when absent, or fail when MIGRATE_REQUIRE_TOOLS is set (as in CI)."""
+    found = shutil.which(name)
+    if found:
+        return found
+    message = f"{name} is not installed"
+    if os.environ.get("MIGRATE_REQUIRE_TOOLS"):
+        pytest.fail(f"{message} (MIGRATE_REQUIRE_TOOLS is set)")
+    pytest.skip(message)
+
+
+def check_golden(actual: str, golden: Path, update: bool) -> None:
+    """Compare ACTUAL with the golden file; --update-golden rewrites it instead."""
+    if update or not golden.exists():
+        if not update:
+            pytest.fail(f"golden file {golden.relative_to(ROOT)} is missing; run pytest --update-golden and read the diff")
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(actual, encoding="utf-8")
+        return
+    assert actual == golden.read_text(encoding="utf-8"), f"output differs from {golden.relative_to(ROOT)}"

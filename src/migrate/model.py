@@ -168,6 +168,21 @@ class FileResult:
 
 
 @dataclass(frozen=True)
+class Substitution:
+    """A ROCm substitute the report proposes, with its provenance (rules/data/substitutions.yaml)."""
+
+    id: str
+    replaces: str
+    rocm: str
+    install: tuple[str, ...] = ()
+    archs: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    as_of: str = ""
+    answers: tuple[tuple[str, str], ...] = ()  # (rule id, path) pairs of the findings it answers
+
+
+@dataclass(frozen=True)
 class ScanResult:
     """Everything a scan found, in a deterministic order."""
 
@@ -178,3 +193,4 @@ class ScanResult:
     skipped: tuple[Skipped, ...]
     guarded: int = 0
     vendored_paths: tuple[str, ...] = ()
+    substitutions: tuple[Substitution, ...] = ()

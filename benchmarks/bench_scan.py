@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Scan throughput: files/s, MB/s and peak RSS (main process plus workers) of `migrate scan`.
+
+    python benchmarks/bench_scan.py                 # generate a 15,000-file / ~250 MB tree, scan it
+    python benchmarks/bench_scan.py --path ~/src/x  # scan any checkout instead
+    python benchmarks/bench_scan.py --files 3000    # a smaller generated tree
+
+The generated tree mixes Python (40%), CUDA (20%) and C++ (40%) sources; about a quarter of the
+Python and C++ files touch CUDA, as in a typical research repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+PYTHON_CUDA = '''
+import torch
+import torch.nn.functional as F
+
+
+def step_{n}(model, batch, scaler):
+    """One mixed-precision step on the GPU."""
+    x = batch.cuda(non_blocking=True)
+    with torch.cuda.amp.autocast():
+        loss = F.mse_loss(model(x), x)
+    scaler.scale(loss).backward()
+    if torch.version.cuda and float(torch.version.cuda) < 11.8:
+        torch.cuda.synchronize()
+    return loss.item()
+'''
+PYTHON_PLAIN = '''
+import json
+from dataclasses import dataclass
+
+
+@dataclass
+class Record{n}:
+    """A row of the results table."""
+
+    name: str
+    score: float
+
+    def to_json(self) -> str:
+        values = {{"name": self.name, "score": round(self.score, {d})}}
+        return json.dumps(values, sort_keys=True)
+
+
+def best_{n}(records):
+    return max(records, key=lambda r: r.score) if records else None
+'''
+CUDA = '''
+__global__ void kernel_{n}(const float* __restrict__ x, float* y, int n) {{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = i < n ? x[i] : 0.f;
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffff, v, offset);
+  if ((threadIdx.x & 31) == 0) atomicAdd(y, v);
+}}
+
+void launch_{n}(const float* host, float* result, int n) {{
+  float *x, *y;
+  cudaMalloc(&x, n * sizeof(float));
+  cudaMalloc(&y, sizeof(float));
+  cudaMemcpy(x, host, n * sizeof(float), cudaMemcpyHostToDevice);
+  kernel_{n}<<<(n + 255) / 256, 256>>>(x, y, n);
+  cudaMemcpy(result, y, sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(x);
+  cudaFree(y);
+}}
+'''
+CPP_PLAIN = '''
+namespace util_{n} {{
+template <typename T>
+T clamp_value(T value, T low, T high) {{
+  return value < low ? low : (value > high ? high : value);
+}}
+
+struct Histogram {{
+  std::vector<int> bins;
+  explicit Histogram(int size) : bins(size, 0) {{}}
+  void add(double x, double lo, double hi) {{
+    int index = static_cast<int>((x - lo) / (hi - lo) * bins.size());
+    bins[clamp_value<int>(index, 0, static_cast<int>(bins.size()) - 1)] += {d};
+  }}
+}};
+}}  // namespace util_{n}
+'''
+CPP_CUDA = '''
+void copy_back_{n}(float* host, const float* device, size_t n, cudaStream_t stream) {{
+  cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+}}
+'''
+
+
+def _body(template: str, target_bytes: int, rng: random.Random, header: str = "") -> str:
+    parts = [header]
+    size = len(header)
+    while size < target_bytes:
+        chunk = template.format(n=rng.randrange(10**6), d=rng.randrange(1, 9))
+        parts.append(chunk)
+        size += len(chunk)
+    return "".join(parts)
+
+
+def generate(root: Path, files: int, total_mb: int, seed: int = 7) -> None:
+    """Write FILES sources of about TOTAL_MB megabytes under ROOT."""
+    rng = random.Random(seed)
+    per_file = total_mb * 1024 * 1024 // files
+    for index in range(files):
+        folder = root / f"pkg{index % 50:02d}" / f"mod{index % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        share = index % 10
+        touches_cuda = index % 4 == 0
+        if share < 4:
+            template = PYTHON_CUDA if touches_cuda else PYTHON_PLAIN
+            path, text = folder / f"m{index}.py", _body(template, per_file, rng)
+        elif share < 6:
+            path, text = folder / f"k{index}.cu", _body(CUDA, per_file, rng, "#include <cuda_runtime.h>\n")
+        else:
+            header = "#include <vector>\n" + ("#include <cuda_runtime.h>\n" if touches_cuda else "")
+            template = CPP_CUDA if touches_cuda else CPP_PLAIN
+            path, text = folder / f"u{index}.cpp", _body(template, per_file, rng, header)
+        path.write_text(text)
+
+
+def _tree_rss_kib(pid: int) -> int:
+    """Resident memory of PID and all its descendants, from /proc."""
+    total = 0
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            with open(f"/proc/{current}/status") as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+        stack.extend(children.get(current, []))
+    return total
+
+
+def measure(command: list[str]) -> tuple[float, int, int]:
+    """(seconds, peak RSS KiB of the process tree, exit code) of COMMAND."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    done = threading.Event()
+
+    def poll() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss_kib(process.pid))
+            time.sleep(0.05)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    process.wait()
+    elapsed = time.perf_counter() - start
+    done.set()
+    poller.join()
+    return elapsed, peak, process.returncode
+
+
+def tree_size(root: Path) -> tuple[int, int]:
+    count = size = 0
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            count += 1
+            size += os.path.getsize(os.path.join(dirpath, name))
+    return count, size
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--path", type=Path, help="scan this tree instead of generating one")
+    parser.add_argument("--files", type=int, default=15_000)
+    parser.add_argument("--megabytes", type=int, default=250)
+    parser.add_argument("--jobs", type=int, default=0)
+    args = parser.parse_args()
+    workdir = None
+    root = args.path
+    if root is None:
+        workdir = Path(tempfile.mkdtemp(prefix="migrate-bench-"))
+        root = workdir / "tree"
+        started = time.perf_counter()
+        generate(root, args.files, args.megabytes)
+        print(f"generated in {time.perf_counter() - started:.1f} s")
+    try:
+        count, size = tree_size(root)
+        migrate = shutil.which("migrate", path=str(Path(sys.executable).parent)) or "migrate"
+        command = [migrate, "scan", str(root), "--format", "json", "--output", os.devnull, "--jobs", str(args.jobs)]
+        seconds, peak_kib, code = measure(command)
+        print(f"tree: {count:,} files, {size / 2**20:.0f} MB; cores: {os.cpu_count()}; exit {code}")
+        print(f"scan: {seconds:.2f} s, {count / seconds:,.0f} files/s, {size / 2**20 / seconds:.1f} MB/s, "
+              f"peak RSS {peak_kib / 1024:.0f} MB (all processes)")
+    finally:
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Discovery: git's view in a work tree, a filtered walk elsewhere; classification by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from migrate.config import Settings
+from migrate.discover import classify, discover
+from migrate.model import FileKind, SourceFile
+from migrate.scan import scan
+
+from conftest import git, init_repo
+
+
+def found(root: Path, **kwargs) -> dict[str, SourceFile]:
+    items = discover(root, max_file_size=10**6, **kwargs)
+    return {i.relpath: i for i in items if isinstance(i, SourceFile)}
+
+
+def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
+    for rel in paths:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("a/train.py", FileKind.PYTHON), ("k.cu", FileKind.CUDA), ("inc/k.cuh", FileKind.CUDA),
+        ("x.cpp", FileKind.CPP), ("x.h", FileKind.CPP), ("x.c", FileKind.C), ("setup.py", FileKind.SETUP_PY),
+        ("requirements.txt", FileKind.REQUIREMENTS), ("requirements-dev.txt", FileKind.REQUIREMENTS),
+        ("requirements/base.txt", FileKind.REQUIREMENTS), ("requirements.in", FileKind.REQUIREMENTS),
+        ("pyproject.toml", FileKind.PYPROJECT), ("Dockerfile", FileKind.DOCKERFILE),
+        ("docker/Dockerfile.cuda", FileKind.DOCKERFILE), ("docker-compose.yml", FileKind.COMPOSE),
+        ("environment.yml", FileKind.CONDA), ("CMakeLists.txt", FileKind.CMAKE), ("cmake/cuda.cmake", FileKind.CMAKE),
+        ("Makefile", FileKind.MAKEFILE), ("run.sh", FileKind.SHELL), ("README.md", FileKind.MARKDOWN),
+        (".github/workflows/ci.yml", FileKind.CI_WORKFLOW), ("k8s/job.yaml", FileKind.YAML),
+        ("notes.txt", None), ("image.png", None), ("Makefile.in", None),
+    ],
+)
+def test_classify(path: str, kind: FileKind | None) -> None:
+    assert classify(path) == kind
+
+
+def test_git_mode_lists_tracked_and_untracked_but_not_ignored(tmp_path: Path) -> None:
+    touch(tmp_path, "tracked.py", ".gitignore")
+    (tmp_path / ".gitignore").write_text("ignored.py\ngen/\n")
+    init_repo(tmp_path)
+    touch(tmp_path, "untracked.py", "ignored.py", "gen/out.py")
+    assert sorted(found(tmp_path)) == ["tracked.py", "untracked.py"]
+
+
+def test_walk_mode_skips_environments_and_build_output(tmp_path: Path) -> None:
+    touch(tmp_path, "src/a.py", ".venv/lib/b.py", "node_modules/x/c.py", "build/d.py", "myenv/e.py", "pkg.egg-info/f.py")
+    (tmp_path / "myenv" / "pyvenv.cfg").write_text("home = /usr\n")
+    assert sorted(found(tmp_path)) == ["src/a.py"]
+
+
+def test_vendored_trees_are_marked(tmp_path: Path) -> None:
+    touch(tmp_path, "src/a.py", "third_party/lib/b.py", "3rdparty/c.py", "external/d.py")
+    files = found(tmp_path)
+    assert {p for p, f in files.items() if f.vendored} == {"third_party/lib/b.py", "3rdparty/c.py", "external/d.py"}
+
+
+def test_submodules_are_scanned_and_marked_vendored(tmp_path: Path) -> None:
+    sub = tmp_path / "sub"
+    touch(sub, "kernel.py")
+    init_repo(sub)
+    main = tmp_path / "main"
+    touch(main, "app.py")
+    init_repo(main)
+    git(main, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "deps/sub")
+    git(main, "commit", "-qm", "add submodule")
+    files = found(main)
+    assert files["deps/sub/kernel.py"].vendored
+    assert not files["app.py"].vendored
+
+
+def test_exclude_and_explicit_files(tmp_path: Path) -> None:
+    touch(tmp_path, "a.py", "tests/b.py", "notes.txt")
+    assert sorted(found(tmp_path, exclude=["tests/*"])) == ["a.py"]
+    explicit = found(tmp_path, files=[tmp_path / "tests/b.py"], exclude=["tests/*"])
+    assert sorted(explicit) == ["tests/b.py"]
+
+
+def test_parallel_scan_matches_serial(tmp_path: Path) -> None:
+    for index in range(120):
+        touch(tmp_path, f"src/m{index}.cu", text=f"void f{index}(float** p) {{ cudaMalloc(p, {index}); }}\n")
+    serial = scan(tmp_path, Settings(jobs=1))
+    parallel = scan(tmp_path, Settings(jobs=2))
+    assert serial == parallel
+    assert len(serial.findings) == 120

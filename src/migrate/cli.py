@@ -54,7 +54,27 @@ def _targets(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...
     for name in names:
         if not name.startswith("gfx"):
             raise click.BadParameter(f"{name!r} is not a gfx target name (e.g. gfx942, gfx1100)")
-    return names or None
+    from migrate.targets import validate
+
+    return validate(names) or None
+
+
+FORMATS = ("terminal", "json", "md", "html", "sarif")
+REPORT_SUFFIXES = {
+    ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".sarif": "sarif", ".sarif.json": "sarif",
+    ".json": "json", ".txt": "terminal",
+}
+
+
+def _suffix(path: Path) -> str:
+    double = "".join(path.suffixes[-2:]).lower()
+    return double if double in REPORT_SUFFIXES else path.suffix.lower()
+
+
+def _report_path(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    if value is not None and _suffix(value) not in REPORT_SUFFIXES:
+        raise click.BadParameter(f"cannot tell the format of {value.name!r}: use one of {', '.join(REPORT_SUFFIXES)}")
+    return value
 
 
 def target_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,23 +91,135 @@ def fail_on_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def cache_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--no-cache", is_flag=True, default=None, help="Neither read nor write the result cache.")(func)
+    return click.option(
+        "--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+        help="Result cache directory (default $XDG_CACHE_HOME/rocm-migrate).",
+    )(func)
+
+
+def narrow_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        help="Leave out the findings recorded in this baseline file.",
+    )(func)
+    return click.option(
+        "--diff-base", metavar="REF", default=None, help="Only findings on lines changed since this git ref."
+    )(func)
+
+
 @cli.command()
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="terminal", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
+@click.option(
+    "--report", type=click.Path(dir_okay=False, path_type=Path), callback=_report_path, metavar="FILE",
+    help="Also write a report to FILE, its format following the suffix (.md, .html, .sarif, .json, .txt).",
+)
 @target_option
 @fail_on_option
 @click.option("--max-file-size", type=click.IntRange(min=1), default=None, help="Skip files larger than this (bytes).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (0: one per core).")
-def scan(path: Path, fmt: str, output: Path | None, **options: Any) -> None:
+@narrow_options
+@cache_options
+def scan(path: Path, fmt: str, output: Path | None, report: Path | None, **options: Any) -> None:
     """Scan a repository for what needs porting to ROCm."""
     from migrate.config import load_settings
+    from migrate.report import render
     from migrate.scan import scan as run_scan
 
     settings = load_settings(path, options)
     result = run_scan(path, settings, progress=_progress_bar())
     _emit(result, fmt, output)
+    if report is not None:
+        _write(report, render(result, REPORT_SUFFIXES[_suffix(report)]))
+        click.echo(f"report written to {report}", err=True)
     sys.exit(_exit_code(result, settings.fail_on))
+
+
+@cli.command()
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
+@target_option
+@fail_on_option
+@narrow_options
+@cache_options
+def check(files: tuple[Path, ...], **options: Any) -> None:
+    """Fail on new findings at or above --fail-on (default high) in FILES (all tracked files if none)."""
+    from migrate.config import check_settings
+    from migrate.scan import scan as run_scan
+
+    root = _work_tree()
+    settings = check_settings(root, options)
+    result = run_scan(root, settings, files=files)
+    failing = [f for f in result.findings if settings.fail_on is not None and f.severity >= settings.fail_on]
+    for finding in failing:
+        click.echo(f"{finding.path}:{finding.line}:{finding.column}: {finding.rule} {finding.message}")
+    if failing:
+        accepted = f" ({result.baselined} more in the baseline)" if result.baselined else ""
+        label = settings.fail_on.label if settings.fail_on else ""
+        click.echo(f"migrate: {len(failing)} new finding(s) at or above {label}{accepted}", err=True)
+    sys.exit(EXIT_FINDINGS if failing else EXIT_OK)
+
+
+@cli.command("baseline")
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Default PATH/.migrate-baseline.json."
+)
+@target_option
+@cache_options
+def baseline_command(path: Path, output: Path | None, **options: Any) -> None:
+    """Record the current findings as accepted, so check and --baseline report only new ones."""
+    from dataclasses import replace
+
+    from migrate.baseline import render as render_baseline
+    from migrate.config import DEFAULT_BASELINE, load_settings
+    from migrate.scan import scan as run_scan
+
+    settings = replace(load_settings(path, options), baseline=None, diff_base=None)
+    result = run_scan(path, settings)
+    target = output or path / DEFAULT_BASELINE
+    _write(target, render_baseline(result.findings))
+    click.echo(f"recorded {len(result.findings)} finding(s) in {target}")
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def doctor(fmt: str) -> None:
+    """Show what this machine has for a port: hipify, hipcc, ROCm, GPUs, the PyTorch build."""
+    from migrate import doctor as diagnosis
+
+    report = diagnosis.diagnose()
+    click.echo(diagnosis.render_json(report) if fmt == "json" else diagnosis.render_text(report), nl=False)
+
+
+@cli.command()
+@click.argument("item_id", metavar="ID")
+@target_option
+def explain(item_id: str, targets: tuple[str, ...] | None) -> None:
+    """Print a rule, a substitution (install commands filled in for --target) or a gfx target in full."""
+    from migrate.config import DEFAULT_TARGETS
+    from migrate.explain import explain as describe
+    from migrate.ruleset import load_builtin
+
+    click.echo(describe(item_id, load_builtin(), targets or DEFAULT_TARGETS), nl=False)
+
+
+@cli.command("rules")
+def rules_command() -> None:
+    """List the rules: id, severity, category, title."""
+    from migrate.explain import rules_table
+    from migrate.ruleset import load_builtin
+
+    click.echo(rules_table(load_builtin()), nl=False)
+
+
+def _work_tree() -> Path:
+    """The git work tree around the current directory (pre-commit runs hooks there), else the directory."""
+    from migrate.gitdiff import toplevel
+
+    return toplevel(Path.cwd()) or Path.cwd()
 
 
 def _emit(result: ScanResult, fmt: str, output: Path | None) -> None:
@@ -125,6 +257,113 @@ def _progress_bar() -> Callable[[int, int], None] | None:
     from migrate.report.progress import ProgressBar
 
     return ProgressBar()
+
+
+def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--hipify-perl", type=click.Path(dir_okay=False, path_type=Path), help="hipify-perl to use.")(func)
+    func = click.option("--hipify-clang", type=click.Path(dir_okay=False, path_type=Path), help="hipify-clang to use.")(func)
+    return click.option(
+        "--engine", type=click.Choice(["auto", "clang", "perl", "builtin"]), default="auto", show_default=True,
+        help="auto: hipify-clang, then hipify-perl, then the builtin engine.",
+    )(func)
+
+
+def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> Any:
+    from migrate.translate import select_engine
+
+    chosen = select_engine(engine, hipify_clang=hipify_clang, hipify_perl=hipify_perl, root=root)
+    click.echo(f"engine: {chosen.name}" + (f" ({chosen.executable})" if chosen.executable else ""), err=True)
+    return chosen
+
+
+def _echo_findings(findings: Any, skipped: Any = ()) -> None:
+    for f in findings:
+        click.echo(f"{f.path}:{f.line}:{f.column}: {f.severity.label}: {f.message} [{f.rule}]", err=True)
+    for s in skipped:
+        click.echo(f"{s.path}: skipped: {s.reason}", err=True)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the one translated file here.")
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), help="Write a translated mirror of the tree here.")
+@click.option("--in-place", is_flag=True, help="Rewrite the files where they are.")
+@engine_options
+def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None, in_place: bool,
+              engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
+    """Translate CUDA sources to HIP (hipify-clang, hipify-perl or the builtin engine)."""
+    from migrate.apply import translate_paths
+
+    base = paths[0] if len(paths) == 1 and paths[0].is_dir() else None
+    chosen = _engine(base, engine, hipify_clang, hipify_perl)
+    done = translate_paths(paths, chosen, output=output, out_dir=out_dir, in_place=in_place)
+    _echo_findings(done.findings, done.skipped)
+    click.echo(f"translated {len(done.translated)} file(s) with {done.engine}; wrote {len(done.written)} under {done.destination}")
+    sys.exit(EXIT_OK)
+
+
+@cli.command("apply")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print the port as one unified diff; change nothing.")
+@click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), help="Write a ported copy here instead.")
+@click.option("--branch", default="rocm-port", show_default=True, help="Git branch the port is committed on.")
+@click.option("--allow-dirty", is_flag=True, help="Write even with uncommitted changes in the work tree.")
+@click.option("--in-place", is_flag=True, help="Edit requirements, Dockerfiles and compose files instead of adding side files.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply the Python fixes labelled unsafe.")
+@click.option("--sources-only", is_flag=True, help="Translate sources only; no side files or fixes.")
+@click.option("--max-file-size", type=click.IntRange(min=1), default=None, help="Skip files larger than this (bytes).")
+@target_option
+@engine_options
+def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, allow_dirty: bool, in_place: bool,
+                  unsafe_fixes: bool, sources_only: bool, max_file_size: int | None, targets: tuple[str, ...] | None, engine: str,
+                  hipify_clang: Path | None, hipify_perl: Path | None) -> None:
+    """Port a repository: the whole change as a diff (--dry-run), on a git branch, or into a copy."""
+    from migrate.apply import ensure_clean, plan_port, render_diff, write_port
+    from migrate.config import load_settings
+
+    settings = load_settings(path, {"max_file_size": max_file_size, "targets": targets})
+    if not dry_run and out_dir is None:
+        ensure_clean(path, allow_dirty=allow_dirty)
+    chosen = _engine(path, engine, hipify_clang, hipify_perl)
+    plan = plan_port(path, chosen, max_file_size=settings.max_file_size, side_files=not sources_only,
+                     in_place=in_place, unsafe_fixes=unsafe_fixes, targets=settings.targets)
+    _echo_findings(plan.findings, plan.skipped)
+    if dry_run:
+        click.echo(render_diff(plan, color=sys.stdout.isatty()), nl=False)
+        click.echo(f"{len(plan.changes)} file(s) would change (dry run: nothing written)", err=True)
+        sys.exit(EXIT_OK)
+    done = write_port(plan, out_dir=out_dir, branch=branch, allow_dirty=allow_dirty)
+    where = f" on branch {done.branch} (commit {done.commit})" if done.branch else ""
+    where += f" into {done.out_dir}" if done.out_dir else ""
+    click.echo(f"wrote {len(done.written)} file(s){where}")
+    sys.exit(EXIT_OK)
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@target_option
+@click.option("--hipcc", type=click.Path(dir_okay=False, path_type=Path), help="hipcc to use.")
+@click.option("--max-file-size", type=click.IntRange(min=1), default=None, help="Skip files larger than this (bytes).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Parallel compiles (0: one per core).")
+@engine_options
+def verify(path: Path, targets: tuple[str, ...] | None, hipcc: Path | None, max_file_size: int | None, jobs: int,
+           engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
+    """Translate into a temp dir and compile each unit with hipcc -fsyntax-only for the target(s)."""
+    from migrate.config import load_settings
+    from migrate.verify import find_hipcc, verify as run_verify
+
+    settings = load_settings(path, {"targets": targets, "max_file_size": max_file_size})
+    find_hipcc(hipcc)
+    chosen = _engine(path, engine, hipify_clang, hipify_perl)
+    failed = 0
+    for gfx in settings.targets:
+        result = run_verify(path, gfx, chosen, hipcc=hipcc, max_file_size=settings.max_file_size, jobs=jobs)
+        _echo_findings(result.findings, result.skipped)
+        failed += len(result.failed)
+        ok = len(result.units) - len(result.failed)
+        click.echo(f"{gfx}: {ok}/{len(result.units)} unit(s) compile with hipcc ({result.compiler}), "
+                   f"{len(result.findings)} error(s)")
+    sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 
 def main() -> None:

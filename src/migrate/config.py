@@ -1,16 +1,27 @@
-"""Settings for a run: defaults, then configuration files, then command-line options."""
+"""Settings for a run: defaults, then configuration files, then command-line options.
+
+Keys, in [tool.migrate] of pyproject.toml or at the top level of .migrate.toml (which wins): targets, include,
+exclude, disable (rule ids), severity (a table rule id = level), fail-on, rule-dirs (extra rule files, same
+schema), max-file-size, jobs, baseline. `_` and `-` are interchangeable; anything else is a ConfigError."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from migrate.errors import ConfigError
 from migrate.model import Severity
 
 DEFAULT_TARGETS = ("gfx942",)
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
+DEFAULT_BASELINE = ".migrate-baseline.json"
+CONFIG_FILES = (".migrate.toml", "pyproject.toml")  # the first that has settings wins
+_RULE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 @dataclass(frozen=True)
@@ -27,15 +38,202 @@ class Settings:
     extra_rule_dirs: tuple[str, ...] = ()
     fail_on: Severity | None = None
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    baseline: str | None = None  # a baseline file; findings in it are left out
+    diff_base: str | None = None  # a git ref; only findings on lines changed since it are kept
+    cache_dir: str | None = None  # None: no cache (the CLI fills in the user cache directory)
+    config_file: str | None = None  # where the repository's settings came from, for messages
 
 
 def load_settings(root: Path, options: Mapping[str, Any]) -> Settings:
     """Defaults, overridden by the repository's configuration, overridden by command-line OPTIONS."""
+    base = Path(root) if Path(root).is_dir() else Path(root).parent
+    values = _from_config(base)
+    values.update(_from_options(options))
+    if values.pop("no_cache", False):
+        values.pop("cache_dir", None)
+    else:
+        values.setdefault("cache_dir", str(default_cache_dir()))
+    return replace(Settings(), **values)
+
+
+def check_settings(root: Path, options: Mapping[str, Any]) -> Settings:
+    """Settings for `migrate check`: fail on high by default, and use ROOT's baseline file if there is one."""
+    settings = load_settings(root, options)
+    if settings.fail_on is None:
+        settings = replace(settings, fail_on=Severity.HIGH)
+    default = Path(root) / DEFAULT_BASELINE
+    if settings.baseline is None and default.is_file():
+        settings = replace(settings, baseline=str(default))
+    return settings
+
+
+def check_rule_ids(settings: Settings, known: set[str]) -> None:
+    """A disabled rule or severity override must name a rule that exists: a typo would silently do nothing."""
+    where = f"{Path(settings.config_file).name}: " if settings.config_file else ""
+    overridden = [rule_id for rule_id, _ in settings.severity_overrides]
+    for key, ids in (("disable", sorted(settings.disabled_rules)), ("severity", overridden)):
+        unknown = [rule_id for rule_id in ids if rule_id not in known]
+        if unknown:
+            raise ConfigError(f"{where}{key}: unknown rule id(s): {', '.join(unknown)}")
+
+
+def default_cache_dir() -> Path:
+    """$XDG_CACHE_HOME/rocm-migrate, else ~/.cache/rocm-migrate."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg if xdg and os.path.isabs(xdg) else Path.home() / ".cache") / "rocm-migrate"
+
+
+def _from_options(options: Mapping[str, Any]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for key, value in options.items():
-        if value is None or value == ():
+        if value is None or value == () or value is False:
             continue
         if key == "fail_on":
             value = Severity.parse(value)
+        elif key in ("baseline", "cache_dir"):
+            value = str(value)
         values[key] = value
-    return replace(Settings(), **values)
+    return values
+
+
+def _from_config(base: Path) -> dict[str, Any]:
+    for name in CONFIG_FILES:
+        path = base / name
+        if not path.is_file():
+            continue
+        table = _read_table(path)
+        if table is not None:
+            where = f"{name}: [tool.migrate]" if name == "pyproject.toml" else f"{name}:"
+            return {**_parse_table(table, base, where), "config_file": str(path)}
+    return {}
+
+
+def _read_table(path: Path) -> dict[str, Any] | None:
+    """The [tool.migrate] table of PATH (for .migrate.toml also its top level); None when absent."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path.name}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path.name}: invalid TOML: {exc}") from None
+    table = document.get("tool", {}).get("migrate") if isinstance(document.get("tool"), dict) else None
+    if table is None and path.name != "pyproject.toml":
+        table = {k: v for k, v in document.items() if k != "tool"}
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path.name}: [tool.migrate] must be a table")
+    return table
+
+
+def _parse_table(table: Mapping[str, Any], base: Path, where: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for raw_key, raw in table.items():
+        key = raw_key.replace("_", "-")
+        if key not in _KEYS:
+            known = ", ".join(sorted(_KEYS))
+            raise ConfigError(f"{where} unknown key '{raw_key}' (known: {known})")
+        field_name, convert = _KEYS[key]
+        try:
+            values[field_name] = convert(raw, base)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where} {raw_key}: {exc}") from None
+    return values
+
+
+def _strings(raw: Any) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        raw = raw.split(",")
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        raise TypeError("expected a list of strings")
+    return tuple(item.strip() for item in raw if item.strip())
+
+
+def _targets(raw: Any, _base: Path) -> tuple[str, ...]:
+    names = _strings(raw)
+    for name in names:
+        if not name.startswith("gfx"):
+            raise ValueError(f"{name!r} is not a gfx target name (e.g. gfx942, gfx1100)")
+    if not names:
+        raise ValueError("needs at least one target")
+    from migrate.targets import known
+
+    unknown = [name for name in names if name not in known()]
+    if unknown:
+        raise ValueError(f"unknown target {', '.join(unknown)} (known targets: {', '.join(known())})")
+    return names
+
+
+def _rule_ids(raw: Any, _base: Path) -> frozenset[str]:
+    ids = _strings(raw)
+    for rule_id in ids:
+        if not _RULE_ID.match(rule_id):
+            raise ValueError(f"{rule_id!r} is not a rule id")
+    return frozenset(ids)
+
+
+def _overrides(raw: Any, _base: Path) -> tuple[tuple[str, Severity], ...]:
+    if not isinstance(raw, dict):
+        raise TypeError("expected a table of rule id = severity")
+    pairs = []
+    for rule_id, level in sorted(raw.items()):
+        if not _RULE_ID.match(rule_id):
+            raise ValueError(f"{rule_id!r} is not a rule id")
+        if not isinstance(level, str):
+            raise TypeError(f"{rule_id}: expected a severity name")
+        pairs.append((rule_id, Severity.parse(level)))
+    return tuple(pairs)
+
+
+def _severity(raw: Any, _base: Path) -> Severity:
+    if not isinstance(raw, str):
+        raise TypeError("expected a severity name")
+    return Severity.parse(raw)
+
+
+def _directories(raw: Any, base: Path) -> tuple[str, ...]:
+    found = []
+    for name in _strings(raw):
+        path = (base / name).resolve()
+        if not path.is_dir():
+            raise ValueError(f"directory not found: {name}")
+        found.append(str(path))
+    return tuple(found)
+
+
+def _size(raw: Any, _base: Path) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ValueError("expected a positive number of bytes")
+    return int(raw)
+
+
+def _jobs(raw: Any, _base: Path) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise ValueError("expected a number of worker processes (0: one per core)")
+    return int(raw)
+
+
+def _path(raw: Any, base: Path) -> str:
+    if not isinstance(raw, str) or not raw:
+        raise TypeError("expected a path")
+    return str(base / raw)
+
+
+def _globs(raw: Any, _base: Path) -> tuple[str, ...]:
+    return _strings(raw)
+
+
+_KEYS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
+    "targets": ("targets", _targets),
+    "include": ("include", _globs),
+    "exclude": ("exclude", _globs),
+    "disable": ("disabled_rules", _rule_ids),
+    "severity": ("severity_overrides", _overrides),
+    "fail-on": ("fail_on", _severity),
+    "rule-dirs": ("extra_rule_dirs", _directories),
+    "max-file-size": ("max_file_size", _size),
+    "jobs": ("jobs", _jobs),
+    "baseline": ("baseline", _path),
+}

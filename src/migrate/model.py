@@ -180,6 +180,29 @@ class Substitution:
     sources: tuple[str, ...] = ()
     as_of: str = ""
     answers: tuple[tuple[str, str], ...] = ()  # (rule id, path) pairs of the findings it answers
+    kind: str = ""
+    risk: str = ""
+    confidence: str = ""
+    rocm_versions: str = ""
+    target_notes: tuple[tuple[str, str], ...] = ()  # (gfx target, what this substitute means there)
+    unconfirmed: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "replaces": self.replaces,
+            "rocm": self.rocm,
+            "install": list(self.install),
+            "archs": list(self.archs),
+            "targets": [{"target": gfx, "note": note} for gfx, note in self.target_notes],
+            "risk": self.risk,
+            "caveats": list(self.caveats),
+            "unconfirmed": list(self.unconfirmed),
+            "confidence": self.confidence,
+            "sources": list(self.sources),
+            "as_of": self.as_of,
+            "answers": [{"rule": rule, "path": path} for rule, path in self.answers],
+        }
 
 
 @dataclass(frozen=True)
@@ -194,3 +217,4 @@ class ScanResult:
     guarded: int = 0
     vendored_paths: tuple[str, ...] = ()
     substitutions: tuple[Substitution, ...] = ()
+    baselined: int = 0  # findings left out because the baseline accepts them

@@ -88,7 +88,7 @@ def _rule_files(directories: Iterable[Path]) -> Iterator[Path]:
 
 def _load_file(path: Path) -> list[Rule]:
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise RuleFileError(f"{path}: cannot read rules: {_first_line(exc)}") from None
     if not isinstance(document, dict) or not isinstance(document.get("rules"), list):

@@ -11,12 +11,17 @@ from functools import cache
 from pathlib import Path
 
 from migrate import matchers, targets
-from migrate.config import Settings
+from migrate.baseline import load as load_baseline
+from migrate.baseline import new_findings
+from migrate.cache import Cache, load_ruleset, open_cache
+from migrate.config import Settings, check_rule_ids
 from migrate.discover import discover
+from migrate.gitdiff import Changes, changed_lines, keep_changed
 from migrate.matchers import Hit
 from migrate.model import FileKind, FileResult, Finding, Rule, ScanResult, Severity, Skipped, SourceFile
 from migrate.parse import Document, ParseError, parse, read_text
 from migrate.ruleset import Ruleset, load, load_builtin, rules_dir
+from migrate.substitutions import propose
 
 Progress = Callable[[int, int], None]
 _PARALLEL_FROM = 64  # below this many files a process pool costs more than it saves
@@ -37,34 +42,84 @@ def scan(
         root, files=files, exclude=settings.exclude, include=settings.include, max_file_size=settings.max_file_size
     ):
         (skipped if isinstance(item, Skipped) else sources).append(item)
+    changes = changed_lines(root, settings.diff_base) if settings.diff_base else None
+    if changes is not None:
+        sources = [s for s in sources if s.relpath in changes]
+    store = open_cache(root, ruleset, settings)
     findings: list[Finding] = []
     guarded = unreadable = 0
-    for result in _results(sources, ruleset, settings, progress):
+    for result in _results(sources, ruleset, settings, progress, store):
         findings.extend(result.findings)
         guarded += result.guarded
         if result.skipped:
             skipped.append(result.skipped)
             unreadable += 1
+    store.save(complete=not files and changes is None)
+    kept, baselined = _narrow(tuple(sorted(set(findings), key=_position)), settings, changes)
     return ScanResult(
         root=str(root),
         targets=settings.targets,
         files_scanned=len(sources) - unreadable,
-        findings=tuple(sorted(set(findings))),
+        findings=kept,
         skipped=tuple(sorted(set(skipped))),
         guarded=guarded,
         vendored_paths=tuple(sorted(s.relpath for s in sources if s.vendored)),
+        baselined=baselined,
+        substitutions=propose(kept, settings.targets),
     )
 
 
+def _position(finding: Finding) -> tuple[str, int, int, str]:
+    """Finding's own order (its compared fields), as a key: far cheaper than dataclass __lt__ on large scans."""
+    return (finding.path, finding.line, finding.column, finding.rule)
+
+
+def _narrow(
+    findings: tuple[Finding, ...], settings: Settings, changes: Changes | None
+) -> tuple[tuple[Finding, ...], int]:
+    """Leave out the baseline's findings (counted), then those off the lines changed since --diff-base."""
+    baselined = 0
+    if settings.baseline:
+        new = new_findings(findings, load_baseline(Path(settings.baseline)))
+        baselined, findings = len(findings) - len(new), new
+    if changes is not None:
+        findings = keep_changed(findings, changes)
+    return findings, baselined
+
+
 def ruleset_for(settings: Settings) -> Ruleset:
-    """The built-in rules plus the user's extra rule directories, less the disabled ones."""
-    if not settings.extra_rule_dirs and not settings.disabled_rules:
-        return load_builtin()
-    directories = [rules_dir(), *(Path(d) for d in settings.extra_rule_dirs)]
-    return load(directories, disabled=settings.disabled_rules)
+    """The built-in rules plus the user's extra rule directories, less the disabled ones (cached when allowed)."""
+    return load_ruleset(settings, lambda: _load_rules(settings))
+
+
+def _load_rules(settings: Settings) -> Ruleset:
+    if settings.extra_rule_dirs:
+        every = load([rules_dir(), *(Path(d) for d in settings.extra_rule_dirs)])
+    else:
+        every = load_builtin()
+    check_rule_ids(settings, {rule.id for rule in every.rules})
+    if not settings.disabled_rules:
+        return every
+    return Ruleset(tuple(r for r in every.rules if r.id not in settings.disabled_rules))
 
 
 def _results(
+    sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, store: Cache
+) -> Iterator[FileResult]:
+    """Stored results for unchanged files; the others scanned (in a process pool when many) and stored."""
+    misses = []
+    for source in sources:
+        hit = store.get(source)
+        if hit is None:
+            misses.append(source)
+        else:
+            yield hit
+    by_path = {s.relpath: s for s in misses}
+    for result in _computed(misses, ruleset, settings, progress):
+        yield store.put(by_path[result.relpath], result)
+
+
+def _computed(
     sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None
 ) -> Iterator[FileResult]:
     total = len(sources)
@@ -118,6 +173,9 @@ def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileRe
     findings = []
     guarded = 0
     for rule in rules:
+        needles = _rule_prefilter(rule)
+        if needles is not None and needles.search(doc.text) is None:
+            continue  # skipping also spares compiling its tree-sitter query: most of a small check's time
         matcher = matchers.get(rule.match["matcher"])
         assert matcher is not None  # the ruleset validated every matcher name
         for hit in matcher.function(doc, rule.match):
@@ -168,7 +226,13 @@ def _might_match(kind: FileKind, rules: tuple[Rule, ...], text: str) -> bool:
 
 
 @cache
-def _prefilter(kind: FileKind, rules: tuple[Rule, ...]) -> re.Pattern[str] | None:
+def _rule_prefilter(rule: Rule) -> re.Pattern[str] | None:
+    """One rule's needles as a regex; None when the rule must always run."""
+    return _prefilter(None, (rule,))
+
+
+@cache
+def _prefilter(kind: FileKind | None, rules: tuple[Rule, ...]) -> re.Pattern[str] | None:
     """One regex of every rule's needles for this kind; None when some rule must always run."""
     words: set[str] = set()
     for rule in rules:

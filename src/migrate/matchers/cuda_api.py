@@ -9,7 +9,7 @@ from typing import Any
 from migrate.apimap import ApiEntry, api_map
 from migrate.matchers import Hit, register
 from migrate.parse import Document
-from migrate.parse.cuda import CudaDocument
+from migrate.parse.cuda import CudaDocument, Token
 
 _NEEDLE_LENGTH = 4
 
@@ -49,13 +49,22 @@ def match_cuda_api(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each use of a CUDA API name: a rename (with_hip) or a name HIP lacks (not with_hip)."""
     if not isinstance(doc, CudaDocument):
         return
-    names = _names(frozenset(params["libraries"]), params["with_hip"])
-    declared = doc.declared_names
+    libraries, with_hip = frozenset(params["libraries"]), params["with_hip"]
+    for token, entry in doc.memo("cuda-api", lambda: _api_tokens(doc)):
+        if _wanted(entry, libraries, with_hip):
+            yield Hit(token.line, token.column, hip=_suggestion(entry), message=_message(entry), symbol=entry.cuda_name)
+
+
+def _api_tokens(doc: CudaDocument) -> list[tuple[Token, ApiEntry]]:
+    """The file's uses of known CUDA names, less the names the file declares or qualifies itself."""
+    table = api_map()
+    declared, scoped = doc.declared_names, doc.scoped_offsets
+    found = []
     for token in doc.tokens:
-        entry = names.get(token.name)
-        if entry is None or token.name in declared:
-            continue
-        yield Hit(token.line, token.column, hip=_suggestion(entry), message=_message(entry), symbol=entry.cuda_name)
+        entry = table.get(token.name)
+        if entry is not None and token.name not in declared and token.start_byte not in scoped:
+            found.append((token, entry))
+    return found
 
 
 def _suggestion(entry: ApiEntry) -> str | None:

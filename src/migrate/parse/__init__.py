@@ -107,12 +107,15 @@ def _plain(source: SourceFile, text: str) -> Document:
     return Document(source=source, text=text)
 
 
-def _load_parsers() -> None:
-    if _PARSERS:
-        return
-    from migrate.parse import cuda, python  # noqa: F401  (registers parsers)
+_loaded = False
 
-    try:
-        from migrate.parse import manifests  # noqa: F401
-    except ImportError:
-        pass
+
+def _load_parsers() -> None:
+    # a flag, not `if _PARSERS`: importing one parser module early (a matcher does) must not hide the rest
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from migrate.parse import cuda, python  # noqa: F401  (registers parsers)
+    from migrate.parse import cmake, docker, makefile, markdown, pyproject, requirements  # noqa: F401
+    from migrate.parse import setup_py, shell, yamlfiles  # noqa: F401

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import tree_sitter
 import tree_sitter_cuda
@@ -42,6 +43,42 @@ def captures(node: tree_sitter.Node, query_source: str) -> dict[str, list[tree_s
     return cursor.captures(node)
 
 
+Groups = dict[str, list[tree_sitter.Node]]
+T = TypeVar("T")
+_REGISTERED: dict[str, None] = {}  # an ordered set: the queries every document runs together, in one pass
+
+
+def register_query(source: str) -> str:
+    """Add a query to the bundle that runs in one pass over each document; returns SOURCE (for constants)."""
+    _REGISTERED.setdefault(source, None)
+    return source
+
+
+@dataclass(frozen=True, eq=False)
+class _Bundle:
+    """Registered queries compiled as one, and which of its patterns came from which query."""
+
+    query: tree_sitter.Query
+    patterns: dict[str, tuple[int, ...]]
+
+
+@cache
+def _bundle(sources: tuple[str, ...]) -> _Bundle:
+    combined = tree_sitter.Query(language(), "\n".join(sources))
+    starts, offset = [], 0
+    for source in sources:
+        starts.append(offset)
+        offset += len(source.encode("utf-8")) + 1
+    owners: dict[str, list[int]] = {source: [] for source in sources}
+    for index in range(combined.pattern_count):
+        owners[sources[bisect.bisect_right(starts, combined.start_byte_for_pattern(index)) - 1]].append(index)
+    return _Bundle(combined, {source: tuple(indices) for source, indices in owners.items()})
+
+
+def _first_start(groups: Groups) -> int:
+    return min(nodes[0].start_byte for nodes in groups.values() if nodes)
+
+
 @dataclass(frozen=True)
 class Token:
     """An identifier in code (never in a comment or string), with its 1-based position."""
@@ -68,22 +105,185 @@ _IDENTIFIERS = """
 (parameter_declaration declarator: (identifier) @defined)
 (parameter_declaration declarator: (pointer_declarator declarator: (identifier) @defined))
 (init_declarator declarator: (pointer_declarator declarator: (identifier) @defined))
+(function_declarator declarator: (field_identifier) @defined)
+(alias_declaration name: (type_identifier) @defined)
 (field_declaration declarator: (field_identifier) @defined)
 (struct_specifier name: (type_identifier) @defined body: (_))
 (class_specifier name: (type_identifier) @defined body: (_))
 (type_definition declarator: (type_identifier) @defined)
 (enumerator name: (identifier) @defined)
 """
-_CONDITIONALS = "[(preproc_if) (preproc_ifdef) (preproc_elif) (preproc_elifdef)] @cond"
+register_query(_IDENTIFIERS)
+_CONDITIONALS = register_query("[(preproc_if) (preproc_ifdef) (preproc_elif) (preproc_elifdef)] @cond")
+_SCOPED = register_query("(qualified_identifier scope: (_) name: [(identifier) (type_identifier)] @name)")
+_MACRO_NAMES = register_query(
+    "[(preproc_def name: (identifier) @name) (preproc_function_def name: (identifier) @name)]"
+)
+_FUNCTIONS = register_query("[(function_definition) (lambda_expression)] @fn")
+_MACROS = register_query("(preproc_def name: (identifier) @name value: (preproc_arg) @value)")
+CUDA_QUALIFIERS = frozenset({"__global__", "__device__", "__host__"})
+# Qualifier macros such as C10_HOST_DEVICE, CUTLASS_DEVICE, DEVICE_INLINE, __DEVICE__ stand for __device__.
+_DEVICE_MACRO = re.compile(r"(?:^|_)(?:DEVICE|GLOBAL)(?:_|$)")
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function (or lambda) definition: its byte span and the CUDA execution-space qualifiers it carries."""
+
+    start_byte: int
+    end_byte: int
+    qualifiers: frozenset[str]
+
+    @property
+    def is_device(self) -> bool:
+        """Compiled for the GPU: __global__ or __device__ (with or without __host__)."""
+        return bool(self.qualifiers & {"__global__", "__device__"})
 
 
 @dataclass
 class CudaDocument(Document):
     """A C/C++/CUDA file with its tree-sitter tree and cached indexes for matchers."""
 
+    _query_cache: dict[str, Groups] = field(default_factory=dict, repr=False)
+    _bundle_cache: dict[_Bundle, dict[int, list[Groups]]] = field(default_factory=dict, repr=False)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
     @property
     def root(self) -> tree_sitter.Node:
         return self.tree.root_node  # type: ignore[no-any-return]
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """A value derived once per document and shared by the rules of one matcher."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]  # type: ignore[no-any-return]
+
+    def captures(self, query_source: str) -> Groups:
+        """Captures of a query over the whole file, by capture name, each list in source order."""
+        found = self._query_cache.get(query_source)
+        if found is None:
+            found = self._query_cache[query_source] = self._gathered(query_source)
+        return found
+
+    def matches(self, query_source: str) -> list[Groups]:
+        """The capture groups of each match of a query, in source order (registered queries share one pass)."""
+        if query_source not in _REGISTERED:
+            cursor = tree_sitter.QueryCursor(query(query_source))
+            return [groups for _, groups in cursor.matches(self.root)]
+        per_pattern = self._bundled(query_source)
+        if len(per_pattern) == 1:
+            return per_pattern[0]
+        return sorted((g for groups in per_pattern for g in groups), key=_first_start)
+
+    def _bundled(self, query_source: str) -> list[list[Groups]]:
+        """The matches of each pattern of a registered query, from the one pass of the bundle."""
+        bundle = _bundle(tuple(_REGISTERED))
+        results = self._bundle_cache.get(bundle)
+        if results is None:
+            results = self._bundle_cache[bundle] = self._run(bundle.query)
+        return [results.get(index, []) for index in bundle.patterns[query_source]]
+
+    def _run(self, combined: tree_sitter.Query) -> dict[int, list[Groups]]:
+        results: dict[int, list[Groups]] = {}
+        for index, groups in tree_sitter.QueryCursor(combined).matches(self.root):
+            results.setdefault(index, []).append(groups)
+        return results
+
+    def _gathered(self, query_source: str) -> Groups:
+        if query_source not in _REGISTERED:
+            return captures(self.root, query_source)
+        found: Groups = {}
+        for pattern in self._bundled(query_source):
+            for groups in pattern:
+                for name, nodes in groups.items():
+                    found.setdefault(name, []).extend(nodes)
+        for name, nodes in found.items():
+            found[name] = sorted(dict.fromkeys(nodes), key=lambda n: n.start_byte)
+        return found
+
+    @cached_property
+    def macros(self) -> dict[str, str]:
+        """Object-like macros the file defines: name -> body (the last definition wins)."""
+        found = {}
+        for groups in self.matches(_MACROS):
+            found[self.node_text(groups["name"][0])] = self.node_text(groups["value"][0]).strip()
+        return found
+
+    @cached_property
+    def functions(self) -> list[Function]:
+        """Every function and lambda definition, in source order, with its CUDA qualifiers."""
+        nodes = self.captures(_FUNCTIONS).get("fn", [])
+        found = (Function(n.start_byte, n.end_byte, self._qualifiers(n)) for n in nodes)
+        return sorted(found, key=lambda f: f.start_byte)
+
+    def enclosing_function(self, offset: int) -> Function | None:
+        """The innermost function definition around a byte offset."""
+        index = self._enclosing_index(offset)
+        return self.functions[index] if index >= 0 else None
+
+    def in_device_code(self, offset: int) -> bool:
+        """True inside a __global__ or __device__ function, a __device__ lambda, or any lambda within them."""
+        index = self._enclosing_index(offset)
+        return index >= 0 and self._device_code[index]
+
+    def _enclosing_index(self, offset: int) -> int:
+        index = bisect.bisect_right(self._function_starts, offset) - 1
+        while index >= 0 and self.functions[index].end_byte <= offset:
+            index = self._parents[index]
+        return index
+
+    @cached_property
+    def _function_starts(self) -> list[int]:
+        return [f.start_byte for f in self.functions]
+
+    @cached_property
+    def _parents(self) -> list[int]:
+        """For each function, the index of the function that contains it (-1 at file level)."""
+        parents: list[int] = []
+        stack: list[int] = []
+        for index, function in enumerate(self.functions):
+            while stack and self.functions[stack[-1]].end_byte <= function.start_byte:
+                stack.pop()
+            parents.append(stack[-1] if stack else -1)
+            stack.append(index)
+        return parents
+
+    @cached_property
+    def _device_code(self) -> list[bool]:
+        """For each function, whether its body is device code, itself or through a function around it."""
+        flags: list[bool] = []
+        for function, parent in zip(self.functions, self._parents):
+            flags.append(function.is_device or (parent >= 0 and flags[parent]))
+        return flags
+
+    def point(self, offset: int) -> tuple[int, int]:
+        """1-based (line, byte column) of a byte offset."""
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        return [0, *(m.end() for m in re.finditer(rb"\n", self.data))]
+
+    def _qualifiers(self, node: tree_sitter.Node) -> frozenset[str]:
+        found = set()
+        for child in node.children:
+            if child.type in CUDA_QUALIFIERS:
+                found.add(child.type)
+            elif child.type in ("type_identifier", "identifier", "ERROR"):
+                found.update(self._qualifier_words(self.node_text(child)))
+        return frozenset(found)
+
+    def _qualifier_words(self, text: str) -> set[str]:
+        words = set()
+        for word in _IDENT.findall(text):
+            if word in CUDA_QUALIFIERS:
+                words.add(word)
+            elif word in self.macros:
+                words.update(CUDA_QUALIFIERS.intersection(_IDENT.findall(self.macros[word])))
+            elif _DEVICE_MACRO.search(word):
+                words.add("__device__")
+        return words
 
     @cached_property
     def data(self) -> bytes:
@@ -93,8 +293,8 @@ class CudaDocument(Document):
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     @cached_property
-    def _captured(self) -> dict[str, list[tree_sitter.Node]]:
-        return captures(self.root, _IDENTIFIERS)
+    def _captured(self) -> Groups:
+        return self.captures(_IDENTIFIERS)
 
     @cached_property
     def tokens(self) -> list[Token]:
@@ -104,6 +304,17 @@ class CudaDocument(Document):
             found.extend(self._macro_tokens(node))
         found.sort(key=lambda t: t.start_byte)
         return found
+
+    @cached_property
+    def scoped_offsets(self) -> frozenset[int]:
+        """Start bytes of names qualified by a namespace or class (`mylib::cudaMalloc`): not the C API's names."""
+        return frozenset(n.start_byte for n in self.captures(_SCOPED).get("name", []))
+
+    @cached_property
+    def compat_names(self) -> frozenset[str]:
+        """Macros defined inside a HIP guard (`#define __shfl_xor_sync(...) __shfl_xor(...)`): a compat layer."""
+        names = self.captures(_MACRO_NAMES).get("name", [])
+        return frozenset(self.node_text(n) for n in names if self.is_guarded(n.start_point.row + 1))
 
     @cached_property
     def declared_names(self) -> frozenset[str]:
@@ -133,7 +344,7 @@ def _token(name: str, node: tree_sitter.Node) -> Token:
 def _guarded_ranges(doc: CudaDocument) -> list[tuple[int, int]]:
     """Line ranges of preprocessor conditionals (every branch) that test a HIP/ROCm macro."""
     ranges = []
-    for node in captures(doc.root, _CONDITIONALS).get("cond", []):
+    for node in doc.captures(_CONDITIONALS).get("cond", []):
         condition = node.child_by_field_name("condition") or node.child_by_field_name("name")
         if condition is None:
             continue

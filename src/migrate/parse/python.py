@@ -3,12 +3,87 @@
 from __future__ import annotations
 
 import ast
+import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse import Document, ParseError, register
+
+HIP_VERSION = "torch.version.hip"
+# Names that by convention say "this is a ROCm/HIP build" (torch's IS_HIP_EXTENSION, triton's is_hip()).
+_HIP_FLAG = re.compile(r"^_?(?:(?:is|use|on|has|with|using)_?)?(?:hip|rocm|amd)(?:_[a-z0-9]+)*$", re.I)
+_HIP_WORD = re.compile(r"\b(?:hip|rocm|amd)\b", re.I)  # "hip" == backend, "+rocm" in torch.__version__
+_AMD_ATTRIBUTES = frozenset({"gcnArchName"})  # device properties only AMD GPUs have
+# Calls whose string arguments are words for people, not code.
+PROSE_CALLS = frozenset(
+    {"print", "echo", "secho", "write", "debug", "info", "warning", "warn", "error", "exception",
+     "critical", "fatal", "log", "exit", "fail", "skip", "xfail", "add_argument", "set_description"}
+)
+PROSE_KEYWORDS = frozenset({"help", "description", "msg", "message", "epilog", "usage", "reason", "desc"})
+_WRAPPERS = (ast.JoinedStr, ast.FormattedValue, ast.BinOp, ast.IfExp, ast.BoolOp)
+_HIP_HINT = re.compile(r"hip|rocm|amd|gcnarch", re.I)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A name or attribute chain in code, resolved through the imports (`th.cuda` -> `torch.cuda`)."""
+
+    node: ast.expr
+    dotted: str
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call: the callee's dotted name when it is a name chain, and the method name when it is `x.m(...)`."""
+
+    node: ast.Call
+    name: str | None
+    method: str | None
+
+
+@dataclass(frozen=True)
+class ImportSite:
+    """An import statement and the dotted modules (and `module.name`s) it brings in."""
+
+    node: ast.Import | ast.ImportFrom
+    modules: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StringSite:
+    """A string constant with its role: doc, prose (messages, help), argv (first of a list) or code."""
+
+    node: ast.Constant
+    role: str
+    assigned_to: str | None = None
+
+
+@dataclass(frozen=True)
+class Decorated:
+    """A decorator on a function or class, resolved to its dotted name (`@cuda.jit(...)` -> `numba.cuda.jit`)."""
+
+    node: ast.expr
+    target: ast.AST
+    name: str
+
+
+@dataclass
+class PythonIndex:
+    """What the matchers look up, gathered in one pass over the tree and shared by every rule."""
+
+    refs: list[Ref] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    imports: list[ImportSite] = field(default_factory=list)
+    strings: list[StringSite] = field(default_factory=list)
+    decorated: list[Decorated] = field(default_factory=list)
+    ifs: list[ast.If] = field(default_factory=list)
+    asserts: list[ast.Assert] = field(default_factory=list)
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=list)
+    assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
+    returns: list[ast.Return] = field(default_factory=list)
 
 
 @dataclass
@@ -21,26 +96,38 @@ class PythonDocument(Document):
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
-        return list(ast.walk(self.module))
+        """Every node but the operator and context singletons, breadth first."""
+        found, parents = _walk(self.module)
+        self.__dict__["parents"] = parents
+        return found
 
     @cached_property
     def parents(self) -> dict[ast.AST, ast.AST]:
-        found: dict[ast.AST, ast.AST] = {}
+        self.nodes  # noqa: B018  (the walk fills in the parents)
+        return self.__dict__["parents"]  # type: ignore[no-any-return]
+
+    @cached_property
+    def by_type(self) -> dict[type, list[ast.AST]]:
+        """The nodes grouped by their class, so each index reads only the kinds it needs."""
+        groups: dict[type, list[ast.AST]] = {}
         for node in self.nodes:
-            for child in ast.iter_child_nodes(node):
-                found[child] = node
-        return found
+            groups.setdefault(type(node), []).append(node)
+        return groups
+
+    def of_type(self, *types: type) -> list[Any]:
+        return [node for kind in types for node in self.by_type.get(kind, ())]
 
     @cached_property
     def aliases(self) -> dict[str, str]:
         """Local name -> dotted name it was imported as (`th` -> `torch`, `F` -> `torch.nn.functional`)."""
         table: dict[str, str] = {}
-        for node in self.nodes:
+        for site in self._structure.imports:
+            node = site.node
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     local = alias.asname or alias.name.split(".")[0]
                     table[local] = alias.name if alias.asname else local
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            elif node.module and node.level == 0:
                 for alias in node.names:
                     table[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         return table
@@ -60,11 +147,10 @@ class PythonDocument(Document):
     def docstrings(self) -> frozenset[int]:
         """ids of the string constants that are docstrings (never matched)."""
         found = set()
-        for node in self.nodes:
-            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                body = node.body
-                if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                    found.add(id(body[0].value))
+        for node in self.of_type(ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
         return frozenset(found)
 
     def enclosing(self, node: ast.AST, *types: type) -> ast.AST | None:
@@ -73,6 +159,292 @@ class PythonDocument(Document):
         while current is not None and not isinstance(current, types):
             current = self.parents.get(current)
         return current
+
+    @cached_property
+    def _structure(self) -> PythonIndex:
+        """Imports, ifs, asserts, functions and assignments: what resolving names needs first."""
+        index = PythonIndex(
+            ifs=self.of_type(ast.If),
+            asserts=self.of_type(ast.Assert),
+            functions=self.of_type(ast.FunctionDef, ast.AsyncFunctionDef),
+            assigns=self.of_type(ast.Assign, ast.AnnAssign),
+            returns=self.of_type(ast.Return),
+        )
+        for node in self.of_type(ast.Import, ast.ImportFrom):
+            _add_import(index, node)
+        return index
+
+    @cached_property
+    def index(self) -> PythonIndex:
+        """Imports, resolved references, calls, strings and decorators, gathered once and shared by every rule."""
+        index = self._structure
+        attributes = self.of_type(ast.Attribute)
+        inner = {id(a.value) for a in attributes}  # x in x.y is part of a longer chain
+        skipped = inner | self._annotation_nodes
+        for node in (*self.of_type(ast.Name), *attributes):
+            if id(node) not in skipped and (name := self.dotted(node)):
+                index.refs.append(Ref(node, name))
+        for node in self.of_type(ast.Call):
+            method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            index.calls.append(CallSite(node, self.dotted(node.func), method))
+        for node in self.of_type(ast.Constant):
+            if isinstance(node.value, str):
+                index.strings.append(self._string_site(node))
+        for target in index.functions:
+            self._add_decorators(index, target)
+        return index
+
+    @cached_property
+    def calls_by(self) -> dict[tuple[str, str], list[CallSite]]:
+        """Calls keyed by ("name", dotted callee), ("method", m) and ("keyword", k), for direct lookups."""
+        table: dict[tuple[str, str], list[CallSite]] = {}
+        for site in self.index.calls:
+            keys = [("keyword", k.arg) for k in site.node.keywords if k.arg]
+            keys += [("name", site.name)] if site.name else []
+            keys += [("method", site.method)] if site.method else []
+            for key in keys:
+                table.setdefault(key, []).append(site)
+        return table
+
+    @cached_property
+    def _annotation_nodes(self) -> frozenset[int]:
+        """ids of the nodes inside type annotations: naming a type there is no use of it."""
+        roots: list[ast.AST | None] = [n.annotation for n in self.of_type(ast.arg, ast.AnnAssign)]
+        roots.extend(f.returns for f in self._structure.functions)
+        return frozenset(id(n) for root in roots if root is not None for n in ast.walk(root))
+
+    @cached_property
+    def refs_by_prefix(self) -> dict[str, list[Ref]]:
+        """References under each dotted prefix: `torch.cuda` finds `torch.cuda.amp.autocast` in one lookup."""
+        table: dict[str, list[Ref]] = {}
+        for ref in self.index.refs:
+            parts = ref.dotted.split(".")
+            for end in range(1, len(parts) + 1):
+                table.setdefault(".".join(parts[:end]), []).append(ref)
+        return table
+
+    def _add_decorators(self, index: PythonIndex, target: ast.AST) -> None:
+        for decorator in getattr(target, "decorator_list", []):
+            callee = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = self.dotted(callee)
+            if name:
+                index.decorated.append(Decorated(decorator, target, name))
+
+    def _string_site(self, node: ast.Constant) -> StringSite:
+        if id(node) in self.docstrings:
+            return StringSite(node, "doc")
+        outer: ast.AST = node
+        parent = self.parents.get(outer)
+        while parent is not None:
+            if _is_format_call(parent, outer):  # "...".format(x): the call stands for the string
+                call = self.parents.get(parent)
+                if call is None:
+                    break
+                outer, parent = call, self.parents.get(call)
+            elif isinstance(parent, _WRAPPERS):
+                outer, parent = parent, self.parents.get(parent)
+            else:
+                break
+        role = self._role(outer, parent)
+        return StringSite(node, role, _assigned_name(parent) if role == "code" else None)
+
+    def _role(self, node: ast.AST, parent: ast.AST | None) -> str:
+        if isinstance(parent, ast.Expr):  # a bare string statement is a comment in disguise
+            return "doc"
+        if isinstance(parent, ast.Call) and node in parent.args:
+            callee = parent.func.attr if isinstance(parent.func, ast.Attribute) else self.dotted(parent.func)
+            if callee in PROSE_CALLS or isinstance(self.parents.get(parent), ast.Raise):
+                return "prose"
+        if isinstance(parent, ast.keyword) and parent.arg in PROSE_KEYWORDS:
+            return "prose"
+        if isinstance(parent, ast.Assert) and parent.msg is node:
+            return "prose"
+        if isinstance(parent, (ast.List, ast.Tuple)) and parent.elts and parent.elts[0] is node:
+            return "argv"
+        return "code"
+
+    # --- torch.version.hip awareness -------------------------------------------------------------
+
+    def mentions_hip(self, expr: ast.AST) -> bool:
+        """True when EXPR tests for a ROCm build: torch.version.hip, a flag or function derived from it."""
+        if not self._may_mention_hip(expr):
+            return False
+        for node in ast.walk(expr):
+            if isinstance(node, (ast.Name, ast.Attribute)):
+                name = self.dotted(node)
+                if name == HIP_VERSION or (name and name in self._hip_names):
+                    return True
+                last = node.id if isinstance(node, ast.Name) else node.attr
+                if _HIP_FLAG.match(last) or last in _AMD_ATTRIBUTES:
+                    return True
+            elif isinstance(node, ast.Compare) and _compares_hip_word(node):
+                return True
+            elif isinstance(node, ast.Call) and _getattr_hip(self, node):
+                return True
+        return False
+
+    @cached_property
+    def _hint_lines(self) -> frozenset[int]:
+        text, found = self.text, set()
+        line, position = 1, 0
+        for match in _HIP_HINT.finditer(text):
+            line += text.count("\n", position, match.start())
+            position = match.start()
+            found.add(line)
+        return frozenset(found)
+
+    def _may_mention_hip(self, expr: ast.AST) -> bool:
+        """A cheap line-level test before walking EXPR: a hip word, or a name derived from a hip test."""
+        start, end = getattr(expr, "lineno", 0), getattr(expr, "end_lineno", 0) or 0
+        if any(n in self._hint_lines for n in range(start, end + 1)):
+            return True
+        derived = self.__dict__.get("_hip_names")
+        if not derived:
+            return False
+        text = "\n".join(self.lines[start - 1 : end])
+        return any(name in text for name in derived)
+
+    @cached_property
+    def _hip_names(self) -> frozenset[str]:
+        """Variables assigned from a hip test and functions that return one (`IS_ROCM = torch.version.hip is not None`)."""
+        names: set[str] = set()
+        self.__dict__["_hip_names"] = frozenset()
+        if not self._hint_lines:
+            return frozenset()
+        for _ in range(2):  # a second round finds names derived from names found in the first
+            for node in self._structure.assigns:
+                if node.value is not None and self.mentions_hip(node.value):
+                    names.update(_target_names(node))
+            for done in self._structure.returns:
+                function = self.enclosing(done, ast.FunctionDef, ast.AsyncFunctionDef)
+                if function is not None and done.value is not None and self.mentions_hip(done.value):
+                    names.add(function.name)  # type: ignore[attr-defined]
+            self.__dict__["_hip_names"] = frozenset(names)
+        return frozenset(names)
+
+    @cached_property
+    def hip_guarded_ranges(self) -> list[tuple[int, int]]:
+        """Line ranges of if/elif chains whose tests check for ROCm: every branch is already ported."""
+        if not _HIP_HINT.search(self.text):
+            return []
+        ranges = []
+        elifs = {id(n.orelse[0]) for n in self._structure.ifs if len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)}
+        for node in self._structure.ifs:
+            if id(node) in elifs:
+                continue
+            if any(self.mentions_hip(test) for test in _chain_tests(node)):
+                ranges.append((node.lineno, node.end_lineno or node.lineno))
+        return ranges
+
+    @cached_property
+    def _hip_guard_lines(self) -> dict[int, list[int]]:
+        """Per enclosing function (id; 0 for the module), the end lines of hip checks that precede later code."""
+        found: dict[int, list[int]] = {}
+        if not _HIP_HINT.search(self.text):
+            return found
+        checks: list[ast.If | ast.Assert] = [*self._structure.ifs, *self._structure.asserts]
+        for node in checks:
+            if self.mentions_hip(node.test):
+                scope = self.enclosing(node, ast.FunctionDef, ast.AsyncFunctionDef)
+                found.setdefault(id(scope) if scope else 0, []).append(node.end_lineno or node.lineno)
+        return found
+
+    def hip_state(self, node: ast.AST) -> str | None:
+        """"expression" when NODE's own expression also checks ROCm, "after-guard" when a ROCm check precedes it
+        in the same function, else None."""
+        statement = self.enclosing(node, ast.stmt)
+        expression = self.parents.get(node)
+        while expression is not None and expression is not statement and not isinstance(expression, ast.stmt):
+            if isinstance(expression, (ast.BoolOp, ast.IfExp)) and self.mentions_hip(expression):
+                return "expression"
+            expression = self.parents.get(expression)
+        scope = self.enclosing(node, ast.FunctionDef, ast.AsyncFunctionDef)
+        line = getattr(node, "lineno", 0)
+        if any(end < line for end in self._hip_guard_lines.get(id(scope) if scope else 0, [])):
+            return "after-guard"
+        return None
+
+
+_SINGLETON_FIELDS = frozenset({"ctx", "op", "ops"})  # shared Load/Store/Add/... objects: not worth a visit
+
+
+def _walk(root: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
+    """Every node and its parent, in one breadth-first pass (faster than ast.walk plus iter_child_nodes)."""
+    nodes: list[ast.AST] = [root]
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in nodes:  # grows while we iterate
+        for name in node._fields:
+            if name in _SINGLETON_FIELDS:
+                continue
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        parents[item] = node
+                        nodes.append(item)
+            elif isinstance(value, ast.AST):
+                parents[value] = node
+                nodes.append(value)
+    return nodes, parents
+
+
+def _add_import(index: PythonIndex, node: ast.Import | ast.ImportFrom) -> None:
+    if isinstance(node, ast.Import):
+        index.imports.append(ImportSite(node, tuple(a.name for a in node.names)))
+    elif node.module and node.level == 0:
+        names = tuple(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
+        index.imports.append(ImportSite(node, (node.module, *names)))
+
+
+def _is_format_call(parent: ast.AST | None, node: ast.AST) -> bool:
+    return isinstance(parent, ast.Attribute) and parent.attr == "format" and parent.value is node
+
+
+def _assigned_name(parent: ast.AST | None) -> str | None:
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+        names = _target_names(parent)
+        return names[0] if names else None
+    if isinstance(parent, ast.keyword):
+        return parent.arg
+    return None
+
+
+def _target_names(node: ast.Assign | ast.AnnAssign) -> list[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    names = []
+    for target in targets:
+        for item in ast.walk(target):
+            if isinstance(item, ast.Name):
+                names.append(item.id)
+            elif isinstance(item, ast.Attribute):
+                names.append(item.attr)
+    return names
+
+
+def _chain_tests(node: ast.If) -> list[ast.expr]:
+    tests = [node.test]
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        tests.append(node.test)
+    return tests
+
+
+def _compares_hip_word(node: ast.Compare) -> bool:
+    return any(
+        isinstance(side, ast.Constant) and isinstance(side.value, str) and len(side.value) < 40
+        and _HIP_WORD.search(side.value) is not None
+        for side in (node.left, *node.comparators)
+    )
+
+
+def _getattr_hip(doc: PythonDocument, node: ast.Call) -> bool:
+    """`getattr(torch.version, "hip", None)`, `hasattr(props, "gcnArchName")`."""
+    if not (isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2):
+        return False
+    key = node.args[1]
+    if not isinstance(key, ast.Constant):
+        return False
+    return key.value in _AMD_ATTRIBUTES or (doc.dotted(node.args[0]) == "torch.version" and key.value == "hip")
 
 
 @register(FileKind.PYTHON)
@@ -86,4 +458,6 @@ def parse_python(source: SourceFile, text: str) -> PythonDocument:
         raise ParseError(f"Python syntax error at line {exc.lineno}: {exc.msg}") from None
     except ValueError as exc:
         raise ParseError(f"cannot parse as Python: {exc}") from None
-    return PythonDocument(source=source, text=text, tree=tree)
+    doc = PythonDocument(source=source, text=text, tree=tree)
+    doc.guarded_ranges = doc.hip_guarded_ranges
+    return doc

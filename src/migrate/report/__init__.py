@@ -7,12 +7,13 @@ from typing import Any
 
 from migrate.model import ScanResult
 
-FORMATS = ("terminal", "json")
+FORMATS = ("terminal", "json", "md", "html", "sarif")
+_MODULES = {"md": "markdown"}
 
 
 def render(result: ScanResult, fmt: str, **options: Any) -> str:
     """Render RESULT in format FMT (one of FORMATS)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
-    module = importlib.import_module(f"migrate.report.{fmt}")
+    module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")
     return module.render(result, **options)  # type: ignore[no-any-return]

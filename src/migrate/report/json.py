@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from migrate import __version__
+from migrate import __version__, risk, targets
 from migrate.model import SCHEMA, ScanResult, Severity
 
 
@@ -21,6 +21,29 @@ def summary(result: ScanResult) -> dict[str, Any]:
         "by_severity": {s.label: by_severity.get(s.label, 0) for s in Severity},
         "by_category": dict(sorted(by_category.items())),
         "guarded_findings": result.guarded,
+        **_risk(result),
+    }
+
+
+def _risk(result: ScanResult) -> dict[str, Any]:
+    """Risk score, effort, verdict and drivers (migrate.risk); per target when several are given."""
+    fields = risk_fields(risk.assess_result(result))
+    if len(result.targets) > 1:
+        fields["per_target"] = [
+            {"target": gfx, "wavefront": targets.wavefront_size(gfx), **risk_fields(assessed)}
+            for gfx, assessed in risk.per_target(result)
+        ]
+    return fields
+
+
+def risk_fields(assessed: risk.Risk) -> dict[str, Any]:
+    """The JSON keys of one assessment."""
+    return {
+        "risk_score": assessed.score,
+        "effort_days": assessed.effort.to_dict(),
+        "verdict": assessed.verdict,
+        "drivers": [d.to_dict() for d in assessed.drivers],
+        "blockers": assessed.blockers,
     }
 
 
@@ -32,6 +55,8 @@ def as_dict(result: ScanResult) -> dict[str, Any]:
         "targets": list(result.targets),
         "summary": summary(result),
         "findings": [f.to_dict() for f in result.findings],
+        "substitutions": [s.to_dict() for s in result.substitutions],
+        "target_support": [targets.describe(gfx) for gfx in result.targets],
         "skipped": [s.to_dict() for s in result.skipped],
     }
 

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from migrate import risk
 from migrate.model import Finding, ScanResult, Severity
 
 SEVERITY_STYLE = {
@@ -27,6 +28,7 @@ def render(result: ScanResult, *, color: bool = False, width: int = 100) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False)
     _header(console, result)
+    _risk(console, result)
     if result.findings:
         _counts(console, result)
         _worst_files(console, result.findings)
@@ -41,6 +43,20 @@ def _header(console: Console, result: ScanResult) -> None:
         f"for {', '.join(result.targets)}: {len(result.findings)} findings"
         + (f", {result.guarded} already behind HIP guards" if result.guarded else "")
     )
+
+
+def _risk(console: Console, result: ScanResult) -> None:
+    assessed = risk.assess_result(result)
+    blockers = f", {assessed.blockers} blocker" + ("s" if assessed.blockers != 1 else "") if assessed.blockers else ""
+    console.print(
+        f"Verdict: [bold]{assessed.verdict}[/bold] (risk {assessed.score}/100), "
+        f"effort {risk.format_days(assessed.effort)}{blockers}"
+    )
+    for driver in assessed.drivers:
+        console.print(f"  - {driver.text}")
+    if len(result.targets) > 1:
+        per_target = (f"{gfx} {a.verdict} ({risk.format_days(a.effort)})" for gfx, a in risk.per_target(result))
+        console.print("Per target: " + "; ".join(per_target))
 
 
 def _counts(console: Console, result: ScanResult) -> None:

@@ -1,0 +1,34 @@
+"""CMake commands and their arguments: enable_language(CUDA), find_package(CUDAToolkit), CUDA::cublas, ..."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.matchers import Hit, register
+from migrate.matchers.manifest_common import check, compiled, needles
+from migrate.parse import Document
+from migrate.parse.manifest import CMAKE, items
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    check(params, lists=("commands",), regexes=("args", "first_arg"), required=("commands", "needles"))
+
+
+@register("cmake-command", validate=_validate, needles=lambda p: needles(p, None))
+def match_cmake(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each call of a command in `commands` (any case); `first_arg` filters on its first argument and
+    `args` fires once per argument matching it (whole-argument match)."""
+    first = compiled(params["first_arg"]) if "first_arg" in params else None
+    pattern = compiled(params["args"]) if "args" in params else None
+    for item in items(doc, CMAKE):
+        if item.name not in params["commands"]:
+            continue
+        if first is not None and not (item.args and first.fullmatch(item.args[0])):
+            continue
+        if pattern is None:
+            yield Hit(item.line, item.column, symbol=f"{item.name}({' '.join(item.args[:1])})")
+            continue
+        for arg, (line, column) in zip(item.args, item.positions):
+            if pattern.fullmatch(arg):
+                yield Hit(line, column, symbol=arg)

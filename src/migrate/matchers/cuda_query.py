@@ -1,0 +1,55 @@
+"""A tree-sitter query over C/C++/CUDA code, written in the rule: each `@hit` capture fires (once per line)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.matchers import Hit, register
+from migrate.parse import Document
+from migrate.parse.cuda import CudaDocument, query, register_query
+
+_WHERE = ("any", "device", "host")
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    source = params.get("query")
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError("cuda-query needs a 'query' string")
+    try:
+        compiled = query(source)
+    except Exception as exc:  # tree-sitter raises QueryError (or NameError/SyntaxError in older bindings)
+        raise ValueError(f"bad tree-sitter query: {exc}") from None
+    if "hit" not in {compiled.capture_name(i) for i in range(compiled.capture_count)}:
+        raise ValueError("cuda-query needs a capture named @hit")
+    if params.get("where", "any") not in _WHERE:
+        raise ValueError(f"'where' must be one of {', '.join(_WHERE)}")
+    needles = params.get("needles")
+    if needles is not None and not (isinstance(needles, list) and all(isinstance(n, str) and n for n in needles)):
+        raise ValueError("'needles' must be a list of non-empty strings")
+    register_query(source)
+
+
+def _needles(params: Mapping[str, Any]) -> list[str] | None:
+    needles = params.get("needles")
+    return list(needles) if needles is not None else None
+
+
+@register("cuda-query", validate=_validate, needles=_needles)
+def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each line holding an @hit capture of the rule's query, in host code, device code or anywhere."""
+    if not isinstance(doc, CudaDocument):
+        return
+    where = params.get("where", "any")
+    seen: set[int] = set()
+    for node in sorted(doc.captures(params["query"]).get("hit", []), key=lambda n: n.start_byte):
+        line = node.start_point.row + 1
+        if line in seen or (where != "any" and doc.in_device_code(node.start_byte) != (where == "device")):
+            continue
+        seen.add(line)
+        yield Hit(line, node.start_point.column + 1, end_line=node.end_point.row + 1, symbol=_symbol(doc, node))
+
+
+def _symbol(doc: CudaDocument, node: Any) -> str | None:
+    text = doc.node_text(node)
+    return text if len(text) <= 80 and "\n" not in text else None

@@ -1,0 +1,326 @@
+"""Code that assumes a 32-lane warp; AMD CDNA GPUs run 64-lane wavefronts. One rule per kind of assumption."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import tree_sitter
+
+from migrate.matchers import Hit, register
+from migrate.parse import Document
+from migrate.parse.cuda import CudaDocument, register_query
+
+Node = tree_sitter.Node
+_WARP_SYNC = (
+    r"^__(shfl(_up|_down|_xor)?_sync|ballot_sync|any_sync|all_sync|uni_sync|match_(any|all)_sync"
+    r"|reduce_(add|min|max|and|or|xor)_sync|syncwarp)$"
+)
+_WARP_INTRINSIC = (
+    r"^__(shfl(_up|_down|_xor)?(_sync)?|ballot(_sync)?|any(_sync)?|all(_sync)?|activemask|syncwarp"
+    r"|match_(any|all)_sync|reduce_[a-z]+_sync)$"
+)
+_BALLOT = r"^__(ballot_sync|ballot|activemask)$"
+_BIT_COUNT = r"^__(popc|ffs|clz|brev)$"
+
+_MASK_ARGS = f"""
+((call_expression function: (identifier) @fn arguments: (argument_list . (_) @mask)) (#match? @fn "{_WARP_SYNC}"))
+"""
+_INITS = "(init_declarator declarator: (identifier) @name value: (_) @value)"
+_BALLOT_DECLS = f"""
+(declaration type: (_) @type declarator: (init_declarator declarator: (identifier) @name
+  value: [(call_expression function: (identifier) @fn)
+          (cast_expression value: (call_expression function: (identifier) @fn))])
+  (#match? @fn "{_BALLOT}")) @decl
+"""
+_BALLOT_ASSIGNS = f"""
+(assignment_expression left: (identifier) @name right: (call_expression function: (identifier) @fn)
+  (#match? @fn "{_BALLOT}"))
+"""
+_BIT_COUNTS = f"""
+(call_expression function: (identifier) @count arguments: (argument_list . (_) @arg)
+  (#match? @count "{_BIT_COUNT}")) @call
+"""
+_LANE_MATHS = """
+(binary_expression left: (_) @lhs operator: ["&" "%" ">>" "/"] @op right: (number_literal) @rhs
+  (#match? @rhs "^(31|0[xX]1[fF]|32|5)[uUlL]*$|^32\\.0*[fF]?$")) @expr
+(binary_expression left: (number_literal) @rhs operator: "&" @op right: (_) @lhs
+  (#match? @rhs "^(31|0[xX]1[fF])[uUlL]*$")) @expr
+"""
+_WARP_WORD = '(#match? @name "[Ww][Aa][Rr][Pp]")'
+_SIZE_DEFINITIONS = f"""
+((preproc_def name: (identifier) @name value: (preproc_arg) @value) {_WARP_WORD})
+((init_declarator declarator: (identifier) @name value: (_) @value) {_WARP_WORD})
+((enumerator name: (identifier) @name value: (_) @value) {_WARP_WORD})
+((field_declaration declarator: (field_identifier) @name default_value: (_) @value) {_WARP_WORD})
+((optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value) {_WARP_WORD})
+"""
+_INTRINSIC_CALLS = f'(call_expression function: (identifier) @fn (#match? @fn "{_WARP_INTRINSIC}"))'
+_CALLS = "(call_expression function: [(identifier) @callee (template_function name: (identifier) @callee)])"
+_FUNCTION_NAMES = "(function_definition declarator: (function_declarator declarator: (_) @name)) @fn"
+_SHARED_ARRAYS = """
+(declaration declarator: (array_declarator declarator: (identifier) size: (number_literal) @size
+  (#match? @size "^32[uU]?$"))) @decl
+"""
+_LOOPS = "(for_statement) @loop"
+_FIXED_WIDTHS = """
+(call_expression function: (identifier) @fn arguments: (argument_list (_) (_) (_) . (number_literal) @width .)
+  (#match? @fn "^__shfl(_up|_down|_xor)?_sync$") (#match? @width "^32[uU]?$"))
+(call_expression function: (identifier) @fn arguments: (argument_list (_) (_) . (number_literal) @width .)
+  (#match? @fn "^__shfl(_up|_down|_xor)?$") (#match? @width "^32[uU]?$"))
+(template_function name: (identifier) @fn arguments: (template_argument_list (number_literal) @width)
+  (#eq? @fn "tiled_partition") (#match? @width "^32[uU]?$"))
+(template_type name: (type_identifier) @fn arguments: (template_argument_list (number_literal) @width)
+  (#eq? @fn "thread_block_tile") (#match? @width "^32[uU]?$"))
+"""
+_MASK_PARAMETERS = "(optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value)"
+
+_FULL_MASK = re.compile(
+    r"^(?:0x0*[fF]{8}[uUlL]*|4294967295[uUlL]*|~0[uU]|~0x0+[uU]"
+    r"|\((?:unsigned|unsignedint|uint32_t|std::uint32_t|uint)\)-1"
+    r"|(?:unsigned|uint32_t|std::uint32_t|uint)\(-1\)"
+    r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)"
+    r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))$"
+)
+_MASK_NAME = re.compile(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
+_SIZE_NAME = re.compile(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)perwarp", re.I)
+_THIRTY_TWO = re.compile(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
+_THIRTY_TWO_BITS = frozenset(
+    {"int", "unsigned", "unsigned int", "signed", "signed int", "uint32_t", "int32_t", "std::uint32_t",
+     "std::int32_t", "uint", "u32", "__uint32_t"}
+)
+_THREAD_BUILTIN = re.compile(r"\b(?:threadIdx|blockDim|thread_rank)\b")
+_THREAD_NAME = re.compile(
+    r"^(?:tid|tidx|ltid|tx|lane|laneid|laneId|lane_id|laneIdx|lane_idx|lane_index|thread_id|threadId|thread_idx"
+    r"|local_tid|local_id|linear_tid|thread_rank|thread_lane|warp_tid)$"
+)
+_LANE_LITERALS = {"&": ("31", "0x1f"), "%": ("32",), ">>": ("5",), "/": ("32", "32.", "32.0", "32.f", "32.0f")}
+_CONST_CONTEXTS = frozenset(
+    {"template_argument_list", "static_assert_declaration", "enumerator", "case_statement", "bitfield_clause",
+     "launch_bounds", "template_parameter_list", "preproc_if", "preproc_elif"}
+)
+_STOP = frozenset(
+    {"compound_statement", "function_definition", "parameter_list", "translation_unit", "expression_statement",
+     "return_statement", "if_statement", "for_statement", "while_statement", "argument_list"}
+)
+
+
+def _span(node: Node, **extra: Any) -> Hit:
+    return Hit(node.start_point.row + 1, node.start_point.column + 1, **extra)
+
+
+def _normal(text: str) -> str:
+    """Code text without blanks or redundant outer parentheses, for comparing literal forms."""
+    text = re.sub(r"\s+", "", text)
+    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        text = text[1:-1]
+    return text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _constants(doc: CudaDocument) -> dict[str, str]:
+    """Names the file binds to a value: object-like macros and initialised variables."""
+    found = {name: value for name, value in doc.macros.items()}
+    for groups in doc.matches(_INITS):
+        found.setdefault(doc.node_text(groups["name"][0]), doc.node_text(groups["value"][0]))
+    return found
+
+
+def _is_full_mask(text: str, constants: dict[str, str], depth: int = 0) -> bool:
+    """A 32-bit all-lanes mask: a literal form, or a name bound to one (or named like one, when unbound)."""
+    value = _normal(text)
+    if _FULL_MASK.match(value):
+        return True
+    if not re.fullmatch(r"[A-Za-z_]\w*", value) or depth > 3:
+        return False
+    if value in constants:
+        return _is_full_mask(constants[value], constants, depth + 1)
+    return bool(_MASK_NAME.match(value))
+
+
+def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
+    constants: dict[str, str] | None = None
+    for groups in doc.matches(_MASK_ARGS):
+        mask = groups["mask"][0]
+        if doc.node_text(groups["fn"][0]) in doc.compat_names:
+            continue
+        constants = _constants(doc) if constants is None else constants
+        if _is_full_mask(doc.node_text(mask), constants):
+            yield _span(mask, symbol=doc.node_text(groups["fn"][0]))
+    for groups in doc.matches(_MASK_PARAMETERS):
+        value = groups["value"][0]
+        if "mask" in doc.node_text(groups["name"][0]).lower() and _FULL_MASK.match(_normal(doc.node_text(value))):
+            yield _span(value)
+
+
+def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
+    ballots: set[str] = set()
+    for groups in doc.matches(_BALLOT_DECLS):
+        ballots.add(doc.node_text(groups["name"][0]))
+        if " ".join(doc.node_text(groups["type"][0]).split()) in _THIRTY_TWO_BITS:
+            yield _span(groups["decl"][0], symbol=doc.node_text(groups["fn"][0]))
+    ballots.update(doc.node_text(g["name"][0]) for g in doc.matches(_BALLOT_ASSIGNS))
+    for groups in doc.matches(_BIT_COUNTS):
+        argument = doc.node_text(groups["arg"][0])
+        words = set(re.findall(r"[A-Za-z_]\w*", argument))
+        if words & ballots or any(re.match(_BALLOT, w) for w in words):
+            yield _span(groups["call"][0], symbol=doc.node_text(groups["count"][0]))
+
+
+def _thread_names(doc: CudaDocument) -> set[str]:
+    """Variables holding a thread's index within its block (not a global index)."""
+    names = set()
+    for groups in doc.matches(_INITS):
+        value = doc.node_text(groups["value"][0])
+        if _THREAD_BUILTIN.search(value) and "blockIdx" not in value:
+            names.add(doc.node_text(groups["name"][0]))
+    return names
+
+
+def _lane_maths(doc: CudaDocument) -> Iterator[Hit]:
+    local: set[str] | None = None
+    for groups in doc.matches(_LANE_MATHS):
+        op, literal = doc.node_text(groups["op"][0]), doc.node_text(groups["rhs"][0]).lower()
+        literal = literal if "." in literal else literal.rstrip("ul")
+        if literal not in _LANE_LITERALS.get(op, ()):
+            continue
+        expr, lhs = groups["expr"][0], doc.node_text(groups["lhs"][0])
+        if _THREAD_BUILTIN.search(lhs):
+            yield _span(expr)
+            continue
+        local = _thread_names(doc) if local is None else local
+        words = set(re.findall(r"[A-Za-z_]\w*", lhs))
+        if any(_THREAD_NAME.match(w) or w in local for w in words) and doc.in_device_code(expr.start_byte):
+            yield _span(expr)
+
+
+def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
+    for groups in doc.matches(_SIZE_DEFINITIONS):
+        name = doc.node_text(groups["name"][0])
+        if _SIZE_NAME.search(name.replace("_", "")) and _THIRTY_TWO.match(doc.node_text(groups["value"][0]).strip()):
+            yield _span(groups["name"][0], symbol=name)
+
+
+def _warp_functions(doc: CudaDocument) -> set[int]:
+    """Start bytes of the functions that use warp intrinsics, directly or through a helper in this file."""
+    calls = doc.captures(_INTRINSIC_CALLS).get("fn", [])
+    direct = {f.start_byte for n in calls if (f := doc.enclosing_function(n.start_byte))}
+    helpers = set()
+    for groups in doc.matches(_FUNCTION_NAMES):
+        if groups["fn"][0].start_byte in direct:
+            helpers.add(doc.node_text(groups["name"][0]).split("::")[-1])
+    for callee in doc.captures(_CALLS).get("callee", []):
+        name = doc.node_text(callee)
+        # warp_reduce_sum, warpReduceMax, WarpAllReduce...: helpers from other files named for what they do
+        if (name in helpers or "warp" in name.lower()) and (f := doc.enclosing_function(callee.start_byte)):
+            direct.add(f.start_byte)
+    return direct
+
+
+def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
+    warp_functions: set[int] | None = None
+    candidates = [g["decl"][0] for g in doc.matches(_SHARED_ARRAYS) if _is_shared(doc, g["decl"][0])]
+    candidates += [n for n in doc.captures(_LOOPS).get("loop", []) if _warp_sized_loop(doc, n)]
+    for node in sorted(candidates, key=lambda n: n.start_byte):
+        warp_functions = _warp_functions(doc) if warp_functions is None else warp_functions
+        function = doc.enclosing_function(node.start_byte)
+        if function is not None and function.start_byte in warp_functions:
+            yield _span(node)
+    for groups in doc.matches(_FIXED_WIDTHS):
+        yield _span(groups["width"][0], symbol=doc.node_text(groups["fn"][0]))
+
+
+def _is_shared(doc: CudaDocument, declaration: Node) -> bool:
+    return any(c.type == "type_qualifier" and doc.node_text(c) == "__shared__" for c in declaration.children)
+
+
+def _warp_sized_loop(doc: CudaDocument, loop: Node) -> bool:
+    """`i < 32`, or a shuffle-offset loop from 16 halving (or up to 16 doubling)."""
+    parts = {
+        name: _normal(doc.node_text(n)).rstrip(";")
+        for name in ("initializer", "condition", "update")
+        if (n := loop.child_by_field_name(name))
+    }
+    condition, start, update = parts.get("condition", ""), parts.get("initializer", ""), parts.get("update", "")
+    if re.search(r"(?:<|!=)(?:32|0x20)[uU]?$|<=31[uU]?$", condition):
+        return True
+    halving = re.search(r"(?:/=2|>>=1|=\w+(?:/2|>>1))$", update) is not None
+    doubling = re.search(r"(?:\*=2|<<=1|=\w+(?:\*2|<<1))$", update) is not None
+    from_sixteen = halving and re.search(r"=16[uU]?$", start) is not None
+    return from_sixteen or (doubling and re.search(r"<=16[uU]?$", condition) is not None)
+
+
+def _warpsize_constants(doc: CudaDocument) -> Iterator[Hit]:
+    for token in doc.tokens:
+        if token.name == "warpSize" and token.node_type != "macro":
+            node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
+            if node is not None and _in_constant_context(doc, node):
+                yield _span(node, symbol="warpSize")
+
+
+def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
+    """warpSize where C++ needs a constant: template argument, array bound, static_assert, constexpr, case label."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type not in _STOP:
+        if parent.type in _CONST_CONTEXTS:
+            return True
+        if parent.type == "array_declarator" and parent.child_by_field_name("size") == child:
+            return True
+        if parent.type in ("declaration", "field_declaration"):
+            qualifiers = {doc.node_text(c) for c in parent.children if c.type == "type_qualifier"}
+            return bool(qualifiers & {"constexpr", "consteval"})
+        child, parent = parent, parent.parent
+    return False
+
+
+for _source in (_MASK_ARGS, _INITS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
+                _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _FIXED_WIDTHS, _MASK_PARAMETERS):
+    register_query(_source)
+
+_CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
+    "full-mask": _full_masks,
+    "ballot-width": _ballot_widths,
+    "lane-math": _lane_maths,
+    "size-constant": _size_constants,
+    "literal-size": _literal_sizes,
+    "warpsize-constant": _warpsize_constants,
+}
+_NEEDLES = {
+    "full-mask": ["_sync", "__syncwarp"],
+    "ballot-width": ["__ballot", "__activemask"],
+    "lane-math": ["threadIdx", "blockDim", "thread_rank", "lane", "Lane", "tid", "thread_id", "threadId", "tx"],
+    "size-constant": ["warp", "Warp", "WARP"],
+    "literal-size": ["__shfl", "__ballot", "__any", "__all", "__activemask", "__syncwarp", "__match_", "__reduce_",
+                     "tiled_partition", "thread_block_tile", "warp", "Warp", "WARP"],
+    "warpsize-constant": ["warpSize"],
+}
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    if params.get("check") not in _CHECKS:
+        raise ValueError(f"warp-size needs 'check': one of {', '.join(sorted(_CHECKS))}")
+
+
+def _needles(params: Mapping[str, Any]) -> list[str]:
+    return _NEEDLES[params["check"]]
+
+
+@register("warp-size", validate=_validate, needles=_needles)
+def match_warp_size(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """The places where the rule's kind of warp-size-32 assumption shows."""
+    if not isinstance(doc, CudaDocument):
+        return
+    lines: set[int] = set()
+    for hit in _CHECKS[params["check"]](doc):
+        if hit.line not in lines:  # one finding per line and rule keeps dense warp code readable
+            lines.add(hit.line)
+            yield hit

@@ -1,0 +1,33 @@
+"""Commands in shell scripts, RUN lines, Makefile recipes, CI steps and README code blocks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.matchers import Hit, register
+from migrate.matchers.manifest_common import check, compiled, needles
+from migrate.parse import Document
+from migrate.parse.manifest import COMMAND, items
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    check(params, lists=("tools", "subcommands"), regexes=("args",), required=("tools",))
+
+
+@register("manifest-command", validate=_validate, needles=lambda p: needles(p, list(p["tools"])))
+def match_command(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each run of a tool in `tools` (after `subcommands`, if given); with `args`, each argument matching it."""
+    subcommands = params.get("subcommands")
+    pattern = compiled(params["args"]) if "args" in params else None
+    for item in items(doc, COMMAND):
+        if item.name not in params["tools"]:
+            continue
+        if subcommands and not set(item.args) & set(subcommands):
+            continue
+        if pattern is None:
+            yield Hit(item.line, item.column, symbol=item.name)
+            continue
+        for arg, (line, column) in zip(item.args, item.positions):
+            if pattern.search(arg):
+                yield Hit(line, column, symbol=f"{item.name} {arg}")

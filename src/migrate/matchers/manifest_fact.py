@@ -1,0 +1,30 @@
+"""Structural facts a manifest parser reports: compose GPU runtime, k8s GPU resources, CUDAExtension, ..."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.matchers import Hit, register
+from migrate.matchers.manifest_common import check, needles, search
+from migrate.parse import Document
+from migrate.parse.manifest import FACT, items
+
+FACTS = (
+    "nvcc-arch-flag", "cuda-extension", "cuda-home-gate", "container-runtime", "gpu-reservation-driver",
+    "gpu-resource", "ci-action", "pixi-cuda-requirement", "requirements-include",
+)
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    check(params, regexes=("value",), required=("fact", "needles"))
+    if params["fact"] not in FACTS:
+        raise ValueError(f"manifest-fact: unknown fact '{params['fact']}' (known: {', '.join(FACTS)})")
+
+
+@register("manifest-fact", validate=_validate, needles=lambda p: needles(p, None))
+def match_fact(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each fact of kind `fact` whose value matches `value`, when given."""
+    for item in items(doc, FACT):
+        if item.name == params["fact"] and search(params, "value", item.value):
+            yield Hit(item.line, item.column, symbol=f"{item.name}:{item.value}")

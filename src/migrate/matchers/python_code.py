@@ -1,0 +1,222 @@
+"""Python code described by data: imports, dotted names, calls and their arguments, decorators, strings in code."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.matchers import Hit, register
+from migrate.matchers.python_common import (
+    as_list,
+    check_keys,
+    check_regex,
+    has_fallback,
+    hip_adjusted,
+    last_parts,
+    prefixed,
+)
+from migrate.model import Severity
+from migrate.parse import Document
+from migrate.parse.python import CallSite, PythonDocument
+
+_KEYS = {
+    "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
+    "fallback_severity", "hip_aware",
+}
+_CALL_KEYS = {"name", "method", "arg", "keyword", "regex", "symbol"}
+_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol"}
+_ROLES = {"code", "argv", "prose", "doc"}
+_MAX_DEPTH, _MAX_TEXTS = 32, 16
+FALLBACK_MESSAGE = (
+    "Optional import with a fallback in place (try/except ImportError or an availability check): "
+    "the code still runs on ROCm without it; port or replace it for speed, not to make it work."
+)
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    check_keys(params, _KEYS, "python")
+    if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings")):
+        raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings")
+    for key in ("imports", "names", "exclude_names", "decorators", "needles"):
+        if key in params and not all(isinstance(v, str) for v in as_list(params[key])):
+            raise ValueError(f"python matcher: '{key}' must be a list of dotted names")
+    for call in params.get("calls", []):
+        _validate_call(call)
+    for string in params.get("strings", []):
+        check_keys(string, _STRING_KEYS, "python strings entry")
+        check_regex(string, "regex", required=True)
+        check_regex(string, "assigned_to", required=False)
+        if not set(as_list(string.get("roles", ["code", "argv"]))) <= _ROLES:
+            raise ValueError(f"python strings entry: roles must be among {sorted(_ROLES)}")
+    if "fallback_severity" in params:
+        Severity.parse(str(params["fallback_severity"]))
+    if params.get("strings") and not params.get("needles"):
+        raise ValueError("python matcher: a rule with 'strings' needs 'needles' (literal words for the prefilter)")
+
+
+def _validate_call(call: Any) -> None:
+    if not isinstance(call, dict):
+        raise ValueError("python calls entry must be a mapping")
+    check_keys(call, _CALL_KEYS, "python calls entry")
+    check_regex(call, "regex", required=False)
+    if "arg" in call and "regex" not in call:
+        raise ValueError("python calls entry: 'arg' needs a 'regex' for the argument")
+    if "regex" in call and not ("arg" in call or "keyword" in call):
+        raise ValueError("python calls entry: 'regex' goes with 'arg' and/or 'keyword'")
+    if "arg" in call and not isinstance(call["arg"], int):
+        raise ValueError("python calls entry: 'arg' is a position (0 = first argument)")
+    if not any(k in call for k in ("name", "method", "keyword")):
+        raise ValueError("python calls entry needs 'name', 'method' or 'keyword'")
+
+
+def _needles(params: Mapping[str, Any]) -> list[str]:
+    """The rule's own `needles` when given (the author knows a word every match needs), else words derived
+    from the names it looks for."""
+    if params.get("needles"):
+        return sorted(set(as_list(params["needles"])))
+    words = []
+    for key in ("imports", "names", "decorators"):
+        words.extend(last_parts(as_list(params.get(key, []))))
+    for call in params.get("calls", []):
+        words.extend(last_parts(as_list(call.get("name", []))))
+        words.extend(f".{m}(" for m in as_list(call.get("method", [])))
+        if "name" not in call and "method" not in call:
+            words.extend(as_list(call["keyword"]))
+    return sorted(set(words))
+
+
+@register("python", validate=_validate, needles=_needles)
+def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Every import, reference, call, decorator or string in code that the rule describes."""
+    if not isinstance(doc, PythonDocument) or not any(word in doc.text for word in _needles(params)):
+        return
+    hits = [*_imports(doc, params), *_names(doc, params), *_calls(doc, params)]
+    hits += [*_decorators(doc, params), *_strings(doc, params)]
+    seen: set[int] = set()
+    for node, symbol in sorted(hits, key=lambda h: (h[0].lineno, h[0].col_offset)):
+        if node.lineno in seen:
+            continue
+        seen.add(node.lineno)
+        yield _hit(doc, params, node, symbol)
+
+
+def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.stmt, symbol: str | None) -> Hit:
+    severity = message = None
+    fallback = params.get("fallback_severity")
+    if fallback and isinstance(node, (ast.Import, ast.ImportFrom)) and has_fallback(doc, node):
+        severity, message = Severity.parse(fallback), FALLBACK_MESSAGE
+    elif params.get("hip_aware"):
+        severity, message = hip_adjusted(doc, node)
+    return Hit(
+        node.lineno,
+        node.col_offset + 1,
+        end_line=node.end_lineno,
+        severity=severity,
+        message=message,
+        symbol=symbol,
+    )
+
+
+Found = Iterator[tuple[ast.expr | ast.stmt, str]]
+
+
+def _imports(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    wanted = as_list(params.get("imports", []))
+    if not wanted:
+        return
+    for site in doc.index.imports:
+        match = next((m for m in site.modules for w in wanted if prefixed(m, w)), None)
+        if match:
+            yield site.node, next(w for w in wanted if prefixed(match, w))
+
+
+def _names(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    excluded = as_list(params.get("exclude_names", []))
+    for wanted in as_list(params.get("names", [])):
+        for ref in doc.refs_by_prefix.get(wanted, ()):
+            if not any(prefixed(ref.dotted, x) for x in excluded):
+                yield ref.node, ref.dotted
+
+
+def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    for entry in params.get("calls", []):
+        names = as_list(entry.get("name", []))
+        methods = as_list(entry.get("method", []))
+        regex = re.compile(entry["regex"]) if "regex" in entry else None
+        for site in _candidates(doc, entry):
+            if (names and site.name not in names) or (methods and site.method not in methods):
+                continue
+            if regex is None and "keyword" in entry and not _has_keyword(site.node, entry["keyword"]):
+                continue
+            where = site.node if regex is None else _matching_argument(site.node, entry, regex)
+            if where is not None:
+                yield where, entry.get("symbol") or site.name or f".{site.method}()"
+
+
+def _candidates(doc: PythonDocument, entry: Mapping[str, Any]) -> list[CallSite]:
+    """The calls an entry could match, looked up by callee name, method or keyword."""
+    for kind in ("name", "method", "keyword"):
+        if kind in entry:
+            return [site for value in as_list(entry[kind]) for site in doc.calls_by.get((kind, value), ())]
+    return []
+
+
+def _has_keyword(call: ast.Call, keywords: Any) -> bool:
+    return any(k.arg in as_list(keywords) for k in call.keywords)
+
+
+def _matching_argument(call: ast.Call, entry: Mapping[str, Any], regex: re.Pattern[str]) -> ast.expr | None:
+    """The argument (by position or keyword) whose literal text matches, so the hit points at it."""
+    candidates: list[ast.expr] = []
+    if "arg" in entry and len(call.args) > entry["arg"]:
+        candidates.append(call.args[entry["arg"]])
+    candidates.extend(k.value for k in call.keywords if k.arg in as_list(entry.get("keyword", [])))
+    return next((c for c in candidates if any(regex.search(t) for t in argument_texts(c))), None)
+
+
+def argument_texts(node: ast.expr, depth: int = 0) -> list[str]:
+    """The literal texts an argument may stand for: strings, f-strings' fixed parts, a list's first item,
+    both arms of `a if c else b`, `a + b`; bounded so that generated code cannot blow it up."""
+    if depth > _MAX_DEPTH:
+        return []
+    deeper = depth + 1
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        return ["".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)]  # type: ignore[misc]
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        return argument_texts(node.elts[0], deeper)
+    if isinstance(node, ast.IfExp):
+        return argument_texts(node.body, deeper) + argument_texts(node.orelse, deeper)
+    if isinstance(node, ast.BoolOp):
+        return [t for value in node.values for t in argument_texts(value, deeper)][:_MAX_TEXTS]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # CUDA_HOME + "/bin/nvcc"
+        lefts = argument_texts(node.left, deeper) or ["{}"]
+        rights = argument_texts(node.right, deeper) or ["{}"]
+        return [a + b for a in lefts for b in rights][:_MAX_TEXTS]
+    if isinstance(node, ast.Call):  # shlex.split("nvidia-smi -L") or "nvidia-smi -L".split()
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Constant):
+            return argument_texts(node.func.value, deeper)
+        return argument_texts(node.args[0], deeper) if node.args else []
+    return []
+
+
+def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    wanted = as_list(params.get("decorators", []))
+    for item in doc.index.decorated if wanted else ():
+        if item.name in wanted:
+            yield item.node, item.name
+
+
+def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    for entry in params.get("strings", []):
+        regex = re.compile(entry["regex"])
+        roles = set(as_list(entry.get("roles", ["code", "argv"])))
+        target = re.compile(entry["assigned_to"]) if "assigned_to" in entry else None
+        for site in doc.index.strings:
+            if site.role not in roles or not regex.search(site.node.value):
+                continue
+            if target is None or (site.assigned_to and target.search(site.assigned_to)):
+                yield site.node, entry.get("symbol") or regex.search(site.node.value).group()  # type: ignore[union-attr]

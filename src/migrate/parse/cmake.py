@@ -1,0 +1,107 @@
+"""CMake: a command tokenizer (quoted, bracket and unquoted arguments; line and bracket comments)."""
+
+from __future__ import annotations
+
+import re
+
+from migrate.model import FileKind, SourceFile
+from migrate.parse import ParseError, register
+from migrate.parse.manifest import CMAKE, Item, ManifestDocument, Positions, arch_flag_items
+
+_COMMAND = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BRACKET = re.compile(r"\[(=*)\[")
+
+
+def _skip_space_and_comments(text: str, i: int) -> int:
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+        elif text[i] == "#":
+            bracket = _BRACKET.match(text, i + 1)
+            if bracket:
+                end = text.find(f"]{bracket.group(1)}]", bracket.end())
+                if end < 0:
+                    raise ParseError("unterminated bracket comment")
+                i = end + len(bracket.group(1)) + 2
+            else:
+                end = text.find("\n", i)
+                i = len(text) if end < 0 else end
+        else:
+            return i
+    return i
+
+
+def commands(text: str) -> list[tuple[str, int, list[tuple[str, int]]]]:
+    """(command name, offset, [(argument, offset)]) for every command invocation; ParseError when unbalanced."""
+    found = []
+    i = _skip_space_and_comments(text, 0)
+    while i < len(text):
+        name = _COMMAND.match(text, i)
+        if not name:
+            i = text.find("\n", i)
+            i = len(text) if i < 0 else i
+            i = _skip_space_and_comments(text, i)
+            continue
+        j = _skip_space_and_comments(text, name.end())
+        if j >= len(text) or text[j] != "(":
+            i = _skip_space_and_comments(text, name.end())
+            continue
+        args, i = _arguments(text, j + 1, name.start())
+        found.append((name.group().lower(), name.start(), args))
+        i = _skip_space_and_comments(text, i)
+    return found
+
+
+def _arguments(text: str, i: int, start: int) -> tuple[list[tuple[str, int]], int]:
+    args: list[tuple[str, int]] = []
+    depth = 1
+    while True:
+        i = _skip_space_and_comments(text, i)
+        if i >= len(text):
+            raise ParseError(f"unterminated command starting at line {text.count(chr(10), 0, start) + 1}")
+        char = text[i]
+        if char == ")":
+            depth -= 1
+            i += 1
+            if depth == 0:
+                return args, i
+        elif char == "(":
+            depth += 1
+            i += 1
+        elif char == '"':
+            end = i + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                raise ParseError(f"unterminated string at line {text.count(chr(10), 0, i) + 1}")
+            args.append((text[i + 1 : end], i + 1))
+            i = end + 1
+        elif _BRACKET.match(text, i):
+            bracket = _BRACKET.match(text, i)
+            assert bracket is not None
+            end = text.find(f"]{bracket.group(1)}]", bracket.end())
+            if end < 0:
+                raise ParseError("unterminated bracket argument")
+            args.append((text[bracket.end() : end], bracket.end()))
+            i = end + len(bracket.group(1)) + 2
+        else:
+            match = re.compile(r'[^\s()#"]+').match(text, i)
+            assert match is not None
+            args.append((match.group(), i))
+            i = match.end()
+
+
+@register(FileKind.CMAKE)
+def parse_cmake(source: SourceFile, text: str) -> ManifestDocument:
+    """CMakeLists.txt / *.cmake: one item per command with its arguments and their positions."""
+    positions = Positions(text)
+    found: list[Item] = []
+    for name, offset, args in commands(text):
+        located = [positions.at(o) for _, o in args]
+        found.append(
+            Item(CMAKE, name, *positions.at(offset), value=" ".join(a for a, _ in args),
+                 args=tuple(a for a, _ in args), positions=tuple(located))
+        )
+        words = [(w, *positions.at(o + m.start())) for a, o in args for m in re.finditer(r"\S+", a) for w in [m.group()]]
+        found.extend(arch_flag_items(words))
+    return ManifestDocument(source=source, text=text, manifest=found)

@@ -1,0 +1,156 @@
+"""Dockerfiles: instructions with continuations; base images, ENV/ARG, and the shell inside RUN."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from migrate.model import FileKind, SourceFile
+from migrate.parse import ParseError, register
+from migrate.parse.manifest import ENV, IMAGE, Item, ManifestDocument, Positions
+from migrate.parse.shell import shell_items
+
+_INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)(\s+|$)")
+_ESCAPE_DIRECTIVE = re.compile(r"^#\s*escape\s*=\s*(\S)\s*$", re.IGNORECASE)
+_HEREDOC = re.compile(r"<<-?[\"']?([A-Za-z_]\w*)[\"']?")
+_ENV_PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)=(\"(?:\\.|[^\"])*\"|'[^']*'|\S*)")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One Dockerfile instruction: keyword, argument text (comment lines removed) and where each char came from."""
+
+    keyword: str
+    text: str
+    offsets: tuple[int, ...]  # file offset of each character of text
+
+
+def instructions(text: str) -> Iterator[Instruction]:
+    """The instructions of a Dockerfile; a continuation at end of file is a ParseError."""
+    escape = "\\"
+    lines = text.splitlines(keepends=True)
+    offset = 0
+    current: list[tuple[str, int]] = []
+    heredoc: tuple[str, list[tuple[str, int]]] | None = None
+    for number, line in enumerate(lines):
+        start, offset = offset, offset + len(line)
+        stripped = line.strip()
+        if heredoc is not None:
+            if stripped == heredoc[0]:
+                yield _heredoc_body(heredoc[1])
+                heredoc = None
+            else:
+                heredoc[1].append((line, start))
+            continue
+        directive = _ESCAPE_DIRECTIVE.match(stripped) if not current and number < 5 else None
+        if directive:
+            escape = directive.group(1)
+        if stripped.startswith("#") or (not stripped and current):
+            continue  # comment lines vanish, even inside a continued instruction
+        if not stripped:
+            continue
+        current.append((line, start))
+        if line.rstrip("\r\n").rstrip().endswith(escape):
+            continue
+        instruction = _instruction(current, escape)
+        yield instruction
+        current = []
+        marker = _HEREDOC.search(instruction.text) if instruction.keyword == "RUN" else None
+        if marker:
+            heredoc = (marker.group(1), [])
+    if current:
+        raise ParseError(f"dangling line continuation at end of file (instruction at line {_line_of(text, current)})")
+
+
+def _heredoc_body(parts: list[tuple[str, int]]) -> Instruction:
+    """A RUN heredoc's body (RUN <<EOF ... EOF) as shell, each character mapped back to the file."""
+    text = "".join(line for line, _ in parts)
+    offsets = tuple(start + i for line, start in parts for i in range(len(line)))
+    return Instruction("RUN", text, offsets)
+
+
+def _line_of(text: str, parts: list[tuple[str, int]]) -> int:
+    return text.count("\n", 0, parts[0][1]) + 1
+
+
+def _instruction(parts: list[tuple[str, int]], escape: str) -> Instruction:
+    chars: list[str] = []
+    offsets: list[int] = []
+    for line, start in parts:
+        body = line.rstrip("\r\n")
+        if body.rstrip().endswith(escape):
+            body = body.rstrip()[:-1] + " "
+        chars.extend(body + "\n")
+        offsets.extend(range(start, start + len(body) + 1))
+    joined = "".join(chars)
+    match = _INSTRUCTION.match(joined)
+    keyword = match.group(1).upper() if match else ""
+    skip = match.end() if match else 0
+    return Instruction(keyword, joined[skip:].replace("\n", " ").rstrip() + "\n", tuple(offsets[skip:]))
+
+
+def instruction_items(instruction: Instruction, positions: Positions) -> Iterator[Item]:
+    def origin(offset: int) -> tuple[int, int]:
+        return positions.at(instruction.offsets[min(offset, len(instruction.offsets) - 1)])
+
+    text = instruction.text
+    if instruction.keyword == "FROM":
+        words = [(m.group(), m.start()) for m in re.finditer(r"\S+", text)]
+        images = [(w, o) for w, o in words if not w.startswith("--")]
+        if images:
+            yield Item(IMAGE, images[0][0], *origin(images[0][1]))
+    elif instruction.keyword == "RUN":
+        yield from shell_items(_run_command(text), origin) if not text.lstrip().startswith("[") else _exec(text, origin)
+    elif instruction.keyword in ("ENV", "ARG"):
+        yield from _assignments(text, origin)
+
+
+def _run_command(text: str) -> str:
+    """RUN's shell text with BuildKit flags (--mount=..., --network=...) blanked out."""
+    return re.sub(r"^(\s*)((?:--\S+\s+)*)", lambda m: m.group(1) + " " * len(m.group(2)), text)
+
+
+def _exec(text: str, origin: Callable[[int], tuple[int, int]]) -> Iterator[Item]:
+    try:
+        argv = json.loads(text)
+    except json.JSONDecodeError:
+        return
+    if isinstance(argv, list) and all(isinstance(a, str) for a in argv):
+        command = argv[2] if argv[:2] in (["/bin/sh", "-c"], ["sh", "-c"], ["bash", "-c"]) and len(argv) > 2 else ""
+        yield from shell_items(command, lambda _offset: origin(0)) if command else iter(())
+
+
+def _assignments(text: str, origin: Callable[[int], tuple[int, int]]) -> Iterator[Item]:
+    pairs = list(_ENV_PAIR.finditer(text))
+    if pairs:
+        for pair in pairs:
+            yield Item(ENV, pair.group(1), *origin(pair.start()), value=pair.group(2).strip("\"'"))
+        return
+    legacy = re.match(r"\s*(\S+)(?:\s+(.*))?", text)  # ENV NAME value (the old form)
+    if legacy:
+        yield Item(ENV, legacy.group(1), *origin(legacy.start(1)), value=(legacy.group(2) or "").strip())
+
+
+_ARG_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+
+
+def _expand(image: Item, defaults: dict[str, str]) -> Item:
+    """FROM ${BASE} with ARG BASE=nvidia/cuda:... names the default image."""
+    expanded = _ARG_REFERENCE.sub(lambda m: defaults.get(m.group(1), m.group()), image.name)
+    return image if expanded == image.name else Item(IMAGE, expanded, image.line, image.column, value=image.name)
+
+
+@register(FileKind.DOCKERFILE)
+def parse_dockerfile(source: SourceFile, text: str) -> ManifestDocument:
+    """A Dockerfile: base images (ARG defaults expanded), ENV/ARG, and every command inside RUN."""
+    positions = Positions(text)
+    defaults: dict[str, str] = {}
+    found: list[Item] = []
+    for instruction in instructions(text):
+        for item in instruction_items(instruction, positions):
+            if instruction.keyword == "ARG" and item.kind == ENV:
+                defaults.setdefault(item.name, item.value)
+            found.append(_expand(item, defaults) if item.kind == IMAGE else item)
+    return ManifestDocument(source=source, text=text, manifest=found)

@@ -1,0 +1,60 @@
+"""Makefiles: variable assignments and recipe lines (shell), comments and continuations handled."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from migrate.model import FileKind, SourceFile
+from migrate.parse import register
+from migrate.parse.manifest import ENV, Item, ManifestDocument, Positions
+from migrate.parse.shell import shell_items
+
+_ASSIGN = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*(?::{1,3}|\?|\+|!)?=\s*(.*)$", re.S)
+_DIRECTIVE = re.compile(r"^\s*(?:ifeq|ifneq|ifdef|ifndef|else|endif|include|-include|sinclude|define|endef|vpath)\b")
+_COMMENT = re.compile(r"(?<!\\)#.*$")
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(offset, text) of each logical line, continuations kept in place so offsets stay valid."""
+    found, start, i = [], 0, 0
+    while i <= len(text):
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        if end > 0 and text[end - 1] == "\\" and end < len(text):
+            i = end + 1
+            continue
+        found.append((start, text[start:end]))
+        start = i = end + 1
+    return found
+
+
+def _shifted(positions: Positions, base: int) -> Callable[[int], tuple[int, int]]:
+    return lambda offset: positions.at(base + offset)
+
+
+def makefile_items(text: str) -> list[Item]:
+    positions = Positions(text)
+    found: list[Item] = []
+    for offset, line in _logical_lines(text):
+        if line.startswith("\t"):
+            body = line[1:].lstrip("@-+ ")
+            lead = len(line) - len(body)
+            found.extend(shell_items(body, _shifted(positions, offset + lead)))
+            continue
+        code = _COMMENT.sub("", line)
+        if not code.strip() or _DIRECTIVE.match(code):
+            continue
+        assignment = _ASSIGN.match(code.strip())
+        if assignment and ":" not in code.split("=", 1)[0].rstrip(":"):
+            indent = len(code) - len(code.lstrip())
+            found.append(Item(ENV, assignment.group(1), *positions.at(offset + indent), value=assignment.group(2)))
+            value_at = offset + code.index(assignment.group(2)) if assignment.group(2) else offset
+            found.extend(shell_items(assignment.group(2), _shifted(positions, value_at)))
+    return found
+
+
+@register(FileKind.MAKEFILE)
+def parse_makefile(source: SourceFile, text: str) -> ManifestDocument:
+    """A Makefile: assignments (NVCC := nvcc, CUDA_HOME ?= ...) and the shell of each recipe line."""
+    return ManifestDocument(source=source, text=text, manifest=makefile_items(text))

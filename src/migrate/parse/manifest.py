@@ -1,0 +1,118 @@
+"""What manifest, build and container parsers produce: a flat list of located facts (items)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from migrate.parse import Document
+
+PACKAGE, INDEX, IMAGE, COMMAND, ENV, FACT, CMAKE = "package", "index", "image", "command", "env", "fact", "cmake"
+NVCC_ARCH_FLAG = re.compile(
+    r"^(?:-gencode(?:=.*)?|--generate-code(?:=.*)?|(?:-arch|--gpu-architecture)=(?:sm|compute)_\w+|"
+    r"-code=(?:sm|compute)_\w+.*|arch=compute_\w+,code=.*|(?:sm|compute)_\d+[a-z]?)$"
+)
+_WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One located fact of a manifest: a package, an index URL, an image, a command, an env var, ..."""
+
+    kind: str
+    name: str  # package (canonical) / URL / image / tool / variable / fact key / CMake command (lower case)
+    line: int
+    column: int
+    value: str = ""  # the requirement text / option / image / variable value / fact value
+    args: tuple[str, ...] = ()  # command or CMake arguments; a package's extras
+    positions: tuple[tuple[int, int], ...] = ()  # (line, column) of each argument
+    local: str = ""  # a package's local version label (cu121 in torch==2.3.1+cu121)
+    url: str = ""  # a package's direct URL
+
+
+@dataclass
+class ManifestDocument(Document):
+    """A manifest, build or container file reduced to its items."""
+
+    manifest: list[Item] = field(default_factory=list)
+
+
+def items(doc: Document, kind: str) -> list[Item]:
+    """DOC's items of one kind; empty for documents no manifest parser produced."""
+    manifest = getattr(doc, "manifest", None)
+    if not manifest:
+        return []
+    if "_items_by_kind" not in doc.__dict__:
+        doc.__dict__["_items_by_kind"] = _group(manifest)
+    return doc.__dict__["_items_by_kind"].get(kind, [])  # type: ignore[no-any-return]
+
+
+def _group(manifest: list[Item]) -> dict[str, list[Item]]:
+    grouped: dict[str, list[Item]] = {}
+    for item in manifest:
+        grouped.setdefault(item.kind, []).append(item)
+    return grouped
+
+
+class Positions:
+    """Offset in a text -> 1-based (line, column)."""
+
+    def __init__(self, text: str, first_line: int = 1) -> None:
+        self._starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._first = first_line
+
+    def at(self, offset: int) -> tuple[int, int]:
+        index = bisect.bisect_right(self._starts, offset) - 1
+        return index + self._first, offset - self._starts[index] + 1
+
+
+def requirement_item(text: str, line: int, column: int, *, strict: bool = True) -> Item | None:
+    """A pip requirement (name, specifier, extras, URL, wheel file) as a package item.
+
+    strict: raise ValueError for text pip would reject; otherwise return None."""
+    text = text.strip()
+    wheel = _WHEEL.match(text.rsplit("/", 1)[-1].split("#", 1)[0])
+    if wheel:
+        name, version = wheel.group("name"), wheel.group("version")
+        return Item(PACKAGE, canonicalize_name(name), line, column, value=text, local=_local(version), url=text)
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement as exc:
+        if strict:
+            raise ValueError(str(exc).splitlines()[0]) from None
+        return None
+    pinned = [s.version for s in requirement.specifier if s.operator in ("==", "===")]
+    return Item(
+        PACKAGE,
+        canonicalize_name(requirement.name),
+        line,
+        column,
+        value=text,
+        args=tuple(sorted(requirement.extras)),
+        local=_local(pinned[0]) if pinned else "",
+        url=requirement.url or "",
+    )
+
+
+def _local(version: str) -> str:
+    try:
+        return Version(version.replace("*", "0")).local or ""
+    except InvalidVersion:
+        return version.split("+", 1)[1] if "+" in version else ""
+
+
+def arch_flag_items(words: list[tuple[str, int, int]]) -> Iterator[Item]:
+    """nvcc architecture flags (-gencode, arch=compute_XX, -arch=sm_XX) among located words."""
+    for index, (word, line, column) in enumerate(words):
+        if not (NVCC_ARCH_FLAG.match(word) or ("arch=compute_" in word and "code=" in word)):
+            continue
+        following = words[index + 1][0] if index + 1 < len(words) else ""
+        if word in ("-gencode", "--generate-code") and NVCC_ARCH_FLAG.match(following):
+            continue  # reported once, at its value
+        yield Item(FACT, "nvcc-arch-flag", line, column, value=word)

@@ -1,0 +1,84 @@
+"""README and docs (Markdown, reStructuredText): only shell code blocks count, never prose."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from migrate.model import FileKind, SourceFile
+from migrate.parse import register
+from migrate.parse.manifest import Item, ManifestDocument
+from migrate.parse.shell import shell_items
+
+_FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})\s*([\w+-]*)")
+_SHELL_LANGUAGES = frozenset({"", "sh", "bash", "shell", "console", "zsh", "shell-session", "shellsession"})
+_RST_BLOCK = re.compile(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::\s*(\S*)\s*$")
+_PROMPT = re.compile(r"^(\s*)(?:\$|>|%|\(\S+\)\s*\$)\s")
+_INDENTED_COMMAND = re.compile(r"^( {4,}|\t)(?:\$\s+)?(?:pip3?|python3? -m pip|uv|conda|mamba|docker|nvidia-smi|nvcc)\s")
+
+
+def code_blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
+    """(0-based first line, lines) of each shell code block: fenced, rST code-block, or indented command."""
+    i = 0
+    while i < len(lines):
+        fence = _FENCE.match(lines[i])
+        rst = _RST_BLOCK.match(lines[i])
+        if fence:
+            end = _fence_end(lines, i + 1, fence.group(2))
+            if fence.group(3).lower() in _SHELL_LANGUAGES:
+                yield i + 1, lines[i + 1 : end]
+            i = end + 1
+        elif rst:
+            end = _indented_end(lines, i + 1, len(rst.group(1)))
+            if rst.group(2).lower() in _SHELL_LANGUAGES:
+                yield i + 1, lines[i + 1 : end]
+            i = end
+        elif _INDENTED_COMMAND.match(lines[i]):
+            yield i, [lines[i]]
+            i += 1
+        else:
+            i += 1
+
+
+def _fence_end(lines: list[str], i: int, fence: str) -> int:
+    while i < len(lines) and not lines[i].strip().startswith(fence):
+        i += 1
+    return i
+
+
+def _indented_end(lines: list[str], i: int, indent: int) -> int:
+    while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
+        i += 1
+    return i
+
+
+def markdown_items(text: str) -> list[Item]:
+    lines = text.splitlines()
+    found: list[Item] = []
+    for first, block in code_blocks(lines):
+        prompted = any(_PROMPT.match(line) for line in block)
+        body = "\n".join(_command_line(line, prompted) for line in block)
+        starts = [0]
+        for line in block:
+            starts.append(starts[-1] + len(line) + 1)
+
+        def origin(offset: int, first: int = first, starts: list[int] = starts) -> tuple[int, int]:
+            index = max(k for k, s in enumerate(starts) if s <= offset)
+            return first + index + 1, offset - starts[index] + 1
+
+        found.extend(shell_items(body, origin))
+    return found
+
+
+def _command_line(line: str, prompted: bool) -> str:
+    """The line with its prompt blanked; in a block with prompts, output lines are blanked entirely."""
+    prompt = _PROMPT.match(line)
+    if prompt:
+        return " " * len(prompt.group()) + line[prompt.end() :]
+    return " " * len(line) if prompted else line
+
+
+@register(FileKind.MARKDOWN)
+def parse_markdown(source: SourceFile, text: str) -> ManifestDocument:
+    """Markdown / reST: the commands of shell code blocks (install lines, docker run, nvidia-smi)."""
+    return ManifestDocument(source=source, text=text, manifest=markdown_items(text))

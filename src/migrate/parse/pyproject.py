@@ -1,0 +1,168 @@
+"""pyproject.toml ([project], Poetry, uv, pixi), Pipfile and setup.cfg: dependencies and package indexes."""
+
+from __future__ import annotations
+
+import configparser
+import re
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from migrate.model import FileKind, SourceFile
+from migrate.parse import ParseError, register
+from migrate.parse.manifest import FACT, INDEX, PACKAGE, Item, ManifestDocument, requirement_item
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class _Locator:
+    """Finds the line and column of a value in the file text (TOML parsers keep no positions)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def find(self, needle: str, *, key: bool = False) -> tuple[int, int]:
+        pattern = (
+            re.compile(rf"^\s*[\"']?{re.escape(needle)}[\"']?\s*=") if key else re.compile(rf"[\"']{re.escape(needle)}")
+        )
+        for number, line in enumerate(self.lines, start=1):
+            if line.lstrip().startswith("#"):
+                continue
+            match = pattern.search(line)
+            if match:
+                return number, (len(line) - len(line.lstrip()) if key else match.start() + 1) + (1 if key else 0)
+        return 1, 1
+
+
+def _load_toml(text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ParseError(f"invalid TOML: {exc}") from None
+
+
+def _requirements(values: Any, where: _Locator) -> Iterator[Item]:
+    for value in values if isinstance(values, list) else []:
+        if isinstance(value, str):
+            item = requirement_item(value, *where.find(value), strict=False)
+            if item is not None:
+                yield item
+
+
+def _table_dependencies(table: Any, where: _Locator) -> Iterator[Item]:
+    """Poetry / Pipfile / pixi style {name = spec} tables."""
+    for name, spec in (table or {}).items() if isinstance(table, dict) else []:
+        if name.lower() == "python":
+            continue
+        line, column = where.find(name, key=True)
+        text = spec if isinstance(spec, str) else (spec.get("version", "") if isinstance(spec, dict) else "")
+        url = spec.get("url", "") or spec.get("git", "") if isinstance(spec, dict) else ""
+        item = requirement_item(name, line, column, strict=False)
+        if item is not None:
+            version = re.sub(r"[^\w.+!*]", "", text.split(",")[0]) if text and text != "*" else ""
+            local = version.split("+", 1)[1] if "+" in version else ""
+            yield Item(PACKAGE, item.name, line, column, value=f"{name} {text}".strip(), local=local, url=url)
+
+
+def _indexes(entries: Any, where: _Locator, option: str) -> Iterator[Item]:
+    for entry in entries if isinstance(entries, list) else []:
+        url = entry.get("url") if isinstance(entry, dict) else None
+        if isinstance(url, str):
+            yield Item(INDEX, url, *where.find(url), value=option)
+
+
+def pyproject_items(data: dict[str, Any], where: _Locator) -> Iterator[Item]:
+    project = data.get("project", {})
+    yield from _requirements(project.get("dependencies"), where)
+    for extra in (project.get("optional-dependencies") or {}).values():
+        yield from _requirements(extra, where)
+    for group in (data.get("dependency-groups") or {}).values():
+        yield from _requirements(group, where)
+    yield from _requirements(data.get("build-system", {}).get("requires"), where)
+    tool = data.get("tool", {})
+    yield from _poetry(tool.get("poetry") or {}, where)
+    yield from _uv(tool.get("uv") or {}, where)
+    yield from _pixi(tool.get("pixi") or {}, where)
+
+
+def _poetry(poetry: dict[str, Any], where: _Locator) -> Iterator[Item]:
+    yield from _table_dependencies(poetry.get("dependencies"), where)
+    yield from _table_dependencies(poetry.get("dev-dependencies"), where)
+    for group in (poetry.get("group") or {}).values():
+        yield from _table_dependencies(group.get("dependencies") if isinstance(group, dict) else None, where)
+    yield from _indexes(poetry.get("source"), where, "poetry-source")
+
+
+def _uv(uv: dict[str, Any], where: _Locator) -> Iterator[Item]:
+    yield from _indexes(uv.get("index"), where, "uv-index")
+    for key in ("index-url", "extra-index-url", "find-links"):
+        values = uv.get(key)
+        for url in [values] if isinstance(values, str) else values or []:
+            yield Item(INDEX, url, *where.find(url), value=f"uv-{key}")
+    yield from _requirements(uv.get("dev-dependencies"), where)
+
+
+def _pixi(pixi: dict[str, Any], where: _Locator) -> Iterator[Item]:
+    for section in [pixi, *(pixi.get("feature") or {}).values()]:
+        if not isinstance(section, dict):
+            continue
+        for channel in section.get("channels") or []:
+            if isinstance(channel, str):
+                yield Item(INDEX, channel, *where.find(channel), value="conda-channel")
+        for name, spec in (section.get("dependencies") or {}).items():
+            yield Item(PACKAGE, name.lower(), *where.find(name, key=True), value=f"{name} {spec}", args=("conda",))
+        yield from _table_dependencies(section.get("pypi-dependencies"), where)
+        cuda = (section.get("system-requirements") or {}).get("cuda")
+        if cuda is not None:
+            yield Item(FACT, "pixi-cuda-requirement", *where.find("cuda", key=True), value=str(cuda))
+
+
+@register(FileKind.PYPROJECT)
+def parse_pyproject(source: SourceFile, text: str) -> ManifestDocument:
+    """pyproject.toml: PEP 621 dependencies, Poetry, uv and pixi tables, build requirements, indexes."""
+    where = _Locator(text)
+    return ManifestDocument(source=source, text=text, manifest=list(pyproject_items(_load_toml(text), where)))
+
+
+@register(FileKind.PIPFILE)
+def parse_pipfile(source: SourceFile, text: str) -> ManifestDocument:
+    """Pipfile: [packages], [dev-packages] and [[source]] URLs."""
+    data, where = _load_toml(text), _Locator(text)
+    found = [*_indexes(data.get("source"), where, "pipfile-source")]
+    for section in ("packages", "dev-packages"):
+        found.extend(_table_dependencies(data.get(section), where))
+    return ManifestDocument(source=source, text=text, manifest=found)
+
+
+@register(FileKind.SETUP_CFG)
+def parse_setup_cfg(source: SourceFile, text: str) -> ManifestDocument:
+    """setup.cfg: [options] install_requires / setup_requires and [options.extras_require]."""
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        raise ParseError(f"invalid setup.cfg: {str(exc).splitlines()[0]}") from None
+    where = _Locator(text)
+    values: list[str] = []
+    for section, keys in (("options", ("install_requires", "setup_requires")), ("options.extras_require", None)):
+        if parser.has_section(section):
+            for key, value in parser.items(section):
+                if keys is None or key in keys:
+                    values.extend(v.strip() for v in value.splitlines() if v.strip() and not v.strip().startswith("#"))
+    return ManifestDocument(source=source, text=text, manifest=list(_requirements(values, _LineLocator(where))))
+
+
+class _LineLocator(_Locator):
+    """setup.cfg values are unquoted: find them as the text of a line."""
+
+    def __init__(self, where: _Locator) -> None:
+        self.lines = where.lines
+
+    def find(self, needle: str, *, key: bool = False) -> tuple[int, int]:
+        for number, line in enumerate(self.lines, start=1):
+            if line.strip() == needle or line.split("=", 1)[-1].strip() == needle:
+                return number, line.index(needle) + 1
+        return 1, 1

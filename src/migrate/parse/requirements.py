@@ -1,0 +1,126 @@
+"""pip requirements and constraints files, read the way pip reads them (via `packaging`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from migrate.discover import classify
+from migrate.model import FileKind, SourceFile
+from migrate.parse import ParseError, register
+from migrate.parse.manifest import FACT, INDEX, Item, ManifestDocument, requirement_item
+
+_COMMENT = re.compile(r"(^|\s)#.*$")
+_OPTION = re.compile(r"^(-[a-zA-Z]|--[a-z-]+)(?:[=\s]\s*(\S.*))?$")
+_INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "-f", "--find-links"})
+_INCLUDE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint"})
+_TRAILING_OPTIONS = re.compile(r"\s+--(?:hash|global-option|config-settings|install-option)[=\s]\S+")
+_MAX_INCLUDE_DEPTH = 5
+_LOCATION = re.compile(r"^(?:(?:git|hg|svn|bzr)\+|https?://|file:|\.{1,2}/|/)")
+_ARCHIVE_SUFFIX = re.compile(r"(?:\.git|\.zip|\.tar\.gz|\.tgz)$")
+
+
+def _location_item(value: str, line: int, column: int) -> list[Item]:
+    """A bare URL or path requirement: named by #egg=, else by the last path segment of a remote URL."""
+    if "#egg=" in value:
+        name = value.split("#egg=", 1)[1].split("&", 1)[0]
+    elif "://" in value:
+        last = value.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+        name = _ARCHIVE_SUFFIX.sub("", last.split("@", 1)[0])
+    else:
+        return []  # a local path: nothing to say about its name
+    item = requirement_item(name, line, column, strict=False)
+    return [] if item is None else [Item(item.kind, item.name, line, column, value=value, url=value)]
+
+
+def logical_lines(text: str) -> Iterator[tuple[int, int, str]]:
+    """(line, column, text) of each requirement line: comments removed, continuations joined."""
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _COMMENT.sub("", raw)
+        if not pending:
+            start = number
+        if line.endswith("\\"):
+            pending.append(line[:-1])
+            continue
+        joined = " ".join([*pending, line]).strip()
+        pending = []
+        if joined:
+            first = text.splitlines()[start - 1]
+            yield start, len(first) - len(first.lstrip()) + 1, joined
+    if pending and " ".join(pending).strip():
+        first = text.splitlines()[start - 1]
+        yield start, len(first) - len(first.lstrip()) + 1, " ".join(pending).strip()
+
+
+def requirement_items(text: str, *, base: Path | None = None, root: Path | None = None,
+                      seen: frozenset[Path] = frozenset()) -> list[Item]:
+    """The packages, index URLs and includes of a requirements file; ParseError for a line pip rejects."""
+    found: list[Item] = []
+    for line, column, content in logical_lines(text):
+        option = _OPTION.match(content)
+        if option:
+            found.extend(_option_items(option.group(1), option.group(2) or "", line, column, base, root, seen))
+            continue
+        content = _TRAILING_OPTIONS.sub("", content)
+        if _LOCATION.match(content) and not content.split("#", 1)[0].endswith(".whl"):
+            found.extend(_location_item(content, line, column))
+            continue
+        try:
+            item = requirement_item(content, line, column)
+        except ValueError as exc:
+            raise ParseError(f"line {line}: invalid requirement {content!r}: {exc}") from None
+        if item is not None:
+            found.append(item)
+    return found
+
+
+def _option_items(option: str, value: str, line: int, column: int, base: Path | None, root: Path | None,
+                  seen: frozenset[Path]) -> list[Item]:
+    value = value.strip()
+    if option in _INDEX_OPTIONS and value:
+        return [Item(INDEX, value, line, column + len(option) + 1, value=option)]
+    if option in ("-e", "--editable"):
+        return _location_item(value, line, column)
+    if option in _INCLUDE_OPTIONS and value:
+        return [Item(FACT, "requirements-include", line, column, value=value), *_included(value, line, column, base,
+                                                                                          root, seen)]
+    return []
+
+
+def _included(name: str, line: int, column: int, base: Path | None, root: Path | None,
+              seen: frozenset[Path]) -> list[Item]:
+    """Packages of an included file that discovery would not read itself, located at the include line."""
+    if base is None or root is None or "://" in name or len(seen) >= _MAX_INCLUDE_DEPTH:
+        return []
+    path = (base / name).resolve()
+    try:
+        relpath = path.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return []
+    if path in seen or classify(relpath) == FileKind.REQUIREMENTS or not path.is_file():
+        return []
+    try:
+        text = path.read_text(encoding="utf-8")
+        nested = requirement_items(text, base=path.parent, root=root, seen=seen | {path})
+    except (OSError, UnicodeDecodeError, ParseError):
+        return []
+    where = str(PurePosixPath(relpath))
+    return [Item(i.kind, i.name, line, column, value=f"{i.value} (from {where})", args=i.args, local=i.local,
+                 url=i.url) for i in nested if i.kind != FACT]
+
+
+def repository_root(source: SourceFile) -> Path:
+    """The scanned root, from a file's absolute path and its relative path."""
+    depth = len(PurePosixPath(source.relpath).parts)
+    return source.path.parents[depth - 1]
+
+
+@register(FileKind.REQUIREMENTS)
+def parse_requirements(source: SourceFile, text: str) -> ManifestDocument:
+    """A requirements or constraints file, following -r/-c includes that discovery does not read."""
+    seen = frozenset({source.path.resolve()})
+    found = requirement_items(text, base=source.path.parent, root=repository_root(source), seen=seen)
+    return ManifestDocument(source=source, text=text, manifest=found)

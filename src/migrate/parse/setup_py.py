@@ -1,0 +1,105 @@
+"""setup.py read as a syntax tree: requirements, CUDAExtension, nvcc flags, arch lists and CUDA_HOME gates."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from migrate.model import FileKind, SourceFile
+from migrate.parse import register
+from migrate.parse.manifest import ENV, FACT, Item, arch_flag_items, requirement_item
+from migrate.parse.python import PythonDocument, parse_python
+
+_REQUIREMENT_KEYWORDS = frozenset({"install_requires", "setup_requires", "extras_require", "tests_require"})
+_EXTENSIONS = frozenset({"CUDAExtension", "cpp_extension.CUDAExtension", "torch.utils.cpp_extension.CUDAExtension"})
+_ENV_READERS = frozenset({"os.environ.get", "os.getenv", "os.environ.setdefault", "os.environ.pop", "environ.get",
+                          "getenv"})
+_GATES = frozenset({"CUDA_HOME", "cpp_extension.CUDA_HOME", "torch.utils.cpp_extension.CUDA_HOME",
+                    "torch.cuda.is_available"})
+
+
+@dataclass
+class SetupPyDocument(PythonDocument):
+    """A setup.py: a Python module whose manifest items the manifest matchers read."""
+
+    manifest: list[Item] = field(default_factory=list)
+
+
+def _strings(node: ast.AST) -> Iterator[tuple[ast.Constant, str]]:
+    for child in ast.walk(node):
+        if isinstance(child, ast.Constant) and isinstance(child.value, str):
+            yield child, child.value
+
+
+def _requirements(doc: PythonDocument, value: ast.AST) -> Iterator[Item]:
+    if isinstance(value, ast.Name):
+        value = _assigned(doc, value.id) or value
+    for const, text in _strings(value):
+        if isinstance(value, ast.Dict) and const in value.keys:
+            continue
+        item = requirement_item(text, const.lineno, const.col_offset + 2, strict=False)
+        if item is not None:
+            yield item
+
+
+def _assigned(doc: PythonDocument, name: str) -> ast.AST | None:
+    for node in doc.module.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return node.value
+    return None
+
+
+def _call_items(doc: PythonDocument, call: ast.Call) -> Iterator[Item]:
+    name = doc.dotted(call.func) or ""
+    if name in _EXTENSIONS or name.endswith(".CUDAExtension"):
+        yield Item(FACT, "cuda-extension", call.lineno, call.col_offset + 1, value=name)
+    if name.rsplit(".", 1)[-1] == "setup" or name == "setuptools.setup":
+        for keyword in call.keywords:
+            if keyword.arg in _REQUIREMENT_KEYWORDS:
+                yield from _requirements(doc, keyword.value)
+    if name in _ENV_READERS and call.args and isinstance(call.args[0], ast.Constant):
+        key = call.args[0]
+        if isinstance(key.value, str):
+            yield Item(ENV, key.value, key.lineno, key.col_offset + 2, value="read")
+
+
+def _env_subscript(doc: PythonDocument, node: ast.Subscript) -> Iterator[Item]:
+    if doc.dotted(node.value) in ("os.environ", "environ") and isinstance(node.slice, ast.Constant):
+        if isinstance(node.slice.value, str):
+            yield Item(ENV, node.slice.value, node.slice.lineno, node.slice.col_offset + 2)
+
+
+def _gate(doc: PythonDocument, node: ast.If | ast.IfExp | ast.Assert) -> Iterator[Item]:
+    for child in ast.walk(node.test):
+        name = doc.dotted(child) if isinstance(child, (ast.Name, ast.Attribute)) else None
+        if name in _GATES:
+            yield Item(FACT, "cuda-home-gate", node.lineno, node.col_offset + 1, value=name)
+            return
+
+
+def setup_items(doc: PythonDocument) -> list[Item]:
+    """Every manifest item of a setup.py."""
+    found: list[Item] = []
+    for node in doc.nodes:
+        if isinstance(node, ast.Call):
+            found.extend(_call_items(doc, node))
+        elif isinstance(node, ast.Subscript):
+            found.extend(_env_subscript(doc, node))
+        elif isinstance(node, (ast.If, ast.IfExp, ast.Assert)):
+            found.extend(_gate(doc, node))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in doc.docstrings:
+            if node.value.strip() in ("-gencode", "--generate-code"):
+                continue  # its value, the next list element, is reported
+            words = [(w, node.lineno, node.col_offset + 2) for w in node.value.split()]
+            found.extend(arch_flag_items(words))
+    return found
+
+
+@register(FileKind.SETUP_PY)
+def parse_setup_py(source: SourceFile, text: str) -> SetupPyDocument:
+    """A setup.py as a Python tree (a syntax error is the skip reason) plus its manifest items."""
+    module = parse_python(source, text)
+    doc = SetupPyDocument(source=source, text=text, tree=module.tree)
+    doc.manifest = setup_items(doc)
+    return doc

@@ -1,0 +1,272 @@
+"""Shell scripts, and the shell snippets inside Dockerfiles, Makefiles, CI files and README code blocks.
+
+A small POSIX-shell word splitter (quotes, escapes, comments, operators, heredocs) that keeps each
+word's offset, then one pass per simple command: leading VAR=value assignments, the tool, its
+arguments, and the packages and index URLs of `pip install` / `uv pip install` / `conda install`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from migrate.model import FileKind, SourceFile
+from migrate.parse import register
+from migrate.parse.manifest import COMMAND, ENV, INDEX, PACKAGE, Item, ManifestDocument, Positions, arch_flag_items
+from migrate.parse.manifest import requirement_item
+
+Origin = Callable[[int], tuple[int, int]]
+ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+_OPERATORS = ("&&", "||", ";;", "<<-", "<<", ">>", "$(", "|", ";", "&", "(", ")", "`", "<", ">")
+_SEPARATORS = frozenset({"\n", "&&", "||", ";;", "|", ";", "&", "(", ")", "$(", "`"})
+_REDIRECTS = frozenset({"<", ">", ">>", "<<", "<<-"})
+_WORD_END = frozenset(" \t\r\n;&|()<>`")
+_WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "then", "do", "else", "!", "{"})
+_DECLARE = frozenset({"export", "declare", "local", "readonly", "typeset", "set"})
+_PIP_VALUE_OPTIONS = frozenset(
+    {"-r", "--requirement", "-c", "--constraint", "-t", "--target", "--prefix", "--root", "--src", "--platform",
+     "--python-version", "--implementation", "--abi", "--upgrade-strategy", "--trusted-host", "-C",
+     "--config-settings", "--global-option", "--no-binary", "--only-binary", "--progress-bar", "--python",
+     "-p", "--cache-dir", "--log", "--torch-backend", "--group", "--extra", "--index-strategy", "--report"}
+)
+_PIP_INDEX_OPTIONS = frozenset(
+    {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--index", "--default-index"}
+)
+_CONDA_VALUE_OPTIONS = frozenset({"-n", "--name", "-p", "--prefix", "--file", "--override-channels-file"})
+
+
+@dataclass(frozen=True)
+class Word:
+    """A shell word (quotes removed) or an operator, with its offset in the snippet."""
+
+    text: str
+    offset: int
+    operator: bool = False
+
+
+def tokenize(text: str) -> list[Word]:
+    """Split shell text into words and operators; comments and heredoc bodies vanish."""
+    words: list[Word] = []
+    heredocs: list[tuple[str, bool]] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == "\\" and text.startswith("\n", i + 1):
+            i += 2
+        elif char == "\n":
+            words.append(Word("\n", i, True))
+            i = _skip_heredocs(text, i + 1, heredocs)
+            heredocs = []
+        elif char in " \t\r":
+            i += 1
+        elif char == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        else:
+            operator = next((op for op in _OPERATORS if text.startswith(op, i)), None)
+            if operator:
+                words.append(Word(operator, i, True))
+                i += len(operator)
+                if operator in ("<<", "<<-"):
+                    i = _heredoc_word(text, i, operator == "<<-", heredocs, words)
+                continue
+            word, end = _word(text, i)
+            words.append(Word(word, i))
+            i = end
+    return words
+
+
+def _word(text: str, start: int) -> tuple[str, int]:
+    out: list[str] = []
+    i, n = start, len(text)
+    while i < n and text[i] not in _WORD_END:
+        char = text[i]
+        if char == "'":
+            end = text.find("'", i + 1)
+            end = n if end < 0 else end
+            out.append(text[i + 1 : end])
+            i = end + 1
+        elif char == '"':
+            i = _double_quoted(text, i + 1, out)
+        elif char == "\\" and i + 1 < n:
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+        elif text.startswith("$(", i):
+            break
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out), max(i, start + 1)
+
+
+def _double_quoted(text: str, i: int, out: list[str]) -> int:
+    n = len(text)
+    while i < n and text[i] != '"':
+        if text[i] == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(text[i])
+        i += 1
+    return i + 1
+
+
+def _heredoc_word(text: str, i: int, strip_tabs: bool, heredocs: list[tuple[str, bool]], words: list[Word]) -> int:
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    delimiter, end = _word(text, i)
+    if delimiter:
+        heredocs.append((delimiter, strip_tabs))
+        words.append(Word(delimiter, i))
+    return end
+
+
+def _skip_heredocs(text: str, i: int, heredocs: list[tuple[str, bool]]) -> int:
+    for delimiter, strip_tabs in heredocs:
+        while i < len(text):
+            end = text.find("\n", i)
+            line = text[i : len(text) if end < 0 else end]
+            i = len(text) if end < 0 else end + 1
+            if (line.lstrip("\t") if strip_tabs else line).rstrip("\r") == delimiter:
+                break
+    return i
+
+
+def commands(words: list[Word]) -> Iterator[list[Word]]:
+    """The simple commands: runs of words between separators, redirections and their targets removed."""
+    current: list[Word] = []
+    skip_next = False
+    for word in words:
+        if skip_next and not word.operator:
+            skip_next = False
+            continue
+        skip_next = False
+        if word.operator and word.text in _REDIRECTS:
+            skip_next = True
+        elif word.operator and word.text in _SEPARATORS:
+            if current:
+                yield current
+            current = []
+        elif not word.operator:
+            current.append(word)
+    if current:
+        yield current
+
+
+def shell_items(text: str, origin: Origin) -> list[Item]:
+    """Every item of a shell snippet; ORIGIN maps an offset in TEXT to its (line, column) in the file."""
+    found: list[Item] = []
+    for command in commands(tokenize(text)):
+        found.extend(command_items(command, origin))
+    return found
+
+
+def command_items(command: list[Word], origin: Origin) -> Iterator[Item]:
+    """Items of one simple command: assignments, the tool and its arguments, pip/conda packages."""
+    yield from arch_flag_items([(w.text, *origin(w.offset)) for w in command])
+    i = 0
+    while i < len(command):
+        word = command[i]
+        assignment = ASSIGNMENT.match(word.text)
+        if assignment:
+            yield Item(ENV, assignment.group(1), *origin(word.offset), value=assignment.group(2))
+        elif word.text in _DECLARE:
+            yield from _declared(command[i + 1 :], origin)
+            return
+        elif word.text in _WRAPPERS or (word.text.startswith("-") and i > 0 and command[i - 1].text in _WRAPPERS):
+            pass
+        else:
+            yield from _invocation(command[i:], origin)
+            return
+        i += 1
+
+
+def _declared(words: list[Word], origin: Origin) -> Iterator[Item]:
+    for word in words:
+        assignment = ASSIGNMENT.match(word.text)
+        if assignment:
+            yield Item(ENV, assignment.group(1), *origin(word.offset), value=assignment.group(2))
+
+
+def _invocation(words: list[Word], origin: Origin) -> Iterator[Item]:
+    tool = words[0].text.rsplit("/", 1)[-1]
+    args = tuple(w.text for w in words[1:])
+    yield Item(
+        COMMAND, tool, *origin(words[0].offset), value=" ".join(args), args=args,
+        positions=tuple(origin(w.offset) for w in words[1:]),
+    )
+    installer = _installer(tool, args)
+    if installer == "pip":
+        start = [w.text for w in words].index("install") + 1 if "install" in args else 2
+        yield from pip_arguments(words[start:], origin)
+    elif installer == "conda":
+        yield from _conda_arguments(words[2:], origin)
+
+
+def _installer(tool: str, args: tuple[str, ...]) -> str | None:
+    if re.match(r"^pip(?:3(?:\.\d+)?)?$", tool) and args[:1] == ("install",):
+        return "pip"
+    if re.match(r"^python(?:3(?:\.\d+)?)?$", tool) and args[:3] == ("-m", "pip", "install"):
+        return "pip"
+    if tool == "uv" and (args[:2] == ("pip", "install") or args[:1] == ("add",)):
+        return "pip"
+    if tool in ("conda", "mamba", "micromamba") and args[:1] in (("install",), ("create",)):
+        return "conda"
+    return None
+
+
+def pip_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
+    """Packages and index URLs among the arguments of `pip install`."""
+    i = 0
+    while i < len(words):
+        text = words[i].text
+        option, _, inline = text.partition("=") if text.startswith("--") else (text, "", "")
+        value_word = None if inline or i + 1 >= len(words) else words[i + 1]
+        if option in _PIP_INDEX_OPTIONS:
+            url, where = (inline, words[i]) if inline else ((value_word.text, value_word) if value_word else ("", None))
+            if where is not None:
+                yield Item(INDEX, url, *origin(where.offset), value=option)
+            i += 1 if inline else 2
+        elif option in _PIP_VALUE_OPTIONS:
+            i += 1 if inline else 2
+        elif text.startswith("-") or "$" in text or text.startswith((".", "/", "~")) or not text:
+            i += 1
+        else:
+            item = requirement_item(text, *origin(words[i].offset), strict=False)
+            if item is not None:
+                yield item
+            i += 1
+
+
+def _conda_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
+    i = 0
+    while i < len(words):
+        text = words[i].text
+        if text in ("-c", "--channel") and i + 1 < len(words):
+            yield Item(INDEX, words[i + 1].text, *origin(words[i + 1].offset), value="conda-channel")
+            i += 2
+        elif text in _CONDA_VALUE_OPTIONS:
+            i += 2
+        elif text.startswith("-") or "$" in text:
+            i += 1
+        else:
+            yield conda_item(text, *origin(words[i].offset))
+            i += 1
+
+
+def conda_item(spec: str, line: int, column: int) -> Item:
+    """A conda package spec (`pytorch-cuda=12.1`, `nvidia::cuda-toolkit`, `cudatoolkit >=11`) as an item."""
+    channel, _, rest = spec.rpartition("::")
+    name = re.split(r"[\s=<>!~\[]", rest.strip(), maxsplit=1)[0].lower()
+    return Item(PACKAGE, name, line, column, value=spec, args=("conda",), url=channel)
+
+
+@register(FileKind.SHELL)
+def parse_shell(source: SourceFile, text: str) -> ManifestDocument:
+    """A shell script: every command, assignment and package install in it."""
+    positions = Positions(text)
+    return ManifestDocument(source=source, text=text, manifest=shell_items(text, positions.at))
+

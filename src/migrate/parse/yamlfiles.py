@@ -1,0 +1,214 @@
+"""YAML manifests: conda environments, docker compose, Kubernetes (by content) and CI workflows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from migrate.model import FileKind, SourceFile
+from migrate.parse import ParseError, register
+from migrate.parse.manifest import ENV, FACT, IMAGE, INDEX, Item, ManifestDocument
+from migrate.parse.requirements import requirement_items
+from migrate.parse.shell import conda_item, shell_items
+
+Path_ = tuple[str, ...]
+_GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "nvidia.com/mig")
+
+
+def _compose(text: str) -> list[Node]:
+    try:
+        return [node for node in yaml.compose_all(text, Loader=yaml.SafeLoader) if node is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ParseError(f"invalid YAML{where}: {problem}") from None
+
+
+def _pos(node: Node) -> tuple[int, int]:
+    quoted = isinstance(node, ScalarNode) and node.style in ("'", '"')
+    return node.start_mark.line + 1, node.start_mark.column + 1 + (1 if quoted else 0)
+
+
+def _walk(node: Node, path: Path_ = ()) -> Iterator[tuple[Path_, Node | None, Node]]:
+    """(path, key node or None, value node) for every mapping entry and sequence item, depth first."""
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            name = key.value if isinstance(key, ScalarNode) else "?"
+            yield path + (str(name),), key, value
+            yield from _walk(value, path + (str(name),))
+    elif isinstance(node, SequenceNode):
+        for item in node.value:
+            yield path + ("[]",), None, item
+            yield from _walk(item, path + ("[]",))
+
+
+def _get(node: Node, key: str) -> Node | None:
+    if isinstance(node, MappingNode):
+        for k, v in node.value:
+            if isinstance(k, ScalarNode) and k.value == key:
+                return v  # type: ignore[no-any-return]
+    return None
+
+
+def _scalar(node: Node | None) -> str | None:
+    return str(node.value) if isinstance(node, ScalarNode) else None
+
+
+def _env_items(node: Node) -> Iterator[Item]:
+    """`environment:`/`env:` as a mapping, a list of NAME=value strings, or a list of {name, value}."""
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            yield Item(ENV, str(key.value), *_pos(key), value=_scalar(value) or "")
+    elif isinstance(node, SequenceNode):
+        for item in node.value:
+            text = _scalar(item)
+            name_node = _get(item, "name")
+            if text is not None:
+                yield Item(ENV, text.split("=", 1)[0], *_pos(item), value=text.partition("=")[2])
+            elif isinstance(name_node, ScalarNode):
+                yield Item(ENV, str(name_node.value), *_pos(name_node), value=_scalar(_get(item, "value")) or "")
+
+
+def _script_items(node: Node) -> list[Item]:
+    """The shell inside a `run:`/`script:` scalar (or list of scalars), located in the file."""
+    scalars = node.value if isinstance(node, SequenceNode) else [node]
+    found: list[Item] = []
+    for scalar in scalars:
+        if isinstance(scalar, ScalarNode):
+            found.extend(shell_items(str(scalar.value), _scalar_origin(scalar)))
+    return found
+
+
+def _scalar_origin(node: ScalarNode) -> Callable[[int], tuple[int, int]]:
+    """Offset in a scalar's value -> (line, column) in the file; block scalars start on the next line."""
+    value = str(node.value)
+    block = node.style in ("|", ">")
+    first_line = node.start_mark.line + (2 if block else 1)
+
+    def origin(offset: int) -> tuple[int, int]:
+        line = value.count("\n", 0, offset)
+        column = offset - (value.rfind("\n", 0, offset) + 1)
+        if block:
+            return first_line + line, column + 1 + _block_indent(node)
+        return node.start_mark.line + 1 + line, node.start_mark.column + column + 1 + (0 if node.style is None else 1)
+
+    return origin
+
+
+def _block_indent(node: ScalarNode) -> int:
+    buffer = node.start_mark.buffer
+    if not buffer:
+        return 0
+    lines = buffer.splitlines()
+    line_no = node.start_mark.line + 1
+    if line_no >= len(lines):
+        return 0
+    line = lines[line_no]
+    return len(line) - len(line.lstrip())
+
+
+def conda_items(root: Node) -> Iterator[Item]:
+    """environment.yml: channels and dependencies, including the nested pip list."""
+    for channel in _sequence(_get(root, "channels")):
+        if _scalar(channel):
+            yield Item(INDEX, str(channel.value), *_pos(channel), value="conda-channel")
+    for dep in _sequence(_get(root, "dependencies")):
+        if _scalar(dep):
+            yield conda_item(str(dep.value), *_pos(dep))
+        for pip_line in _sequence(_get(dep, "pip")):
+            if _scalar(pip_line):
+                line, column = _pos(pip_line)
+                for item in requirement_items(str(pip_line.value)):
+                    yield Item(item.kind, item.name, line, column, value=item.value, args=item.args,
+                               local=item.local, url=item.url)
+
+
+def _sequence(node: Node | None) -> list[Node]:
+    return list(node.value) if isinstance(node, SequenceNode) else []
+
+
+def compose_items(root: Node) -> Iterator[Item]:
+    """docker compose: images, runtime, GPU device reservations, environment, commands."""
+    for path, key, value in _walk(root):
+        name = path[-1]
+        if name == "image" and _scalar(value):
+            yield Item(IMAGE, str(value.value), *_pos(value))
+        elif name == "runtime" and _scalar(value):
+            yield Item(FACT, "container-runtime", *_pos(value), value=str(value.value))
+        elif name == "driver" and "devices" in path and _scalar(value):
+            yield Item(FACT, "gpu-reservation-driver", *_pos(value), value=str(value.value))
+        elif name == "environment" and key is not None:
+            yield from _env_items(value)
+
+
+def kubernetes_items(root: Node) -> Iterator[Item]:
+    """Kubernetes objects: nvidia.com/gpu resources, images, env, runtimeClassName, node selectors."""
+    for path, key, value in _walk(root):
+        name = path[-1]
+        if key is not None and name in _GPU_RESOURCE_KEYS and ("limits" in path or "requests" in path):
+            yield Item(FACT, "gpu-resource", *_pos(key), value=name)
+        elif name == "image" and _scalar(value):
+            yield Item(IMAGE, str(value.value), *_pos(value))
+        elif name == "runtimeClassName" and _scalar(value):
+            yield Item(FACT, "container-runtime", *_pos(value), value=str(value.value))
+        elif name == "env" and key is not None:
+            yield from _env_items(value)
+
+
+def workflow_items(root: Node) -> Iterator[Item]:
+    """CI workflows: container and service images, `uses:` actions, env, and the shell of run/script steps."""
+    for path, key, value in _walk(root):
+        name = path[-1]
+        if (name in ("image", "container") or (name == "name" and path[-2:-1] == ("image",))) and _scalar(value):
+            yield Item(IMAGE, str(value.value), *_pos(value))
+        elif name == "uses" and _scalar(value):
+            yield Item(FACT, "ci-action", *_pos(value), value=str(value.value))
+        elif name in ("env", "variables") and key is not None:
+            yield from _env_items(value)
+        elif name in ("run", "script", "before_script", "after_script") and key is not None:
+            yield from _script_items(value)
+        elif name == "options" and "container" in path and isinstance(value, ScalarNode):
+            yield from _container_options(value)
+
+
+def _container_options(node: ScalarNode) -> list[Item]:
+    """GitHub's `container.options` are `docker create` flags: read them as such."""
+    prefix = "docker create "
+    origin = _scalar_origin(node)
+    return shell_items(prefix + str(node.value), lambda offset: origin(max(0, offset - len(prefix))))
+
+
+def is_kubernetes(root: Node) -> bool:
+    return _scalar(_get(root, "apiVersion")) is not None and _scalar(_get(root, "kind")) is not None
+
+
+def _document(source: SourceFile, text: str, extract: Callable[[Node], Iterator[Item]]) -> ManifestDocument:
+    found = [item for root in _compose(text) for item in extract(root)]
+    return ManifestDocument(source=source, text=text, manifest=found)
+
+
+@register(FileKind.CONDA)
+def parse_conda(source: SourceFile, text: str) -> ManifestDocument:
+    """A conda environment file."""
+    return _document(source, text, conda_items)
+
+
+@register(FileKind.COMPOSE)
+def parse_compose(source: SourceFile, text: str) -> ManifestDocument:
+    """A docker compose file."""
+    return _document(source, text, compose_items)
+
+
+@register(FileKind.CI_WORKFLOW)
+def parse_workflow(source: SourceFile, text: str) -> ManifestDocument:
+    """A GitHub Actions or GitLab CI file."""
+    return _document(source, text, workflow_items)
+
+
+@register(FileKind.KUBERNETES, FileKind.YAML)
+def parse_yaml(source: SourceFile, text: str) -> ManifestDocument:
+    """Any other YAML: read only when it is a Kubernetes manifest (apiVersion + kind)."""
+    return _document(source, text, lambda root: kubernetes_items(root) if is_kubernetes(root) else iter(()))

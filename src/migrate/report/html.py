@@ -1,0 +1,98 @@
+"""A self-contained HTML porting report: inline CSS, JS and SVG, nothing fetched, everything escaped."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+
+import jinja2
+
+from migrate import risk, targets
+from migrate.model import Finding, ScanResult, Severity
+
+ROWS_SHOWN = 5000  # beyond this a browser table stops being useful; JSON has them all
+_BARS = 12
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar of an inline SVG chart."""
+
+    label: str
+    value: float
+    text: str
+    width: float  # 0..100, share of the longest bar
+
+
+def render(result: ScanResult) -> str:
+    """The report as one HTML document."""
+    weights = risk.load_weights()
+    assessed = risk.assess_result(result, weights)
+    return _template().render(
+        result=result,
+        risk=assessed,
+        effort=risk.format_days(assessed.effort),
+        blocker_effort=risk.format_days(assessed.blocker_effort),
+        severities=sorted(Severity, reverse=True),
+        by_severity=Counter(f.severity for f in result.findings),
+        categories=sorted({f.category for f in result.findings}),
+        labels={c: risk.label(c, weights) for c in {f.category for f in result.findings}},
+        per_target=_per_target(result),
+        effort_bars=_effort_bars(assessed, weights),
+        directory_bars=_directory_bars(assessed),
+        checklist=[(item, risk.format_days(item.effort)) for item in _checklist(result, weights)],
+        rows=result.findings[:ROWS_SHOWN],
+        hidden_rows=max(0, len(result.findings) - ROWS_SHOWN),
+        files_with_findings=len({f.path for f in result.findings}),
+        suggestion=_suggestion,
+    )
+
+
+def _checklist(result: ScanResult, weights: risk.Weights) -> tuple[risk.ChecklistItem, ...]:
+    return risk.checklist(result.findings, weights, gfx_targets=result.targets, guarded=result.guarded)
+
+
+@cache
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("migrate.report", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return env.get_template("report.html.j2")
+
+
+def _per_target(result: ScanResult) -> list[tuple[str, int, risk.Risk, str]]:
+    if len(result.targets) < 2:
+        return []
+    return [
+        (gfx, targets.wavefront_size(gfx), assessed, risk.format_days(assessed.effort))
+        for gfx, assessed in risk.per_target(result)
+    ]
+
+
+def _effort_bars(assessed: risk.Risk, weights: risk.Weights) -> list[Bar]:
+    rollups = [r for r in assessed.by_category if r.effort.mid > 0][:_BARS]
+    return _bars([(risk.label(r.key, weights), r.effort.mid, risk.format_days(r.effort, short=True)) for r in rollups])
+
+
+def _directory_bars(assessed: risk.Risk) -> list[Bar]:
+    rollups = sorted(assessed.by_directory, key=lambda r: (-r.findings, r.key))[:_BARS]
+    return _bars([(r.key, float(r.findings), str(r.findings)) for r in rollups])
+
+
+def _bars(values: list[tuple[str, float, str]]) -> list[Bar]:
+    top = max((v for _, v, _ in values), default=0.0) or 1.0
+    return [Bar(label, value, text, round(100 * value / top, 1)) for label, value, text in values]
+
+
+def _suggestion(finding: Finding) -> str:
+    """What to do about a finding: its HIP equivalent or substitutes, else the rule's advice."""
+    if finding.hip:
+        return f"Use {finding.hip}"
+    if finding.substitutions:
+        return "See substitutes: " + ", ".join(finding.substitutions)
+    return ""

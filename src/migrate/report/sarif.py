@@ -1,0 +1,128 @@
+"""SARIF 2.1.0 for code-scanning services: one rule per rule id, fingerprints that survive line shifts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from typing import Any
+from urllib.parse import quote
+
+from migrate import __version__, risk
+from migrate.model import Finding, Rule, ScanResult, Severity
+from migrate.ruleset import load_builtin
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+ROOT_ID = "SRCROOT"
+FINGERPRINT = "rocmMigrate/v1"
+LEVELS = {
+    Severity.BLOCKER: "error",
+    Severity.HIGH: "error",
+    Severity.MEDIUM: "warning",
+    Severity.LOW: "note",
+    Severity.INFO: "note",
+}
+
+
+def render(result: ScanResult) -> str:
+    """The scan as one SARIF run."""
+    return json.dumps(as_dict(result), indent=2, ensure_ascii=False) + "\n"
+
+
+def as_dict(result: ScanResult) -> dict[str, Any]:
+    rule_ids = sorted({f.rule for f in result.findings})
+    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    rules = load_builtin()
+    firsts = {rule_id: next(f for f in result.findings if f.rule == rule_id) for rule_id in rule_ids}
+    run = {
+        "tool": {
+            "driver": {
+                "name": "rocm-migrate",
+                "version": __version__,
+                "rules": [_rule(firsts[r], rules.by_id(r)) for r in rule_ids],
+            }
+        },
+        "originalUriBaseIds": {ROOT_ID: {"description": {"text": "The root of the scanned repository."}}},
+        "results": [_result(f, index[f.rule], fingerprint) for f, fingerprint in _fingerprints(result.findings)],
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [_skip_notification(s.path, s.reason) for s in result.skipped],
+            }
+        ],
+        "properties": _properties(result),
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _rule(finding: Finding, rule: Rule | None) -> dict[str, Any]:
+    """A reportingDescriptor from the rule (or, for a rule we cannot load, its first finding)."""
+    label = risk.label(finding.category, risk.load_weights())
+    title = rule.title if rule else f"{label}: {finding.rule}"
+    message = rule.message if rule else finding.message
+    hip = (rule.hip if rule else finding.hip) or "none known"
+    severity = rule.severity if rule else finding.severity
+    help_text = f"{message}\n\nCategory: {label}. ROCm equivalent: {hip}."
+    return {
+        "id": finding.rule,
+        "name": "".join(part.capitalize() for part in finding.rule.split("-")),
+        "shortDescription": {"text": title},
+        "fullDescription": {"text": message},
+        "help": {"text": help_text},
+        "defaultConfiguration": {"level": LEVELS[severity]},
+        "properties": {"category": finding.category, "tags": ["rocm", "portability", finding.category]},
+    }
+
+
+def _result(finding: Finding, rule_index: int, fingerprint: str) -> dict[str, Any]:
+    message = finding.message + (f" ROCm: {finding.hip}." if finding.hip else "")
+    region: dict[str, Any] = {"startLine": finding.line, "endLine": max(finding.line, finding.end_line)}
+    if finding.column >= 1:
+        region["startColumn"] = finding.column
+    if finding.evidence:
+        region["snippet"] = {"text": finding.evidence}
+    return {
+        "ruleId": finding.rule,
+        "ruleIndex": rule_index,
+        "level": LEVELS[finding.severity],
+        "message": {"text": message},
+        "locations": [{"physicalLocation": {"artifactLocation": _artifact(finding.path), "region": region}}],
+        "partialFingerprints": {FINGERPRINT: fingerprint},
+        "properties": {"severity": finding.severity.label, "category": finding.category},
+    }
+
+
+def _fingerprints(findings: tuple[Finding, ...]) -> list[tuple[Finding, str]]:
+    """Hash of rule, path, whitespace-normalized evidence and occurrence index: stable when lines move."""
+    seen: dict[tuple[str, str, str], int] = defaultdict(int)
+    pairs = []
+    for finding in findings:
+        key = (finding.rule, finding.path, " ".join(finding.evidence.split()))
+        occurrence = seen[key]
+        seen[key] += 1
+        digest = hashlib.sha256("\0".join([*key, str(occurrence)]).encode()).hexdigest()[:32]
+        pairs.append((finding, digest))
+    return pairs
+
+
+def _artifact(path: str) -> dict[str, str]:
+    """A location relative to the repository root, percent-encoded."""
+    return {"uri": quote(path), "uriBaseId": ROOT_ID}
+
+
+def _skip_notification(path: str, reason: str) -> dict[str, Any]:
+    return {
+        "level": "note",
+        "message": {"text": f"skipped: {reason}"},
+        "locations": [{"physicalLocation": {"artifactLocation": _artifact(path)}}],
+    }
+
+
+def _properties(result: ScanResult) -> dict[str, Any]:
+    assessed = risk.assess_result(result)
+    return {
+        "targets": list(result.targets),
+        "verdict": assessed.verdict,
+        "riskScore": assessed.score,
+        "effortDays": assessed.effort.to_dict(),
+    }

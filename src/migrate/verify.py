@@ -1,0 +1,195 @@
+"""Compile check: translate into a temp copy, run hipcc -fsyntax-only on each unit, map errors to findings."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrate.apply import plan_port, write_port
+from migrate.errors import InputError, ToolNotFound
+from migrate.model import Finding, Severity, Skipped
+from migrate.tools import ToolRun, find_tool, run_tool
+from migrate.translate import Engine
+
+UNIT_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx")
+RULE_COMPILE_ERROR = "hipcc-error"
+_DIAGNOSTIC = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<msg>.*)$", re.M)
+_TOO_NEW = ("invalid target id", "unsupported cuda gpu architecture", "unknown target cpu", "unsupported hip gpu")
+_KEPT_FLAGS = ("-I", "-D", "-U", "-isystem", "-std=", "-include")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One compiled translation unit and how the compiler answered."""
+
+    relpath: str
+    run: ToolRun
+
+    @property
+    def ok(self) -> bool:
+        return self.run.ok
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """The compile check of a tree for one target."""
+
+    target: str
+    compiler: str
+    engine: str
+    units: tuple[Unit, ...]
+    findings: tuple[Finding, ...]
+    skipped: tuple[Skipped, ...] = ()
+
+    @property
+    def failed(self) -> tuple[Unit, ...]:
+        return tuple(u for u in self.units if not u.ok)
+
+
+def find_hipcc(explicit: str | Path | None = None) -> Path:
+    """hipcc's path, or ToolNotFound with what to do."""
+    found = find_tool("hipcc", explicit)
+    if found is None:
+        where = f"at {explicit}" if explicit else "on PATH, in $ROCM_PATH/bin or /opt/rocm/bin"
+        raise ToolNotFound(f"hipcc not found {where}; install ROCm (or Debian's hipcc package) to compile-check")
+    return found
+
+
+def verify(
+    root: Path, target: str, engine: Engine, *, hipcc: str | Path | None = None, max_file_size: int, jobs: int = 0,
+) -> VerifyResult:
+    """Translate ROOT into a temp dir and compile each unit for TARGET; compiler errors become findings."""
+    compiler = find_hipcc(hipcc)
+    version = _version(compiler)
+    with tempfile.TemporaryDirectory(prefix="migrate-verify-") as tmp:
+        _check_target(compiler, target, version, Path(tmp))
+        plan = plan_port(root, engine, max_file_size=max_file_size, side_files=False)
+        copy = Path(tmp) / "src"
+        write_port(plan, out_dir=copy)
+        units = _units(copy)
+        flags = _flags_from_compile_db(root, copy)
+        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+            runs = list(pool.map(lambda rel: _compile(compiler, target, copy, rel, flags.get(rel)), units))
+        done = tuple(Unit(rel, run) for rel, run in zip(units, runs))
+        findings = sorted({f for unit in done for f in _findings(unit, copy, root)})
+    return VerifyResult(target, version, plan.engine, done, tuple(findings), plan.skipped)
+
+
+def _version(compiler: Path) -> str:
+    run = run_tool([compiler, "--version"], env={"HIP_PLATFORM": "amd"})
+    text = run.stdout.decode("utf-8", "replace")
+    hip = re.search(r"HIP version:\s*(\S+)", text)
+    clang = re.search(r"clang version\s*(\S+)", text)
+    parts = [f"HIP {hip.group(1)}" if hip else "", f"clang {clang.group(1)}" if clang else ""]
+    return ", ".join(p for p in parts if p) or "unknown version"
+
+
+def _check_target(compiler: Path, target: str, version: str, tmp: Path) -> None:
+    probe = tmp / "probe.hip"
+    probe.write_text("__global__ void probe() {}\n", encoding="utf-8")
+    run = _hipcc(compiler, target, probe, [], tmp)
+    if not run.ok and any(marker in run.stderr.lower() for marker in _TOO_NEW):
+        raise InputError(
+            f"target {target} is too new for the installed compiler ({version}); "
+            "install a newer ROCm, or check an older target such as gfx90a"
+        )
+
+
+def _units(tree: Path) -> list[str]:
+    found = (p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.suffix in UNIT_SUFFIXES and p.is_file())
+    return sorted(rel for rel in found if not _vendored(rel))
+
+
+def _vendored(relpath: str) -> bool:
+    from migrate.discover import VENDOR_DIRS
+
+    return any(part.lower() in VENDOR_DIRS for part in relpath.split("/")[:-1])
+
+
+def _compile(compiler: Path, target: str, tree: Path, relpath: str, flags: list[str] | None) -> ToolRun:
+    path = tree / relpath
+    if flags is None:
+        flags = [f"-I{d}" for d in (tree / "include", tree / "src", path.parent) if d.is_dir()]
+    return _hipcc(compiler, target, path, flags, tree)
+
+
+def _hipcc(compiler: Path, target: str, path: Path, flags: list[str], cwd: Path) -> ToolRun:
+    language = ["-x", "hip"] if path.suffix in (".cu", ".hip") else []
+    command: list[str | Path] = [compiler, f"--offload-arch={target}", "-fsyntax-only", "-w", *flags, *language, path]
+    return run_tool(command, cwd=cwd, env={"HIP_PLATFORM": "amd"})
+
+
+def _flags_from_compile_db(root: Path, tree: Path) -> dict[str, list[str]]:
+    """Include paths and defines per unit from compile_commands.json, re-rooted into the translated copy."""
+    for candidate in (root / "compile_commands.json", root / "build" / "compile_commands.json"):
+        if candidate.is_file():
+            try:
+                entries = json.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return {}
+            return dict(_db_entry(root.resolve(), tree, e) for e in entries if isinstance(e, dict) and "file" in e)
+    return {}
+
+
+def _db_entry(root: Path, tree: Path, entry: dict[str, object]) -> tuple[str, list[str]]:
+    directory = Path(str(entry.get("directory", root)))
+    file = (directory / str(entry["file"])).resolve()
+    raw = entry.get("arguments") or shlex.split(str(entry.get("command", "")))
+    args = [str(a) for a in raw] if isinstance(raw, list) else []
+    flags = []
+    for index, arg in enumerate(args):
+        if arg in ("-I", "-isystem", "-D", "-include") and index + 1 < len(args):
+            arg = arg + args[index + 1]
+        if arg.startswith(_KEPT_FLAGS) and arg not in ("-I", "-isystem", "-D", "-include"):
+            flags.append(_reroot(arg, directory, root, tree))
+    rel = file.relative_to(root).as_posix() if root in file.parents else str(file)
+    return rel, flags
+
+
+def _reroot(flag: str, directory: Path, root: Path, tree: Path) -> str:
+    for prefix in ("-isystem", "-I"):
+        if flag.startswith(prefix):
+            path = Path(os.path.normpath(directory / flag[len(prefix) :]))
+            if path == root or root in path.parents:
+                path = tree / path.relative_to(root)
+            return f"{prefix}{path}"
+    return flag
+
+
+def _findings(unit: Unit, tree: Path, root: Path) -> list[Finding]:
+    if unit.ok:
+        return []
+    found = [_finding(m, unit, tree, root) for m in _DIAGNOSTIC.finditer(unit.run.stderr)]
+    if not found:
+        message = f"hipcc failed: {unit.run.describe()}"
+        found = [Finding(unit.relpath, 1, 1, RULE_COMPILE_ERROR, "other", Severity.HIGH, 1, message, "")]
+    return found
+
+
+def _finding(match: re.Match[str], unit: Unit, tree: Path, root: Path) -> Finding:
+    """A compiler error on its line; the evidence is the original (untranslated) line."""
+    file = Path(match["file"])
+    path = file if file.is_absolute() else tree / file
+    try:
+        relpath = path.resolve().relative_to(tree.resolve()).as_posix()
+    except ValueError:
+        relpath = unit.relpath  # an error in a system header, reported on the unit that included it
+    line = int(match["line"])
+    original = root / relpath
+    evidence = _line(original if original.is_file() else path, line)
+    message = f"hipcc: {match['msg'].strip()}"
+    return Finding(relpath, line, int(match["col"]), RULE_COMPILE_ERROR, "other", Severity.HIGH, line, message, evidence)
+
+
+def _line(path: Path, line: int) -> str:
+    try:
+        lines = path.read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""

@@ -1,0 +1,208 @@
+"""The result cache: warm runs reuse results, and nothing stale survives a content, rule, config or version change."""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import migrate.cache
+import migrate.scan
+from migrate.cli import cli
+from migrate.config import Settings
+from migrate.model import ScanResult
+from migrate.scan import scan
+
+KERNEL = "void f(float* p) {\n  cudnnHandle_t h;\n  cudaMalloc(&p, 4);\n}\n"
+USER_RULE = """\
+rules:
+  - id: team-gpu-wrappers
+    title: Our wrappers instead of the CUDA runtime
+    category: other
+    languages: [cuda]
+    severity: {severity}
+    message: Use the team::gpu wrappers.
+    match: {{matcher: cuda-api, libraries: [runtime], with_hip: true}}
+"""
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The relpaths scan_file actually scanned (in this process)."""
+    seen: list[str] = []
+    real = migrate.scan.scan_file
+
+    def counting(source, ruleset, settings):  # type: ignore[no-untyped-def]
+        seen.append(source.relpath)
+        return real(source, ruleset, settings)
+
+    monkeypatch.setattr(migrate.scan, "scan_file", counting)
+    return seen
+
+
+def settings_for(tmp_path: Path, **changes: object) -> Settings:
+    return replace(Settings(jobs=1, cache_dir=str(tmp_path / "cache")), **changes)  # type: ignore[arg-type]
+
+
+def repo(tmp_path: Path, files: int = 3) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    for index in range(files):
+        (root / f"k{index}.cu").write_text(KERNEL)
+    return root
+
+
+def summary(result: ScanResult) -> list[tuple[str, str, int, str, str]]:
+    return [(f.path, f.rule, f.line, f.severity.label, f.message) for f in result.findings]
+
+
+def test_warm_scan_reads_nothing_again_and_gives_the_same_result(tmp_path: Path, calls: list[str]) -> None:
+    root = repo(tmp_path)
+    cold = scan(root, settings_for(tmp_path))
+    assert sorted(calls) == ["k0.cu", "k1.cu", "k2.cu"]
+    calls.clear()
+    warm = scan(root, settings_for(tmp_path))
+    assert calls == []
+    assert warm == cold and summary(warm) == summary(cold)
+    assert [f.evidence for f in warm.findings] == [f.evidence for f in cold.findings]
+
+
+def test_only_changed_files_are_scanned_again(tmp_path: Path, calls: list[str]) -> None:
+    root = repo(tmp_path)
+    scan(root, settings_for(tmp_path))
+    calls.clear()
+    (root / "k1.cu").write_text("void g() {}\n" + KERNEL)
+    result = scan(root, settings_for(tmp_path))
+    assert calls == ["k1.cu"]
+    assert [f.line for f in result.findings if f.path == "k1.cu"] == [3, 4]
+
+
+def test_rule_change_is_never_served_stale(tmp_path: Path, calls: list[str]) -> None:
+    root = repo(tmp_path, files=1)
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "team.yaml").write_text(USER_RULE.format(severity="medium"))
+    settings = settings_for(tmp_path, extra_rule_dirs=(str(rules),))
+    scan(root, settings)
+    (rules / "team.yaml").write_text(USER_RULE.format(severity="blocker"))
+    calls.clear()
+    result = scan(root, settings)
+    assert calls == ["k0.cu"]
+    assert [f.severity.label for f in result.findings if f.rule == "team-gpu-wrappers"] == ["blocker"]
+
+
+def test_settings_change_is_never_served_stale(tmp_path: Path, calls: list[str]) -> None:
+    root = repo(tmp_path, files=1)
+    scan(root, settings_for(tmp_path))
+    calls.clear()
+    result = scan(root, settings_for(tmp_path, targets=("gfx1100",), disabled_rules=frozenset({"cuda-runtime-api"})))
+    assert calls == ["k0.cu"]
+    assert [f.rule for f in result.findings] == ["cudnn-api"]
+    calls.clear()
+    scan(root, settings_for(tmp_path, jobs=2, fail_on=None))  # how a run goes does not change a file's findings
+    assert calls == []
+
+
+def test_tool_version_change_is_never_served_stale(tmp_path: Path, calls: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    root = repo(tmp_path, files=1)
+    scan(root, settings_for(tmp_path))
+    monkeypatch.setattr(migrate.cache, "__version__", "99.0")
+    calls.clear()
+    scan(root, settings_for(tmp_path))
+    assert calls == ["k0.cu"]
+
+
+def shard(tmp_path: Path) -> Path:
+    """The one store file of a one-file repo."""
+    (found,) = (tmp_path / "cache").glob("results/*/*.pickle")
+    return found
+
+
+def entries(store: Path) -> dict[str, tuple[str, object]]:
+    version, found = pickle.loads(store.read_bytes())
+    assert version == migrate.cache.FORMAT
+    return found  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"", b"{not json", b"\x80\x05\x95", pickle.dumps((migrate.cache.FORMAT, {"k0.cu": ("x", {"bad": 1})})),
+     pickle.dumps(["a", "list"]), b"\x00\xff"],
+)
+def test_corrupt_cache_file_is_ignored_and_replaced(tmp_path: Path, calls: list[str], garbage: bytes) -> None:
+    root = repo(tmp_path, files=1)
+    expected = scan(root, settings_for(tmp_path))
+    store = shard(tmp_path)
+    store.write_bytes(garbage)
+    calls.clear()
+    assert scan(root, settings_for(tmp_path)) == expected
+    assert calls == ["k0.cu"]
+    assert list(entries(store)) == ["k0.cu"]
+
+
+def test_corrupt_entry_with_a_matching_key_is_a_miss(tmp_path: Path, calls: list[str]) -> None:
+    root = repo(tmp_path, files=1)
+    expected = scan(root, settings_for(tmp_path))
+    store = shard(tmp_path)
+    found = entries(store)
+    found["k0.cu"] = (found["k0.cu"][0], "not a result")
+    store.write_bytes(pickle.dumps((migrate.cache.FORMAT, found)))
+    calls.clear()
+    assert summary(scan(root, settings_for(tmp_path))) == summary(expected)
+    assert calls == ["k0.cu"]
+
+
+def test_a_complete_scan_forgets_deleted_files(tmp_path: Path, calls: list[str]) -> None:
+    root = repo(tmp_path, files=40)
+    scan(root, settings_for(tmp_path))
+    stores = list((tmp_path / "cache").glob("results/*/*.pickle"))
+    for index in range(1, 40):
+        (root / f"k{index}.cu").unlink()
+    scan(root, settings_for(tmp_path))
+    assert len(stores) > 1 and [p.name for p in (tmp_path / "cache").glob("results/*/*.pickle")] == [shard(tmp_path).name]
+    assert list(entries(shard(tmp_path))) == ["k0.cu"]
+
+
+def test_checking_a_few_files_keeps_the_others(tmp_path: Path, calls: list[str]) -> None:
+    root = repo(tmp_path, files=5)
+    scan(root, settings_for(tmp_path))
+    (root / "k3.cu").write_text(KERNEL + "// edited\n")
+    scan(root, settings_for(tmp_path), files=[root / "k3.cu"])
+    calls.clear()
+    scan(root, settings_for(tmp_path))
+    assert calls == []
+
+
+def test_unwritable_cache_directory_is_not_fatal(tmp_path: Path) -> None:
+    root = repo(tmp_path, files=1)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = scan(root, replace(Settings(jobs=1), cache_dir=str(blocker / "cache")))
+    assert len(result.findings) == 2
+
+
+def test_process_pool_results_are_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = repo(tmp_path, files=70)  # enough for the process pool
+    cold = scan(root, settings_for(tmp_path, jobs=2))
+
+    def no_scanning(*_args: object) -> None:
+        raise AssertionError("a cached file was scanned again")
+
+    monkeypatch.setattr(migrate.scan, "scan_file", no_scanning)
+    assert scan(root, settings_for(tmp_path, jobs=2)) == cold
+    assert len(cold.findings) == 140
+
+
+def test_no_cache_and_cache_dir_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = repo(tmp_path, files=1)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["scan", str(root), "--no-cache"]).exit_code == 0
+    assert not (tmp_path / "xdg").exists()
+    assert runner.invoke(cli, ["scan", str(root)]).exit_code == 0
+    assert len(list((tmp_path / "xdg" / "rocm-migrate").glob("results/*/*.pickle"))) == 1
+    assert runner.invoke(cli, ["scan", str(root), "--cache-dir", str(tmp_path / "mine")]).exit_code == 0
+    assert len(list((tmp_path / "mine").glob("results/*/*.pickle"))) == 1

@@ -1,0 +1,393 @@
+"""CUDA / C / C++ rules on tiny inline sources: what must fire, what must not, and where."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from migrate import matchers
+from migrate.config import Settings
+from migrate.errors import RuleFileError
+from migrate.model import FileKind, Finding, Severity, SourceFile
+from migrate.parse.cuda import CudaDocument, parse_cuda
+from migrate.ruleset import load, load_builtin
+from migrate.scan import scan_file
+
+KINDS = {".cu": FileKind.CUDA, ".cuh": FileKind.CUDA, ".cpp": FileKind.CPP, ".h": FileKind.CPP, ".c": FileKind.C}
+
+
+def source_file(tmp_path: Path, code: str, name: str) -> SourceFile:
+    path = tmp_path / name
+    path.write_text(code, encoding="utf-8")
+    return SourceFile(path, name, KINDS[path.suffix], path.stat().st_size)
+
+
+def findings(tmp_path: Path, code: str, *, name: str = "k.cu", targets: tuple[str, ...] = ("gfx942",)) -> list[Finding]:
+    result = scan_file(source_file(tmp_path, code, name), load_builtin(), Settings(targets=targets))
+    assert result.skipped is None
+    return sorted(result.findings)
+
+
+def fired(tmp_path: Path, code: str, rule: str, **options: object) -> list[int]:
+    """Lines where RULE fired."""
+    return [f.line for f in findings(tmp_path, code, **options) if f.rule == rule]  # type: ignore[arg-type]
+
+
+def document(tmp_path: Path, code: str) -> CudaDocument:
+    source = source_file(tmp_path, code, "doc.cu")
+    return parse_cuda(source, code)
+
+
+REDUCE = """\
+#define FULL_MASK 0xffffffff
+__global__ void reduce(const float* in, float* out) {
+  __shared__ float partial[32];
+  int lane = threadIdx.x & 31;
+  float v = in[threadIdx.x];
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(FULL_MASK, v, o);
+  if (lane == 0) partial[threadIdx.x >> 5] = v;
+}
+void host(const float* in, float* out) { reduce<<<1, 256>>>(in, out); }
+"""
+
+
+def test_reduction_kernel_gives_exactly_these_findings(tmp_path: Path) -> None:
+    got = [(f.line, f.column, f.rule) for f in findings(tmp_path, REDUCE)]
+    assert got == [
+        (2, 17, "cuda-kernel-definition"),
+        (3, 3, "warp-literal-32"),
+        (4, 14, "warp-lane-math"),
+        (6, 3, "warp-literal-32"),
+        (6, 57, "warp-full-mask"),
+        (7, 26, "warp-lane-math"),
+        (9, 42, "cuda-kernel-launch"),
+    ]
+
+
+def test_warp_severity_follows_the_wavefront_of_the_target(tmp_path: Path) -> None:
+    by_target = {
+        target: {f.severity for f in findings(tmp_path, REDUCE, targets=(target,)) if f.rule.startswith("warp-")}
+        for target in ("gfx942", "gfx1100")
+    }
+    assert by_target == {"gfx942": {Severity.HIGH}, "gfx1100": {Severity.LOW}}
+    mixed = findings(tmp_path, REDUCE, targets=("gfx1100", "gfx90a"))
+    assert {f.severity for f in mixed if f.rule == "warp-full-mask"} == {Severity.HIGH}
+
+
+@pytest.mark.parametrize(
+    "mask, expected",
+    [
+        ("0xffffffff", [2]), ("0xFFFFFFFFu", [2]), ("~0u", [2]), ("uint32_t(-1)", [2]), ("(unsigned)-1", [2]),
+        ("static_cast<unsigned>(-1)", [2]), ("kFullMask", [2]), ("~0ull", []), ("-1", []), ("mask", []),
+        ("__activemask()", []), ("0xffffffffffffffffull", []), ("0x0000ffff", []),
+    ],
+)
+def test_full_mask_forms(tmp_path: Path, mask: str, expected: list[int]) -> None:
+    code = f"__device__ float f(float v, unsigned mask) {{\n  return __shfl_xor_sync({mask}, v, 1);\n}}\n"
+    assert fired(tmp_path, code, "warp-full-mask") == expected
+
+
+def test_mask_constant_is_resolved_through_its_definition(tmp_path: Path) -> None:
+    code = (
+        "#define ALL_LANES 0xffffffffu\n#define FULL_MASK __activemask()\n"
+        "__device__ float f(float v) {\n  v += __shfl_sync(ALL_LANES, v, 0);\n"
+        "  return __shfl_sync(FULL_MASK, v, 0);\n}\n"
+    )
+    assert fired(tmp_path, code, "warp-full-mask") == [4]
+
+
+def test_ballot_width(tmp_path: Path) -> None:
+    code = """\
+__device__ int f(bool p) {
+  uint32_t a = __ballot_sync(~0ull, p);
+  auto b = __ballot_sync(~0ull, p);
+  unsigned long long c = __ballot(p);
+  uint64_t d = __activemask();
+  return __popc(b) + __popcll(c) + __popcll(d) + a + __ffs(__ballot(p));
+}
+"""
+    assert fired(tmp_path, code, "warp-ballot-32bit") == [2, 6]
+
+
+def test_lane_math_needs_a_thread_index(tmp_path: Path) -> None:
+    code = """\
+__device__ void f(int* out, int n, int lane_id) {
+  int t = threadIdx.x;
+  int gid = blockIdx.x * blockDim.x + threadIdx.x;
+  out[0] = t % 32;
+  out[1] = lane_id & 0x1f;
+  out[2] = gid >> 5;
+  out[3] = n & 31;
+  out[4] = threadIdx.x % warpSize;
+  out[5] = 31 & threadIdx.x;
+}
+int host_math(int tid) { return tid & 31; }
+"""
+    assert fired(tmp_path, code, "warp-lane-math") == [4, 5, 9]
+
+
+def test_warp_size_constants(tmp_path: Path) -> None:
+    code = """\
+#define WARP_SIZE (32)
+#define C10_WARP_SIZE 32
+#define WARP_SIZE_LOG2 5
+#define WARPS_PER_BLOCK 32
+constexpr int kWarpSize = 64;
+int warp_threads = 32;
+template <int kThreadsPerWarp = 32> struct T {};
+"""
+    assert fired(tmp_path, code, "warp-size-constant", name="w.h") == [1, 2, 6, 7]
+
+
+def test_literal_32_only_in_functions_using_warp_intrinsics(tmp_path: Path) -> None:
+    code = """\
+__device__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(~0ull, v, o);
+  return v;
+}
+__global__ void uses_helper(float* x) {
+  __shared__ float slots[32];
+  slots[0] = warp_sum(x[0]);
+}
+__global__ void transpose(float* x) {
+  __shared__ float tile[32];
+  for (int i = 0; i < 32; ++i) tile[i] = x[i];
+}
+"""
+    assert fired(tmp_path, code, "warp-literal-32") == [2, 6]
+
+
+def test_fixed_32_lane_widths_and_tiles(tmp_path: Path) -> None:
+    code = """\
+__device__ float f(float v, cooperative_groups::thread_block block) {
+  v += __shfl_xor_sync(~0ull, v, 1, 32);
+  v += __shfl_down(v, 1, 32);
+  v += __shfl_xor_sync(~0ull, v, 1, 16);
+  auto tile = cooperative_groups::tiled_partition<32>(block);
+  auto half = cooperative_groups::tiled_partition<16>(block);
+  return v + tile.thread_rank() + half.thread_rank();
+}
+"""
+    assert fired(tmp_path, code, "warp-literal-32") == [2, 3, 5]
+
+
+def test_default_mask_parameter_and_default_warp_size(tmp_path: Path) -> None:
+    code = """\
+template <typename T, int W = warpSize>
+__device__ T shfl(T v, int lane, int width = warpSize, unsigned mask = 0xffffffff, unsigned other = 0xffffffff) {
+  return __shfl_sync(mask, v, lane, width);
+}
+"""
+    assert fired(tmp_path, code, "warp-full-mask") == [2]
+    assert fired(tmp_path, code, "warpsize-compile-time") == [1]
+
+
+def test_warpsize_as_compile_time_constant(tmp_path: Path) -> None:
+    code = """\
+template <int N> struct Buf { float v[N]; };
+__global__ void __launch_bounds__(warpSize * 4) k(float* x) {
+  Buf<warpSize> buf;
+  float slots[warpSize];
+  constexpr int lanes = warpSize;
+  int runtime = warpSize;
+  for (int o = warpSize / 2; o > 0; o /= 2) x[o] = runtime;
+}
+"""
+    assert fired(tmp_path, code, "warpsize-compile-time") == [2, 3, 4, 5]
+
+
+def test_inline_ptx_in_device_code_macros_and_not_in_host_asm(tmp_path: Path) -> None:
+    code = """\
+#define LANE_ID(r) asm("mov.u32 %0, %%laneid;" : "=r"(r))
+__device__ void d() { asm volatile("trap;"); asm volatile("s_nop 0"); }
+void host() {
+  asm volatile("pause");
+  asm volatile("" ::: "memory");
+  asm volatile("bar.sync 0;");
+}
+"""
+    found = [(f.line, f.column) for f in findings(tmp_path, code, name="a.cpp") if f.rule == "inline-ptx"]
+    assert found == [(1, 20), (2, 23), (6, 3)]
+
+
+def test_device_side_launch_is_dynamic_parallelism(tmp_path: Path) -> None:
+    code = """\
+#define HOST_DEVICE __host__ __device__
+__global__ void child(int* x) {}
+__global__ void parent(int* x) { child<<<1, 1>>>(x); }
+HOST_DEVICE void both(int* x) { child<<<1, 1>>>(x); }
+void host(int* x) { child<<<1, 1>>>(x); }
+"""
+    rules = [(f.line, f.rule) for f in findings(tmp_path, code) if "launch" in f.rule or "parallelism" in f.rule]
+    assert rules == [(3, "cuda-dynamic-parallelism"), (4, "cuda-dynamic-parallelism"), (5, "cuda-kernel-launch")]
+
+
+@pytest.mark.parametrize(
+    "opening, middle",
+    [
+        ("#ifdef __HIP_PLATFORM_AMD__", "#else"),
+        ("#ifndef USE_ROCM", "#else"),
+        ("#if defined(__HIP__) && !defined(FOO)", "#else"),
+        ("#if !defined(USE_ROCM)", "#else"),
+        ("#if __CUDA_ARCH__ >= 800", "#elif defined(__HIPCC__)"),
+        ("#ifdef __CUDACC__", "#elifdef USE_HIP"),
+    ],
+)
+def test_both_branches_of_a_hip_guard_are_guarded(tmp_path: Path, opening: str, middle: str) -> None:
+    code = f"int a;\n{opening}\nint b;\n{middle}\nint c;\n#endif\nint d;\n"
+    doc = document(tmp_path, code)
+    assert [line for line in range(1, 8) if doc.is_guarded(line)] == [2, 3, 4, 5, 6]
+
+
+def test_guard_on_another_macro_is_not_a_hip_guard(tmp_path: Path) -> None:
+    doc = document(tmp_path, "#ifndef MY_HEADER_H\n#define MY_HEADER_H\n__global__ void k();\n#endif\n")
+    assert doc.guarded_ranges == []
+
+
+def test_guarded_findings_are_counted_not_reported(tmp_path: Path) -> None:
+    code = '#ifndef USE_ROCM\n__device__ void f() { asm("trap;"); }\n#endif\n__device__ void g() { asm("trap;"); }\n'
+    result = scan_file(source_file(tmp_path, code, "g.cu"), load_builtin(), Settings())
+    assert [(f.line, f.rule) for f in result.findings] == [(4, "inline-ptx")]
+    assert result.guarded == 1
+
+
+def test_compat_defines_silence_the_names_they_map(tmp_path: Path) -> None:
+    code = """\
+#ifdef USE_ROCM
+#define cudaMalloc hipMalloc
+using cudaStream_t = hipStream_t;
+#endif
+void f(void** p, cudaStream_t s) { cudaMalloc(p, 4); cudaFree(*p); }
+"""
+    assert [(f.line, f.symbol) for f in findings(tmp_path, code) if f.rule == "cuda-runtime-api"] == [(5, "cudaFree")]
+
+
+def test_qualified_user_names_are_not_the_cuda_api(tmp_path: Path) -> None:
+    code = "void f(void* p) { mylib::cudaFree(p); obj.cudaFree(p); ::cudaFree(p); cudaFree(p); }\n"
+    assert [f.column for f in findings(tmp_path, code, name="u.cpp") if f.rule == "cuda-runtime-api"] == [58, 71]
+
+
+def test_macro_bodies_are_code(tmp_path: Path) -> None:
+    code = '#define CUDA_CHECK(x) do { if ((x) != cudaSuccess) puts(cudaGetErrorString(x)); } while (0)\n'
+    assert [f.symbol for f in findings(tmp_path, code, name="m.h")] == ["cudaSuccess", "cudaGetErrorString"]
+
+
+def test_suppression_on_the_line_or_the_line_above(tmp_path: Path) -> None:
+    code = """\
+__device__ void f() {
+  asm("trap;");  // migrate: ignore[inline-ptx]
+  // migrate: ignore[inline-ptx]
+  asm("trap;");
+  // migrate: ignore[warp-full-mask]
+  asm("trap;");
+  asm("trap;");  // migrate: ignore
+}
+"""
+    assert fired(tmp_path, code, "inline-ptx") == [6]
+
+
+def test_include_suggests_the_hip_header(tmp_path: Path) -> None:
+    code = '#include <cuda_runtime.h>\n#include "cublas_v2.h"\n#include <cudnn.h>\n#include <cute/tensor.hpp>\n'
+    got = [(f.rule, f.severity.label, f.hip) for f in findings(tmp_path, code)]
+    assert got == [
+        ("cuda-runtime-include", "low", "#include <hip/hip_runtime.h>"),
+        ("cuda-library-include", "low", "#include <hipblas/hipblas.h>"),
+        ("cudnn-include", "high", "#include <miopen/miopen.h> (MIOpen)"),
+        ("cutlass-include", "high", "Composable Kernel (ck::), hipBLASLt, or rocWMMA"),
+    ]
+
+
+def test_device_qualifier_macros_make_device_functions(tmp_path: Path) -> None:
+    code = """\
+#define DEVICE_INLINE __device__ __forceinline__
+DEVICE_INLINE float a() { return 0; }
+C10_HOST_DEVICE float b() { return 0; }
+struct S { __host__ __device__ int c() const { return 1; } };
+void d() { auto l = [=] __device__ (int i) { return i; }; }
+"""
+    doc = document(tmp_path, code)
+    assert [(doc.point(f.start_byte)[0], f.is_device) for f in doc.functions] == [
+        (2, True), (3, True), (4, True), (5, False), (5, True),
+    ]
+
+
+def test_every_cuda_rule_feeds_the_prefilter() -> None:
+    for rule in load_builtin().rules:
+        if rule.source.rsplit("/", 1)[-1].startswith("cuda-"):
+            matcher = matchers.get(rule.match["matcher"])
+            assert matcher is not None and matcher.needles is not None
+            assert matcher.needles(rule.match), rule.id
+
+
+@pytest.mark.parametrize(
+    "match, error",
+    [
+        ({"matcher": "cuda-query", "query": "(identifier) @name"}, "capture named @hit"),
+        ({"matcher": "cuda-query", "query": "(no_such_node) @hit"}, "bad tree-sitter query"),
+        ({"matcher": "cuda-query", "query": "(identifier) @hit", "where": "gpu"}, "'where'"),
+        ({"matcher": "warp-size", "check": "everything"}, "warp-size needs 'check'"),
+        ({"matcher": "inline-asm", "pattern": "("}, "missing"),
+        ({"matcher": "cuda-include", "headers": []}, "non-empty 'headers'"),
+    ],
+)
+def test_broken_cuda_rules_name_the_file_and_rule(tmp_path: Path, match: dict[str, object], error: str) -> None:
+    import yaml
+
+    rule = {"id": "broken-rule", "title": "t", "category": "other", "languages": ["cuda"], "severity": "low",
+            "message": "m", "match": match}
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump({"rules": [rule]}), encoding="utf-8")
+    with pytest.raises(RuleFileError, match=r"bad\.yaml: rule broken-rule: .*") as caught:
+        load([tmp_path])
+    assert error in str(caught.value)
+
+
+def test_lambdas_inherit_the_execution_space_of_their_function(tmp_path: Path) -> None:
+    code = """\
+__global__ void k(int* x) {
+  auto body = [&](int i) { x[i] = threadIdx.x; };
+  body(0);
+}
+void host(int* x) {
+  auto launch = [&]() { k<<<1, 1>>>(x); };
+  launch();
+}
+"""
+    doc = document(tmp_path, code)
+    assert doc.in_device_code(code.index("x[i]")) and not doc.in_device_code(code.index("k<<<"))
+    launches = [f.rule for f in findings(tmp_path, code) if "launch" in f.rule or "parallel" in f.rule]
+    assert launches == ["cuda-kernel-launch"]
+
+
+def test_needles_never_hide_a_finding_in_the_fixtures() -> None:
+    from conftest import FIXTURES
+
+    rules = [r for r in load_builtin().rules if r.source.rsplit("/", 1)[-1].startswith("cuda-")]
+    for path in sorted((FIXTURES / "rules" / "cuda").iterdir()):
+        text = path.read_text(encoding="utf-8")
+        doc = parse_cuda(SourceFile(path, path.name, KINDS[path.suffix], len(text)), text)
+        for rule in rules:
+            matcher = matchers.get(rule.match["matcher"])
+            assert matcher is not None and matcher.needles is not None
+            if list(matcher.function(doc, rule.match)):
+                assert any(n in text for n in matcher.needles(rule.match)), (path.name, rule.id)
+
+
+def test_helpers_named_for_warps_mark_warp_code(tmp_path: Path) -> None:
+    code = """\
+__global__ void k(float* x) {
+  __shared__ float sums[32];
+  sums[threadIdx.y] = warp_reduce_sum(x[threadIdx.x]);
+}
+"""
+    assert fired(tmp_path, code, "warp-literal-32") == [2]
+
+
+def test_intrinsics_redefined_by_a_hip_compat_macro_are_not_flagged(tmp_path: Path) -> None:
+    code = """\
+#ifdef GGML_USE_HIP
+#define __shfl_xor_sync(mask, var, laneMask, width) __shfl_xor(var, laneMask, width)
+#endif
+__device__ float f(float x) { return __shfl_xor_sync(0xffffffff, x, 1, 64) + __shfl_sync(0xffffffff, x, 0); }
+"""
+    assert [f.column for f in findings(tmp_path, code) if f.rule == "warp-full-mask"] == [90]

@@ -1,0 +1,129 @@
+"""The HTML report in a real headless Chromium: counts, filters, search, no injection, a screenshot."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from migrate.cli import cli
+from migrate.model import Severity
+from migrate.report import render
+
+from conftest import init_repo, require_tool
+from test_reports import EVIL, make, sample
+
+pytestmark = pytest.mark.needs_tool("chromium")
+
+CHROMIUM_FLAGS = (
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,1600",
+)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    chromium, chromedriver = require_tool("chromium"), require_tool("chromedriver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="migrate-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def open_page(driver, page: str, path: Path):  # type: ignore[no-untyped-def]
+    path.write_text(page, encoding="utf-8")
+    driver.get(path.as_uri())
+    return driver
+
+
+def visible_rows(driver) -> list[str]:  # type: ignore[no-untyped-def]
+    rows = driver.find_elements("css selector", "#findings-table tbody tr")
+    return [r.get_attribute("data-severity") for r in rows if r.is_displayed()]
+
+
+def text_of(driver, element_id: str) -> str:  # type: ignore[no-untyped-def]
+    return driver.find_element("id", element_id).text
+
+
+def test_counts_filters_search_and_screenshot(browser, tmp_path: Path) -> None:
+    driver = open_page(browser, render(sample(), "html"), tmp_path / "report.html")
+    rows = visible_rows(driver)
+    assert len(rows) == 7 and text_of(driver, "count-total") == "7" and text_of(driver, "shown") == "7"
+    for severity in Severity:
+        assert text_of(driver, f"count-{severity.label}") == str(rows.count(severity.label))
+    assert text_of(driver, "verdict") in {"hard", "very-hard"}
+    driver.save_screenshot(str(tmp_path / "report.png"))
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+    driver.find_element("css selector", ".filter-severity[value=low]").click()
+    assert "low" not in visible_rows(driver) and len(visible_rows(driver)) == 4
+    assert text_of(driver, "shown") == "4"
+
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", "filter-category")).select_by_value("inline-ptx")
+    assert visible_rows(driver) == ["high"]
+    Select(driver.find_element("id", "filter-category")).select_by_value("")
+    driver.find_element("id", "search").send_keys("trt.py")
+    assert visible_rows(driver) == ["blocker"] and text_of(driver, "shown") == "1"
+
+
+def test_copy_button_is_wired(browser, tmp_path: Path) -> None:
+    driver = open_page(browser, render(sample(), "html"), tmp_path / "report.html")
+    button = driver.find_element("css selector", "#substitutions button.copy")
+    driver.execute_script("arguments[0].scrollIntoView()", button)
+    button.click()
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 5).until(lambda _: button.text == "Copied")
+
+
+def evil_repo(root: Path) -> Path:
+    """A repository whose file name and code comments carry markup."""
+    (root / "csrc").mkdir(parents=True)
+    (root / "csrc" / "<script>alert(1)<.cu").write_text(
+        "void f(float** p) {\n  cudaMalloc(p, 4);  // </script><script>alert(2)</script>\n}\n", encoding="utf-8"
+    )
+    (root / "csrc" / "<img src=x onerror=alert(3)>.cu").write_text("void g() { cudaDeviceSynchronize(); }\n", encoding="utf-8")
+    return init_repo(root)
+
+
+def test_nothing_from_the_repo_is_injected(browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = evil_repo(tmp_path / "evil")
+    monkeypatch.chdir(tmp_path)
+    report = tmp_path / "evil.html"
+    done = CliRunner().invoke(cli, ["scan", "evil", "--report", str(report)])
+    assert done.exit_code == 0, done.output
+    extra = make(f"src/{EVIL}.cu", 1, "r", Severity.HIGH, message=EVIL, evidence=f"x(); // {EVIL}")
+    pages = [report.read_text(encoding="utf-8"), render(sample(findings=(extra,)), "html")]
+    for index, page in enumerate(pages):
+        driver = open_page(browser, page, tmp_path / f"page{index}.html")
+        assert driver.execute_script("return document.scripts.length") == 1
+        assert driver.find_elements("css selector", "img") == []
+        from selenium.common.exceptions import NoAlertPresentException
+
+        with pytest.raises(NoAlertPresentException):
+            driver.switch_to.alert.text  # noqa: B018
+        body = driver.find_element("tag name", "body").text
+        assert "<script>alert(" in body
+    assert "csrc/<script>alert(1)<.cu:2" in driver_body(browser, tmp_path / "page0.html")
+    assert repo.exists()
+
+
+def driver_body(driver, path: Path) -> str:  # type: ignore[no-untyped-def]
+    driver.get(path.as_uri())
+    return driver.find_element("tag name", "body").text

@@ -1,0 +1,332 @@
+"""Manifest, build and container files: parsers, malformed inputs, the demo repo, explain/rules and targets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from migrate.cli import cli
+from migrate.config import Settings
+from migrate.model import FileKind, Skipped, SourceFile
+from migrate.parse import parse
+from migrate.parse.manifest import Positions
+from migrate.parse.shell import shell_items
+from migrate.scan import scan
+
+
+def _parse(tmp_path: Path, relpath: str, kind: FileKind, text: str):
+    path = tmp_path / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return parse(SourceFile(path, relpath, kind, len(text)))
+
+
+def _items(doc, kind: str) -> list[tuple]:
+    return [(i.name, i.line, i.column) for i in doc.manifest if i.kind == kind]
+
+
+# --- pip requirements ----------------------------------------------------------------------------
+
+
+def test_requirements_lines(tmp_path: Path) -> None:
+    text = (
+        "--extra-index-url https://download.pytorch.org/whl/cu121\n"
+        "torch==2.3.1+cu121  # pinned\n"
+        "# flash-attn==2.5.8\n"
+        "Flash_Attn>=2.5 ; sys_platform == 'linux'\n"
+        "nvidia-cublas-cu12==12.1.3.1 \\\n    --hash=sha256:abc\n"
+        "https://x.org/flash_attn-2.5.8+cu122torch2.3-cp310-cp310-linux_x86_64.whl\n"
+    )
+    doc = _parse(tmp_path, "requirements.txt", FileKind.REQUIREMENTS, text)
+    assert _items(doc, "index") == [("https://download.pytorch.org/whl/cu121", 1, 19)]
+    packages = [(i.name, i.line, i.local) for i in doc.manifest if i.kind == "package"]
+    assert packages == [
+        ("torch", 2, "cu121"), ("flash-attn", 4, ""), ("nvidia-cublas-cu12", 5, ""), ("flash-attn", 7, "cu122torch2.3")
+    ]
+
+
+def test_requirements_include_is_followed_when_discovery_would_not_read_it(tmp_path: Path) -> None:
+    (tmp_path / "deps").mkdir()
+    (tmp_path / "deps" / "gpu.txt").write_text("xformers==0.0.26\n-r ../requirements.txt\n")
+    doc = _parse(tmp_path, "requirements.txt", FileKind.REQUIREMENTS, "numpy\n-r deps/gpu.txt\n")
+    packages = [(i.name, i.line, i.value) for i in doc.manifest if i.kind == "package"]
+    assert packages == [("numpy", 1, "numpy"), ("xformers", 2, "xformers==0.0.26 (from deps/gpu.txt)")]
+
+
+def test_requirements_line_pip_rejects_is_a_skip(tmp_path: Path) -> None:
+    doc = _parse(tmp_path, "requirements.txt", FileKind.REQUIREMENTS, "torch\nthis is not a requirement\n")
+    assert isinstance(doc, Skipped)
+    assert doc.reason.startswith("line 2: invalid requirement 'this is not a requirement'")
+
+
+# --- shell, Dockerfile, Makefile, docs -----------------------------------------------------------
+
+
+def test_shell_ignores_comments_strings_and_heredocs() -> None:
+    text = (
+        "# nvidia-smi in a comment\n"
+        'echo "run nvidia-smi"\n'
+        "cat <<EOF > x.py\nnvidia-smi\nEOF\n"
+        "N=$(nvidia-smi -L | wc -l) && CUDA_VISIBLE_DEVICES=0 python train.py\n"
+    )
+    found = shell_items(text, Positions(text).at)
+    assert [(i.kind, i.name, i.line, i.column) for i in found if i.name in ("nvidia-smi", "CUDA_VISIBLE_DEVICES")] == [
+        ("command", "nvidia-smi", 6, 5), ("env", "CUDA_VISIBLE_DEVICES", 6, 31)
+    ]
+
+
+def test_pip_install_arguments() -> None:
+    text = "python -m pip install -U torch==2.3.1 --index-url=https://download.pytorch.org/whl/cu121 -r req.txt ./pkg\n"
+    found = shell_items(text, Positions(text).at)
+    assert [(i.kind, i.name) for i in found if i.kind in ("package", "index")] == [
+        ("package", "torch"), ("index", "https://download.pytorch.org/whl/cu121")
+    ]
+
+
+def test_dockerfile_continuations_comments_and_exec_form(tmp_path: Path) -> None:
+    text = (
+        "FROM --platform=linux/amd64 nvidia/cuda:12.1.1-devel-ubuntu22.04 AS build\n"
+        "RUN apt-get install -y \\\n"
+        "    # comment lines vanish inside a continuation\n"
+        "        libcudnn8-dev\n"
+        'RUN ["bash", "-c", "nvidia-smi"]\n'
+        "ENV A=1 CUDA_HOME=/usr/local/cuda\n"
+    )
+    doc = _parse(tmp_path, "Dockerfile", FileKind.DOCKERFILE, text)
+    assert _items(doc, "image") == [("nvidia/cuda:12.1.1-devel-ubuntu22.04", 1, 29)]
+    command = next(i for i in doc.manifest if i.name == "apt-get")
+    assert command.args == ("install", "-y", "libcudnn8-dev") and command.positions[-1] == (4, 9)
+    assert ("nvidia-smi", 5, 5) in _items(doc, "command")
+    assert _items(doc, "env") == [("A", 6, 5), ("CUDA_HOME", 6, 9)]
+
+
+def test_dockerfile_dangling_continuation_is_a_skip(tmp_path: Path) -> None:
+    doc = _parse(tmp_path, "Dockerfile", FileKind.DOCKERFILE, "FROM python:3.11\nRUN pip install flash-attn \\\n")
+    assert doc == Skipped("Dockerfile", "dangling line continuation at end of file (instruction at line 2)")
+
+
+def test_makefile_assignments_and_recipes(tmp_path: Path) -> None:
+    text = "# nvcc\nNVCC ?= nvcc\nFLAGS = -O3 -arch=sm_90\n\nall:\n\t@nvidia-smi\n"
+    doc = _parse(tmp_path, "Makefile", FileKind.MAKEFILE, text)
+    assert ("nvcc", 2, 9) in _items(doc, "command") and ("nvidia-smi", 6, 3) in _items(doc, "command")
+    assert [(i.value, i.line) for i in doc.manifest if i.kind == "fact"] == [("-arch=sm_90", 3)]
+
+
+def test_markdown_reads_code_blocks_never_prose(tmp_path: Path) -> None:
+    text = (
+        "Run `nvidia-smi`, then pip install flash-attn.\n\n"
+        "```bash\npip install flash-attn\n```\n\n"
+        "```python\nsubprocess.run(['nvidia-smi'])\n```\n\n"
+        "```console\n$ nvidia-smi\n| NVIDIA-SMI 535 |\n```\n"
+    )
+    doc = _parse(tmp_path, "README.md", FileKind.MARKDOWN, text)
+    assert _items(doc, "package") == [("flash-attn", 4, 13)]
+    assert [c for c in _items(doc, "command") if c[0] == "nvidia-smi"] == [("nvidia-smi", 12, 3)]
+
+
+# --- TOML, setup.py, YAML, CMake ----------------------------------------------------------------
+
+
+def test_pyproject_dependencies_and_indexes(tmp_path: Path) -> None:
+    text = (
+        '[project]\nname = "x"\ndescription = "cuda kernels for cuda-utils"\n'
+        'dependencies = ["flash-attn>=2.5"]\n'
+        '[[tool.uv.index]]\nname = "cu"\nurl = "https://download.pytorch.org/whl/cu121"\n'
+        '[tool.poetry.dependencies]\ntorch = { version = "2.3.1+cu121" }\n'
+    )
+    doc = _parse(tmp_path, "pyproject.toml", FileKind.PYPROJECT, text)
+    assert [(i.name, i.line, i.local) for i in doc.manifest if i.kind == "package"] == [
+        ("flash-attn", 4, ""), ("torch", 9, "cu121")
+    ]
+    assert _items(doc, "index") == [("https://download.pytorch.org/whl/cu121", 7, 7)]
+
+
+def test_invalid_toml_is_a_skip(tmp_path: Path) -> None:
+    doc = _parse(tmp_path, "pyproject.toml", FileKind.PYPROJECT, '[project]\nname = "x\n')
+    assert isinstance(doc, Skipped) and doc.reason.startswith("invalid TOML:")
+
+
+def test_setup_py_facts(tmp_path: Path) -> None:
+    text = (
+        '"""Needs -gencode (docstring)."""\n'
+        "import os\n"
+        "from torch.utils.cpp_extension import CUDA_HOME, CUDAExtension\n"
+        'os.environ["TORCH_CUDA_ARCH_LIST"] = "8.0"\n'
+        "if CUDA_HOME:\n"
+        '    ext = [CUDAExtension("m", ["k.cu"], extra_compile_args={"nvcc": ["-gencode", "arch=compute_80,code=sm_80"]})]\n'
+        'setup(install_requires=["flash-attn"])\n'
+    )
+    doc = _parse(tmp_path, "setup.py", FileKind.SETUP_PY, text)
+    facts = [(i.name, i.line) for i in doc.manifest if i.kind == "fact"]
+    assert facts == [("cuda-home-gate", 5), ("cuda-extension", 6), ("nvcc-arch-flag", 6)]
+    assert _items(doc, "env") == [("TORCH_CUDA_ARCH_LIST", 4, 13)]
+    assert _items(doc, "package") == [("flash-attn", 7, 26)]
+
+
+def test_setup_py_syntax_error_is_a_skip(tmp_path: Path) -> None:
+    doc = _parse(tmp_path, "setup.py", FileKind.SETUP_PY, "setup(name='x'\n")
+    assert isinstance(doc, Skipped) and doc.reason.startswith("Python syntax error at line 1")
+
+
+def test_yaml_kubernetes_is_decided_by_content(tmp_path: Path) -> None:
+    k8s = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - resources:\n        limits:\n          nvidia.com/gpu: 1\n"
+    helm = "resources:\n  limits:\n    nvidia.com/gpu: 1\n"
+    assert _items(_parse(tmp_path, "k8s/pod.yaml", FileKind.YAML, k8s), "fact") == [("gpu-resource", 7, 11)]
+    assert _parse(tmp_path, "chart/values.yaml", FileKind.YAML, helm).manifest == []
+
+
+def test_invalid_yaml_is_a_skip(tmp_path: Path) -> None:
+    doc = _parse(tmp_path, "environment.yml", FileKind.CONDA, "dependencies:\n  - [pip\n")
+    assert isinstance(doc, Skipped) and doc.reason.startswith("invalid YAML at line 3")
+
+
+def test_cmake_commands_arguments_and_comments(tmp_path: Path) -> None:
+    text = '# enable_language(CUDA)\nproject(x LANGUAGES CXX CUDA)\n#[[ find_package(CUDA) ]]\ntarget_link_libraries(x\n  CUDA::cublas)\n'
+    doc = _parse(tmp_path, "CMakeLists.txt", FileKind.CMAKE, text)
+    calls = [(i.name, i.line, i.args) for i in doc.manifest if i.kind == "cmake"]
+    assert calls == [("project", 2, ("x", "LANGUAGES", "CXX", "CUDA")), ("target_link_libraries", 4, ("x", "CUDA::cublas"))]
+    assert doc.manifest[-1].positions == ((4, 23), (5, 3))
+    assert isinstance(_parse(tmp_path, "CMakeLists.txt", FileKind.CMAKE, "project(x\n"), Skipped)
+
+
+# --- the demo repository, end to end -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo() -> dict:
+    from conftest import REPOS
+
+    result = scan(REPOS / "manifests-demo", Settings(jobs=1, targets=("gfx942", "gfx1100")))
+    from migrate.report.json import as_dict
+
+    return as_dict(result)
+
+
+def test_demo_malformed_files_are_skipped_and_the_rest_scanned(demo: dict) -> None:
+    assert {s["path"] for s in demo["skipped"]} == {
+        "docker/Dockerfile.dev", "environment-broken.yml", "legacy/setup.py", "requirements-dev.txt",
+        "tools/broken/pyproject.toml",
+    }
+    assert demo["summary"]["files_scanned"] >= 15
+
+
+def test_demo_every_file_kind_reports(demo: dict) -> None:
+    paths = {f["path"] for f in demo["findings"]}
+    assert paths >= {
+        "requirements.txt", "constraints.txt", "pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "environment.yml",
+        "Dockerfile", "docker-compose.yml", "k8s/deployment.yaml", ".github/workflows/ci.yml", ".gitlab-ci.yml",
+        "CMakeLists.txt", "cmake/cuda.cmake", "Makefile", "scripts/train.sh", "README.md", "docs/install.rst",
+    }
+    categories = {f["category"] for f in demo["findings"]}
+    assert categories >= {"cuda-only-dependency", "cuda-index-url", "cpp-extension-build", "cuda-build-config",
+                          "nvidia-docker", "nvidia-runtime-tool", "env-var", "tensorrt"}
+
+
+def test_demo_look_alikes_stay_quiet(demo: dict) -> None:
+    by_line = {(f["path"], f["line"]) for f in demo["findings"]}
+    assert ("requirements.txt", 7) not in by_line  # cuda-utils
+    assert ("requirements.txt", 8) not in by_line  # a commented-out requirement
+    assert not [f for f in demo["findings"] if f["path"] == "pyproject.toml" and f["line"] == 7]  # description
+    assert not [f for f in demo["findings"] if f["path"] == "README.md" and f["line"] < 9]  # prose
+
+
+def test_demo_substitutions_answer_findings_per_target(demo: dict) -> None:
+    subs = {s["id"]: s for s in demo["substitutions"]}
+    flash = subs["flash-attn"]
+    assert {"rule": "flash-attn-dependency", "path": "requirements.txt"} in flash["answers"]
+    assert [t["target"] for t in flash["targets"]] == ["gfx942", "gfx1100"]
+    assert flash["sources"] and flash["as_of"]
+    assert subs["torch-cpp-extension"]["install"] == ['PYTORCH_ROCM_ARCH="gfx942;gfx1100" pip install . --no-build-isolation']
+    named = {s for f in demo["findings"] for s in f.get("substitutions", [])}
+    assert named == set(subs)
+    assert [t["wavefront"] for t in demo["target_support"]] == [64, 32]
+
+
+# --- command line ---------------------------------------------------------------------------------
+
+
+def test_explain_substitution_and_rule() -> None:
+    runner = CliRunner()
+    result = runner.invoke(cli, ["explain", "torch-cpp-extension", "--target", "gfx942,gfx1100"])
+    assert result.exit_code == 0
+    assert '\n    PYTORCH_ROCM_ARCH="gfx942;gfx1100" pip install . --no-build-isolation\n' in result.output
+    assert "sources (as of" in result.output
+    rule = runner.invoke(cli, ["explain", "nvcc-arch-flags"])
+    assert rule.exit_code == 0 and rule.output.startswith("rule nvcc-arch-flags: ")
+
+
+def test_explain_unknown_and_dropped_ids_exit_2() -> None:
+    runner = CliRunner()
+    unknown = runner.invoke(cli, ["explain", "no-such-thing"])
+    assert unknown.exit_code == 2 and "no rule, substitution or target named 'no-such-thing'" in unknown.output
+    dropped = runner.invoke(cli, ["explain", "tgi"])
+    assert dropped.exit_code == 2 and "archived project" in dropped.output
+
+
+def test_rules_lists_every_rule() -> None:
+    from migrate.ruleset import load_builtin
+
+    result = CliRunner().invoke(cli, ["rules"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["id", "severity", "category", "title"]
+    assert len(lines) == len(load_builtin().rules) + 1
+    assert any(line.split()[:3] == ["k8s-nvidia-gpu-resource", "medium", "nvidia-docker"] for line in lines)
+
+
+def test_unknown_target_is_a_one_line_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["scan", str(tmp_path), "--target", "gfx942,gfx9999"])
+    assert result.exit_code == 2
+    assert len(result.output.strip().splitlines()) == 1
+    assert "unknown target gfx9999 (known targets: gfx906" in result.output
+
+
+def test_json_output_has_substitutions(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("flash-attn==2.5.8\n")
+    result = CliRunner().invoke(cli, ["scan", str(tmp_path), "--format", "json", "--no-cache", "--target", "gfx1100"])
+    data = json.loads(result.stdout)
+    assert [s["id"] for s in data["substitutions"]] == ["flash-attn"]
+    assert data["findings"][0]["substitutions"] == ["flash-attn"]
+
+
+def test_requirements_urls_paths_and_editables(tmp_path: Path) -> None:
+    text = (
+        "-e .\n"
+        "-e git+https://github.com/NVIDIA/apex.git#egg=apex\n"
+        "git+https://github.com/Dao-AILab/flash-attention.git@v2.5.8\n"
+        "./wheels/local_pkg\n"
+        "--find-links ./wheels\n"
+    )
+    doc = _parse(tmp_path, "requirements.txt", FileKind.REQUIREMENTS, text)
+    assert [(i.kind, i.name, i.line) for i in doc.manifest] == [
+        ("package", "apex", 2), ("package", "flash-attention", 3), ("index", "./wheels", 5)
+    ]
+
+
+def test_dockerfile_from_expands_arg_defaults(tmp_path: Path) -> None:
+    text = "ARG BASE=nvidia/cuda:12.4.1-runtime-ubuntu22.04\nFROM ${BASE}\n"
+    doc = _parse(tmp_path, "Dockerfile", FileKind.DOCKERFILE, text)
+    assert _items(doc, "image") == [("nvidia/cuda:12.4.1-runtime-ubuntu22.04", 2, 6)]
+
+
+def test_gitlab_image_mapping_and_services(tmp_path: Path) -> None:
+    text = "build:\n  image:\n    name: nvidia/cuda:12.1.0-devel-ubuntu22.04\n  services:\n    - docker:dind\n"
+    doc = _parse(tmp_path, ".gitlab-ci.yml", FileKind.CI_WORKFLOW, text)
+    assert _items(doc, "image") == [("nvidia/cuda:12.1.0-devel-ubuntu22.04", 3, 11)]
+
+
+def test_dockerfile_heredoc_run_is_shell(tmp_path: Path) -> None:
+    text = "FROM python:3.11\nRUN <<EOF\nset -e\npip install flash-attn \\\n  --no-build-isolation\nEOF\nRUN echo done\n"
+    doc = _parse(tmp_path, "Dockerfile", FileKind.DOCKERFILE, text)
+    assert _items(doc, "package") == [("flash-attn", 4, 13)]
+    assert [c[0] for c in _items(doc, "command")] == ["pip", "echo"]
+
+
+def test_explain_target() -> None:
+    result = CliRunner().invoke(cli, ["explain", "gfx1100"])
+    assert result.exit_code == 0
+    assert result.output.startswith("target gfx1100: RDNA RDNA3, wavefront 32-wide by default")
+    assert "gfx1100: supported on Linux by ROCm 7.0-7.2 and ROCm Core SDK 7.14-10.1." in result.output

@@ -1,0 +1,231 @@
+"""The Python rules on tiny inline modules: what fires, at which severity, and what must stay quiet."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from migrate.config import Settings
+from migrate.errors import RuleFileError
+from migrate.model import Severity
+from migrate.ruleset import load
+from migrate.scan import scan
+
+
+def findings(tmp_path: Path, source: str, name: str = "mod.py") -> list[tuple[str, int, str]]:
+    """(rule, line, severity) of every finding in one Python module."""
+    (tmp_path / name).write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    result = scan(tmp_path, Settings(jobs=1))
+    assert not result.skipped
+    return [(f.rule, f.line, f.severity.label) for f in result.findings]
+
+
+FIRES = [
+    ("import torch as th\nth.cuda.synchronize()\n", "python-torch-cuda", 2, "info"),
+    ("from torch import cuda\ncuda.empty_cache()\n", "python-torch-cuda", 2, "info"),
+    ("import torch\nx = torch.ones(2).cuda(non_blocking=True)\n", "python-cuda-device", 2, "info"),
+    ("import torch\nx = torch.ones(2).to(device='cuda:1')\n", "python-cuda-device", 2, "info"),
+    ("import torch\nd = torch.device(f'cuda:{rank}')\n", "python-cuda-device", 2, "info"),
+    ("import torch.distributed as dist\ndist.init_process_group('nccl')\n", "python-nccl-backend", 2, "info"),
+    ("import os\nv = os.getenv('CUDA_VISIBLE_DEVICES')\n", "python-cuda-visible-devices", 2, "info"),
+    ("import torch\nif torch.version.cuda:\n    pass\n", "python-torch-version-cuda", 2, "medium"),
+    ("import torch\nok = float(torch.version.cuda) > 11.7\n", "python-torch-version-cuda", 2, "medium"),
+    ("import torch\nok = torch.version.cuda.startswith('12')\n", "python-torch-version-cuda", 2, "medium"),
+    ("import torch\nprint(f'cuda {torch.version.cuda}')\n", "python-torch-version-cuda", 2, "info"),
+    ("import torch\nbuild = torch.version.cuda\n", "python-torch-version-cuda", 2, "low"),
+    ("import torch\nif torch.cuda.get_device_capability() < (7, 0):\n    pass\n", "python-compute-capability", 2, "medium"),
+    ("import torch\np = torch.cuda.get_device_properties(0)\nsm = p.major * 10\n", "python-compute-capability", 3, "medium"),
+    ("ARCH = 'sm_90a'\n", "python-cuda-arch-string", 1, "medium"),
+    ("import pynvml as nv\n", "python-nvml", 1, "medium"),
+    ("import os\nos.popen('nvidia-smi -q').read()\n", "python-nvidia-smi", 2, "medium"),
+    ("import cupyx.scipy.sparse\n", "python-cupy", 1, "medium"),
+    ("import numba\n@numba.cuda.jit\ndef k(a):\n    pass\n", "python-numba-cuda", 2, "high"),
+    ("import tensorrt_llm\n", "python-tensorrt", 1, "blocker"),
+    ("import flash_attn\n", "python-flash-attn", 1, "high"),
+    ("try:\n    import flash_attn\nexcept ModuleNotFoundError:\n    flash_attn = None\n", "python-flash-attn", 2, "low"),
+    ("from apex import amp\n", "python-apex", 1, "medium"),
+    ("import bitsandbytes\n", "python-bitsandbytes", 1, "low"),
+    ("import torch.utils.cpp_extension as ce\next = ce.CUDAExtension('x', ['x.cu'])\n", "python-cpp-extension", 2, "medium"),
+    ("import triton\n@triton.jit\ndef k(x):\n    pass\n", "python-triton-kernel", 2, "low"),
+    ("import triton.language as tl\ny = tl.inline_asm_elementwise('mov.b32 $0, $1;', '=r,r', [x], tl.int32, True, 1)\n",
+     "python-triton-inline-asm", 2, "blocker"),
+    ("import triton.language as tl\ny = tl.extra.cuda.libdevice.rsqrt(x)\n", "python-triton-libdevice", 2, "medium"),
+    ("import subprocess\nsubprocess.check_call(['nvcc', '-V'])\n", "python-nvcc-call", 2, "medium"),
+    ("import os\nhome = os.environ['CUDA_HOME']\n", "python-cuda-home", 2, "medium"),
+    ("import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '9.0')\n", "python-torch-cuda-arch-list", 2, "low"),
+]
+
+
+@pytest.mark.parametrize(("source", "rule", "line", "severity"), FIRES, ids=[f[1] for f in FIRES])
+def test_rule_fires(tmp_path: Path, source: str, rule: str, line: int, severity: str) -> None:
+    assert (rule, line, severity) in findings(tmp_path, source)
+
+
+QUIET = [
+    '"""Call torch.cuda.synchronize() and .cuda(); import pycuda; nvidia-smi; sm_80."""\n',
+    "# import tensorrt\n# torch.cuda.synchronize()\nx = 1\n",
+    "msg = 'import flash_attn and torch.cuda are optional'\n",
+    "def my_cuda_helper(args):\n    return args.cuda\n",
+    "tensorrt = None\nengine = tensorrt\n",
+    "import torch\nx = torch.ones(2).to(device)\ny = x.to('cpu')\n",
+    "import logging\nlogging.warning('requires sm_80')\nraise RuntimeError('nvidia-smi failed')\n",
+    "import sys\nif sys.version_info.major >= 3:\n    pass\n",
+    "from numba import njit\n@njit\ndef f(x):\n    return x\n",
+    "import json\nwith open('f') as h:\n    json.load(h)\n",
+    "import subprocess\nsubprocess.run(['amd-smi', 'list'])\n",
+    "import torch\nprint('torch.version.cuda is', 'unknown')\n",
+    "x = 1\n'Notes: needs sm_80, CUDA_VISIBLE_DEVICES and nvidia-smi.'\n",
+]
+
+
+@pytest.mark.parametrize("source", QUIET)
+def test_look_alikes_stay_quiet(tmp_path: Path, source: str) -> None:
+    assert findings(tmp_path, source) == []
+
+
+def test_cuda_is_available_and_device_choice_are_info_at_most(tmp_path: Path) -> None:
+    found = findings(tmp_path, "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n")
+    assert found == [("python-torch-cuda", 2, "info")]
+
+
+def test_same_expression_hip_check_is_info(tmp_path: Path) -> None:
+    found = findings(tmp_path, "import torch\nbuild = torch.version.cuda or torch.version.hip\n")
+    assert found == [("python-torch-version-cuda", 2, "info")]
+
+
+def test_preceding_hip_guard_in_the_function_lowers_to_low(tmp_path: Path) -> None:
+    source = """
+        import torch
+        def toolkit():
+            if torch.version.hip:
+                return "rocm"
+            return int(torch.version.cuda.split(".")[0])
+        def other():
+            return int(torch.version.cuda.split(".")[0])
+    """
+    assert findings(tmp_path, source) == [
+        ("python-torch-version-cuda", 5, "low"),
+        ("python-torch-version-cuda", 7, "medium"),
+    ]
+
+
+def test_hip_branch_chain_is_not_work(tmp_path: Path) -> None:
+    source = """
+        import torch
+        IS_ROCM = torch.version.hip is not None
+        def cap():
+            if IS_ROCM:
+                return torch.cuda.get_device_properties(0).gcnArchName
+            else:
+                return torch.cuda.get_device_capability()
+    """
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"))
+    result = scan(tmp_path, Settings(jobs=1))
+    assert [(f.rule, f.line) for f in result.findings] == []
+    assert result.guarded == 2
+
+
+def test_triton_is_hip_helper_guards_inline_asm(tmp_path: Path) -> None:
+    source = """
+        import triton
+        import triton.language as tl
+        def is_hip():
+            return triton.runtime.driver.active.get_current_target().backend == "hip"
+        @triton.jit
+        def k(x):
+            if is_hip():
+                return x
+            return tl.inline_asm_elementwise("ex2.approx.f32 $0, $1;", "=r,r", [x], tl.float32, True, 1)
+    """
+    assert findings(tmp_path, source) == [("python-triton-kernel", 5, "low"), ("python-triton-inline-asm", 9, "low")]
+
+
+def test_availability_flag_lowers_an_import(tmp_path: Path) -> None:
+    source = "from .utils import is_flash_attn_available\nif is_flash_attn_available():\n    from flash_attn import flash_attn_func\n"
+    assert findings(tmp_path, source) == [("python-flash-attn", 3, "low")]
+
+
+def test_symbol_groups_repeated_uses(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("import torch\ntorch.cuda.synchronize()\ntorch.cuda.synchronize()\nx.cuda()\n")
+    symbols = [f.symbol for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert symbols == ["torch.cuda.synchronize", "torch.cuda.synchronize", ".cuda()"]
+
+
+def test_nvidia_smi_command_is_one_finding_at_the_argument(tmp_path: Path) -> None:
+    source = "import subprocess\nsubprocess.run(\n    ['nvidia-smi', '-L'],\n    check=True,\n)\n"
+    assert findings(tmp_path, source) == [("python-nvidia-smi", 3, "medium")]
+
+
+def test_suppression_comment(tmp_path: Path) -> None:
+    source = "import pycuda  # migrate: ignore[python-pycuda]\n# migrate: ignore\nimport cupy\nimport pycuda.driver\n"
+    assert findings(tmp_path, source) == [("python-pycuda", 4, "high")]
+
+
+def test_severity_override_from_settings(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("import cupy\n")
+    settings = Settings(jobs=1, severity_overrides=(("python-cupy", Severity.HIGH),))
+    assert [f.severity for f in scan(tmp_path, settings).findings] == [Severity.HIGH]
+
+
+@pytest.mark.parametrize(
+    ("match", "error"),
+    [
+        ("{matcher: python}", "needs at least one of"),
+        ("{matcher: python, imports: [x], bogus: 1}", "unknown key"),
+        ("{matcher: python, strings: [{regex: 'x'}]}", "needs 'needles'"),
+        ("{matcher: python, needles: [x], strings: [{regex: '('}]}", "missing \\)"),
+        ("{matcher: python, calls: [{name: f, arg: 0}]}", "needs a 'regex'"),
+        ("{matcher: python, imports: [x], fallback_severity: huge}", "unknown severity"),
+        ("{matcher: torch-version-use}", "needs 'names'"),
+        ("{matcher: compute-capability, capability: [a], properties: [b]}", "needs 'attributes'"),
+    ],
+)
+def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:
+    (tmp_path / "r.yaml").write_text(
+        "rules:\n  - id: my-rule\n    title: t\n    category: other\n    languages: [python]\n"
+        f"    severity: low\n    message: m\n    match: {match}\n"
+    )
+    with pytest.raises(RuleFileError, match=f"r\\.yaml: rule my-rule: .*{error}"):
+        load([tmp_path])
+
+
+def test_files_without_needles_are_not_parsed(tmp_path: Path) -> None:
+    (tmp_path / "plain.py").write_text("def f(:\n    return 1\n")  # a syntax error nobody needs to see
+    result = scan(tmp_path, Settings(jobs=1))
+    assert result.skipped == () and result.findings == ()
+
+
+def test_type_annotations_are_not_uses(tmp_path: Path) -> None:
+    source = """
+        import torch
+        from torch.utils.cpp_extension import CUDAExtension
+        def make(stream: torch.cuda.Stream) -> CUDAExtension:
+            return CUDAExtension("x", ["x.cu"])
+    """
+    assert findings(tmp_path, source) == [("python-cpp-extension", 4, "medium")]
+
+
+def test_one_version_finding_a_line_keeps_the_worst_use(tmp_path: Path) -> None:
+    source = "import torch\nv = f'{torch.version.cuda}' if float(torch.version.cuda) > 11 else ''\n"
+    assert findings(tmp_path, source) == [("python-torch-version-cuda", 2, "medium")]
+
+
+@pytest.mark.parametrize(
+    "check",
+    ["'+rocm' in torch.__version__", "IS_HIP_EXTENSION", "rocm_version_tuple() >= (6, 0)", "backend == 'hip'",
+     "getattr(torch.version, 'hip', None)", "hasattr(props, 'gcnArchName')"],
+)
+def test_ways_of_checking_for_rocm_guard_the_branch(tmp_path: Path, check: str) -> None:
+    source = f"import torch\nif {check}:\n    import cupy\nelse:\n    import pycuda\n"
+    (tmp_path / "mod.py").write_text(source)
+    result = scan(tmp_path, Settings(jobs=1))
+    assert (result.findings, result.guarded) == ((), 2)
+
+
+def test_generated_code_with_deep_expressions_is_bounded(tmp_path: Path) -> None:
+    chain = " + ".join(["'x'"] * 400)
+    arms = " if c else ".join(["'a'"] * 60) + " if c else 'nvidia-smi'"
+    source = f"import subprocess\nsubprocess.run({chain})\nsubprocess.run({arms})\n"
+    assert findings(tmp_path, source) == []

@@ -1,0 +1,248 @@
+"""Markdown, HTML, SARIF and the JSON risk summary: goldens, schema, escaping, truncation, CLI wiring."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from migrate.cli import cli
+from migrate.model import Finding, ScanResult, Severity, Skipped, Substitution
+from migrate.report import render
+from migrate.report import markdown, sarif
+
+from conftest import EXPECTED, REPOS, check_golden
+
+REPO_NAMES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
+SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+EVIL = "<script>alert(1)</script>"
+
+
+def make(path: str, line: int, rule: str, severity: Severity, *, category: str = "custom-cuda-kernel", **extra: object) -> Finding:
+    return Finding(
+        path=path, line=line, column=5, rule=rule, category=category, severity=severity, end_line=line,
+        message=str(extra.pop("message", f"{rule} message")), evidence=str(extra.pop("evidence", f"  call_{line}(x);")),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def sample(**changes: object) -> ScanResult:
+    findings = (
+        make("csrc/k.cu", 10, "inline-ptx-asm", Severity.HIGH, category="inline-ptx", evidence='asm("mov.u32 %0, %%laneid;");'),
+        make("csrc/k.cu", 20, "warp-size-32", Severity.MEDIUM, category="warp-size-assumption"),
+        *(make("csrc/k.cu", 30 + n, "cuda-runtime-api", Severity.LOW, category="cuda-runtime-api", hip="hipMalloc", symbol="cudaMalloc") for n in range(3)),
+        make("infer/trt.py", 2, "tensorrt-import", Severity.BLOCKER, category="tensorrt", substitutions=("tensorrt",)),
+        make("train.py", 7, "torch-cuda-call", Severity.INFO, category="python-cuda-api"),
+    )
+    sub = Substitution(
+        id="tensorrt", replaces="TensorRT", rocm="MIGraphX", install=("apt install migraphx", "pip install migraphx"),
+        caveats=("Not all TensorRT plugins exist.",), sources=("https://rocm.docs.amd.com/projects/AMDMIGraphX",), as_of="2026-10",
+    )
+    result = ScanResult(
+        root="repo", targets=("gfx942",), files_scanned=6, findings=tuple(sorted(findings)),
+        skipped=(Skipped("data/blob.cu", "not UTF-8"),), substitutions=(sub,),
+    )
+    return replace(result, **changes)  # type: ignore[arg-type]
+
+
+@cache
+def sarif_schema() -> dict[str, object]:
+    return json.loads(SCHEMA.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def run_scan(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> str:
+    monkeypatch.chdir(repo.parent)
+    result = CliRunner().invoke(cli, ["scan", repo.name, *args])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+@pytest.mark.parametrize("name", REPO_NAMES)
+@pytest.mark.parametrize("fmt, suffix", [("md", "md"), ("sarif", "sarif")])
+def test_golden_reports(name: str, fmt: str, suffix: str, make_repo, monkeypatch: pytest.MonkeyPatch, update_golden: bool) -> None:
+    output = run_scan(make_repo(name), monkeypatch, "--format", fmt)
+    check_golden(output, EXPECTED / f"{name}.{suffix}", update_golden)
+
+
+@pytest.mark.parametrize("name", REPO_NAMES)
+def test_fixture_sarif_is_valid(name: str, make_repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    jsonschema.validate(json.loads(run_scan(make_repo(name), monkeypatch, "--format", "sarif")), sarif_schema())
+
+
+def test_sarif_is_valid_and_maps_levels() -> None:
+    data = json.loads(sarif.render(sample()))
+    jsonschema.validate(data, sarif_schema())
+    run = data["runs"][0]
+    levels = {r["ruleId"]: r["level"] for r in run["results"]}
+    assert levels == {
+        "inline-ptx-asm": "error", "warp-size-32": "warning", "cuda-runtime-api": "note",
+        "tensorrt-import": "error", "torch-cuda-call": "note",
+    }
+    rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert rule_ids == sorted(set(rule_ids)) and len(rule_ids) == 5
+    for result in run["results"]:
+        assert rule_ids[result["ruleIndex"]] == result["ruleId"]
+        location = result["locations"][0]["physicalLocation"]["artifactLocation"]
+        assert location["uriBaseId"] == "SRCROOT" and not location["uri"].startswith("/")
+    assert run["invocations"][0]["toolExecutionNotifications"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "data/blob.cu"
+
+
+def fingerprints(result: ScanResult) -> list[str]:
+    return [r["partialFingerprints"]["rocmMigrate/v1"] for r in json.loads(sarif.render(result))["runs"][0]["results"]]
+
+
+def test_fingerprints_survive_line_shifts_and_tell_repeats_apart() -> None:
+    result = sample()
+    shifted = replace(result, findings=tuple(replace(f, line=f.line + 7, end_line=f.end_line + 7) for f in result.findings))
+    assert fingerprints(shifted) == fingerprints(result)
+    same_code = [replace(f, evidence="cudaMalloc(&p, n);") for f in result.findings if f.rule == "cuda-runtime-api"]
+    prints = fingerprints(replace(result, findings=tuple(same_code)))
+    assert len(set(prints)) == 3
+    edited = replace(result, findings=tuple(replace(f, evidence=f.evidence + " // changed") for f in result.findings))
+    assert set(fingerprints(edited)).isdisjoint(fingerprints(result))
+
+
+def test_sarif_uris_are_percent_encoded() -> None:
+    result = sample(findings=(make(f"odd dir/{EVIL}.cu", 1, "r", Severity.LOW),))
+    uri = json.loads(sarif.render(result))["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "odd%20dir/%3Cscript%3Ealert%281%29%3C/script%3E.cu"
+
+
+def test_markdown_sections_in_order() -> None:
+    text = markdown.render(sample())
+    headings = [line for line in text.splitlines() if line.startswith("### ")]
+    assert headings == [
+        "### What drives the effort", "### Porting checklist", "### What to install instead",
+        "### Skipped files (1)", "### Findings by file",
+    ]
+    assert text.startswith("## ROCm porting report: ")
+    assert "```sh\napt install migraphx\npip install migraphx\n```" in text
+    assert "Source: <https://rocm.docs.amd.com/projects/AMDMIGraphX> (as of 2026-10)." in text
+    checklist = [line.split("**")[1] for line in text.splitlines() if line.startswith("- [ ] ")]
+    assert checklist == ["Blockers", "Kernels", "Mechanical renames", "Validate"]
+
+
+def test_markdown_aggregates_repeated_renames() -> None:
+    text = markdown.render(sample())
+    assert "- **L30, 31, 32** ×3 low `cuda-runtime-api`: mechanical renames: `cudaMalloc` → `hipMalloc`" in text
+    assert text.count("cuda-runtime-api") == 1
+
+
+def test_markdown_escapes_repo_text() -> None:
+    finding = make(f"src/{EVIL}.cu", 3, "r", Severity.HIGH, message=f"bad {EVIL} *x*", evidence=f"f(); // {EVIL} ` tick")
+    text = markdown.render(sample(findings=(finding,), skipped=(Skipped(f"{EVIL}.cu", EVIL),)))
+    outside_code = re.sub(r"(`+)(.+?)\1", "", text)
+    assert "<script>" not in outside_code
+    assert "bad \\<script\\>alert(1)\\</script\\> \\*x\\*" in text
+    assert "``f(); // <script>alert(1)</script> ` tick``" in text
+
+
+def test_markdown_truncates_with_a_note() -> None:
+    findings = tuple(
+        sorted(make(f"src/mod{i:04d}/file.cu", n, f"rule-{n}", Severity.MEDIUM, message="x" * 80) for i in range(400) for n in (1, 2, 3))
+    )
+    text = markdown.render(sample(findings=findings))
+    assert len(text) <= markdown.LIMIT
+    assert "> **Truncated:**" in text and "more findings in" in text
+    shown = text.count("#### `src/mod")
+    assert 0 < shown < 400 and f"{(400 - shown) * 3} more findings in {400 - shown} files" in text
+
+
+def test_markdown_without_findings() -> None:
+    text = markdown.render(sample(findings=(), skipped=(), substitutions=()))
+    assert "**Verdict:** trivial · **Risk:** 0/100 · **Effort:** 0 engineer-days" in text
+    assert text.endswith("No findings: nothing CUDA-specific stands in the way.\n")
+
+
+def test_json_summary_gains_risk_and_keeps_its_keys() -> None:
+    data = json.loads(render(sample(), "json"))
+    summary = data["summary"]
+    assert list(summary)[:6] == ["files_scanned", "files_skipped", "findings", "by_severity", "by_category", "guarded_findings"]
+    assert summary["verdict"] in {"hard", "very-hard"} and summary["blockers"] == 1
+    assert 0 <= summary["risk_score"] <= 100
+    assert summary["effort_days"]["low"] < summary["effort_days"]["high"]
+    assert summary["drivers"][0]["text"].startswith("1 file with TensorRT use carries")
+    assert "per_target" not in summary
+    original = ["schema", "tool", "root", "targets", "summary", "findings", "skipped"]
+    assert [key for key in data if key in original] == original
+
+
+def test_json_has_per_target_entries_for_several_targets() -> None:
+    summary = json.loads(render(sample(targets=("gfx942", "gfx1100")), "json"))["summary"]
+    assert [(t["target"], t["wavefront"]) for t in summary["per_target"]] == [("gfx942", 64), ("gfx1100", 32)]
+    assert set(summary["per_target"][0]) == {"target", "wavefront", "risk_score", "effort_days", "verdict", "drivers", "blockers"}
+
+
+def test_html_escapes_and_is_self_contained() -> None:
+    finding = make(f"src/{EVIL}.cu", 3, "r", Severity.HIGH, message=EVIL, evidence=f"f(); // {EVIL}")
+    page = render(sample(findings=(finding,), skipped=(Skipped(f"{EVIL}.cu", EVIL),)), "html")
+    assert page.count("<script") == 1 and "alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    for attribute in (' src="', " href=", "@import", "url("):
+        assert attribute not in page
+
+
+def test_html_shows_counts_table_and_copy_buttons() -> None:
+    page = render(sample(), "html")
+    assert page.count("<tr data-severity=") == 7
+    assert '<div class="big" id="count-total">7</div>' in page
+    assert '<span id="count-blocker">1</span>' in page and '<span id="count-low">3</span>' in page
+    assert page.count('<button class="copy"') == 1
+    assert 'id="chart-effort"' in page and 'id="chart-directories"' in page
+
+
+def test_terminal_shows_verdict_and_drivers() -> None:
+    text = render(sample(), "terminal")
+    assert "Verdict: very-hard" in text or "Verdict: hard" in text
+    assert "1 file with TensorRT use carries" in text
+
+
+@pytest.mark.parametrize("name, fmt", [("r.md", "md"), ("r.html", "html"), ("r.sarif", "sarif"), ("r.sarif.json", "sarif"), ("r.json", "json")])
+def test_report_option_follows_the_suffix(name: str, fmt: str, make_repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    repo = make_repo("cuda-extension")
+    stdout = run_scan(repo, monkeypatch, "--report", str(tmp_path / name))
+    assert stdout.startswith("rocm-migrate scanned")
+    assert (tmp_path / name).read_text(encoding="utf-8") == run_scan(repo, monkeypatch, "--format", fmt)
+
+
+def test_report_option_rejects_an_unknown_suffix(make_repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    repo = make_repo("cuda-extension")
+    monkeypatch.chdir(repo.parent)
+    result = CliRunner().invoke(cli, ["scan", repo.name, "--report", str(tmp_path / "r.pdf")])
+    assert result.exit_code == 2 and "cannot tell the format of 'r.pdf'" in result.output
+    assert not (tmp_path / "r.pdf").exists()
+
+
+@pytest.mark.parametrize(
+    "name, verdicts",
+    [("pytorch-trainer", {"trivial", "easy"}), ("hip-ported", {"trivial", "easy"}), ("cuda-extension", {"hard", "very-hard"})],
+)
+def test_fixture_repos_are_calibrated(name: str, verdicts: set[str], make_repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not (REPOS / name).is_dir():
+        pytest.skip(f"fixture repo {name} is gone")
+    summary = json.loads(run_scan(make_repo(name), monkeypatch, "--format", "json"))["summary"]
+    assert summary["verdict"] in verdicts
+
+
+def test_markdown_groups_repeats_of_a_rule_by_message() -> None:
+    findings = tuple(sorted([
+        make("k.cu", 3, "warp-full-mask", Severity.HIGH, message="32-bit mask", evidence="a(0xffffffff);"),
+        make("k.cu", 9, "warp-full-mask", Severity.HIGH, message="32-bit mask", evidence="b(0xffffffff);"),
+        make("k.cu", 5, "no-hip", Severity.MEDIUM, message="cudaFoo has none"),
+        make("k.cu", 6, "no-hip", Severity.MEDIUM, message="cudaBar has none"),
+    ]))
+    text = markdown.render(sample(findings=findings))
+    assert "- **L3, 9** ×2 high `warp-full-mask`: 32-bit mask\n  - L3: `a(0xffffffff);`\n  - L9: `b(0xffffffff);`\n" in text
+    assert "- **L5** medium `no-hip`: cudaFoo has none\n" in text and "- **L6** medium `no-hip`: cudaBar has none\n" in text
+
+
+def test_terminal_shows_each_target_when_several() -> None:
+    text = render(sample(targets=("gfx942", "gfx1100")), "terminal", width=200)
+    assert "Per target: gfx942 " in text and "; gfx1100 " in text
+    assert "Per target" not in render(sample(), "terminal")

@@ -1,0 +1,281 @@
+"""The builtin CUDA -> HIP engine against golden files, the hipify wrappers, and `migrate translate`."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from migrate.cli import cli
+from migrate.errors import ToolNotFound
+from migrate.translate import Engine, ToolFailed, select_engine, translate_bytes, translate_file
+
+from conftest import FIXTURES
+
+INPUTS = FIXTURES / "translate" / "input"
+GOLDEN = FIXTURES / "translate" / "expected"
+NAMES = sorted(p.name for p in INPUTS.iterdir())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_golden_translation(name: str, update_golden: bool) -> None:
+    done = translate_bytes((INPUTS / name).read_bytes(), name)
+    golden = GOLDEN / name
+    if update_golden:
+        golden.write_bytes(done.translated)
+    assert golden.exists(), f"missing golden {golden}; run pytest --update-golden and read the diff"
+    assert done.translated == golden.read_bytes()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_translation_is_idempotent(name: str) -> None:
+    once = translate_bytes((INPUTS / name).read_bytes(), name).translated
+    assert translate_bytes(once, name).translated == once
+
+
+def test_lines_are_kept_so_errors_map_back() -> None:
+    for name in NAMES:
+        source = (INPUTS / name).read_bytes()
+        assert translate_bytes(source, name).translated.count(b"\n") == source.count(b"\n")
+
+
+def test_runtime_api_renamed_but_not_comments_strings_or_members() -> None:
+    out = (GOLDEN / "runtime_api.cu").read_text()
+    assert "hipMemcpyAsync(dev, host" in out and "hipStream_t stream" in out
+    assert "/* cudaMalloc in a block comment stays; so does \"cudaMemcpy\" in a string. */" in out
+    assert 'printf("uploaded with cudaMemcpyAsync\\n");' in out
+    assert "a.cudaMalloc(16)" in out and "pa->cudaMalloc(32)" in out
+
+
+def test_headers_map_once_and_thrust_stays() -> None:
+    out = (GOLDEN / "runtime_api.cu").read_text()
+    assert out.count("#include <hip/hip_runtime.h>") == 1
+    assert "cuda.h" not in out and "cuda_runtime.h" not in out
+    libs = (GOLDEN / "libraries.cu").read_text()
+    for header in ("hipblas/hipblas.h", "hiprand/hiprand.h", "hipfft/hipfft.h", "hipsparse/hipsparse.h",
+                   "hipcub/hipcub.hpp", "rccl/rccl.h", "thrust/device_vector.h"):
+        assert f"#include <{header}>" in libs
+    assert "hipcub::DeviceReduce::Sum" in libs and "thrust::reduce" in libs
+
+
+def test_launch_syntax_is_kept() -> None:
+    out = (GOLDEN / "kernels.cu").read_text()
+    assert "saxpy<<<grid, block, 0, stream>>>(n, 2.0f, x, y);" in out
+
+
+def test_user_declared_names_are_never_renamed() -> None:
+    out = (GOLDEN / "lookalikes.cuh").read_text()
+    assert "inline int cudaGetDeviceCount(int *count)" in out
+    assert "  cudaGetDeviceCount(&n);" in out
+    assert "inline void sync_all() { hipDeviceSynchronize(); }" in out
+
+
+def test_already_hip_code_is_unchanged() -> None:
+    source = (INPUTS / "hip_ported.cpp").read_bytes()
+    assert not translate_bytes(source, "hip_ported.cpp").changed
+
+
+def test_cudnn_is_left_and_reported() -> None:
+    done = translate_bytes((INPUTS / "unsupported.cu").read_bytes(), "unsupported.cu")
+    assert b"cudnnCreateTensorDescriptor(&desc);" in done.translated
+    assert b"hipDeviceSynchronize();" in done.translated
+    assert [(f.line, f.symbol, f.category) for f in done.findings] == [
+        (4, "cudnnHandle_t", "unsupported-api"),
+        (5, "cudnnTensorDescriptor_t", "unsupported-api"),
+        (6, "cudnnCreateTensorDescriptor", "unsupported-api"),
+    ]
+
+
+def test_name_without_hip_equivalent_is_reported() -> None:
+    done = translate_bytes(b"void f() { cudaArrayGetPlane(0, 0, 0); cudaFree(0); }\n", "x.cu")
+    assert [(f.symbol, f.rule, f.column) for f in done.findings] == [("cudaArrayGetPlane", "translate-unsupported-api", 12)]
+    assert done.translated == b"void f() { cudaArrayGetPlane(0, 0, 0); hipFree(0); }\n"
+
+
+def test_crlf_is_kept() -> None:
+    source = b"#include <cuda_runtime.h>\r\nvoid f(float **p) {\r\n  cudaMalloc(p, 4);\r\n}\r\n"
+    done = translate_bytes(source, "crlf.cu")
+    assert done.translated == b"#include <hip/hip_runtime.h>\r\nvoid f(float **p) {\r\n  hipMalloc(p, 4);\r\n}\r\n"
+
+
+def test_latin1_file_round_trips() -> None:
+    source = "// Kommentar: Größe in Bytes\nvoid f(float **p) { cudaMalloc(p, 4); }\n".encode("latin-1")
+    done = translate_bytes(source, "latin1.cu")
+    assert done.translated == source.replace(b"cudaMalloc", b"hipMalloc")
+    assert "Größe".encode("latin-1") in done.translated
+
+
+def test_utf8_bom_and_missing_final_newline_are_kept() -> None:
+    source = b"\xef\xbb\xbf// \xc3\xa9\nvoid f() { cudaDeviceSynchronize(); }"
+    assert translate_bytes(source, "bom.cu").translated == source.replace(b"cudaDevice", b"hipDevice")
+
+
+def test_guarded_hip_branch_is_left_alone() -> None:
+    source = b"#ifdef __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime.h>\n#else\n#include <cuda_runtime.h>\n#endif\n"
+    assert not translate_bytes(source, "dual.h").changed
+
+
+def test_binary_file_is_skipped(tmp_path: Path) -> None:
+    blob = tmp_path / "blob.cu"
+    blob.write_bytes(b"\x00\x01cudaMalloc")
+    done = translate_file(blob, "blob.cu", Engine("builtin"))
+    assert done.skipped == "binary file" and not done.changed
+
+
+# -- engines -------------------------------------------------------------------------------------------------------
+
+
+def _fake_tool(tmp_path: Path, name: str, script: str) -> Path:
+    path = tmp_path / "bin" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_auto_falls_back_to_builtin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "rocm"))
+    monkeypatch.setattr("migrate.tools.search_dirs", lambda: [tmp_path / "rocm" / "bin"])
+    assert select_engine("auto").name == "builtin"
+    with pytest.raises(ToolNotFound, match="hipify-perl not found"):
+        select_engine("perl")
+
+
+def test_auto_prefers_hipify_clang_then_perl(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    perl = _fake_tool(tmp_path, "hipify-perl", "exit 0\n")
+    monkeypatch.setenv("PATH", str(perl.parent))
+    monkeypatch.setattr("migrate.tools.search_dirs", lambda: [])
+    assert select_engine("auto") == Engine("hipify-perl", perl)
+    clang = _fake_tool(tmp_path, "hipify-clang", "exit 0\n")
+    assert select_engine("auto").name == "hipify-clang" and select_engine("auto").executable == clang
+
+
+def test_tool_found_in_rocm_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    rocm_bin = tmp_path / "rocm" / "bin"
+    rocm_bin.mkdir(parents=True)
+    _fake_tool(tmp_path, "hipify-perl", "exit 0\n").rename(rocm_bin / "hipify-perl")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "rocm"))
+    assert select_engine("perl").executable == rocm_bin / "hipify-perl"
+
+
+def test_hipify_perl_output_and_warnings_become_data(tmp_path: Path) -> None:
+    perl = _fake_tool(tmp_path, "hipify-perl", (
+        "sed 's/cudaMalloc/hipMalloc/g' \"$1\"\n"
+        "echo \"  warning: $1:#2 : unsupported device function \\\"__nanosleep\\\"\" >&2\n"
+    ))
+    source = tmp_path / "k.cu"
+    source.write_text("void f(float **p) { cudaMalloc(p, 4); }\n__device__ void g() { __nanosleep(10); }\n")
+    done = translate_file(source, "k.cu", Engine("hipify-perl", perl))
+    assert done.translated.startswith(b"void f(float **p) { hipMalloc(p, 4); }")
+    assert [(f.line, f.category, f.rule) for f in done.findings] == [(2, "unsupported-api", "hipify-unconverted")]
+    assert "__nanosleep" in done.findings[0].message
+
+
+def test_failing_tool_is_an_error_not_a_success(tmp_path: Path) -> None:
+    perl = _fake_tool(tmp_path, "hipify-perl", "echo 'error: cannot open file' >&2\nexit 3\n")
+    source = tmp_path / "k.cu"
+    source.write_text("void f() { cudaDeviceSynchronize(); }\n")
+    with pytest.raises(ToolFailed, match="hipify-perl exited with 3: error: cannot open file") as caught:
+        translate_file(source, "k.cu", Engine("hipify-perl", perl))
+    assert caught.value.run.returncode == 3
+
+
+def test_tool_with_empty_output_is_a_failure(tmp_path: Path) -> None:
+    perl = _fake_tool(tmp_path, "hipify-perl", "exit 0\n")
+    source = tmp_path / "k.cu"
+    source.write_text("void f() { cudaDeviceSynchronize(); }\n")
+    with pytest.raises(ToolFailed, match="produced no output"):
+        translate_file(source, "k.cu", Engine("hipify-perl", perl))
+
+
+def test_hipify_clang_uses_compile_db_and_reports_warnings(tmp_path: Path) -> None:
+    clang = _fake_tool(tmp_path, "hipify-clang", (
+        "echo \"$@\" > \"$(dirname \"$0\")/args\"\n"
+        "out=\"\"; prev=\"\"; for a in \"$@\"; do [ \"$prev\" = -o ] && out=\"$a\"; prev=\"$a\"; done\n"
+        "sed 's/cudaFree/hipFree/g' \"$1\" > \"$out\"\n"
+        "echo \"$1:1:12: warning: CUDA identifier is unsupported in HIP.\" >&2\n"
+    ))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "compile_commands.json").write_text("[]")
+    source = repo / "k.cu"
+    source.write_text("void f() { cudaFree(0); }\n")
+    engine = select_engine("clang", hipify_clang=clang, root=repo)
+    done = translate_file(source, "k.cu", engine)
+    assert done.translated == b"void f() { hipFree(0); }\n"
+    assert [(f.line, f.column) for f in done.findings] == [(1, 12)]
+    assert f"-p {repo}" in (clang.parent / "args").read_text()
+
+
+@pytest.mark.parametrize("tool", ["hipify-perl", "hipify-clang"])
+def test_real_hipify_translates_runtime_fixture(tool: str, tmp_path: Path) -> None:
+    import shutil
+
+    if not shutil.which(tool):
+        pytest.skip(f"{tool} is not installed")
+    engine = select_engine("perl" if tool == "hipify-perl" else "clang")
+    done = translate_file(INPUTS / "kernels.cu", "kernels.cu", engine)
+    assert b"hipStreamCreateWithFlags" in done.translated
+
+
+# -- the command ---------------------------------------------------------------------------------------------------
+
+
+def test_translate_one_file(tmp_path: Path) -> None:
+    out = tmp_path / "out.hip"
+    result = CliRunner().invoke(cli, ["translate", str(INPUTS / "kernels.cu"), "-o", str(out), "--engine", "builtin"])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == (GOLDEN / "kernels.cu").read_bytes()
+    assert "engine: builtin" in result.stderr
+
+
+def test_translate_tree_mirrors_and_copies(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "kern").mkdir(parents=True)
+    (src / "kern" / "k.cu").write_text("void f() { cudaDeviceSynchronize(); }\n")
+    (src / "run.sh").write_text("#!/bin/sh\necho cudaMalloc\n")
+    (src / "run.sh").chmod(0o755)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["translate", str(src), "--out-dir", str(out), "--engine", "builtin"])
+    assert result.exit_code == 0, result.output
+    assert (out / "kern" / "k.cu").read_text() == "void f() { hipDeviceSynchronize(); }\n"
+    assert (out / "run.sh").read_text() == "#!/bin/sh\necho cudaMalloc\n"
+    assert os.access(out / "run.sh", os.X_OK)
+    assert (src / "kern" / "k.cu").read_text() == "void f() { cudaDeviceSynchronize(); }\n"
+
+
+def test_translate_in_place(tmp_path: Path) -> None:
+    source = tmp_path / "k.cu"
+    source.write_text("void f() { cudaDeviceSynchronize(); }\n")
+    result = CliRunner().invoke(cli, ["translate", str(source), "--in-place", "--engine", "builtin"])
+    assert result.exit_code == 0, result.output
+    assert source.read_text() == "void f() { hipDeviceSynchronize(); }\n"
+
+
+def test_translate_needs_exactly_one_destination(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["translate", str(INPUTS / "kernels.cu"), "--engine", "builtin"])
+    assert result.exit_code == 2
+    assert "choose exactly one of -o FILE, --out-dir DIR or --in-place" in result.stderr
+
+
+def test_missing_tool_is_exit_2(tmp_path: Path) -> None:
+    args = ["translate", str(INPUTS / "kernels.cu"), "-o", str(tmp_path / "o.cu"), "--engine", "perl",
+            "--hipify-perl", str(tmp_path / "nope")]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert "hipify-perl not found at" in result.stderr
+    assert not (tmp_path / "o.cu").exists()
+
+
+def test_failing_tool_is_exit_2(tmp_path: Path) -> None:
+    perl = _fake_tool(tmp_path, "hipify-perl", "echo 'Can\\'t locate File/Find.pm' >&2\nexit 2\n")
+    args = ["translate", str(INPUTS / "kernels.cu"), "-o", str(tmp_path / "o.cu"), "--engine", "perl",
+            "--hipify-perl", str(perl)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert "migrate: error: hipify-perl exited with 2" in result.stderr

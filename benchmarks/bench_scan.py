@@ -208,11 +208,15 @@ def main() -> None:
     try:
         count, size = tree_size(root)
         migrate = shutil.which("migrate", path=str(Path(sys.executable).parent)) or "migrate"
+        print(f"tree: {count:,} files, {size / 2**20:.0f} MB; cores: {os.cpu_count()}")
         command = [migrate, "scan", str(root), "--format", "json", "--output", os.devnull, "--jobs", str(args.jobs)]
-        seconds, peak_kib, code = measure(command)
-        print(f"tree: {count:,} files, {size / 2**20:.0f} MB; cores: {os.cpu_count()}; exit {code}")
-        print(f"scan: {seconds:.2f} s, {count / seconds:,.0f} files/s, {size / 2**20 / seconds:.1f} MB/s, "
-              f"peak RSS {peak_kib / 1024:.0f} MB (all processes)")
+        cache = tempfile.mkdtemp(prefix="migrate-bench-cache-")
+        runs = [("no cache", ["--no-cache"]), ("cold cache", ["--cache-dir", cache]), ("warm cache", ["--cache-dir", cache])]
+        for label, extra in runs:
+            seconds, peak_kib, code = measure(command + extra)
+            print(f"{label}: {seconds:.2f} s, {count / seconds:,.0f} files/s, {size / 2**20 / seconds:.1f} MB/s, "
+                  f"peak RSS {peak_kib / 1024:.0f} MB (all processes), exit {code}")
+        shutil.rmtree(cache, ignore_errors=True)
     finally:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)

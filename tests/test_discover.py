@@ -60,8 +60,11 @@ def test_walk_mode_skips_environments_and_build_output(tmp_path: Path) -> None:
 
 def test_vendored_trees_are_marked(tmp_path: Path) -> None:
     touch(tmp_path, "src/a.py", "third_party/lib/b.py", "3rdparty/c.py", "external/d.py")
+    touch(tmp_path, "csrc/cutlass/include/cutlass/gemm.h", "include/cutlass/own.h", "csrc/flash/cutlass_use.cu")
     files = found(tmp_path)
-    assert {p for p, f in files.items() if f.vendored} == {"third_party/lib/b.py", "3rdparty/c.py", "external/d.py"}
+    assert {p for p, f in files.items() if f.vendored} == {
+        "third_party/lib/b.py", "3rdparty/c.py", "external/d.py", "csrc/cutlass/include/cutlass/gemm.h"
+    }
 
 
 def test_submodules_are_scanned_and_marked_vendored(tmp_path: Path) -> None:

@@ -19,16 +19,12 @@ def fingerprints(findings: Iterable[Finding]) -> Iterator[tuple[Finding, str]]:
     """Each finding with its fingerprint: rule, path, whitespace-normalised evidence, and the
     occurrence index among findings identical in those three (in line order)."""
     seen: Counter[tuple[str, str, str]] = Counter()
-    for finding in sorted(findings, key=_position):
+    for finding in sorted(findings, key=Finding.key):
         identity = (finding.rule, finding.path, " ".join(finding.evidence.split()))
         index = seen[identity]
         seen[identity] += 1
         text = "\0".join((*identity, str(index)))
         yield finding, hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
-
-
-def _position(finding: Finding) -> tuple[str, int, int, str]:
-    return (finding.path, finding.line, finding.column, finding.rule)
 
 
 def render(findings: Iterable[Finding]) -> str:

@@ -18,6 +18,11 @@ SKIP_DIRS = frozenset(
     }
 )
 VENDOR_DIRS = frozenset({"third_party", "third-party", "thirdparty", "3rdparty", "external", "extern", "vendor"})
+# Libraries research repositories bundle as a copy (often a submodule that an archive flattens). Their
+# own header tree (`include/cutlass/`) is not a bundled copy: a directory under `include` is not counted.
+BUNDLED_LIBRARIES = frozenset(
+    {"cutlass", "cccl", "cub", "thrust", "libcudacxx", "composable_kernel", "eigen", "pybind11", "googletest", "glm"}
+)
 
 _EXTENSIONS = {
     ".py": FileKind.PYTHON, ".pyi": FileKind.PYTHON,
@@ -117,7 +122,13 @@ def _matches(relpath: str, patterns: tuple[str, ...]) -> bool:
 
 
 def _is_vendored(relpath: str) -> bool:
-    return any(part.lower() in VENDOR_DIRS for part in relpath.split("/")[:-1])
+    parents = [part.lower() for part in relpath.split("/")[:-1]]
+    for index, part in enumerate(parents):
+        if part in VENDOR_DIRS:
+            return True
+        if part in BUNDLED_LIBRARIES and (index == 0 or parents[index - 1] != "include"):
+            return True
+    return False
 
 
 def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size: int) -> SourceFile | Skipped | None:

@@ -126,6 +126,10 @@ class Finding:
     vendored: bool = field(compare=False, default=False)
     symbol: str | None = field(compare=False, default=None)
 
+    def key(self) -> tuple[str, int, int, str]:
+        """The report order as a sort key: far cheaper than dataclass comparisons on large scans."""
+        return (self.path, self.line, self.column, self.rule)
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "rule": self.rule,

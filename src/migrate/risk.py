@@ -6,7 +6,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +184,7 @@ def _category_weights(name: str, raw: dict[str, Any]) -> Category:
 
 def assess(findings: Iterable[Finding], weights: Weights, *, guarded: int = 0) -> Risk:
     """Score FINDINGS (GUARDED more already sit behind HIP guards) with WEIGHTS."""
-    items = sorted(set(findings))
+    items = _ordered(findings)
     costs = finding_efforts(items, weights, guarded=guarded)
     total = sum(costs.values(), Effort())
     worst = max((f.severity for f in items), default=Severity.INFO)
@@ -206,13 +206,25 @@ def assess(findings: Iterable[Finding], weights: Weights, *, guarded: int = 0) -
 
 
 def assess_result(result: ScanResult, weights: Weights | None = None) -> Risk:
-    """The assessment of a whole scan."""
-    return assess(result.findings, weights or load_weights(), guarded=result.guarded)
+    """The assessment of a whole scan (computed once per result when the built-in weights are used)."""
+    if weights is None or weights is load_weights():
+        return _assess_builtin(result)
+    return assess(result.findings, weights, guarded=result.guarded)
+
+
+@lru_cache(maxsize=4)
+def _assess_builtin(result: ScanResult) -> Risk:
+    return assess(result.findings, load_weights(), guarded=result.guarded)
+
+
+def _ordered(findings: Iterable[Finding]) -> list[Finding]:
+    """Distinct findings in report order."""
+    return sorted(set(findings), key=Finding.key)
 
 
 def finding_efforts(findings: Iterable[Finding], weights: Weights, *, guarded: int = 0) -> dict[Finding, Effort]:
     """Each finding's share of the effort: severity range x category factor, with repeats damped."""
-    items = sorted(set(findings))
+    items = _ordered(findings)
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
     groups: dict[tuple[str, ...], list[Finding]] = defaultdict(list)
     for finding in items:
@@ -220,7 +232,9 @@ def finding_efforts(findings: Iterable[Finding], weights: Weights, *, guarded: i
     costs: dict[Finding, Effort] = {}
     for key, group in groups.items():
         single = {f: _single(f, weights).scaled(credit) for f in group}
-        if key[0] == "mechanical":
+        if key[0] == "vendored":
+            costs.update(_once(single))
+        elif key[0] == "mechanical":
             costs.update(_damped(single, weights.mechanical_exponent, 0.0))
         else:
             costs.update(_damped(single, weights.repeat_exponent, weights.repeat_floor))
@@ -234,7 +248,10 @@ def _single(finding: Finding, weights: Weights) -> Effort:
 
 
 def _repeat_group(finding: Finding, weights: Weights) -> tuple[str, ...]:
-    """Renames repeat per rule; other work per rule or per file and category, as its phase's scope says."""
+    """Vendored code and renames repeat per rule; other work per rule or per file and category, as its
+    phase's scope says."""
+    if finding.vendored:
+        return ("vendored", finding.rule)
     if finding.severity <= weights.mechanical_max:
         return ("mechanical", finding.rule)
     category = _category(finding, weights)
@@ -254,6 +271,16 @@ def _damped(single: dict[Finding, Effort], exponent: float, floor: float) -> dic
     return {f: Effort(e.low * ratios[0], e.high * ratios[1]) for f, e in single.items()}
 
 
+def _once(single: dict[Finding, Effort]) -> dict[Finding, Effort]:
+    """A group that costs what its costliest finding costs (a vendored library is replaced once, not
+    ported line by line), shared pro rata."""
+    ratios = []
+    for values in ([e.low for e in single.values()], [e.high for e in single.values()]):
+        plain = sum(values)
+        ratios.append(max(values) / plain if plain else 0.0)
+    return {f: Effort(e.low * ratios[0], e.high * ratios[1]) for f, e in single.items()}
+
+
 def verdict(score: int, weights: Weights) -> str:
     """The verdict whose lowest score SCORE reaches."""
     return [name for name, lowest in weights.verdicts if score >= lowest][-1]
@@ -269,7 +296,7 @@ def checklist(
     findings: Iterable[Finding], weights: Weights, *, gfx_targets: tuple[str, ...] = (), guarded: int = 0
 ) -> tuple[ChecklistItem, ...]:
     """The phases of the port these findings need, in order; blockers apart; validation always last."""
-    everything = sorted(set(findings))
+    everything = _ordered(findings)
     costs = finding_efforts(everything, weights, guarded=guarded)
     items = [f for f in everything if f.severity > Severity.INFO]  # info needs no action
     by_phase: dict[str, list[Finding]] = defaultdict(list)

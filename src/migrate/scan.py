@@ -55,7 +55,7 @@ def scan(
             skipped.append(result.skipped)
             unreadable += 1
     store.save(complete=not files and changes is None)
-    kept, baselined = _narrow(tuple(sorted(set(findings), key=_position)), settings, changes)
+    kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
     return ScanResult(
         root=str(root),
         targets=settings.targets,
@@ -67,11 +67,6 @@ def scan(
         baselined=baselined,
         substitutions=propose(kept, settings.targets),
     )
-
-
-def _position(finding: Finding) -> tuple[str, int, int, str]:
-    """Finding's own order (its compared fields), as a key: far cheaper than dataclass __lt__ on large scans."""
-    return (finding.path, finding.line, finding.column, finding.rule)
 
 
 def _narrow(
@@ -191,6 +186,8 @@ def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileRe
 def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding:
     severity = hit.severity if hit.severity is not None else _target_severity(rule, settings.targets)
     message = hit.message or rule.message
+    if hit.note:
+        message = f"{message} {hit.note}"
     if rule.by_wavefront and hit.severity is None:
         message = f"{message} {targets.wavefront_note(settings.targets)}"
     finding = Finding(

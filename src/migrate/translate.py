@@ -184,7 +184,7 @@ def _identifier_edits(doc: CudaDocument) -> tuple[list[Edit], list[Finding]]:
     findings: list[Finding] = []
     namespaces = header_map().namespaces
     declared = doc.declared_names
-    for token in doc.tokens:
+    for token in doc.tokens_named(api_map().keys() | namespaces.keys()):
         entry = lookup(token.name)
         namespace = token.node_type == "namespace_identifier" and token.name in namespaces
         if (entry is None and not namespace) or token.name in declared or doc.is_guarded(token.line):

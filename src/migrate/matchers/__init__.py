@@ -20,7 +20,8 @@ class Hit:
     column: int
     end_line: int | None = None
     severity: Severity | None = None
-    message: str | None = None
+    message: str | None = None  # replaces the rule's message
+    note: str | None = None  # appended to the message
     hip: str | None = None
     symbol: str | None = None
 

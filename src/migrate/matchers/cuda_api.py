@@ -60,10 +60,9 @@ def _api_tokens(doc: CudaDocument) -> list[tuple[Token, ApiEntry]]:
     table = api_map()
     declared, scoped = doc.declared_names, doc.scoped_offsets
     found = []
-    for token in doc.tokens:
-        entry = table.get(token.name)
-        if entry is not None and token.name not in declared and token.start_byte not in scoped:
-            found.append((token, entry))
+    for token in doc.tokens_named(table.keys()):
+        if token.name not in declared and token.start_byte not in scoped:
+            found.append((token, table[token.name]))
     return found
 
 

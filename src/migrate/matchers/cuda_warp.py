@@ -260,8 +260,8 @@ def _warp_sized_loop(doc: CudaDocument, loop: Node) -> bool:
 
 
 def _warpsize_constants(doc: CudaDocument) -> Iterator[Hit]:
-    for token in doc.tokens:
-        if token.name == "warpSize" and token.node_type != "macro":
+    for token in doc.tokens_named(("warpSize",)):
+        if token.node_type != "macro":
             node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
             if node is not None and _in_constant_context(doc, node):
                 yield _span(node, symbol="warpSize")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any, TypeVar
@@ -13,7 +13,7 @@ import tree_sitter
 import tree_sitter_cuda
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import Document, ParseError, register
+from migrate.parse import Document, register
 
 HIP_GUARD_MACROS = frozenset(
     {
@@ -23,8 +23,9 @@ HIP_GUARD_MACROS = frozenset(
     }
 )
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//.*|/\*.*?\*/', re.S)
-_MAX_ERROR_SHARE = 0.5
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+_LITERAL = re.compile(rb'"(?:\\.|[^"\\])*"|//.*|/\*.*?\*/', re.S)  # strings and comments in a macro body
+_CODE_IDENTIFIERS = frozenset({"identifier", "type_identifier", "namespace_identifier"})
 
 
 @cache
@@ -91,11 +92,7 @@ class Token:
     end_byte: int
 
 
-_IDENTIFIERS = """
-(identifier) @id
-(type_identifier) @id
-(namespace_identifier) @id
-(preproc_arg) @macro
+_DECLARED = """
 (preproc_function_def name: (identifier) @defined)
 (preproc_def name: (identifier) @defined)
 (function_declarator declarator: (identifier) @defined)
@@ -113,7 +110,7 @@ _IDENTIFIERS = """
 (type_definition declarator: (type_identifier) @defined)
 (enumerator name: (identifier) @defined)
 """
-register_query(_IDENTIFIERS)
+register_query(_DECLARED)
 _CONDITIONALS = register_query("[(preproc_if) (preproc_ifdef) (preproc_elif) (preproc_elifdef)] @cond")
 _SCOPED = register_query("(qualified_identifier scope: (_) name: [(identifier) (type_identifier)] @name)")
 _MACRO_NAMES = register_query(
@@ -292,18 +289,45 @@ class CudaDocument(Document):
     def node_text(self, node: tree_sitter.Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
-    @cached_property
-    def _captured(self) -> Groups:
-        return self.captures(_IDENTIFIERS)
+    def tokens_named(self, names: Collection[str]) -> list[Token]:
+        """Uses of NAMES as identifiers in code (macro bodies included; never comments, strings or members).
+
+        Candidates come from a regex over the bytes and are confirmed against the tree, so the cost
+        follows the few names present rather than every identifier of the file."""
+        present = self._words.intersection(names)
+        if not present:
+            return []
+        alternatives = b"|".join(re.escape(n.encode()) for n in sorted(present, key=len, reverse=True))
+        found = []
+        for match in re.finditer(rb"\b(?:" + alternatives + rb")\b", self.data):
+            token = self._confirmed(match.group().decode(), match.start(), match.end())
+            if token is not None:
+                found.append(token)
+        return found
 
     @cached_property
-    def tokens(self) -> list[Token]:
-        """Every identifier in code, including those inside macro bodies, in source order."""
-        found = [_token(self.node_text(n), n) for n in self._captured.get("id", [])]
-        for node in self._captured.get("macro", []):
-            found.extend(self._macro_tokens(node))
-        found.sort(key=lambda t: t.start_byte)
-        return found
+    def _words(self) -> frozenset[str]:
+        return frozenset(w.decode() for w in set(_WORD.findall(self.data)))
+
+    def _confirmed(self, name: str, start: int, end: int) -> Token | None:
+        node = self.root.descendant_for_byte_range(start, end)
+        if node is None:
+            return None
+        if node.type in _CODE_IDENTIFIERS and node.start_byte == start and node.end_byte == end:
+            return Token(name, node.start_point.row + 1, node.start_point.column + 1, node.type, start, end)
+        if node.type == "preproc_arg" and self._macro_code(node)[start - node.start_byte : end - node.start_byte] == name.encode():
+            line = bisect.bisect_right(self._line_starts, start)
+            return Token(name, line, start - self._line_starts[line - 1] + 1, "macro", start, end)
+        return None
+
+    def _macro_code(self, node: tree_sitter.Node) -> bytes:
+        """A macro body with its strings and comments blanked out (cached per macro)."""
+        return self.memo(f"macro:{node.start_byte}", lambda: _LITERAL.sub(
+            lambda m: b" " * len(m.group()), self.data[node.start_byte : node.end_byte]))
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        return [0, *(m.end() for m in re.finditer(rb"\n", self.data))]
 
     @cached_property
     def scoped_offsets(self) -> frozenset[int]:
@@ -319,26 +343,7 @@ class CudaDocument(Document):
     @cached_property
     def declared_names(self) -> frozenset[str]:
         """Names the file itself declares (functions, variables, macros, types)."""
-        return frozenset(self.node_text(n) for n in self._captured.get("defined", []))
-
-    def _macro_tokens(self, node: tree_sitter.Node) -> Iterator[Token]:
-        body = self.node_text(node)
-        code = _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()), body)
-        prefix = self.data[: node.start_byte].decode("utf-8", "replace")
-        for match in _IDENT.finditer(code):
-            offset = len(body[: match.start()].encode("utf-8"))
-            line = node.start_point.row + 1 + body.count("\n", 0, match.start())
-            line_start = prefix.rfind("\n") + 1 if line == node.start_point.row + 1 else None
-            if line_start is not None:
-                column = len(prefix) - line_start + match.start() + 1
-            else:
-                column = match.start() - body.rfind("\n", 0, match.start())
-            start = node.start_byte + offset
-            yield Token(match.group(), line, column, "macro", start, start + len(match.group().encode()))
-
-
-def _token(name: str, node: tree_sitter.Node) -> Token:
-    return Token(name, node.start_point.row + 1, node.start_point.column + 1, node.type, node.start_byte, node.end_byte)
+        return frozenset(self.node_text(n) for n in self.captures(_DECLARED).get("defined", []))
 
 
 def _guarded_ranges(doc: CudaDocument) -> list[tuple[int, int]]:
@@ -357,22 +362,12 @@ def _guarded_ranges(doc: CudaDocument) -> list[tuple[int, int]]:
     return ranges
 
 
-def _error_share(tree: Any, size: int) -> float:
-    if not tree.root_node.has_error or size == 0:
-        return 0.0
-    errors = captures(tree.root_node, "(ERROR) @e").get("e", [])
-    covered = sum(n.end_byte - n.start_byte for n in errors if n.parent is None or n.parent.type != "ERROR")
-    return covered / size
-
-
 @register(FileKind.CUDA, FileKind.CPP, FileKind.C)
 def parse_cuda(source: SourceFile, text: str) -> CudaDocument:
-    """Parse C, C++ or CUDA source; a file that is mostly unparsable is refused."""
+    """Parse C, C++ or CUDA source. tree-sitter recovers from syntax errors (macro-heavy code has many):
+    the parts it could not place still yield tokens, so a file is never refused for them."""
     parser = tree_sitter.Parser(language())
-    data = text.encode("utf-8")
-    tree = parser.parse(data)
-    if _error_share(tree, len(data)) > _MAX_ERROR_SHARE:
-        raise ParseError("could not parse as C/C++/CUDA (mostly syntax errors)")
+    tree = parser.parse(text.encode("utf-8"))
     doc = CudaDocument(source=source, text=text, tree=tree)
     doc.guarded_ranges = _guarded_ranges(doc)
     return doc

@@ -61,5 +61,15 @@ def as_dict(result: ScanResult) -> dict[str, Any]:
     }
 
 
+_FINDINGS = "\0findings\0"
+
+
 def render(result: ScanResult) -> str:
-    return json.dumps(as_dict(result), indent=2, ensure_ascii=False) + "\n"
+    """Indented JSON with one finding per line: readable, diffable, and fast for 100,000 findings."""
+    data = as_dict(result)
+    findings = data["findings"]
+    data["findings"] = _FINDINGS
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    lines = ",\n".join("    " + json.dumps(f, ensure_ascii=False) for f in findings)
+    array = f"[\n{lines}\n  ]" if findings else "[]"
+    return text.replace(json.dumps(_FINDINGS), array, 1) + "\n"

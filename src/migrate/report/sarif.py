@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections import defaultdict
 from typing import Any
 from urllib.parse import quote
 
 from migrate import __version__, risk
+from migrate.baseline import fingerprints
 from migrate.model import Finding, Rule, ScanResult, Severity
 from migrate.ruleset import load_builtin
 
@@ -43,7 +42,7 @@ def as_dict(result: ScanResult) -> dict[str, Any]:
             }
         },
         "originalUriBaseIds": {ROOT_ID: {"description": {"text": "The root of the scanned repository."}}},
-        "results": [_result(f, index[f.rule], fingerprint) for f, fingerprint in _fingerprints(result.findings)],
+        "results": [_result(f, index[f.rule], fingerprint) for f, fingerprint in fingerprints(result.findings)],
         "invocations": [
             {
                 "executionSuccessful": True,
@@ -90,19 +89,6 @@ def _result(finding: Finding, rule_index: int, fingerprint: str) -> dict[str, An
         "partialFingerprints": {FINGERPRINT: fingerprint},
         "properties": {"severity": finding.severity.label, "category": finding.category},
     }
-
-
-def _fingerprints(findings: tuple[Finding, ...]) -> list[tuple[Finding, str]]:
-    """Hash of rule, path, whitespace-normalized evidence and occurrence index: stable when lines move."""
-    seen: dict[tuple[str, str, str], int] = defaultdict(int)
-    pairs = []
-    for finding in findings:
-        key = (finding.rule, finding.path, " ".join(finding.evidence.split()))
-        occurrence = seen[key]
-        seen[key] += 1
-        digest = hashlib.sha256("\0".join([*key, str(occurrence)]).encode()).hexdigest()[:32]
-        pairs.append((finding, digest))
-    return pairs
 
 
 def _artifact(path: str) -> dict[str, str]:

@@ -105,6 +105,7 @@ class Rule:
     match: dict[str, Any] = field(hash=False, compare=False)
     substitutions: tuple[str, ...] = ()
     by_wavefront: tuple[tuple[int, Severity], ...] = ()
+    per_file: bool = False  # report the first place in a file only (library usage: one decision per file)
     source: str = ""
 
 

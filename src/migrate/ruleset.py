@@ -17,7 +17,7 @@ from migrate.errors import RuleFileError
 from migrate.model import CATEGORIES, FileKind, Rule, Severity
 
 _REQUIRED = {"id": str, "title": str, "category": str, "languages": list, "severity": str, "message": str, "match": dict}
-_OPTIONAL = {"hip": (str, type(None)), "effort": (int, float), "substitutions": list, "by_wavefront": dict}
+_OPTIONAL = {"hip": (str, type(None)), "effort": (int, float), "substitutions": list, "by_wavefront": dict, "per_file": bool}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _LANGUAGES = frozenset(k.value for k in FileKind)
 DEFAULT_EFFORT = 0.1
@@ -138,6 +138,7 @@ def _validated(raw: Any, source: str) -> Rule:
         effort=float(raw.get("effort", DEFAULT_EFFORT)),
         match=raw["match"],
         substitutions=tuple(raw.get("substitutions", ())),
+        per_file=raw.get("per_file", False),
         by_wavefront=tuple(sorted((int(k), Severity.parse(v)) for k, v in raw.get("by_wavefront", {}).items())),
         source=source,
     )

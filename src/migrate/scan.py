@@ -55,6 +55,7 @@ def scan(
             skipped.append(result.skipped)
             unreadable += 1
     store.save(complete=not files and changes is None)
+    findings = _without_first_party(findings, root, ruleset)
     kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
     return ScanResult(
         root=str(root),
@@ -67,6 +68,21 @@ def scan(
         baselined=baselined,
         substitutions=propose(kept, settings.targets),
     )
+
+
+def _without_first_party(findings: list[Finding], root: Path, ruleset: Ruleset) -> list[Finding]:
+    """Drop import findings of packages the repository defines itself: scanning flash-attn, its own
+    `from flash_attn import ...` lines are not a dependency on flash-attn."""
+    import_rules = {r.id for r in ruleset.rules if r.match.get("imports")}
+    own: dict[str, bool] = {}
+
+    def first_party(module: str) -> bool:
+        top = module.split(".")[0]
+        if top not in own:
+            own[top] = any((root / base / top / "__init__.py").is_file() for base in ("", "src", "python"))
+        return own[top]
+
+    return [f for f in findings if not (f.rule in import_rules and f.symbol and first_party(f.symbol))]
 
 
 def _narrow(
@@ -173,13 +189,17 @@ def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileRe
             continue  # skipping also spares compiling its tree-sitter query: most of a small check's time
         matcher = matchers.get(rule.match["matcher"])
         assert matcher is not None  # the ruleset validated every matcher name
+        hits = []
         for hit in matcher.function(doc, rule.match):
             if doc.is_suppressed(hit.line, rule.id):
                 continue
             if doc.is_guarded(hit.line):
                 guarded += 1
                 continue
-            findings.append(_finding(doc, rule, hit, settings))
+            hits.append(hit)
+        if rule.per_file and len(hits) > 1:
+            hits = [replace(hits[0], note=f"({len(hits)} places in this file.)")]
+        findings.extend(_finding(doc, rule, hit, settings) for hit in hits)
     return FileResult(doc.source.relpath, tuple(findings), guarded=guarded)
 
 

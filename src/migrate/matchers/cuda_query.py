@@ -1,5 +1,4 @@
-"""A tree-sitter query over C/C++/CUDA code, written in the rule: each `@hit` capture fires (once per line,
-or once per file with `per_file: true` for library usage, where the decision is per file, not per use)."""
+"""A tree-sitter query over C/C++/CUDA code, written in the rule: each `@hit` capture fires (once per line)."""
 
 from __future__ import annotations
 
@@ -23,8 +22,6 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError(f"bad tree-sitter query: {exc}") from None
     if "hit" not in {compiled.capture_name(i) for i in range(compiled.capture_count)}:
         raise ValueError("cuda-query needs a capture named @hit")
-    if not isinstance(params.get("per_file", False), bool):
-        raise ValueError("'per_file' must be true or false")
     if params.get("where", "any") not in _WHERE:
         raise ValueError(f"'where' must be one of {', '.join(_WHERE)}")
     needles = params.get("needles")
@@ -44,17 +41,12 @@ def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     if not isinstance(doc, CudaDocument):
         return
     where = params.get("where", "any")
-    hits: dict[int, Any] = {}
+    seen: set[int] = set()
     for node in sorted(doc.captures(params["query"]).get("hit", []), key=lambda n: n.start_byte):
         line = node.start_point.row + 1
-        if where == "any" or doc.in_device_code(node.start_byte) == (where == "device"):
-            hits.setdefault(line, node)
-    if params.get("per_file") and hits:
-        line, node = next(iter(hits.items()))
-        more = f"({len(hits)} lines in this file use it.)" if len(hits) > 1 else None
-        yield Hit(line, node.start_point.column + 1, end_line=node.end_point.row + 1, note=more)
-        return
-    for line, node in hits.items():
+        if line in seen or (where != "any" and doc.in_device_code(node.start_byte) != (where == "device")):
+            continue
+        seen.add(line)
         yield Hit(line, node.start_point.column + 1, end_line=node.end_point.row + 1, symbol=_symbol(doc, node))
 
 

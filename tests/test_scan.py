@@ -1,0 +1,34 @@
+"""Scan-level behaviour that no single rule owns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from migrate.config import Settings
+from migrate.scan import scan
+
+
+def write(root: Path, relpath: str, text: str) -> None:
+    (root / relpath).parent.mkdir(parents=True, exist_ok=True)
+    (root / relpath).write_text(text)
+
+
+def test_imports_of_the_repositorys_own_package_are_not_dependencies(tmp_path: Path) -> None:
+    write(tmp_path, "flash_attn/__init__.py", "from flash_attn.ops import kernel\n")
+    write(tmp_path, "tests/test_it.py", "import flash_attn\n")
+    assert scan(tmp_path, Settings(jobs=1)).findings == ()
+    other = tmp_path / "other"
+    write(other, "train.py", "import flash_attn\n")
+    assert [f.rule for f in scan(other, Settings(jobs=1)).findings] == ["python-flash-attn"]
+
+
+def test_bundled_cutlass_counts_once_per_file_and_as_vendored(tmp_path: Path) -> None:
+    uses = "\n".join(f"cutlass::gemm::GemmShape<{i}, 8, 8> shape{i};" for i in range(5))
+    write(tmp_path, "csrc/cutlass/include/cutlass/gemm.h", uses + "\n")
+    write(tmp_path, "csrc/kernel.cu", uses + "\n")
+    findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "cutlass-usage"]
+    assert [(f.path, f.line, f.vendored) for f in findings] == [
+        ("csrc/cutlass/include/cutlass/gemm.h", 1, True),
+        ("csrc/kernel.cu", 1, False),
+    ]
+    assert findings[0].message.endswith("(5 places in this file.)")

@@ -179,3 +179,12 @@ def test_fail_on_sets_exit_code(tmp_path: Path) -> None:
 def test_scan_of_the_project_itself_does_not_crash() -> None:
     result = scan(ROOT / "src", Settings(jobs=1))
     assert result.files_scanned > 10
+
+
+def test_rule_effort_must_be_a_range(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text(
+        "rules:\n  - id: my-rule\n    title: t\n    category: other\n    languages: [cuda]\n    severity: low\n"
+        "    message: m\n    effort: 0.5\n    match: {matcher: cuda-api, libraries: [runtime], with_hip: true}\n"
+    )
+    with pytest.raises(RuleFileError, match=r"mine\.yaml: rule my-rule: 'effort' has the wrong type"):
+        load([tmp_path])

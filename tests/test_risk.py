@@ -79,6 +79,21 @@ def test_a_blocker_alone_reads_at_least_hard() -> None:
     assert risk.assess([blocker()], W).verdict in {"hard", "very-hard"}
 
 
+def test_a_rules_own_effort_range_replaces_the_default() -> None:
+    default = make("csrc/a.cu", 1, "cutlass-usage", "cuda-library", Severity.HIGH)
+    own = replace(default, effort=(2.0, 5.0))
+    assert risk.assess([own], W).effort == risk.Effort(2.0, 5.0)
+    assert risk.assess([own], W).effort.mid > risk.assess([default], W).effort.mid
+    assert risk.assess([replace(own, vendored=True)], W).effort == risk.Effort(2.0, 5.0).scaled(W.vendored_factor)
+
+
+def test_vendored_code_counts_once_per_rule() -> None:
+    one = make("third_party/lib/a.cu", 1, "inline-ptx", "inline-ptx", Severity.BLOCKER, vendored=True)
+    many = [replace(one, line=n, path=f"third_party/lib/f{n}.cu") for n in range(1, 200)]
+    total, single = risk.assess(many, W).effort, risk.assess([one], W).effort
+    assert (total.low, total.high) == (pytest.approx(single.low), pytest.approx(single.high))
+
+
 def test_repeats_in_one_file_and_category_are_damped() -> None:
     one = make("k.cu", 1, "warp-size-32", "warp-size-assumption", Severity.HIGH)
     same_file = [one, replace(one, line=2), replace(one, line=3)]

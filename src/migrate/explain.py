@@ -32,6 +32,12 @@ def explain(item_id: str, ruleset: Ruleset, gfx_targets: tuple[str, ...]) -> str
     )
 
 
+def _effort(rule: Rule) -> str:
+    if rule.effort is None:
+        return f"the {rule.severity.label} x {rule.category} default of rules/data/risk.yaml"
+    return f"{rule.effort[0]:g}-{rule.effort[1]:g} engineer-days per finding"
+
+
 def explain_rule(rule: Rule) -> str:
     """Every field of a rule, one per line."""
     lines = [
@@ -39,7 +45,7 @@ def explain_rule(rule: Rule) -> str:
         f"  category:      {rule.category}",
         f"  severity:      {rule.severity.label}{_by_wavefront(rule)}",
         f"  files:         {', '.join(rule.languages)}",
-        f"  effort:        {rule.effort:g} day(s) per finding",
+        f"  effort:        {_effort(rule)}",
         f"  ROCm:          {rule.hip or '-'}",
         f"  substitutions: {', '.join(rule.substitutions) or '-'}",
         f"  matcher:       {rule.match['matcher']}",

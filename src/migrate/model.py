@@ -101,11 +101,11 @@ class Rule:
     severity: Severity
     message: str
     hip: str | None
-    effort: float
     match: dict[str, Any] = field(hash=False, compare=False)
     substitutions: tuple[str, ...] = ()
     by_wavefront: tuple[tuple[int, Severity], ...] = ()
     per_file: bool = False  # report the first place in a file only (library usage: one decision per file)
+    effort: tuple[float, float] | None = None  # engineer-days per finding; None: the risk model's default
     source: str = ""
 
 
@@ -126,6 +126,7 @@ class Finding:
     substitutions: tuple[str, ...] = field(compare=False, default=())
     vendored: bool = field(compare=False, default=False)
     symbol: str | None = field(compare=False, default=None)
+    effort: tuple[float, float] | None = field(compare=False, default=None)  # the rule's override, if any
 
     def key(self) -> tuple[str, int, int, str]:
         """The report order as a sort key: far cheaper than dataclass comparisons on large scans."""

@@ -242,9 +242,13 @@ def finding_efforts(findings: Iterable[Finding], weights: Weights, *, guarded: i
 
 
 def _single(finding: Finding, weights: Weights) -> Effort:
+    """A rule's own effort range if it sets one, else severity range x category factor."""
+    vendored = weights.vendored_factor if finding.vendored else 1.0
+    if finding.effort is not None:
+        return Effort(*finding.effort).scaled(vendored)
     low, high = weights.severity_days[finding.severity]
     factor = weights.categories[_category(finding, weights)].factor
-    return Effort(low, high).scaled(factor * (weights.vendored_factor if finding.vendored else 1.0))
+    return Effort(low, high).scaled(factor * vendored)
 
 
 def _repeat_group(finding: Finding, weights: Weights) -> tuple[str, ...]:

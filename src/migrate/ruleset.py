@@ -17,10 +17,9 @@ from migrate.errors import RuleFileError
 from migrate.model import CATEGORIES, FileKind, Rule, Severity
 
 _REQUIRED = {"id": str, "title": str, "category": str, "languages": list, "severity": str, "message": str, "match": dict}
-_OPTIONAL = {"hip": (str, type(None)), "effort": (int, float), "substitutions": list, "by_wavefront": dict, "per_file": bool}
+_OPTIONAL = {"hip": (str, type(None)), "effort": list, "substitutions": list, "by_wavefront": dict, "per_file": bool}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _LANGUAGES = frozenset(k.value for k in FileKind)
-DEFAULT_EFFORT = 0.1
 
 
 def rules_dir() -> Path:
@@ -135,13 +134,22 @@ def _validated(raw: Any, source: str) -> Rule:
         severity=Severity.parse(raw["severity"]),
         message=raw["message"].strip(),
         hip=raw.get("hip"),
-        effort=float(raw.get("effort", DEFAULT_EFFORT)),
+        effort=_effort(raw.get("effort")),
         match=raw["match"],
         substitutions=tuple(raw.get("substitutions", ())),
         per_file=raw.get("per_file", False),
         by_wavefront=tuple(sorted((int(k), Severity.parse(v)) for k, v in raw.get("by_wavefront", {}).items())),
         source=source,
     )
+
+
+def _effort(raw: list[Any] | None) -> tuple[float, float] | None:
+    """An [low, high] range of engineer-days per finding, overriding the risk model's default."""
+    if raw is None:
+        return None
+    if len(raw) != 2 or not all(isinstance(v, (int, float)) for v in raw) or not 0 <= raw[0] <= raw[1]:
+        raise ValueError("'effort' must be [low, high] engineer-days with 0 <= low <= high")
+    return (float(raw[0]), float(raw[1]))
 
 
 def _check_match(match: dict[str, Any]) -> None:

@@ -224,6 +224,7 @@ def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding
         substitutions=rule.substitutions,
         vendored=doc.source.vendored,
         symbol=hit.symbol,
+        effort=rule.effort,
     )
     override = dict(settings.severity_overrides).get(rule.id)
     return replace(finding, severity=override) if override is not None else finding

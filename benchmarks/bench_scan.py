@@ -5,8 +5,9 @@
     python benchmarks/bench_scan.py --path ~/src/x  # scan any checkout instead
     python benchmarks/bench_scan.py --files 3000    # a smaller generated tree
 
-The generated tree mixes Python (40%), CUDA (20%) and C++ (40%) sources; about a quarter of the
-Python and C++ files touch CUDA, as in a typical research repository.
+The generated tree mixes Python (40%), CUDA (20%) and C++ (40%) sources; a quarter of the Python and
+C++ files touch CUDA, and in every file that does, about one chunk of code in six is CUDA-specific
+(the rest is device maths or plain code), as in a typical research repository.
 """
 
 from __future__ import annotations
@@ -93,6 +94,22 @@ struct Histogram {{
 }};
 }}  // namespace util_{n}
 '''
+DEVICE_MATH = '''
+__device__ __forceinline__ float blend_{n}(float a, float b, float t) {{
+  float u = fminf(fmaxf(t, 0.f), 1.f);
+  float s = u * u * (3.f - 2.f * u);
+  return a + (b - a) * s * {d}.0f;
+}}
+
+template <int TILE>
+__device__ void tile_update_{n}(float* tile, const float* src, int stride) {{
+  #pragma unroll
+  for (int k = 0; k < TILE; ++k) {{
+    float v = src[k * stride];
+    tile[k] = blend_{n}(tile[k], v, 0.5f) * expf(-v * v);
+  }}
+}}
+'''
 CPP_CUDA = '''
 void copy_back_{n}(float* host, const float* device, size_t n, cudaStream_t stream) {{
   cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, stream);
@@ -101,11 +118,14 @@ void copy_back_{n}(float* host, const float* device, size_t n, cudaStream_t stre
 '''
 
 
-def _body(template: str, target_bytes: int, rng: random.Random, header: str = "") -> str:
+def _body(template: str, target_bytes: int, rng: random.Random, header: str = "", filler: str = "") -> str:
+    """TEMPLATE chunks up to TARGET_BYTES; with FILLER, one chunk in six is TEMPLATE and the rest filler,
+    so CUDA-specific lines are as sparse as in real code."""
     parts = [header]
     size = len(header)
     while size < target_bytes:
-        chunk = template.format(n=rng.randrange(10**6), d=rng.randrange(1, 9))
+        use_filler = filler and rng.randrange(6) != 0
+        chunk = (filler if use_filler else template).format(n=rng.randrange(10**6), d=rng.randrange(1, 9))
         parts.append(chunk)
         size += len(chunk)
     return "".join(parts)
@@ -122,13 +142,14 @@ def generate(root: Path, files: int, total_mb: int, seed: int = 7) -> None:
         touches_cuda = index % 4 == 0
         if share < 4:
             template = PYTHON_CUDA if touches_cuda else PYTHON_PLAIN
-            path, text = folder / f"m{index}.py", _body(template, per_file, rng)
+            path, text = folder / f"m{index}.py", _body(template, per_file, rng, filler=PYTHON_PLAIN)
         elif share < 6:
-            path, text = folder / f"k{index}.cu", _body(CUDA, per_file, rng, "#include <cuda_runtime.h>\n")
+            header = "#include <cuda_runtime.h>\n"
+            path, text = folder / f"k{index}.cu", _body(CUDA, per_file, rng, header, filler=DEVICE_MATH)
         else:
             header = "#include <vector>\n" + ("#include <cuda_runtime.h>\n" if touches_cuda else "")
             template = CPP_CUDA if touches_cuda else CPP_PLAIN
-            path, text = folder / f"u{index}.cpp", _body(template, per_file, rng, header)
+            path, text = folder / f"u{index}.cpp", _body(template, per_file, rng, header, filler=CPP_PLAIN)
         path.write_text(text)
 
 

@@ -15,7 +15,7 @@ if [ "$want_test" = 1 ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 
   done
   if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
 fi
 

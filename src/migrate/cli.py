@@ -31,6 +31,10 @@ class _Group(click.Group):
         except MigrateError as exc:
             click.echo(f"migrate: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except click.exceptions.UsageError as exc:  # one line, like every other input error
+            hint = f" (see 'migrate {exc.ctx.info_name} --help')" if exc.ctx and exc.ctx.parent else ""
+            click.echo(f"migrate: error: {exc.format_message()}{hint}", err=True)
+            ctx.exit(EXIT_USAGE)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:

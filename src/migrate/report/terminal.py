@@ -21,7 +21,7 @@ SEVERITY_STYLE = {
     Severity.BLOCKER: "bold white on red",
 }
 _WORST_FILES = 5
-_TOP_FINDINGS = 25
+_TOP_FINDINGS = 15
 
 
 def render(result: ScanResult, *, color: bool = False, width: int = 100) -> str:
@@ -104,9 +104,9 @@ def _top_findings(console: Console, findings: Iterable[Finding]) -> None:
         where = f"{finding.path}:{lines[0]}" + (f" (+{len(lines) - 1} more)" if len(lines) > 1 else "")
         label = Text(f"  {finding.severity.label:<8}", style=SEVERITY_STYLE[finding.severity])
         label.append(f"{where}  {finding.rule}: {finding.message}")
-        console.print(label)
+        console.print(label, no_wrap=True, overflow="ellipsis")  # one line each; the reports have the rest
     if len(grouped) > _TOP_FINDINGS:
-        console.print(f"  ... and {len(grouped) - _TOP_FINDINGS} more (use --format json for all)")
+        console.print(f"  ... and {len(grouped) - _TOP_FINDINGS} more (--format md|html|json for all)")
 
 
 def _skipped(console: Console, result: ScanResult) -> None:

@@ -275,10 +275,14 @@ def test_apply_python_fixes_safe_by_default(tmp_path: Path) -> None:
     assert b'["amd-smi", "-L"]' in unsafe.changes[0].new
 
 
-def test_requirements_get_the_rocm_index() -> None:
+def test_requirements_get_the_rocm_index_that_serves_the_pinned_torch() -> None:
     text = "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.1+cu121\nnumpy\n"
     assert rocm_requirements(text) == (
-        "--index-url https://download.pytorch.org/whl/rocm7.2\ntorch==2.3.1\nnumpy\n")
+        "--index-url https://download.pytorch.org/whl/rocm6.0\ntorch==2.3.1\nnumpy\n")
+    newer = "--index-url https://download.pytorch.org/whl/cu128\ntorch==2.8.0+cu128\n"
+    assert rocm_requirements(newer) == "--index-url https://download.pytorch.org/whl/rocm6.4\ntorch==2.8.0\n"
+    unknown = rocm_requirements("--index-url https://download.pytorch.org/whl/cu124\ntorch==2.4.1+cu124\n")
+    assert unknown is not None and unknown.startswith("# torch 2.4: no ROCm wheel index known")
     assert rocm_requirements("numpy\ntorch>=2.3\n") is None
 
 
@@ -343,7 +347,7 @@ def test_in_place_edits_the_originals(tmp_path: Path) -> None:
     (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n")
     plan = plan_port(tmp_path, Engine("builtin"), max_file_size=1 << 20, in_place=True)
     assert [(c.relpath, c.new) for c in plan.changes] == [
-        ("Dockerfile", b"FROM rocm/dev-ubuntu-24.04:7.2.4-complete\n"), ("requirements.txt", b"--index-url https://download.pytorch.org/whl/rocm7.2\ntorch==2.3.1\n")]
+        ("Dockerfile", b"FROM rocm/dev-ubuntu-24.04:7.2.4-complete\n"), ("requirements.txt", b"--index-url https://download.pytorch.org/whl/rocm6.0\ntorch==2.3.1\n")]
 
 
 CMAKE = """cmake_minimum_required(VERSION 3.24)

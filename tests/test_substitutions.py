@@ -141,3 +141,17 @@ def test_target_without_a_build_says_so() -> None:
 )
 def test_fill_targets(command: str, gfx: tuple[str, ...], expected: str) -> None:
     assert substitutions.fill_targets(command, gfx) == expected
+
+
+def test_torch_rocm_indexes_are_sourced_and_well_formed() -> None:
+    import re
+
+    import yaml
+
+    from migrate.ruleset import data_path
+
+    table = yaml.safe_load(data_path("torch_rocm_indexes.yaml").read_text(encoding="utf-8"))
+    assert table["sources"] and table["as_of"]
+    assert table["index"].format(tag="rocm6.4") == "https://download.pytorch.org/whl/rocm6.4"
+    assert table["torch"]["2.3"] == "rocm6.0"
+    assert all(re.fullmatch(r"\d+\.\d+", minor) and re.fullmatch(r"rocm\d+(\.\d+)*", tag) for minor, tag in table["torch"].items())

@@ -43,7 +43,7 @@ class Severity(enum.IntEnum):
 
     @property
     def label(self) -> str:
-        return self.name.lower()
+        return _SEVERITY_LABELS[self]
 
     @classmethod
     def parse(cls, text: str) -> Severity:
@@ -52,6 +52,9 @@ class Severity(enum.IntEnum):
         except KeyError:
             names = ", ".join(s.label for s in cls)
             raise ValueError(f"unknown severity {text!r} (expected one of {names})") from None
+
+
+_SEVERITY_LABELS = {s: s.name.lower() for s in Severity}  # label is read per finding per report: precomputed
 
 
 class FileKind(str, enum.Enum):

@@ -19,6 +19,7 @@ HIP_CHECK = "(torch.version.cuda or torch.version.hip)"
 _CUDA_LOCAL = re.compile(r"\+cu\d+")
 _CUDA_INDEX = re.compile(r"https?://download\.pytorch\.org/whl/(?:nightly/)?cu\d+/?")
 _INDEX_URL = re.compile(r"--index-url\s+(\S+)")
+_TORCH_PIN = re.compile(r"^\s*torch\s*(?:==|~=|===)\s*(\d+)\.(\d+)", re.M | re.I)
 _FROM = re.compile(r"^(?P<lead>\s*FROM\s+(?:--platform=\S+\s+)?)(?P<image>\S+)(?P<rest>.*)$", re.I)
 _CUDA_IMAGES = (re.compile(r"^(?:docker\.io/)?nvidia/cuda(?::|$)"), re.compile(r"^nvcr\.io/nvidia/cuda(?::|$)"))
 _TORCH_IMAGES = (re.compile(r"^(?:docker\.io/)?pytorch/pytorch:.*cuda"), re.compile(r"^nvcr\.io/nvidia/pytorch(?::|$)"))
@@ -194,7 +195,30 @@ def _unapplied(relpath: str, fix: Fix, text: str) -> Finding:
 # -- requirements --------------------------------------------------------------------------------------------------
 
 
-def _rocm_index() -> str:
+def _rocm_index(text: str) -> tuple[str, str | None]:
+    """The ROCm wheel index that serves the torch release the requirements pin, else the current one;
+    and a note when the pinned release has no ROCm index the knowledge base knows of."""
+    pin = _TORCH_PIN.search(text)
+    if pin is None:
+        return _current_rocm_index(), None
+    minor = f"{pin.group(1)}.{pin.group(2)}"
+    table = _torch_indexes()
+    if minor in table["torch"]:
+        return table["index"].format(tag=table["torch"][minor]), None
+    note = f"# torch {minor}: no ROCm wheel index known (as of {table['as_of']}); pin a torch release that has one\n"
+    return _current_rocm_index(), note
+
+
+@cache
+def _torch_indexes() -> dict[str, Any]:
+    import yaml
+
+    from migrate.ruleset import data_path
+
+    return yaml.safe_load(data_path("torch_rocm_indexes.yaml").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def _current_rocm_index() -> str:
     """The ROCm wheel index of the knowledge base's first torch install command."""
     from migrate.substitutions import knowledge_base
 
@@ -221,8 +245,8 @@ def _cuda_only_lines(findings: Sequence[Finding]) -> dict[str, dict[int, str]]:
 def rocm_requirements(text: str, cuda_only: dict[int, str] | None = None) -> str | None:
     """The requirements with CUDA wheel indexes and +cuXXX labels swapped for ROCm, CUDA-only packages
     commented out with their substitute; None when nothing changes."""
-    index = _rocm_index()
-    out = []
+    index, note = _rocm_index(text)
+    out = [note] if note else []
     for number, line in enumerate(text.splitlines(keepends=True), start=1):
         if cuda_only and number in cuda_only:
             out.append(f"# CUDA-only; on ROCm use: {cuda_only[number]}\n# {line}")

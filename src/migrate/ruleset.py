@@ -17,7 +17,9 @@ from migrate.errors import RuleFileError
 from migrate.model import CATEGORIES, FileKind, Rule, Severity
 
 _REQUIRED = {"id": str, "title": str, "category": str, "languages": list, "severity": str, "message": str, "match": dict}
-_OPTIONAL = {"hip": (str, type(None)), "effort": list, "substitutions": list, "by_wavefront": dict, "per_file": bool}
+_OPTIONAL: dict[str, type | tuple[type, ...]] = {
+    "hip": (str, type(None)), "effort": list, "substitutions": list, "by_wavefront": dict, "per_file": bool,
+}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _LANGUAGES = frozenset(k.value for k in FileKind)
 

@@ -41,7 +41,10 @@ def scan(
     for item in discover(
         root, files=files, exclude=settings.exclude, include=settings.include, max_file_size=settings.max_file_size
     ):
-        (skipped if isinstance(item, Skipped) else sources).append(item)
+        if isinstance(item, Skipped):
+            skipped.append(item)
+        else:
+            sources.append(item)
     changes = changed_lines(root, settings.diff_base) if settings.diff_base else None
     if changes is not None:
         sources = [s for s in sources if s.relpath in changes]
@@ -181,7 +184,7 @@ def scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileR
 
 
 def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileResult:
-    findings = []
+    findings: list[Finding] = []
     guarded = 0
     for rule in rules:
         needles = _rule_prefilter(rule)

@@ -316,18 +316,14 @@ class CudaDocument(Document):
         if node.type in _CODE_IDENTIFIERS and node.start_byte == start and node.end_byte == end:
             return Token(name, node.start_point.row + 1, node.start_point.column + 1, node.type, start, end)
         if node.type == "preproc_arg" and self._macro_code(node)[start - node.start_byte : end - node.start_byte] == name.encode():
-            line = bisect.bisect_right(self._line_starts, start)
-            return Token(name, line, start - self._line_starts[line - 1] + 1, "macro", start, end)
+            line, column = self.point(start)
+            return Token(name, line, column, "macro", start, end)
         return None
 
     def _macro_code(self, node: tree_sitter.Node) -> bytes:
         """A macro body with its strings and comments blanked out (cached per macro)."""
         return self.memo(f"macro:{node.start_byte}", lambda: _LITERAL.sub(
             lambda m: b" " * len(m.group()), self.data[node.start_byte : node.end_byte]))
-
-    @cached_property
-    def _line_starts(self) -> list[int]:
-        return [0, *(m.end() for m in re.finditer(rb"\n", self.data))]
 
     @cached_property
     def scoped_offsets(self) -> frozenset[int]:

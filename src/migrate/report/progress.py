@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TimeElapsedColumn
 
 _SHOW_FROM = 500  # files; shorter scans finish before a bar would help
 
@@ -13,7 +13,7 @@ class ProgressBar:
 
     def __init__(self) -> None:
         self._progress: Progress | None = None
-        self._task = 0
+        self._task = TaskID(0)
 
     def __call__(self, done: int, total: int) -> None:
         if total < _SHOW_FROM:

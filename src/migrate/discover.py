@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
@@ -48,19 +49,19 @@ _NAMES = {
 
 def classify(relpath: str) -> FileKind | None:
     """The kind of a file from its repository-relative path, or None when we don't read it."""
-    path = PurePosixPath(relpath)
-    name = path.name.lower()
+    parent, _, name = relpath.rpartition("/")  # string work: this runs for every file of the repository
+    name = name.lower()
     if name in _NAMES:
         return _NAMES[name]
     if name.startswith(("dockerfile.", "containerfile.")) or name.endswith(".dockerfile"):
         return FileKind.DOCKERFILE
     if name.startswith(("requirements", "constraints")) and name.endswith((".txt", ".in")):
         return FileKind.REQUIREMENTS
-    if path.parent.name.lower() == "requirements" and name.endswith(".txt"):
+    if parent.rpartition("/")[2].lower() == "requirements" and name.endswith(".txt"):
         return FileKind.REQUIREMENTS
-    suffix = path.suffix.lower()
+    suffix = os.path.splitext(name)[1]
     if suffix in (".yml", ".yaml"):
-        return _classify_yaml(path, name)
+        return _classify_yaml(PurePosixPath(relpath), name)
     if name.endswith(".in") and not name.startswith(("requirements", "constraints")):
         return None
     return _EXTENSIONS.get(suffix)
@@ -136,19 +137,22 @@ def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size:
     if kind is None and not explicit:
         return None
     path = root / relpath
-    problem = _link_problem(root, path)
-    if problem == "inside":
-        return None  # the target is scanned under its own name
-    if problem:
-        return Skipped(relpath, problem)
     try:
-        size = path.stat().st_size
+        info = os.lstat(path)
     except FileNotFoundError:
         return Skipped(relpath, "file not found") if explicit else None
     except OSError as exc:
         return Skipped(relpath, f"cannot read: {exc.strerror}")
-    if not path.is_file():
+    if stat.S_ISLNK(info.st_mode):
+        problem = _link_problem(root, path)
+        if problem == "inside":
+            return None  # the target is scanned under its own name
+        if problem:
+            return Skipped(relpath, problem)
+        info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
         return None
+    size = info.st_size
     if kind is None:
         return Skipped(relpath, "not a file type migrate reads")
     if size > max_size:
@@ -159,8 +163,7 @@ def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size:
 
 
 def _link_problem(root: Path, path: Path) -> str | None:
-    if not path.is_symlink():
-        return None
+    """Why a symlink can't be scanned, or "inside" when its target is in the repository anyway."""
     try:
         target = path.resolve(strict=True)
     except RuntimeError:

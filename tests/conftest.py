@@ -20,6 +20,19 @@ GIT_ENV = {
 }
 
 
+KERNEL = "void f(float* p) {\n  cudnnHandle_t h;\n  cudaMalloc(&p, 4);\n}\n"
+USER_RULE = """\
+rules:
+  - id: team-gpu-wrappers
+    title: Our wrappers instead of the CUDA runtime
+    category: other
+    languages: [cuda]
+    severity: {severity}
+    message: Use the team::gpu wrappers.
+    match: {{matcher: cuda-api, libraries: [runtime], with_hip: true}}
+"""
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite fixtures/expected/* from current output")
 

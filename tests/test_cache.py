@@ -16,17 +16,7 @@ from migrate.config import Settings
 from migrate.model import ScanResult
 from migrate.scan import scan
 
-KERNEL = "void f(float* p) {\n  cudnnHandle_t h;\n  cudaMalloc(&p, 4);\n}\n"
-USER_RULE = """\
-rules:
-  - id: team-gpu-wrappers
-    title: Our wrappers instead of the CUDA runtime
-    category: other
-    languages: [cuda]
-    severity: {severity}
-    message: Use the team::gpu wrappers.
-    match: {{matcher: cuda-api, libraries: [runtime], with_hip: true}}
-"""
+from conftest import KERNEL, USER_RULE
 
 
 @pytest.fixture

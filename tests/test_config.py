@@ -13,17 +13,7 @@ from migrate.config import Settings, check_settings, default_cache_dir, load_set
 from migrate.errors import ConfigError
 from migrate.model import Severity
 
-KERNEL = "void f(float* p) {\n  cudnnHandle_t h;\n  cudaMalloc(&p, 4);\n}\n"
-USER_RULE = """\
-rules:
-  - id: team-gpu-wrappers
-    title: Our wrappers instead of the CUDA runtime
-    category: other
-    languages: [cuda]
-    severity: medium
-    message: Use the team::gpu wrappers.
-    match: {matcher: cuda-api, libraries: [runtime], with_hip: true}
-"""
+from conftest import KERNEL, USER_RULE
 
 
 @pytest.fixture(autouse=True)
@@ -143,7 +133,7 @@ def test_configuration_changes_what_a_scan_finds(tmp_path: Path) -> None:
 def test_user_rule_directory(tmp_path: Path) -> None:
     (tmp_path / "k.cu").write_text(KERNEL)
     (tmp_path / "team-rules").mkdir()
-    (tmp_path / "team-rules" / "team.yaml").write_text(USER_RULE)
+    (tmp_path / "team-rules" / "team.yaml").write_text(USER_RULE.format(severity="medium"))
     (tmp_path / "pyproject.toml").write_text('[tool.migrate]\nrule-dirs = ["team-rules"]\n')
     _, found = scan_rules(tmp_path)
     assert ("team-gpu-wrappers", "medium", 3) in found
@@ -151,7 +141,7 @@ def test_user_rule_directory(tmp_path: Path) -> None:
 
 def test_user_rule_is_validated_like_the_builtin_ones(tmp_path: Path) -> None:
     (tmp_path / "team-rules").mkdir()
-    (tmp_path / "team-rules" / "team.yaml").write_text(USER_RULE.replace("category: other", "category: nope"))
+    (tmp_path / "team-rules" / "team.yaml").write_text(USER_RULE.format(severity="medium").replace("category: other", "category: nope"))
     (tmp_path / "pyproject.toml").write_text('[tool.migrate]\nrule-dirs = ["team-rules"]\n')
     result = CliRunner().invoke(cli, ["scan", str(tmp_path)])
     assert result.exit_code == 2

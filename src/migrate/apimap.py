@@ -1,10 +1,12 @@
-"""The CUDA -> HIP name map (rules/data/cuda_api_map.tsv), loaded once per process."""
+"""The CUDA -> HIP name map (rules/data/cuda_api_map.tsv) and header map (hip_headers.yaml), loaded once per process."""
 
 from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
 from functools import cache
+
+import yaml
 
 from migrate.ruleset import data_path
 
@@ -53,3 +55,24 @@ def api_map() -> dict[str, ApiEntry]:
 
 def lookup(name: str) -> ApiEntry | None:
     return api_map().get(name)
+
+
+@dataclass(frozen=True)
+class HeaderMap:
+    """CUDA -> HIP headers and namespaces (rules/data/hip_headers.yaml)."""
+
+    headers: dict[str, str]
+    prefixes: tuple[tuple[str, str], ...]
+    namespaces: dict[str, str]
+
+    def hip_header(self, name: str) -> str | None:
+        if name in self.headers:
+            return self.headers[name]
+        return next((hip for prefix, hip in self.prefixes if name.startswith(prefix)), None)
+
+
+@cache
+def header_map() -> HeaderMap:
+    """The header and namespace data, loaded once."""
+    raw = yaml.safe_load(data_path("hip_headers.yaml").read_text(encoding="utf-8"))
+    return HeaderMap(dict(raw["headers"]), tuple(raw.get("prefixes", {}).items()), dict(raw.get("namespaces", {})))

@@ -243,7 +243,7 @@ def _cuda_only_lines(findings: Sequence[Finding]) -> dict[str, dict[int, str]]:
 
 
 def rocm_requirements(text: str, cuda_only: dict[int, str] | None = None) -> str | None:
-    """The requirements with CUDA wheel indexes and +cuXXX labels swapped for ROCm, CUDA-only packages
+    """The requirements with CUDA wheel indexes and +cu121-style labels swapped for ROCm, CUDA-only packages
     commented out with their substitute; None when nothing changes."""
     index, note = _rocm_index(text)
     out = [note] if note else []
@@ -257,7 +257,7 @@ def rocm_requirements(text: str, cuda_only: dict[int, str] | None = None) -> str
         out.append(_CUDA_LOCAL.sub("", new))
     result = "".join(out)
     if result != text and index not in result:
-        result = f"--index-url {index}\n" + result  # a +cuXXX pin came from a CUDA index PyPI cannot replace
+        result = f"--index-url {index}\n" + result  # a +cu121-style pin came from a CUDA index PyPI cannot replace
     return None if result == text else result
 
 

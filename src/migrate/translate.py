@@ -9,14 +9,11 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
-
-from migrate.apimap import api_map, lookup
+from migrate.apimap import api_map, header_map, lookup
 from migrate.errors import MigrateError, ToolNotFound
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse import ParseError
 from migrate.parse.cuda import CudaDocument, captures, parse_cuda
-from migrate.ruleset import data_path
 from migrate.tools import ToolRun, find_tool, run_tool
 
 ENGINES = ("auto", "clang", "perl", "builtin")
@@ -62,27 +59,6 @@ class Translation:
     @property
     def changed(self) -> bool:
         return self.skipped is None and self.translated != self.original
-
-
-@dataclass(frozen=True)
-class HeaderMap:
-    """CUDA -> HIP headers and namespaces (rules/data/hip_headers.yaml)."""
-
-    headers: dict[str, str]
-    prefixes: tuple[tuple[str, str], ...]
-    namespaces: dict[str, str]
-
-    def hip_header(self, name: str) -> str | None:
-        if name in self.headers:
-            return self.headers[name]
-        return next((hip for prefix, hip in self.prefixes if name.startswith(prefix)), None)
-
-
-@cache
-def header_map() -> HeaderMap:
-    """The header and namespace data, loaded once."""
-    raw = yaml.safe_load(data_path("hip_headers.yaml").read_text(encoding="utf-8"))
-    return HeaderMap(dict(raw["headers"]), tuple(raw.get("prefixes", {}).items()), dict(raw.get("namespaces", {})))
 
 
 def select_engine(

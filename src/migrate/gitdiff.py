@@ -46,14 +46,19 @@ def keep_changed(findings: Iterable[Finding], changes: Changes) -> tuple[Finding
 
 
 def _parse(diff: bytes) -> Iterator[tuple[str, frozenset[int]]]:
+    """(new path, added lines) per file of a -U0 patch; a pure rename has no lines."""
     path: str | None = None
     lines: set[int] = set()
     for text in diff.split(b"\n"):
-        if text.startswith(b"+++ "):
+        if text.startswith(b"diff --git "):
             if path is not None:
                 yield path, frozenset(lines)
+            path, lines = None, set()
+        elif text.startswith((b"rename to ", b"copy to ")):
+            path = os.fsdecode(_unquote(text.split(b" to ", 1)[1]))
+        elif text.startswith(b"+++ "):
             target = _unquote(text[4:])
-            path, lines = (None if not target.startswith(b"b/") else os.fsdecode(target[2:])), set()
+            path = os.fsdecode(target[2:]) if target.startswith(b"b/") else None
         elif path is not None and (match := _HUNK.match(text)):
             start, count = int(match.group(1)), int(match.group(2) or 1)
             lines.update(range(start, start + count))

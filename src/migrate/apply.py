@@ -147,7 +147,7 @@ def _terminated(line: bytes) -> bytes:
 
 def _colorize(diff: bytes) -> bytes:
     lines = []
-    for line in diff.splitlines(keepends=True):
+    for line in _git_lines(diff):
         code = _COLORS.get(line[:1]) if not line.startswith((b"+++", b"---")) else b"\x1b[1m"
         lines.append(code + line.rstrip(b"\n") + b"\x1b[0m\n" if code else line)
     return b"".join(lines)
@@ -524,7 +524,8 @@ def translate_paths(
         done = {t.relpath: t for t in translations if t.skipped is None}
         changes = [_mirrored(base, rel, done.get(rel)) for rel in _copyable(base, listed)]
     plan = plan_from_translations(base, engine.name, translations)
-    written = write_changes(destination, changes)
+    with _transaction(Plan(destination, engine.name, tuple(changes)), None):
+        written = write_changes(destination, changes)
     return TranslateOutcome(engine.name, tuple(c.relpath for c in plan.changes), written, destination,
                             plan.findings, tuple(sorted({*plan.skipped, *skipped})))
 

@@ -208,7 +208,8 @@ def _git_files(root: Path) -> tuple[list[str], list[str]] | None:
     submodule paths; None outside git, and for an ignored directory named explicitly (it is walked instead)."""
     from migrate import gitcmd
 
-    if gitcmd.toplevel(root) is None or gitcmd.run(root, "check-ignore", "-q", "--", ".").ok:
+    ignored = gitcmd.run(root, "check-ignore", "-q", "--", ".").returncode  # 0 ignored, 1 not, else not in git
+    if ignored != 1:
         return None
     listed = gitcmd.run(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--deduplicate")
     stage = gitcmd.run(root, "ls-files", "-z", "--stage")

@@ -20,8 +20,11 @@ HARDENING = (
     "-c", "core.untrackedCache=false", "-c", "safe.bareRepository=explicit",
 )
 _DRIVER_KEYS = ("clean", "smudge", "process", "command", "textconv")
+# Commands that never run a filter or diff driver: no need to read the repository's config for them first.
+_NO_DRIVERS = frozenset({"rev-parse", "ls-files", "check-ignore", "check-ref-format", "symbolic-ref", "update-ref",
+                         "config"})
 _UNSET = ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "SSH_ASKPASS",
-          "GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS")
+          "GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND")
 
 
 __all__ = ["EXIT_NOT_FOUND", "GitError", "output", "run", "split_z", "text", "toplevel"]
@@ -33,7 +36,8 @@ class GitError(MigrateError):
 
 def run(root: Path, *args: str, stdin: bytes | None = None) -> ToolRun:
     """Run `git ARGS` in ROOT, hardened; the outcome is data (a failure is a non-zero return code)."""
-    env = {**_driver_overrides(str(root)), **_BASE_ENV}
+    drivers = {} if args and args[0] in _NO_DRIVERS else _driver_overrides(str(root))
+    env = {**drivers, **_BASE_ENV}
     return run_tool(["git", "--no-pager", *HARDENING, *args], cwd=root, env=env, unset=_UNSET, stdin=stdin)
 
 
@@ -82,8 +86,16 @@ def _driver_overrides(root: str) -> dict[str, str]:
         if driver and name.lower() in _DRIVER_KEYS:
             keys.update(f"{section}.{driver}.{k}" for k in _DRIVER_KEYS)
             keys.add(f"{section}.{driver}.required")
-    env = {"GIT_CONFIG_COUNT": str(len(keys))}
-    for index, key in enumerate(sorted(keys)):
+    first = _user_entries()  # the user's own GIT_CONFIG_KEY_n entries (e.g. safe.directory in CI) are kept
+    env = {"GIT_CONFIG_COUNT": str(first + len(keys))}
+    for index, key in enumerate(sorted(keys), start=first):
         env[f"GIT_CONFIG_KEY_{index}"] = key
         env[f"GIT_CONFIG_VALUE_{index}"] = "false" if key.endswith(".required") else ""
     return env
+
+
+def _user_entries() -> int:
+    try:
+        return max(0, int(os.environ.get("GIT_CONFIG_COUNT", "0")))
+    except ValueError:
+        return 0

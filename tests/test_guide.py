@@ -143,7 +143,8 @@ def test_pre_commit_config_and_baseline_through_real_pre_commit(tmp_path: Path) 
     git(project, "add", "new.cu")
     commit = run("git", "commit", "-m", "a new CUDA-only call")
     assert commit.returncode == 1, commit.stdout + commit.stderr
-    assert "new.cu:2:3: cudnn-api cudnnCreate" in commit.stdout and "old.cu:" not in commit.stdout
+    output = commit.stdout + commit.stderr  # git shows the hook's output on stderr
+    assert "new.cu:2:3: cudnn-api cudnnCreate" in output and "old.cu:" not in output
     assert git(project, "log", "--format=%s") == "rocm-migrate baseline\ninitial\n"
 
 

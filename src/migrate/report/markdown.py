@@ -168,7 +168,7 @@ def _file_block(path: str, findings: list[Finding]) -> str:
     lines = [f"#### {_code(path)} ({_count(len(findings), 'finding')}, worst {worst.label})", ""]
     for group in _groups(findings):
         lines.extend(_group_lines(group))
-    return "\n".join(lines) + "\n\n"
+    return "\n".join(lines).rstrip("\n") + "\n\n"  # a closing <details> leaves a blank line of its own
 
 
 def _groups(findings: list[Finding]) -> list[list[Finding]]:

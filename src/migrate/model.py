@@ -114,7 +114,7 @@ class Rule:
 
 @dataclass(frozen=True)
 class Occurrence:
-    """One more place a once-per-file finding stands for (library usage is decided once, changed everywhere)."""
+    """One place a once-per-file finding stands for (library usage is decided once, changed everywhere)."""
 
     line: int
     column: int

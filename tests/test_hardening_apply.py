@@ -293,3 +293,13 @@ def test_dry_run_diff_of_cr_only_file_passes_git_apply(tmp_path: Path) -> None:
     git(root, "apply", str(patch))
     assert (root / "cr.cu").read_bytes() == crlf.replace(b"cuda_runtime.h", b"hip/hip_runtime.h").replace(
         b"cudaMalloc", b"hipMalloc")
+
+
+def test_failed_out_dir_copy_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _many(tmp_path)
+    out = tmp_path / "ported"
+    out.mkdir()
+    _failing_replace(monkeypatch, OSError(28, "No space left on device", "x"))
+    result = _apply(root, "--out-dir", str(out))
+    assert result.exit_code == 2 and "No space left on device" in result.stderr
+    assert list(out.iterdir()) == []

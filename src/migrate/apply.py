@@ -163,8 +163,10 @@ def write_port(
     """Write the plan: into a ported copy (OUT_DIR), or into the tree on a new git branch with one commit.
     Any failure or interrupt rolls the tree (and the repository) back to where it was."""
     if out_dir is not None:
-        _copy_tree(plan.root, out_dir)
-        return ApplyResult(write_changes(out_dir, plan.changes), out_dir=out_dir)
+        target = _fresh_dir(out_dir, plan.root, inside="the repository")
+        with _emptied_on_failure(target):
+            _copy_tree(plan.root.resolve(), target)
+            return ApplyResult(write_changes(target, plan.changes), out_dir=out_dir)
     if not plan.changes:
         return ApplyResult(())
     if not (use_git and gitcmd.toplevel(plan.root)):
@@ -262,15 +264,8 @@ def _python_error(source: bytes) -> str | None:
     return None
 
 
-def _copy_tree(root: Path, out_dir: Path) -> None:
-    """Copy the repository's files (the shared file lister's view) into a new or empty OUT_DIR."""
-    base = root.resolve()
-    target = out_dir.resolve()
-    if target == base or base in target.parents:
-        raise ApplyError(f"--out-dir {out_dir} is inside the repository; choose a directory outside it")
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ApplyError(f"--out-dir {out_dir} exists and is not an empty directory")
-    target.mkdir(parents=True, exist_ok=True)
+def _copy_tree(base: Path, target: Path) -> None:
+    """Copy the repository's files (the shared file lister's view) into TARGET."""
     for relpath in _copyable(base, (rel for rel, _ in list_files(base))):
         destination = target / relpath
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -295,6 +290,18 @@ def _inside(path: Path, base: Path) -> bool:
     except (ValueError, OSError, RuntimeError):
         return False
     return True
+
+
+@contextlib.contextmanager
+def _emptied_on_failure(target: Path) -> Iterator[None]:
+    """A ported copy that fails half-way is removed again (TARGET was checked new or empty before)."""
+    try:
+        yield
+    except BaseException:
+        with _signals_ignored():
+            for entry in list(target.iterdir()):
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        raise
 
 
 # -- rollback: a failed or interrupted write leaves the tree and the repository as they were -----------------------
@@ -575,11 +582,12 @@ def _join(prefix: str, relpath: str) -> str:
     return f"{prefix}/{relpath}" if prefix and prefix != "." else relpath
 
 
-def _fresh_dir(out_dir: Path, base: Path) -> Path:
+def _fresh_dir(out_dir: Path, base: Path, *, inside: str = "the input") -> Path:
+    """OUT_DIR resolved and created: it must be outside BASE and new or empty."""
     target = out_dir.resolve()
     resolved = base.resolve()
     if target == resolved or resolved in target.parents:
-        raise ApplyError(f"--out-dir {out_dir} is inside the input; choose a directory outside it")
+        raise ApplyError(f"--out-dir {out_dir} is inside {inside}; choose a directory outside it")
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ApplyError(f"--out-dir {out_dir} exists and is not an empty directory")
     target.mkdir(parents=True, exist_ok=True)

@@ -16,8 +16,8 @@ HARDENING = (
     "-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=", "-c", "core.pager=cat",
     "-c", "core.quotePath=false", "-c", "core.editor=true", "-c", "sequence.editor=true", "-c", "commit.gpgSign=false",
     "-c", "tag.gpgSign=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.sshCommand=false",
-    "-c", "credential.helper=", "-c", "core.askPass=", "-c", "protocol.allow=never", "-c", "core.splitIndex=false",
-    "-c", "core.untrackedCache=false", "-c", "safe.bareRepository=explicit",
+    "-c", "credential.helper=", "-c", "core.askPass=", "-c", "protocol.allow=never",
+    "-c", "safe.bareRepository=explicit",
 )
 _DRIVER_KEYS = ("clean", "smudge", "process", "command", "textconv")
 # Commands that never run a filter or diff driver: no need to read the repository's config for them first.

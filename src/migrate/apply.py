@@ -300,7 +300,10 @@ def _emptied_on_failure(target: Path) -> Iterator[None]:
     except BaseException:
         with _signals_ignored():
             for entry in list(target.iterdir()):
-                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
         raise
 
 

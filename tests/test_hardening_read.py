@@ -211,10 +211,21 @@ def test_very_deep_tree_does_not_recurse(tmp_path: Path) -> None:
         deep = Path(os.getcwd())
     finally:
         os.chdir(start)
-    code, data, stderr = run_scan(tmp_path)
-    assert code == 0, stderr
-    assert [f["path"] for f in data["findings"]] == ["a/" * 1100 + "x.cu"]
-    assert deep.is_dir()
+    try:
+        code, data, stderr = run_scan(tmp_path)
+        assert code == 0, stderr
+        assert [f["path"] for f in data["findings"]] == ["a/" * 1100 + "x.cu"]
+    finally:
+        remove_deep(tmp_path / "a", deep)
+
+
+def remove_deep(top: Path, deepest: Path) -> None:
+    """Remove a chain of nested directories bottom-up (shutil.rmtree recurses, and so would pytest's cleanup)."""
+    for path in deepest.iterdir():
+        path.unlink()
+    while deepest != top.parent:
+        deepest.rmdir()
+        deepest = deepest.parent
 
 
 # --- item 24: one bad requirements line ------------------------------------------------------------------------

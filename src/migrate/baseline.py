@@ -36,7 +36,9 @@ def render(findings: Iterable[Finding]) -> str:
         for f, print_ in fingerprints(findings)
     ]
     document = {"schema": SCHEMA, "tool": {"name": "rocm-migrate", "version": __version__}, "findings": entries}
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    from migrate.report.escape import in_json
+
+    return in_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
 
 
 def load(path: Path) -> frozenset[str]:

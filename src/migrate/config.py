@@ -2,7 +2,9 @@
 
 Keys, in [tool.migrate] of pyproject.toml or at the top level of .migrate.toml (which wins): targets, include,
 exclude, disable (rule ids), severity (a table rule id = level), fail-on, rule-dirs (extra rule files, same
-schema), max-file-size, jobs, baseline. `_` and `-` are interchangeable; anything else is a ConfigError."""
+schema), max-file-size, jobs (capped to the cores available), baseline (a file inside the repository).
+`_` and `-` are interchangeable; anything else is a ConfigError. A pyproject.toml that is not valid TOML
+gives no settings (the scan reports it as skipped); an invalid .migrate.toml is a ConfigError."""
 
 from __future__ import annotations
 

@@ -101,3 +101,32 @@ def test_cache_file_of_another_user_is_a_miss(tmp_path: Path) -> None:
 def test_new_cache_directory_is_private(tmp_path: Path) -> None:
     scan(repo(tmp_path), settings_for(tmp_path))
     assert (tmp_path / "cache").stat().st_mode & 0o077 == 0
+
+
+def test_an_old_file_is_not_read_again_but_any_edit_is_seen(tmp_path: Path) -> None:
+    import migrate.cache
+
+    root = repo(tmp_path)
+    old = 1_600_000_000
+    for path in root.iterdir():
+        os.utime(path, (old, old))
+    cold = scan(root, settings_for(tmp_path))
+    assert all(stamp is None for stamp in _stamps(tmp_path)), "files changed in the last two seconds are hashed"
+    os.utime(root / "k0.cu", (old, old))
+    migrate.cache._SETTLED_NS = 0  # what two seconds later would see, without sleeping in a test
+    try:
+        assert scan(root, settings_for(tmp_path)) == cold
+        assert all(stamp for stamp in _stamps(tmp_path))
+        (root / "k1.cu").write_text(KERNEL.replace("cudaMalloc(&p, 4)", "cudaFree(p)      "))  # same size
+        os.utime(root / "k1.cu", (old, old))  # and the old mtime: only ctime tells
+        warm = scan(root, settings_for(tmp_path))
+    finally:
+        migrate.cache._SETTLED_NS = 2_000_000_000
+    assert {f.symbol for f in warm.findings if f.path == "k1.cu"} != {f.symbol for f in cold.findings if f.path == "k1.cu"}
+
+
+def _stamps(tmp_path: Path) -> list[object]:
+    import json
+
+    stores = [p for p in cache_files(tmp_path) if "results" in p.parts]
+    return [entry[1] for store in stores for entry in json.loads(store.read_text())["entries"].values()]

@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 import zlib
 from collections.abc import Callable
 from functools import cache
@@ -41,34 +42,46 @@ _NOT_PER_FILE = frozenset(
 )
 
 
+_Entry = tuple[str, "str | None", FileResult]  # content key, stat stamp (when trusted), result
+
+
 class Cache:
     """The stored results of one repository under one rules/settings/tool version; a no-op without a directory."""
 
     def __init__(self, directory: Path | None, root: Path, ruleset: Ruleset, settings: Settings) -> None:
         self.directory = directory
         self.store = directory / "results" / namespace(root, ruleset, settings) if directory else None
-        self._shards: dict[str, dict[str, tuple[str, FileResult]]] = {}
+        self._shards: dict[str, dict[str, _Entry]] = {}
         self._dirty: set[str] = set()
         self._used: set[str] = set()
-        self._keys: dict[str, str | None] = {}  # content keys taken before a file is scanned
+        self._keys: dict[str, tuple[str | None, str | None]] = {}  # (content key, stat) taken before a scan
 
     def get(self, source: SourceFile) -> FileResult | None:
         """The stored result for SOURCE if its content and kind are unchanged; None otherwise."""
         if self.store is None:
             return None
-        key = self._keys[source.relpath] = _content_key(source)
         entry = self._shard(source.relpath).get(source.relpath)
+        stamp = _stamp(source)
+        if entry is not None and stamp is not None and entry[1] == stamp:
+            self._used.add(source.relpath)  # unchanged since it was hashed: no need to read it again
+            return entry[2]
+        key = _content_key(source)
+        self._keys[source.relpath] = (key, stamp)
         if key is None or entry is None or entry[0] != key:
             return None
+        if stamp is not None:
+            self._shard(source.relpath)[source.relpath] = (key, stamp, entry[2])
+            self._dirty.add(_shard_name(source.relpath))
         self._used.add(source.relpath)
-        return entry[1]
+        return entry[2]
 
     def put(self, source: SourceFile, result: FileResult) -> FileResult:
         """Remember RESULT for SOURCE (keyed by its content as read before the scan) and hand it back."""
         if self.store is not None:
-            key = self._keys.pop(source.relpath, None) or _content_key(source)
+            taken = self._keys.pop(source.relpath, None)
+            key, stamp = taken if taken is not None else (_content_key(source), None)
             if key is not None:
-                self._shard(source.relpath)[source.relpath] = (key, result)
+                self._shard(source.relpath)[source.relpath] = (key, stamp, result)
                 self._dirty.add(_shard_name(source.relpath))
                 self._used.add(source.relpath)
         return result
@@ -82,7 +95,8 @@ class Cache:
         with contextlib.suppress(OSError, Refused):
             _private_dir(self.store)
             for name in sorted(self._dirty):
-                entries = {relpath: [key, _result_data(result)] for relpath, (key, result) in self._shards[name].items()}
+                entries = {relpath: [key, stamp, _result_data(result)]
+                           for relpath, (key, stamp, result) in self._shards[name].items()}
                 _atomic_write(self.store / f"{name}.json", _dumps({"format": FORMAT, "entries": entries}))
             if complete:
                 for stale in set(os.listdir(self.store)) - {f"{n}.json" for n in self._shards if self._shards[n]}:
@@ -90,7 +104,7 @@ class Cache:
             os.utime(self.store)
             _prune(self.store.parent)
 
-    def _shard(self, relpath: str) -> dict[str, tuple[str, FileResult]]:
+    def _shard(self, relpath: str) -> dict[str, _Entry]:
         name = _shard_name(relpath)
         if name not in self._shards:
             assert self.store is not None
@@ -206,6 +220,22 @@ def _tree_digest(top: Path) -> str:
     return digest.hexdigest()[:32]
 
 
+_SETTLED_NS = 2_000_000_000  # a file modified this recently may change again within the same mtime tick
+
+
+def _stamp(source: SourceFile) -> str | None:
+    """Size, mtime, ctime and inode of SOURCE (and its kind): equal stamps mean unchanged content, as for git's
+    index. None for a file modified in the last two seconds, whose mtime alone could miss the next edit.
+    ctime cannot be set back by a user, so touching a file back to its old mtime still changes its stamp."""
+    try:
+        info = os.stat(source.path)
+    except OSError:
+        return None
+    if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < _SETTLED_NS:
+        return None
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{source.kind.value}:{int(source.vendored)}"
+
+
 def _content_key(source: SourceFile) -> str | None:
     try:
         data = source.path.read_bytes()
@@ -228,17 +258,17 @@ def _dumps(document: Any) -> str:
     return json.dumps(document, separators=(",", ":"))  # ASCII: surrogate-escaped paths survive as \udcXX
 
 
-def _read(path: Path) -> dict[str, tuple[str, FileResult]]:
+def _read(path: Path) -> dict[str, _Entry]:
     """A shard's entries; a missing, corrupt or foreign file counts as empty, and so does a malformed entry."""
     found = _load_json(path)
     if not (isinstance(found, dict) and found.get("format") == FORMAT and isinstance(found.get("entries"), dict)):
         return {}
     entries = {}
     for relpath, value in found["entries"].items():
-        if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
-            result = _result_from(relpath, value[1])
+        if isinstance(value, list) and len(value) == 3 and type(value[0]) is str and type(value[1]) in (str, type(None)):
+            result = _result_from(relpath, value[2])
             if result is not None:
-                entries[relpath] = (value[0], result)
+                entries[relpath] = (value[0], value[1], result)
     return entries
 
 

@@ -92,6 +92,9 @@ def test_terminal_escapes_in_file_names_never_reach_the_terminal(tmp_path: Path)
     scan = CliRunner().invoke(cli, ["scan", str(repo), "--no-cache"])
     assert scan.exit_code == 0
     assert "\x1b" not in scan.stdout and "x\\x1b]0;owned\\x07\\x1b[2J.cu" in scan.stdout
+    for fmt in ("md", "html", "json", "sarif"):
+        report = CliRunner().invoke(cli, ["scan", str(repo), "--no-cache", "--format", fmt])
+        assert report.exit_code == 0 and "\x1b" not in report.stdout and "\x07" not in report.stdout, fmt
     init_repo(repo)
     (repo / "y\x1b[2J.cu").write_text("void g(){ asm(\"mov.u32 %0, %%laneid;\"); }\n" + CUDA_CALL)
     git(repo, "add", "-A")

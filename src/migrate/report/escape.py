@@ -25,6 +25,15 @@ def surrogates(text: str) -> str:
     return _ANY_SURROGATE.sub(_escaped, text) if _ANY_SURROGATE.search(text) else text
 
 
+_CONTROL_IN_DOCUMENT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def document(text: str) -> str:
+    """A whole Markdown or HTML report (printed to a terminal, too): control characters other than newline
+    and tab, and bidi overrides, as escapes."""
+    return _CONTROL_IN_DOCUMENT.sub(_escaped, text)
+
+
 def visible(text: str) -> str:
     """TEXT for a terminal line: undecodable bytes, control characters and bidi controls as escapes."""
     return _CONTROL.sub(_escaped, text)

@@ -140,7 +140,7 @@ def test_out_dir_reports_an_unreadable_directory(tmp_path: Path) -> None:
             path.chmod(0o777)
         done = _as_nobody([*MIGRATE, "translate", str(src), "--out-dir", str(base / "out"),
                            *BUILTIN])
-        assert "secret: skipped: cannot read directory: Permission denied" in done.stderr, done.stderr
+        assert "secret: skipped: cannot read directory: permission denied" in done.stderr, done.stderr
         assert (base / "out" / "a.cu").read_text() == PORTED
     finally:
         (base / "src" / "secret").chmod(0o755)

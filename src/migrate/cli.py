@@ -40,11 +40,22 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             click.echo("migrate: interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # the reader went away (`migrate scan . | head -1`): nothing more to say
+            _quiet_stdout()
+            ctx.exit(EXIT_USAGE)
         except Exception as exc:  # a bug of ours: say so in one line, exit 3
             if os.environ.get("MIGRATE_DEBUG"):
                 raise
             click.echo(f"migrate: internal error: {type(exc).__name__}: {exc} (set MIGRATE_DEBUG=1 for details)", err=True)
             ctx.exit(EXIT_INTERNAL)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so flushing it at exit does not fail a second time."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -156,12 +167,14 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
     root = _work_tree()
     settings = check_settings(root, options)
     result = run_scan(root, settings, files=files)
+    from migrate.report.escape import visible
+
     failing = [f for f in result.findings if settings.fail_on is not None and f.severity >= settings.fail_on]
     for finding in failing:
-        click.echo(f"{finding.path}:{finding.line}:{finding.column}: {finding.rule} {finding.message}")
+        click.echo(visible(f"{finding.path}:{finding.line}:{finding.column}: {finding.rule} {finding.message}"))
     if failing:
         accepted = f" ({result.baselined} more in the baseline)" if result.baselined else ""
-        label = settings.fail_on.label if settings.fail_on else ""
+        label = settings.fail_on.label if settings.fail_on is not None else ""
         click.echo(f"migrate: {len(failing)} new finding(s) at or above {label}{accepted}", err=True)
     sys.exit(EXIT_FINDINGS if failing else EXIT_OK)
 
@@ -230,12 +243,12 @@ def _emit(result: ScanResult, fmt: str, output: Path | None) -> None:
     from migrate.report import render
 
     if output is None:
-        color = fmt == "terminal" and sys.stdout.isatty()
+        color = fmt == "terminal" and _tty(sys.stdout)
         text = render(result, fmt, color=color) if fmt == "terminal" else render(result, fmt)
         click.echo(text, nl=False)
         return
     _write(output, render(result, fmt))
-    click.echo(render(result, "terminal", color=sys.stdout.isatty()), nl=False)
+    click.echo(render(result, "terminal", color=_tty(sys.stdout)), nl=False)
     click.echo(f"report written to {output}")
 
 
@@ -249,6 +262,11 @@ def _write(path: Path, text: str) -> None:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _tty(stream: Any) -> bool:
+    """True for a terminal; False also for a closed stream (`migrate scan . >&-` leaves sys.stdout None)."""
+    return stream is not None and stream.isatty()
+
+
 def _exit_code(result: ScanResult, fail_on: Severity | None) -> int:
     if fail_on is not None and any(f.severity >= fail_on for f in result.findings):
         return EXIT_FINDINGS
@@ -257,7 +275,7 @@ def _exit_code(result: ScanResult, fail_on: Severity | None) -> int:
 
 def _progress_bar() -> Callable[[int, int], None] | None:
     """A rich progress bar on stderr for long scans on a terminal; None otherwise."""
-    if not sys.stderr.isatty():
+    if not _tty(sys.stderr):
         return None
     from migrate.report.progress import ProgressBar
 

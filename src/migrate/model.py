@@ -190,6 +190,7 @@ class FileResult:
     findings: tuple[Finding, ...] = ()
     skipped: Skipped | None = None
     guarded: int = 0
+    partial: bool = False  # the file was scanned, but `skipped` names a part of it that was left out
 
 
 @dataclass(frozen=True)

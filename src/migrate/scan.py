@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import re
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import cache
@@ -26,6 +29,7 @@ from migrate.substitutions import propose
 Progress = Callable[[int, int], None]
 _PARALLEL_FROM = 64  # below this many files a process pool costs more than it saves
 _OCCURRENCE_EVIDENCE = 200  # characters per occurrence: a minified line must not blow up the report
+FILE_TIME_BUDGET = 20.0  # seconds a file may take; past it the file is skipped (crafted input, not real code)
 
 
 def scan(
@@ -57,7 +61,7 @@ def scan(
         guarded += result.guarded
         if result.skipped:
             skipped.append(result.skipped)
-            unreadable += 1
+            unreadable += not result.partial
     store.save(complete=not files and changes is None)
     findings = _without_first_party(findings, root, ruleset)
     kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
@@ -138,7 +142,7 @@ def _computed(
     sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None
 ) -> Iterator[FileResult]:
     total = len(sources)
-    jobs = settings.jobs or os.cpu_count() or 1
+    jobs = worker_count(settings)
     if jobs <= 1 or total < _PARALLEL_FROM:
         for done, source in enumerate(sources, start=1):
             yield scan_file(source, ruleset, settings)
@@ -154,12 +158,20 @@ def _computed(
                 progress(done, total)
 
 
+def worker_count(settings: Settings) -> int:
+    """settings.jobs (0: one per core), never more than the cores this process may use: `jobs` may come
+    from the scanned repository's own configuration."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(settings.jobs or cores, cores))
+
+
 _worker_state: tuple[Ruleset, Settings] | None = None
 
 
 def _init_worker(ruleset: Ruleset, settings: Settings) -> None:
     global _worker_state
     _worker_state = (ruleset, settings)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent alone handles it
 
 
 def _worker_scan(source: SourceFile) -> FileResult:
@@ -168,7 +180,44 @@ def _worker_scan(source: SourceFile) -> FileResult:
 
 
 def scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileResult:
-    """Findings for one file, or the reason it was skipped."""
+    """Findings for one file, or the reason it was skipped (also when it takes more than FILE_TIME_BUDGET)."""
+    try:
+        with _time_budget(FILE_TIME_BUDGET):
+            return _scan_file(source, ruleset, settings)
+    except _OverBudget:
+        return FileResult(source.relpath, skipped=Skipped(source.relpath, _over_budget()))
+    except (RecursionError, MemoryError):
+        return FileResult(source.relpath, skipped=Skipped(source.relpath, "too deeply nested to parse"))
+
+
+class _OverBudget(Exception):
+    """A file took longer than FILE_TIME_BUDGET."""
+
+
+def _over_budget() -> str:
+    return f"took longer than the time budget of {FILE_TIME_BUDGET:g} s a file"
+
+
+@contextlib.contextmanager
+def _time_budget(seconds: float) -> Iterator[None]:
+    """Raise _OverBudget in this block after SECONDS (a no-op where SIGALRM is missing or off the main thread)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise _OverBudget
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileResult:
     rules = ruleset.for_kind(source.kind)
     if not rules:
         return FileResult(source.relpath)
@@ -205,7 +254,11 @@ def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileRe
             findings.append(_folded(doc, rule, hits, settings))
             continue
         findings.extend(_finding(doc, rule, hit, settings) for hit in hits)
-    return FileResult(doc.source.relpath, tuple(findings), guarded=guarded)
+    relpath = doc.source.relpath
+    if doc.problems:
+        skipped = Skipped(relpath, "; ".join(doc.problems))
+        return FileResult(relpath, tuple(findings), skipped=skipped, guarded=guarded, partial=True)
+    return FileResult(relpath, tuple(findings), guarded=guarded)
 
 
 def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding:
@@ -224,7 +277,7 @@ def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding
         severity=severity,
         end_line=hit.end_line or hit.line,
         message=message,
-        evidence=doc.line_text(hit.line),
+        evidence=doc.line_text(hit.line, hit.column),
         hip=hit.hip if hit.hip is not None else rule.hip,
         substitutions=rule.substitutions,
         vendored=doc.source.vendored,

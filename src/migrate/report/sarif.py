@@ -9,6 +9,7 @@ from urllib.parse import quote
 from migrate import __version__, risk
 from migrate.baseline import fingerprints
 from migrate.model import Finding, Rule, ScanResult, Severity
+from migrate.report.escape import in_json
 from migrate.ruleset import load_builtin
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -25,7 +26,7 @@ LEVELS = {
 
 def render(result: ScanResult) -> str:
     """The scan as one SARIF run."""
-    return json.dumps(as_dict(result), indent=2, ensure_ascii=False) + "\n"
+    return in_json(json.dumps(as_dict(result), indent=2, ensure_ascii=False)) + "\n"
 
 
 def as_dict(result: ScanResult) -> dict[str, Any]:
@@ -117,8 +118,8 @@ def _related(finding: Finding) -> list[dict[str, Any]]:
 
 
 def _artifact(path: str) -> dict[str, str]:
-    """A location relative to the repository root, percent-encoded."""
-    return {"uri": quote(path), "uriBaseId": ROOT_ID}
+    """A location relative to the repository root, percent-encoded (the file name's own bytes, UTF-8 or not)."""
+    return {"uri": quote(path.encode("utf-8", "surrogateescape")), "uriBaseId": ROOT_ID}
 
 
 def _skip_notification(path: str, reason: str) -> dict[str, Any]:

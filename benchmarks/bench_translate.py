@@ -101,7 +101,7 @@ def compile_units(tree: Path, units: list[str]) -> dict[str, bool]:
 def compare_trees(trees: list[Path], perl: str, options: Options, compile_: bool, max_units: int) -> None:
     totals = {"builtin": [0.0, 0, 0], "hipify-perl": [0.0, 0, 0]}
     with tempfile.TemporaryDirectory(prefix="bench-translate-") as tmp:
-        for tree in trees:
+        for index, tree in enumerate(trees):
             units = [p.relative_to(tree).as_posix() for p in sorted(tree.rglob("*.cu"))
                      if not _FRAMEWORK.search(p.read_bytes())][:max_units]
             size = sum(p.stat().st_size for p in sources_of(tree)) / 1e6
@@ -110,7 +110,7 @@ def compare_trees(trees: list[Path], perl: str, options: Options, compile_: bool
                 "hipify-perl": lambda p: _perl_output(perl, p, options),
             }
             for name, translate in engines.items():
-                out = Path(tmp) / name / tree.name
+                out = Path(tmp) / name / f"{index}-{tree.name}"
                 seconds = translated_copy(tree, out, translate)
                 ok = sum(compile_units(out, units).values()) if compile_ else 0
                 totals[name][0] += seconds

@@ -76,12 +76,15 @@ class HeaderMap:
     namespaces: dict[str, str]
     roc_headers: dict[str, str] = field(default_factory=dict)
     versioned: dict[str, tuple[Version, str]] = field(default_factory=dict)
+    spellings: dict[str, str] = field(default_factory=dict)
 
     def hip_header(self, name: str, *, roc: bool = False, rocm: Version | None = None) -> str | None:
-        """The header to include instead of NAME (None: not a CUDA header), for --roc and a ROCm release."""
+        """The header to include instead of NAME (None: not a CUDA header); with ROCM, as the translator writes it."""
         found = self.roc_headers.get(name) if roc else None
         if found is None:
             found = self.headers.get(name) or next((h for prefix, h in self.prefixes if name.startswith(prefix)), None)
+        if found is not None and rocm is not None:
+            found = self.spellings.get(found, found)
         if found is not None and rocm is not None and found in self.versioned:
             since, before = self.versioned[found]
             return found if rocm >= since else before
@@ -95,7 +98,7 @@ def header_map() -> HeaderMap:
     versioned = {k: (parse_version(str(v["since"])), str(v["before"])) for k, v in raw.get("versioned", {}).items()}
     return HeaderMap(
         dict(raw["headers"]), tuple(raw.get("prefixes", {}).items()), dict(raw.get("namespaces", {})),
-        dict(raw.get("roc_headers", {})), versioned,
+        dict(raw.get("roc_headers", {})), versioned, dict(raw.get("spellings", {})),
     )
 
 

@@ -112,11 +112,15 @@ def compare_trees(trees: list[Path], perl: str, options: Options, compile_: bool
             for name, translate in engines.items():
                 out = Path(tmp) / name / f"{index}-{tree.name}"
                 seconds = translated_copy(tree, out, translate)
-                ok = sum(compile_units(out, units).values()) if compile_ else 0
+                results = compile_units(out, units) if compile_ else {}
+                ok = sum(results.values())
+                failed = sorted(unit for unit, passed in results.items() if not passed)
                 totals[name][0] += seconds
                 totals[name][1] += ok
                 totals[name][2] += len(units)
                 print(f"{tree.name}: {name}: {size:.2f} MB in {seconds:.2f} s" + (f"; {ok}/{len(units)} units compile" if compile_ else ""))
+                if failed:
+                    print(f"  failed: {' '.join(failed)}")
     for name, (seconds, ok, count) in totals.items():
         print(f"TOTAL {name}: {seconds:.2f} s" + (f"; {ok}/{count} units compile" if compile_ else ""))
     print(f"builtin/hipify-perl speed ratio: {totals['hipify-perl'][0] / totals['builtin'][0]:.1f}x")

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from migrate.cli import cli
 from migrate.errors import InputError, ToolNotFound
 from migrate.tools import run_tool
-from migrate.translate import Engine, Options, ToolFailed, make_options, select_engine, translate_bytes, translate_file
+from migrate.translate import Engine, Options, ToolFailed, make_options, original_line, select_engine, translate_bytes, translate_file
 
 from conftest import FIXTURES, require_tool
 
@@ -329,6 +329,14 @@ def test_cub_namespace_renamed_only_where_cub_is_included() -> None:
 def test_call_rewrites_leave_unexpected_arity_alone() -> None:
     source = b"void f(hipArray_t *a, cudaChannelFormatDesc *d, cudaExtent e) { cudaMalloc3DArray(a, d, e, 2); }\n"
     assert b"hipMalloc3DArray(a, d, e, 2);" in translate_bytes(source, "m.cpp").translated
+
+
+def test_original_line_skips_the_inserted_include() -> None:
+    source = b"// c\nvoid f() {\n  cudaDeviceSynchronize();\n}\n"
+    out = translate_bytes(source, "f.cu").translated
+    assert out.splitlines()[1] == b"#include <hip/hip_runtime.h>"
+    assert [original_line(source, out, n) for n in range(1, 6)] == [1, 1, 2, 3, 4]
+    assert original_line(source, source.replace(b"cuda", b"hip"), 3) == 3
 
 
 def _compile(hipcc: str, path: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -198,8 +199,7 @@ def _identifier_edits(doc: CudaDocument, options: Options) -> tuple[list[Edit], 
     namespaces = header_map().namespaces
     rules = engine_rules()
     declared = doc.declared_names
-    names = api_map().keys() | namespaces.keys() | rules.renames.keys() | rules.warp.names
-    for token in doc.tokens_named(names):
+    for token in doc.tokens_named(_token_names()):
         if token.name in declared or doc.is_guarded(token.line):
             continue
         if token.name in namespaces and _is_namespace(doc, token):
@@ -216,6 +216,13 @@ def _identifier_edits(doc: CudaDocument, options: Options) -> tuple[list[Edit], 
         elif (entry := lookup(token.name)) is not None:
             findings.append(_unsupported(doc, token.name, token.line, token.column, entry.library, entry.roc_name))
     return edits, findings
+
+
+@cache
+def _token_names() -> frozenset[str]:
+    """Every identifier the engine looks at: CUDA names, namespaces, its own renames, the warp intrinsics."""
+    rules = engine_rules()
+    return frozenset(api_map().keys() | header_map().namespaces.keys() | rules.renames.keys() | rules.warp.names)
 
 
 def _is_namespace(doc: CudaDocument, token: Token) -> bool:
@@ -515,6 +522,17 @@ def _clang_findings(stderr: str, relpath: str, data: bytes) -> Iterator[Finding]
     unconverted = sum(int(n) for n in _CLANG_UNCONVERTED.findall(stderr))
     if unconverted and not found:
         yield _tool_finding(relpath, 1, 1, f"{unconverted} CUDA reference(s) left unconverted (hipify-clang statistics)", lines)
+
+
+def original_line(original: bytes, translated: bytes, line: int) -> int:
+    """The line of ORIGINAL that line LINE of TRANSLATED came from (engines insert lines: the HIP runtime include)."""
+    old, new = original.splitlines(), translated.splitlines()
+    if len(old) == len(new):
+        return line
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if j1 < line <= j2:
+            return min(i1 + (line - j1), i2) if tag != "insert" else max(i1, 1)
+    return line
 
 
 def translate_many(files: Iterable[tuple[Path, str]], engine: Engine) -> tuple[Translation, ...]:

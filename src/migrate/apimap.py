@@ -60,6 +60,7 @@ def lookup(name: str) -> ApiEntry | None:
 Version = tuple[int, ...]
 
 
+@cache
 def parse_version(text: str) -> Version:
     """'6.2' -> (6, 2); ValueError for anything that is not dotted numbers."""
     if not text or not all(part.isdigit() for part in text.split(".")):

@@ -334,42 +334,38 @@ def _warp_edits(doc: CudaDocument, token: Token, rocm: Version) -> tuple[list[Ed
     if found is None:
         return [], []
     args, parens = found
-    if rocm < warp.sync_since:
-        if token.name in warp.replaced:
-            edit = (token.start_byte, parens[1], _keep_lines(doc.data[token.start_byte : parens[1]], warp.replaced[token.name]))
-        elif token.name in warp.unsync and len(args) >= 2:
-            edit = (token.start_byte, token.end_byte, warp.unsync[token.name].encode())
-            return [edit, (args[0][0], args[1][0], b"")], [_warp_finding(doc, token, warp.unsync[token.name], rocm)]
-        else:
-            return [], []
-        return [edit], [_warp_finding(doc, token, warp.replaced[token.name], rocm)]
-    if token.name not in warp.masked or not args:
-        return [], []
-    return _widen_mask(doc, token, args[0])
+    release = ".".join(map(str, rocm))
+    why = (f"{token.name} rewritten as {{}} for ROCm {release} (no *_sync warp builtins before "
+           f"{'.'.join(map(str, warp.sync_since))}): the mask is gone; check any 32-lane assumption "
+           "(masks, warp-sized loops, WARP_SIZE 32) against a 64-wide wavefront")
+    if rocm < warp.sync_since and token.name in warp.replaced:
+        new = warp.replaced[token.name]
+        edit = (token.start_byte, parens[1], _keep_lines(doc.data[token.start_byte : parens[1]], new))
+        return [edit], [_warp_finding(doc, token, why.format(new.split("(")[0]))]
+    if rocm < warp.sync_since and token.name in warp.unsync and len(args) >= 2:
+        new = warp.unsync[token.name]
+        edits = [(token.start_byte, token.end_byte, new.encode()), (args[0][0], args[1][0], b"")]
+        return edits, [_warp_finding(doc, token, why.format(new))]
+    if rocm >= warp.sync_since and token.name in warp.masked and args:
+        return _widen_mask(doc, token, args[0])
+    return [], []
 
 
 def _widen_mask(doc: CudaDocument, token: Token, mask: Span) -> tuple[list[Edit], list[Finding]]:
+    """A full 32-lane mask becomes the full wavefront; another 32-bit mask is cast to 64 bits and reported."""
     warp = engine_rules().warp
     text = doc.data[mask[0] : mask[1]].decode("utf-8", "replace")
     if text in warp.full_masks:
         return [(mask[0], mask[1], warp.full_mask.encode())], []
-    if _WIDE_LITERAL.fullmatch(text) or text.startswith(warp.wide_mask.split("{}")[0]):
-        return [], []
     before, after = warp.wide_mask.split("{}")
+    if _WIDE_LITERAL.fullmatch(text) or text.startswith(before):
+        return [], []
     why = (f"{token.name}: the lane mask `{text}` is widened to 64 bits (HIP requires it); on a 64-wide wavefront "
            "a 32-bit mask names only lanes 0-31: check the mask and any 32-lane assumption")
-    finding = Finding(
-        doc.source.relpath, token.line, token.column, RULE_WARP, category="warp-size", severity=Severity.MEDIUM,
-        end_line=token.line, message=why, evidence=doc.line_text(token.line), symbol=token.name,
-    )
-    return [(mask[0], mask[0], before.encode()), (mask[1], mask[1], after.encode())], [finding]
+    return [(mask[0], mask[0], before.encode()), (mask[1], mask[1], after.encode())], [_warp_finding(doc, token, why)]
 
 
-def _warp_finding(doc: CudaDocument, token: Token, replacement: str, rocm: Version) -> Finding:
-    release = ".".join(map(str, rocm))
-    why = (f"{token.name} rewritten as {replacement.split('(')[0]} for ROCm {release} (no *_sync warp builtins before "
-           f"{'.'.join(map(str, engine_rules().warp.sync_since))}): the mask is gone; check any 32-lane assumption "
-           "(masks, warp-sized loops, WARP_SIZE 32) against a 64-wide wavefront")
+def _warp_finding(doc: CudaDocument, token: Token, why: str) -> Finding:
     return Finding(
         doc.source.relpath, token.line, token.column, RULE_WARP, category="warp-size", severity=Severity.MEDIUM,
         end_line=token.line, message=why, evidence=doc.line_text(token.line), symbol=token.name,
@@ -410,7 +406,8 @@ def _runtime_include(doc: CudaDocument) -> Iterator[Edit]:
     if first is None:
         return
     start = doc.data.rfind(b"\n", 0, first.start_byte) + 1
-    newline = b"\r\n" if b"\r\n" in doc.data[:start] or (not start and doc.data.find(b"\r\n") >= 0) else b"\n"
+    first_break = doc.data.find(b"\n")
+    newline = b"\r\n" if first_break > 0 and doc.data[first_break - 1 : first_break] == b"\r" else b"\n"
     yield (start, start, f"#include <{_RUNTIME_HEADER}>".encode() + newline)
 
 

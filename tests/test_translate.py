@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from migrate.cli import cli
@@ -15,7 +17,7 @@ from migrate.errors import InputError, ToolNotFound
 from migrate.tools import run_tool
 from migrate.translate import Engine, Options, ToolFailed, make_options, original_line, select_engine, translate_bytes, translate_file
 
-from conftest import FIXTURES, require_tool
+from conftest import FIXTURES, ROOT, require_tool
 
 INPUTS = FIXTURES / "translate" / "input"
 GOLDEN = FIXTURES / "translate" / "expected"
@@ -23,7 +25,7 @@ NAMES = sorted(p.name for p in INPUTS.iterdir())
 DEBIAN_ROCM = "5.2"  # Debian's hipcc (HIP 5.2.3): the release the compile tests translate for
 # Option sets with their own goldens (expected/<variant>/<name>), beside the defaults (newest ROCm).
 VARIANTS = {
-    "rocm5.2": (make_options(rocm=DEBIAN_ROCM), ["warp.cu", "helpers.cu"]),
+    "rocm5.2": (make_options(rocm=DEBIAN_ROCM), ["warp.cu"]),
     "roc": (make_options(roc=True), ["libraries.cu", "unsupported.cu"]),
     "launch": (make_options(launch_syntax="hipLaunchKernelGGL"), ["kernels.cu", "helpers.cu"]),
 }
@@ -296,6 +298,12 @@ def test_warp_intrinsics_follow_the_rocm_release() -> None:
     new = translate_bytes(source, "warp.cu", make_options(rocm="6.2"))
     assert [(f.line, f.symbol) for f in new.findings] == [(4, "__shfl_down_sync"), (14, "__shfl_sync")]
     assert new.translated == translate_bytes(source, "warp.cu").translated  # the default is the newest release
+
+
+def test_default_rocm_is_the_newest_release_in_the_knowledge_base() -> None:
+    lines = yaml.safe_load((ROOT / "rules" / "data" / "gpu_archs.yaml").read_text(encoding="utf-8"))["lines"]
+    releases = [tuple(map(int, v.split("."))) for label in lines.values() for v in re.findall(r"\d+\.\d+", label)]
+    assert Options().rocm_version == max(releases)
 
 
 def test_options_are_checked() -> None:

@@ -22,6 +22,8 @@ INPUTS = FIXTURES / "translate" / "input"
 GOLDEN = FIXTURES / "translate" / "expected"
 CRLF = b"#include <cuda_runtime.h>\r\nvoid f(float **p) {\r\n  cudaMalloc(p, 4);\r\n}\r\n"
 LATIN1 = "// Größe\nvoid g() { cudaDeviceSynchronize(); }".encode("latin-1")  # and no final newline
+# A .cu file gets the HIP runtime header nvcc includes implicitly, on a line of its own.
+LATIN1_PORTED = "// Größe\n#include <hip/hip_runtime.h>\nvoid g() { hipDeviceSynchronize(); }".encode("latin-1")
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +81,7 @@ def test_dry_run_diff_applies_with_git_and_changes_nothing(repo: Path, tmp_path:
     assert (fresh / "src" / "kernels.cu").read_bytes() == (GOLDEN / "kernels.cu").read_bytes()
     assert (fresh / "src" / "crlf.cu").read_bytes() == CRLF.replace(b"cuda_runtime.h", b"hip/hip_runtime.h").replace(
         b"cudaMalloc", b"hipMalloc")
-    assert (fresh / "src" / "latin1.cu").read_bytes() == LATIN1.replace(b"cudaDevice", b"hipDevice")
+    assert (fresh / "src" / "latin1.cu").read_bytes() == LATIN1_PORTED
 
 
 def test_diff_is_colored_only_when_asked(repo: Path) -> None:
@@ -97,7 +99,7 @@ def test_apply_commits_on_a_new_branch(repo: Path) -> None:
     assert git(repo, "rev-list", "--count", "main..rocm-port").strip() == "1"
     assert git(repo, "diff", "--name-only", "main", "rocm-port").split() == EXPECTED_CHANGED
     assert (repo / "src" / "tool.cpp").stat().st_mode & 0o777 == 0o755
-    assert (repo / "src" / "latin1.cu").read_bytes() == LATIN1.replace(b"cudaDevice", b"hipDevice")
+    assert (repo / "src" / "latin1.cu").read_bytes() == LATIN1_PORTED
     assert not list(repo.rglob("*.migrate-tmp"))
 
 
@@ -206,7 +208,7 @@ def test_outside_git_writes_in_place(tmp_path: Path) -> None:
     (tmp_path / "k.cu").write_text("void f() { cudaDeviceSynchronize(); }\n")
     result = CliRunner().invoke(cli, ["apply", str(tmp_path), "--sources-only", "--engine", "builtin"])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "k.cu").read_text() == "void f() { hipDeviceSynchronize(); }\n"
+    assert (tmp_path / "k.cu").read_text() == "#include <hip/hip_runtime.h>\nvoid f() { hipDeviceSynchronize(); }\n"
 
 
 def test_second_apply_changes_nothing(repo: Path) -> None:

@@ -23,7 +23,7 @@ from migrate.scan import scan
 from conftest import GIT_ENV, init_repo
 
 KERNEL = "void f(float** p) { cudaMalloc(p, 4); }\n"
-PORTED = "void f(float** p) { hipMalloc(p, 4); }\n"
+PORTED = "#include <hip/hip_runtime.h>\nvoid f(float** p) { hipMalloc(p, 4); }\n"  # a .cu file gets the runtime header
 BUILTIN = ["--engine", "builtin"]
 MIGRATE = [sys.executable, "-c", "from migrate.cli import main; main()"]
 

@@ -291,10 +291,10 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> Any:
-    from migrate.translate import select_engine
+def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None, options: Any = None) -> Any:
+    from migrate.translate import Options, select_engine
 
-    chosen = select_engine(engine, hipify_clang=hipify_clang, hipify_perl=hipify_perl, root=root)
+    chosen = select_engine(engine, hipify_clang=hipify_clang, hipify_perl=hipify_perl, root=root, options=options or Options())
     click.echo(f"engine: {chosen.name}" + (f" ({chosen.executable})" if chosen.executable else ""), err=True)
     return chosen
 
@@ -311,14 +311,20 @@ def _echo_findings(findings: Any, skipped: Any = ()) -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the one translated file here.")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), help="Write a translated mirror of the tree here.")
 @click.option("--in-place", is_flag=True, help="Rewrite the files where they are.")
+@click.option("--rocm", metavar="VERSION", help="ROCm release to translate for (default: the newest known).")
+@click.option("--roc", is_flag=True, help="ROCm library names (rocBLAS, rocSPARSE, rocRAND, MIOpen) instead of hip* wrappers.")
+@click.option("--launch-syntax", type=click.Choice(["cuda", "hipLaunchKernelGGL"]), default="cuda", show_default=True,
+              help="Keep kernel<<<...>>> launches, or write hipLaunchKernelGGL calls.")
 @engine_options
-def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None, in_place: bool,
-              engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
+def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None, in_place: bool, rocm: str | None,
+              roc: bool, launch_syntax: str, engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
     """Translate CUDA sources to HIP (hipify-clang, hipify-perl or the builtin engine)."""
     from migrate.apply import translate_paths
+    from migrate.translate import make_options
 
     base = paths[0] if len(paths) == 1 and paths[0].is_dir() else None
-    chosen = _engine(base, engine, hipify_clang, hipify_perl)
+    options = make_options(rocm=rocm, roc=roc, launch_syntax=launch_syntax)
+    chosen = _engine(base, engine, hipify_clang, hipify_perl, options)
     done = translate_paths(paths, chosen, output=output, out_dir=out_dir, in_place=in_place)
     _echo_findings(done.findings, done.skipped)
     click.echo(f"translated {len(done.translated)} file(s) with {done.engine}; wrote {len(done.written)} under {done.destination}")

@@ -391,3 +391,33 @@ def test_intrinsics_redefined_by_a_hip_compat_macro_are_not_flagged(tmp_path: Pa
 __device__ float f(float x) { return __shfl_xor_sync(0xffffffff, x, 1, 64) + __shfl_sync(0xffffffff, x, 0); }
 """
     assert [f.column for f in findings(tmp_path, code) if f.rule == "warp-full-mask"] == [90]
+
+
+# --- the corrected API map (shared reference README, Corrections) ---
+
+CORRECTED = """\
+__device__ float2 f(float a, __nv_bfloat16 b, __half2 h) {
+  __nv_bfloat16 c = __float2bfloat16(a);
+  float d = __bfloat162float(b) + __low2bfloat16(__float22bfloat162_rn(make_float2(a, a)));
+  __half2 m = __hmax2(h, __hmin2(h, make_half2(a, a)));
+  return make_float2(saturate(d), __shfl_xor_sync(~0ull, d, 1));
+}
+"""
+
+
+def test_names_the_corrected_map_declares_are_never_no_hip_equivalent(tmp_path: Path) -> None:
+    got = findings(tmp_path, CORRECTED)
+    assert [f for f in got if f.rule == "cuda-unsupported-api"] == []
+    assert not any("no HIP" in f.message for f in got)
+
+
+def test_a_name_with_no_hip_name_needs_a_look_at_medium(tmp_path: Path) -> None:
+    got = [f for f in findings(tmp_path, "__device__ float f(float a) { return __fadd_rd(a, a); }\n")
+           if f.rule == "cuda-unsupported-api"]
+    assert [(f.line, f.severity, f.symbol) for f in got] == [(1, Severity.MEDIUM, "__fadd_rd")]
+    assert "check your ROCm release's headers" in got[0].message and "rewrite this use by hand" not in got[0].message
+
+
+def test_a_name_absent_from_the_map_is_not_reported_as_unsupported(tmp_path: Path) -> None:
+    code = "__device__ float f(float a) { return __nv_made_up_intrinsic(a); }\n"
+    assert fired(tmp_path, code, "cuda-unsupported-api") == []

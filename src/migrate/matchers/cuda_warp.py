@@ -54,6 +54,8 @@ _LANE_MATHS = """
 (binary_expression left: (number_literal) @one operator: "<<" right: (_) @lhs (#match? @one "^1[uU]?$")) @bit
 (binary_expression left: (_) @lhs operator: [">>" "<<"] right: (parenthesized_expression) @shift
   (#match? @shift "^[(] *32 *-")) @width
+(binary_expression left: (identifier) @lhs operator: ["==" "!="] right: [(number_literal) (binary_expression)] @last
+  (#match? @lhs "[Ll]ane") (#match? @last "^(31|32 *- *1)$")) @cmp
 """
 _WARP_WORD = '(#match? @name "[Ww][Aa][Rr][Pp]")'
 _SIZE_DEFINITIONS = f"""
@@ -95,6 +97,7 @@ _FULL_MASK = re.compile(
     r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)"
     r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))$"
 )
+_WARP_HELPER = re.compile(r"warp|shfl|shuffle", re.I)
 _MASK_NAME = re.compile(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 _SIZE_NAME = re.compile(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
 _LOG_SIZE_NAME = re.compile(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
@@ -222,6 +225,10 @@ def _thread_names(doc: CudaDocument) -> set[str]:
 def _lane_maths(doc: CudaDocument) -> Iterator[Hit]:
     local: set[str] | None = None
     for groups in doc.matches(_LANE_MATHS):
+        if "cmp" in groups:  # `lane_idx == 32 - 1`: the last lane of a 32-lane warp
+            if doc.in_device_code(groups["cmp"][0].start_byte):
+                yield _span(groups["cmp"][0])
+            continue
         if "bit" in groups or "width" in groups:
             local = _thread_names(doc) if local is None else local
             if _lane_bits(doc, groups, local):
@@ -305,8 +312,8 @@ def _warp_functions(doc: CudaDocument) -> set[int]:
             helpers.add(doc.node_text(groups["name"][0]).split("::")[-1])
     for callee in doc.captures(_CALLS).get("callee", []):
         name = doc.node_text(callee)
-        # warp_reduce_sum, warpReduceMax, WarpAllReduce...: helpers from other files named for what they do
-        if (name in helpers or "warp" in name.lower()) and (f := doc.enclosing_function(callee.start_byte)):
+        # warp_reduce_sum, warpReduceMax, SHFL_DOWN_SYNC...: helpers and macros from other files named for what they do
+        if (name in helpers or _WARP_HELPER.search(name)) and (f := doc.enclosing_function(callee.start_byte)):
             direct.add(f.start_byte)
     return direct
 

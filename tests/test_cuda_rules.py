@@ -422,3 +422,50 @@ def test_a_name_with_no_hip_name_needs_a_look_at_medium(tmp_path: Path) -> None:
 def test_a_name_absent_from_the_map_is_not_reported_as_unsupported(tmp_path: Path) -> None:
     code = "__device__ float f(float a) { return __nv_made_up_intrinsic(a); }\n"
     assert fired(tmp_path, code, "cuda-unsupported-api") == []
+
+
+# --- build words and link libraries outside C++ (setup.py, Python build helpers, Makefiles) ---
+
+def build_findings(tmp_path: Path, code: str, name: str, kind: FileKind) -> list[tuple[int, str]]:
+    path = tmp_path / name
+    path.write_text(code, encoding="utf-8")
+    result = scan_file(SourceFile(path, name, kind, path.stat().st_size), load_builtin(), Settings())
+    assert result.skipped is None
+    return sorted((f.line, f.rule) for f in result.findings if f.rule in BUILD_RULES)
+
+
+BUILD_RULES = {"nvcc-only-flags", "cuda-link-library", "tensorrt-link", "arch-specific-sources", "clang-cuda-arch-flag"}
+
+
+def test_nvcc_flags_in_a_python_build_helper_but_not_in_other_python(tmp_path: Path) -> None:
+    helper = (
+        "from torch.utils.cpp_extension import load\n"
+        "flags = ['-O3']\n"
+        "flags += ['-use_fast_math', '-lineinfo']\n"
+        "print('pass -lineinfo to profile')\n"
+        "ext = load('k', ['k.cu'], extra_cuda_cflags=flags + ['--expt-relaxed-constexpr'])\n"
+    )
+    assert build_findings(tmp_path, helper, "jit.py", FileKind.PYTHON) == [
+        (3, "nvcc-only-flags"), (5, "nvcc-only-flags")]
+    plain = "OPTIONS = ['-lineinfo', '--use_fast_math']\n"
+    assert build_findings(tmp_path, plain, "cli.py", FileKind.PYTHON) == []
+
+
+def test_setup_py_link_libraries_in_every_shape(tmp_path: Path) -> None:
+    setup = (
+        "from setuptools import setup, Extension\n"
+        "libraries = ['m']\n"
+        "libraries.append('nvrtc')\n"
+        "LIBS = ['cudart', 'nvinfer_plugin']\n"
+        "ext = Extension('k', ['k.cpp'], libraries=LIBS, extra_link_args=['-lcuda', '-Wl,-rpath,/opt'])\n"
+        "srcs = ['csrc/gemm_sm90a.cu', 'csrc/gemm.cu']\n"
+    )
+    assert build_findings(tmp_path, setup, "setup.py", FileKind.SETUP_PY) == [
+        (3, "cuda-link-library"), (4, "cuda-link-library"), (4, "tensorrt-link"), (5, "cuda-link-library"),
+        (6, "arch-specific-sources")]
+
+
+def test_makefile_link_line_and_flags(tmp_path: Path) -> None:
+    makefile = "LDLIBS = -lcudart -lcuda -lm\nNVFLAGS = --use_fast_math -O3\nall:\n\tclang++ --cuda-gpu-arch=sm_80 k.cu\n"
+    assert build_findings(tmp_path, makefile, "Makefile", FileKind.MAKEFILE) == [
+        (1, "cuda-link-library"), (2, "nvcc-only-flags"), (4, "clang-cuda-arch-flag")]

@@ -39,9 +39,17 @@ def _wanted(params: Mapping[str, Any], word: str) -> bool:
 def match_build_word(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each word of a build string or argument that is one of `words` (an option, before any `=`) or
     matches `pattern` whole: in Python string literals, CMake arguments, Makefile values and shell commands."""
-    for word, line, column in _words(doc, options="words" in params):
-        if _wanted(params, word):
-            yield Hit(line, column, symbol=word)
+    hits = (Hit(ln, c, symbol=w) for w, ln, c in _words(doc, options="words" in params) if _wanted(params, w))
+    yield from _one_per_line(hits)
+
+
+def _one_per_line(hits: Iterator[Hit]) -> Iterator[Hit]:
+    """The first hit of each line: one finding per line a person edits."""
+    seen: set[int] = set()
+    for hit in sorted(hits, key=lambda h: (h.line, h.column)):
+        if hit.line not in seen:
+            seen.add(hit.line)
+            yield hit
 
 
 def _words(doc: Document, *, options: bool) -> Iterator[tuple[str, int, int]]:
@@ -98,9 +106,7 @@ def match_link_library(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
     """Each linked library whose bare name matches `libraries` whole: setup.py `libraries=` / `-l` link args,
     CMake link commands, `-lX` in Makefiles and shell commands."""
     pattern = compiled(params["libraries"])
-    for name, line, column in _libraries(doc):
-        if pattern.fullmatch(name):
-            yield Hit(line, column, symbol=name)
+    yield from _one_per_line(Hit(ln, c, symbol=n) for n, ln, c in _libraries(doc) if pattern.fullmatch(n))
 
 
 def _libraries(doc: Document) -> Iterator[tuple[str, int, int]]:

@@ -230,8 +230,7 @@ def _lane_maths(doc: CudaDocument) -> Iterator[Hit]:
                 yield _span(groups["cmp"][0])
             continue
         if "bit" in groups or "width" in groups:
-            local = _thread_names(doc) if local is None else local
-            if _lane_bits(doc, groups, local):
+            if _lane_bits(doc, groups):
                 yield _span((groups.get("bit") or groups["width"])[0])
             continue
         op, literal = doc.node_text(groups["op"][0]), _normal(doc.node_text(groups["rhs"][0])).lower()
@@ -281,15 +280,14 @@ def _target_named(doc: CudaDocument, expr: Node, op: str) -> bool:
     return False
 
 
-def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]], local: set[str]) -> bool:
+def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
     """`1 << lane` (a 32-bit lane bit) and `mask >> (32 - width)` (a 32-lane sub-mask), in device code."""
     node = (groups.get("bit") or groups["width"])[0]
     if not doc.in_device_code(node.start_byte):
         return False
     lhs = doc.node_text(groups["lhs"][0])
-    if "bit" in groups:
-        words = set(re.findall(r"[A-Za-z_]\w*", lhs))
-        return bool(_THREAD_BUILTIN.search(lhs)) or any(_THREAD_NAME.match(w) or w in local for w in words)
+    if "bit" in groups:  # only a lane: `1u << tid` may be a block-wide bitmap, `1u << signXo` a sign bit
+        return re.search(r"\bthreadIdx\s*\.\s*x\b|[Ll]ane", lhs) is not None
     return "mask" in lhs.lower() or _FULL_MASK.match(_normal(lhs)) is not None
 
 

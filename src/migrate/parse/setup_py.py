@@ -116,8 +116,8 @@ def link_libraries(doc: PythonDocument) -> list[tuple[str, int, int]]:
         values: list[ast.AST] = []
         if isinstance(node, ast.Call):
             values += [k.value for k in node.keywords if k.arg in _LINK_KEYWORDS]
-            method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
-            if method in ("append", "extend", "insert") and _named_libraries(node.func):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and _named_libraries(func):
                 values += node.args
         elif isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from migrate import apply as apply_module
+from migrate import writer
 from migrate.apply import ApplyError, FileChange, plan_port, render_diff, write_changes
 from migrate.cli import cli
 from migrate.translate import Engine
@@ -153,7 +154,7 @@ def test_failure_half_way_leaves_each_file_old_or_new(repo: Path, monkeypatch: p
             raise OSError(28, "No space left on device", str(target))
         os.replace(tmp, target)
 
-    monkeypatch.setattr(apply_module, "_replace", flaky)
+    monkeypatch.setattr(writer, "replace", flaky)
     with pytest.raises(ApplyError) as caught:
         write_changes(repo, plan.changes)
     message = str(caught.value)
@@ -169,14 +170,14 @@ def test_failure_half_way_leaves_each_file_old_or_new(repo: Path, monkeypatch: p
 def test_failure_while_staging_writes_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     plan = _plan(repo)
     before = _snapshot(repo)
-    real_stage = apply_module._stage
+    real_stage = writer.stage
 
-    def failing_stage(target: Path, data: bytes, mode: int | None = None) -> Path:
+    def failing_stage(target: Path, data: bytes, mode: int | None = None, **kwargs: bool) -> Path:
         if target.name == "runtime_api.cu":
             raise OSError(13, "Permission denied", str(target))
-        return real_stage(target, data, mode)
+        return real_stage(target, data, mode, **kwargs)
 
-    monkeypatch.setattr(apply_module, "_stage", failing_stage)
+    monkeypatch.setattr(writer, "stage", failing_stage)
     with pytest.raises(ApplyError, match="^nothing was written: .*runtime_api.cu: Permission denied"):
         write_changes(repo, plan.changes)
     assert _snapshot(repo) == before

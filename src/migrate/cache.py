@@ -14,7 +14,6 @@ import os
 import pickle
 import shutil
 import sys
-import tempfile
 import zlib
 from collections.abc import Callable
 from functools import cache
@@ -203,21 +202,14 @@ def _is_entry(value: Any) -> bool:
 
 
 def _atomic_write(path: Path, content: str | bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    from migrate.writer import write_file
+
+    write_file(path, content, mode=0o600, durable=False)
 
 
 def _prune(directory: Path) -> None:
     """Keep the most recently used stores (or ruleset pickles) in DIRECTORY."""
-    entries = [e for e in os.scandir(directory) if not e.name.startswith(".tmp-")]
+    entries = [e for e in os.scandir(directory) if not e.name.startswith(".")]  # temp files
     for entry in sorted(entries, key=lambda e: e.stat().st_mtime, reverse=True)[_KEEP_STORES:]:
         with contextlib.suppress(OSError):
             shutil.rmtree(entry.path) if entry.is_dir() else os.unlink(entry.path)

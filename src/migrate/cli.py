@@ -221,7 +221,7 @@ def rules_command() -> None:
 
 def _work_tree() -> Path:
     """The git work tree around the current directory (pre-commit runs hooks there), else the directory."""
-    from migrate.gitdiff import toplevel
+    from migrate.gitcmd import toplevel
 
     return toplevel(Path.cwd()) or Path.cwd()
 
@@ -241,9 +241,10 @@ def _emit(result: ScanResult, fmt: str, output: Path | None) -> None:
 
 def _write(path: Path, text: str) -> None:
     from migrate.errors import InputError
+    from migrate.writer import write_file
 
     try:
-        path.write_text(text, encoding="utf-8")
+        write_file(path, text)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
 

@@ -96,10 +96,13 @@ def discover(
     included = tuple(include)
     explicit = list(files)
     if explicit:
-        candidates: Iterable[tuple[str, bool]] = ((_relative(root, f), False) for f in explicit)
+        candidates: Iterable[tuple[str | Skipped, bool]] = ((_relative(root, f), False) for f in explicit)
     else:
         candidates = _candidates(root)
     for relpath, vendored in candidates:
+        if isinstance(relpath, Skipped):
+            yield relpath
+            continue
         if not explicit and (_matches(relpath, excluded) or (included and not _matches(relpath, included))):
             continue
         item = _examine(root, relpath, vendored or _is_vendored(relpath), bool(explicit), max_file_size)
@@ -179,8 +182,17 @@ def _link_problem(root: Path, path: Path) -> str | None:
     return "inside"
 
 
-def _candidates(root: Path) -> Iterator[tuple[str, bool]]:
-    """(relpath, vendored) pairs: git's view in a work tree, a filtered walk elsewhere."""
+def list_files(root: Path) -> Iterator[tuple[str, bool]]:
+    """Every file under ROOT as (relpath, vendored), unclassified: the one lister behind scan, translate and
+    apply (git's view in a work tree, from any of its directories; a filtered walk elsewhere)."""
+    for relpath, vendored in _candidates(root):
+        if not isinstance(relpath, Skipped):
+            yield relpath, vendored
+
+
+def _candidates(root: Path) -> Iterator[tuple[str | Skipped, bool]]:
+    """(relpath, vendored) pairs: git's view in a work tree, a filtered walk elsewhere; a Skipped entry for a
+    directory that cannot be read."""
     listed = _git_files(root)
     if listed is None:
         yield from ((rel, False) for rel in _walk(root, root))
@@ -192,31 +204,46 @@ def _candidates(root: Path) -> Iterator[tuple[str, bool]]:
 
 
 def _git_files(root: Path) -> tuple[list[str], list[str]] | None:
-    """Tracked plus untracked-but-not-ignored files, and submodule paths; None outside git."""
-    if not (root / ".git").exists():
-        return None
-    import git  # gitpython is slow to import; only pay for it inside a work tree
+    """Tracked plus untracked-but-not-ignored files under ROOT (which may be any directory of a work tree), and
+    submodule paths; None outside git, and for an ignored directory named explicitly (it is walked instead)."""
+    from migrate import gitcmd
 
-    try:
-        repo = git.Repo(root)
-        out = repo.git.ls_files("-z", "--cached", "--others", "--exclude-standard", "--deduplicate")
-        stage = repo.git.ls_files("-z", "--stage")
-    except (git.exc.GitError, OSError):
+    ignored = gitcmd.run(root, "check-ignore", "-q", "--", ".").returncode  # 0 ignored, 1 not, else not in git
+    if ignored != 1:
         return None
-    submodules = sorted({e.split("\t", 1)[1] for e in stage.split("\0") if e.startswith("160000 ")})
-    files = sorted({p for p in out.split("\0") if p and p not in submodules})
+    listed = gitcmd.run(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--deduplicate")
+    stage = gitcmd.run(root, "ls-files", "-z", "--stage")
+    if not (listed.ok and stage.ok):
+        return None
+    entries = gitcmd.split_z(stage.stdout)
+    submodules = sorted({e.split("\t", 1)[1] for e in entries if e.startswith("160000 ")})
+    files = sorted({p for p in gitcmd.split_z(listed.stdout) if p not in submodules})
     return files, submodules
 
 
-def _walk(root: Path, top: Path) -> Iterator[str]:
-    for dirpath, dirnames, filenames in os.walk(top):
+def _walk(root: Path, top: Path) -> Iterator[str | Skipped]:
+    errors: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(top, onerror=errors.append):
+        yield from _unreadable(root, errors)
         dirnames[:] = sorted(d for d in dirnames if not _skip_dir(Path(dirpath) / d, d))
         base = Path(dirpath).relative_to(root)
         for name in sorted(filenames):
             yield (base / name).as_posix()
+    yield from _unreadable(root, errors)
+
+
+def _unreadable(root: Path, errors: list[OSError]) -> Iterator[Skipped]:
+    while errors:
+        error = errors.pop(0)
+        where = Path(error.filename or root)
+        relpath = where.relative_to(root).as_posix() if where != root and root in where.parents else str(where)
+        yield Skipped(relpath, f"cannot read directory: {error.strerror or error}")
 
 
 def _skip_dir(path: Path, name: str) -> bool:
     if name in SKIP_DIRS or name.endswith(".egg-info"):
         return True
-    return (path / "pyvenv.cfg").exists()
+    try:
+        return (path / "pyvenv.cfg").exists()
+    except OSError:  # an unreadable directory: the walk reports it
+        return False

@@ -246,6 +246,8 @@ def _lane_maths(doc: CudaDocument) -> Iterator[Hit]:
 def _is_lane_math(doc: CudaDocument, expr: Node, op: str, lhs: str, local: set[str]) -> bool:
     """Lane or warp arithmetic: on a thread index, a block's thread count, a warp index, or named for a lane."""
     words = set(re.findall(r"[A-Za-z_]\w*", lhs))
+    if not words:  # `32 * 8 / 32`: constant folding, whatever it is assigned to
+        return False
     if op == "*":
         thread_row = re.search(r"\bthreadIdx\s*\.\s*[yz]\b", lhs) is not None
         return thread_row or any(_WARP_INDEX.match(w) for w in words) or _target_named(doc, expr, op)
@@ -288,7 +290,7 @@ def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
     lhs = doc.node_text(groups["lhs"][0])
     if "bit" in groups:  # only a lane: `1u << tid` may be a block-wide bitmap, `1u << signXo` a sign bit
         return re.search(r"\bthreadIdx\s*\.\s*x\b|[Ll]ane", lhs) is not None
-    return "mask" in lhs.lower() or _FULL_MASK.match(_normal(lhs)) is not None
+    return re.search(r"mask|[Ll]ane", lhs) is not None  # `~0u << (32 - bits)` is bit packing, not lanes
 
 
 def _size_constants(doc: CudaDocument) -> Iterator[Hit]:

@@ -20,10 +20,10 @@ DATA = ROOT / "rules" / "data"
 
 API_COLUMNS = ("library", "section", "cuda_name", "hip_name", "roc_name", "status", "note")
 
-# Names whose HIP equivalent arrived after the reference snapshot (2024-10): HIP 6.2 added the
-# *_sync warp intrinsics (64-bit masks), enabled by default since ROCm 7.0.
-API_OVERRIDES = {
-    ("device", name): (name, "HIP >= 6.2 takes a 64-bit lane mask; enabled by default since ROCm 7.0")
+# The warp shuffles HIP declares from ROCm 6.2 (README Corrections: the corrected map now names them);
+# the note keeps the mask fact, which the map has no column for.
+API_NOTES = {
+    ("device", name): "HIP >= 6.2 static_asserts a 64-bit lane mask (always on from ROCm 6.3)"
     for name in ("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync")
 }
 
@@ -50,9 +50,7 @@ def _api_row(row: dict[str, str]) -> dict[str, str]:
     if hip_name and not row["hip_added"] and row["library"] == "cudnn":
         # hipDNN names carry no ROCm release in the tables; MIOpen (roc_name) is the real target.
         hip_name, note = "", "hipDNN has no ROCm release; MIOpen is the ROCm library"
-    override = API_OVERRIDES.get((row["library"], row["cuda_name"]))
-    if override and not hip_name:
-        hip_name, note = override
+    note = API_NOTES.get((row["library"], row["cuda_name"]), note)
     status = []
     if row["cuda_removed"]:
         status.append(f"removed in CUDA {row['cuda_removed']}")

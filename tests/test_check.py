@@ -17,7 +17,7 @@ from conftest import ROOT, git, init_repo, require_tool
 
 KERNEL = "void f(float* p) {\n  cudnnHandle_t h;\n  cudaMalloc(&p, 4);\n}\n"
 NEW_CALL = "void g() {\n  cudnnCreate(0);\n}\n"
-CUDNN_HANDLE = "cudnn-api cudnnHandle_t (cudnn: CUDNN Data types) has no HIP equivalent"
+CUDNN_HANDLE = "cudnn-api cudnnHandle_t (cudnn: CUDNN Data types) has no HIP name in the HIPIFY tables"
 
 
 @pytest.fixture(autouse=True)

@@ -55,6 +55,7 @@ void host(const float* in, float* out) { reduce<<<1, 256>>>(in, out); }
 def test_reduction_kernel_gives_exactly_these_findings(tmp_path: Path) -> None:
     got = [(f.line, f.column, f.rule) for f in findings(tmp_path, REDUCE)]
     assert got == [
+        (1, 9, "warp-full-mask"),
         (2, 17, "cuda-kernel-definition"),
         (3, 3, "warp-literal-32"),
         (4, 14, "warp-lane-math"),
@@ -94,7 +95,7 @@ def test_mask_constant_is_resolved_through_its_definition(tmp_path: Path) -> Non
         "__device__ float f(float v) {\n  v += __shfl_sync(ALL_LANES, v, 0);\n"
         "  return __shfl_sync(FULL_MASK, v, 0);\n}\n"
     )
-    assert fired(tmp_path, code, "warp-full-mask") == [4]
+    assert fired(tmp_path, code, "warp-full-mask") == [1, 4]
 
 
 def test_ballot_width(tmp_path: Path) -> None:
@@ -391,3 +392,80 @@ def test_intrinsics_redefined_by_a_hip_compat_macro_are_not_flagged(tmp_path: Pa
 __device__ float f(float x) { return __shfl_xor_sync(0xffffffff, x, 1, 64) + __shfl_sync(0xffffffff, x, 0); }
 """
     assert [f.column for f in findings(tmp_path, code) if f.rule == "warp-full-mask"] == [90]
+
+
+# --- the corrected API map (shared reference README, Corrections) ---
+
+CORRECTED = """\
+__device__ float2 f(float a, __nv_bfloat16 b, __half2 h) {
+  __nv_bfloat16 c = __float2bfloat16(a);
+  float d = __bfloat162float(b) + __low2bfloat16(__float22bfloat162_rn(make_float2(a, a)));
+  __half2 m = __hmax2(h, __hmin2(h, make_half2(a, a)));
+  return make_float2(saturate(d), __shfl_xor_sync(~0ull, d, 1));
+}
+"""
+
+
+def test_names_the_corrected_map_declares_are_never_no_hip_equivalent(tmp_path: Path) -> None:
+    got = findings(tmp_path, CORRECTED)
+    assert [f for f in got if f.rule == "cuda-unsupported-api"] == []
+    assert not any("no HIP" in f.message for f in got)
+
+
+def test_a_name_with_no_hip_name_needs_a_look_at_medium(tmp_path: Path) -> None:
+    got = [f for f in findings(tmp_path, "__device__ float f(float a) { return __fadd_rd(a, a); }\n")
+           if f.rule == "cuda-unsupported-api"]
+    assert [(f.line, f.severity, f.symbol) for f in got] == [(1, Severity.MEDIUM, "__fadd_rd")]
+    assert "check your ROCm release's headers" in got[0].message and "rewrite this use by hand" not in got[0].message
+
+
+def test_a_name_absent_from_the_map_is_not_reported_as_unsupported(tmp_path: Path) -> None:
+    code = "__device__ float f(float a) { return __nv_made_up_intrinsic(a); }\n"
+    assert fired(tmp_path, code, "cuda-unsupported-api") == []
+
+
+# --- build words and link libraries outside C++ (setup.py, Python build helpers, Makefiles) ---
+
+def build_findings(tmp_path: Path, code: str, name: str, kind: FileKind) -> list[tuple[int, str]]:
+    path = tmp_path / name
+    path.write_text(code, encoding="utf-8")
+    result = scan_file(SourceFile(path, name, kind, path.stat().st_size), load_builtin(), Settings())
+    assert result.skipped is None
+    return sorted((f.line, f.rule) for f in result.findings if f.rule in BUILD_RULES)
+
+
+BUILD_RULES = {"nvcc-only-flags", "cuda-link-library", "tensorrt-link", "arch-specific-sources", "clang-cuda-arch-flag"}
+
+
+def test_nvcc_flags_in_a_python_build_helper_but_not_in_other_python(tmp_path: Path) -> None:
+    helper = (
+        "from torch.utils.cpp_extension import load\n"
+        "flags = ['-O3']\n"
+        "flags += ['-use_fast_math', '-lineinfo']\n"
+        "print('pass -lineinfo to profile')\n"
+        "ext = load('k', ['k.cu'], extra_cuda_cflags=flags + ['--expt-relaxed-constexpr'])\n"
+    )
+    assert build_findings(tmp_path, helper, "jit.py", FileKind.PYTHON) == [
+        (3, "nvcc-only-flags"), (5, "nvcc-only-flags")]
+    plain = "OPTIONS = ['-lineinfo', '--use_fast_math']\n"
+    assert build_findings(tmp_path, plain, "cli.py", FileKind.PYTHON) == []
+
+
+def test_setup_py_link_libraries_in_every_shape(tmp_path: Path) -> None:
+    setup = (
+        "from setuptools import setup, Extension\n"
+        "libraries = ['m']\n"
+        "libraries.append('nvrtc')\n"
+        "LIBS = ['cudart', 'nvinfer_plugin']\n"
+        "ext = Extension('k', ['k.cpp'], libraries=LIBS, extra_link_args=['-lcuda', '-Wl,-rpath,/opt'])\n"
+        "srcs = ['csrc/gemm_sm90a.cu', 'csrc/gemm.cu']\n"
+    )
+    assert build_findings(tmp_path, setup, "setup.py", FileKind.SETUP_PY) == [
+        (3, "cuda-link-library"), (4, "cuda-link-library"), (4, "tensorrt-link"), (5, "cuda-link-library"),
+        (6, "arch-specific-sources")]
+
+
+def test_makefile_link_line_and_flags(tmp_path: Path) -> None:
+    makefile = "LDLIBS = -lcudart -lcuda -lm\nNVFLAGS = --use_fast_math -O3\nall:\n\tclang++ --cuda-gpu-arch=sm_80 k.cu\n"
+    assert build_findings(tmp_path, makefile, "Makefile", FileKind.MAKEFILE) == [
+        (1, "cuda-link-library"), (2, "nvcc-only-flags"), (4, "clang-cuda-arch-flag")]

@@ -30,5 +30,5 @@ def match_cmake(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
             yield Hit(item.line, item.column, symbol=f"{item.name}({' '.join(item.args[:1])})")
             continue
         for arg, (line, column) in zip(item.args, item.positions):
-            if pattern.fullmatch(arg):
+            if any(pattern.fullmatch(part) for part in arg.split(";")):  # "CUDA::cudart;Threads::Threads" lists
                 yield Hit(line, column, symbol=arg)

@@ -79,6 +79,6 @@ def _message(entry: ApiEntry) -> str:
         return f"{entry.cuda_name} is {entry.hip_name} in HIP{status}{note}: a mechanical rename."
     native = f"; the ROCm library has {entry.roc_name}" if entry.roc_name else ""
     return (
-        f"{entry.cuda_name} ({entry.library}: {entry.section}) has no HIP equivalent{status}{native}: "
-        "rewrite this use by hand or find a workaround."
+        f"{entry.cuda_name} ({entry.library}: {entry.section}) has no HIP name in the HIPIFY tables "
+        f"(snapshot 2024-10){status}{native}{note}: check your ROCm release's headers, else rewrite this use."
     )

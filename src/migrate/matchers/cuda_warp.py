@@ -9,6 +9,7 @@ from typing import Any
 import tree_sitter
 
 from migrate.matchers import Hit, register
+from migrate.model import FileKind
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, register_query
 
@@ -21,13 +22,14 @@ _WARP_INTRINSIC = (
     r"^__(shfl(_up|_down|_xor)?(_sync)?|ballot(_sync)?|any(_sync)?|all(_sync)?|activemask|syncwarp"
     r"|match_(any|all)_sync|reduce_[a-z]+_sync)$"
 )
-_BALLOT = r"^__(ballot_sync|ballot|activemask)$"
+_BALLOT = r"^__(ballot_sync|ballot|activemask|match_any_sync|match_all_sync)$"
 _BIT_COUNT = r"^__(popc|ffs|clz|brev)$"
 
 _MASK_ARGS = f"""
 ((call_expression function: (identifier) @fn arguments: (argument_list . (_) @mask)) (#match? @fn "{_WARP_SYNC}"))
 """
 _INITS = "(init_declarator declarator: (identifier) @name value: (_) @value)"
+_MASK_MACROS = "(preproc_def name: (identifier) @name value: (preproc_arg) @value)"
 _BALLOT_DECLS = f"""
 (declaration type: (_) @type declarator: (init_declarator declarator: (identifier) @name
   value: [(call_expression function: (identifier) @fn)
@@ -43,10 +45,17 @@ _BIT_COUNTS = f"""
   (#match? @count "{_BIT_COUNT}")) @call
 """
 _LANE_MATHS = """
-(binary_expression left: (_) @lhs operator: ["&" "%" ">>" "/"] @op right: (number_literal) @rhs
+(binary_expression left: (_) @lhs operator: ["&" "%" ">>" "/" "*"] @op right: (number_literal) @rhs
   (#match? @rhs "^(31|0[xX]1[fF]|32|5)[uUlL]*$|^32\\.0*[fF]?$")) @expr
-(binary_expression left: (number_literal) @rhs operator: "&" @op right: (_) @lhs
-  (#match? @rhs "^(31|0[xX]1[fF])[uUlL]*$")) @expr
+(binary_expression left: (number_literal) @rhs operator: ["&" "*"] @op right: (_) @lhs
+  (#match? @rhs "^(31|0[xX]1[fF]|32)[uUlL]*$")) @expr
+(binary_expression left: (_) @lhs operator: "&" @op right: (parenthesized_expression) @rhs
+  (#match? @rhs "^[(] *32 *- *1 *[)]$")) @expr
+(binary_expression left: (number_literal) @one operator: "<<" right: (_) @lhs (#match? @one "^1[uU]?$")) @bit
+(binary_expression left: (_) @lhs operator: [">>" "<<"] right: (parenthesized_expression) @shift
+  (#match? @shift "^[(] *32 *-")) @width
+(binary_expression left: (identifier) @lhs operator: ["==" "!="] right: [(number_literal) (binary_expression)] @last
+  (#match? @lhs "[Ll]ane") (#match? @last "^(31|32 *- *1)$")) @cmp
 """
 _WARP_WORD = '(#match? @name "[Ww][Aa][Rr][Pp]")'
 _SIZE_DEFINITIONS = f"""
@@ -74,6 +83,11 @@ _FIXED_WIDTHS = """
 (template_type name: (type_identifier) @fn arguments: (template_argument_list (number_literal) @width)
   (#eq? @fn "thread_block_tile") (#match? @width "^32[uU]?$"))
 """
+_WARP_BLOCKS = """
+(declaration type: (type_identifier) @type declarator: (init_declarator
+  value: [(argument_list . (number_literal) @x) (initializer_list . (number_literal) @x)])
+  (#eq? @type "dim3") (#match? @x "^32[uU]?$"))
+"""
 _MASK_PARAMETERS = "(optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value)"
 
 _FULL_MASK = re.compile(
@@ -83,8 +97,11 @@ _FULL_MASK = re.compile(
     r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)"
     r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))$"
 )
+_WARP_HELPER = re.compile(r"warp|shfl|shuffle", re.I)
 _MASK_NAME = re.compile(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
-_SIZE_NAME = re.compile(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)perwarp", re.I)
+_SIZE_NAME = re.compile(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
+_LOG_SIZE_NAME = re.compile(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
+_FIVE = re.compile(r"^\(?\s*5[uUlL]*\s*\)?$")
 _THIRTY_TWO = re.compile(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
 _THIRTY_TWO_BITS = frozenset(
     {"int", "unsigned", "unsigned int", "signed", "signed int", "uint32_t", "int32_t", "std::uint32_t",
@@ -95,7 +112,15 @@ _THREAD_NAME = re.compile(
     r"^(?:tid|tidx|ltid|tx|lane|laneid|laneId|lane_id|laneIdx|lane_idx|lane_index|thread_id|threadId|thread_idx"
     r"|local_tid|local_id|linear_tid|thread_rank|thread_lane|warp_tid)$"
 )
-_LANE_LITERALS = {"&": ("31", "0x1f"), "%": ("32",), ">>": ("5",), "/": ("32", "32.", "32.0", "32.f", "32.0f")}
+_LANE_LITERALS = {"&": ("31", "0x1f", "32-1"), "%": ("32",), ">>": ("5",), "/": ("32", "32.", "32.0", "32.f", "32.0f"),
+                  "*": ("32",)}
+# kNThreads / 32, blockSize / 32: a warp count; warp_id * 32: a warp's first lane; lane_idx = i & 31: a lane.
+_THREAD_COUNT = re.compile(
+    r"^(?:k_?)?(?:n_?|num_?|active_?|block_?)?threads(?:_?per_?block)?$|^(?:k_?)?block_?(?:size|dim)(?:_?x)?$", re.I
+)
+_WARP_INDEX = re.compile(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
+_TARGETS = {"&": re.compile("lane", re.I), "%": re.compile("lane", re.I), ">>": re.compile("warp", re.I),
+            "/": re.compile("warp", re.I), "*": re.compile("lane|warp", re.I)}
 _CONST_CONTEXTS = frozenset(
     {"template_argument_list", "static_assert_declaration", "enumerator", "case_statement", "bitfield_clause",
      "launch_bounds", "template_parameter_list", "preproc_if", "preproc_elif"}
@@ -149,17 +174,28 @@ def _is_full_mask(text: str, constants: dict[str, str], depth: int = 0) -> bool:
 
 def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
     constants: dict[str, str] | None = None
+    used: set[str] = set()
     for groups in doc.matches(_MASK_ARGS):
         mask = groups["mask"][0]
         if doc.node_text(groups["fn"][0]) in doc.compat_names:
             continue
         constants = _constants(doc) if constants is None else constants
+        used.add(_normal(doc.node_text(mask)))
         if _is_full_mask(doc.node_text(mask), constants):
             yield _span(mask, symbol=doc.node_text(groups["fn"][0]))
+    yield from _mask_definitions(doc, used)
     for groups in doc.matches(_MASK_PARAMETERS):
         value = groups["value"][0]
         if "mask" in doc.node_text(groups["name"][0]).lower() and _FULL_MASK.match(_normal(doc.node_text(value))):
             yield _span(value)
+
+
+def _mask_definitions(doc: CudaDocument, used: set[str]) -> Iterator[Hit]:
+    """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`: the one line to widen, when passed as a warp mask."""
+    for groups in (*doc.matches(_MASK_MACROS), *doc.matches(_INITS)):
+        name = doc.node_text(groups["name"][0])
+        if (name in used or _MASK_NAME.match(name)) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
+            yield _span(groups["name"][0], symbol=name)
 
 
 def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
@@ -189,24 +225,80 @@ def _thread_names(doc: CudaDocument) -> set[str]:
 def _lane_maths(doc: CudaDocument) -> Iterator[Hit]:
     local: set[str] | None = None
     for groups in doc.matches(_LANE_MATHS):
-        op, literal = doc.node_text(groups["op"][0]), doc.node_text(groups["rhs"][0]).lower()
-        literal = literal if "." in literal else literal.rstrip("ul")
+        if "cmp" in groups:  # `lane_idx == 32 - 1`: the last lane of a 32-lane warp
+            if doc.in_device_code(groups["cmp"][0].start_byte):
+                yield _span(groups["cmp"][0])
+            continue
+        if "bit" in groups or "width" in groups:
+            if _lane_bits(doc, groups):
+                yield _span((groups.get("bit") or groups["width"])[0])
+            continue
+        op, literal = doc.node_text(groups["op"][0]), _normal(doc.node_text(groups["rhs"][0])).lower()
+        literal = literal if "." in literal or "-" in literal else literal.rstrip("ul")
         if literal not in _LANE_LITERALS.get(op, ()):
             continue
         expr, lhs = groups["expr"][0], doc.node_text(groups["lhs"][0])
-        if _THREAD_BUILTIN.search(lhs):
-            yield _span(expr)
-            continue
         local = _thread_names(doc) if local is None else local
-        words = set(re.findall(r"[A-Za-z_]\w*", lhs))
-        if any(_THREAD_NAME.match(w) or w in local for w in words) and doc.in_device_code(expr.start_byte):
+        if _is_lane_math(doc, expr, op, lhs, local):
             yield _span(expr)
+
+
+def _is_lane_math(doc: CudaDocument, expr: Node, op: str, lhs: str, local: set[str]) -> bool:
+    """Lane or warp arithmetic: on a thread index, a block's thread count, a warp index, or named for a lane."""
+    words = set(re.findall(r"[A-Za-z_]\w*", lhs))
+    if not words:  # `32 * 8 / 32`: constant folding, whatever it is assigned to
+        return False
+    if op == "*":
+        thread_row = re.search(r"\bthreadIdx\s*\.\s*[yz]\b", lhs) is not None
+        return thread_row or any(_WARP_INDEX.match(w) for w in words) or _target_named(doc, expr, op)
+    if _THREAD_BUILTIN.search(lhs):
+        return True
+    if op in ("/", ">>") and any(_THREAD_COUNT.match(w) for w in words) and _device_file(doc):
+        return True
+    if any(_THREAD_NAME.match(w) or w in local for w in words) and doc.in_device_code(expr.start_byte):
+        return True
+    return _target_named(doc, expr, op)
+
+
+def _device_file(doc: CudaDocument) -> bool:
+    """A .cu/.cuh file, or one that defines device code."""
+    return doc.source.kind == FileKind.CUDA or any(f.is_device for f in doc.functions)
+
+
+def _target_named(doc: CudaDocument, expr: Node, op: str) -> bool:
+    """`int lane_idx = row & 31;`, `warp_id = i >> 5`: the variable the result goes to names a lane or warp."""
+    child, parent = expr, expr.parent
+    while parent is not None and parent.type not in _STOP:
+        target = None
+        if parent.type == "init_declarator" and parent.child_by_field_name("value") == child:
+            target = parent.child_by_field_name("declarator")
+        elif parent.type == "assignment_expression" and parent.child_by_field_name("right") == child:
+            target = parent.child_by_field_name("left")
+        elif parent.type == "field_initializer":
+            target = parent.children[0]
+        if target is not None:
+            return _TARGETS[op].search(doc.node_text(target)) is not None and doc.in_device_code(expr.start_byte)
+        child, parent = parent, parent.parent
+    return False
+
+
+def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
+    """`1 << lane` (a 32-bit lane bit) and `mask >> (32 - width)` (a 32-lane sub-mask), in device code."""
+    node = (groups.get("bit") or groups["width"])[0]
+    if not doc.in_device_code(node.start_byte):
+        return False
+    lhs = doc.node_text(groups["lhs"][0])
+    if "bit" in groups:  # only a lane: `1u << tid` may be a block-wide bitmap, `1u << signXo` a sign bit
+        return re.search(r"\bthreadIdx\s*\.\s*x\b|[Ll]ane", lhs) is not None
+    return re.search(r"mask|[Ll]ane", lhs) is not None  # `~0u << (32 - bits)` is bit packing, not lanes
 
 
 def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
     for groups in doc.matches(_SIZE_DEFINITIONS):
         name = doc.node_text(groups["name"][0])
-        if _SIZE_NAME.search(name.replace("_", "")) and _THIRTY_TWO.match(doc.node_text(groups["value"][0]).strip()):
+        value = doc.node_text(groups["value"][0]).strip()
+        thirty_two = _SIZE_NAME.search(name.replace("_", "")) and _THIRTY_TWO.match(value)
+        if thirty_two or (_LOG_SIZE_NAME.search(name) and _FIVE.match(value)):  # #define WARP_LOG_SIZE 5
             yield _span(groups["name"][0], symbol=name)
 
 
@@ -220,8 +312,8 @@ def _warp_functions(doc: CudaDocument) -> set[int]:
             helpers.add(doc.node_text(groups["name"][0]).split("::")[-1])
     for callee in doc.captures(_CALLS).get("callee", []):
         name = doc.node_text(callee)
-        # warp_reduce_sum, warpReduceMax, WarpAllReduce...: helpers from other files named for what they do
-        if (name in helpers or "warp" in name.lower()) and (f := doc.enclosing_function(callee.start_byte)):
+        # warp_reduce_sum, warpReduceMax, SHFL_DOWN_SYNC...: helpers and macros from other files named for what they do
+        if (name in helpers or _WARP_HELPER.search(name)) and (f := doc.enclosing_function(callee.start_byte)):
             direct.add(f.start_byte)
     return direct
 
@@ -237,6 +329,9 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
             yield _span(node)
     for groups in doc.matches(_FIXED_WIDTHS):
         yield _span(groups["width"][0], symbol=doc.node_text(groups["fn"][0]))
+    if doc.captures(_INTRINSIC_CALLS).get("fn"):  # threadIdx.x is the lane only where warp intrinsics run
+        for groups in doc.matches(_WARP_BLOCKS):
+            yield _span(groups["x"][0], symbol="dim3")
 
 
 def _is_shared(doc: CudaDocument, declaration: Node) -> bool:
@@ -282,8 +377,9 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
     return False
 
 
-for _source in (_MASK_ARGS, _INITS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
-                _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _FIXED_WIDTHS, _MASK_PARAMETERS):
+for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
+                _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _FIXED_WIDTHS, _WARP_BLOCKS,
+                _MASK_PARAMETERS):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -297,7 +393,8 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
 _NEEDLES = {
     "full-mask": ["_sync", "__syncwarp"],
     "ballot-width": ["__ballot", "__activemask"],
-    "lane-math": ["threadIdx", "blockDim", "thread_rank", "lane", "Lane", "tid", "thread_id", "threadId", "tx"],
+    "lane-math": ["threadIdx", "blockDim", "thread_rank", "lane", "Lane", "tid", "thread_id", "threadId", "tx",
+                  "hreads", "HREADS", "lock_size", "lockSize", "LOCK_SIZE", "warp", "Warp", "WARP", "wid"],
     "size-constant": ["warp", "Warp", "WARP"],
     "literal-size": ["__shfl", "__ballot", "__any", "__all", "__activemask", "__syncwarp", "__match_", "__reduce_",
                      "tiled_partition", "thread_block_tile", "warp", "Warp", "WARP"],

@@ -103,3 +103,39 @@ def parse_setup_py(source: SourceFile, text: str) -> SetupPyDocument:
     doc = SetupPyDocument(source=source, text=text, tree=module.tree)
     doc.manifest = setup_items(doc)
     return doc
+
+
+_LINK_KEYWORDS = frozenset({"libraries", "extra_link_args"})
+
+
+def link_libraries(doc: PythonDocument) -> list[tuple[str, int, int]]:
+    """(library, line, column) of each library a setup.py links: `libraries=[...]`, `-lX` in `extra_link_args`,
+    and lists named *librar* that it assigns, extends or appends to."""
+    found: list[tuple[str, int, int]] = []
+    for node in doc.nodes:
+        values: list[ast.AST] = []
+        if isinstance(node, ast.Call):
+            values += [k.value for k in node.keywords if k.arg in _LINK_KEYWORDS]
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and _named_libraries(func):
+                values += node.args
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and "librar" in t.id.lower() for t in targets):
+                values.append(node.value)
+        for value in values:
+            found.extend(_library_names(doc, value))
+    return found
+
+
+def _named_libraries(func: ast.Attribute) -> bool:
+    return isinstance(func.value, ast.Name) and "librar" in func.value.id.lower()
+
+
+def _library_names(doc: PythonDocument, value: ast.AST) -> Iterator[tuple[str, int, int]]:
+    if isinstance(value, ast.Name):
+        value = _assigned(doc, value.id) or value
+    for const, text in _strings(value):
+        name = text[2:] if text.startswith("-l") else text
+        if name and " " not in name and id(const) not in doc.docstrings:
+            yield name, const.lineno, const.col_offset + 2

@@ -1,0 +1,130 @@
+"""Build words: nvcc-only options, arch-specific sources and linked libraries in setup.py, Python build
+helpers, CMake, Makefiles and shell scripts."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.matchers import Hit, register
+from migrate.matchers.manifest_common import check, compiled
+from migrate.model import FileKind
+from migrate.parse import Document
+from migrate.parse.manifest import CMAKE, COMMAND, items
+from migrate.parse.python import PythonDocument
+from migrate.parse.setup_py import link_libraries
+
+# A Python file outside setup.py builds CUDA code only if it says so; elsewhere "-lineinfo" is just a string.
+_PY_BUILD_CONTEXT = ("cpp_extension", "extra_cuda_cflags", "nvcc", "CUDAExtension")
+_CMAKE_LINKS = frozenset({"target_link_libraries", "link_libraries", "target_link_options", "set_target_properties",
+                          "set_property", "find_library"})
+_WORD = re.compile(r"[^\s,;\"']+")
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    check(params, lists=("words",), regexes=("pattern",), required=("needles",))
+    if ("words" in params) == ("pattern" in params):
+        raise ValueError("build-word needs exactly one of 'words' (option names) or 'pattern' (a regex)")
+
+
+def _wanted(params: Mapping[str, Any], word: str) -> bool:
+    if "words" in params:
+        return word.split("=", 1)[0] in params["words"]
+    return compiled(params["pattern"]).fullmatch(word) is not None
+
+
+@register("build-word", validate=_validate, needles=lambda p: list(p["needles"]))
+def match_build_word(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each word of a build string or argument that is one of `words` (an option, before any `=`) or
+    matches `pattern` whole: in Python string literals, CMake arguments, Makefile values and shell commands."""
+    hits = (Hit(ln, c, symbol=w) for w, ln, c in _words(doc, options="words" in params) if _wanted(params, w))
+    yield from _one_per_line(hits)
+
+
+def _one_per_line(hits: Iterator[Hit]) -> Iterator[Hit]:
+    """The first hit of each line: one finding per line a person edits."""
+    seen: set[int] = set()
+    for hit in sorted(hits, key=lambda h: (h.line, h.column)):
+        if hit.line not in seen:
+            seen.add(hit.line)
+            yield hit
+
+
+def _words(doc: Document, *, options: bool) -> Iterator[tuple[str, int, int]]:
+    if isinstance(doc, PythonDocument):
+        if doc.source.kind == FileKind.SETUP_PY or any(c in doc.text for c in _PY_BUILD_CONTEXT):
+            yield from _python_words(doc, options=options)
+        return
+    for item in items(doc, CMAKE):
+        for arg, (line, column) in zip(item.args, item.positions):
+            yield from _split(arg, line, column)
+    yield from _make_words(doc)
+
+
+def _make_words(doc: Document) -> Iterator[tuple[str, int, int]]:
+    """Words of shell commands: scripts, Makefile recipes and Makefile values (parsed as commands)."""
+    for item in items(doc, COMMAND):
+        if item.name.startswith("-"):  # a Makefile value such as `NVCCFLAGS = --use_fast_math -O3`
+            yield item.name, item.line, item.column
+        yield from ((a, *p) for a, p in zip(item.args, item.positions))
+
+
+def _python_words(doc: PythonDocument, *, options: bool) -> Iterator[tuple[str, int, int]]:
+    """Words of string literals that are option lists ("-O3 --use_fast_math") or, for names, one word (a path):
+    never a message that mentions a flag or a file."""
+    for node in doc.nodes:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in doc.docstrings:
+            words = node.value.split()
+            if words and (all(w.startswith("-") for w in words) if options else len(words) == 1):
+                if not _platform_split(doc, node):
+                    yield from _split(node.value, node.lineno, node.col_offset + 2)
+
+
+def _platform_split(doc: PythonDocument, node: ast.AST) -> bool:
+    """Inside `if <ROCm test>: ... else: ...`: each branch already builds for one platform."""
+    parent = doc.parents.get(node)
+    while parent is not None:
+        if isinstance(parent, (ast.If, ast.IfExp)) and doc.mentions_hip(parent.test):
+            return True
+        parent = doc.parents.get(parent)
+    return False
+
+
+def _split(text: str, line: int, column: int) -> Iterator[tuple[str, int, int]]:
+    for match in _WORD.finditer(text):
+        yield match.group(), line, column + match.start()
+
+
+def _link_validate(params: Mapping[str, Any]) -> None:
+    check(params, regexes=("libraries",), required=("libraries", "needles"))
+
+
+@register("link-library", validate=_link_validate, needles=lambda p: list(p["needles"]))
+def match_link_library(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each linked library whose bare name matches `libraries` whole: setup.py `libraries=` / `-l` link args,
+    CMake link commands, `-lX` in Makefiles and shell commands."""
+    pattern = compiled(params["libraries"])
+    yield from _one_per_line(Hit(ln, c, symbol=n) for n, ln, c in _libraries(doc) if pattern.fullmatch(n))
+
+
+def _libraries(doc: Document) -> Iterator[tuple[str, int, int]]:
+    if isinstance(doc, PythonDocument):
+        if doc.source.kind == FileKind.SETUP_PY:
+            yield from link_libraries(doc)
+        return
+    for item in items(doc, CMAKE):
+        if item.name in _CMAKE_LINKS:
+            for arg, (line, column) in zip(item.args, item.positions):
+                yield from ((_bare(w), ln, c) for w, ln, c in _split(arg, line, column))
+    for word, line, column in _make_words(doc):
+        if word.startswith("-l") and len(word) > 2:
+            yield word[2:], line, column
+
+
+def _bare(word: str) -> str:
+    """cudart, -lcudart, libcudart.so, libcudart_static.a -> the library's name."""
+    word = word[2:] if word.startswith("-l") else word
+    match = re.fullmatch(r"lib(\w[\w+-]*)\.(?:so|a|dylib)(?:\.[\d.]+)?", word.rsplit("/", 1)[-1])
+    return match.group(1) if match else word

@@ -1,0 +1,28 @@
+"""Uses of a few exact names in C/C++/CUDA code, found by a byte search confirmed on the tree (no query pattern)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.matchers import Hit, register
+from migrate.parse import Document
+from migrate.parse.cuda import CudaDocument
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    names = params.get("names")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise ValueError("cuda-names needs 'names': a non-empty list of identifiers")
+
+
+@register("cuda-names", validate=_validate, needles=lambda p: list(p["names"]))
+def match_cuda_names(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each line using one of `names` as an identifier in code (not in comments, strings or as a member)."""
+    if not isinstance(doc, CudaDocument):
+        return
+    seen: set[int] = set()
+    for token in doc.tokens_named(params["names"]):
+        if token.line not in seen and token.name not in doc.declared_names:
+            seen.add(token.line)
+            yield Hit(token.line, token.column, symbol=token.name)

@@ -9,9 +9,9 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse import ParseError, register
-from migrate.parse.manifest import ENV, FACT, IMAGE, INDEX, Item, ManifestDocument
+from migrate.parse.manifest import ENV, FACT, IMAGE, INDEX, Item, ManifestDocument, requirement_item
 from migrate.parse.requirements import requirement_items
-from migrate.parse.shell import conda_item, shell_items
+from migrate.parse.shell import IMAGE_REFERENCE, conda_item, image_name, shell_items
 
 Path_ = tuple[str, ...]
 _GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "nvidia.com/mig")
@@ -208,7 +208,41 @@ def parse_workflow(source: SourceFile, text: str) -> ManifestDocument:
     return _document(source, text, workflow_items)
 
 
+def cog_items(root: Node) -> Iterator[Item]:
+    """Replicate cog.yaml: `build.gpu`, `build.cuda`, `build.python_packages` and the `build.run` commands."""
+    build = _get(root, "build")
+    for key in ("gpu", "cuda"):
+        node = _get(build, key) if build is not None else None
+        if _scalar(node) is not None:
+            yield Item(FACT, f"cog-{key}", *_pos(node), value=str(node.value).lower())  # type: ignore[union-attr]
+    for package in _sequence(_get(build, "python_packages") if build is not None else None):
+        item = requirement_item(_scalar(package) or "", *_pos(package), strict=False)
+        if item is not None:
+            yield item
+    for command in _sequence(_get(build, "run") if build is not None else None):
+        yield from _script_items(_get(command, "command") or command)
+
+
+def is_cog(root: Node) -> bool:
+    build = _get(root, "build")
+    return _get(root, "predict") is not None and isinstance(build, MappingNode)
+
+
+def image_items(root: Node) -> Iterator[Item]:
+    """Any YAML (launcher configs, Helm values): values of `*image*` keys that read as image references."""
+    for path, _key, value in _walk(root):
+        text = _scalar(value)
+        if text and "image" in path[-1].lower() and "/" in text and IMAGE_REFERENCE.match(text):
+            yield Item(IMAGE, image_name(text), *_pos(value))
+
+
+def _other_yaml(root: Node) -> Iterator[Item]:
+    if is_kubernetes(root):
+        return kubernetes_items(root)
+    return cog_items(root) if is_cog(root) else image_items(root)
+
+
 @register(FileKind.KUBERNETES, FileKind.YAML)
 def parse_yaml(source: SourceFile, text: str) -> ManifestDocument:
-    """Any other YAML: read only when it is a Kubernetes manifest (apiVersion + kind)."""
-    return _document(source, text, lambda root: kubernetes_items(root) if is_kubernetes(root) else iter(()))
+    """Any other YAML: a Kubernetes manifest (apiVersion + kind), a cog.yaml, or else only its image references."""
+    return _document(source, text, _other_yaml)

@@ -130,6 +130,12 @@ class PythonDocument(Document):
             elif node.module and node.level == 0:
                 for alias in node.names:
                     table[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        for assign in self._structure.assigns:  # torch = pytest.importorskip("torch")
+            module = _imported_by_call(assign.value)
+            if module and isinstance(assign, ast.Assign) and len(assign.targets) == 1:
+                target = assign.targets[0]
+                if isinstance(target, ast.Name):
+                    table[target.id] = module
         return table
 
     def dotted(self, node: ast.AST) -> str | None:
@@ -394,6 +400,20 @@ def _add_import(index: PythonIndex, node: ast.Import | ast.ImportFrom) -> None:
     elif node.module and node.level == 0:
         names = tuple(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
         index.imports.append(ImportSite(node, (node.module, *names)))
+
+
+_IMPORT_CALLS = frozenset({"importorskip", "import_module", "__import__"})
+_MODULE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+
+
+def _imported_by_call(value: ast.expr | None) -> str | None:
+    """The module of `pytest.importorskip("m")` / `importlib.import_module("m")`, a literal name only."""
+    if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Constant)):
+        return None
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    module = value.args[0].value
+    return module if name in _IMPORT_CALLS and isinstance(module, str) and _MODULE.match(module) else None
 
 
 def _is_format_call(parent: ast.AST | None, node: ast.AST) -> bool:

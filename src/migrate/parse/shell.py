@@ -221,12 +221,13 @@ def image_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
     """Image references among a container tool's arguments (`--container-image=` values too)."""
     for word in words:
         text = word.text.partition("=")[2] if word.text.startswith("--") else word.text
-        if "/" in text and not text.startswith(("/", ".", "~", "-")) and _is_image(text):
+        if "/" in text and not text.startswith(("/", ".", "~", "-")) and is_image(text):
             start = word.offset + (len(word.text) - len(text))
             yield Item(IMAGE, image_name(text), *origin(start))
 
 
-def _is_image(text: str) -> bool:
+def is_image(text: str) -> bool:
+    """An image reference with a tag, digest, docker:// or registry host (`data/x` is a path)."""
     return bool(IMAGE_REFERENCE.match(text)) and (":" in text or "@" in text or text.startswith(("docker://", "nvcr.io")))
 
 

@@ -11,7 +11,7 @@ from migrate.model import FileKind, SourceFile
 from migrate.parse import ParseError, register
 from migrate.parse.manifest import ENV, FACT, IMAGE, INDEX, Item, ManifestDocument, requirement_item
 from migrate.parse.requirements import requirement_items
-from migrate.parse.shell import IMAGE_REFERENCE, conda_item, image_name, shell_items
+from migrate.parse.shell import conda_item, image_name, is_image, shell_items
 
 Path_ = tuple[str, ...]
 _GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "nvidia.com/mig")
@@ -232,7 +232,7 @@ def image_items(root: Node) -> Iterator[Item]:
     """Any YAML (launcher configs, Helm values): values of `*image*` keys that read as image references."""
     for path, _key, value in _walk(root):
         text = _scalar(value)
-        if text and "image" in path[-1].lower() and "/" in text and IMAGE_REFERENCE.match(text):
+        if text and "image" in path[-1].lower() and "/" in text and is_image(text):
             yield Item(IMAGE, image_name(text), *_pos(value))
 
 

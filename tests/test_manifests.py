@@ -363,3 +363,12 @@ def test_other_yaml_reports_only_image_keys(tmp_path: Path) -> None:
     doc = _parse(tmp_path, "launch.yaml", FileKind.YAML, text)
     assert [i.kind for i in doc.manifest] == ["image"]
     assert _items(doc, "image") == [("nvcr.io/nvidia/pytorch:24.01-py3", 2, 20)]
+
+
+def test_pyproject_same_requirement_in_two_groups_has_two_lines(tmp_path: Path) -> None:
+    text = (
+        '[project]\nname = "x"\ndependencies = []\n[project.optional-dependencies]\n'
+        'quant = [\n  "bitsandbytes>=0.45.1",\n]\nall = [\n  "bitsandbytes>=0.45.1",\n]\n'
+    )
+    doc = _parse(tmp_path, "pyproject.toml", FileKind.PYPROJECT, text)
+    assert _items(doc, "package") == [("bitsandbytes", 6, 3), ("bitsandbytes", 9, 3)]

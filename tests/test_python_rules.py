@@ -300,3 +300,8 @@ def test_per_file_rules_still_match_every_later_use(name: str) -> None:
         assert rule.per_file
         hits = {hit.line for hit in matchers.get("python").function(doc, rule.match)}  # type: ignore[union-attr]
         assert line in hits, f"{name}:{line}: {rule_id} does not match this use"
+
+
+def test_peak_table_that_lists_amd_gpus_is_not_work(tmp_path: Path) -> None:
+    source = "PEAK = {'A100': 312e12, 'MI300X': 1300e12}\n"
+    assert findings(tmp_path, source) == []

@@ -24,7 +24,7 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
-    "fallback_severity", "hip_aware", "numbers",
+    "fallback_severity", "hip_aware", "numbers", "unless_file",
 }
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol"}
 _STRING_KEYS = {"regex", "roles", "assigned_to", "symbol"}
@@ -53,6 +53,7 @@ def _validate(params: Mapping[str, Any]) -> None:
             raise ValueError(f"python strings entry: roles must be among {sorted(_ROLES)}")
     if "fallback_severity" in params:
         Severity.parse(str(params["fallback_severity"]))
+    check_regex(params, "unless_file", required=False)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
         raise ValueError("python matcher: 'numbers' must be a list of numbers")
     needs_words = params.get("strings") or params.get("numbers") or any("callee" in c for c in params.get("calls", []))
@@ -98,6 +99,8 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Every import, reference, call, decorator or string in code that the rule describes."""
     if not isinstance(doc, PythonDocument) or not any(word in doc.text for word in _needles(params)):
         return
+    if "unless_file" in params and re.search(params["unless_file"], doc.text):
+        return  # the file already handles the AMD side (a peak table that lists MI300X)
     hits = [*_imports(doc, params), *_names(doc, params), *_calls(doc, params)]
     hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params)]
     seen: set[int] = set()

@@ -305,3 +305,19 @@ def test_per_file_rules_still_match_every_later_use(name: str) -> None:
 def test_peak_table_that_lists_amd_gpus_is_not_work(tmp_path: Path) -> None:
     source = "PEAK = {'A100': 312e12, 'MI300X': 1300e12}\n"
     assert findings(tmp_path, source) == []
+
+
+def test_checking_that_an_optional_module_loaded_is_no_use(tmp_path: Path) -> None:
+    source = """
+        pynvml = None
+        def init():
+            global pynvml
+            try:
+                import pynvml
+            except ImportError:
+                return
+            if pynvml is None or not pynvml:
+                return
+            pynvml.nvmlInit()
+    """
+    assert findings(tmp_path, source) == [("python-nvml", 5, "low")]

@@ -162,8 +162,8 @@ def _names(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _bound_by_import(doc: PythonDocument, node: ast.expr) -> bool:
-    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-        return False  # `nvitop = None` after a failed import rebinds the name, it uses nothing
+    if isinstance(node, ast.Name) and (not isinstance(node.ctx, ast.Load) or _is_presence_test(doc, node)):
+        return False  # `nvitop = None` or `if pynvml is None:` around an optional import uses nothing
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name) and node.id in doc.aliases
@@ -185,6 +185,21 @@ def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
             where = site.node if regex is None else _matching_argument(site.node, entry, regex)
             if where is not None:
                 yield where, entry.get("symbol") or site.name or f".{site.method}()"
+
+
+def _is_presence_test(doc: PythonDocument, node: ast.Name) -> bool:
+    """`if pynvml:`, `not pynvml`, `pynvml is None`: a check that an optional top-level module loaded (a value
+    such as CUDA_HOME tested the same way is a use)."""
+    if "." in doc.aliases.get(node.id, "."):
+        return False
+    parent = doc.parents.get(node)
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp)) and parent.test is node:
+        return True
+    if isinstance(parent, (ast.BoolOp, ast.UnaryOp)):
+        return True
+    return isinstance(parent, ast.Compare) and any(
+        isinstance(side, ast.Constant) and side.value is None for side in (parent.left, *parent.comparators)
+    )
 
 
 def _candidates(doc: PythonDocument, entry: Mapping[str, Any]) -> list[CallSite]:

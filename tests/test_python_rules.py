@@ -84,6 +84,8 @@ FIRES = [
     ("PEAK = {'A100': 312e12, 'H100': 989.4e12}\n", "python-nvidia-peak-flops", 1, "low"),
     ("from distutils import spawn\nsmi = spawn.find_executable('nvidia-smi')\n", "python-nvidia-smi", 2, "medium"),
     ("nvidia_smi = 'nvidia-smi'\n", "python-nvidia-smi", 1, "medium"),
+    ("kwargs = {'load_in_4bit': True}\n", "python-hf-bitsandbytes", 1, "low"),
+    ("kwargs = {}\nkwargs['attn_implementation'] = 'flash_attention_2'\n", "python-hf-flash-attention", 2, "medium"),
     ("import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '9.0')\n", "python-torch-cuda-arch-list", 2, "low"),
 ]
 
@@ -116,6 +118,7 @@ QUIET = [
     "BATCH = 312 * 1024\nLR = 3.12e-4\n",
     "log('pull nvcr.io/nvidia/pytorch:24.01-py3 first')\n",
     "import os\nkey = os.environ['NVIDIA_API_KEY']\n",
+    "kwargs = {'load_in_4bit': False}\nkwargs['load_in_8bit'] = None\nkwargs['attn_implementation'] = 'eager'\n",
 ]
 
 

@@ -185,6 +185,23 @@ def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
             where = site.node if regex is None else _matching_argument(site.node, entry, regex)
             if where is not None:
                 yield where, entry.get("symbol") or site.name or f".{site.method}()"
+        if not names and not methods and "callee" not in entry and "keyword" in entry:
+            yield from _keyword_entries(doc, entry, regex)
+
+
+def _keyword_entries(doc: PythonDocument, entry: Mapping[str, Any], regex: re.Pattern[str] | None) -> Found:
+    """The keyword written as a key: `{"load_in_4bit": True}` or `kwargs["load_in_4bit"] = True` (kwargs for a call)."""
+    keywords = set(as_list(entry["keyword"]))
+    pairs: list[tuple[ast.expr, ast.expr]] = []
+    for node in doc.of_type(ast.Dict):
+        pairs.extend((k, v) for k, v in zip(node.keys, node.values) if k is not None)
+    for node in doc.of_type(ast.Assign):
+        pairs.extend((t.slice, node.value) for t in node.targets if isinstance(t, ast.Subscript))
+    for key, value in pairs:
+        if not (isinstance(key, ast.Constant) and key.value in keywords) or _is_off(value):
+            continue
+        if regex is None or any(regex.search(t) for t in argument_texts(value)):
+            yield key, entry.get("symbol") or str(key.value)
 
 
 def _is_presence_test(doc: PythonDocument, node: ast.Name) -> bool:

@@ -118,6 +118,7 @@ QUIET = [
     "BATCH = 312 * 1024\nLR = 3.12e-4\n",
     "log('pull nvcr.io/nvidia/pytorch:24.01-py3 first')\n",
     "import os\nkey = os.environ['NVIDIA_API_KEY']\n",
+    "from torch.nn.attention import sdpa_kernel, SDPBackend\nwith sdpa_kernel([SDPBackend.MATH]):\n    pass\n",
     "kwargs = {'load_in_4bit': False}\nkwargs['load_in_8bit'] = None\nkwargs['attn_implementation'] = 'eager'\n",
 ]
 

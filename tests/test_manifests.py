@@ -352,7 +352,7 @@ def test_cog_yaml_gpu_cuda_packages_and_run(tmp_path: Path) -> None:
         "build:\n  gpu: true\n  cuda: '12.1'\n  python_packages:\n    - torch==2.3.1\n    - bitsandbytes==0.43.1\n"
         "  run:\n    - nvidia-smi\n    - command: pip install xformers\npredict: predict.py:Predictor\n"
     )
-    doc = _parse(tmp_path, "cog.yaml", FileKind.YAML, text)
+    doc = _parse(tmp_path, "cog.yaml", FileKind.COG, text)
     assert _items(doc, "fact") == [("cog-gpu", 2, 8), ("cog-cuda", 3, 10)]
     assert _items(doc, "package") == [("torch", 5, 7), ("bitsandbytes", 6, 7), ("xformers", 9, 28)]
     assert ("nvidia-smi", 8, 7) in _items(doc, "command")

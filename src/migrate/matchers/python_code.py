@@ -146,7 +146,7 @@ def _imports(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 def _import_sites(doc: PythonDocument, params: Mapping[str, Any]) -> Iterator[tuple[ImportSite, str]]:
     wanted = as_list(params.get("imports", []))
-    for site in doc.index.imports if wanted else ():
+    for site in doc.imports if wanted else ():
         match = next((m for m in site.modules for w in wanted if prefixed(m, w)), None)
         if match:
             yield site, next(w for w in wanted if prefixed(match, w))

@@ -180,6 +180,11 @@ class PythonDocument(Document):
             _add_import(index, node)
         return index
 
+    @property
+    def imports(self) -> list[ImportSite]:
+        """The import statements, without building the full index (import-only rules need no more)."""
+        return self._structure.imports
+
     @cached_property
     def index(self) -> PythonIndex:
         """Imports, resolved references, calls, strings and decorators, gathered once and shared by every rule."""
@@ -221,10 +226,15 @@ class PythonDocument(Document):
 
     @cached_property
     def refs_by_prefix(self) -> dict[str, list[Ref]]:
-        """References under each dotted prefix: `torch.cuda` finds `torch.cuda.amp.autocast` in one lookup."""
+        """References under each dotted prefix: `torch.cuda` finds `torch.cuda.amp.autocast` in one lookup.
+        Only references rooted in an imported module: every rule looks for a module's names, and locals
+        (`self.layer.weight`) are most references of a file."""
         table: dict[str, list[Ref]] = {}
+        roots = {value.partition(".")[0] for value in self.aliases.values()}
         for ref in self.index.refs:
             parts = ref.dotted.split(".")
+            if parts[0] not in roots:
+                continue
             for end in range(1, len(parts) + 1):
                 table.setdefault(".".join(parts[:end]), []).append(ref)
         return table

@@ -223,11 +223,6 @@ def cog_items(root: Node) -> Iterator[Item]:
         yield from _script_items(_get(command, "command") or command)
 
 
-def is_cog(root: Node) -> bool:
-    build = _get(root, "build")
-    return _get(root, "predict") is not None and isinstance(build, MappingNode)
-
-
 def image_items(root: Node) -> Iterator[Item]:
     """Any YAML (launcher configs, Helm values): values of `*image*` keys that read as image references."""
     for path, _key, value in _walk(root):
@@ -237,12 +232,18 @@ def image_items(root: Node) -> Iterator[Item]:
 
 
 def _other_yaml(root: Node) -> Iterator[Item]:
-    if is_kubernetes(root):
-        return kubernetes_items(root)
-    return cog_items(root) if is_cog(root) else image_items(root)
+    return kubernetes_items(root) if is_kubernetes(root) else image_items(root)
 
 
 @register(FileKind.KUBERNETES, FileKind.YAML)
 def parse_yaml(source: SourceFile, text: str) -> ManifestDocument:
-    """Any other YAML: a Kubernetes manifest (apiVersion + kind), a cog.yaml, or else only its image references."""
+    """Any other YAML: a Kubernetes manifest (apiVersion + kind), or else only its image references."""
+    if "apiVersion" not in text and "image" not in text.lower():
+        return ManifestDocument(source=source, text=text)  # neither could yield an item: spare the YAML parse
     return _document(source, text, _other_yaml)
+
+
+@register(FileKind.COG)
+def parse_cog(source: SourceFile, text: str) -> ManifestDocument:
+    """Replicate's cog.yaml."""
+    return _document(source, text, cog_items)

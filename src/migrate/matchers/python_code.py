@@ -156,6 +156,8 @@ def _names(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     """References under the wanted names whose first part an import binds (a variable called `tensorrt` is none)."""
     excluded = as_list(params.get("exclude_names", []))
     for wanted in as_list(params.get("names", [])):
+        if wanted.partition(".")[0] not in doc.import_roots:
+            continue  # nothing imports its module: spare building the reference table
         for ref in doc.refs_by_prefix.get(wanted, ()):
             if _bound_by_import(doc, ref.node) and not any(prefixed(ref.dotted, x) for x in excluded):
                 yield ref.node, ref.dotted

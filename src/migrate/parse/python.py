@@ -138,6 +138,11 @@ class PythonDocument(Document):
                     table[target.id] = module
         return table
 
+    @cached_property
+    def import_roots(self) -> frozenset[str]:
+        """The top-level modules the imports bring in (`torch` for `import torch.nn.functional as F`)."""
+        return frozenset(value.partition(".")[0] for value in self.aliases.values())
+
     def dotted(self, node: ast.AST) -> str | None:
         """`th.cuda.is_available` -> `torch.cuda.is_available` when `th` is torch; None if not a name chain."""
         parts: list[str] = []
@@ -230,7 +235,7 @@ class PythonDocument(Document):
         Only references rooted in an imported module: every rule looks for a module's names, and locals
         (`self.layer.weight`) are most references of a file."""
         table: dict[str, list[Ref]] = {}
-        roots = {value.partition(".")[0] for value in self.aliases.values()}
+        roots = self.import_roots
         for ref in self.index.refs:
             parts = ref.dotted.split(".")
             if parts[0] not in roots:

@@ -296,7 +296,7 @@ def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _constant_product(node: ast.expr, depth: int = 0) -> float | None:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return float(node.value)
     if isinstance(node, ast.BinOp) and depth < 4 and isinstance(node.op, (ast.Mult, ast.Pow)):
         left, right = _constant_product(node.left, depth + 1), _constant_product(node.right, depth + 1)

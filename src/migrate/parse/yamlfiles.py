@@ -211,15 +211,18 @@ def parse_workflow(source: SourceFile, text: str) -> ManifestDocument:
 def cog_items(root: Node) -> Iterator[Item]:
     """Replicate cog.yaml: `build.gpu`, `build.cuda`, `build.python_packages` and the `build.run` commands."""
     build = _get(root, "build")
+    if build is None:
+        return
     for key in ("gpu", "cuda"):
-        node = _get(build, key) if build is not None else None
-        if _scalar(node) is not None:
-            yield Item(FACT, f"cog-{key}", *_pos(node), value=str(node.value).lower())  # type: ignore[union-attr]
-    for package in _sequence(_get(build, "python_packages") if build is not None else None):
+        node = _get(build, key)
+        value = _scalar(node)
+        if node is not None and value is not None:
+            yield Item(FACT, f"cog-{key}", *_pos(node), value=value.lower())
+    for package in _sequence(_get(build, "python_packages")):
         item = requirement_item(_scalar(package) or "", *_pos(package), strict=False)
         if item is not None:
             yield item
-    for command in _sequence(_get(build, "run") if build is not None else None):
+    for command in _sequence(_get(build, "run")):
         yield from _script_items(_get(command, "command") or command)
 
 

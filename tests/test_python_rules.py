@@ -115,7 +115,7 @@ QUIET = [
     "import warp\nimage = warp(frame, flow)\n",
     "from utils import warp\nout = warp.apply(x)\n",
     "tensorrt = None\nconfig.set_flag(3)\nruntime.run()\n",
-    "BATCH = 312 * 1024\nLR = 3.12e-4\n",
+    "BATCH = 312 * 1024\nLR = 3.12e-4\nHUGE = 1e300 ** 30 * 10 ** 400  # e12\n",
     "log('pull nvcr.io/nvidia/pytorch:24.01-py3 first')\n",
     "import os\nkey = os.environ['NVIDIA_API_KEY']\n",
     "from torch.nn.attention import sdpa_kernel, SDPBackend\nwith sdpa_kernel([SDPBackend.MATH]):\n    pass\n",

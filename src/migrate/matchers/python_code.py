@@ -296,15 +296,18 @@ def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _constant_product(node: ast.expr, depth: int = 0) -> float | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return float(node.value)
-    if isinstance(node, ast.BinOp) and depth < 4 and isinstance(node.op, (ast.Mult, ast.Pow)):
-        left, right = _constant_product(node.left, depth + 1), _constant_product(node.right, depth + 1)
-        if left is None or right is None:
-            return None
-        if isinstance(node.op, ast.Pow):
-            return float(left**right) if abs(right) < 40 else None
-        return left * right
+    """The value of a numeric constant or a product/power of constants; None for anything else or a huge one."""
+    try:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and depth < 4 and isinstance(node.op, (ast.Mult, ast.Pow)):
+            left, right = _constant_product(node.left, depth + 1), _constant_product(node.right, depth + 1)
+            if left is None or right is None or (isinstance(node.op, ast.Pow) and abs(right) > 40):
+                return None
+            return float(left**right) if isinstance(node.op, ast.Pow) else left * right
+    except (OverflowError, ZeroDivisionError):  # generated code with huge literals: no peak FLOPS there
+        return None
+    return None
     return None
 
 

@@ -332,3 +332,45 @@ def test_explain_target() -> None:
     assert result.exit_code == 0
     assert result.output.startswith("target gfx1100: RDNA RDNA3, wavefront 32-wide by default")
     assert "gfx1100: supported on Linux by ROCm 7.0-7.2 and ROCm Core SDK 7.14-10.1." in result.output
+
+
+def test_container_tools_name_images_in_shell() -> None:
+    text = (
+        "docker run --rm -v data/x:/y -p 8000:8000 nvcr.io/nvidia/pytorch:24.01-py3 python t.py\n"
+        "apptainer pull docker://nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
+        "srun --container-image=nvcr.io#nvidia/nemo:24.05 python t.py\n"
+        "echo nvcr.io/nvidia/pytorch:24.01-py3\n"
+    )
+    images = [(i.name, i.line, i.column) for i in shell_items(text, Positions(text).at) if i.kind == "image"]
+    assert images == [
+        ("nvcr.io/nvidia/pytorch:24.01-py3", 1, 43),
+        ("nvidia/cuda:12.4.1-devel-ubuntu22.04", 2, 16),
+        ("nvcr.io/nvidia/nemo:24.05", 3, 24),
+    ]
+
+
+def test_cog_yaml_gpu_cuda_packages_and_run(tmp_path: Path) -> None:
+    text = (
+        "build:\n  gpu: true\n  cuda: '12.1'\n  python_packages:\n    - torch==2.3.1\n    - bitsandbytes==0.43.1\n"
+        "  run:\n    - nvidia-smi\n    - command: pip install xformers\npredict: predict.py:Predictor\n"
+    )
+    doc = _parse(tmp_path, "cog.yaml", FileKind.COG, text)
+    assert _items(doc, "fact") == [("cog-gpu", 2, 8), ("cog-cuda", 3, 10)]
+    assert _items(doc, "package") == [("torch", 5, 7), ("bitsandbytes", 6, 7), ("xformers", 9, 28)]
+    assert ("nvidia-smi", 8, 7) in _items(doc, "command")
+
+
+def test_other_yaml_reports_only_image_keys(tmp_path: Path) -> None:
+    text = "job:\n  container_image: nvcr.io/nvidia/pytorch:24.01-py3\n  note: nvidia/cuda:12.1.0-devel\n  image_dir: data/x\n"
+    doc = _parse(tmp_path, "launch.yaml", FileKind.YAML, text)
+    assert [i.kind for i in doc.manifest] == ["image"]
+    assert _items(doc, "image") == [("nvcr.io/nvidia/pytorch:24.01-py3", 2, 20)]
+
+
+def test_pyproject_same_requirement_in_two_groups_has_two_lines(tmp_path: Path) -> None:
+    text = (
+        '[project]\nname = "x"\ndependencies = []\n[project.optional-dependencies]\n'
+        'quant = [\n  "bitsandbytes>=0.45.1",\n]\nall = [\n  "bitsandbytes>=0.45.1",\n]\n'
+    )
+    doc = _parse(tmp_path, "pyproject.toml", FileKind.PYPROJECT, text)
+    assert _items(doc, "package") == [("bitsandbytes", 6, 3), ("bitsandbytes", 9, 3)]

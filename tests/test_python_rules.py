@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from migrate import matchers
 from migrate.config import Settings
 from migrate.errors import RuleFileError
-from migrate.model import Severity
-from migrate.ruleset import load
+from migrate.model import FileKind, Severity, Skipped, SourceFile
+from migrate.parse import parse
+from migrate.ruleset import load, load_builtin
 from migrate.scan import scan
+
+from conftest import FIXTURES
 
 
 def findings(tmp_path: Path, source: str, name: str = "mod.py") -> list[tuple[str, int, str]]:
@@ -54,6 +59,33 @@ FIRES = [
     ("import triton.language as tl\ny = tl.extra.cuda.libdevice.rsqrt(x)\n", "python-triton-libdevice", 2, "medium"),
     ("import subprocess\nsubprocess.check_call(['nvcc', '-V'])\n", "python-nvcc-call", 2, "medium"),
     ("import os\nhome = os.environ['CUDA_HOME']\n", "python-cuda-home", 2, "medium"),
+    ("import pytest\ntorch = pytest.importorskip('torch')\ntorch.cuda.synchronize()\n", "python-torch-cuda", 3, "info"),
+    ("import tensorrt as trt\nb = trt.Builder(trt.Logger())\n", "python-tensorrt", 2, "blocker"),
+    ("def f(builder):\n    return builder.create_network(0)\n", "python-tensorrt", 2, "blocker"),
+    ("from torch2trt import torch2trt\nm = torch2trt(model, [x])\n", "python-tensorrt", 2, "blocker"),
+    ("try:\n    import tensorrt as trt\nexcept ImportError:\n    trt = None\ndef f():\n    return trt.Runtime(None)\n",
+     "python-tensorrt", 6, "medium"),
+    ("m = AutoModel.from_pretrained('x', load_in_4bit=True)\n", "python-hf-bitsandbytes", 1, "low"),
+    ("from peft import prepare_model_for_int8_training as prep\nm = prep(m)\n", "python-hf-bitsandbytes", 2, "low"),
+    ("cfg = dict(attn_implementation='flash_attention_2')\n", "python-hf-flash-attention", 1, "medium"),
+    ("import bitsandbytes.functional as F\ndef q(x):\n    return F.quantize_4bit(x)\n", "python-bitsandbytes", 1, "low"),
+    ("from .cextension import lib\ndef d(a):\n    lib.cdequantize_blockwise_fp16(a)\n", "python-bitsandbytes", 3, "low"),
+    ("import xformers.ops\n", "python-xformers", 1, "medium"),
+    ("from cutlass import cute\n", "python-cutlass-dsl", 1, "high"),
+    ("import warp as wp\nwp.init()\n", "python-nvidia-warp", 2, "high"),
+    ("from cuda import cuda, nvrtc\n", "python-cuda-bindings", 1, "medium"),
+    ("import os\nngc = os.environ.get('NVIDIA_PYTORCH_VERSION')\n", "python-nvidia-container-env", 2, "low"),
+    ("BASE = 'nvcr.io/nvidia/tritonserver:24.05-py3'\n", "python-ngc-image", 1, "medium"),
+    ("import torch\nw = torch._convert_weight_to_int4pack(w, 8)\n", "python-torch-int4pack", 2, "medium"),
+    ("import torch\ny = torch._scaled_grouped_mm(a, b, sa, sb, offs=o)\n", "python-torch-fp8", 2, "medium"),
+    ("from torch.nn.attention import sdpa_kernel, SDPBackend\nwith sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    pass\n",
+     "python-sdpa-backend-choice", 2, "low"),
+    ("import torch\nf = torch.compile(m, mode='max-autotune')\n", "python-torch-compile-cudagraphs", 2, "low"),
+    ("PEAK = {'A100': 312e12, 'H100': 989.4e12}\n", "python-nvidia-peak-flops", 1, "low"),
+    ("from distutils import spawn\nsmi = spawn.find_executable('nvidia-smi')\n", "python-nvidia-smi", 2, "medium"),
+    ("nvidia_smi = 'nvidia-smi'\n", "python-nvidia-smi", 1, "medium"),
+    ("kwargs = {'load_in_4bit': True}\n", "python-hf-bitsandbytes", 1, "low"),
+    ("kwargs = {}\nkwargs['attn_implementation'] = 'flash_attention_2'\n", "python-hf-flash-attention", 2, "medium"),
     ("import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '9.0')\n", "python-torch-cuda-arch-list", 2, "low"),
 ]
 
@@ -77,6 +109,17 @@ QUIET = [
     "import subprocess\nsubprocess.run(['amd-smi', 'list'])\n",
     "import torch\nprint('torch.version.cuda is', 'unknown')\n",
     "x = 1\n'Notes: needs sm_80, CUDA_VISIBLE_DEVICES and nvidia-smi.'\n",
+    '"""Quantize: import bitsandbytes; load_in_8bit=True; attn_implementation="flash_attention_2"."""\n',
+    "m = AutoModel.from_pretrained('x', load_in_8bit=False, load_in_4bit=None, use_flash_attention_2=False)\n",
+    "import torch\nd = torch.float8_e4m3fnuz\nattn = 'sdpa'\nif w.dtype == torch.float8_e4m3fn:\n    pass\n",
+    "import warp\nimage = warp(frame, flow)\n",
+    "from utils import warp\nout = warp.apply(x)\n",
+    "tensorrt = None\nconfig.set_flag(3)\nruntime.run()\n",
+    "BATCH = 312 * 1024\nLR = 3.12e-4\nHUGE = 1e300 ** 30 * 10 ** 400  # e12\n",
+    "log('pull nvcr.io/nvidia/pytorch:24.01-py3 first')\n",
+    "import os\nkey = os.environ['NVIDIA_API_KEY']\n",
+    "from torch.nn.attention import sdpa_kernel, SDPBackend\nwith sdpa_kernel([SDPBackend.MATH]):\n    pass\n",
+    "kwargs = {'load_in_4bit': False}\nkwargs['load_in_8bit'] = None\nkwargs['attn_implementation'] = 'eager'\n",
 ]
 
 
@@ -229,3 +272,56 @@ def test_generated_code_with_deep_expressions_is_bounded(tmp_path: Path) -> None
     arms = " if c else ".join(["'a'"] * 60) + " if c else 'nvidia-smi'"
     source = f"import subprocess\nsubprocess.run({chain})\nsubprocess.run({arms})\n"
     assert findings(tmp_path, source) == []
+
+
+_ALSO = re.compile(r"#\s*also:\s*([a-z0-9-]+)")
+
+
+def _also_annotations(path: Path) -> list[tuple[int, str]]:
+    """(line, rule) for each `# also: rule` comment: the next code line is a later use of a per-file rule."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
+    for number, text in enumerate(lines, start=1):
+        match = _ALSO.search(text)
+        if match:
+            target = next(i for i in range(number, len(lines)) if not lines[i].strip().startswith("#")) + 1
+            found.append((target, match.group(1)))
+    return found
+
+
+@pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py"])
+def test_per_file_rules_still_match_every_later_use(name: str) -> None:
+    """A per-file rule reports its first use; the matcher must still see every later one (its occurrences)."""
+    path = FIXTURES / "rules" / "python" / name
+    source = SourceFile(path=path, relpath=name, kind=FileKind.PYTHON, size=path.stat().st_size)
+    doc = parse(source)
+    assert not isinstance(doc, Skipped)
+    rules = {rule.id: rule for rule in load_builtin().rules}
+    expected = _also_annotations(path)
+    assert expected
+    for line, rule_id in expected:
+        rule = rules[rule_id]
+        assert rule.per_file
+        hits = {hit.line for hit in matchers.get("python").function(doc, rule.match)}  # type: ignore[union-attr]
+        assert line in hits, f"{name}:{line}: {rule_id} does not match this use"
+
+
+def test_peak_table_that_lists_amd_gpus_is_not_work(tmp_path: Path) -> None:
+    source = "PEAK = {'A100': 312e12, 'MI300X': 1300e12}\n"
+    assert findings(tmp_path, source) == []
+
+
+def test_checking_that_an_optional_module_loaded_is_no_use(tmp_path: Path) -> None:
+    source = """
+        pynvml = None
+        def init():
+            global pynvml
+            try:
+                import pynvml
+            except ImportError:
+                return
+            if pynvml is None or not pynvml:
+                return
+            pynvml.nvmlInit()
+    """
+    assert findings(tmp_path, source) == [("python-nvml", 5, "low")]

@@ -72,6 +72,8 @@ def _classify_yaml(path: PurePosixPath, name: str) -> FileKind:
         return FileKind.CONDA
     if name.startswith(("docker-compose", "compose")):
         return FileKind.COMPOSE
+    if name in ("cog.yaml", "cog.yml"):
+        return FileKind.COG
     parts = [p.lower() for p in path.parts]
     if ".github" in parts and "workflows" in parts:
         return FileKind.CI_WORKFLOW

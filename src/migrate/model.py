@@ -79,6 +79,7 @@ class FileKind(str, enum.Enum):
     CI_WORKFLOW = "ci-workflow"
     MARKDOWN = "markdown"
     YAML = "yaml"
+    COG = "cog"  # Replicate cog.yaml
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -19,13 +20,13 @@ from migrate.matchers.python_common import (
 )
 from migrate.model import Severity
 from migrate.parse import Document
-from migrate.parse.python import CallSite, PythonDocument
+from migrate.parse.python import CallSite, ImportSite, PythonDocument
 
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
-    "fallback_severity", "hip_aware",
+    "fallback_severity", "hip_aware", "numbers", "unless_file",
 }
-_CALL_KEYS = {"name", "method", "arg", "keyword", "regex", "symbol"}
+_CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol"}
 _STRING_KEYS = {"regex", "roles", "assigned_to", "symbol"}
 _ROLES = {"code", "argv", "prose", "doc"}
 _MAX_DEPTH, _MAX_TEXTS = 32, 16
@@ -37,8 +38,8 @@ FALLBACK_MESSAGE = (
 
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "python")
-    if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings")):
-        raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings")
+    if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings", "numbers")):
+        raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings, numbers")
     for key in ("imports", "names", "exclude_names", "decorators", "needles"):
         if key in params and not all(isinstance(v, str) for v in as_list(params[key])):
             raise ValueError(f"python matcher: '{key}' must be a list of dotted names")
@@ -52,8 +53,13 @@ def _validate(params: Mapping[str, Any]) -> None:
             raise ValueError(f"python strings entry: roles must be among {sorted(_ROLES)}")
     if "fallback_severity" in params:
         Severity.parse(str(params["fallback_severity"]))
-    if params.get("strings") and not params.get("needles"):
-        raise ValueError("python matcher: a rule with 'strings' needs 'needles' (literal words for the prefilter)")
+    check_regex(params, "unless_file", required=False)
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
+        raise ValueError("python matcher: 'numbers' must be a list of numbers")
+    needs_words = params.get("strings") or params.get("numbers") or any("callee" in c for c in params.get("calls", []))
+    if needs_words and not params.get("needles"):
+        raise ValueError("python matcher: a rule with 'strings', 'numbers' or a 'callee' regex needs 'needles' "
+                         "(literal words for the prefilter)")
 
 
 def _validate_call(call: Any) -> None:
@@ -61,14 +67,15 @@ def _validate_call(call: Any) -> None:
         raise ValueError("python calls entry must be a mapping")
     check_keys(call, _CALL_KEYS, "python calls entry")
     check_regex(call, "regex", required=False)
+    check_regex(call, "callee", required=False)
     if "arg" in call and "regex" not in call:
         raise ValueError("python calls entry: 'arg' needs a 'regex' for the argument")
     if "regex" in call and not ("arg" in call or "keyword" in call):
         raise ValueError("python calls entry: 'regex' goes with 'arg' and/or 'keyword'")
     if "arg" in call and not isinstance(call["arg"], int):
         raise ValueError("python calls entry: 'arg' is a position (0 = first argument)")
-    if not any(k in call for k in ("name", "method", "keyword")):
-        raise ValueError("python calls entry needs 'name', 'method' or 'keyword'")
+    if not any(k in call for k in ("name", "method", "callee", "keyword")):
+        raise ValueError("python calls entry needs 'name', 'method', 'callee' or 'keyword'")
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
@@ -92,8 +99,10 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Every import, reference, call, decorator or string in code that the rule describes."""
     if not isinstance(doc, PythonDocument) or not any(word in doc.text for word in _needles(params)):
         return
+    if "unless_file" in params and re.search(params["unless_file"], doc.text):
+        return  # the file already handles the AMD side (a peak table that lists MI300X)
     hits = [*_imports(doc, params), *_names(doc, params), *_calls(doc, params)]
-    hits += [*_decorators(doc, params), *_strings(doc, params)]
+    hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params)]
     seen: set[int] = set()
     for node, symbol in sorted(hits, key=lambda h: (h[0].lineno, h[0].col_offset)):
         if node.lineno in seen:
@@ -105,7 +114,7 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
 def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.stmt, symbol: str | None) -> Hit:
     severity = message = None
     fallback = params.get("fallback_severity")
-    if fallback and isinstance(node, (ast.Import, ast.ImportFrom)) and has_fallback(doc, node):
+    if fallback and _optional(doc, params, node):
         severity, message = Severity.parse(fallback), FALLBACK_MESSAGE
     elif params.get("hip_aware"):
         severity, message = hip_adjusted(doc, node)
@@ -119,25 +128,47 @@ def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.st
     )
 
 
+def _optional(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.stmt) -> bool:
+    """An import with a fallback, or a use of a module every import of which in this file has one."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return has_fallback(doc, node)
+    imports = [site.node for site, _ in _import_sites(doc, params)]
+    return bool(imports) and all(has_fallback(doc, i) for i in imports)
+
+
 Found = Iterator[tuple[ast.expr | ast.stmt, str]]
 
 
 def _imports(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    for site, wanted in _import_sites(doc, params):
+        yield site.node, wanted
+
+
+def _import_sites(doc: PythonDocument, params: Mapping[str, Any]) -> Iterator[tuple[ImportSite, str]]:
     wanted = as_list(params.get("imports", []))
-    if not wanted:
-        return
-    for site in doc.index.imports:
+    for site in doc.imports if wanted else ():
         match = next((m for m in site.modules for w in wanted if prefixed(m, w)), None)
         if match:
-            yield site.node, next(w for w in wanted if prefixed(match, w))
+            yield site, next(w for w in wanted if prefixed(match, w))
 
 
 def _names(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """References under the wanted names whose first part an import binds (a variable called `tensorrt` is none)."""
     excluded = as_list(params.get("exclude_names", []))
     for wanted in as_list(params.get("names", [])):
+        if wanted.partition(".")[0] not in doc.import_roots:
+            continue  # nothing imports its module: spare building the reference table
         for ref in doc.refs_by_prefix.get(wanted, ()):
-            if not any(prefixed(ref.dotted, x) for x in excluded):
+            if _bound_by_import(doc, ref.node) and not any(prefixed(ref.dotted, x) for x in excluded):
                 yield ref.node, ref.dotted
+
+
+def _bound_by_import(doc: PythonDocument, node: ast.expr) -> bool:
+    if isinstance(node, ast.Name) and (not isinstance(node.ctx, ast.Load) or _is_presence_test(doc, node)):
+        return False  # `nvitop = None` or `if pynvml is None:` around an optional import uses nothing
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in doc.aliases
 
 
 def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
@@ -145,14 +176,49 @@ def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         names = as_list(entry.get("name", []))
         methods = as_list(entry.get("method", []))
         regex = re.compile(entry["regex"]) if "regex" in entry else None
+        callee = re.compile(entry["callee"]) if "callee" in entry else None
         for site in _candidates(doc, entry):
             if (names and site.name not in names) or (methods and site.method not in methods):
+                continue
+            if callee and not callee.search(site.name or f".{site.method}"):
                 continue
             if regex is None and "keyword" in entry and not _has_keyword(site.node, entry["keyword"]):
                 continue
             where = site.node if regex is None else _matching_argument(site.node, entry, regex)
             if where is not None:
                 yield where, entry.get("symbol") or site.name or f".{site.method}()"
+        if not names and not methods and "callee" not in entry and "keyword" in entry:
+            yield from _keyword_entries(doc, entry, regex)
+
+
+def _keyword_entries(doc: PythonDocument, entry: Mapping[str, Any], regex: re.Pattern[str] | None) -> Found:
+    """The keyword written as a key: `{"load_in_4bit": True}` or `kwargs["load_in_4bit"] = True` (kwargs for a call)."""
+    keywords = set(as_list(entry["keyword"]))
+    pairs: list[tuple[ast.expr, ast.expr]] = []
+    for node in doc.of_type(ast.Dict):
+        pairs.extend((k, v) for k, v in zip(node.keys, node.values) if k is not None)
+    for node in doc.of_type(ast.Assign):
+        pairs.extend((t.slice, node.value) for t in node.targets if isinstance(t, ast.Subscript))
+    for key, value in pairs:
+        if not (isinstance(key, ast.Constant) and key.value in keywords) or _is_off(value):
+            continue
+        if regex is None or any(regex.search(t) for t in argument_texts(value)):
+            yield key, entry.get("symbol") or str(key.value)
+
+
+def _is_presence_test(doc: PythonDocument, node: ast.Name) -> bool:
+    """`if pynvml:`, `not pynvml`, `pynvml is None`: a check that an optional top-level module loaded (a value
+    such as CUDA_HOME tested the same way is a use)."""
+    if "." in doc.aliases.get(node.id, "."):
+        return False
+    parent = doc.parents.get(node)
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp)) and parent.test is node:
+        return True
+    if isinstance(parent, (ast.BoolOp, ast.UnaryOp)):
+        return True
+    return isinstance(parent, ast.Compare) and any(
+        isinstance(side, ast.Constant) and side.value is None for side in (parent.left, *parent.comparators)
+    )
 
 
 def _candidates(doc: PythonDocument, entry: Mapping[str, Any]) -> list[CallSite]:
@@ -160,11 +226,16 @@ def _candidates(doc: PythonDocument, entry: Mapping[str, Any]) -> list[CallSite]
     for kind in ("name", "method", "keyword"):
         if kind in entry:
             return [site for value in as_list(entry[kind]) for site in doc.calls_by.get((kind, value), ())]
-    return []
+    return doc.index.calls  # a callee regex alone: every call
 
 
 def _has_keyword(call: ast.Call, keywords: Any) -> bool:
-    return any(k.arg in as_list(keywords) for k in call.keywords)
+    """The call passes one of KEYWORDS, set to anything but a literal False or None (`load_in_8bit=False` is no use)."""
+    return any(k.arg in as_list(keywords) and not _is_off(k.value) for k in call.keywords)
+
+
+def _is_off(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and (node.value is False or node.value is None)
 
 
 def _matching_argument(call: ast.Call, entry: Mapping[str, Any], regex: re.Pattern[str]) -> ast.expr | None:
@@ -208,6 +279,36 @@ def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     for item in doc.index.decorated if wanted else ():
         if item.name in wanted:
             yield item.node, item.name
+
+
+def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """Numeric constants (or products of constants, `312 * 1e12`) equal to one of the wanted values."""
+    wanted = [float(v) for v in as_list(params.get("numbers"))]
+    if not wanted:
+        return
+    for node in doc.of_type(ast.Constant, ast.BinOp):
+        parent = doc.parents.get(node)
+        if isinstance(parent, ast.BinOp) and _constant_product(parent) is not None:
+            continue  # the larger product is the number
+        value = _constant_product(node)
+        if value is not None and any(math.isclose(value, w, rel_tol=1e-6) for w in wanted):
+            yield node, f"{value:g}"
+
+
+def _constant_product(node: ast.expr, depth: int = 0) -> float | None:
+    """The value of a numeric constant or a product/power of constants; None for anything else or a huge one."""
+    try:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and depth < 4 and isinstance(node.op, (ast.Mult, ast.Pow)):
+            left, right = _constant_product(node.left, depth + 1), _constant_product(node.right, depth + 1)
+            if left is None or right is None or (isinstance(node.op, ast.Pow) and abs(right) > 40):
+                return None
+            return float(left**right) if isinstance(node.op, ast.Pow) else left * right
+    except (OverflowError, ZeroDivisionError):  # generated code with huge literals: no peak FLOPS there
+        return None
+    return None
+    return None
 
 
 def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:

@@ -23,18 +23,28 @@ class _Locator:
 
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines()
+        self._given: set[tuple[str, int, int]] = set()
 
     def find(self, needle: str, *, key: bool = False) -> tuple[int, int]:
         pattern = (
             re.compile(rf"^\s*[\"']?{re.escape(needle)}[\"']?\s*=") if key else re.compile(rf"[\"']{re.escape(needle)}")
         )
+        found = []
         for number, line in enumerate(self.lines, start=1):
             if line.lstrip().startswith("#"):
                 continue
             match = pattern.search(line)
             if match:
-                return number, (len(line) - len(line.lstrip()) if key else match.start() + 1) + (1 if key else 0)
-        return 1, 1
+                found.append((number, (len(line) - len(line.lstrip()) if key else match.start() + 1) + (1 if key else 0)))
+        return self._next(needle, found)
+
+    def _next(self, needle: str, found: list[tuple[int, int]]) -> tuple[int, int]:
+        """The first place of NEEDLE not handed out yet: the same requirement in two extras sits on two lines."""
+        for place in found:
+            if (needle, *place) not in self._given:
+                self._given.add((needle, *place))
+                return place
+        return found[0] if found else (1, 1)
 
 
 def _load_toml(text: str) -> dict[str, Any]:
@@ -160,9 +170,12 @@ class _LineLocator(_Locator):
 
     def __init__(self, where: _Locator) -> None:
         self.lines = where.lines
+        self._given = set()
 
     def find(self, needle: str, *, key: bool = False) -> tuple[int, int]:
-        for number, line in enumerate(self.lines, start=1):
-            if line.strip() == needle or line.split("=", 1)[-1].strip() == needle:
-                return number, line.index(needle) + 1
-        return 1, 1
+        found = [
+            (number, line.index(needle) + 1)
+            for number, line in enumerate(self.lines, start=1)
+            if line.strip() == needle or line.split("=", 1)[-1].strip() == needle
+        ]
+        return self._next(needle, found)

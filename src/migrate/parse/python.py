@@ -130,7 +130,18 @@ class PythonDocument(Document):
             elif node.module and node.level == 0:
                 for alias in node.names:
                     table[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        for assign in self._structure.assigns:  # torch = pytest.importorskip("torch")
+            module = _imported_by_call(assign.value)
+            if module and isinstance(assign, ast.Assign) and len(assign.targets) == 1:
+                target = assign.targets[0]
+                if isinstance(target, ast.Name):
+                    table[target.id] = module
         return table
+
+    @cached_property
+    def import_roots(self) -> frozenset[str]:
+        """The top-level modules the imports bring in (`torch` for `import torch.nn.functional as F`)."""
+        return frozenset(value.partition(".")[0] for value in self.aliases.values())
 
     def dotted(self, node: ast.AST) -> str | None:
         """`th.cuda.is_available` -> `torch.cuda.is_available` when `th` is torch; None if not a name chain."""
@@ -174,6 +185,11 @@ class PythonDocument(Document):
             _add_import(index, node)
         return index
 
+    @property
+    def imports(self) -> list[ImportSite]:
+        """The import statements, without building the full index (import-only rules need no more)."""
+        return self._structure.imports
+
     @cached_property
     def index(self) -> PythonIndex:
         """Imports, resolved references, calls, strings and decorators, gathered once and shared by every rule."""
@@ -215,10 +231,15 @@ class PythonDocument(Document):
 
     @cached_property
     def refs_by_prefix(self) -> dict[str, list[Ref]]:
-        """References under each dotted prefix: `torch.cuda` finds `torch.cuda.amp.autocast` in one lookup."""
+        """References under each dotted prefix: `torch.cuda` finds `torch.cuda.amp.autocast` in one lookup.
+        Only references rooted in an imported module: every rule looks for a module's names, and locals
+        (`self.layer.weight`) are most references of a file."""
         table: dict[str, list[Ref]] = {}
+        roots = self.import_roots
         for ref in self.index.refs:
             parts = ref.dotted.split(".")
+            if parts[0] not in roots:
+                continue
             for end in range(1, len(parts) + 1):
                 table.setdefault(".".join(parts[:end]), []).append(ref)
         return table
@@ -394,6 +415,20 @@ def _add_import(index: PythonIndex, node: ast.Import | ast.ImportFrom) -> None:
     elif node.module and node.level == 0:
         names = tuple(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
         index.imports.append(ImportSite(node, (node.module, *names)))
+
+
+_IMPORT_CALLS = frozenset({"importorskip", "import_module", "__import__"})
+_MODULE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+
+
+def _imported_by_call(value: ast.expr | None) -> str | None:
+    """The module of `pytest.importorskip("m")` / `importlib.import_module("m")`, a literal name only."""
+    if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Constant)):
+        return None
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    module = value.args[0].value
+    return module if name in _IMPORT_CALLS and isinstance(module, str) and _MODULE.match(module) else None
 
 
 def _is_format_call(parent: ast.AST | None, node: ast.AST) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse import register
-from migrate.parse.manifest import COMMAND, ENV, INDEX, PACKAGE, Item, ManifestDocument, Positions, arch_flag_items
+from migrate.parse.manifest import COMMAND, ENV, IMAGE, INDEX, PACKAGE, Item, ManifestDocument, Positions, arch_flag_items
 from migrate.parse.manifest import requirement_item
 
 Origin = Callable[[int], tuple[int, int]]
@@ -34,6 +34,15 @@ _PIP_INDEX_OPTIONS = frozenset(
     {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--index", "--default-index"}
 )
 _CONDA_VALUE_OPTIONS = frozenset({"-n", "--name", "-p", "--prefix", "--file", "--override-channels-file"})
+# Tools whose arguments name container images (docker run IMAGE, apptainer pull docker://IMAGE, srun --container-image=).
+_CONTAINER_TOOLS = frozenset(
+    {"docker", "podman", "nerdctl", "singularity", "apptainer", "enroot", "srun", "sbatch", "salloc", "skopeo", "crane"}
+)
+# registry/name[:tag]: a slash and a tag or digest (nvidia/cuda:12.4.1-devel), or a registry host with a dot.
+IMAGE_REFERENCE = re.compile(
+    r"^(?:docker://)?(?:(?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d+)?[/#])?[a-z0-9._-]+(?:/[a-z0-9._-]+)+"
+    r"(?::[A-Za-z0-9_][\w.-]*|@sha256:[0-9a-f]+)?$"
+)
 
 
 @dataclass(frozen=True)
@@ -198,12 +207,33 @@ def _invocation(words: list[Word], origin: Origin) -> Iterator[Item]:
         COMMAND, tool, *origin(words[0].offset), value=" ".join(args), args=args,
         positions=tuple(origin(w.offset) for w in words[1:]),
     )
+    if tool in _CONTAINER_TOOLS:
+        yield from image_arguments(words[1:], origin)
     installer = _installer(tool, args)
     if installer == "pip":
         start = [w.text for w in words].index("install") + 1 if "install" in args else 2
         yield from pip_arguments(words[start:], origin)
     elif installer == "conda":
         yield from _conda_arguments(words[2:], origin)
+
+
+def image_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
+    """Image references among a container tool's arguments (`--container-image=` values too)."""
+    for word in words:
+        text = word.text.partition("=")[2] if word.text.startswith("--") else word.text
+        if "/" in text and not text.startswith(("/", ".", "~", "-")) and is_image(text):
+            start = word.offset + (len(word.text) - len(text))
+            yield Item(IMAGE, image_name(text), *origin(start))
+
+
+def is_image(text: str) -> bool:
+    """An image reference with a tag, digest, docker:// or registry host (`data/x` is a path)."""
+    return bool(IMAGE_REFERENCE.match(text)) and (":" in text or "@" in text or text.startswith(("docker://", "nvcr.io")))
+
+
+def image_name(text: str) -> str:
+    """`docker://nvcr.io#nvidia/pytorch:24.01` -> `nvcr.io/nvidia/pytorch:24.01` (enroot writes a #)."""
+    return text.removeprefix("docker://").replace("#", "/", 1)
 
 
 def _installer(tool: str, args: tuple[str, ...]) -> str | None:

@@ -9,9 +9,9 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse import ParseError, register
-from migrate.parse.manifest import ENV, FACT, IMAGE, INDEX, Item, ManifestDocument
+from migrate.parse.manifest import ENV, FACT, IMAGE, INDEX, Item, ManifestDocument, requirement_item
 from migrate.parse.requirements import requirement_items
-from migrate.parse.shell import conda_item, shell_items
+from migrate.parse.shell import conda_item, image_name, is_image, shell_items
 
 Path_ = tuple[str, ...]
 _GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "nvidia.com/mig")
@@ -249,7 +249,45 @@ def parse_workflow(source: SourceFile, text: str) -> ManifestDocument:
     return _document(source, text, workflow_items)
 
 
+def cog_items(root: Node) -> Iterator[Item]:
+    """Replicate cog.yaml: `build.gpu`, `build.cuda`, `build.python_packages` and the `build.run` commands."""
+    build = _get(root, "build")
+    if build is None:
+        return
+    for key in ("gpu", "cuda"):
+        node = _get(build, key)
+        value = _scalar(node)
+        if node is not None and value is not None:
+            yield Item(FACT, f"cog-{key}", *_pos(node), value=value.lower())
+    for package in _sequence(_get(build, "python_packages")):
+        item = requirement_item(_scalar(package) or "", *_pos(package), strict=False)
+        if item is not None:
+            yield item
+    for command in _sequence(_get(build, "run")):
+        yield from _script_items(_get(command, "command") or command)
+
+
+def image_items(root: Node) -> Iterator[Item]:
+    """Any YAML (launcher configs, Helm values): values of `*image*` keys that read as image references."""
+    for path, _key, value in _walk(root):
+        text = _scalar(value)
+        if text and "image" in path[-1].lower() and "/" in text and is_image(text):
+            yield Item(IMAGE, image_name(text), *_pos(value))
+
+
+def _other_yaml(root: Node) -> Iterator[Item]:
+    return kubernetes_items(root) if is_kubernetes(root) else image_items(root)
+
+
 @register(FileKind.KUBERNETES, FileKind.YAML)
 def parse_yaml(source: SourceFile, text: str) -> ManifestDocument:
-    """Any other YAML: read only when it is a Kubernetes manifest (apiVersion + kind)."""
-    return _document(source, text, lambda root: kubernetes_items(root) if is_kubernetes(root) else iter(()))
+    """Any other YAML: a Kubernetes manifest (apiVersion + kind), or else only its image references."""
+    if "apiVersion" not in text and "image" not in text.lower():
+        return ManifestDocument(source=source, text=text)  # neither could yield an item: spare the YAML parse
+    return _document(source, text, _other_yaml)
+
+
+@register(FileKind.COG)
+def parse_cog(source: SourceFile, text: str) -> ManifestDocument:
+    """Replicate's cog.yaml."""
+    return _document(source, text, cog_items)

@@ -8,6 +8,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -19,6 +20,7 @@ from click.testing import CliRunner
 from migrate.cli import cli
 from migrate.config import Settings
 from migrate.scan import scan
+from migrate.writer import write_file
 
 from conftest import GIT_ENV, init_repo
 
@@ -212,3 +214,22 @@ def test_output_into_a_missing_directory_says_so(tmp_path: Path) -> None:
     result = _translate(str(tmp_path / "k.cu"), "-o", str(target))
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines()[-1] == f"migrate: error: cannot write {target}: directory {target.parent} does not exist"
+
+
+def test_a_report_written_to_dev_null_leaves_the_device_in_place(tmp_path: Path) -> None:
+    """Renaming a temp file over /dev/null (as root) would turn the device into a regular file."""
+    (tmp_path / "dev").mkdir()
+    device = tmp_path / "dev" / "null"
+    try:
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("creating a device node needs root")
+    write_file(device, "report\n")
+    assert stat.S_ISCHR(os.stat(device).st_mode)
+    assert os.path.getsize(device) == 0
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "src.cu").write_text("void f() { cudaDeviceSynchronize(); }\n")
+    done = CliRunner().invoke(cli, ["scan", str(repo), "--format", "json", "--output", str(device)])
+    assert done.exit_code == 0, done.output
+    assert stat.S_ISCHR(os.stat(device).st_mode), done.output

@@ -4,6 +4,7 @@ leaves the old file whole. Reports, baselines, cache entries, translations and t
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,7 +19,21 @@ def write_file(path: Path, data: bytes | str, *, mode: int | None = None, durabl
     content = data.encode("utf-8") if isinstance(data, str) else data
     if not path.parent.is_dir():
         raise FileNotFoundError(2, f"directory {path.parent} does not exist", str(path))
+    if _is_special(path):
+        # /dev/null, /dev/stdout, a FIFO: renaming over it would replace the device node itself
+        with open(path, "wb") as handle:
+            handle.write(content)
+        return
     replace(stage(path, content, mode, make_parents=False, durable=durable), path)
+
+
+def _is_special(path: Path) -> bool:
+    """An existing target (through a symlink too, as /dev/stdout) that is not a regular file: a device or FIFO."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return not stat.S_ISREG(info.st_mode)
 
 
 def stage(

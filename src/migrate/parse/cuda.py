@@ -294,7 +294,9 @@ class CudaDocument(Document):
 
         Candidates come from a regex over the bytes and are confirmed against the tree, so the cost
         follows the few names present rather than every identifier of the file."""
-        present = self._words.intersection(names)
+        words = self._words
+        # iterate over the smaller side: a header has far fewer distinct words than the API map has names
+        present = [w for w in words if w in names] if len(words) < len(names) else words.intersection(names)
         if not present:
             return []
         alternatives = b"|".join(re.escape(n.encode()) for n in sorted(present, key=len, reverse=True))

@@ -6,11 +6,11 @@ import multiprocessing
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
-from migrate import matchers, targets
+from migrate import matchers, targets, tokenscan
 from migrate.baseline import load as load_baseline
 from migrate.baseline import new_findings
 from migrate.cache import Cache, load_ruleset, open_cache
@@ -25,6 +25,8 @@ from migrate.substitutions import propose
 
 Progress = Callable[[int, int], None]
 _PARALLEL_FROM = 64  # below this many files a process pool costs more than it saves
+_TOKEN_KINDS = (FileKind.CUDA, FileKind.CPP, FileKind.C)
+token_level = True  # vendored C/C++/CUDA on tokens only; benchmarks and tests turn it off to compare with a full parse
 
 
 def scan(
@@ -144,8 +146,10 @@ def _computed(
             if progress:
                 progress(done, total)
         return
+    for kind in {s.kind for s in sources if s.vendored and s.kind in _TOKEN_KINDS} if token_level else ():
+        tokenscan.warm(ruleset.for_kind(kind))  # compiled once here, shared by the forked workers
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings)) as pool:
+    with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, token_level)) as pool:
         done = 0
         for results in pool.imap_unordered(_worker_scan, _batches(sources, jobs)):
             for result in results:
@@ -174,9 +178,9 @@ def _batches(sources: list[SourceFile], jobs: int) -> Iterator[list[SourceFile]]
 _worker_state: tuple[Ruleset, Settings] | None = None
 
 
-def _init_worker(ruleset: Ruleset, settings: Settings) -> None:
-    global _worker_state
-    _worker_state = (ruleset, settings)
+def _init_worker(ruleset: Ruleset, settings: Settings, tokens: bool) -> None:
+    global _worker_state, token_level
+    _worker_state, token_level = (ruleset, settings), tokens
 
 
 def _worker_scan(sources: list[SourceFile]) -> list[FileResult]:
@@ -193,25 +197,42 @@ def scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileR
         text = read_text(source)
     except ParseError as exc:
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
-    if not _might_match(source.kind, rules, text):
+    applicable = _applicable(source.kind, rules, text)
+    if not applicable:
         return FileResult(source.relpath)
+    if source.vendored and source.kind in _TOKEN_KINDS and token_level:
+        return _match_tokens(Document(source=source, text=text), rules, applicable, settings)
     doc = parse(source, text)
     if isinstance(doc, Skipped):
         return FileResult(source.relpath, skipped=doc)
-    return _match(doc, rules, settings)
+    return _match(doc, applicable, settings)
 
 
 def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileResult:
-    findings: list[Finding] = []
-    guarded = 0
+    runs = []
     for rule in rules:
-        needles = _rule_prefilter(rule)
-        if needles is not None and needles.search(doc.text) is None:
-            continue  # skipping also spares compiling its tree-sitter query: most of a small check's time
         matcher = matchers.get(rule.match["matcher"])
         assert matcher is not None  # the ruleset validated every matcher name
+        runs.append((rule, matcher.function(doc, rule.match)))
+    return _result(doc, runs, settings)
+
+
+def _match_tokens(
+    doc: Document, rules: tuple[Rule, ...], applicable: tuple[Rule, ...], settings: Settings
+) -> FileResult:
+    """Vendored C/C++/CUDA: the APPLICABLE rules that can be decided on tokens, from one lexer pass (no parse)."""
+    kept = tokenscan.token_rules(applicable)
+    lexed = tokenscan.lex(doc.text, tokenscan.interesting_words(rules))  # one lexer per kind, not per file
+    doc.guarded_ranges = lexed.guarded
+    return _result(doc, [(rule, run(lexed, doc.text, rule.match)) for rule, run in kept], settings)
+
+
+def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings: Settings) -> FileResult:
+    findings: list[Finding] = []
+    guarded = 0
+    for rule, found in runs:
         hits = []
-        for hit in matcher.function(doc, rule.match):
+        for hit in found:
             if doc.is_suppressed(hit.line, rule.id):
                 continue
             if doc.is_guarded(hit.line):
@@ -259,44 +280,49 @@ def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:
     return max(table.get(targets.wavefront_size(t), rule.severity) for t in gfx_targets)
 
 
-def _might_match(kind: FileKind, rules: tuple[Rule, ...], text: str) -> bool:
-    prefilter = _prefilter(kind, rules)
-    return prefilter is None or prefilter.search(text) is not None
+def _applicable(kind: FileKind, rules: tuple[Rule, ...], text: str) -> tuple[Rule, ...]:
+    """The rules whose needles occur in TEXT (rules without needles always apply), from one regex pass."""
+    needles = _needles(kind, rules)
+    if needles.always == rules:
+        return rules
+    wanted: set[Rule] = set(needles.always)
+    seen: set[str] = set()
+    search = needles.pattern.search
+    match = search(text)
+    while match is not None:
+        word = match.group()
+        if word not in seen:
+            seen.add(word)
+            wanted.update(needles.rules_of[word])
+            if len(wanted) == len(rules):
+                return rules
+        match = search(text, match.start() + 1)  # the next needle may start inside this one
+    return tuple(rule for rule in rules if rule in wanted)
+
+
+@dataclass(frozen=True)
+class _Needles:
+    """The needles of one kind's rules as one regex, and which rules each match (with its prefixes) satisfies."""
+
+    pattern: re.Pattern[str]
+    rules_of: dict[str, frozenset[Rule]]
+    always: tuple[Rule, ...]
 
 
 @cache
-def _rule_prefilter(rule: Rule) -> re.Pattern[str] | None:
-    """One rule's needles as a regex; None when the rule must always run."""
-    return _prefilter(None, (rule,))
-
-
-@cache
-def _prefilter(kind: FileKind | None, rules: tuple[Rule, ...]) -> re.Pattern[str] | None:
-    """One regex of every rule's needles for this kind; None when some rule must always run."""
-    words: set[str] = set()
+def _needles(kind: FileKind, rules: tuple[Rule, ...]) -> _Needles:
+    by_needle: dict[str, set[Rule]] = {}
+    always = []
     for rule in rules:
         matcher = matchers.get(rule.match["matcher"])
         found = matcher.needles(rule.match) if matcher and matcher.needles else None
         if found is None:
-            return None
-        words.update(found)
-    return re.compile(_trie_pattern(words) if words else r"(?!)")
-
-
-def _trie_pattern(words: set[str]) -> str:
-    """An alternation factored by common prefixes: the regex engine then rejects most positions
-    on the first character instead of trying every word (10x faster on a few hundred needles)."""
-    trie: dict[str, dict] = {}  # type: ignore[type-arg]
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-    return _pattern(trie)
-
-
-def _pattern(node: dict) -> str:  # type: ignore[type-arg]
-    if "" in node:
-        return ""  # a shorter needle already matches: longer ones add nothing to a yes/no search
-    branches = [re.escape(char) + _pattern(child) for char, child in sorted(node.items())]
-    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+            always.append(rule)
+        for needle in found or ():
+            by_needle.setdefault(needle, set()).add(rule)
+    # A match is the longest needle starting at a position; every needle that is a prefix of it occurs there too.
+    rules_of = {
+        needle: frozenset(r for n in by_needle if needle.startswith(n) for r in by_needle[n]) for needle in by_needle
+    }
+    body = tokenscan.longest_match(set(by_needle)) if by_needle else "(?!)"
+    return _Needles(re.compile(body), rules_of, tuple(always))

@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from migrate import matchers, targets, tokenscan
@@ -25,6 +25,7 @@ from migrate.substitutions import propose
 
 Progress = Callable[[int, int], None]
 _PARALLEL_FROM = 64  # below this many files a process pool costs more than it saves
+_STALE = 16  # matches that find no new rule before the needle regex is narrowed to the missing rules
 _TOKEN_KINDS = (FileKind.CUDA, FileKind.CPP, FileKind.C)
 token_level = True  # vendored C/C++/CUDA on tokens only; benchmarks and tests turn it off to compare with a full parse
 
@@ -281,48 +282,62 @@ def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:
 
 
 def _applicable(kind: FileKind, rules: tuple[Rule, ...], text: str) -> tuple[Rule, ...]:
-    """The rules whose needles occur in TEXT (rules without needles always apply), from one regex pass."""
+    """The rules whose needles occur in TEXT (rules without needles always apply).
+
+    Each search looks only for the needles of the rules not yet found, so it either removes a rule or
+    runs to the end of the file in C: a few searches a file, however often the common needles occur."""
     needles = _needles(kind, rules)
-    if needles.always == rules:
+    remaining = needles.searched
+    position, pattern, stale = 0, _search_for(remaining), 0
+    while remaining:
+        match = pattern.search(text, position)
+        if match is None:
+            break
+        left = remaining - needles.rules_of[match.group()]
+        stale = 0 if left != remaining else stale + 1
+        if stale > _STALE and left:  # common needles keep matching: search only for the rules still missing
+            pattern, stale = _search_for(left), 0
+        remaining, position = left, match.start() + 1
+    if not remaining:
         return rules
-    wanted: set[Rule] = set(needles.always)
-    seen: set[str] = set()
-    search = needles.pattern.search
-    match = search(text)
-    while match is not None:
-        word = match.group()
-        if word not in seen:
-            seen.add(word)
-            wanted.update(needles.rules_of[word])
-            if len(wanted) == len(rules):
-                return rules
-        match = search(text, match.start() + 1)  # the next needle may start inside this one
-    return tuple(rule for rule in rules if rule in wanted)
+    return tuple(rule for rule in rules if rule not in remaining)
 
 
 @dataclass(frozen=True)
 class _Needles:
     """The needles of one kind's rules as one regex, and which rules each match (with its prefixes) satisfies."""
 
-    pattern: re.Pattern[str]
+    searched: frozenset[Rule]  # the rules with needles
     rules_of: dict[str, frozenset[Rule]]
-    always: tuple[Rule, ...]
 
 
 @cache
 def _needles(kind: FileKind, rules: tuple[Rule, ...]) -> _Needles:
     by_needle: dict[str, set[Rule]] = {}
-    always = []
+    searched = []
     for rule in rules:
-        matcher = matchers.get(rule.match["matcher"])
-        found = matcher.needles(rule.match) if matcher and matcher.needles else None
-        if found is None:
-            always.append(rule)
+        found = _rule_needles(rule)
+        if found is not None:
+            searched.append(rule)
         for needle in found or ():
             by_needle.setdefault(needle, set()).add(rule)
     # A match is the longest needle starting at a position; every needle that is a prefix of it occurs there too.
     rules_of = {
         needle: frozenset(r for n in by_needle if needle.startswith(n) for r in by_needle[n]) for needle in by_needle
     }
-    body = tokenscan.longest_match(set(by_needle)) if by_needle else "(?!)"
-    return _Needles(re.compile(body), rules_of, tuple(always))
+    return _Needles(frozenset(searched), rules_of)
+
+
+@lru_cache(maxsize=4096)
+def _search_for(rules: frozenset[Rule]) -> re.Pattern[str]:
+    """One regex of the needles of RULES."""
+    words = {needle for rule in rules for needle in _rule_needles(rule) or ()}
+    return re.compile(tokenscan.longest_match(words) if words else "(?!)")
+
+
+@cache
+def _rule_needles(rule: Rule) -> frozenset[str] | None:
+    """Strings one of which must occur in a file for RULE to fire; None when it must always run."""
+    matcher = matchers.get(rule.match["matcher"])
+    found = matcher.needles(rule.match) if matcher and matcher.needles else None
+    return frozenset(found) if found is not None else None

@@ -6,8 +6,8 @@ import multiprocessing
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
-from functools import cache, lru_cache
+from dataclasses import dataclass, field, replace
+from functools import cache, cached_property
 from pathlib import Path
 
 from migrate import matchers, targets, tokenscan
@@ -26,6 +26,7 @@ from migrate.substitutions import propose
 Progress = Callable[[int, int], None]
 _PARALLEL_FROM = 64  # below this many files a process pool costs more than it saves
 _STALE = 16  # matches that find no new rule before the needle regex is narrowed to the missing rules
+_PATTERNS = 256  # narrowed needle regexes compiled per kind and process, at most
 _TOKEN_KINDS = (FileKind.CUDA, FileKind.CPP, FileKind.C)
 token_level = True  # vendored C/C++/CUDA on tokens only; benchmarks and tests turn it off to compare with a full parse
 
@@ -148,7 +149,7 @@ def _computed(
                 progress(done, total)
         return
     for kind in {s.kind for s in sources if s.vendored and s.kind in _TOKEN_KINDS} if token_level else ():
-        tokenscan.warm(ruleset.for_kind(kind))  # compiled once here, shared by the forked workers
+        tokenscan.warm(_table(ruleset, kind).words)  # compiled once here, shared by the forked workers
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, token_level)) as pool:
         done = 0
@@ -191,18 +192,18 @@ def _worker_scan(sources: list[SourceFile]) -> list[FileResult]:
 
 def scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileResult:
     """Findings for one file, or the reason it was skipped."""
-    rules = ruleset.for_kind(source.kind)
-    if not rules:
+    table = _table(ruleset, source.kind)
+    if not table.rules:
         return FileResult(source.relpath)
     try:
         text = read_text(source)
     except ParseError as exc:
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
-    applicable = _applicable(source.kind, rules, text)
+    applicable = _applicable(table, text)
     if not applicable:
         return FileResult(source.relpath)
     if source.vendored and source.kind in _TOKEN_KINDS and token_level:
-        return _match_tokens(Document(source=source, text=text), rules, applicable, settings)
+        return _match_tokens(Document(source=source, text=text), table.words, applicable, settings)
     doc = parse(source, text)
     if isinstance(doc, Skipped):
         return FileResult(source.relpath, skipped=doc)
@@ -218,12 +219,10 @@ def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileRe
     return _result(doc, runs, settings)
 
 
-def _match_tokens(
-    doc: Document, rules: tuple[Rule, ...], applicable: tuple[Rule, ...], settings: Settings
-) -> FileResult:
-    """Vendored C/C++/CUDA: the APPLICABLE rules that can be decided on tokens, from one lexer pass (no parse)."""
-    kept = tokenscan.token_rules(applicable)
-    lexed = tokenscan.lex(doc.text, tokenscan.interesting_words(rules))  # one lexer per kind, not per file
+def _match_tokens(doc: Document, words: frozenset[str], rules: tuple[Rule, ...], settings: Settings) -> FileResult:
+    """Vendored C/C++/CUDA: the RULES that can be decided on tokens, from one lexer pass for WORDS (no parse)."""
+    kept = tokenscan.token_rules(rules)
+    lexed = tokenscan.lex(doc.text, words)
     doc.guarded_ranges = lexed.guarded
     return _result(doc, [(rule, run(lexed, doc.text, rule.match)) for rule, run in kept], settings)
 
@@ -281,58 +280,81 @@ def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:
     return max(table.get(targets.wavefront_size(t), rule.severity) for t in gfx_targets)
 
 
-def _applicable(kind: FileKind, rules: tuple[Rule, ...], text: str) -> tuple[Rule, ...]:
-    """The rules whose needles occur in TEXT (rules without needles always apply).
+def _applicable(table: _Needles, text: str) -> tuple[Rule, ...]:
+    """The rules of TABLE whose needles occur in TEXT (rules without needles always apply).
 
-    Each search looks only for the needles of the rules not yet found, so it either removes a rule or
-    runs to the end of the file in C: a few searches a file, however often the common needles occur."""
-    needles = _needles(kind, rules)
-    remaining = needles.searched
-    position, pattern, stale = 0, _search_for(remaining), 0
+    Once common needles keep matching, the search looks only for the needles of the rules not yet
+    found, so it either removes a rule or runs to the end of the file in C."""
+    remaining = table.searched  # a bit mask over table.rules
+    position, pattern, stale = 0, table.pattern(remaining), 0
     while remaining:
         match = pattern.search(text, position)
         if match is None:
             break
-        left = remaining - needles.rules_of[match.group()]
+        left = remaining & ~table.rules_of[match.group()]
         stale = 0 if left != remaining else stale + 1
-        if stale > _STALE and left:  # common needles keep matching: search only for the rules still missing
-            pattern, stale = _search_for(left), 0
+        if stale > _STALE and left:  # narrow the regex to the rules still missing
+            pattern, stale = table.pattern(left, compile_new=len(table.patterns) < _PATTERNS), 0
         remaining, position = left, match.start() + 1
     if not remaining:
-        return rules
-    return tuple(rule for rule in rules if rule not in remaining)
+        return table.rules
+    return tuple(rule for index, rule in enumerate(table.rules) if not remaining >> index & 1)
 
 
 @dataclass(frozen=True)
 class _Needles:
-    """The needles of one kind's rules as one regex, and which rules each match (with its prefixes) satisfies."""
+    """One kind's rules, which of them (a bit mask) each needle satisfies with the needles that are its prefixes,
+    and regexes of the needles of sets of rules."""
 
-    searched: frozenset[Rule]  # the rules with needles
-    rules_of: dict[str, frozenset[Rule]]
+    rules: tuple[Rule, ...]
+    searched: int  # the rules with needles
+    rules_of: dict[str, int]
+    patterns: dict[int, re.Pattern[str]] = field(default_factory=dict)
+
+    def pattern(self, mask: int, compile_new: bool = True) -> re.Pattern[str]:
+        """The longest-match regex of the needles of the rules in MASK (or of all rules, not to compile more)."""
+        found = self.patterns.get(mask)
+        if found is None:
+            if not compile_new:
+                return self.patterns[self.searched]
+            words = {n for index, rule in enumerate(self.rules) if mask >> index & 1 for n in _rule_needles(rule) or ()}
+            found = self.patterns[mask] = re.compile(tokenscan.longest_match(words) if words else "(?!)")
+        return found
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The identifiers the token-level matchers of these rules look for."""
+        return tokenscan.interesting_words(self.rules)
 
 
-@cache
-def _needles(kind: FileKind, rules: tuple[Rule, ...]) -> _Needles:
-    by_needle: dict[str, set[Rule]] = {}
-    searched = []
-    for rule in rules:
+_TABLES: dict[FileKind, tuple[Ruleset, _Needles]] = {}
+
+
+def _table(ruleset: Ruleset, kind: FileKind) -> _Needles:
+    """The needle table of KIND's rules (kept per process while the ruleset stays the same object)."""
+    kept = _TABLES.get(kind)
+    if kept is None or kept[0] is not ruleset:
+        kept = _TABLES[kind] = (ruleset, _needles(ruleset.for_kind(kind)))
+    return kept[1]
+
+
+def _needles(rules: tuple[Rule, ...]) -> _Needles:
+    by_needle: dict[str, int] = {}
+    searched = 0
+    for index, rule in enumerate(rules):
         found = _rule_needles(rule)
         if found is not None:
-            searched.append(rule)
+            searched |= 1 << index
         for needle in found or ():
-            by_needle.setdefault(needle, set()).add(rule)
+            by_needle[needle] = by_needle.get(needle, 0) | 1 << index
     # A match is the longest needle starting at a position; every needle that is a prefix of it occurs there too.
-    rules_of = {
-        needle: frozenset(r for n in by_needle if needle.startswith(n) for r in by_needle[n]) for needle in by_needle
-    }
-    return _Needles(frozenset(searched), rules_of)
-
-
-@lru_cache(maxsize=4096)
-def _search_for(rules: frozenset[Rule]) -> re.Pattern[str]:
-    """One regex of the needles of RULES."""
-    words = {needle for rule in rules for needle in _rule_needles(rule) or ()}
-    return re.compile(tokenscan.longest_match(words) if words else "(?!)")
+    rules_of = {}
+    for needle in by_needle:
+        rules_of[needle] = 0
+        for other, mask in by_needle.items():
+            if needle.startswith(other):
+                rules_of[needle] |= mask
+    return _Needles(rules, searched, rules_of)
 
 
 @cache

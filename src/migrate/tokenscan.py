@@ -293,7 +293,7 @@ def token_rules(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, TokenMatcher], ...
     return tuple(found)
 
 
-def warm(rules: tuple[Rule, ...]) -> None:
-    """Compile the lexer (and load the API map) now: forked workers then share it."""
+def warm(words: frozenset[str]) -> None:
+    """Compile the lexer for WORDS (and load the API map) now: forked workers then share them."""
     api_map()
-    _words(interesting_words(rules))
+    _words(words)

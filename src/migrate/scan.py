@@ -20,6 +20,7 @@ from migrate.gitdiff import Changes, changed_lines, keep_changed
 from migrate.matchers import Hit
 from migrate.model import FileKind, FileResult, Finding, Rule, ScanResult, Severity, Skipped, SourceFile
 from migrate.parse import Document, ParseError, parse, read_text
+from migrate.parse.cuda import longest_match
 from migrate.ruleset import Ruleset, load, load_builtin, rules_dir
 from migrate.substitutions import propose
 
@@ -148,8 +149,9 @@ def _computed(
             if progress:
                 progress(done, total)
         return
-    for kind in {s.kind for s in sources if s.vendored and s.kind in _TOKEN_KINDS} if token_level else ():
-        tokenscan.warm(_table(ruleset, kind).words)  # compiled once here, shared by the forked workers
+    for kind, vendored in {(s.kind, s.vendored) for s in sources if s.kind in _TOKEN_KINDS}:
+        # compiled once here, shared by the forked workers
+        tokenscan.warm(_table(ruleset, kind).words if vendored and token_level else None)
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, token_level)) as pool:
         done = 0
@@ -318,7 +320,7 @@ class _Needles:
             if not compile_new:
                 return self.patterns[self.searched]
             words = {n for index, rule in enumerate(self.rules) if mask >> index & 1 for n in _rule_needles(rule) or ()}
-            found = self.patterns[mask] = re.compile(tokenscan.longest_match(words) if words else "(?!)")
+            found = self.patterns[mask] = re.compile(longest_match(words) if words else "(?!)")
         return found
 
     @cached_property

@@ -20,7 +20,7 @@ from migrate.matchers.cuda_api import _message, _names, _suggestion
 from migrate.matchers.cuda_asm import _STRING, _compiled, _joined
 from migrate.matchers.cuda_include import _wanted as _wanted_header
 from migrate.model import Rule
-from migrate.parse.cuda import HIP_GUARD_MACROS
+from migrate.parse.cuda import HIP_GUARD_MACROS, longest_match, names_pattern
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _NAMESPACE_QUERY = re.compile(r'^\s*\(\(namespace_identifier\) @hit \(#(?:eq|any-of)\? @hit((?:\s*"\w+")+)\)\)\s*$')
@@ -43,25 +43,6 @@ class Lexed:
     def point(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""
         return self.lines.point(offset)
-
-
-def longest_match(words: set[str]) -> str:
-    """A longest-match alternation factored by common prefixes (fast rejection on the first character)."""
-    root: dict[str, Any] = {}
-    for word in words:
-        node = root
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-    return _branch(root)
-
-
-def _branch(node: dict[str, Any]) -> str:
-    branches = [re.escape(char) + _branch(child) for char, child in sorted(node.items()) if char]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-    return f"(?:{body})?" if "" in node else body
 
 
 # Comments and strings: every branch starts with a literal character, so the regex engine skips to candidates.
@@ -293,7 +274,8 @@ def token_rules(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, TokenMatcher], ...
     return tuple(found)
 
 
-def warm(words: frozenset[str]) -> None:
-    """Compile the lexer for WORDS (and load the API map) now: forked workers then share them."""
-    api_map()
-    _words(words)
+def warm(words: frozenset[str] | None) -> None:
+    """Compile the regex of the CUDA API names, and the lexer for WORDS, now: forked workers then share them."""
+    names_pattern(api_map().keys())
+    if words is not None:
+        _words(words)

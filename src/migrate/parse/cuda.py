@@ -23,6 +23,7 @@ HIP_GUARD_MACROS = frozenset(
     }
 )
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+_WORD = re.compile(rb"[A-Za-z_]\w*")
 _LITERAL = re.compile(rb'"(?:\\.|[^"\\])*"|//.*|/\*.*?\*/', re.S)  # strings and comments in a macro body
 _CODE_IDENTIFIERS = frozenset({"identifier", "type_identifier", "namespace_identifier"})
 
@@ -293,7 +294,7 @@ class CudaDocument(Document):
 
         Candidates come from one regex of NAMES over the bytes (compiled once per collection of names) and are
         confirmed against the tree, so the cost follows the few names present rather than every identifier."""
-        pattern = names_pattern(names)
+        pattern = self._names_regex(names)
         if pattern is None:
             return []
         data, found = self.data, []
@@ -305,6 +306,26 @@ class CudaDocument(Document):
             if token is not None:
                 found.append(token)
         return found
+
+    def _names_regex(self, names: Collection[str]) -> re.Pattern[bytes] | None:
+        """The one regex of NAMES once compiled, or once this process has searched them in a few files; before
+        that, a regex of the names present in this file (checking a few files does not pay the compile)."""
+        key, mapping = _names_key(names)
+        kept = _NAME_PATTERNS.get(key)
+        if kept is not None and kept[0] is mapping:
+            return kept[1]
+        _NAME_USES[key] = _NAME_USES.get(key, 0) + 1
+        if _NAME_USES[key] > _COMPILE_AFTER:
+            return names_pattern(names)
+        words = self._words
+        present = [w for w in words if w in names] if len(words) < len(names) else words.intersection(names)
+        if not present:
+            return None
+        return re.compile(b"|".join(re.escape(n.encode()) for n in sorted(present, key=len, reverse=True)) + rb"\b")
+
+    @cached_property
+    def _words(self) -> frozenset[str]:
+        return frozenset(w.decode() for w in set(_WORD.findall(self.data)))
 
     def _confirmed(self, name: str, start: int, end: int) -> Token | None:
         node = self.root.descendant_for_byte_range(start, end)
@@ -357,14 +378,20 @@ def _guarded_ranges(doc: CudaDocument) -> list[tuple[int, int]]:
 
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _NAME_PATTERNS: dict[Any, tuple[object, re.Pattern[bytes] | None]] = {}
+_NAME_USES: dict[Any, int] = {}
+_COMPILE_AFTER = 16  # files searched for a collection of names before its one regex is compiled
+
+
+def _names_key(names: Collection[str]) -> tuple[Any, object]:
+    mapping = getattr(names, "mapping", None)  # a dict's keys(): a new view each call, the same dict
+    return (("keys of", id(mapping)) if mapping is not None else frozenset(names)), mapping
 
 
 def names_pattern(names: Collection[str]) -> re.Pattern[bytes] | None:
     """A longest-match regex of NAMES ending at a word boundary (the caller checks the start); None if empty."""
-    mapping = getattr(names, "mapping", None)  # a dict's keys(): a new view each call, the same dict
-    key: Any = ("keys of", id(mapping)) if mapping is not None else frozenset(names)
+    key, mapping = _names_key(names)
     kept = _NAME_PATTERNS.get(key)
-    if kept is None or (mapping is not None and kept[0] is not mapping):
+    if kept is None or kept[0] is not mapping:
         words = {n for n in names if n.isascii()}
         pattern = re.compile(longest_match(words).encode() + rb"\b") if words else None
         kept = _NAME_PATTERNS[key] = (mapping, pattern)

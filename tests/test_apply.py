@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from migrate import apply as apply_module
+from migrate import writer
 from migrate.apply import ApplyError, FileChange, plan_port, render_diff, write_changes
 from migrate.cli import cli
 from migrate.translate import Engine
@@ -21,6 +22,8 @@ INPUTS = FIXTURES / "translate" / "input"
 GOLDEN = FIXTURES / "translate" / "expected"
 CRLF = b"#include <cuda_runtime.h>\r\nvoid f(float **p) {\r\n  cudaMalloc(p, 4);\r\n}\r\n"
 LATIN1 = "// Größe\nvoid g() { cudaDeviceSynchronize(); }".encode("latin-1")  # and no final newline
+# A .cu file gets the HIP runtime header nvcc includes implicitly, on a line of its own.
+LATIN1_PORTED = "// Größe\n#include <hip/hip_runtime.h>\nvoid g() { hipDeviceSynchronize(); }".encode("latin-1")
 
 
 @pytest.fixture(autouse=True)
@@ -78,7 +81,7 @@ def test_dry_run_diff_applies_with_git_and_changes_nothing(repo: Path, tmp_path:
     assert (fresh / "src" / "kernels.cu").read_bytes() == (GOLDEN / "kernels.cu").read_bytes()
     assert (fresh / "src" / "crlf.cu").read_bytes() == CRLF.replace(b"cuda_runtime.h", b"hip/hip_runtime.h").replace(
         b"cudaMalloc", b"hipMalloc")
-    assert (fresh / "src" / "latin1.cu").read_bytes() == LATIN1.replace(b"cudaDevice", b"hipDevice")
+    assert (fresh / "src" / "latin1.cu").read_bytes() == LATIN1_PORTED
 
 
 def test_diff_is_colored_only_when_asked(repo: Path) -> None:
@@ -96,7 +99,7 @@ def test_apply_commits_on_a_new_branch(repo: Path) -> None:
     assert git(repo, "rev-list", "--count", "main..rocm-port").strip() == "1"
     assert git(repo, "diff", "--name-only", "main", "rocm-port").split() == EXPECTED_CHANGED
     assert (repo / "src" / "tool.cpp").stat().st_mode & 0o777 == 0o755
-    assert (repo / "src" / "latin1.cu").read_bytes() == LATIN1.replace(b"cudaDevice", b"hipDevice")
+    assert (repo / "src" / "latin1.cu").read_bytes() == LATIN1_PORTED
     assert not list(repo.rglob("*.migrate-tmp"))
 
 
@@ -153,7 +156,7 @@ def test_failure_half_way_leaves_each_file_old_or_new(repo: Path, monkeypatch: p
             raise OSError(28, "No space left on device", str(target))
         os.replace(tmp, target)
 
-    monkeypatch.setattr(apply_module, "_replace", flaky)
+    monkeypatch.setattr(writer, "replace", flaky)
     with pytest.raises(ApplyError) as caught:
         write_changes(repo, plan.changes)
     message = str(caught.value)
@@ -169,14 +172,14 @@ def test_failure_half_way_leaves_each_file_old_or_new(repo: Path, monkeypatch: p
 def test_failure_while_staging_writes_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     plan = _plan(repo)
     before = _snapshot(repo)
-    real_stage = apply_module._stage
+    real_stage = writer.stage
 
-    def failing_stage(target: Path, data: bytes, mode: int | None = None) -> Path:
+    def failing_stage(target: Path, data: bytes, mode: int | None = None, **kwargs: bool) -> Path:
         if target.name == "runtime_api.cu":
             raise OSError(13, "Permission denied", str(target))
-        return real_stage(target, data, mode)
+        return real_stage(target, data, mode, **kwargs)
 
-    monkeypatch.setattr(apply_module, "_stage", failing_stage)
+    monkeypatch.setattr(writer, "stage", failing_stage)
     with pytest.raises(ApplyError, match="^nothing was written: .*runtime_api.cu: Permission denied"):
         write_changes(repo, plan.changes)
     assert _snapshot(repo) == before
@@ -205,7 +208,7 @@ def test_outside_git_writes_in_place(tmp_path: Path) -> None:
     (tmp_path / "k.cu").write_text("void f() { cudaDeviceSynchronize(); }\n")
     result = CliRunner().invoke(cli, ["apply", str(tmp_path), "--sources-only", "--engine", "builtin"])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "k.cu").read_text() == "void f() { hipDeviceSynchronize(); }\n"
+    assert (tmp_path / "k.cu").read_text() == "#include <hip/hip_runtime.h>\nvoid f() { hipDeviceSynchronize(); }\n"
 
 
 def test_second_apply_changes_nothing(repo: Path) -> None:

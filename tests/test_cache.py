@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import pickle
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -107,20 +107,20 @@ def test_tool_version_change_is_never_served_stale(tmp_path: Path, calls: list[s
 
 def shard(tmp_path: Path) -> Path:
     """The one store file of a one-file repo."""
-    (found,) = (tmp_path / "cache").glob("results/*/*.pickle")
+    (found,) = (tmp_path / "cache").glob("results/*/*.json")
     return found
 
 
-def entries(store: Path) -> dict[str, tuple[str, object]]:
-    version, found = pickle.loads(store.read_bytes())
-    assert version == migrate.cache.FORMAT
-    return found  # type: ignore[no-any-return]
+def entries(store: Path) -> dict[str, list[object]]:
+    found = json.loads(store.read_bytes())
+    assert found["format"] == migrate.cache.FORMAT
+    return found["entries"]  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize(
     "garbage",
-    [b"", b"{not json", b"\x80\x05\x95", pickle.dumps((migrate.cache.FORMAT, {"k0.cu": ("x", {"bad": 1})})),
-     pickle.dumps(["a", "list"]), b"\x00\xff"],
+    [b"", b"{not json", b"\x80\x05\x95", json.dumps({"format": migrate.cache.FORMAT, "entries": {"k0.cu": ["x", {}]}}).encode(),
+     b'["a", "list"]', b"\x00\xff", b"[" * 100000],
 )
 def test_corrupt_cache_file_is_ignored_and_replaced(tmp_path: Path, calls: list[str], garbage: bytes) -> None:
     root = repo(tmp_path, files=1)
@@ -138,8 +138,8 @@ def test_corrupt_entry_with_a_matching_key_is_a_miss(tmp_path: Path, calls: list
     expected = scan(root, settings_for(tmp_path))
     store = shard(tmp_path)
     found = entries(store)
-    found["k0.cu"] = (found["k0.cu"][0], "not a result")
-    store.write_bytes(pickle.dumps((migrate.cache.FORMAT, found)))
+    found["k0.cu"] = [found["k0.cu"][0], "not a result"]
+    store.write_text(json.dumps({"format": migrate.cache.FORMAT, "entries": found}))
     calls.clear()
     assert summary(scan(root, settings_for(tmp_path))) == summary(expected)
     assert calls == ["k0.cu"]
@@ -148,11 +148,11 @@ def test_corrupt_entry_with_a_matching_key_is_a_miss(tmp_path: Path, calls: list
 def test_a_complete_scan_forgets_deleted_files(tmp_path: Path, calls: list[str]) -> None:
     root = repo(tmp_path, files=40)
     scan(root, settings_for(tmp_path))
-    stores = list((tmp_path / "cache").glob("results/*/*.pickle"))
+    stores = list((tmp_path / "cache").glob("results/*/*.json"))
     for index in range(1, 40):
         (root / f"k{index}.cu").unlink()
     scan(root, settings_for(tmp_path))
-    assert len(stores) > 1 and [p.name for p in (tmp_path / "cache").glob("results/*/*.pickle")] == [shard(tmp_path).name]
+    assert len(stores) > 1 and [p.name for p in (tmp_path / "cache").glob("results/*/*.json")] == [shard(tmp_path).name]
     assert list(entries(shard(tmp_path))) == ["k0.cu"]
 
 
@@ -193,6 +193,19 @@ def test_no_cache_and_cache_dir_options(tmp_path: Path, monkeypatch: pytest.Monk
     assert runner.invoke(cli, ["scan", str(root), "--no-cache"]).exit_code == 0
     assert not (tmp_path / "xdg").exists()
     assert runner.invoke(cli, ["scan", str(root)]).exit_code == 0
-    assert len(list((tmp_path / "xdg" / "rocm-migrate").glob("results/*/*.pickle"))) == 1
+    assert len(list((tmp_path / "xdg" / "rocm-migrate").glob("results/*/*.json"))) == 1
     assert runner.invoke(cli, ["scan", str(root), "--cache-dir", str(tmp_path / "mine")]).exit_code == 0
-    assert len(list((tmp_path / "mine").glob("results/*/*.pickle"))) == 1
+    assert len(list((tmp_path / "mine").glob("results/*/*.json"))) == 1
+
+
+def test_warm_scan_keeps_the_occurrences_of_once_per_file_findings(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "sort.cu").write_text(
+        "#include <thrust/sort.h>\nvoid f(int* p) {\n  thrust::sort(p, p + 4);\n  thrust::sort(p, p + 2);\n}\n"
+    )
+    cold = scan(root, settings_for(tmp_path))
+    warm = scan(root, settings_for(tmp_path))
+    folded = [f for f in cold.findings if f.occurrences]
+    assert folded, "the fixture must give a once-per-file finding with several places"
+    assert [f.occurrences for f in warm.findings] == [f.occurrences for f in cold.findings]

@@ -99,7 +99,6 @@ def test_check_defaults_to_high_and_the_repository_baseline(tmp_path: Path) -> N
         ('[tool.migrate]\ndisable = [1]\n', "disable: expected a list of strings"),
         ('[tool.migrate.severity]\ncudnn-api = "huge"\n', "severity: unknown severity 'huge'"),
         ('[tool.migrate]\nrule-dirs = ["nope"]\n', "rule-dirs: directory not found: nope"),
-        ('[tool.migrate\n', "pyproject.toml: invalid TOML"),
         ("[tool]\nmigrate = 3\n", "[tool.migrate] must be a table"),
     ],
 )

@@ -56,10 +56,12 @@ def test_requirements_include_is_followed_when_discovery_would_not_read_it(tmp_p
     assert packages == [("numpy", 1, "numpy"), ("xformers", 2, "xformers==0.0.26 (from deps/gpu.txt)")]
 
 
-def test_requirements_line_pip_rejects_is_a_skip(tmp_path: Path) -> None:
+def test_requirements_line_pip_rejects_is_skipped_and_the_rest_kept(tmp_path: Path) -> None:
     doc = _parse(tmp_path, "requirements.txt", FileKind.REQUIREMENTS, "torch\nthis is not a requirement\n")
-    assert isinstance(doc, Skipped)
-    assert doc.reason.startswith("line 2: invalid requirement 'this is not a requirement'")
+    assert not isinstance(doc, Skipped)
+    assert [item.name for item in doc.manifest] == ["torch"]
+    (problem,) = doc.problems
+    assert problem.startswith("line 2 skipped: invalid requirement 'this is not a requirement'")
 
 
 # --- shell, Dockerfile, Makefile, docs -----------------------------------------------------------

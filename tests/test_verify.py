@@ -54,6 +54,21 @@ def test_compile_error_maps_to_the_original_line(project: Path) -> None:
     assert [(f.path, f.line, f.evidence) for f in found] == [("src/broken.cu", 5, "cudaMemset(p, 0, missing_size);")]
 
 
+def test_error_after_the_inserted_runtime_include_maps_back(project: Path) -> None:
+    """A .cu file without a CUDA include gets one more line (hip_runtime.h); errors still land on the original line."""
+    require_tool("hipcc")
+    (project / "src" / "bare.cu").write_text("// no include: nvcc adds the runtime\nvoid f(float *p) {\n  cudaMemset(p, 0, size);\n}\n")
+    found = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20).findings
+    assert [(f.path, f.line, f.evidence) for f in found] == [("src/bare.cu", 3, "cudaMemset(p, 0, size);")]
+
+
+def test_warp_code_is_translated_for_the_compiler_rocm(project: Path) -> None:
+    require_tool("hipcc")
+    shutil.copy(INPUTS / "warp.cu", project / "src" / "warp.cu")
+    result = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20)
+    assert result.failed == ()
+
+
 def test_target_too_new_for_the_compiler(project: Path) -> None:
     require_tool("hipcc")
     with pytest.raises(InputError, match="target gfx942 is too new for the installed compiler"):

@@ -1,9 +1,9 @@
-"""The CUDA -> HIP name map (rules/data/cuda_api_map.tsv) and header map (hip_headers.yaml), loaded once per process."""
+"""The CUDA -> HIP name map (cuda_api_map.tsv), header map (hip_headers.yaml) and engine rules (hip_engine.yaml), loaded once."""
 
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import yaml
@@ -39,14 +39,21 @@ class ApiEntry:
         return self.has_hip and self.hip_name != self.cuda_name
 
 
+_COLUMNS = ("library", "section", "cuda_name", "hip_name", "roc_name", "status", "note")
+# libyaml's loader when PyYAML has it: the data files load several times faster.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @cache
 def api_map() -> dict[str, ApiEntry]:
     """CUDA name -> entry; where a name sits in two libraries, the first library (by file order) wins."""
     table: dict[str, ApiEntry] = {}
     with open(data_path("cuda_api_map.tsv"), newline="", encoding="utf-8") as handle:
-        rows = csv.DictReader((line for line in handle if not line.startswith("#")), delimiter="\t")
+        rows = csv.reader((line for line in handle if not line.startswith("#")), delimiter="\t")
+        header = next(rows)
+        positions = [header.index(column) for column in _COLUMNS]  # by name: the file may gain columns
         for row in rows:
-            entry = ApiEntry(**row)
+            entry = ApiEntry(*(row[i] for i in positions))
             existing = table.get(entry.cuda_name)
             if existing is None or (not existing.has_hip and entry.has_hip):
                 table[entry.cuda_name] = entry
@@ -57,6 +64,17 @@ def lookup(name: str) -> ApiEntry | None:
     return api_map().get(name)
 
 
+Version = tuple[int, ...]
+
+
+@cache
+def parse_version(text: str) -> Version:
+    """'6.2' -> (6, 2); ValueError for anything that is not dotted numbers."""
+    if not text or not all(part.isdigit() for part in text.split(".")):
+        raise ValueError(f"not a version: {text!r}")
+    return tuple(int(part) for part in text.split("."))
+
+
 @dataclass(frozen=True)
 class HeaderMap:
     """CUDA -> HIP headers and namespaces (rules/data/hip_headers.yaml)."""
@@ -64,15 +82,84 @@ class HeaderMap:
     headers: dict[str, str]
     prefixes: tuple[tuple[str, str], ...]
     namespaces: dict[str, str]
+    roc_headers: dict[str, str] = field(default_factory=dict)
+    versioned: dict[str, tuple[Version, str]] = field(default_factory=dict)
+    spellings: dict[str, str] = field(default_factory=dict)
 
-    def hip_header(self, name: str) -> str | None:
-        if name in self.headers:
-            return self.headers[name]
-        return next((hip for prefix, hip in self.prefixes if name.startswith(prefix)), None)
+    def hip_header(self, name: str, *, roc: bool = False, rocm: Version | None = None) -> str | None:
+        """The header to include instead of NAME (None: not a CUDA header); with ROCM, as the translator writes it."""
+        found = self.roc_headers.get(name) if roc else None
+        if found is None:
+            found = self.headers.get(name) or next((h for prefix, h in self.prefixes if name.startswith(prefix)), None)
+        if found is not None and rocm is not None:
+            found = self.spellings.get(found, found)
+        if found is not None and rocm is not None and found in self.versioned:
+            since, before = self.versioned[found]
+            return found if rocm >= since else before
+        return found
 
 
 @cache
 def header_map() -> HeaderMap:
     """The header and namespace data, loaded once."""
-    raw = yaml.safe_load(data_path("hip_headers.yaml").read_text(encoding="utf-8"))
-    return HeaderMap(dict(raw["headers"]), tuple(raw.get("prefixes", {}).items()), dict(raw.get("namespaces", {})))
+    raw = yaml.load(data_path("hip_headers.yaml").read_text(encoding="utf-8"), Loader=_LOADER)
+    versioned = {k: (parse_version(str(v["since"])), str(v["before"])) for k, v in raw.get("versioned", {}).items()}
+    return HeaderMap(
+        dict(raw["headers"]), tuple(raw.get("prefixes", {}).items()), dict(raw.get("namespaces", {})),
+        dict(raw.get("roc_headers", {})), versioned, dict(raw.get("spellings", {})),
+    )
+
+
+@dataclass(frozen=True)
+class CallRule:
+    """An argument rewrite for one HIP call: wrap argument ARG, append one when there are ARITY, or drop one."""
+
+    arg: int = -1
+    wrap: str = ""
+    arity: int = 0
+    append: str = ""
+    drop: int = -1
+
+
+@dataclass(frozen=True)
+class WarpRules:
+    """How the *_sync warp intrinsics are translated before and after the ROCm release that has them."""
+
+    sync_since: Version
+    unsync: dict[str, str]
+    replaced: dict[str, str]
+    masked: frozenset[str]
+    full_masks: frozenset[str]
+    full_mask: str
+    wide_mask: str
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self.unsync) | frozenset(self.replaced) | self.masked
+
+
+@dataclass(frozen=True)
+class EngineRules:
+    """What the builtin engine does beyond the name table (rules/data/hip_engine.yaml)."""
+
+    default_rocm: str
+    renames: dict[str, str]
+    calls: dict[str, CallRule]
+    warp: WarpRules
+
+
+@cache
+def engine_rules() -> EngineRules:
+    """The engine data, loaded once."""
+    raw = yaml.load(data_path("hip_engine.yaml").read_text(encoding="utf-8"), Loader=_LOADER)
+    warp = raw["warp"]
+    return EngineRules(
+        str(raw["default_rocm"]),
+        {str(k): str(v) for k, v in raw["renames"].items()},
+        {str(k): CallRule(**v) for k, v in raw["calls"].items()},
+        WarpRules(
+            parse_version(str(warp["sync_since"])), dict(warp["unsync"]), dict(warp["replaced"]),
+            frozenset(warp["masked"]), frozenset(str(m) for m in warp["full_masks"]), str(warp["full_mask"]),
+            str(warp["wide_mask"]),
+        ),
+    )

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import shutil
-import tempfile
+import signal
+import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import FrameType
 
-from migrate.discover import SKIP_DIRS, discover
+from migrate import gitcmd, writer
+from migrate.discover import discover, list_files
 from migrate.errors import MigrateError
 from migrate.model import Finding, Skipped, SourceFile
-from migrate.tools import run_tool
 from migrate.translate import Engine, Translation, is_translatable, translate_file
 
 DEFAULT_BRANCH = "rocm-port"
@@ -24,6 +27,12 @@ _COLORS = {b"+": b"\x1b[32m", b"-": b"\x1b[31m", b"@": b"\x1b[36m"}
 
 class ApplyError(MigrateError):
     """The port could not be written as asked; the message says what was and was not written."""
+
+
+class ApplyInterrupted(ApplyError):
+    """Ctrl-C or SIGTERM while writing: rolled back, exit 130."""
+
+    exit_code = 130
 
 
 @dataclass(frozen=True)
@@ -115,8 +124,8 @@ def render_diff(plan: Plan, *, color: bool = False) -> bytes:
 
 def _file_diff(change: FileChange) -> bytes:
     name = change.relpath.encode("utf-8", "surrogateescape")
-    old_lines = (change.old or b"").splitlines(keepends=True)
-    new_lines = change.new.splitlines(keepends=True)
+    old_lines = _git_lines(change.old or b"")
+    new_lines = _git_lines(change.new)
     head = [b"diff --git a/" + name + b" b/" + name + b"\n"]
     if change.old is None:
         head.append(b"new file mode 100644\n")
@@ -125,13 +134,20 @@ def _file_diff(change: FileChange) -> bytes:
     return b"".join(head) + b"".join(_terminated(line) for line in body)
 
 
+def _git_lines(data: bytes) -> list[bytes]:
+    """Lines as git counts them: ended by LF only (a CR-only file is one line)."""
+    lines = [line + b"\n" for line in data.split(b"\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
 def _terminated(line: bytes) -> bytes:
     return line if line.endswith(b"\n") else line + b"\n" + _NO_NEWLINE
 
 
 def _colorize(diff: bytes) -> bytes:
     lines = []
-    for line in diff.splitlines(keepends=True):
+    for line in _git_lines(diff):
         code = _COLORS.get(line[:1]) if not line.startswith((b"+++", b"---")) else b"\x1b[1m"
         lines.append(code + line.rstrip(b"\n") + b"\x1b[0m\n" if code else line)
     return b"".join(lines)
@@ -144,46 +160,55 @@ def write_port(
     plan: Plan, *, out_dir: Path | None = None, branch: str = DEFAULT_BRANCH, allow_dirty: bool = False,
     use_git: bool = True,
 ) -> ApplyResult:
-    """Write the plan: into a ported copy (OUT_DIR), or into the tree on a new git branch with one commit."""
+    """Write the plan: into a ported copy (OUT_DIR), or into the tree on a new git branch with one commit.
+    Any failure or interrupt rolls the tree (and the repository) back to where it was."""
     if out_dir is not None:
-        _copy_tree(plan.root, out_dir)
-        return ApplyResult(write_changes(out_dir, plan.changes), out_dir=out_dir)
+        target = _fresh_dir(out_dir, plan.root, inside="the repository")
+        with _emptied_on_failure(target):
+            _copy_tree(plan.root.resolve(), target)
+            return ApplyResult(write_changes(target, plan.changes), out_dir=out_dir)
     if not plan.changes:
         return ApplyResult(())
-    if not use_git or not _is_git(plan.root):
-        return ApplyResult(write_changes(plan.root, plan.changes))
-    _check_clean(plan.root, allow_dirty)
-    _git(plan.root, "checkout", "-q", "-b", branch, what=f"create branch {branch}")
-    written = write_changes(plan.root, plan.changes)
-    _git(plan.root, "add", "--", *written, what="stage the port")
-    _git(plan.root, "commit", "-q", "--no-verify", "-m", COMMIT_MESSAGE,
-         what=f"commit the port (files are written on branch {branch}, uncommitted)")
-    commit = _git(plan.root, "rev-parse", "--short", "HEAD", what="read the commit")
+    if not (use_git and gitcmd.toplevel(plan.root)):
+        with _transaction(plan, None):
+            return ApplyResult(write_changes(plan.root, plan.changes))
+    start = _git_start(plan, branch, allow_dirty)
+    with _transaction(plan, start):
+        _start_branch(plan.root, start)
+        written = write_changes(plan.root, plan.changes)
+        _commit(plan.root, written, branch)
+        commit = gitcmd.text(plan.root, "rev-parse", "--short", "HEAD", what="read the commit")
     return ApplyResult(written, branch=branch, commit=commit)
 
 
 def write_changes(root: Path, changes: Iterable[FileChange]) -> tuple[str, ...]:
-    """Write each change atomically: all temp files first, then one rename each; a failure names what was written."""
-    staged: list[tuple[Path, Path, str]] = []
-    try:
-        for change in changes:
-            target = _safe_target(root, change.relpath)
-            staged.append((_stage(target, change.new, change.mode), target, change.relpath))
-    except (OSError, ApplyError) as exc:
-        _discard(tmp for tmp, _, _ in staged)
-        raise ApplyError(f"nothing was written: {_reason(exc)}") from None
+    """Write each change atomically: all temp files first, then one rename each; a file that is not what the
+    plan read (edited, deleted or created since) is never overwritten; a failure names what was written."""
+    todo = list(changes)
+    staged: list[tuple[Path, Path, FileChange]] = []
     written: list[str] = []
-    for index, (tmp, target, relpath) in enumerate(staged):
+    try:
         try:
-            _replace(tmp, target)
-        except OSError as exc:
-            _discard(t for t, _, _ in staged[index:])
-            left = [r for _, _, r in staged[index:]]
-            raise ApplyError(
-                f"writing {relpath} failed ({_reason(exc)}); written: {', '.join(written) or 'none'}; "
-                f"left unchanged: {', '.join(left)}"
-            ) from None
-        written.append(relpath)
+            _check_parses(todo)
+            for change in todo:
+                target = _safe_target(root, change.relpath)
+                _check_unchanged(target, change)
+                staged.append((writer.stage(target, change.new, change.mode), target, change))
+        except (OSError, ApplyError) as exc:
+            raise ApplyError(f"nothing was written: {_reason(exc)}") from None
+        for index, (tmp, target, change) in enumerate(staged):
+            try:
+                _check_unchanged(target, change)
+                writer.replace(tmp, target)
+            except (OSError, ApplyError) as exc:
+                left = [c.relpath for _, _, c in staged[index:]]
+                raise ApplyError(
+                    f"writing {change.relpath} failed ({_reason(exc)}); written: {', '.join(written) or 'none'}; "
+                    f"left unchanged: {', '.join(left)}"
+                ) from None
+            written.append(change.relpath)
+    finally:
+        writer.discard(tmp for tmp, _, _ in staged[len(written):])
     return tuple(written)
 
 
@@ -209,56 +234,54 @@ def _safe_target(root: Path, relpath: str) -> Path:
     return target
 
 
-def _stage(target: Path, data: bytes, new_mode: int | None = None) -> Path:
-    """A temp file beside TARGET holding DATA, with TARGET's mode (new files: NEW_MODE or 0o666 less the umask)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    mode = target.stat().st_mode & 0o7777 if target.exists() else (new_mode or _default_mode())
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".migrate-tmp")
+def _check_unchanged(target: Path, change: FileChange) -> None:
+    """Compare before replace: the file must still hold what the plan read (a new file must still be absent)."""
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(name, mode)
-    except BaseException:
-        os.unlink(name)
-        raise
-    return Path(name)
+        current: bytes | None = target.read_bytes()
+    except FileNotFoundError:
+        current = None
+    except IsADirectoryError:
+        current = b""
+    if current != change.old:
+        raise ApplyError(f"{change.relpath} changed since the plan (edited, deleted or created meanwhile); "
+                         "not overwritten: run apply again")
 
 
-def _default_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+def _check_parses(changes: Iterable[FileChange]) -> None:
+    """An edited Python file that parsed before must still parse: otherwise nothing is written."""
+    for change in changes:
+        if change.relpath.endswith((".py", ".pyi")) and change.old is not None and _python_error(change.old) is None:
+            error = _python_error(change.new)
+            if error is not None:
+                raise ApplyError(f"{change.relpath} would no longer parse after the edit ({error}); a bug of migrate")
 
 
-def _replace(tmp: Path, target: Path) -> None:
-    os.replace(tmp, target)
+def _python_error(source: bytes) -> str | None:
+    try:
+        compile(source, "<port>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
-def _discard(paths: Iterable[Path]) -> None:
-    for path in paths:
-        try:
-            path.unlink()
-        except OSError:
-            pass
-
-
-def _copy_tree(root: Path, out_dir: Path) -> None:
-    """Copy the repository's files (git's view, or a filtered walk) into a new or empty OUT_DIR."""
-    base = root.resolve()
-    target = out_dir.resolve()
-    if target == base or base in target.parents:
-        raise ApplyError(f"--out-dir {out_dir} is inside the repository; choose a directory outside it")
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ApplyError(f"--out-dir {out_dir} exists and is not an empty directory")
-    for relpath in _tree_files(base):
-        source = base / relpath
-        if source.is_symlink() and not _inside(source, base):
-            continue
+def _copy_tree(base: Path, target: Path) -> None:
+    """Copy the repository's files (the shared file lister's view) into TARGET."""
+    for relpath in _copyable(base, (rel for rel, _ in list_files(base))):
         destination = target / relpath
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, destination, follow_symlinks=False)
+        shutil.copy2(base / relpath, destination, follow_symlinks=False)
+
+
+def _copyable(base: Path, relpaths: Iterable[str]) -> Iterator[str]:
+    """The listed files that are regular files, or symlinks that stay inside BASE."""
+    for relpath in relpaths:
+        path = base / relpath
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and _inside(path, base)):
+            yield relpath
 
 
 def _inside(path: Path, base: Path) -> bool:
@@ -269,29 +292,140 @@ def _inside(path: Path, base: Path) -> bool:
     return True
 
 
-def _tree_files(root: Path) -> Iterator[str]:
-    if _is_git(root):
-        listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", what="list files")
-        yield from sorted(p for p in listed.split("\0") if p and (root / p).is_file())
-        return
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            yield (Path(dirpath) / name).relative_to(root).as_posix()
+@contextlib.contextmanager
+def _emptied_on_failure(target: Path) -> Iterator[None]:
+    """A ported copy that fails half-way is removed again (TARGET was checked new or empty before)."""
+    try:
+        yield
+    except BaseException:
+        with _signals_ignored():
+            for entry in list(target.iterdir()):
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+        raise
+
+
+# -- rollback: a failed or interrupted write leaves the tree and the repository as they were -----------------------
+
+
+@dataclass
+class _GitStart:
+    """Where the repository was before the port: HEAD (a branch or a commit), the index, the branch to make."""
+
+    branch: str
+    head: str
+    ref: str | None
+    index_path: Path
+    index: bytes | None
+    created: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def _transaction(plan: Plan, start: _GitStart | None) -> Iterator[None]:
+    """Run the write with SIGTERM as an interrupt; on any failure restore the files and the repository."""
+    previous = _on_signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    except BaseException as exc:
+        with _signals_ignored():
+            undone = _roll_back(plan, start)
+        if isinstance(exc, KeyboardInterrupt):
+            raise ApplyInterrupted(f"interrupted; rolled back: {undone}") from None
+        if isinstance(exc, (OSError, MigrateError)):
+            raise ApplyError(f"{_reason(exc)}; rolled back: {undone}") from None
+        raise
+    finally:
+        _on_signal(signal.SIGTERM, previous)
+
+
+def _interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _on_signal(signum: signal.Signals, handler: object) -> object:
+    """Install HANDLER, returning the previous one (a no-op outside the main thread)."""
+    try:
+        return signal.signal(signum, handler)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return handler
+
+
+@contextlib.contextmanager
+def _signals_ignored() -> Iterator[None]:
+    """The rollback itself must not be interrupted half-way."""
+    saved = [(s, _on_signal(s, signal.SIG_IGN)) for s in (signal.SIGINT, signal.SIGTERM)]
+    try:
+        yield
+    finally:
+        for signum, handler in saved:
+            _on_signal(signum, handler)
+
+
+def _roll_back(plan: Plan, start: _GitStart | None) -> str:
+    """Put back every file that holds what the port wrote, then HEAD, the branch and the index."""
+    restored = 0
+    for change in plan.changes:
+        target = plan.root / change.relpath
+        with contextlib.suppress(OSError):
+            if not target.is_symlink() and target.is_file() and target.read_bytes() == change.new:
+                if change.old is None:
+                    target.unlink()
+                    _remove_empty_parents(target.parent, plan.root)
+                else:
+                    writer.write_file(target, change.old)
+                restored += 1
+    done = [f"{restored} file(s) restored"]
+    if start is not None:
+        done += _roll_back_git(plan.root, start)
+    return ", ".join(done)
+
+
+def _remove_empty_parents(directory: Path, root: Path) -> None:
+    while directory != root and root in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
+
+
+def _roll_back_git(root: Path, start: _GitStart) -> list[str]:
+    if start.ref is not None:
+        gitcmd.run(root, "symbolic-ref", "HEAD", start.ref)
+    else:
+        gitcmd.run(root, "update-ref", "--no-deref", "HEAD", start.head)
+    with contextlib.suppress(OSError):
+        if start.index is None:
+            start.index_path.unlink(missing_ok=True)
+        else:
+            writer.write_file(start.index_path, start.index)
+    done = [f"back on {_short(start.ref) or start.head[:12]}"]
+    for ref in start.created:
+        if gitcmd.run(root, "update-ref", "-d", ref).ok:
+            done.append(f"branch {_short(ref)} removed")
+    return done
+
+
+def _short(ref: str | None) -> str | None:
+    return ref.removeprefix("refs/heads/") if ref else None
 
 
 # -- git -----------------------------------------------------------------------------------------------------------
 
 
-def _is_git(root: Path) -> bool:
-    run = run_tool(["git", "-C", root, "rev-parse", "--is-inside-work-tree"])
-    return run.ok and run.stdout.strip() == b"true"
-
-
 def ensure_clean(root: Path, *, allow_dirty: bool = False) -> None:
-    """Refuse a git work tree with uncommitted changes (unless ALLOW_DIRTY); a no-op outside git."""
-    if _is_git(root):
+    """Refuse a git work tree with no commit or with uncommitted changes (unless ALLOW_DIRTY); a no-op outside git."""
+    if gitcmd.toplevel(root):
+        _check_has_commit(root)
         _check_clean(root, allow_dirty)
+
+
+def _check_has_commit(root: Path) -> None:
+    if not gitcmd.run(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").ok:
+        raise ApplyError("the repository has no commit yet: commit first (the port is a branch off a commit), "
+                         "or use --out-dir")
 
 
 def _check_clean(root: Path, allow_dirty: bool) -> None:
@@ -301,11 +435,65 @@ def _check_clean(root: Path, allow_dirty: bool) -> None:
         raise ApplyError(f"the work tree has {count} uncommitted change(s); commit or stash them, or pass --allow-dirty")
 
 
+def _git_start(plan: Plan, branch: str, allow_dirty: bool) -> _GitStart:
+    """Check everything the branch write needs, before anything is written, and note where we start."""
+    root = plan.root
+    if branch.startswith("-") or not gitcmd.run(root, "check-ref-format", f"refs/heads/{branch}").ok:
+        raise ApplyError(f"--branch {branch!r} is not a valid git branch name")
+    _check_has_commit(root)
+    _check_clean(root, allow_dirty)
+    if gitcmd.run(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").ok:
+        raise ApplyError(f"git could not create branch {branch}: it already exists (pass --branch NAME)")
+    _check_tracked(root, plan.changes)
+    ref = gitcmd.run(root, "symbolic-ref", "--quiet", "HEAD")
+    head = _git(root, "rev-parse", "--verify", "HEAD", what="read HEAD")
+    index_path = Path(_git(root, "rev-parse", "--path-format=absolute", "--git-path", "index", what="find the index"))
+    try:
+        index: bytes | None = index_path.read_bytes()
+    except FileNotFoundError:
+        index = None
+    except OSError as exc:
+        raise ApplyError(f"cannot read the git index: {_reason(exc)}") from None
+    return _GitStart(branch, head, os.fsdecode(ref.stdout).strip() if ref.ok else None, index_path, index)
+
+
+def _check_tracked(root: Path, changes: Iterable[FileChange]) -> None:
+    """Untracked and ignored files are not the port's to change: committing them on the branch would take them
+    away from the user's branch (a `git checkout -` would delete them)."""
+    tracked = set(gitcmd.split_z(gitcmd.output(root, "ls-files", "-z", "--cached", what="list tracked files")))
+    foreign = sorted(c.relpath for c in changes if c.relpath not in tracked and os.path.lexists(root / c.relpath))
+    if foreign:
+        raise ApplyError(f"{len(foreign)} file(s) the port would change are not tracked by git (untracked or "
+                         f"ignored): {', '.join(foreign)}; commit or move them, or use --out-dir")
+
+
+def _start_branch(root: Path, start: _GitStart) -> None:
+    ref = f"refs/heads/{start.branch}"
+    _git(root, "update-ref", ref, start.head, "", what=f"create branch {start.branch}")  # "": must not exist yet
+    start.created.append(ref)
+    moving = f"checkout: moving from {_short(start.ref) or start.head} to {start.branch}"  # what `git checkout -` reads
+    _git(root, "symbolic-ref", "-m", moving, "HEAD", ref, what=f"switch to branch {start.branch}")
+
+
+def _commit(root: Path, written: tuple[str, ...], branch: str) -> None:
+    """Stage and commit exactly the written files (the user's own staged changes stay staged, uncommitted)."""
+    paths = b"".join(os.fsencode(p) + b"\0" for p in written)
+    _git_paths(root, paths, "add", "-f", what="stage the port")
+    _git_paths(root, paths, "commit", "-q", "--no-verify", "-m", COMMIT_MESSAGE, what=f"commit the port on {branch}")
+
+
+def _git_paths(root: Path, paths: bytes, *args: str, what: str) -> None:
+    """git ARGS on the NUL-separated PATHS, read from stdin (no argument-length limit), taken literally."""
+    done = gitcmd.run(root, "--literal-pathspecs", *args, "--pathspec-from-file=-", "--pathspec-file-nul", stdin=paths)
+    if not done.ok:
+        raise ApplyError(f"git could not {what}: {done.describe()}")
+
+
 def _git(root: Path, *args: str, what: str) -> str:
-    run = run_tool(["git", "-C", root, *args])
+    run = gitcmd.run(root, *args)
     if not run.ok:
         raise ApplyError(f"git could not {what}: {run.describe()}")
-    return run.stdout.decode("utf-8", "surrogateescape").strip()
+    return os.fsdecode(run.stdout).strip()
 
 
 # -- the translate command: files and directories, to -o / --out-dir / in place -------------------------------------
@@ -327,27 +515,29 @@ def translate_paths(
     paths: Iterable[Path], engine: Engine, *, output: Path | None = None, out_dir: Path | None = None,
     in_place: bool = False,
 ) -> TranslateOutcome:
-    """Translate files and directories to OUTPUT (one file), OUT_DIR (a mirrored tree) or in place."""
-    given = [Path(p) for p in paths]
+    """Translate files and directories to OUTPUT (one file), OUT_DIR (a mirrored tree) or in place; directories
+    are listed as scan lists them, and a symlink is never followed."""
+    given = [Path(os.path.abspath(p)) for p in paths]
     if sum((output is not None, out_dir is not None, in_place)) != 1:
         raise ApplyError("choose exactly one of -o FILE, --out-dir DIR or --in-place")
     for path in given:
-        if not path.exists():
+        if not os.path.lexists(path):
             raise ApplyError(f"path does not exist: {path}")
     if output is not None:
         return _translate_one(given, output, engine)
-    base, files = _expand(given)
-    translations = [translate_file(base / rel, rel, engine) for rel in files if is_translatable(rel)]
+    base, sources, skipped, listed = _expand(given)
+    translations = [translate_file(s.path, s.relpath, engine) for s in sources if is_translatable(s.relpath)]
     changes = [FileChange(t.relpath, t.original, t.translated) for t in translations if t.changed]
     destination = base
     if out_dir is not None:
         destination = _fresh_dir(out_dir, base)
         done = {t.relpath: t for t in translations if t.skipped is None}
-        changes = [_mirrored(base, rel, done.get(rel)) for rel in files]
+        changes = [_mirrored(base, rel, done.get(rel)) for rel in _copyable(base, listed)]
     plan = plan_from_translations(base, engine.name, translations)
-    written = write_changes(destination, changes)
+    with _transaction(Plan(destination, engine.name, tuple(changes)), None):
+        written = write_changes(destination, changes)
     return TranslateOutcome(engine.name, tuple(c.relpath for c in plan.changes), written, destination,
-                            plan.findings, plan.skipped)
+                            plan.findings, tuple(sorted({*plan.skipped, *skipped})))
 
 
 def _translate_one(given: list[Path], output: Path, engine: Engine) -> TranslateOutcome:
@@ -356,34 +546,51 @@ def _translate_one(given: list[Path], output: Path, engine: Engine) -> Translate
     done = translate_file(given[0], given[0].name, engine)
     if done.skipped:
         raise ApplyError(f"{given[0]}: {done.skipped}")
-    out = output.resolve()
-    change = FileChange(out.name, None, done.translated, mode=given[0].stat().st_mode & 0o7777)
-    written = write_changes(out.parent, [change])
+    try:
+        writer.write_file(output, done.translated, mode=given[0].stat().st_mode & 0o7777)
+    except OSError as exc:
+        raise ApplyError(f"cannot write {output}: {exc.strerror or exc}") from None
     translated = (given[0].name,) if done.changed else ()
-    return TranslateOutcome(engine.name, translated, written, out.parent, done.findings)
+    return TranslateOutcome(engine.name, translated, (output.name,), output.parent, done.findings)
 
 
-def _expand(given: list[Path]) -> tuple[Path, list[str]]:
-    """The common base directory and every file under the paths, relative to it."""
-    resolved = [p.resolve() for p in given]
-    if len(resolved) == 1 and resolved[0].is_dir():
-        base = resolved[0]
-    else:
-        base = Path(os.path.commonpath([p if p.is_dir() else p.parent for p in resolved]))
-    files: set[str] = set()
-    for path in resolved:
-        if path.is_dir():
-            inside = (rel for rel in _tree_files(path) if _inside(path / rel, base))
-            files.update((path / rel).relative_to(base).as_posix() for rel in inside)
-        else:
-            files.add(path.relative_to(base).as_posix())
-    return base, sorted(files)
+def _expand(given: list[Path]) -> tuple[Path, list[SourceFile], list[Skipped], list[str]]:
+    """The common base directory; the sources under the paths (the one file lister's view, relative to the
+    base); what was skipped; and every listed file (for a mirror)."""
+    from migrate.config import Settings
+
+    limit = Settings().max_file_size
+    base = given[0] if len(given) == 1 and given[0].is_dir() and not given[0].is_symlink() else Path(
+        os.path.commonpath([p if p.is_dir() and not p.is_symlink() else p.parent for p in given]))
+    sources: list[SourceFile] = []
+    skipped: list[Skipped] = []
+    listed: list[str] = []
+    for path in given:
+        prefix = path.relative_to(base).as_posix()
+        if path.is_symlink():
+            skipped.append(Skipped(prefix, "symlink; not followed"))
+            continue
+        top, files = (path, ()) if path.is_dir() else (path.parent, (path,))
+        within = top.relative_to(base).as_posix()
+        for item in discover(top, files=files, max_file_size=limit):
+            if isinstance(item, Skipped):
+                skipped.append(Skipped(_join(within, item.path), item.reason))
+            else:
+                sources.append(replace(item, relpath=_join(within, item.relpath)))
+        listed += [_join(prefix, rel) for rel, _ in list_files(path)] if path.is_dir() else [prefix]
+    return base, sources, skipped, sorted(set(listed))
 
 
-def _fresh_dir(out_dir: Path, base: Path) -> Path:
+def _join(prefix: str, relpath: str) -> str:
+    return f"{prefix}/{relpath}" if prefix and prefix != "." else relpath
+
+
+def _fresh_dir(out_dir: Path, base: Path, *, inside: str = "the input") -> Path:
+    """OUT_DIR resolved and created: it must be outside BASE and new or empty."""
     target = out_dir.resolve()
-    if target == base or base in target.parents:
-        raise ApplyError(f"--out-dir {out_dir} is inside the input; choose a directory outside it")
+    resolved = base.resolve()
+    if target == resolved or resolved in target.parents:
+        raise ApplyError(f"--out-dir {out_dir} is inside {inside}; choose a directory outside it")
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ApplyError(f"--out-dir {out_dir} exists and is not an empty directory")
     target.mkdir(parents=True, exist_ok=True)

@@ -9,10 +9,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from migrate import __version__
+from migrate.bounded import Refused, read_bytes
 from migrate.errors import InputError
 from migrate.model import Finding
 
 SCHEMA = "rocm-migrate/baseline/1"
+MAX_BASELINE = 64 * 1024 * 1024  # ~250,000 accepted findings
 
 
 def fingerprints(findings: Iterable[Finding]) -> Iterator[tuple[Finding, str]]:
@@ -34,16 +36,22 @@ def render(findings: Iterable[Finding]) -> str:
         for f, print_ in fingerprints(findings)
     ]
     document = {"schema": SCHEMA, "tool": {"name": "rocm-migrate", "version": __version__}, "findings": entries}
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    from migrate.report.escape import in_json
+
+    return in_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
 
 
 def load(path: Path) -> frozenset[str]:
     """The fingerprints recorded in the baseline file at PATH."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(path, limit=MAX_BASELINE).decode("utf-8"))
     except FileNotFoundError:
         raise InputError(f"baseline file not found: {path}") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except Refused as exc:
+        raise InputError(f"cannot read baseline {path}: {exc} (a baseline is a regular file)") from None
+    except OSError as exc:
+        raise InputError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"cannot read baseline {path}: {exc}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("findings"), list):
         raise InputError(f"{path} is not a migrate baseline (expected schema {SCHEMA})")

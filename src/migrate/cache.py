@@ -1,20 +1,23 @@
 """Per-file scan results, keyed by content hash, rules, settings and tool version, kept between runs.
 
-Layout: CACHE_DIR/results/<namespace>/<shard>.pickle, the namespace a digest of the repository path, the tool version,
+Layout: CACHE_DIR/results/<namespace>/<shard>.json, the namespace a digest of the repository path, the tool version,
 our code and rule files, every rule (a superset of Ruleset.version) and the settings that change one file's
-findings; CACHE_DIR/rulesets/*.pickle keeps the validated rules for fast start-up. Pickle, because
-restoring frozen findings from it is twice as fast as from JSON; the directory is the user's own."""
+findings; CACHE_DIR/rulesets/*.json keeps the validated rules for fast start-up.
+
+The cache may sit in a shared place (`--cache-dir`), so nothing in it is trusted: it holds plain JSON, every
+entry is validated field by field when read (anything else is a miss), a cache directory that is not the
+user's own or that others may write is refused, and a file in it that is not the user's own is ignored."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import hashlib
+import json
 import os
-import pickle
 import shutil
 import sys
-import tempfile
+import time
 import zlib
 from collections.abc import Callable
 from functools import cache
@@ -22,11 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from migrate import __version__
+from migrate.bounded import Refused, check_private, read_bytes
 from migrate.config import Settings
-from migrate.model import FileResult, SourceFile
+from migrate.errors import ConfigError
+from migrate.model import FileResult, Finding, Occurrence, Rule, Severity, Skipped, SourceFile
 from migrate.ruleset import Ruleset, rules_dir
 
-FORMAT = 3
+FORMAT = 4
+_MAX_FILE = 256 * 1024 * 1024  # a shard or ruleset file larger than this is not one of ours
 _SHARDS = 256  # a store is split by path hash, so checking a few files reads a few small shards
 _KEEP_STORES = 32  # namespaces (repository x rules x settings x version) kept; older ones are removed
 # Settings that decide which files are scanned or how a run goes, but not what one file yields.
@@ -35,34 +41,46 @@ _NOT_PER_FILE = frozenset(
 )
 
 
+_Entry = tuple[str, "str | None", FileResult]  # content key, stat stamp (when trusted), result
+
+
 class Cache:
     """The stored results of one repository under one rules/settings/tool version; a no-op without a directory."""
 
     def __init__(self, directory: Path | None, root: Path, ruleset: Ruleset, settings: Settings) -> None:
         self.directory = directory
         self.store = directory / "results" / namespace(root, ruleset, settings) if directory else None
-        self._shards: dict[str, dict[str, tuple[str, FileResult]]] = {}
+        self._shards: dict[str, dict[str, _Entry]] = {}
         self._dirty: set[str] = set()
         self._used: set[str] = set()
-        self._keys: dict[str, str | None] = {}  # content keys taken before a file is scanned
+        self._keys: dict[str, tuple[str | None, str | None]] = {}  # (content key, stat) taken before a scan
 
     def get(self, source: SourceFile) -> FileResult | None:
         """The stored result for SOURCE if its content and kind are unchanged; None otherwise."""
         if self.store is None:
             return None
-        key = self._keys[source.relpath] = _content_key(source)
         entry = self._shard(source.relpath).get(source.relpath)
+        stamp = _stamp(source)
+        if entry is not None and stamp is not None and entry[1] == stamp:
+            self._used.add(source.relpath)  # unchanged since it was hashed: no need to read it again
+            return entry[2]
+        key = _content_key(source)
+        self._keys[source.relpath] = (key, stamp)
         if key is None or entry is None or entry[0] != key:
             return None
+        if stamp is not None:
+            self._shard(source.relpath)[source.relpath] = (key, stamp, entry[2])
+            self._dirty.add(_shard_name(source.relpath))
         self._used.add(source.relpath)
-        return entry[1]
+        return entry[2]
 
     def put(self, source: SourceFile, result: FileResult) -> FileResult:
         """Remember RESULT for SOURCE (keyed by its content as read before the scan) and hand it back."""
         if self.store is not None:
-            key = self._keys.pop(source.relpath, None) or _content_key(source)
+            taken = self._keys.pop(source.relpath, None)
+            key, stamp = taken if taken is not None else (_content_key(source), None)
             if key is not None:
-                self._shard(source.relpath)[source.relpath] = (key, result)
+                self._shard(source.relpath)[source.relpath] = (key, stamp, result)
                 self._dirty.add(_shard_name(source.relpath))
                 self._used.add(source.relpath)
         return result
@@ -73,22 +91,23 @@ class Cache:
             return
         if complete:
             self._forget_unused()
-        with contextlib.suppress(OSError):
-            self.store.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError, Refused):
+            _private_dir(self.store)
             for name in sorted(self._dirty):
-                document = (FORMAT, self._shards[name])
-                _atomic_write(self.store / f"{name}.pickle", pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL))
+                entries = {relpath: [key, stamp, _result_data(result)]
+                           for relpath, (key, stamp, result) in self._shards[name].items()}
+                _atomic_write(self.store / f"{name}.json", _dumps({"format": FORMAT, "entries": entries}))
             if complete:
-                for stale in set(os.listdir(self.store)) - {f"{n}.pickle" for n in self._shards if self._shards[n]}:
+                for stale in set(os.listdir(self.store)) - {f"{n}.json" for n in self._shards if self._shards[n]}:
                     os.unlink(self.store / stale)
             os.utime(self.store)
             _prune(self.store.parent)
 
-    def _shard(self, relpath: str) -> dict[str, tuple[str, FileResult]]:
+    def _shard(self, relpath: str) -> dict[str, _Entry]:
         name = _shard_name(relpath)
         if name not in self._shards:
             assert self.store is not None
-            self._shards[name] = _read(self.store / f"{name}.pickle")
+            self._shards[name] = _read(self.store / f"{name}.json")
         return self._shards[name]
 
     def _forget_unused(self) -> None:
@@ -105,24 +124,45 @@ def _shard_name(relpath: str) -> str:
 
 
 def load_ruleset(settings: Settings, load: Callable[[], Ruleset]) -> Ruleset:
-    """LOAD's validated ruleset, kept pickled until a rule file, our code or the settings change.
+    """LOAD's validated ruleset, kept as JSON until a rule file, our code or the settings change.
 
     Reading and validating the YAML costs more than checking a few files, so `migrate check` keeps it."""
     if settings.cache_dir is None:
         return load()
-    path = Path(settings.cache_dir) / "rulesets" / f"{_ruleset_key(settings)}.pickle"
-    try:
-        found = pickle.loads(path.read_bytes())
-        if isinstance(found, Ruleset):
-            return found
-    except Exception:  # noqa: BLE001  a missing, truncated or foreign pickle is a miss, whatever it raises
-        pass
+    directory = Path(settings.cache_dir)
+    check_directory(directory)
+    path = directory / "rulesets" / f"{_ruleset_key(settings)}.json"
+    found = _rules_from(_load_json(path))
+    if found is not None:
+        return found
     ruleset = load()
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, pickle.dumps(ruleset, protocol=pickle.HIGHEST_PROTOCOL))
-        _prune(path.parent)
+    document = _rules_data(ruleset)
+    if document is not None:
+        with contextlib.suppress(OSError, Refused):
+            _private_dir(path.parent)
+            _atomic_write(path, document)
+            _prune(path.parent)
     return ruleset
+
+
+def check_directory(directory: Path) -> None:
+    """ConfigError unless DIRECTORY (when it exists) is the user's own and no one else may write to it."""
+    try:
+        info = os.stat(directory)
+    except OSError:
+        return  # created (private) on the first write, or not at all
+    try:
+        check_private(info)
+    except Refused as exc:
+        raise ConfigError(f"cache directory {directory} is {exc}: refused (use another --cache-dir or --no-cache)") from None
+
+
+def _private_dir(path: Path) -> None:
+    """Create PATH and its missing parents (mode 0700); Refused when PATH is not the user's own."""
+    missing = [path, *(parent for parent in path.parents if not parent.exists())]
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700, exist_ok=True)
+    check_private(os.stat(path))
 
 
 def _ruleset_key(settings: Settings) -> str:
@@ -135,6 +175,8 @@ def _ruleset_key(settings: Settings) -> str:
 
 def open_cache(root: Path, ruleset: Ruleset, settings: Settings) -> Cache:
     """The cache for this run: settings.cache_dir, or a no-op cache when it is None."""
+    if settings.cache_dir:
+        check_directory(Path(settings.cache_dir))
     return Cache(Path(settings.cache_dir) if settings.cache_dir else None, root, ruleset, settings)
 
 
@@ -177,6 +219,22 @@ def _tree_digest(top: Path) -> str:
     return digest.hexdigest()[:32]
 
 
+_SETTLED_NS = 2_000_000_000  # a file modified this recently may change again within the same mtime tick
+
+
+def _stamp(source: SourceFile) -> str | None:
+    """Size, mtime, ctime and inode of SOURCE (and its kind): equal stamps mean unchanged content, as for git's
+    index. None for a file modified in the last two seconds, whose mtime alone could miss the next edit.
+    ctime cannot be set back by a user, so touching a file back to its old mtime still changes its stamp."""
+    try:
+        info = os.stat(source.path)
+    except OSError:
+        return None
+    if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < _SETTLED_NS:
+        return None
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{source.kind.value}:{int(source.vendored)}"
+
+
 def _content_key(source: SourceFile) -> str | None:
     try:
         data = source.path.read_bytes()
@@ -187,37 +245,175 @@ def _content_key(source: SourceFile) -> str | None:
     return digest.hexdigest()
 
 
-def _read(path: Path) -> dict[str, tuple[str, FileResult]]:
-    """A shard's entries; a missing, corrupt or foreign file counts as empty, and so does a foreign entry."""
+def _load_json(path: Path) -> Any:
+    """The JSON in PATH when it is a regular file of the user's own that no one else may write; else None."""
     try:
-        found = pickle.loads(path.read_bytes())
-    except Exception:  # noqa: BLE001  unpickling garbage can raise almost anything; it is only a miss
-        return {}
-    if not (isinstance(found, tuple) and len(found) == 2 and found[0] == FORMAT and isinstance(found[1], dict)):
-        return {}
-    return {k: v for k, v in found[1].items() if _is_entry(v)}
+        return json.loads(read_bytes(path, limit=_MAX_FILE, private=True))
+    except (OSError, Refused, ValueError, RecursionError):
+        return None
 
 
-def _is_entry(value: Any) -> bool:
-    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], FileResult)
+def _dumps(document: Any) -> str:
+    return json.dumps(document, separators=(",", ":"))  # ASCII: surrogate-escaped paths survive as \udcXX
+
+
+def _read(path: Path) -> dict[str, _Entry]:
+    """A shard's entries; a missing, corrupt or foreign file counts as empty, and so does a malformed entry."""
+    found = _load_json(path)
+    if not (isinstance(found, dict) and found.get("format") == FORMAT and isinstance(found.get("entries"), dict)):
+        return {}
+    entries = {}
+    for relpath, value in found["entries"].items():
+        if isinstance(value, list) and len(value) == 3 and type(value[0]) is str and type(value[1]) in (str, type(None)):
+            result = _result_from(relpath, value[2])
+            if result is not None:
+                entries[relpath] = (value[0], value[1], result)
+    return entries
+
+
+_FINDING_FIELDS = [f.name for f in dataclasses.fields(Finding)]
+_SEVERITIES = tuple(Severity)
+
+
+def _result_data(result: FileResult) -> list[Any]:
+    findings = [[_plain(getattr(finding, name)) for name in _FINDING_FIELDS] for finding in result.findings]
+    skipped = [result.skipped.path, result.skipped.reason] if result.skipped else None
+    return [findings, skipped, result.guarded, result.partial]
+
+
+def _result_from(relpath: str, data: Any) -> FileResult | None:
+    """The FileResult DATA describes, or None when any field has the wrong shape."""
+    if not (isinstance(data, list) and len(data) == 4 and isinstance(data[0], list)):
+        return None
+    findings, skipped, guarded, partial = data
+    if not (type(guarded) is int and type(partial) is bool):
+        return None
+    if skipped is not None and not (isinstance(skipped, list) and len(skipped) == 2 and _strings(skipped)):
+        return None
+    restored = []
+    for fields in findings:
+        finding = _finding_from(fields)
+        if finding is None:
+            return None
+        restored.append(finding)
+    skip = Skipped(*skipped) if skipped else None
+    return FileResult(relpath, tuple(restored), skipped=skip, guarded=guarded, partial=partial)
+
+
+def _plain(value: Any) -> Any:
+    """A finding field as JSON data (occurrences become [line, column, end_line, evidence] lists)."""
+    if isinstance(value, tuple) and value and isinstance(value[0], Occurrence):
+        return [[o.line, o.column, o.end_line, o.evidence] for o in value]
+    return value
+
+
+def _finding_from(fields: Any) -> Finding | None:
+    if not (isinstance(fields, list) and len(fields) == len(_FINDING_FIELDS)):
+        return None
+    (path, line, column, rule, category, severity, end_line, message, evidence, hip, subs, vendored, symbol, effort,
+     places) = fields
+    occurrences = _occurrences_from(places)
+    if occurrences is None:
+        return None
+    if not (_strings([path, rule, category, message, evidence]) and type(line) is int and type(column) is int
+            and type(end_line) is int and type(severity) is int and 0 <= severity < len(_SEVERITIES)
+            and type(vendored) is bool and isinstance(subs, list) and _strings(subs)
+            and (hip is None or type(hip) is str) and (symbol is None or type(symbol) is str)):
+        return None
+    if effort is not None and not (isinstance(effort, list) and len(effort) == 2 and _numbers(effort)):
+        return None
+    return Finding(path, line, column, rule, category, _SEVERITIES[severity], end_line, message, evidence, hip,
+                   tuple(subs), vendored, symbol, tuple(effort) if effort is not None else None, occurrences)
+
+
+def _occurrences_from(places: Any) -> tuple[Occurrence, ...] | None:
+    if not isinstance(places, list):
+        return None
+    found = []
+    for place in places:
+        if not (isinstance(place, list) and len(place) == 4 and all(type(v) is int for v in place[:3])
+                and type(place[3]) is str):
+            return None
+        found.append(Occurrence(*place))
+    return tuple(found)
+
+
+def _severity(value: Any) -> Severity:
+    if type(value) is not int or not 0 <= value < len(_SEVERITIES):
+        raise ValueError("not a severity")
+    return _SEVERITIES[value]
+
+
+def _strings(values: list[Any]) -> bool:
+    return all(type(value) is str for value in values)
+
+
+def _numbers(values: list[Any]) -> bool:
+    return all(type(value) in (int, float) for value in values)
+
+
+_RULE_FIELDS = [f.name for f in dataclasses.fields(Rule)]
+
+
+def _rules_data(ruleset: Ruleset) -> str | None:
+    """The ruleset as JSON, or None when a rule holds data JSON cannot give back unchanged."""
+    rules = []
+    for rule in ruleset.rules:
+        fields = {name: getattr(rule, name) for name in _RULE_FIELDS}
+        fields["severity"] = int(rule.severity)
+        fields["by_wavefront"] = [[size, int(level)] for size, level in rule.by_wavefront]
+        rules.append(fields)
+    try:
+        text = _dumps({"format": FORMAT, "rules": rules})
+    except (TypeError, ValueError):
+        return None
+    back = _rules_from(json.loads(text))
+    same = back == ruleset and back is not None and all(a.match == b.match for a, b in zip(back.rules, ruleset.rules))
+    return text if same else None
+
+
+def _rules_from(data: Any) -> Ruleset | None:
+    """The Ruleset DATA describes, or None when any rule has the wrong shape."""
+    if not (isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("rules"), list)):
+        return None
+    rules = []
+    for fields in data["rules"]:
+        try:
+            rules.append(_rule_from(fields))
+        except (TypeError, ValueError, KeyError, IndexError):
+            return None
+    return Ruleset(tuple(rules))
+
+
+def _rule_from(fields: Any) -> Rule:
+    if not (isinstance(fields, dict) and set(fields) == set(_RULE_FIELDS)):
+        raise ValueError("not a rule")
+    text = ("id", "title", "category", "message", "source")
+    if not (_strings([fields[k] for k in text]) and _strings(fields["languages"]) and _strings(fields["substitutions"])
+            and isinstance(fields["match"], dict) and type(fields["per_file"]) is bool
+            and (fields["hip"] is None or type(fields["hip"]) is str)):
+        raise ValueError("not a rule")
+    effort = fields["effort"]
+    if effort is not None and not (isinstance(effort, list) and len(effort) == 2 and _numbers(effort)):
+        raise ValueError("not a rule")
+    waves = tuple((int(size), _severity(level)) for size, level in fields["by_wavefront"])
+    return Rule(
+        id=fields["id"], title=fields["title"], category=fields["category"], languages=tuple(fields["languages"]),
+        severity=_severity(fields["severity"]), message=fields["message"], hip=fields["hip"], match=fields["match"],
+        substitutions=tuple(fields["substitutions"]), by_wavefront=waves, per_file=fields["per_file"],
+        effort=tuple(effort) if effort is not None else None, source=fields["source"],
+    )
 
 
 def _atomic_write(path: Path, content: str | bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    from migrate.writer import write_file
+
+    write_file(path, content, mode=0o600, durable=False)
 
 
 def _prune(directory: Path) -> None:
     """Keep the most recently used stores (or ruleset pickles) in DIRECTORY."""
-    entries = [e for e in os.scandir(directory) if not e.name.startswith(".tmp-")]
+    entries = [e for e in os.scandir(directory) if not e.name.startswith(".")]  # temp files
     for entry in sorted(entries, key=lambda e: e.stat().st_mtime, reverse=True)[_KEEP_STORES:]:
         with contextlib.suppress(OSError):
             shutil.rmtree(entry.path) if entry.is_dir() else os.unlink(entry.path)

@@ -40,11 +40,22 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             click.echo("migrate: interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # the reader went away (`migrate scan . | head -1`): nothing more to say
+            _quiet_stdout()
+            ctx.exit(EXIT_USAGE)
         except Exception as exc:  # a bug of ours: say so in one line, exit 3
             if os.environ.get("MIGRATE_DEBUG"):
                 raise
             click.echo(f"migrate: internal error: {type(exc).__name__}: {exc} (set MIGRATE_DEBUG=1 for details)", err=True)
             ctx.exit(EXIT_INTERNAL)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so flushing it at exit does not fail a second time."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -156,12 +167,14 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
     root = _work_tree()
     settings = check_settings(root, options)
     result = run_scan(root, settings, files=files)
+    from migrate.report.escape import visible
+
     failing = [f for f in result.findings if settings.fail_on is not None and f.severity >= settings.fail_on]
     for finding in failing:
-        click.echo(f"{finding.path}:{finding.line}:{finding.column}: {finding.rule} {finding.message}")
+        click.echo(visible(f"{finding.path}:{finding.line}:{finding.column}: {finding.rule} {finding.message}"))
     if failing:
         accepted = f" ({result.baselined} more in the baseline)" if result.baselined else ""
-        label = settings.fail_on.label if settings.fail_on else ""
+        label = settings.fail_on.label if settings.fail_on is not None else ""
         click.echo(f"migrate: {len(failing)} new finding(s) at or above {label}{accepted}", err=True)
     sys.exit(EXIT_FINDINGS if failing else EXIT_OK)
 
@@ -221,7 +234,7 @@ def rules_command() -> None:
 
 def _work_tree() -> Path:
     """The git work tree around the current directory (pre-commit runs hooks there), else the directory."""
-    from migrate.gitdiff import toplevel
+    from migrate.gitcmd import toplevel
 
     return toplevel(Path.cwd()) or Path.cwd()
 
@@ -230,22 +243,28 @@ def _emit(result: ScanResult, fmt: str, output: Path | None) -> None:
     from migrate.report import render
 
     if output is None:
-        color = fmt == "terminal" and sys.stdout.isatty()
+        color = fmt == "terminal" and _tty(sys.stdout)
         text = render(result, fmt, color=color) if fmt == "terminal" else render(result, fmt)
         click.echo(text, nl=False)
         return
     _write(output, render(result, fmt))
-    click.echo(render(result, "terminal", color=sys.stdout.isatty()), nl=False)
+    click.echo(render(result, "terminal", color=_tty(sys.stdout)), nl=False)
     click.echo(f"report written to {output}")
 
 
 def _write(path: Path, text: str) -> None:
     from migrate.errors import InputError
+    from migrate.writer import write_file
 
     try:
-        path.write_text(text, encoding="utf-8")
+        write_file(path, text)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _tty(stream: Any) -> bool:
+    """True for a terminal; False also for a closed stream (`migrate scan . >&-` leaves sys.stdout None)."""
+    return stream is not None and stream.isatty()
 
 
 def _exit_code(result: ScanResult, fail_on: Severity | None) -> int:
@@ -256,7 +275,7 @@ def _exit_code(result: ScanResult, fail_on: Severity | None) -> int:
 
 def _progress_bar() -> Callable[[int, int], None] | None:
     """A rich progress bar on stderr for long scans on a terminal; None otherwise."""
-    if not sys.stderr.isatty():
+    if not _tty(sys.stderr):
         return None
     from migrate.report.progress import ProgressBar
 
@@ -272,10 +291,10 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> Any:
-    from migrate.translate import select_engine
+def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None, options: Any = None) -> Any:
+    from migrate.translate import Options, select_engine
 
-    chosen = select_engine(engine, hipify_clang=hipify_clang, hipify_perl=hipify_perl, root=root)
+    chosen = select_engine(engine, hipify_clang=hipify_clang, hipify_perl=hipify_perl, root=root, options=options or Options())
     click.echo(f"engine: {chosen.name}" + (f" ({chosen.executable})" if chosen.executable else ""), err=True)
     return chosen
 
@@ -292,14 +311,20 @@ def _echo_findings(findings: Any, skipped: Any = ()) -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the one translated file here.")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), help="Write a translated mirror of the tree here.")
 @click.option("--in-place", is_flag=True, help="Rewrite the files where they are.")
+@click.option("--rocm", metavar="VERSION", help="ROCm release to translate for (default: the newest known).")
+@click.option("--roc", is_flag=True, help="ROCm library names (rocBLAS, rocSPARSE, rocRAND, MIOpen) instead of hip* wrappers.")
+@click.option("--launch-syntax", type=click.Choice(["cuda", "hipLaunchKernelGGL"]), default="cuda", show_default=True,
+              help="Keep kernel<<<...>>> launches, or write hipLaunchKernelGGL calls.")
 @engine_options
-def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None, in_place: bool,
-              engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
+def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None, in_place: bool, rocm: str | None,
+              roc: bool, launch_syntax: str, engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
     """Translate CUDA sources to HIP (hipify-clang, hipify-perl or the builtin engine)."""
     from migrate.apply import translate_paths
+    from migrate.translate import make_options
 
     base = paths[0] if len(paths) == 1 and paths[0].is_dir() else None
-    chosen = _engine(base, engine, hipify_clang, hipify_perl)
+    options = make_options(rocm=rocm, roc=roc, launch_syntax=launch_syntax)
+    chosen = _engine(base, engine, hipify_clang, hipify_perl, options)
     done = translate_paths(paths, chosen, output=output, out_dir=out_dir, in_place=in_place)
     _echo_findings(done.findings, done.skipped)
     click.echo(f"translated {len(done.translated)} file(s) with {done.engine}; wrote {len(done.written)} under {done.destination}")

@@ -2,7 +2,9 @@
 
 Keys, in [tool.migrate] of pyproject.toml or at the top level of .migrate.toml (which wins): targets, include,
 exclude, disable (rule ids), severity (a table rule id = level), fail-on, rule-dirs (extra rule files, same
-schema), max-file-size, jobs, baseline. `_` and `-` are interchangeable; anything else is a ConfigError."""
+schema), max-file-size, jobs (capped to the cores available), baseline (a file inside the repository).
+`_` and `-` are interchangeable; anything else is a ConfigError. A pyproject.toml that is not valid TOML
+gives no settings (the scan reports it as skipped); an invalid .migrate.toml is a ConfigError."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from migrate.bounded import Refused, read_bytes
 from migrate.errors import ConfigError
 from migrate.model import Severity
 
@@ -22,6 +25,7 @@ DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
 DEFAULT_BASELINE = ".migrate-baseline.json"
 CONFIG_FILES = (".migrate.toml", "pyproject.toml")  # the first that has settings wins
 _RULE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+MAX_CONFIG_FILE = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -109,16 +113,23 @@ def _from_config(base: Path) -> dict[str, Any]:
 
 
 def _read_table(path: Path) -> dict[str, Any] | None:
-    """The [tool.migrate] table of PATH (for .migrate.toml also its top level); None when absent."""
+    """The [tool.migrate] table of PATH (for .migrate.toml also its top level); None when absent.
+
+    A pyproject.toml that cannot be read or parsed gives no settings (it belongs to the project, and the scan
+    reports it as skipped); a broken .migrate.toml, which exists only for us, is an error."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path.name}: cannot read: {exc}") from None
+        document = tomllib.loads(read_bytes(path, limit=MAX_CONFIG_FILE).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, Refused) as exc:
+        if path.name == "pyproject.toml":
+            return None
+        raise ConfigError(f"{path.name}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     except tomllib.TOMLDecodeError as exc:
+        if path.name == "pyproject.toml":
+            return None
         raise ConfigError(f"{path.name}: invalid TOML: {exc}") from None
     table = document.get("tool", {}).get("migrate") if isinstance(document.get("tool"), dict) else None
     if table is None and path.name != "pyproject.toml":
@@ -216,8 +227,13 @@ def _jobs(raw: Any, _base: Path) -> int:
 
 
 def _path(raw: Any, base: Path) -> str:
+    """A file named by the repository's configuration: it must stay inside the repository."""
     if not isinstance(raw, str) or not raw:
         raise TypeError("expected a path")
+    try:
+        (base / raw).resolve().relative_to(base.resolve())
+    except ValueError:
+        raise ValueError(f"{raw!r} must be a file inside the repository") from None
     return str(base / raw)
 
 

@@ -94,28 +94,58 @@ def discover(
     root = root.resolve()
     excluded = tuple(exclude)
     included = tuple(include)
-    explicit = list(files)
-    if explicit:
-        candidates: Iterable[tuple[str, bool]] = ((_relative(root, f), False) for f in explicit)
-    else:
-        candidates = _candidates(root)
-    for relpath, vendored in candidates:
-        if not explicit and (_matches(relpath, excluded) or (included and not _matches(relpath, included))):
+    explicit = [_relative(root, f) for f in files]
+    candidates = _named(root, explicit) if explicit else _candidates(root)
+    for relpath, vendored, named in candidates:
+        if isinstance(relpath, Skipped):
+            yield relpath
             continue
-        item = _examine(root, relpath, vendored or _is_vendored(relpath), bool(explicit), max_file_size)
+        if not named and (_matches(relpath, excluded) or (included and not _matches(relpath, included))):
+            continue
+        item = _examine(root, relpath, vendored or _is_vendored(relpath), named, max_file_size)
         if item is not None:
             yield item
 
 
+def _named(root: Path, relpaths: list[str]) -> Iterator[tuple[str | Skipped, bool, bool]]:
+    """(relpath, vendored, named) for files named on the command line; a named directory stands for
+    the files discovery finds under it (a hook given a directory must not pass it by)."""
+    every: list[tuple[str | Skipped, bool, bool]] | None = None
+    for relpath in relpaths:
+        if relpath != "." and not os.path.isdir(root / relpath):
+            yield relpath, False, True
+            continue
+        if every is None:
+            every = list(_candidates(root))
+        prefix = "" if relpath == "." else relpath + "/"
+        for item in every:
+            name = item[0].path if isinstance(item[0], Skipped) else item[0]
+            if name.startswith(prefix) or name == relpath:
+                yield item
+
+
 def _relative(root: Path, path: Path) -> str:
-    absolute = path if path.is_absolute() else Path.cwd() / path
-    try:
-        return absolute.absolute().relative_to(root).as_posix()
-    except ValueError:
+    """PATH relative to ROOT; InputError when it (with `..` and symlinked directories resolved) lies outside."""
+    absolute = Path(os.path.normpath(path if path.is_absolute() else Path.cwd() / path))
+    if absolute.resolve() == root:
+        return "."
+    parent = absolute.parent.resolve()  # the last part may be a symlink: _examine judges it
+    for candidate in (absolute, parent / absolute.name):
         try:
-            return absolute.resolve().relative_to(root).as_posix()
+            relpath = candidate.relative_to(root).as_posix()
         except ValueError:
-            raise InputError(f"file is outside the scanned directory: {path}") from None
+            continue
+        if parent == root or _inside(parent, root):
+            return relpath
+    raise InputError(f"file is outside the scanned directory: {path}")
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
 
 
 def _matches(relpath: str, patterns: tuple[str, ...]) -> bool:
@@ -179,44 +209,75 @@ def _link_problem(root: Path, path: Path) -> str | None:
     return "inside"
 
 
-def _candidates(root: Path) -> Iterator[tuple[str, bool]]:
-    """(relpath, vendored) pairs: git's view in a work tree, a filtered walk elsewhere."""
+def list_files(root: Path) -> Iterator[tuple[str, bool]]:
+    """Every file under ROOT as (relpath, vendored), unclassified: the one lister behind scan, translate and
+    apply (git's view in a work tree, from any of its directories; a filtered walk elsewhere)."""
+    for relpath, vendored, _ in _candidates(root):
+        if not isinstance(relpath, Skipped):
+            yield relpath, vendored
+
+
+def _candidates(root: Path) -> Iterator[tuple[str | Skipped, bool, bool]]:
+    """(relpath or skipped directory, vendored, named) triples: git's view in a work tree, a filtered walk elsewhere."""
     listed = _git_files(root)
     if listed is None:
-        yield from ((rel, False) for rel in _walk(root, root))
+        yield from ((rel, False, False) for rel in _walk(root, root))
         return
     tracked, submodules = listed
-    yield from ((rel, False) for rel in tracked)
+    yield from ((rel, False, False) for rel in tracked)
     for sub in submodules:
-        yield from ((rel, True) for rel in _walk(root, root / sub))
+        yield from ((rel, True, False) for rel in _walk(root, root / sub))
 
 
 def _git_files(root: Path) -> tuple[list[str], list[str]] | None:
-    """Tracked plus untracked-but-not-ignored files, and submodule paths; None outside git."""
-    if not (root / ".git").exists():
-        return None
-    import git  # gitpython is slow to import; only pay for it inside a work tree
+    """Tracked plus untracked-but-not-ignored files under ROOT (which may be any directory of a work tree), and
+    submodule paths; None outside git, and for an ignored directory named explicitly (it is walked instead)."""
+    from migrate import gitcmd
 
-    try:
-        repo = git.Repo(root)
-        out = repo.git.ls_files("-z", "--cached", "--others", "--exclude-standard", "--deduplicate")
-        stage = repo.git.ls_files("-z", "--stage")
-    except (git.exc.GitError, OSError):
+    ignored = gitcmd.run(root, "check-ignore", "-q", "--", ".").returncode  # 0 ignored, 1 not, else not in git
+    if ignored != 1:
         return None
-    submodules = sorted({e.split("\t", 1)[1] for e in stage.split("\0") if e.startswith("160000 ")})
-    files = sorted({p for p in out.split("\0") if p and p not in submodules})
+    listed = gitcmd.run(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--deduplicate")
+    stage = gitcmd.run(root, "ls-files", "-z", "--stage")
+    if not (listed.ok and stage.ok):
+        return None
+    entries = gitcmd.split_z(stage.stdout)
+    submodules = sorted({e.split("\t", 1)[1] for e in entries if e.startswith("160000 ")})
+    files = sorted({p for p in gitcmd.split_z(listed.stdout) if p not in submodules})
     return files, submodules
 
 
-def _walk(root: Path, top: Path) -> Iterator[str]:
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = sorted(d for d in dirnames if not _skip_dir(Path(dirpath) / d, d))
-        base = Path(dirpath).relative_to(root)
-        for name in sorted(filenames):
-            yield (base / name).as_posix()
+def _walk(root: Path, top: Path) -> Iterator[str | Skipped]:
+    """Relative paths of the files under TOP, top-down in name order, or a Skipped entry for a directory
+    that cannot be listed. Iterative: a tree thousands of levels deep must not exhaust the Python stack."""
+    start = top.relative_to(root).as_posix()
+    pending = ["" if start == "." else start + "/"]
+    while pending:
+        prefix = pending.pop()
+        try:
+            with os.scandir(root / prefix if prefix else root) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as exc:
+            reason = (exc.strerror or str(exc)).lower()
+            yield Skipped(prefix.rstrip("/") or ".", f"cannot read directory: {reason}")
+            continue
+        subdirectories = []
+        for entry in entries:
+            if not _is_dir(entry):
+                yield prefix + entry.name
+            elif not entry.is_symlink() and not _skip_dir(entry.path, entry.name):
+                subdirectories.append(prefix + entry.name + "/")
+        pending.extend(reversed(subdirectories))
 
 
-def _skip_dir(path: Path, name: str) -> bool:
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _skip_dir(path: str, name: str) -> bool:
     if name in SKIP_DIRS or name.endswith(".egg-info"):
         return True
-    return (path / "pyvenv.cfg").exists()
+    return os.path.exists(os.path.join(path, "pyvenv.cfg"))

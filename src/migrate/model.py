@@ -112,6 +112,19 @@ class Rule:
     source: str = ""
 
 
+@dataclass(frozen=True)
+class Occurrence:
+    """One place a once-per-file finding stands for (library usage is decided once, changed everywhere)."""
+
+    line: int
+    column: int
+    end_line: int
+    evidence: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "column": self.column, "end_line": self.end_line, "evidence": self.evidence}
+
+
 @dataclass(frozen=True, order=True)
 class Finding:
     """One thing found at one place; complete when created, sortable, comparable."""
@@ -130,6 +143,7 @@ class Finding:
     vendored: bool = field(compare=False, default=False)
     symbol: str | None = field(compare=False, default=None)
     effort: tuple[float, float] | None = field(compare=False, default=None)  # the rule's override, if any
+    occurrences: tuple[Occurrence, ...] = field(compare=False, default=())  # per_file rules: every place, first = line
 
     def key(self) -> tuple[str, int, int, str]:
         """The report order as a sort key: far cheaper than dataclass comparisons on large scans."""
@@ -152,6 +166,8 @@ class Finding:
             data["substitutions"] = list(self.substitutions)
         if self.vendored:
             data["vendored"] = True
+        if self.occurrences:
+            data["occurrences"] = [o.to_dict() for o in self.occurrences]
         return data
 
 
@@ -174,6 +190,7 @@ class FileResult:
     findings: tuple[Finding, ...] = ()
     skipped: Skipped | None = None
     guarded: int = 0
+    partial: bool = False  # the file was scanned, but `skipped` names a part of it that was left out
 
 
 @dataclass(frozen=True)

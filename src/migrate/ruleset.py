@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from migrate import matchers
+from migrate.bounded import Refused, read_bytes
 from migrate.errors import RuleFileError
 from migrate.model import CATEGORIES, FileKind, Rule, Severity
 
@@ -22,6 +23,8 @@ _OPTIONAL: dict[str, type | tuple[type, ...]] = {
 }
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _LANGUAGES = frozenset(k.value for k in FileKind)
+_LISTS_OF_STRINGS = ("languages", "substitutions")
+MAX_RULE_FILE = 16 * 1024 * 1024
 
 
 def rules_dir() -> Path:
@@ -89,8 +92,9 @@ def _rule_files(directories: Iterable[Path]) -> Iterator[Path]:
 
 def _load_file(path: Path) -> list[Rule]:
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = read_bytes(path, limit=MAX_RULE_FILE).decode("utf-8")
+        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, Refused) as exc:
         raise RuleFileError(f"{path}: cannot read rules: {_first_line(exc)}") from None
     if not isinstance(document, dict) or not isinstance(document.get("rules"), list):
         raise RuleFileError(f"{path}: expected a mapping with a 'rules' list")
@@ -117,6 +121,9 @@ def _validated(raw: Any, source: str) -> Rule:
     for key, kinds in _OPTIONAL.items():
         if key in raw and not isinstance(raw[key], kinds):
             raise ValueError(f"'{key}' has the wrong type")
+    for key in _LISTS_OF_STRINGS:
+        if not all(isinstance(item, str) for item in raw.get(key, ())):
+            raise ValueError(f"'{key}' must be a list of strings")
     unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
     if unknown:
         raise ValueError(f"unknown key(s): {', '.join(sorted(unknown))}")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import re
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
@@ -18,7 +21,7 @@ from migrate.config import Settings, check_rule_ids
 from migrate.discover import discover
 from migrate.gitdiff import Changes, changed_lines, keep_changed
 from migrate.matchers import Hit
-from migrate.model import FileKind, FileResult, Finding, Rule, ScanResult, Severity, Skipped, SourceFile
+from migrate.model import FileKind, FileResult, Finding, Occurrence, Rule, ScanResult, Severity, Skipped, SourceFile
 from migrate.parse import Document, ParseError, parse, read_text
 from migrate.parse.cuda import longest_match
 from migrate.ruleset import Ruleset, load, load_builtin, rules_dir
@@ -30,6 +33,8 @@ _STALE = 16  # matches that find no new rule before the needle regex is narrowed
 _PATTERNS = 256  # narrowed needle regexes compiled per kind and process, at most
 _TOKEN_KINDS = (FileKind.CUDA, FileKind.CPP, FileKind.C)
 token_level = True  # vendored C/C++/CUDA on tokens only; benchmarks and tests turn it off to compare with a full parse
+_OCCURRENCE_EVIDENCE = 200  # characters per occurrence: a minified line must not blow up the report
+FILE_TIME_BUDGET = 20.0  # seconds a file may take; past it the file is skipped (crafted input, not real code)
 
 
 def scan(
@@ -61,7 +66,7 @@ def scan(
         guarded += result.guarded
         if result.skipped:
             skipped.append(result.skipped)
-            unreadable += 1
+            unreadable += not result.partial
     store.save(complete=not files and changes is None)
     findings = _without_first_party(findings, root, ruleset)
     kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
@@ -142,7 +147,7 @@ def _computed(
     sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None
 ) -> Iterator[FileResult]:
     total = len(sources)
-    jobs = settings.jobs or os.cpu_count() or 1
+    jobs = worker_count(settings)
     if jobs <= 1 or total < _PARALLEL_FROM:
         for done, source in enumerate(sources, start=1):
             yield scan_file(source, ruleset, settings)
@@ -179,12 +184,20 @@ def _batches(sources: list[SourceFile], jobs: int) -> Iterator[list[SourceFile]]
         yield batch
 
 
+def worker_count(settings: Settings) -> int:
+    """settings.jobs (0: one per core), never more than the cores this process may use: `jobs` may come
+    from the scanned repository's own configuration."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(settings.jobs or cores, cores))
+
+
 _worker_state: tuple[Ruleset, Settings] | None = None
 
 
 def _init_worker(ruleset: Ruleset, settings: Settings, tokens: bool) -> None:
     global _worker_state, token_level
     _worker_state, token_level = (ruleset, settings), tokens
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent alone handles it
 
 
 def _worker_scan(sources: list[SourceFile]) -> list[FileResult]:
@@ -193,7 +206,44 @@ def _worker_scan(sources: list[SourceFile]) -> list[FileResult]:
 
 
 def scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileResult:
-    """Findings for one file, or the reason it was skipped."""
+    """Findings for one file, or the reason it was skipped (also when it takes more than FILE_TIME_BUDGET)."""
+    try:
+        with _time_budget(FILE_TIME_BUDGET):
+            return _scan_file(source, ruleset, settings)
+    except _OverBudget:
+        return FileResult(source.relpath, skipped=Skipped(source.relpath, _over_budget()))
+    except (RecursionError, MemoryError):
+        return FileResult(source.relpath, skipped=Skipped(source.relpath, "too deeply nested to parse"))
+
+
+class _OverBudget(Exception):
+    """A file took longer than FILE_TIME_BUDGET."""
+
+
+def _over_budget() -> str:
+    return f"took longer than the time budget of {FILE_TIME_BUDGET:g} s a file"
+
+
+@contextlib.contextmanager
+def _time_budget(seconds: float) -> Iterator[None]:
+    """Raise _OverBudget in this block after SECONDS (a no-op where SIGALRM is missing or off the main thread)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise _OverBudget
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileResult:
     table = _table(ruleset, source.kind)
     if not table.rules:
         return FileResult(source.relpath)
@@ -242,9 +292,14 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
                 continue
             hits.append(hit)
         if rule.per_file and len(hits) > 1:
-            hits = [replace(hits[0], note=f"({len(hits)} places in this file.)")]
+            findings.append(_folded(doc, rule, hits, settings))
+            continue
         findings.extend(_finding(doc, rule, hit, settings) for hit in hits)
-    return FileResult(doc.source.relpath, tuple(findings), guarded=guarded)
+    relpath = doc.source.relpath
+    if doc.problems:
+        skipped = Skipped(relpath, "; ".join(doc.problems))
+        return FileResult(relpath, tuple(findings), skipped=skipped, guarded=guarded, partial=True)
+    return FileResult(relpath, tuple(findings), guarded=guarded)
 
 
 def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding:
@@ -263,7 +318,7 @@ def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding
         severity=severity,
         end_line=hit.end_line or hit.line,
         message=message,
-        evidence=doc.line_text(hit.line),
+        evidence=doc.line_text(hit.line, hit.column),
         hip=hit.hip if hit.hip is not None else rule.hip,
         substitutions=rule.substitutions,
         vendored=doc.source.vendored,
@@ -272,6 +327,15 @@ def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding
     )
     override = dict(settings.severity_overrides).get(rule.id)
     return replace(finding, severity=override) if override is not None else finding
+
+
+def _folded(doc: Document, rule: Rule, hits: list[Hit], settings: Settings) -> Finding:
+    """A once-per-file rule's hits as one finding at the first place, carrying every place as an occurrence."""
+    first = min(hits, key=lambda h: (h.line, h.column))
+    places = sorted({(h.line, h.column, h.end_line or h.line) for h in hits})
+    occurrences = tuple(Occurrence(ln, col, end, doc.line_text(ln)[:_OCCURRENCE_EVIDENCE]) for ln, col, end in places)
+    finding = _finding(doc, rule, replace(first, note=f"({len(places)} places in this file.)"), settings)
+    return replace(finding, occurrences=occurrences)
 
 
 def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:

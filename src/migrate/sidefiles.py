@@ -26,6 +26,7 @@ _TORCH_IMAGES = (re.compile(r"^(?:docker\.io/)?pytorch/pytorch:.*cuda"), re.comp
 _COMPOSE_GPU = re.compile(r"^\s*(?:runtime:\s*nvidia|driver:\s*nvidia|capabilities:.*\bgpu\b)", re.M)
 _SMI = "nvidia-smi"
 _INDEX_ANSWERED = frozenset({"torch-cuda-wheels"})  # the ROCm index swap already answers these lines
+_PY_NEWLINE = re.compile(rb"\r\n|\r|\n")  # the line ends of Python's tokenizer (str.splitlines knows more)
 RULE_SAFE = "fix-torch-version-hip"
 RULE_UNSAFE = "fix-nvidia-smi"
 
@@ -175,19 +176,37 @@ def _python(source: SourceFile, unsafe_fixes: bool) -> tuple[list[FileChange], l
     if not applied:
         return [], left
     new = _apply_fixes(text, applied)
+    try:
+        compile(new, source.relpath, "exec", dont_inherit=True)  # compiled, never run: the edit must still parse
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [], left
     return [_change(source.relpath, text.encode("utf-8"), new, "Python fixes")], left
 
 
 def _apply_fixes(text: str, fixes: list[Fix]) -> str:
-    lines = text.splitlines(keepends=True)
+    """Each fix placed by byte offset from the parser's own line numbering (LF, CRLF or CR end a line; a form
+    feed or U+2028 does not), last first so earlier offsets stay valid."""
+    data = text.encode("utf-8")
+    starts = _line_starts(data)
     for fix in sorted(fixes, key=lambda f: (f.line, f.start), reverse=True):
-        raw = lines[fix.line - 1].encode("utf-8")
-        lines[fix.line - 1] = (raw[: fix.start] + fix.text.encode("utf-8") + raw[fix.end :]).decode("utf-8")
-    return "".join(lines)
+        offset = starts[fix.line - 1]
+        data = data[: offset + fix.start] + fix.text.encode("utf-8") + data[offset + fix.end :]
+    return data.decode("utf-8")
+
+
+def _line_starts(data: bytes) -> list[int]:
+    return [0, *(match.end() for match in _PY_NEWLINE.finditer(data))]
+
+
+def _parser_line(text: str, number: int) -> str:
+    data = text.encode("utf-8")
+    start = _line_starts(data)[number - 1]
+    end = _PY_NEWLINE.search(data, start)
+    return data[start : end.start() if end else len(data)].decode("utf-8")
 
 
 def _unapplied(relpath: str, fix: Fix, text: str) -> Finding:
-    evidence = text.splitlines()[fix.line - 1].strip()
+    evidence = _parser_line(text, fix.line).strip()
     return Finding(relpath, fix.line, fix.start + 1, RULE_UNSAFE, "nvidia-runtime-tool", Severity.INFO, fix.line,
                    f"unsafe fix not applied (pass --unsafe-fixes): {fix.message}", evidence, hip="amd-smi")
 

@@ -65,13 +65,17 @@ def run_tool(
     *,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
+    unset: Sequence[str] = (),
+    stdin: bytes | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> ToolRun:
-    """Run COMMAND and return its outcome; a missing executable or a time-out is an outcome too."""
+    """Run COMMAND and return its outcome; a missing executable or a time-out is an outcome too.
+    ENV is added to the environment after removing the UNSET variables; STDIN is fed to the tool."""
     argv = tuple(str(part) for part in command)
-    full_env = {**os.environ, **env} if env else None
+    full_env = {**{k: v for k, v in os.environ.items() if k not in unset}, **(env or {})} if env or unset else None
     try:
-        done = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, timeout=timeout, check=False)
+        done = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, timeout=timeout, check=False,
+                              input=stdin, stdin=subprocess.DEVNULL if stdin is None else None)
     except FileNotFoundError:
         return ToolRun(argv, EXIT_NOT_FOUND, b"", f"{argv[0]}: command not found")
     except PermissionError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -9,23 +10,27 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from migrate.apimap import api_map, header_map, lookup
-from migrate.errors import MigrateError, ToolNotFound
+from migrate.apimap import ApiEntry, CallRule, Version, api_map, engine_rules, header_map, lookup, parse_version
+from migrate.errors import InputError, MigrateError, ToolNotFound
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse import ParseError
-from migrate.parse.cuda import CudaDocument, captures, parse_cuda
+from migrate.parse.cuda import CudaDocument, Token, captures, parse_cuda
 from migrate.tools import ToolRun, find_tool, run_tool
 
 ENGINES = ("auto", "clang", "perl", "builtin")
 TRANSLATED_KINDS = frozenset({FileKind.CUDA, FileKind.CPP, FileKind.C})
 RULE_UNSUPPORTED = "translate-unsupported-api"
 RULE_TOOL_WARNING = "hipify-unconverted"
+RULE_WARP = "translate-warp-size"
+LAUNCH_SYNTAXES = ("cuda", "hipLaunchKernelGGL")
+_RUNTIME_HEADER = "hip/hip_runtime.h"
 _BOM = b"\xef\xbb\xbf"
 _INCLUDES = "(preproc_include path: (_) @path) @include"
 _PERL_WARNING = re.compile(r"warning:\s*(?:(?P<file>[^\s:]+):)?\s*#?(?P<line>\d+)\s*:?\s*(?P<msg>.*)")
 _CLANG_WARNING = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): warning: (?P<msg>.*)$", re.M)
 _CLANG_UNCONVERTED = re.compile(r"UNCONVERTED refs count:\s*(\d+)")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
+_WIDE_LITERAL = re.compile(r"(?i)(?:0x[0-9a-f]+|[0-9]+)(?:ull|llu|ul|lu|ll|l)")
 
 
 class ToolFailed(MigrateError):
@@ -37,12 +42,37 @@ class ToolFailed(MigrateError):
 
 
 @dataclass(frozen=True)
+class Options:
+    """How to translate: the target ROCm release ('' = the newest known), ROCm-library names, launch syntax."""
+
+    rocm: str = ""
+    roc: bool = False
+    launch_syntax: str = "cuda"
+
+    @property
+    def rocm_version(self) -> Version:
+        return parse_version(self.rocm or engine_rules().default_rocm)
+
+
+def make_options(*, rocm: str | None = None, roc: bool = False, launch_syntax: str = "cuda") -> Options:
+    """Options checked for the user: a bad --rocm or --launch-syntax is an InputError."""
+    try:
+        parse_version(rocm or engine_rules().default_rocm)
+    except ValueError:
+        raise InputError(f"--rocm {rocm}: expected a ROCm release such as 6.2 or 5.2") from None
+    if launch_syntax not in LAUNCH_SYNTAXES:
+        raise InputError(f"--launch-syntax {launch_syntax}: expected one of {', '.join(LAUNCH_SYNTAXES)}")
+    return Options(rocm or "", roc, launch_syntax)
+
+
+@dataclass(frozen=True)
 class Engine:
-    """The engine a run uses: its name and, for the hipify tools, the executable."""
+    """The engine a run uses: its name, for the hipify tools the executable, and the translation options."""
 
     name: str
     executable: Path | None = None
     compile_db: Path | None = None
+    options: Options = Options()
 
 
 @dataclass(frozen=True)
@@ -67,18 +97,19 @@ def select_engine(
     hipify_clang: str | Path | None = None,
     hipify_perl: str | Path | None = None,
     root: Path | None = None,
+    options: Options = Options(),
 ) -> Engine:
     """The engine for CHOICE; auto prefers hipify-clang, then hipify-perl, then builtin."""
     if choice == "builtin":
-        return Engine("builtin")
+        return Engine("builtin", options=options)
     wanted = {"clang": ["hipify-clang"], "perl": ["hipify-perl"], "auto": ["hipify-clang", "hipify-perl"]}[choice]
     explicit = {"hipify-clang": hipify_clang, "hipify-perl": hipify_perl}
     for tool in wanted:
         found = find_tool(tool, explicit[tool])
         if found is not None:
-            return Engine(tool, found, _compile_db(root) if tool == "hipify-clang" else None)
+            return Engine(tool, found, _compile_db(root) if tool == "hipify-clang" else None, options)
     if choice == "auto":
-        return Engine("builtin")
+        return Engine("builtin", options=options)
     given = explicit[wanted[0]]
     where = f"at {given}" if given else "on PATH, in $ROCM_PATH/bin or /opt/rocm/bin"
     raise ToolNotFound(f"{wanted[0]} not found {where}; install it, pass --{wanted[0]} PATH, or use --engine builtin")
@@ -105,12 +136,14 @@ def translate_file(path: Path, relpath: str, engine: Engine) -> Translation:
         return _hipify_perl(path, relpath, data, engine)
     if engine.name == "hipify-clang":
         return _hipify_clang(path, relpath, data, engine)
-    return translate_bytes(data, relpath)
+    return translate_bytes(data, relpath, engine.options)
 
 
-def translate_bytes(data: bytes, relpath: str) -> Translation:
-    """The builtin engine: rename CUDA identifiers and headers, keep every other byte."""
-    if not _might_change(data):
+def translate_bytes(data: bytes, relpath: str, options: Options = Options()) -> Translation:
+    """The builtin engine: rename CUDA identifiers and headers, fix the calls HIP wants otherwise, keep every
+    other byte; a .cu file gets the HIP runtime header nvcc would have included implicitly."""
+    needs_runtime = relpath.endswith(".cu") and _RUNTIME_HEADER.encode() not in data
+    if not needs_runtime and not _might_change(data):
         return Translation(relpath, data, data, "builtin")
     text, encoding, bom = _decode(data)
     source = SourceFile(path=Path(relpath), relpath=relpath, kind=FileKind.CUDA, size=len(data))
@@ -119,8 +152,13 @@ def translate_bytes(data: bytes, relpath: str) -> Translation:
         assert isinstance(doc, CudaDocument)
     except (ParseError, RecursionError) as exc:
         return Translation(relpath, data, data, "builtin", skipped=str(exc) or "too deeply nested to parse")
-    edits, findings = _identifier_edits(doc)
-    edits.extend(_include_edits(doc))
+    edits, findings = _identifier_edits(doc, options)
+    includes = list(_include_edits(doc, options))
+    edits.extend(includes)
+    if options.launch_syntax == "hipLaunchKernelGGL":
+        edits.extend(_launch_edits(doc))
+    if needs_runtime and not any(e[2].endswith(f"{_RUNTIME_HEADER}>".encode()) for e in includes):
+        edits.extend(_runtime_include(doc))
     if not edits:
         return Translation(relpath, data, data, "builtin", tuple(findings))
     out = _apply_edits(doc.data, edits).decode("utf-8").encode(encoding, "surrogateescape")
@@ -132,8 +170,8 @@ def _candidates() -> frozenset[bytes]:
     """Every word whose presence means the engine may have work: CUDA names, namespaces, header stems."""
     hmap = header_map()
     names = {n for n, e in api_map().items() if e.is_rename or not e.has_hip or e.library == "cudnn"}
-    names |= set(hmap.namespaces)
-    names |= {re.split(r"[./]", h)[0] for h in [*hmap.headers, *(p for p, _ in hmap.prefixes)]}
+    names |= set(hmap.namespaces) | set(engine_rules().renames) | engine_rules().warp.names
+    names |= {re.split(r"[./]", h)[0] for h in [*hmap.headers, *hmap.roc_headers, *(p for p, _ in hmap.prefixes)]}
     return frozenset(n.encode() for n in names)
 
 
@@ -155,25 +193,222 @@ def _decode(data: bytes) -> tuple[str, str, bytes]:
 Edit = tuple[int, int, bytes]
 
 
-def _identifier_edits(doc: CudaDocument) -> tuple[list[Edit], list[Finding]]:
+def _identifier_edits(doc: CudaDocument, options: Options) -> tuple[list[Edit], list[Finding]]:
     edits: list[Edit] = []
     findings: list[Finding] = []
     namespaces = header_map().namespaces
+    rules = engine_rules()
     declared = doc.declared_names
-    for token in doc.tokens_named(api_map().keys() | namespaces.keys()):
-        entry = lookup(token.name)
-        namespace = token.node_type == "namespace_identifier" and token.name in namespaces
-        if (entry is None and not namespace) or token.name in declared or doc.is_guarded(token.line):
+    for token in doc.tokens_named(_token_names()):
+        if token.name in declared or doc.is_guarded(token.line):
             continue
-        if namespace:
+        if token.name in namespaces and _is_namespace(doc, token):
             edits.append((token.start_byte, token.end_byte, namespaces[token.name].encode()))
-            continue
-        assert entry is not None
-        if entry.library == "cudnn" or not entry.has_hip:
+        elif token.name in rules.warp.names:
+            found = _warp_edits(doc, token, options.rocm_version)
+            edits.extend(found[0])
+            findings.extend(found[1])
+        elif (target := _target_name(token.name, options)) is not None:
+            if target != token.name:
+                edits.append((token.start_byte, token.end_byte, target.encode()))
+            if target in rules.calls and target != token.name:
+                edits.extend(_call_edits(doc, token, rules.calls[target]))
+        elif (entry := lookup(token.name)) is not None:
             findings.append(_unsupported(doc, token.name, token.line, token.column, entry.library, entry.roc_name))
-        elif entry.is_rename:
-            edits.append((token.start_byte, token.end_byte, entry.hip_name.encode()))
     return edits, findings
+
+
+@cache
+def _token_names() -> frozenset[str]:
+    """Every identifier the engine looks at: CUDA names, namespaces, its own renames, the warp intrinsics."""
+    rules = engine_rules()
+    return frozenset(api_map().keys() | header_map().namespaces.keys() | rules.renames.keys() | rules.warp.names)
+
+
+def _is_namespace(doc: CudaDocument, token: Token) -> bool:
+    """`cub::x`, and, in a file that includes CUB, `using namespace cub;` and `cub::` inside a macro body."""
+    if token.node_type == "namespace_identifier":
+        return True
+    if not _includes_library(doc, token.name):
+        return False
+    if token.node_type == "macro":
+        return doc.data[token.end_byte : token.end_byte + 2] == b"::"
+    node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
+    parent = node.parent if node is not None else None
+    return parent is not None and parent.type == "using_declaration" and b"namespace" in doc.data[parent.start_byte : token.start_byte]
+
+
+def _includes_library(doc: CudaDocument, namespace: str) -> bool:
+    return doc.memo(f"includes:{namespace}", lambda: re.search(
+        rb"^[ \t]*#[ \t]*include[ \t]*[<\"]" + re.escape(namespace.encode()) + rb"/", doc.data, re.M) is not None)
+
+
+def _target_name(name: str, options: Options) -> str | None:
+    """The name NAME becomes (itself when it stays), or None when it has no translation to report."""
+    entry = lookup(name)
+    if options.roc and entry is not None and entry.roc_name:
+        return entry.roc_name
+    if name in engine_rules().renames:
+        return engine_rules().renames[name]
+    if entry is None:
+        return name
+    return entry.hip_name if _translatable(entry) else None
+
+
+def _translatable(entry: ApiEntry) -> bool:
+    return entry.has_hip and entry.library != "cudnn"
+
+
+Span = tuple[int, int]
+
+
+def _call_args(doc: CudaDocument, token: Token) -> tuple[list[Span], Span] | None:
+    """The argument spans of the call TOKEN names and the span of its parentheses; None when it is no call."""
+    if token.node_type == "macro":
+        return _macro_args(doc.data, token.end_byte)
+    node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
+    call = node.parent if node is not None else None
+    if call is None or call.type != "call_expression" or call.child_by_field_name("function") != node:
+        return None
+    arguments = call.child_by_field_name("arguments")
+    if arguments is None or arguments.type != "argument_list":
+        return None
+    spans = [(a.start_byte, a.end_byte) for a in arguments.named_children if a.type != "comment"]
+    return spans, (arguments.start_byte, arguments.end_byte)
+
+
+_OPEN, _CLOSE = b"([{", b")]}"
+
+
+def _macro_args(data: bytes, after: int) -> tuple[list[Span], Span] | None:
+    """Arguments of a call inside a macro body, split at top-level commas (no parse tree there)."""
+    open_at = after + len(data[after:]) - len(data[after:].lstrip(b" \t"))
+    if data[open_at : open_at + 1] != b"(":
+        return None
+    depth, start, spans = 0, open_at + 1, []
+    for index in range(open_at, min(len(data), open_at + 4096)):
+        char = data[index : index + 1]
+        if char == b"\n" and data[index - 1 : index] != b"\\":
+            return None  # the macro ends before the call does
+        if char in _OPEN:
+            depth += 1
+        elif char in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, index))
+                return [_strip(data, s) for s in spans if data[s[0] : s[1]].strip()], (open_at, index + 1)
+        elif char == b"," and depth == 1:
+            spans.append((start, index))
+            start = index + 1
+    return None
+
+
+def _strip(data: bytes, span: Span) -> Span:
+    text = data[span[0] : span[1]]
+    return span[0] + len(text) - len(text.lstrip()), span[1] - len(text) + len(text.rstrip())
+
+
+def _call_edits(doc: CudaDocument, token: Token, rule: CallRule) -> list[Edit]:
+    """The argument rewrite RULE asks for on the call TOKEN names (hipify-perl's transformHostFunctions)."""
+    found = _call_args(doc, token)
+    if found is None:
+        return []
+    args, _ = found
+    if rule.wrap and rule.arg < len(args):
+        start, end = args[rule.arg]
+        before, after = rule.wrap.split("{}")
+        if doc.data[start:end].startswith(before.encode()):
+            return []
+        return [(start, start, before.encode()), (end, end, after.encode())]
+    if rule.append and len(args) == rule.arity:
+        return [(args[-1][1], args[-1][1], f", {rule.append}".encode())]
+    if rule.drop >= 0 and len(args) == rule.arity and rule.drop + 1 < len(args):
+        return [(args[rule.drop][0], args[rule.drop + 1][0], b"")]
+    return []
+
+
+def _warp_edits(doc: CudaDocument, token: Token, rocm: Version) -> tuple[list[Edit], list[Finding]]:
+    """A *_sync warp intrinsic for ROCm ROCM: its non-sync form before the release that has it, else a 64-bit mask."""
+    warp = engine_rules().warp
+    found = _call_args(doc, token)
+    if found is None:
+        return [], []
+    args, parens = found
+    release = ".".join(map(str, rocm))
+    why = (f"{token.name} rewritten as {{}} for ROCm {release} (no *_sync warp builtins before "
+           f"{'.'.join(map(str, warp.sync_since))}): the mask is gone; check any 32-lane assumption "
+           "(masks, warp-sized loops, WARP_SIZE 32) against a 64-wide wavefront")
+    if rocm < warp.sync_since and token.name in warp.replaced:
+        new = warp.replaced[token.name]
+        edit = (token.start_byte, parens[1], _keep_lines(doc.data[token.start_byte : parens[1]], new))
+        return [edit], [_warp_finding(doc, token, why.format(new.split("(")[0]))]
+    if rocm < warp.sync_since and token.name in warp.unsync and len(args) >= 2:
+        new = warp.unsync[token.name]
+        edits = [(token.start_byte, token.end_byte, new.encode()), (args[0][0], args[1][0], b"")]
+        return edits, [_warp_finding(doc, token, why.format(new))]
+    if rocm >= warp.sync_since and token.name in warp.masked and args:
+        return _widen_mask(doc, token, args[0])
+    return [], []
+
+
+def _widen_mask(doc: CudaDocument, token: Token, mask: Span) -> tuple[list[Edit], list[Finding]]:
+    """A full 32-lane mask becomes the full wavefront; another 32-bit mask is cast to 64 bits and reported."""
+    warp = engine_rules().warp
+    text = doc.data[mask[0] : mask[1]].decode("utf-8", "replace")
+    if text in warp.full_masks:
+        return [(mask[0], mask[1], warp.full_mask.encode())], []
+    before, after = warp.wide_mask.split("{}")
+    if _WIDE_LITERAL.fullmatch(text) or text.startswith(before):
+        return [], []
+    why = (f"{token.name}: the lane mask `{text}` is widened to 64 bits (HIP requires it); on a 64-wide wavefront "
+           "a 32-bit mask names only lanes 0-31: check the mask and any 32-lane assumption")
+    return [(mask[0], mask[0], before.encode()), (mask[1], mask[1], after.encode())], [_warp_finding(doc, token, why)]
+
+
+def _warp_finding(doc: CudaDocument, token: Token, why: str) -> Finding:
+    return Finding(
+        doc.source.relpath, token.line, token.column, RULE_WARP, category="warp-size", severity=Severity.MEDIUM,
+        end_line=token.line, message=why, evidence=doc.line_text(token.line), symbol=token.name,
+    )
+
+
+def _keep_lines(old: bytes, new: str) -> bytes:
+    """NEW followed by the line breaks OLD had, so line numbers after it do not move."""
+    return new.encode() + b"\n" * old.count(b"\n")
+
+
+_LAUNCHES = "(call_expression function: (_) @function (kernel_call_syntax) @config arguments: (argument_list) @args) @call"
+
+
+def _launch_edits(doc: CudaDocument) -> Iterator[Edit]:
+    """kernel<<<grid, block[, shared[, stream]]>>>(args) as hipLaunchKernelGGL(kernel, grid, block, shared, stream, args)."""
+    for match in doc.matches(_LAUNCHES):
+        call, function, config, args = (match[k][0] for k in ("call", "function", "config", "args"))
+        if doc.is_guarded(call.start_point.row + 1):
+            continue
+        template = function.type == "template_function"
+        settings = [c for c in config.named_children if c.type != "comment"]
+        arguments = [a for a in args.named_children if a.type != "comment"]
+        if not settings:
+            continue
+        yield (call.start_byte, call.start_byte, b"hipLaunchKernelGGL(" + (b"HIP_KERNEL_NAME(" if template else b""))
+        head = doc.data[function.end_byte : settings[0].start_byte]
+        yield (function.end_byte, settings[0].start_byte, _keep_lines(head, ("), " if template else ", ")))
+        tail = doc.data[settings[-1].end_byte : args.start_byte + 1]
+        gap = doc.data[args.start_byte + 1 : arguments[0].start_byte] if arguments else b""
+        missing = ", 0" * (4 - len(settings)) + ("" if not arguments else "," if b"\n" in gap else ", ")
+        yield (settings[-1].end_byte, args.start_byte + 1, _keep_lines(tail, missing))
+
+
+def _runtime_include(doc: CudaDocument) -> Iterator[Edit]:
+    """`#include <hip/hip_runtime.h>` on a line of its own before the first directive or declaration."""
+    first = next((n for n in doc.root.children if n.type != "comment"), None)
+    if first is None:
+        return
+    start = doc.data.rfind(b"\n", 0, first.start_byte) + 1
+    first_break = doc.data.find(b"\n")
+    newline = b"\r\n" if first_break > 0 and doc.data[first_break - 1 : first_break] == b"\r" else b"\n"
+    yield (start, start, f"#include <{_RUNTIME_HEADER}>".encode() + newline)
 
 
 def _unsupported(doc: CudaDocument, name: str, line: int, column: int, library: str, roc_name: str) -> Finding:
@@ -188,7 +423,7 @@ def _unsupported(doc: CudaDocument, name: str, line: int, column: int, library: 
     )
 
 
-def _include_edits(doc: CudaDocument) -> Iterator[Edit]:
+def _include_edits(doc: CudaDocument, options: Options) -> Iterator[Edit]:
     """Each CUDA header becomes its HIP header; one that is already included in the same block is dropped."""
     found = captures(doc.root, _INCLUDES)
     includes = sorted(found.get("include", []), key=lambda n: n.start_byte)
@@ -199,7 +434,7 @@ def _include_edits(doc: CudaDocument) -> Iterator[Edit]:
         if path is None or doc.is_guarded(node.start_point.row + 1):
             continue
         raw = doc.node_text(path)
-        hip = hmap.hip_header(raw[1:-1])
+        hip = hmap.hip_header(raw[1:-1], roc=options.roc, rocm=options.rocm_version)
         if hip is None or hip == raw[1:-1]:
             continue
         key = (_block(node), hip)
@@ -218,9 +453,10 @@ def _block(node: object) -> tuple[int, int]:
 def _apply_edits(data: bytes, edits: list[Edit]) -> bytes:
     parts: list[bytes] = []
     position = 0
-    for start, end, replacement in sorted(set(edits)):
+    # Insertions first, then the widest edit at a start: a removed argument swallows the renames inside it.
+    for start, end, replacement in sorted(set(edits), key=lambda e: (e[0], e[1] != e[0], -e[1], e[2])):
         if start < position:
-            continue  # an identifier inside an include we already rewrote
+            continue  # an identifier inside an include or a removed argument we already rewrote
         parts.extend((data[position:start], replacement))
         position = end
     parts.append(data[position:])
@@ -229,11 +465,17 @@ def _apply_edits(data: bytes, edits: list[Edit]) -> bytes:
 
 def _hipify_perl(path: Path, relpath: str, data: bytes, engine: Engine) -> Translation:
     assert engine.executable is not None
-    run = run_tool([engine.executable, path])
+    run = run_tool([engine.executable, *_perl_options(engine.options), path])
     if not run.ok or (data.strip() and not run.stdout.strip()):
         raise ToolFailed(run if not run.ok else _empty_output(run), relpath)
     findings = tuple(_perl_findings(run.stderr, relpath, data))
     return Translation(relpath, data, run.stdout, "hipify-perl", findings)
+
+
+def _perl_options(options: Options) -> list[str]:
+    """hipify-perl's spelling of the options it shares with the builtin engine (it has no ROCm release option)."""
+    flags = ["-roc"] if options.roc else []
+    return flags + (["-hip-kernel-execution-syntax"] if options.launch_syntax == "hipLaunchKernelGGL" else [])
 
 
 def _empty_output(run: ToolRun) -> ToolRun:
@@ -277,6 +519,17 @@ def _clang_findings(stderr: str, relpath: str, data: bytes) -> Iterator[Finding]
     unconverted = sum(int(n) for n in _CLANG_UNCONVERTED.findall(stderr))
     if unconverted and not found:
         yield _tool_finding(relpath, 1, 1, f"{unconverted} CUDA reference(s) left unconverted (hipify-clang statistics)", lines)
+
+
+def original_line(original: bytes, translated: bytes, line: int) -> int:
+    """The line of ORIGINAL that line LINE of TRANSLATED came from (engines insert lines: the HIP runtime include)."""
+    old, new = original.splitlines(), translated.splitlines()
+    if len(old) == len(new):
+        return line
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if j1 < line <= j2:
+            return min(i1 + (line - j1), i2) if tag != "insert" else max(i1, 1)
+    return line
 
 
 def translate_many(files: Iterable[tuple[Path, str]], engine: Engine) -> tuple[Translation, ...]:

@@ -8,14 +8,14 @@ import re
 import shlex
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from migrate.apply import plan_port, write_port
 from migrate.errors import InputError, ToolNotFound
 from migrate.model import Finding, Severity, Skipped
 from migrate.tools import ToolRun, find_tool, run_tool
-from migrate.translate import Engine
+from migrate.translate import Engine, original_line
 
 UNIT_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx")
 RULE_COMPILE_ERROR = "hipcc-error"
@@ -67,6 +67,7 @@ def verify(
     """Translate ROOT into a temp dir and compile each unit for TARGET; compiler errors become findings."""
     compiler = find_hipcc(hipcc)
     version = _version(compiler)
+    engine = _for_compiler(engine, version)
     with tempfile.TemporaryDirectory(prefix="migrate-verify-") as tmp:
         _check_target(compiler, target, version, Path(tmp))
         plan = plan_port(root, engine, max_file_size=max_file_size, side_files=False)
@@ -79,6 +80,14 @@ def verify(
         done = tuple(Unit(rel, run) for rel, run in zip(units, runs))
         findings = sorted({f for unit in done for f in _findings(unit, copy, root)})
     return VerifyResult(target, version, plan.engine, done, tuple(findings), plan.skipped)
+
+
+def _for_compiler(engine: Engine, version: str) -> Engine:
+    """Translate for the ROCm release of the compiler that checks the result, unless one was chosen."""
+    found = re.match(r"HIP (\d+\.\d+)", version)
+    if engine.options.rocm or found is None:
+        return engine
+    return replace(engine, options=replace(engine.options, rocm=found.group(1)))
 
 
 def _version(compiler: Path) -> str:
@@ -182,6 +191,8 @@ def _finding(match: re.Match[str], unit: Unit, tree: Path, root: Path) -> Findin
         relpath = unit.relpath  # an error in a system header, reported on the unit that included it
     line = int(match["line"])
     original = root / relpath
+    if original.is_file() and path.is_file():
+        line = original_line(original.read_bytes(), path.read_bytes(), line)
     evidence = _line(original if original.is_file() else path, line)
     message = f"hipcc: {match['msg'].strip()}"
     return Finding(relpath, line, int(match["col"]), RULE_COMPILE_ERROR, "other", Severity.HIGH, line, message, evidence)

@@ -8,8 +8,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from migrate.bounded import Refused, read_bytes
 from migrate.model import FileKind, Skipped, SourceFile
 
+# A line this long is data, not code (a minified bundle, an embedded blob, generated tables): matching it
+# would only repeat the blob in every finding.
+LONG_LINE = 10_000
+EVIDENCE = 240  # characters of a long line kept around a finding, so evidence never grows with the line
 _SUPPRESS = re.compile(r"(?:#|//|/\*)\s*migrate:\s*ignore(?:\[([^\]]*)\])?")
 _ALL_RULES = "*"
 
@@ -26,14 +31,20 @@ class Document:
     text: str
     tree: Any = None
     guarded_ranges: list[tuple[int, int]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # parts left out (a bad line), the rest was scanned
 
     @cached_property
     def lines(self) -> list[str]:
         return self.text.splitlines()
 
-    def line_text(self, line: int) -> str:
-        """The source line (1-based), stripped, for a finding's evidence."""
-        return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+    def line_text(self, line: int, column: int = 1) -> str:
+        """The source line (1-based), stripped, for a finding's evidence: a window around COLUMN when long."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        if len(text) <= EVIDENCE:
+            return text.strip()
+        start = max(0, min(column - 1 - EVIDENCE // 3, len(text) - EVIDENCE))
+        window = text[start : start + EVIDENCE].strip()
+        return ("..." if start > 0 else "") + window + ("..." if start + EVIDENCE < len(text) else "")
 
     def is_guarded(self, line: int) -> bool:
         """True when the line sits in code already kept apart for HIP/ROCm."""
@@ -76,17 +87,30 @@ def register(*kinds: FileKind) -> Callable[[Parser], Parser]:
 
 
 def read_text(source: SourceFile) -> str:
-    """The file's text; raises ParseError for binary or non-UTF-8 content."""
+    """The file's text; raises ParseError for binary, non-UTF-8 or minified content, or a file that changed
+    into something else (a FIFO, a much larger file) since discovery."""
     try:
-        data = source.path.read_bytes()
+        data = read_bytes(source.path, limit=2 * source.size + 65536)
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    except Refused as exc:
+        raise ParseError(f"cannot read: {exc}") from None
     if b"\0" in data[:8192]:
         raise ParseError("binary file")
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ParseError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+    _refuse_minified(text)
+    return text
+
+
+def _refuse_minified(text: str) -> None:
+    if len(text) <= LONG_LINE:
+        return
+    for number, line in enumerate(text.split("\n"), start=1):
+        if len(line) > LONG_LINE:
+            raise ParseError(f"looks minified or generated (line {number} is {len(line):,} characters long)")
 
 
 def parse(source: SourceFile, text: str | None = None) -> Document | Skipped:
@@ -99,7 +123,7 @@ def parse(source: SourceFile, text: str | None = None) -> Document | Skipped:
         return parser(source, text)
     except ParseError as exc:
         return Skipped(source.relpath, str(exc))
-    except RecursionError:
+    except (RecursionError, MemoryError):
         return Skipped(source.relpath, "too deeply nested to parse")
 
 

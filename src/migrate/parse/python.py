@@ -455,9 +455,13 @@ def parse_python(source: SourceFile, text: str) -> PythonDocument:
             warnings.simplefilter("ignore")
             tree = ast.parse(text, filename=source.relpath)
     except SyntaxError as exc:
+        if "\0" in text:  # the parser names no line for it (lineno None)
+            raise ParseError("cannot parse as Python: the file contains a NUL byte") from None
         raise ParseError(f"Python syntax error at line {exc.lineno}: {exc.msg}") from None
     except ValueError as exc:
         raise ParseError(f"cannot parse as Python: {exc}") from None
+    except (MemoryError, RecursionError):  # CPython's parser runs out on deep nesting (`- - - ... 1`)
+        raise ParseError("too deeply nested to parse") from None
     doc = PythonDocument(source=source, text=text, tree=tree)
     doc.guarded_ranges = doc.hip_guarded_ranges
     return doc

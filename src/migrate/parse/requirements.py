@@ -56,8 +56,9 @@ def logical_lines(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 def requirement_items(text: str, *, base: Path | None = None, root: Path | None = None,
-                      seen: frozenset[Path] = frozenset()) -> list[Item]:
-    """The packages, index URLs and includes of a requirements file; ParseError for a line pip rejects."""
+                      seen: frozenset[Path] = frozenset(), problems: list[str] | None = None) -> list[Item]:
+    """The packages, index URLs and includes of a requirements file. A line pip rejects is a ParseError, or
+    (given PROBLEMS) is left out and described there."""
     found: list[Item] = []
     for line, column, content in logical_lines(text):
         option = _OPTION.match(content)
@@ -71,7 +72,10 @@ def requirement_items(text: str, *, base: Path | None = None, root: Path | None 
         try:
             item = requirement_item(content, line, column)
         except ValueError as exc:
-            raise ParseError(f"line {line}: invalid requirement {content!r}: {exc}") from None
+            if problems is None:
+                raise ParseError(f"line {line}: invalid requirement {content!r}: {exc}") from None
+            problems.append(f"line {line} skipped: invalid requirement {content!r}: {exc}")
+            continue
         if item is not None:
             found.append(item)
     return found
@@ -122,5 +126,7 @@ def repository_root(source: SourceFile) -> Path:
 def parse_requirements(source: SourceFile, text: str) -> ManifestDocument:
     """A requirements or constraints file, following -r/-c includes that discovery does not read."""
     seen = frozenset({source.path.resolve()})
-    found = requirement_items(text, base=source.path.parent, root=repository_root(source), seen=seen)
-    return ManifestDocument(source=source, text=text, manifest=found)
+    problems: list[str] = []
+    found = requirement_items(text, base=source.path.parent, root=repository_root(source), seen=seen,
+                              problems=problems)
+    return ManifestDocument(source=source, text=text, manifest=found, problems=problems)

@@ -17,14 +17,55 @@ Path_ = tuple[str, ...]
 _GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "nvidia.com/mig")
 
 
+MAX_EXPANDED_NODES = 100_000  # a node reached through aliases counts once per path: a "billion laughs" bound
+
+
 def _compose(text: str) -> list[Node]:
     try:
-        return [node for node in yaml.compose_all(text, Loader=yaml.SafeLoader) if node is not None]
+        roots = [node for node in yaml.compose_all(text, Loader=yaml.SafeLoader) if node is not None]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ParseError(f"invalid YAML{where}: {problem}") from None
+    _bound_aliases(roots)
+    return roots
+
+
+def _bound_aliases(roots: list[Node]) -> None:
+    """ParseError when aliases make the documents expand past MAX_EXPANDED_NODES or refer to themselves.
+
+    The composer shares one node per anchor, so the tree is small; every walk over it follows each alias
+    again, and nested aliases multiply. Sizes are memoised per node: linear in the composed graph."""
+    sizes: dict[int, int] = {}
+    total = 0
+    for root in roots:
+        total += _expanded_size(root, sizes, set())
+        if total > MAX_EXPANDED_NODES:
+            raise ParseError(f"YAML aliases expand too far (more than {MAX_EXPANDED_NODES:,} nodes): refused")
+
+
+def _expanded_size(root: Node, sizes: dict[int, int], active: set[int]) -> int:
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:  # iterative: deep YAML must not overflow the Python stack here
+        node, done = stack.pop()
+        key = id(node)
+        children = node.value if isinstance(node, SequenceNode) else []
+        if isinstance(node, MappingNode):
+            children = [part for pair in node.value for part in pair]
+        if done:
+            active.discard(key)
+            size = 1 + sum(sizes[id(child)] for child in children)
+            sizes[key] = min(size, MAX_EXPANDED_NODES + 1)
+            continue
+        if key in sizes:
+            continue
+        if key in active:
+            raise ParseError("YAML alias refers to itself: refused")
+        active.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+    return sizes[id(root)]
 
 
 def _pos(node: Node) -> tuple[int, int]:

@@ -15,5 +15,8 @@ def render(result: ScanResult, fmt: str, **options: Any) -> str:
     """Render RESULT in format FMT (one of FORMATS)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
+    from migrate.report.escape import document, surrogates
+
     module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")
-    return module.render(result, **options)  # type: ignore[no-any-return]
+    text = surrogates(module.render(result, **options))  # undecodable file-name bytes, shown escaped in every format
+    return document(text) if fmt in ("md", "html") else text  # json/sarif escape controls; terminal does per datum

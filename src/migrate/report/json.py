@@ -8,6 +8,7 @@ from typing import Any
 
 from migrate import __version__, risk, targets
 from migrate.model import SCHEMA, ScanResult, Severity
+from migrate.report.escape import in_json
 
 
 def summary(result: ScanResult) -> dict[str, Any]:
@@ -72,4 +73,4 @@ def render(result: ScanResult) -> str:
     text = json.dumps(data, indent=2, ensure_ascii=False)
     lines = ",\n".join("    " + json.dumps(f, ensure_ascii=False) for f in findings)
     array = f"[\n{lines}\n  ]" if findings else "[]"
-    return text.replace(json.dumps(_FINDINGS), array, 1) + "\n"
+    return in_json(text.replace(json.dumps(_FINDINGS), array, 1)) + "\n"

@@ -7,11 +7,13 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from migrate import risk
 from migrate.model import Finding, ScanResult, Severity
+from migrate.report.escape import visible
 
 SEVERITY_STYLE = {
     Severity.INFO: "dim",
@@ -37,10 +39,15 @@ def render(result: ScanResult, *, color: bool = False, width: int = 100) -> str:
     return buffer.getvalue()
 
 
+def _d(value: object) -> str:
+    """Data for a markup string: terminal controls shown as escapes, rich markup escaped."""
+    return escape(visible(str(value)))
+
+
 def _header(console: Console, result: ScanResult) -> None:
     console.print(
-        f"[bold]rocm-migrate[/bold] scanned {result.files_scanned} files in {result.root} "
-        f"for {', '.join(result.targets)}: {len(result.findings)} findings"
+        f"[bold]rocm-migrate[/bold] scanned {result.files_scanned} files in {_d(result.root)} "
+        f"for {_d(', '.join(result.targets))}: {len(result.findings)} findings"
         + (f", {result.guarded} already behind HIP guards" if result.guarded else "")
     )
 
@@ -53,10 +60,10 @@ def _risk(console: Console, result: ScanResult) -> None:
         f"effort {risk.format_days(assessed.effort)}{blockers}"
     )
     for driver in assessed.drivers:
-        console.print(f"  - {driver.text}")
+        console.print(f"  - {_d(driver.text)}")
     if len(result.targets) > 1:
         per_target = (f"{gfx} {a.verdict} ({risk.format_days(a.effort)})" for gfx, a in risk.per_target(result))
-        console.print("Per target: " + "; ".join(per_target))
+        console.print("Per target: " + _d("; ".join(per_target)))
 
 
 def _counts(console: Console, result: ScanResult) -> None:
@@ -66,7 +73,7 @@ def _counts(console: Console, result: ScanResult) -> None:
         line.append(f"{severity.label} {by_severity.get(severity, 0)}  ", style=SEVERITY_STYLE[severity])
     console.print(line)
     by_category = Counter(f.category for f in result.findings)
-    console.print("By category: " + ", ".join(f"{c} {n}" for c, n in by_category.most_common()))
+    console.print("By category: " + _d(", ".join(f"{c} {n}" for c, n in by_category.most_common())))
 
 
 def _worst_files(console: Console, findings: Iterable[Finding]) -> None:
@@ -81,7 +88,7 @@ def _worst_files(console: Console, findings: Iterable[Finding]) -> None:
     table.add_column("findings", justify="right")
     counts = Counter(f.path for f in findings)
     for path, _ in weight.most_common(_WORST_FILES):
-        table.add_row(path, Text(worst[path].label, style=SEVERITY_STYLE[worst[path]]), str(counts[path]))
+        table.add_row(Text(visible(path)), Text(worst[path].label, style=SEVERITY_STYLE[worst[path]]), str(counts[path]))
     console.print(table)
 
 
@@ -103,7 +110,7 @@ def _top_findings(console: Console, findings: Iterable[Finding]) -> None:
     for finding, lines in grouped[:_TOP_FINDINGS]:
         where = f"{finding.path}:{lines[0]}" + (f" (+{len(lines) - 1} more)" if len(lines) > 1 else "")
         label = Text(f"  {finding.severity.label:<8}", style=SEVERITY_STYLE[finding.severity])
-        label.append(f"{where}  {finding.rule}: {finding.message}")
+        label.append(visible(f"{where}  {finding.rule}: {finding.message}"))
         console.print(label, no_wrap=True, overflow="ellipsis")  # one line each; the reports have the rest
     if len(grouped) > _TOP_FINDINGS:
         console.print(f"  ... and {len(grouped) - _TOP_FINDINGS} more (--format md|html|json for all)")
@@ -114,6 +121,6 @@ def _skipped(console: Console, result: ScanResult) -> None:
         return
     console.print(f"[bold]Skipped[/bold] ({len(result.skipped)}):")
     for skip in result.skipped[:20]:
-        console.print(f"  {skip.path}: {skip.reason}")
+        console.print(f"  {_d(skip.path)}: {_d(skip.reason)}")
     if len(result.skipped) > 20:
         console.print(f"  ... and {len(result.skipped) - 20} more")

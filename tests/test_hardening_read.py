@@ -1,0 +1,279 @@
+"""Hardening, reading: every file, tree, config and rule file an untrusted repository holds is read
+within bounds; what cannot be read is a skipped entry or a one-line error, never a crash (issue 10)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from migrate.cli import cli
+
+from conftest import init_repo
+
+CUDA_CALL = "void f(float** p) { cudaMalloc(p, 4); }\n"
+TORCH_CHECK = "import torch\nok = torch.version.cuda is not None\n"
+
+
+def run_scan(path: Path, *args: str) -> tuple[int, dict | None, str]:
+    result = CliRunner().invoke(cli, ["scan", str(path), "--format", "json", "--no-cache", *args])
+    data = json.loads(result.stdout) if result.exit_code in (0, 1) else None
+    return result.exit_code, data, result.stderr
+
+
+def skips(data: dict) -> dict[str, str]:
+    return {s["path"]: s["reason"] for s in data["skipped"]}
+
+
+def unprivileged(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run COMMAND as nobody when we are root (root reads every file), else as ourselves."""
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    return subprocess.run([*prefix, *command], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "HOME": str(cwd)}, timeout=120)
+
+
+def migrate_executable() -> str:
+    found = shutil.which("migrate", path=str(Path(sys.executable).parent))
+    assert found, "the migrate entry point is installed beside the test interpreter"
+    return found
+
+
+# --- item 5: a long line is evidence in a bounded window; minified files are skipped -------------------------
+
+
+def test_evidence_is_a_bounded_window_around_the_match(tmp_path: Path) -> None:
+    padding = "int a = 0; " * 400  # 4,400 characters on each side, still under the limit for minified files
+    (tmp_path / "long.cu").write_text("void f(float** p) { " + padding + "cudaMalloc(p, 4); " + padding + "}\n")
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    (finding,) = [f for f in data["findings"] if f["rule"] == "cuda-runtime-api"]
+    assert "cudaMalloc(p, 4);" in finding["evidence"]
+    assert len(finding["evidence"]) <= 300
+
+
+def test_minified_file_is_skipped_with_a_reason(tmp_path: Path) -> None:
+    line = "void f(float** p) {" + "".join(f"cudaMalloc(p, {n});" for n in range(20000)) + "}"
+    (tmp_path / "blob.cu").write_text(line + "\n")
+    (tmp_path / "ok.cu").write_text(CUDA_CALL)
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert skips(data) == {"blob.cu": f"looks minified or generated (line 1 is {len(line):,} characters long)"}
+    assert {f["path"] for f in data["findings"]} == {"ok.cu"}
+
+
+# --- item 6: YAML aliases cannot make a file expand without bound ------------------------------------------
+
+
+def billion_laughs(levels: int = 12) -> str:
+    lines = ["apiVersion: v1", "kind: Pod", "a0: &a0 [x, x, x, x, x, x, x, x]"]
+    for level in range(1, levels):
+        refs = ", ".join([f"*a{level - 1}"] * 8)
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    lines.append(f"spec: {{containers: [{{image: nvidia/cuda:12.1.0-devel, env: *a{levels - 1}}}]}}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("name", ["k8s.yaml", "docker-compose.yml", ".github/workflows/ci.yml"])
+def test_yaml_alias_bomb_is_skipped_quickly(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text(billion_laughs())
+    start = time.perf_counter()
+    code, data, _ = run_scan(tmp_path)
+    assert time.perf_counter() - start < 20
+    assert code == 0
+    assert skips(data) == {name: "YAML aliases expand too far (more than 100,000 nodes): refused"}
+
+
+def test_recursive_yaml_alias_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "docker-compose.yml").write_text("services: &s\n  app:\n    image: nvidia/cuda\n    more: *s\n")
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert skips(data) == {"docker-compose.yml": "YAML alias refers to itself: refused"}
+
+
+def test_ordinary_yaml_anchors_still_work(tmp_path: Path) -> None:
+    (tmp_path / "docker-compose.yml").write_text(
+        "x-gpu: &gpu\n  image: nvidia/cuda:12.1.0-devel-ubuntu22.04\nservices:\n  a: *gpu\n  b:\n    <<: *gpu\n"
+    )
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0 and data["skipped"] == []
+    assert data["findings"], "the image behind the anchor is still found"
+
+
+def test_hook_survives_a_yaml_alias_bomb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "k8s.yaml").write_text(billion_laughs())
+    init_repo(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    start = time.perf_counter()
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "k8s.yaml"])
+    assert time.perf_counter() - start < 20
+    assert result.exit_code == 0, result.output
+
+
+def test_each_file_has_a_time_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import migrate.scan
+
+    body = "".join(f"  cudaMalloc(p, {n});\n" for n in range(20000))
+    (tmp_path / "slow.cu").write_text("void f(float** p) {\n" + body + "}\n")
+    monkeypatch.setattr(migrate.scan, "FILE_TIME_BUDGET", 0.05)
+    code, data, _ = run_scan(tmp_path, "--jobs", "1")
+    assert code == 0
+    assert skips(data) == {"slow.cu": "took longer than the time budget of 0.05 s a file"}
+
+
+# --- item 8: a baseline named in the repository's config is a bounded regular file inside it -----------------
+
+
+@pytest.mark.parametrize("where", ["/dev/zero", "../outside.json", "fifo"])
+def test_baseline_from_config_must_be_a_regular_file_inside_the_repository(tmp_path: Path, where: str) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.cu").write_text(CUDA_CALL)
+    (tmp_path / "outside.json").write_text('{"schema": "rocm-migrate/baseline/1", "findings": []}')
+    if where == "fifo":
+        os.mkfifo(repo / "fifo")
+    (repo / ".migrate.toml").write_text(f'baseline = "{where}"\n')
+    done = subprocess.run([migrate_executable(), "scan", str(repo), "--no-cache"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "baseline" in done.stderr and ("inside the repository" in done.stderr or "regular file" in done.stderr)
+
+
+def test_oversized_baseline_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.cu").write_text(CUDA_CALL)
+    with open(tmp_path / "big.json", "wb") as handle:
+        handle.truncate(200 * 1024 * 1024)
+    code, _, stderr = run_scan(tmp_path, "--baseline", str(tmp_path / "big.json"))
+    assert code == 2
+    assert "larger than" in stderr and stderr.count("\n") == 1
+
+
+# --- item 15: deeply nested Python ------------------------------------------------------------------------------
+
+
+def test_deeply_nested_python_is_skipped_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "deep.py").write_text(TORCH_CHECK + "x = " + "-" * 6000 + "1\n")
+    (tmp_path / "ok.py").write_text(TORCH_CHECK)
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert skips(data) == {"deep.py": "too deeply nested to parse"}
+    assert {f["path"] for f in data["findings"]} == {"ok.py"}
+
+
+def test_nul_byte_skip_names_no_line_none(tmp_path: Path) -> None:
+    (tmp_path / "nul.py").write_text(TORCH_CHECK + "#" * 9000 + "\nx = 1\0\n")
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert skips(data) == {"nul.py": "cannot parse as Python: the file contains a NUL byte"}
+
+
+# --- items 21, 22: unreadable and very deep directories outside git ---------------------------------------------
+
+
+def test_unreadable_directory_is_a_skipped_entry(tmp_path: Path) -> None:
+    repo = Path(tempfile.mkdtemp(prefix="migrate-unreadable-dir-"))
+    try:
+        repo.chmod(0o755)
+        (repo / "open.cu").write_text(CUDA_CALL)
+        (repo / "closed").mkdir()
+        (repo / "closed" / "hidden.cu").write_text(CUDA_CALL)
+        (repo / "closed").chmod(0o700)
+        for path in (repo / "open.cu", repo / "closed" / "hidden.cu"):
+            path.chmod(0o644)
+        done = unprivileged([migrate_executable(), "scan", str(repo), "--format", "json", "--no-cache"], cwd=repo)
+        assert done.returncode == 0, done.stderr
+        data = json.loads(done.stdout)
+        assert skips(data) == {"closed": "cannot read directory: permission denied"}
+        assert {f["path"] for f in data["findings"]} == {"open.cu"}
+    finally:
+        (repo / "closed").chmod(0o755)
+        shutil.rmtree(repo)
+
+
+def test_very_deep_tree_does_not_recurse(tmp_path: Path) -> None:
+    deep = tmp_path
+    start = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        for _ in range(1100):
+            os.mkdir("a")
+            os.chdir("a")
+        Path("x.cu").write_text(CUDA_CALL)
+        deep = Path(os.getcwd())
+    finally:
+        os.chdir(start)
+    try:
+        code, data, stderr = run_scan(tmp_path)
+        assert code == 0, stderr
+        assert [f["path"] for f in data["findings"]] == ["a/" * 1100 + "x.cu"]
+    finally:
+        remove_deep(tmp_path / "a", deep)
+
+
+def remove_deep(top: Path, deepest: Path) -> None:
+    """Remove a chain of nested directories bottom-up (shutil.rmtree recurses, and so would pytest's cleanup)."""
+    for path in deepest.iterdir():
+        path.unlink()
+    while deepest != top.parent:
+        deepest.rmdir()
+        deepest = deepest.parent
+
+
+# --- item 24: one bad requirements line ------------------------------------------------------------------------
+
+
+def test_one_bad_requirements_line_is_reported_and_the_rest_kept(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("numpy\nthis is not ( a requirement\nflash-attn==2.5.0\n")
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert [(f["rule"], f["line"]) for f in data["findings"] if f["path"] == "requirements.txt"][0][1] == 3
+    reason = skips(data)["requirements.txt"]
+    assert reason.startswith("line 2 skipped: invalid requirement 'this is not ( a requirement'")
+    assert data["summary"]["files_scanned"] == 1
+
+
+# --- item 25: an invalid pyproject.toml ---------------------------------------------------------------------------
+
+
+def test_invalid_pyproject_is_skipped_and_the_rest_scanned(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project\ndependencies = ['flash-attn', 'torch']\n")
+    (tmp_path / "a.cu").write_text(CUDA_CALL)
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert skips(data)["pyproject.toml"].startswith("invalid TOML")
+    assert [f["path"] for f in data["findings"]] == ["a.cu"]
+
+
+def test_invalid_migrate_toml_is_still_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / ".migrate.toml").write_text("jobs = [\n")
+    code, _, stderr = run_scan(tmp_path)
+    assert code == 2 and stderr.startswith("migrate: error: .migrate.toml: invalid TOML") and stderr.count("\n") == 1
+
+
+# --- item 26: rule files whose lists hold the wrong things --------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", ["substitutions: [[1]]", "languages: [[cuda]]", "substitutions: [{a: 1}]"])
+def test_malformed_rule_lists_are_one_line_exit_2(tmp_path: Path, line: str) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    key = line.split(":")[0]
+    body = {"substitutions": "    languages: [cuda]\n", "languages": ""}[key]
+    (rules / "r.yaml").write_text(
+        "rules:\n  - id: x-y\n    title: t\n    category: other\n    severity: high\n    message: m\n"
+        f"{body}    {line}\n    match: {{matcher: cuda-api, libraries: [runtime], with_hip: true}}\n"
+    )
+    (tmp_path / ".migrate.toml").write_text('rule-dirs = ["rules"]\n')
+    (tmp_path / "a.cu").write_text(CUDA_CALL)
+    code, _, stderr = run_scan(tmp_path)
+    assert code == 2, stderr
+    assert stderr.startswith("migrate: error: ") and "rule x-y" in stderr and stderr.count("\n") == 1

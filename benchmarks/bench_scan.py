@@ -256,12 +256,13 @@ def check(root: Path, jobs: int) -> bool:
     fast, full = results["fast path"], results["full parse"]
     equal = [f for f in fast if not f.vendored] == [f for f in full if not f.vendored]
     print(f"  first-party findings identical: {'yes' if equal else 'NO'} ({sum(not f.vendored for f in fast):,})")
-    token_rules = {r.id for r in load_builtin().rules if token_matcher(r) is not None}
+    code = {"cuda", "cpp", "c"}
+    tree_rules = {r.id for r in load_builtin().rules if code & set(r.languages) and token_matcher(r) is None}
     fast_rules = collections.Counter(f.rule for f in fast if f.vendored)
     full_rules = collections.Counter(f.rule for f in full if f.vendored)
     print("  vendored findings by rule (full parse -> tokens; '-' marks a rule that needs the tree):")
     for rule in sorted(set(fast_rules) | set(full_rules)):
-        mark = "" if rule in token_rules else " -"
+        mark = " -" if rule in tree_rules else ""
         print(f"    {rule:28} {full_rules[rule]:7,} -> {fast_rules[rule]:7,}{mark}")
     return equal
 

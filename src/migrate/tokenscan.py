@@ -167,9 +167,14 @@ def _api_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hi
 
 
 def _member_or_scoped(text: str, offset: int) -> bool:
-    """`x.name`, `p->name` and `ns::name` are not the C API's names."""
-    before = text[max(0, offset - 8) : offset].rstrip()
-    return before.endswith((".", "->", "::"))
+    """`x.name`, `p->name` and `ns::name` are not the C API's names (`::name`, the global one, is)."""
+    before = text[max(0, offset - 64) : offset].rstrip()
+    if before.endswith((".", "->")):
+        return True
+    if not before.endswith("::"):
+        return False
+    scope = before[:-2].rstrip()
+    return bool(scope) and (_is_word_char(scope[-1]) or scope[-1] == ">")
 
 
 def _include_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:

@@ -1,4 +1,4 @@
-"""Token-level matching of vendored C/C++/CUDA code: one regex lexer pass, no tree-sitter parse.
+"""Token-level matching of vendored C/C++/CUDA code: a few regex passes, no tree-sitter parse.
 
 Vendored and bundled library trees (third_party/, a bundled CUTLASS) are counted once per rule by the risk
 model, so they need to say which rules fire, not the structure around each use. The lexer skips comments

@@ -2,8 +2,13 @@
 """Scan throughput: files/s, MB/s and peak RSS (main process plus workers) of `migrate scan`.
 
     python benchmarks/bench_scan.py                 # generate a 15,000-file / ~250 MB tree, scan it
-    python benchmarks/bench_scan.py --path ~/src/x  # scan any checkout instead
+    python benchmarks/bench_scan.py --path ~/src/x  # also scan a real checkout (repeatable)
+    python benchmarks/bench_scan.py --path ~/src/x --no-generated --check  # only it, plus the findings check
     python benchmarks/bench_scan.py --files 3000    # a smaller generated tree
+
+--check scans each tree twice more in this process: with the fast path (vendored C/C++/CUDA on tokens) and
+with a full tree-sitter parse of every file, and prints whether the first-party findings are identical and,
+per token-level rule, the vendored findings of both.
 
 The generated tree mixes Python (40%), CUDA (20%) and C++ (40%) sources; a quarter of the Python and
 C++ files touch CUDA, and in every file that does, about one chunk of code in six is CUDA-specific
@@ -13,7 +18,9 @@ C++ files touch CUDA, and in every file that does, about one chunk of code in si
 from __future__ import annotations
 
 import argparse
+import collections
 import os
+import resource
 import random
 import shutil
 import subprocess
@@ -180,8 +187,14 @@ def _tree_rss_kib(pid: int) -> int:
     return total
 
 
-def measure(command: list[str]) -> tuple[float, int, int]:
-    """(seconds, peak RSS KiB of the process tree, exit code) of COMMAND."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(command: list[str]) -> tuple[float, float, int, int]:
+    """(seconds, CPU seconds, peak RSS KiB of the process tree, exit code) of COMMAND."""
+    cpu = _children_cpu()
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
@@ -199,7 +212,7 @@ def measure(command: list[str]) -> tuple[float, int, int]:
     elapsed = time.perf_counter() - start
     done.set()
     poller.join()
-    return elapsed, peak, process.returncode
+    return elapsed, _children_cpu() - cpu, peak, process.returncode
 
 
 def tree_size(root: Path) -> tuple[int, int]:
@@ -211,36 +224,76 @@ def tree_size(root: Path) -> tuple[int, int]:
     return count, size
 
 
+def bench(root: Path, jobs: int) -> None:
+    """Time cold (no cache, cold cache) and warm scans of ROOT as whole processes."""
+    count, size = tree_size(root)
+    migrate = shutil.which("migrate", path=str(Path(sys.executable).parent)) or "migrate"
+    print(f"tree {root}: {count:,} files, {size / 2**20:.0f} MB; cores: {os.cpu_count()}")
+    command = [migrate, "scan", str(root), "--format", "json", "--output", os.devnull, "--jobs", str(jobs)]
+    cache = tempfile.mkdtemp(prefix="migrate-bench-cache-")
+    runs = [("no cache", ["--no-cache"]), ("cold cache", ["--cache-dir", cache]), ("warm cache", ["--cache-dir", cache])]
+    for label, extra in runs:
+        seconds, cpu, peak_kib, code = measure(command + extra)
+        print(f"  {label}: {seconds:.2f} s ({cpu:.1f} CPU s), {count / seconds:,.0f} files/s, "
+              f"{size / 2**20 / seconds:.1f} MB/s, peak RSS {peak_kib / 1024:.0f} MB (all processes), exit {code}")
+    shutil.rmtree(cache, ignore_errors=True)
+
+
+def check(root: Path, jobs: int) -> bool:
+    """Scan ROOT with the fast path and with a full parse; print the comparison, True when first-party is equal."""
+    import migrate.scan
+    from migrate.config import Settings
+    from migrate.ruleset import load_builtin
+    from migrate.tokenscan import token_matcher
+
+    results = {}
+    for label, token_level in (("fast path", True), ("full parse", False)):
+        migrate.scan.token_level = token_level
+        cpu = time.process_time() + _children_cpu()
+        results[label] = migrate.scan.scan(root, Settings(jobs=jobs)).findings
+        print(f"  {label}: {len(results[label]):,} findings, {time.process_time() + _children_cpu() - cpu:.1f} CPU s")
+    migrate.scan.token_level = True
+    fast, full = results["fast path"], results["full parse"]
+    equal = [f for f in fast if not f.vendored] == [f for f in full if not f.vendored]
+    print(f"  first-party findings identical: {'yes' if equal else 'NO'} ({sum(not f.vendored for f in fast):,})")
+    code = {"cuda", "cpp", "c"}
+    tree_rules = {r.id for r in load_builtin().rules if code & set(r.languages) and token_matcher(r) is None}
+    fast_rules = collections.Counter(f.rule for f in fast if f.vendored)
+    full_rules = collections.Counter(f.rule for f in full if f.vendored)
+    print("  vendored findings by rule (full parse -> tokens; '-' marks a rule that needs the tree):")
+    for rule in sorted(set(fast_rules) | set(full_rules)):
+        mark = " -" if rule in tree_rules else ""
+        print(f"    {rule:28} {full_rules[rule]:7,} -> {fast_rules[rule]:7,}{mark}")
+    return equal
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--path", type=Path, help="scan this tree instead of generating one")
+    parser.add_argument("--path", type=Path, action="append", default=[], help="also scan this tree (repeatable)")
+    parser.add_argument("--no-generated", action="store_true", help="do not generate and scan the synthetic tree")
+    parser.add_argument("--check", action="store_true", help="compare the fast path with a full parse")
     parser.add_argument("--files", type=int, default=15_000)
     parser.add_argument("--megabytes", type=int, default=250)
     parser.add_argument("--jobs", type=int, default=0)
     args = parser.parse_args()
     workdir = None
-    root = args.path
-    if root is None:
+    roots = list(args.path)
+    if not args.no_generated:
         workdir = Path(tempfile.mkdtemp(prefix="migrate-bench-"))
-        root = workdir / "tree"
+        roots.insert(0, workdir / "tree")
         started = time.perf_counter()
-        generate(root, args.files, args.megabytes)
+        generate(roots[0], args.files, args.megabytes)
         print(f"generated in {time.perf_counter() - started:.1f} s")
+    equal = True
     try:
-        count, size = tree_size(root)
-        migrate = shutil.which("migrate", path=str(Path(sys.executable).parent)) or "migrate"
-        print(f"tree: {count:,} files, {size / 2**20:.0f} MB; cores: {os.cpu_count()}")
-        command = [migrate, "scan", str(root), "--format", "json", "--output", os.devnull, "--jobs", str(args.jobs)]
-        cache = tempfile.mkdtemp(prefix="migrate-bench-cache-")
-        runs = [("no cache", ["--no-cache"]), ("cold cache", ["--cache-dir", cache]), ("warm cache", ["--cache-dir", cache])]
-        for label, extra in runs:
-            seconds, peak_kib, code = measure(command + extra)
-            print(f"{label}: {seconds:.2f} s, {count / seconds:,.0f} files/s, {size / 2**20 / seconds:.1f} MB/s, "
-                  f"peak RSS {peak_kib / 1024:.0f} MB (all processes), exit {code}")
-        shutil.rmtree(cache, ignore_errors=True)
+        for root in roots:
+            bench(root, args.jobs)
+            if args.check:
+                equal = check(root, args.jobs) and equal
     finally:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
+    sys.exit(0 if equal else 1)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,11 @@ import re
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
-from functools import cache
+from dataclasses import dataclass, field, replace
+from functools import cache, cached_property
 from pathlib import Path
 
-from migrate import matchers, targets
+from migrate import matchers, targets, tokenscan
 from migrate.baseline import load as load_baseline
 from migrate.baseline import new_findings
 from migrate.cache import Cache, load_ruleset, open_cache
@@ -23,11 +23,16 @@ from migrate.gitdiff import Changes, changed_lines, keep_changed
 from migrate.matchers import Hit
 from migrate.model import FileKind, FileResult, Finding, Occurrence, Rule, ScanResult, Severity, Skipped, SourceFile
 from migrate.parse import Document, ParseError, parse, read_text
+from migrate.parse.cuda import longest_match
 from migrate.ruleset import Ruleset, load, load_builtin, rules_dir
 from migrate.substitutions import propose
 
 Progress = Callable[[int, int], None]
 _PARALLEL_FROM = 64  # below this many files a process pool costs more than it saves
+_STALE = 16  # matches that find no new rule before the needle regex is narrowed to the missing rules
+_PATTERNS = 256  # narrowed needle regexes compiled per kind and process, at most
+_TOKEN_KINDS = (FileKind.CUDA, FileKind.CPP, FileKind.C)
+token_level = True  # vendored C/C++/CUDA on tokens only; benchmarks and tests turn it off to compare with a full parse
 _OCCURRENCE_EVIDENCE = 200  # characters per occurrence: a minified line must not blow up the report
 FILE_TIME_BUDGET = 20.0  # seconds a file may take; past it the file is skipped (crafted input, not real code)
 
@@ -149,13 +154,34 @@ def _computed(
             if progress:
                 progress(done, total)
         return
+    for kind, vendored in {(s.kind, s.vendored) for s in sources if s.kind in _TOKEN_KINDS}:
+        # compiled once here, shared by the forked workers
+        tokenscan.warm(_table(ruleset, kind).words if vendored and token_level else None)
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings)) as pool:
-        chunk = max(1, min(64, total // (jobs * 8)))
-        for done, result in enumerate(pool.imap_unordered(_worker_scan, sources, chunksize=chunk), start=1):
-            yield result
+    with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, token_level)) as pool:
+        done = 0
+        for results in pool.imap_unordered(_worker_scan, _batches(sources, jobs)):
+            for result in results:
+                done += 1
+                yield result
             if progress:
                 progress(done, total)
+
+
+def _batches(sources: list[SourceFile], jobs: int) -> Iterator[list[SourceFile]]:
+    """Work units of similar byte size, largest files first: the cost follows bytes, not file count, and
+    starting the big ones early keeps one 2 MB header from leaving the other cores idle at the end."""
+    budget = max(64 * 1024, sum(s.size for s in sources) // (jobs * 16))
+    batch: list[SourceFile] = []
+    size = 0
+    for source in sorted(sources, key=lambda s: s.size, reverse=True):
+        batch.append(source)
+        size += source.size
+        if size >= budget:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 def worker_count(settings: Settings) -> int:
@@ -168,15 +194,15 @@ def worker_count(settings: Settings) -> int:
 _worker_state: tuple[Ruleset, Settings] | None = None
 
 
-def _init_worker(ruleset: Ruleset, settings: Settings) -> None:
-    global _worker_state
-    _worker_state = (ruleset, settings)
+def _init_worker(ruleset: Ruleset, settings: Settings, tokens: bool) -> None:
+    global _worker_state, token_level
+    _worker_state, token_level = (ruleset, settings), tokens
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent alone handles it
 
 
-def _worker_scan(source: SourceFile) -> FileResult:
+def _worker_scan(sources: list[SourceFile]) -> list[FileResult]:
     assert _worker_state is not None
-    return scan_file(source, *_worker_state)
+    return [scan_file(source, *_worker_state) for source in sources]
 
 
 def scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileResult:
@@ -218,32 +244,47 @@ def _time_budget(seconds: float) -> Iterator[None]:
 
 
 def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileResult:
-    rules = ruleset.for_kind(source.kind)
-    if not rules:
+    table = _table(ruleset, source.kind)
+    if not table.rules:
         return FileResult(source.relpath)
     try:
         text = read_text(source)
     except ParseError as exc:
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
-    if not _might_match(source.kind, rules, text):
+    applicable = _applicable(table, text)
+    if not applicable:
         return FileResult(source.relpath)
+    if source.vendored and source.kind in _TOKEN_KINDS and token_level:
+        return _match_tokens(Document(source=source, text=text), table.words, applicable, settings)
     doc = parse(source, text)
     if isinstance(doc, Skipped):
         return FileResult(source.relpath, skipped=doc)
-    return _match(doc, rules, settings)
+    return _match(doc, applicable, settings)
 
 
 def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileResult:
-    findings: list[Finding] = []
-    guarded = 0
+    runs = []
     for rule in rules:
-        needles = _rule_prefilter(rule)
-        if needles is not None and needles.search(doc.text) is None:
-            continue  # skipping also spares compiling its tree-sitter query: most of a small check's time
         matcher = matchers.get(rule.match["matcher"])
         assert matcher is not None  # the ruleset validated every matcher name
+        runs.append((rule, matcher.function(doc, rule.match)))
+    return _result(doc, runs, settings)
+
+
+def _match_tokens(doc: Document, words: frozenset[str], rules: tuple[Rule, ...], settings: Settings) -> FileResult:
+    """Vendored C/C++/CUDA: the RULES that can be decided on tokens, from one lexer pass for WORDS (no parse)."""
+    kept = tokenscan.token_rules(rules)
+    lexed = tokenscan.lex(doc.text, words)
+    doc.guarded_ranges = lexed.guarded
+    return _result(doc, [(rule, run(lexed, doc.text, rule.match)) for rule, run in kept], settings)
+
+
+def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings: Settings) -> FileResult:
+    findings: list[Finding] = []
+    guarded = 0
+    for rule, found in runs:
         hits = []
-        for hit in matcher.function(doc, rule.match):
+        for hit in found:
             if doc.is_suppressed(hit.line, rule.id):
                 continue
             if doc.is_guarded(hit.line):
@@ -305,44 +346,86 @@ def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:
     return max(table.get(targets.wavefront_size(t), rule.severity) for t in gfx_targets)
 
 
-def _might_match(kind: FileKind, rules: tuple[Rule, ...], text: str) -> bool:
-    prefilter = _prefilter(kind, rules)
-    return prefilter is None or prefilter.search(text) is not None
+def _applicable(table: _Needles, text: str) -> tuple[Rule, ...]:
+    """The rules of TABLE whose needles occur in TEXT (rules without needles always apply).
+
+    Once common needles keep matching, the search looks only for the needles of the rules not yet
+    found, so it either removes a rule or runs to the end of the file in C."""
+    remaining = table.searched  # a bit mask over table.rules
+    position, pattern, stale = 0, table.pattern(remaining), 0
+    while remaining:
+        match = pattern.search(text, position)
+        if match is None:
+            break
+        left = remaining & ~table.rules_of[match.group()]
+        stale = 0 if left != remaining else stale + 1
+        if stale > _STALE and left:  # narrow the regex to the rules still missing
+            pattern, stale = table.pattern(left, compile_new=len(table.patterns) < _PATTERNS), 0
+        remaining, position = left, match.start() + 1
+    if not remaining:
+        return table.rules
+    return tuple(rule for index, rule in enumerate(table.rules) if not remaining >> index & 1)
 
 
-@cache
-def _rule_prefilter(rule: Rule) -> re.Pattern[str] | None:
-    """One rule's needles as a regex; None when the rule must always run."""
-    return _prefilter(None, (rule,))
+@dataclass(frozen=True)
+class _Needles:
+    """One kind's rules, which of them (a bit mask) each needle satisfies with the needles that are its prefixes,
+    and regexes of the needles of sets of rules."""
 
+    rules: tuple[Rule, ...]
+    searched: int  # the rules with needles
+    rules_of: dict[str, int]
+    patterns: dict[int, re.Pattern[str]] = field(default_factory=dict)
 
-@cache
-def _prefilter(kind: FileKind | None, rules: tuple[Rule, ...]) -> re.Pattern[str] | None:
-    """One regex of every rule's needles for this kind; None when some rule must always run."""
-    words: set[str] = set()
-    for rule in rules:
-        matcher = matchers.get(rule.match["matcher"])
-        found = matcher.needles(rule.match) if matcher and matcher.needles else None
+    def pattern(self, mask: int, compile_new: bool = True) -> re.Pattern[str]:
+        """The longest-match regex of the needles of the rules in MASK (or of all rules, not to compile more)."""
+        found = self.patterns.get(mask)
         if found is None:
-            return None
-        words.update(found)
-    return re.compile(_trie_pattern(words) if words else r"(?!)")
+            if not compile_new:
+                return self.patterns[self.searched]
+            words = {n for index, rule in enumerate(self.rules) if mask >> index & 1 for n in _rule_needles(rule) or ()}
+            found = self.patterns[mask] = re.compile(longest_match(words) if words else "(?!)")
+        return found
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The identifiers the token-level matchers of these rules look for."""
+        return tokenscan.interesting_words(self.rules)
 
 
-def _trie_pattern(words: set[str]) -> str:
-    """An alternation factored by common prefixes: the regex engine then rejects most positions
-    on the first character instead of trying every word (10x faster on a few hundred needles)."""
-    trie: dict[str, dict] = {}  # type: ignore[type-arg]
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-    return _pattern(trie)
+_TABLES: dict[FileKind, tuple[Ruleset, _Needles]] = {}
 
 
-def _pattern(node: dict) -> str:  # type: ignore[type-arg]
-    if "" in node:
-        return ""  # a shorter needle already matches: longer ones add nothing to a yes/no search
-    branches = [re.escape(char) + _pattern(child) for char, child in sorted(node.items())]
-    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+def _table(ruleset: Ruleset, kind: FileKind) -> _Needles:
+    """The needle table of KIND's rules (kept per process while the ruleset stays the same object)."""
+    kept = _TABLES.get(kind)
+    if kept is None or kept[0] is not ruleset:
+        kept = _TABLES[kind] = (ruleset, _needles(ruleset.for_kind(kind)))
+    return kept[1]
+
+
+def _needles(rules: tuple[Rule, ...]) -> _Needles:
+    by_needle: dict[str, int] = {}
+    searched = 0
+    for index, rule in enumerate(rules):
+        found = _rule_needles(rule)
+        if found is not None:
+            searched |= 1 << index
+        for needle in found or ():
+            by_needle[needle] = by_needle.get(needle, 0) | 1 << index
+    # A match is the longest needle starting at a position; every needle that is a prefix of it occurs there too.
+    rules_of = {}
+    for needle in by_needle:
+        rules_of[needle] = 0
+        for other, mask in by_needle.items():
+            if needle.startswith(other):
+                rules_of[needle] |= mask
+    return _Needles(rules, searched, rules_of)
+
+
+@cache
+def _rule_needles(rule: Rule) -> frozenset[str] | None:
+    """Strings one of which must occur in a file for RULE to fire; None when it must always run."""
+    matcher = matchers.get(rule.match["matcher"])
+    found = matcher.needles(rule.match) if matcher and matcher.needles else None
+    return frozenset(found) if found is not None else None

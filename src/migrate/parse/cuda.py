@@ -292,18 +292,36 @@ class CudaDocument(Document):
     def tokens_named(self, names: Collection[str]) -> list[Token]:
         """Uses of NAMES as identifiers in code (macro bodies included; never comments, strings or members).
 
-        Candidates come from a regex over the bytes and are confirmed against the tree, so the cost
-        follows the few names present rather than every identifier of the file."""
-        present = self._words.intersection(names)
-        if not present:
+        Candidates come from one regex of NAMES over the bytes (compiled once per collection of names) and are
+        confirmed against the tree, so the cost follows the few names present rather than every identifier."""
+        pattern = self._names_regex(names)
+        if pattern is None:
             return []
-        alternatives = b"|".join(re.escape(n.encode()) for n in sorted(present, key=len, reverse=True))
-        found = []
-        for match in re.finditer(rb"\b(?:" + alternatives + rb")\b", self.data):
-            token = self._confirmed(match.group().decode(), match.start(), match.end())
+        data, found = self.data, []
+        for match in pattern.finditer(data):
+            start = match.start()
+            if start and data[start - 1] in _WORD_BYTES:
+                continue  # the tail of a longer identifier
+            token = self._confirmed(match.group().decode(), start, match.end())
             if token is not None:
                 found.append(token)
         return found
+
+    def _names_regex(self, names: Collection[str]) -> re.Pattern[bytes] | None:
+        """The one regex of NAMES once compiled, or once this process has searched them in a few files; before
+        that, a regex of the names present in this file (checking a few files does not pay the compile)."""
+        key, mapping = _names_key(names)
+        kept = _NAME_PATTERNS.get(key)
+        if kept is not None and kept[0] is mapping:
+            return kept[1]
+        _NAME_USES[key] = _NAME_USES.get(key, 0) + 1
+        if _NAME_USES[key] > _COMPILE_AFTER:
+            return names_pattern(names)
+        words = self._words
+        present = [w for w in words if w in names] if len(words) < len(names) else words.intersection(names)
+        if not present:
+            return None
+        return re.compile(b"|".join(re.escape(n.encode()) for n in sorted(present, key=len, reverse=True)) + rb"\b")
 
     @cached_property
     def _words(self) -> frozenset[str]:
@@ -356,6 +374,47 @@ def _guarded_ranges(doc: CudaDocument) -> list[tuple[int, int]]:
                 top = top.parent
             ranges.append((top.start_point.row + 1, top.end_point.row + 1))
     return ranges
+
+
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_NAME_PATTERNS: dict[Any, tuple[object, re.Pattern[bytes] | None]] = {}
+_NAME_USES: dict[Any, int] = {}
+_COMPILE_AFTER = 16  # files searched for a collection of names before its one regex is compiled
+
+
+def _names_key(names: Collection[str]) -> tuple[Any, object]:
+    mapping = getattr(names, "mapping", None)  # a dict's keys(): a new view each call, the same dict
+    return (("keys of", id(mapping)) if mapping is not None else frozenset(names)), mapping
+
+
+def names_pattern(names: Collection[str]) -> re.Pattern[bytes] | None:
+    """A longest-match regex of NAMES ending at a word boundary (the caller checks the start); None if empty."""
+    key, mapping = _names_key(names)
+    kept = _NAME_PATTERNS.get(key)
+    if kept is None or kept[0] is not mapping:
+        words = {n for n in names if n.isascii()}
+        pattern = re.compile(longest_match(words).encode() + rb"\b") if words else None
+        kept = _NAME_PATTERNS[key] = (mapping, pattern)
+    return kept[1]
+
+
+def longest_match(words: set[str]) -> str:
+    """An alternation of WORDS factored by common prefixes, longest match first."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    return _branch(root)
+
+
+def _branch(node: dict[str, Any]) -> str:
+    branches = [re.escape(char) + _branch(child) for char, child in sorted(node.items()) if char]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if "" in node else body
 
 
 @register(FileKind.CUDA, FileKind.CPP, FileKind.C)

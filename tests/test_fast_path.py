@@ -1,0 +1,151 @@
+"""The scan's fast paths against the slow ones: one-pass rule applicability and token-level vendored code."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import migrate.scan
+from migrate.config import Settings
+from migrate.discover import discover
+from migrate.model import FileKind, Finding, SourceFile
+from migrate.parse import read_text
+from migrate.ruleset import load_builtin
+from migrate.scan import _applicable, _rule_needles, _table, scan, scan_file
+from migrate.tokenscan import token_matcher
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+CODE = (FileKind.CUDA, FileKind.CPP, FileKind.C)
+
+VENDORED_KERNEL = r"""
+#include <cuda_runtime.h>
+#include "cutlass/gemm/device/gemm.h"
+// cudaMalloc in a comment, thrust:: in a comment, asm("mma.sync.aligned") in a comment
+/* cudaFree(p); cutlass::half_t
+   #include <cublas_v2.h> */
+const char* s = "cudaMemcpy thrust::sort";
+namespace cutlass { struct Widget { int cudaStream; }; }
+
+__global__ void scale(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2.f;
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0}, {%1}, {%2}, {%3};" : "=f"(x[0]) : "r"(i));
+}
+
+void run(float* x, int n, Widget w) {
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  scale<<<(n + 255) / 256, 256, 0, stream>>>(x, n);
+  thrust::device_vector<float> v(4);
+  w.cudaStream = 0;
+#if defined(USE_ROCM)
+  hipDeviceSynchronize();
+  cudaDeviceSynchronize();
+#else
+  cudaDeviceSynchronize();
+#endif
+}
+"""
+
+
+def _sources(root: Path) -> Iterator[SourceFile]:
+    for item in discover(root, files=(), exclude=(), include=(), max_file_size=10**7):
+        if isinstance(item, SourceFile):
+            yield item
+
+
+def _substring_reference(kind: FileKind, text: str) -> set[str]:
+    """The rules a per-rule `needle in text` check keeps: what the one-pass search must reproduce."""
+    kept = set()
+    for rule in load_builtin().for_kind(kind):
+        needles = _rule_needles(rule)
+        if needles is None or any(n in text for n in needles):
+            kept.add(rule.id)
+    return kept
+
+
+def test_one_pass_applicability_equals_a_search_per_rule(tmp_path: Path) -> None:
+    (tmp_path / "k.cu").write_text(VENDORED_KERNEL, encoding="utf-8")
+    files = [*_sources(FIXTURES), *_sources(tmp_path)]
+    checked = 0
+    for source in files:
+        rules = load_builtin().for_kind(source.kind)
+        if not rules:
+            continue
+        try:
+            text = read_text(source)
+        except Exception:
+            continue
+        assert {r.id for r in _applicable(_table(load_builtin(), source.kind), text)} == _substring_reference(source.kind, text), (
+            source.relpath
+        )
+        checked += 1
+    assert checked > 50
+
+
+def test_overlapping_needles_are_all_found() -> None:
+    # '__global__' and '<<<' sit next to words that are needles of other rules
+    text = "x<<<__global__cuda::std::atomic"
+    assert {r.id for r in _applicable(_table(load_builtin(), FileKind.CUDA), text)} == _substring_reference(FileKind.CUDA, text)
+
+
+def _scan(root: Path, token_level: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Finding, ...]:
+    monkeypatch.setattr(migrate.scan, "token_level", token_level)
+    return scan(root, Settings(jobs=1)).findings
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """The fixture repositories, plus their C/C++/CUDA files again as a vendored library."""
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "repos", root)
+    vendored = root / "third_party" / "lib"
+    for source in _sources(FIXTURES / "repos"):
+        if source.kind in CODE:
+            target = vendored / source.relpath
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source.path, target)
+    (vendored / "kernel.cu").write_text(VENDORED_KERNEL, encoding="utf-8")
+    return root
+
+
+def test_first_party_findings_are_identical_with_the_full_parse(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = [f for f in _scan(tree, True, monkeypatch) if not f.vendored]
+    full = [f for f in _scan(tree, False, monkeypatch) if not f.vendored]
+    assert fast == full and len(fast) > 100
+
+
+def test_vendored_code_finds_the_token_rules_of_the_full_parse(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per file, the token-level rules that fire are those that fire with the full parse."""
+    rules = {r.id: r for r in load_builtin().rules}
+    token_rules = {rule_id for rule_id, rule in rules.items() if token_matcher(rule) is not None}
+    fast = {(f.path, f.rule) for f in _scan(tree, True, monkeypatch) if f.vendored}
+    full = {(f.path, f.rule) for f in _scan(tree, False, monkeypatch) if f.vendored and f.rule in token_rules}
+    assert fast == full and len(fast) > 20
+
+
+def test_vendored_kernel_on_tokens(tmp_path: Path) -> None:
+    """Comments, strings and members stay quiet; HIP-guarded uses are counted as guarded."""
+    path = tmp_path / "third_party" / "k.cu"
+    path.parent.mkdir()
+    path.write_text(VENDORED_KERNEL, encoding="utf-8")
+    source = SourceFile(path, "third_party/k.cu", FileKind.CUDA, path.stat().st_size, vendored=True)
+    result = scan_file(source, load_builtin(), Settings())
+    found = sorted({(f.line, f.rule, f.symbol) for f in result.findings})
+    assert found == [
+        (2, "cuda-runtime-include", "cuda_runtime.h"),
+        (3, "cutlass-include", "cutlass/gemm/device/gemm.h"),
+        (8, "cutlass-usage", "cutlass"),
+        (10, "cuda-kernel-definition", "__global__"),
+        (13, "cuda-ptx-mma", None),
+        (13, "inline-ptx", None),
+        (17, "cuda-runtime-api", "cudaStream_t"),
+        (18, "cuda-runtime-api", "cudaStreamCreate"),
+        (19, "cuda-kernel-launch", None),
+        (20, "thrust-usage", "thrust"),
+    ]
+    assert result.guarded == 2  # every branch of an #if that tests a HIP macro, as with the full parse
+    assert all(f.vendored for f in result.findings)

@@ -10,7 +10,7 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
-from migrate import matchers, targets
+from migrate import matchers, preproc, rocm_status, targets
 from migrate.baseline import load as load_baseline
 from migrate.baseline import new_findings
 from migrate.cache import Cache, load_ruleset, open_cache
@@ -18,7 +18,9 @@ from migrate.config import Settings, check_rule_ids
 from migrate.discover import discover
 from migrate.gitdiff import Changes, changed_lines, keep_changed
 from migrate.matchers import Hit
-from migrate.model import FileKind, FileResult, Finding, Rule, ScanResult, Severity, Skipped, SourceFile
+from migrate.model import (
+    Evidence, FileKind, FileResult, Finding, RocmStatus, Rule, ScanResult, Severity, Skipped, SourceFile,
+)
 from migrate.parse import Document, ParseError, parse, read_text
 from migrate.ruleset import Ruleset, load, load_builtin, rules_dir
 from migrate.substitutions import propose
@@ -51,14 +53,26 @@ def scan(
     store = open_cache(root, ruleset, settings)
     findings: list[Finding] = []
     guarded = unreadable = 0
+    held: list[Finding] = []
+    evidence = []
+    conditionals: dict[str, tuple[preproc.Directive, ...]] = {}
     for result in _results(sources, ruleset, settings, progress, store):
         findings.extend(result.findings)
         guarded += result.guarded
+        held.extend(result.guarded_findings)
+        evidence.extend(result.evidence)
+        if result.directives:
+            conditionals[result.relpath] = tuple(preproc.Directive(*d) for d in result.directives)
         if result.skipped:
             skipped.append(result.skipped)
             unreadable += 1
     store.save(complete=not files and changes is None)
-    findings = _without_first_party(findings, root, ruleset)
+    findings, moved = rocm_status.never_compiled(
+        _without_first_party(findings, root, ruleset), conditionals, _other_backends())
+    held.extend(moved)
+    guarded += len(moved)
+    status = _status(evidence, guarded, sources)
+    findings = _with_status(findings, status)
     kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
     return ScanResult(
         root=str(root),
@@ -70,7 +84,34 @@ def scan(
         vendored_paths=tuple(sorted(s.relpath for s in sources if s.vendored)),
         baselined=baselined,
         substitutions=propose(kept, settings.targets),
+        guarded_findings=tuple(sorted(held, key=Finding.key)),
+        rocm=status,
     )
+
+
+def _with_status(findings: list[Finding], status: RocmStatus) -> list[Finding]:
+    """Each finding's status (covered, optional-gap, remaining) in the light of the repository's ROCm status."""
+    from migrate import risk
+
+    context = risk.Context.of(ScanResult(root="", targets=(), files_scanned=0, findings=(), skipped=(), rocm=status))
+    return list(risk.with_status(findings, context, risk.load_weights()))
+
+
+@cache
+def _other_backends() -> re.Pattern[str]:
+    from migrate.risk import load_weights
+
+    return re.compile(load_weights().status["other_backends"])
+
+
+def _status(evidence: list[Evidence], guarded: int, sources: list[SourceFile]) -> RocmStatus:
+    """The repository's ROCm status from the evidence its files gave."""
+    from migrate.risk import load_weights
+
+    builds = [s.relpath for s in sources if rocm_status.is_build_file(s.relpath)]
+    extensions = [e.path.rpartition("/")[0] for e in evidence if e.kind == "torch-extension"]
+    return rocm_status.assess(evidence, load_weights().status, guarded=guarded, build_files=builds,
+                              extension_dirs=extensions)
 
 
 def _without_first_party(findings: list[Finding], root: Path, ruleset: Ruleset) -> list[Finding]:
@@ -175,17 +216,28 @@ def scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileR
         text = read_text(source)
     except ParseError as exc:
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
+    facts = _facts(source, text)
     if not _might_match(source.kind, rules, text):
-        return FileResult(source.relpath)
+        return FileResult(source.relpath, **facts)  # type: ignore[arg-type]
     doc = parse(source, text)
     if isinstance(doc, Skipped):
-        return FileResult(source.relpath, skipped=doc)
-    return _match(doc, rules, settings)
+        return FileResult(source.relpath, skipped=doc, **facts)  # type: ignore[arg-type]
+    return replace(_match(doc, rules, settings), **facts)
+
+
+def _facts(source: SourceFile, text: str) -> dict[str, tuple[object, ...]]:
+    """What a file tells about the project as a whole: its ROCm evidence and its preprocessor lines."""
+    evidence = rocm_status.evidence(source.kind, source.relpath, text)
+    if source.kind not in (FileKind.CUDA, FileKind.CPP, FileKind.C):
+        return {"evidence": evidence}
+    found = preproc.directives(text)
+    guards = rocm_status.guard_evidence(source.relpath, found) if evidence or "#if" in text else ()
+    return {"evidence": evidence + guards, "directives": tuple((d.line, d.keyword, d.argument) for d in found)}
 
 
 def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileResult:
     findings: list[Finding] = []
-    guarded = 0
+    held: list[Finding] = []
     for rule in rules:
         needles = _rule_prefilter(rule)
         if needles is not None and needles.search(doc.text) is None:
@@ -197,13 +249,13 @@ def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileRe
             if doc.is_suppressed(hit.line, rule.id):
                 continue
             if doc.is_guarded(hit.line):
-                guarded += 1
+                held.append(replace(_finding(doc, rule, hit, settings), status="guarded"))
                 continue
             hits.append(hit)
         if rule.per_file and len(hits) > 1:
             hits = [replace(hits[0], note=f"({len(hits)} places in this file.)")]
         findings.extend(_finding(doc, rule, hit, settings) for hit in hits)
-    return FileResult(doc.source.relpath, tuple(findings), guarded=guarded)
+    return FileResult(doc.source.relpath, tuple(findings), guarded=len(held), guarded_findings=tuple(held))
 
 
 def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding:

@@ -102,4 +102,11 @@ def parse_setup_py(source: SourceFile, text: str) -> SetupPyDocument:
     module = parse_python(source, text)
     doc = SetupPyDocument(source=source, text=text, tree=module.tree)
     doc.manifest = setup_items(doc)
+    doc.guarded_ranges = hip_branches(doc)
     return doc
+
+
+def hip_branches(doc: PythonDocument) -> list[tuple[int, int]]:
+    """The if/elif chains of setup.py that test for ROCm (`if torch.version.hip:`, `if IS_HIP_EXTENSION:`):
+    a finding there is already kept apart for the HIP build (guarded), like a `#ifdef USE_ROCM` in C++."""
+    return doc.hip_guarded_ranges

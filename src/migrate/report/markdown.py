@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 
 from migrate import risk
+from migrate.report import status
 from migrate.model import Finding, ScanResult, Severity, Substitution
 
 LIMIT = 60_000  # characters; GitHub rejects comments over 65,536
@@ -23,7 +24,7 @@ def render(result: ScanResult, *, limit: int = LIMIT) -> str:
     """The report: summary, drivers, checklist, substitutions, skips, then findings by file until LIMIT."""
     weights = risk.load_weights()
     assessed = risk.assess_result(result, weights)
-    head = _summary(result, assessed) + _per_target(result) + _drivers(assessed) + _checklist(result, weights)
+    head = _summary(result, assessed) + _status(result, assessed) + _per_target(result) + _drivers(assessed) + _checklist(result, weights)
     head += _substitutions(result, limit // 2 - len(head))  # the other half is for the findings
     head += _skipped(result)
     return head + _findings(result, assessed, limit - len(head))
@@ -50,6 +51,12 @@ def _summary(result: ScanResult, assessed: risk.Risk) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def _status(result: ScanResult, assessed: risk.Risk) -> str:
+    """The ROCm status statement: what already ports, what HIP never compiles, what remains."""
+    found = status.lines(result, assessed)
+    return "".join(f"- **{label}:** {_text(text)}\n" for label, text in found) + "\n" if found else ""
+
+
 def _per_target(result: ScanResult) -> str:
     if len(result.targets) < 2:
         return ""
@@ -71,7 +78,10 @@ def _drivers(assessed: risk.Risk) -> str:
 
 
 def _checklist(result: ScanResult, weights: risk.Weights) -> str:
-    items = risk.checklist(result.findings, weights, gfx_targets=result.targets, guarded=result.guarded)
+    items = risk.checklist(
+        result.findings, weights, gfx_targets=result.targets, guarded=result.guarded,
+        context=risk.Context.of(result),
+    )
     if not items:
         return ""
     lines = ["### Porting checklist", ""]

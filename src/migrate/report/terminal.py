@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from migrate import risk
+from migrate.report import status
 from migrate.model import Finding, ScanResult, Severity
 
 SEVERITY_STYLE = {
@@ -28,6 +29,7 @@ def render(result: ScanResult, *, color: bool = False, width: int = 100) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False)
     _header(console, result)
+    _status(console, result)
     _risk(console, result)
     if result.findings:
         _counts(console, result)
@@ -43,6 +45,12 @@ def _header(console: Console, result: ScanResult) -> None:
         f"for {', '.join(result.targets)}: {len(result.findings)} findings"
         + (f", {result.guarded} already behind HIP guards" if result.guarded else "")
     )
+
+
+def _status(console: Console, result: ScanResult) -> None:
+    """The ROCm status lines first: what already ports decides how to read the rest."""
+    for label, text in status.lines(result, risk.assess_result(result)):
+        console.print(Text.assemble((f"{label}: ", "bold"), text))
 
 
 def _risk(console: Console, result: ScanResult) -> None:

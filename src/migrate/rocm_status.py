@@ -1,0 +1,160 @@
+"""Does the repository already build for ROCm? Evidence per file (from the text the scan reads) -> a level; pure."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from typing import Any
+
+from migrate import preproc
+from migrate.model import Evidence, FileKind, Finding, RocmStatus
+
+LEVELS = ("none", "partial", "supported")
+_HINT = re.compile(r"hip|rocm|amd|gfx\d|offload-arch", re.I)
+_C_KINDS = (FileKind.CUDA, FileKind.CPP, FileKind.C)
+_BUILD_NAMES = frozenset({"setup.py", "CMakeLists.txt", "pyproject.toml", "Makefile", "makefile", "GNUmakefile"})
+_BUILDER_PATH = re.compile(r"(?:^|/)(?:setup\.py|[^/]*build[^/]*\.py|op_builder/[^/]+\.py|builder/[^/]+\.py)$")
+Pattern = tuple[str, int, "re.Pattern[str]"]
+
+
+def _p(kind: str, weight: int, regex: str) -> Pattern:
+    return (kind, weight, re.compile(regex, re.I))
+
+
+_CMAKE = (
+    _p("build", 3, r"enable_language\s*\(\s*HIP\b|\bproject\s*\([^)]*\bHIP\b|LANGUAGES?\b[^)]*\bHIP\b"),
+    _p("build", 3, r"find_package\s*\(\s*(?:hip|hipblas|hipblaslt|rocblas|rocprim|hipcub|composable_kernel|rocm)\b"),
+    _p("build", 3, r"--offload-arch|CMAKE_HIP_ARCHITECTURES|\bAMDGPU_TARGETS\b|LANGUAGE\s+HIP\b"),
+    _p("build", 2, r"\boption\s*\(\s*\w*(?:HIP|ROCM)\w*"),
+)
+_PY_BUILD = (_p("build", 3, r"torch\.version\.hip|IS_HIP_EXTENSION|ROCM_HOME|is_rocm_pytorch|--offload-arch|"
+                            r"\bhipify\b|\bBUILD_(?:HIP|ROCM)\b|\bUSE_ROCM\b"),)
+_PY_RUNTIME = (_p("runtime", 1, r"torch\.version\.hip\b|\bis_hip\s*\(\)|IS_HIP_EXTENSION|\bis_rocm\w*\b|"
+                                r"gcnArchName|\bHIP_VISIBLE_DEVICES\b"),)
+_CI = (_p("ci", 3, r"runs-on:.*\b(?:amd|rocm|mi\d{3}\w*|gfx\d+\w*)\b|\brocm/[\w.-]+:|container:.*rocm|"
+                   r"image:.*rocm|--device[ =]/dev/kfd"),)
+_DOCKER = (_p("packaging", 2, r"^\s*FROM\s+\S*rocm"), _p("packaging", 1, r"/opt/rocm|\bROCM_VERSION\b|hipcc"))
+_MANIFEST = (_p("packaging", 2, r"whl/rocm|\+rocm\d|\brocm\d[\d.]*\b.*index|^\s*\[?\s*['\"]?(?:rocm|hip|amd)['\"]?\s*\]?\s*[=:]"),)
+_SHELL = (_p("packaging", 1, r"/opt/rocm|\bhipcc\b|--offload-arch|\brocm-smi\b|whl/rocm|\bROCM_(?:PATH|HOME|VERSION)\b"),)
+_DOCS = (_p("docs", 1, r"\b(?:rocm|amd gpus?|hip)\b.*\b(?:install|build|support|pip|docker|wheel)|"
+                       r"\b(?:install|build|support|pip|docker|wheel)\w*\b.*\b(?:rocm|amd gpus?)\b"),)
+_C = (_p("hip-source", 2, r"^\s*#\s*include\s*[<\"]hip/"),)
+_BY_KIND: dict[FileKind, tuple[Pattern, ...]] = {
+    FileKind.CMAKE: _CMAKE, FileKind.CI_WORKFLOW: _CI, FileKind.YAML: _CI, FileKind.COMPOSE: _CI,
+    FileKind.DOCKERFILE: _DOCKER, FileKind.REQUIREMENTS: _MANIFEST, FileKind.PYPROJECT: _MANIFEST,
+    FileKind.SETUP_CFG: _MANIFEST, FileKind.PIPFILE: _MANIFEST, FileKind.CONDA: _MANIFEST, FileKind.SHELL: _SHELL,
+    FileKind.MAKEFILE: (*_CMAKE[2:3], *_SHELL), FileKind.MARKDOWN: _DOCS, FileKind.SETUP_PY: _PY_BUILD,
+    FileKind.CUDA: _C, FileKind.CPP: _C, FileKind.C: _C,
+}
+_PER_FILE = 3  # evidence lines kept per file and kind: enough to cite, bounded on huge files
+
+
+def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
+    """The ROCm evidence in one file's text (empty unless it mentions HIP/ROCm/AMD at all)."""
+    extension = _extension(kind, relpath, text)
+    if _HINT.search(text) is None:
+        return extension
+    patterns = _BY_KIND.get(kind, ())
+    if kind == FileKind.PYTHON:
+        patterns = _PY_BUILD if _BUILDER_PATH.search(relpath) else _PY_RUNTIME
+    found = list(_matches(patterns, relpath, text, comment="#" if kind != FileKind.MARKDOWN else ""))
+    if relpath.endswith(".hip"):
+        found.append(Evidence("hip-source", relpath, 1, "HIP source file", 2))
+    return extension + tuple(found)
+
+
+def _extension(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
+    """A torch extension build (CUDAExtension): PyTorch hipifies its sources when built against ROCm (weight 0)."""
+    if "CUDAExtension" not in text or not (kind == FileKind.SETUP_PY or _BUILDER_PATH.search(relpath)):
+        return ()
+    line = text.count("\n", 0, text.index("CUDAExtension")) + 1
+    return (Evidence("torch-extension", relpath, line, "CUDAExtension (hipified at build time on ROCm)", 0),)
+
+
+def _matches(patterns: tuple[Pattern, ...], relpath: str, text: str, *, comment: str) -> Iterator[Evidence]:
+    kept: Counter[str] = Counter()
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not _HINT.search(line) or (comment and stripped.startswith(comment) and not stripped.startswith("#include")):
+            continue
+        for kind, weight, regex in patterns:
+            if kept[kind] < _PER_FILE and regex.search(line):
+                kept[kind] += 1
+                yield Evidence(kind, relpath, number, stripped[:120], weight)
+                break
+
+
+def guard_evidence(relpath: str, found: Iterable[preproc.Directive]) -> tuple[Evidence, ...]:
+    """Conditionals of a C/C++/CUDA file that test a HIP/ROCm macro (the first few, each weight 1)."""
+    guards = []
+    for item in found:
+        if item.keyword in ("if", "ifdef", "ifndef", "elif") and any(
+            (m := preproc.builtin(w)) is not None and m.hip for w in re.findall(r"[A-Za-z_]\w*", item.argument)
+        ):
+            guards.append(Evidence("guard", relpath, item.line, f"#{item.keyword} {item.argument}"[:120], 1))
+    return tuple(guards)
+
+
+def is_build_file(relpath: str) -> bool:
+    """setup.py, CMakeLists.txt, pyproject.toml or a Makefile: what makes a directory a build unit."""
+    return relpath.rpartition("/")[2] in _BUILD_NAMES
+
+
+def assess(
+    found: Iterable[Evidence], params: Mapping[str, Any], *, guarded: int = 0, build_files: Iterable[str] = (),
+    extension_dirs: Iterable[str] = (),
+) -> RocmStatus:
+    """The level from the evidence and PARAMS (risk.yaml `rocm_status`): weight per kind, counted at most
+    `per_kind` times, so a thousand guards do not outweigh a HIP build."""
+    items = sorted(set(found))
+    counts = Counter(e.kind for e in items)
+    if guarded:
+        counts["guarded-sites"] = guarded
+    weights: Mapping[str, int] = params["weights"]
+    cap = int(params["per_kind"])
+    score = sum(weights.get(kind, 0) * min(n, cap) for kind, n in counts.items())
+    kinds = set(counts)
+    level = "none"
+    if score >= int(params["partial"]):
+        level = "partial"
+    if score >= int(params["supported"]) and "build" in kinds and kinds & {"guard", "hip-source", "runtime", "ci"}:
+        level = "supported"
+    build_dirs = {e.path.rpartition("/")[0] for e in items if e.kind == "build"}
+    hipify = sorted(build_dirs | set(extension_dirs)) if level != "none" else sorted(set(extension_dirs))
+    return RocmStatus(
+        level=level, score=score, evidence=tuple(items), counts=tuple(sorted(counts.items())),
+        build_files=tuple(sorted(build_files)), hipify_dirs=tuple(hipify),
+    )
+
+
+def cited(status: RocmStatus, kind: str, limit: int = 3) -> list[Evidence]:
+    """The first few pieces of evidence of one kind, strongest first."""
+    return sorted((e for e in status.evidence if e.kind == kind), key=lambda e: (-e.weight, e.path, e.line))[:limit]
+
+
+def never_compiled(
+    findings: Iterable[Finding], conditionals: Mapping[str, tuple[preproc.Directive, ...]],
+    other_backends: re.Pattern[str] | None = None,
+) -> tuple[list[Finding], list[Finding]]:
+    """(findings a HIP build compiles, findings it never does): lines under #if branches that HIP facts and the
+    repository's own #defines (across headers) rule out, and C/C++ of non-CUDA backends (RISC-V, Metal, SYCL...)."""
+    items = list(findings)
+    table = preproc.settle(conditionals) if conditionals else {}
+    dead: dict[str, tuple[tuple[int, int], ...]] = {}
+    kept, moved = [], []
+    for finding in items:
+        if finding.path not in dead:
+            found = conditionals.get(finding.path, ())
+            dead[finding.path] = preproc.dead_ranges(found, table) if found else ()
+        other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
+        if other or any(start <= finding.line <= end for start, end in dead[finding.path]):
+            moved.append(replace(finding, status="guarded"))
+        else:
+            kept.append(finding)
+    return kept, moved
+
+
+def _c_path(path: str) -> bool:
+    return path.rpartition(".")[2].lower() in {"c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "s", "inl", "m", "mm"}

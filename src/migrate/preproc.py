@@ -263,6 +263,8 @@ def run(found: Iterable[Directive], table: Table) -> Outcome:
             stack.pop()
         elif item.keyword == "define" and item.argument:
             defines.append(_define(item, stack, before))
+            if stack and stack[-1].guard and item.argument.split() == [stack[-1].guard]:
+                stack[-1].live = True  # an include guard: its body is the whole header, always compiled
         after = _state(stack)
         if after[0] is False and after[1] and dead_from is None:
             dead_from = item.line

@@ -394,7 +394,7 @@ def finding_efforts(
         if not finding.vendored and not _runs(where, context) and _kernel(finding, weights):
             kernels[where].append(finding)
     for group in kernels.values():
-        for finding, share in _shared(group, Effort(*weights.component_fixed), weights).items():
+        for finding, share in _shared(group, Effort(*weights.component_fixed).scaled(credit), weights).items():
             costs[finding] = costs[finding] + share
     return costs
 
@@ -470,7 +470,9 @@ def _components(
     found = []
     for name, group in groups.items():
         effort = sum((costs[f] for f in group), Effort())
-        by_category = Counter(f.category for f in group)
+        by_category: dict[str, float] = defaultdict(float)
+        for finding in group:
+            by_category[finding.category] += costs[finding].mid + 1e-9  # by effort; a free category still shows
         found.append(Component(
             name=name, findings=len(group), files=len({f.path for f in group}),
             rules=tuple(sorted({f.rule for f in group})),

@@ -12,7 +12,7 @@ from migrate import preproc
 from migrate.model import Evidence, FileKind, Finding, RocmStatus
 
 LEVELS = ("none", "partial", "supported")
-_HINT = re.compile(r"hip|rocm|amd|gfx\d|offload-arch", re.I)
+_HINT = re.compile(r"hip|rocm|amd|gfx\d|offload-arch|\bmi[123]\d\d", re.I)
 _C_KINDS = (FileKind.CUDA, FileKind.CPP, FileKind.C)
 _BUILD_NAMES = frozenset({"setup.py", "CMakeLists.txt", "pyproject.toml", "Makefile", "makefile", "GNUmakefile"})
 _BUILDER_PATH = re.compile(r"(?:^|/)(?:setup\.py|[^/]*build[^/]*\.py|op_builder/[^/]+\.py|builder/[^/]+\.py)$")

@@ -74,7 +74,7 @@ def _per_target(result: ScanResult) -> str:
 def _drivers(assessed: risk.Risk) -> str:
     if not assessed.drivers:
         return ""
-    return "### What drives the effort\n\n" + "".join(f"- {d.text}\n" for d in assessed.drivers) + "\n"
+    return "### What drives the effort\n\n" + "".join(f"- {_text(d.text)}\n" for d in assessed.drivers) + "\n"
 
 
 def _checklist(result: ScanResult, weights: risk.Weights) -> str:
@@ -157,6 +157,7 @@ def _findings(result: ScanResult, assessed: risk.Risk, budget: int) -> str:
     parts = ["### Findings by file\n\n"]
     used = len(parts[0]) + _NOTE_RESERVE
     order = [r.key for r in assessed.by_file]
+    order += sorted(set(by_file) - set(order))  # files with covered or optional findings only: after the work
     for index, path in enumerate(order):
         block = _file_block(path, by_file[path])
         if used + len(block) > budget:

@@ -61,7 +61,7 @@ def _risk(console: Console, result: ScanResult) -> None:
         f"effort {risk.format_days(assessed.effort)}{blockers}"
     )
     for driver in assessed.drivers:
-        console.print(f"  - {driver.text}")
+        console.print(Text(f"  - {driver.text}"))  # component names come from the repository
     if len(result.targets) > 1:
         per_target = (f"{gfx} {a.verdict} ({risk.format_days(a.effort)})" for gfx, a in risk.per_target(result))
         console.print("Per target: " + "; ".join(per_target))

@@ -191,7 +191,7 @@ def test_cmake_branches_that_test_hip_are_guarded(tmp_path: Path) -> None:
 CALIBRATION = {
     # name: (ROCm level, verdict, effort range in engineer-days it must fall in)
     "pytorch-trainer": ("none", "trivial", (0.0, 0.5)),
-    "ported-residual": ("supported", "easy", (0.1, 2.0)),
+    "ported-residual": ("supported", "easy", (0.05, 2.0)),
     "sample-collection": ("none", "easy", (0.05, 1.0)),
     "cuda-extension": ("none", "hard", (8.0, 30.0)),
     "cutlass-kernels": ("none", "very-hard", (20.0, 60.0)),

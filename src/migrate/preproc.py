@@ -128,7 +128,7 @@ class _Parser:
             op = self.take()
             right = self.unary()
             both = left.value is not None and right.value is not None
-            value = int(_COMPARE[op](left.value, right.value)) if both else None  # type: ignore[arg-type]
+            value = int(_COMPARE[op](left.value, right.value)) if both else None
             left = _Value(value, left.hip or right.hip)
         return left
 
@@ -178,7 +178,8 @@ _COMPARE = {
 
 
 def _tokens(text: str) -> list[str]:
-    found, pos = [], 0
+    found: list[str] = []
+    pos = 0
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None:

@@ -54,7 +54,7 @@ def scan(
     findings: list[Finding] = []
     guarded = unreadable = 0
     held: list[Finding] = []
-    evidence = []
+    evidence: list[Evidence] = []
     conditionals: dict[str, tuple[preproc.Directive, ...]] = {}
     for result in _results(sources, ruleset, settings, progress, store):
         findings.extend(result.findings)
@@ -216,23 +216,23 @@ def scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> FileR
         text = read_text(source)
     except ParseError as exc:
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
-    facts = _facts(source, text)
+    evidence, directives = _facts(source, text)
     if not _might_match(source.kind, rules, text):
-        return FileResult(source.relpath, **facts)  # type: ignore[arg-type]
+        return FileResult(source.relpath, evidence=evidence, directives=directives)
     doc = parse(source, text)
     if isinstance(doc, Skipped):
-        return FileResult(source.relpath, skipped=doc, **facts)  # type: ignore[arg-type]
-    return replace(_match(doc, rules, settings), **facts)
+        return FileResult(source.relpath, skipped=doc, evidence=evidence, directives=directives)
+    return replace(_match(doc, rules, settings), evidence=evidence, directives=directives)
 
 
-def _facts(source: SourceFile, text: str) -> dict[str, tuple[object, ...]]:
+def _facts(source: SourceFile, text: str) -> tuple[tuple[Evidence, ...], tuple[tuple[int, str, str], ...]]:
     """What a file tells about the project as a whole: its ROCm evidence and its preprocessor lines."""
     evidence = rocm_status.evidence(source.kind, source.relpath, text)
     if source.kind not in (FileKind.CUDA, FileKind.CPP, FileKind.C):
-        return {"evidence": evidence}
+        return evidence, ()
     found = preproc.directives(text)
-    guards = rocm_status.guard_evidence(source.relpath, found) if evidence or "#if" in text else ()
-    return {"evidence": evidence + guards, "directives": tuple((d.line, d.keyword, d.argument) for d in found)}
+    guards = rocm_status.guard_evidence(source.relpath, found) if "#if" in text else ()
+    return evidence + guards, tuple((d.line, d.keyword, d.argument) for d in found)
 
 
 def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileResult:

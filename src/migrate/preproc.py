@@ -10,8 +10,10 @@ from dataclasses import dataclass
 # `hip` says the state follows from HIP facts: only such facts may mark code as never compiled for HIP.
 DEFINED, UNDEFINED, UNKNOWN = "defined", "undefined", "unknown"
 
-_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b(.*)$")
-_COMMENT = re.compile(r"/\*.*?\*/|//.*$")
+_DIRECTIVE = re.compile(
+    r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b((?:[^\n]*\\\r?\n)*[^\n]*)", re.M
+)
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _NAME = re.compile(r"[A-Za-z_]\w*")
 # Set by hipcc for AMD; the NVIDIA-platform names are the only HIP-named macros known to be absent.
 _HIP_DEFINED = frozenset({"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIP__", "__HIPCC__", "__HIP_ROCclr__",
@@ -45,18 +47,12 @@ def directives(text: str) -> tuple[Directive, ...]:
     if "#" not in text:
         return ()
     found = []
-    lines = text.splitlines()
-    index = 0
-    while index < len(lines):
-        start = index
-        line = lines[index]
-        while line.endswith("\\") and index + 1 < len(lines):
-            index += 1
-            line = line[:-1] + " " + lines[index]
-        index += 1
-        match = _DIRECTIVE.match(line)
-        if match:
-            found.append(Directive(start + 1, match.group(1), _COMMENT.sub(" ", match.group(2)).strip()))
+    line, last = 1, 0
+    for match in _DIRECTIVE.finditer(text):
+        line += text.count("\n", last, match.start())
+        last = match.start()
+        argument = match.group(2).replace("\\\n", " ").replace("\\\r\n", " ")
+        found.append(Directive(line, match.group(1), _COMMENT.sub(" ", argument).strip()))
     return tuple(found)
 
 

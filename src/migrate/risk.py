@@ -381,12 +381,11 @@ def finding_efforts(
     costs = {f: Effort() for f in items}
     proper = [f for f in items if status_of(f, context, weights) in _PROPER]
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
-    groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+    groups: dict[tuple[str, str, bool], list[Finding]] = defaultdict(list)
     for finding in proper:
-        where = "\0vendored" if finding.vendored else context.component(finding.path)
-        groups[(where, finding.rule)].append(finding)
-    for (where, _), group in groups.items():
-        total = _group_cost(group, weights, vendored=where == "\0vendored").scaled(credit)
+        groups[(context.component(finding.path), finding.rule, finding.vendored)].append(finding)
+    for (where, _, vendored), group in groups.items():
+        total = _group_cost(group, weights, vendored=vendored).scaled(credit)
         costs.update(_shared(group, total.scaled(weights.supported_factor if _runs(where, context) else 1.0), weights))
     kernels: dict[str, list[Finding]] = defaultdict(list)
     for finding in proper:

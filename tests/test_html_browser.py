@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from migrate.cli import cli
-from migrate.model import Severity
+from migrate.model import Occurrence, Severity, Skipped, Substitution
 from migrate.report import render
 
 from conftest import init_repo, require_tool
@@ -127,3 +127,45 @@ def test_nothing_from_the_repo_is_injected(browser, tmp_path: Path, monkeypatch:
 def driver_body(driver, path: Path) -> str:  # type: ignore[no-untyped-def]
     driver.get(path.as_uri())
     return driver.find_element("tag name", "body").text
+
+
+def wide_report() -> str:
+    """A report built to be too wide: long unbroken paths, evidence, rule ids, URLs, install lines; many rows."""
+    deep = "/".join(f"very_long_directory_name_{n:02d}" for n in range(8))
+    blob = "x" * 400
+    findings = [
+        make(f"{deep}/kernels_{n:03d}.cu", n + 1, "a-rule-id-that-is-long-enough-to-hurt", Severity(n % 5),
+             message=f"message {n} " + "word " * 40, evidence=f"auto y = f({blob});",
+             occurrences=(Occurrence(n + 1, 5, n + 1, f"g({blob});"), Occurrence(n + 90, 1, n + 90, blob)))
+        for n in range(300)
+    ]
+    sub = Substitution(
+        id="a-substitute-with-a-long-name", replaces="T" * 200, rocm="R" * 200, install=("pip install " + "p" * 300,),
+        caveats=("c" * 300,), sources=("https://example.org/" + "s" * 300,), as_of="2026-10",
+    )
+    result = sample(findings=tuple(sorted(findings)), substitutions=(sub,), targets=("gfx942", "gfx1100", "gfx90a"),
+                    skipped=(Skipped(f"{deep}/{blob}.cu", "not UTF-8 " + blob),))
+    return render(result, "html")
+
+
+@pytest.mark.parametrize("width", [1280, 1400, 390])
+def test_the_page_fits_the_window(browser, tmp_path: Path, width: int) -> None:
+    browser.set_window_size(width, 900)
+    try:
+        driver = open_page(browser, wide_report(), tmp_path / "wide.html")
+        inner = driver.execute_script("return window.innerWidth")
+        assert abs(inner - width) <= 20  # the window really is that wide (scrollbars aside)
+        for details in driver.find_elements("css selector", "details.occurrences")[:3]:
+            driver.execute_script("arguments[0].open = true", details)
+        scroll = driver.execute_script("return document.documentElement.scrollWidth")
+        wide = driver.execute_script(
+            "var w = document.documentElement.clientWidth; return Array.prototype.slice.call("
+            "document.querySelectorAll('body *')).filter(function (e) { return e.getBoundingClientRect().right > w + 1; })"
+            ".slice(0, 5).map(function (e) { return e.tagName + '.' + e.className + ' ' + e.getBoundingClientRect().right; })"
+        )
+        assert scroll <= inner, (scroll, inner, wide)
+        driver.find_element("css selector", ".filter-severity[value=low]").click()
+        assert len(visible_rows(driver)) == 240 and "low" not in visible_rows(driver)  # filters still work here
+        driver.save_screenshot(str(tmp_path / f"wide-{width}.png"))
+    finally:
+        browser.set_window_size(1280, 1600)

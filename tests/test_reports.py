@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from migrate.cli import cli
-from migrate.model import Finding, ScanResult, Severity, Skipped, Substitution
+from migrate.model import Finding, Occurrence, ScanResult, Severity, Skipped, Substitution
 from migrate.report import render
 from migrate.report import markdown, sarif
 
-from conftest import EXPECTED, REPOS, check_golden
+from conftest import EXPECTED, REPOS, check_golden, init_repo
 
 REPO_NAMES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
 SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
@@ -246,3 +246,76 @@ def test_terminal_shows_each_target_when_several() -> None:
     text = render(sample(targets=("gfx942", "gfx1100")), "terminal", width=200)
     assert "Per target: gfx942 " in text and "; gfx1100 " in text
     assert "Per target" not in render(sample(), "terminal")
+
+
+THRUST = """\
+#include <thrust/sort.h>
+// thrust::sort in a comment is not a place to change
+void f(int* d, int n) {
+  thrust::sort(thrust::device, d, d + n);
+  auto s = "thrust::reduce";
+  thrust::reverse(d, d + n);
+}
+"""
+OCCURRENCES = [
+    {"line": 4, "column": 3, "end_line": 4, "evidence": "thrust::sort(thrust::device, d, d + n);"},
+    {"line": 6, "column": 3, "end_line": 6, "evidence": "thrust::reverse(d, d + n);"},
+]
+
+
+def thrust_repo(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "sort.cu").write_text(THRUST, encoding="utf-8")
+    (root / "src" / "long.cu").write_text(
+        "void g(int* d) { thrust::fill(d, d + 1, 0); " + "/* pad */ " * 100 + "thrust::fill(d, d, 1); }\n"
+        "void h(int* d) { thrust::fill(d, d + 1, 2); }\n", encoding="utf-8",
+    )
+    return init_repo(root)
+
+
+def test_a_once_per_file_finding_lists_every_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = thrust_repo(tmp_path / "repo")
+    findings = json.loads(run_scan(repo, monkeypatch, "--format", "json"))["findings"]
+    sort = [f for f in findings if f["rule"] == "thrust-usage" and f["path"] == "src/sort.cu"]
+    assert len(sort) == 1 and sort[0]["occurrences"] == OCCURRENCES
+    assert (sort[0]["line"], sort[0]["column"]) == (4, 3) and sort[0]["message"].endswith("(2 places in this file.)")
+    long = next(f for f in findings if f["rule"] == "thrust-usage" and f["path"] == "src/long.cu")
+    assert [(o["line"], o["column"]) for o in long["occurrences"]] == [(1, 18), (2, 18)]
+    assert [len(o["evidence"]) for o in long["occurrences"]] == [200, 45]  # bounded per place
+    assert all("occurrences" not in f for f in findings if f["rule"] != "thrust-usage")
+
+
+def test_sarif_related_locations_hold_the_other_places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = thrust_repo(tmp_path / "repo")
+    data = json.loads(run_scan(repo, monkeypatch, "--format", "sarif"))
+    jsonschema.validate(data, sarif_schema())
+    result = next(r for r in data["runs"][0]["results"] if r["ruleId"] == "thrust-usage"
+                  and r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/sort.cu")
+    related = [
+        (r["id"], r["physicalLocation"]["artifactLocation"]["uri"], r["physicalLocation"]["region"]["startLine"],
+         r["physicalLocation"]["region"]["startColumn"], r["message"]["text"])
+        for r in result["relatedLocations"]
+    ]
+    assert related == [
+        (2, "src/sort.cu", 6, 3, "thrust-usage: place 2 of 2 in this file"),
+    ]
+    assert all("relatedLocations" not in r for r in data["runs"][0]["results"] if r["ruleId"] != "thrust-usage")
+
+
+def test_markdown_and_html_list_the_places_collapsed() -> None:
+    places = tuple(Occurrence(o["line"], o["column"], o["end_line"], o["evidence"]) for o in OCCURRENCES)  # type: ignore[arg-type]
+    finding = make("src/sort.cu", 4, "thrust-usage", Severity.LOW, evidence=places[0].evidence, occurrences=places)
+    text = markdown.render(sample(findings=(finding,)))
+    assert (
+        "  <details><summary>2 places in this file</summary>\n\n"
+        "  - L4: `thrust::sort(thrust::device, d, d + n);`\n"
+        "  - L6: `thrust::reverse(d, d + n);`\n\n"
+        "  </details>\n"
+    ) in text
+    page = render(sample(findings=(finding,)), "html")
+    assert (
+        '<details class="occurrences"><summary>2 places in this file</summary><ul>'
+        '<li><span class="line">L4</span> <code>thrust::sort(thrust::device, d, d + n);</code></li>'
+        '<li><span class="line">L6</span> <code>thrust::reverse(d, d + n);</code></li></ul></details>'
+    ) in page
+    assert "places in this file</summary>" not in markdown.render(sample()) + render(sample(), "html")

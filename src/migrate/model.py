@@ -112,6 +112,19 @@ class Rule:
     source: str = ""
 
 
+@dataclass(frozen=True)
+class Occurrence:
+    """One place a once-per-file finding stands for (library usage is decided once, changed everywhere)."""
+
+    line: int
+    column: int
+    end_line: int
+    evidence: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "column": self.column, "end_line": self.end_line, "evidence": self.evidence}
+
+
 @dataclass(frozen=True, order=True)
 class Finding:
     """One thing found at one place; complete when created, sortable, comparable."""
@@ -131,6 +144,7 @@ class Finding:
     symbol: str | None = field(compare=False, default=None)
     effort: tuple[float, float] | None = field(compare=False, default=None)  # the rule's override, if any
     status: str = field(compare=False, default="remaining")  # guarded / covered / optional-gap / remaining
+    occurrences: tuple[Occurrence, ...] = field(compare=False, default=())  # per_file rules: every place, first = line
 
     def key(self) -> tuple[str, int, int, str]:
         """The report order as a sort key: far cheaper than dataclass comparisons on large scans."""
@@ -154,6 +168,8 @@ class Finding:
         if self.vendored:
             data["vendored"] = True
         data["status"] = self.status
+        if self.occurrences:
+            data["occurrences"] = [o.to_dict() for o in self.occurrences]
         return data
 
 

@@ -19,7 +19,7 @@ from migrate.discover import discover
 from migrate.gitdiff import Changes, changed_lines, keep_changed
 from migrate.matchers import Hit
 from migrate.model import (
-    Evidence, FileKind, FileResult, Finding, RocmStatus, Rule, ScanResult, Severity, Skipped, SourceFile,
+    Evidence, FileKind, FileResult, Finding, Occurrence, RocmStatus, Rule, ScanResult, Severity, Skipped, SourceFile,
 )
 from migrate.parse import Document, ParseError, parse, read_text
 from migrate.ruleset import Ruleset, load, load_builtin, rules_dir
@@ -27,6 +27,7 @@ from migrate.substitutions import propose
 
 Progress = Callable[[int, int], None]
 _PARALLEL_FROM = 64  # below this many files a process pool costs more than it saves
+_OCCURRENCE_EVIDENCE = 200  # characters per occurrence: a minified line must not blow up the report
 
 
 def scan(
@@ -253,7 +254,8 @@ def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileRe
                 continue
             hits.append(hit)
         if rule.per_file and len(hits) > 1:
-            hits = [replace(hits[0], note=f"({len(hits)} places in this file.)")]
+            findings.append(_folded(doc, rule, hits, settings))
+            continue
         findings.extend(_finding(doc, rule, hit, settings) for hit in hits)
     return FileResult(doc.source.relpath, tuple(findings), guarded=len(held), guarded_findings=tuple(held))
 
@@ -283,6 +285,15 @@ def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding
     )
     override = dict(settings.severity_overrides).get(rule.id)
     return replace(finding, severity=override) if override is not None else finding
+
+
+def _folded(doc: Document, rule: Rule, hits: list[Hit], settings: Settings) -> Finding:
+    """A once-per-file rule's hits as one finding at the first place, carrying every place as an occurrence."""
+    first = min(hits, key=lambda h: (h.line, h.column))
+    places = sorted({(h.line, h.column, h.end_line or h.line) for h in hits})
+    occurrences = tuple(Occurrence(ln, col, end, doc.line_text(ln)[:_OCCURRENCE_EVIDENCE]) for ln, col, end in places)
+    finding = _finding(doc, rule, replace(first, note=f"({len(places)} places in this file.)"), settings)
+    return replace(finding, occurrences=occurrences)
 
 
 def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:

@@ -16,6 +16,7 @@ _SKIPPED_SHOWN = 50
 _EVIDENCE_CHARS = 160
 _EVIDENCE_LINES = 5
 _CAVEATS_SHOWN = 4
+_OCCURRENCES_SHOWN = 50
 _URL = re.compile(r"https?://[^\s<>]+")
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
 
@@ -178,7 +179,7 @@ def _file_block(path: str, findings: list[Finding]) -> str:
     lines = [f"#### {_code(path)} ({_count(len(findings), 'finding')}, worst {worst.label})", ""]
     for group in _groups(findings):
         lines.extend(_group_lines(group))
-    return "\n".join(lines) + "\n\n"
+    return "\n".join(lines).rstrip("\n") + "\n\n"  # a closing <details> leaves a blank line of its own
 
 
 def _groups(findings: list[Finding]) -> list[list[Finding]]:
@@ -202,13 +203,25 @@ def _group_lines(group: list[Finding]) -> list[str]:
         return [head + "mechanical renames: " + shown + (f" and {len(pairs) - 8} more" if len(pairs) > 8 else "")]
     suggestion = f" → {_text(first.hip)}" if first.hip else ""
     if len(group) == 1 and first.evidence.strip():
-        return [head + _text(first.message), f"  {_evidence(first)}{suggestion}"]
+        return [head + _text(first.message), f"  {_evidence(first)}{suggestion}", *_occurrences(first)]
     lines = [head + _text(first.message) + suggestion]
     by_line = {f.line: f for f in reversed(group)}
     lines += [f"  - L{n}: {_evidence(by_line[n])}" for n in numbers[:_EVIDENCE_LINES] if by_line[n].evidence.strip()]
     if len(numbers) > _EVIDENCE_LINES:
         lines.append(f"  - and {len(numbers) - _EVIDENCE_LINES} more lines")
     return lines
+
+
+def _occurrences(finding: Finding) -> list[str]:
+    """Every place a once-per-file finding stands for, collapsed under the finding."""
+    if not finding.occurrences:
+        return []
+    shown = finding.occurrences[:_OCCURRENCES_SHOWN]
+    lines = ["", f"  <details><summary>{_count(len(finding.occurrences), 'place')} in this file</summary>", ""]
+    lines += [f"  - L{o.line}: {_code(o.evidence[:_EVIDENCE_CHARS])}" for o in shown]
+    if len(finding.occurrences) > len(shown):
+        lines.append(f"  - and {len(finding.occurrences) - len(shown)} more (`--format json` lists them all)")
+    return [*lines, "", "  </details>", ""]
 
 
 def _evidence(finding: Finding) -> str:

@@ -75,12 +75,8 @@ def _rule(finding: Finding, rule: Rule | None) -> dict[str, Any]:
 
 def _result(finding: Finding, rule_index: int, fingerprint: str) -> dict[str, Any]:
     message = finding.message + (f" ROCm: {finding.hip}." if finding.hip else "")
-    region: dict[str, Any] = {"startLine": finding.line, "endLine": max(finding.line, finding.end_line)}
-    if finding.column >= 1:
-        region["startColumn"] = finding.column
-    if finding.evidence:
-        region["snippet"] = {"text": finding.evidence}
-    return {
+    region = _region(finding.line, finding.column, finding.end_line, finding.evidence)
+    result = {
         "ruleId": finding.rule,
         "ruleIndex": rule_index,
         "level": LEVELS[finding.severity],
@@ -89,6 +85,35 @@ def _result(finding: Finding, rule_index: int, fingerprint: str) -> dict[str, An
         "partialFingerprints": {FINGERPRINT: fingerprint},
         "properties": {"severity": finding.severity.label, "category": finding.category},
     }
+    if finding.occurrences:
+        result["relatedLocations"] = _related(finding)
+    return result
+
+
+def _region(line: int, column: int, end_line: int, evidence: str) -> dict[str, Any]:
+    region: dict[str, Any] = {"startLine": line, "endLine": max(line, end_line)}
+    if column >= 1:
+        region["startColumn"] = column
+    if evidence:
+        region["snippet"] = {"text": evidence}
+    return region
+
+
+def _related(finding: Finding) -> list[dict[str, Any]]:
+    """The other places a once-per-file finding stands for (the first is the result's own location)."""
+    total = len(finding.occurrences)
+    return [
+        {
+            "id": number,
+            "physicalLocation": {
+                "artifactLocation": _artifact(finding.path),
+                "region": _region(o.line, o.column, o.end_line, o.evidence),
+            },
+            "message": {"text": f"{finding.rule}: place {number} of {total} in this file"},
+        }
+        for number, o in enumerate(finding.occurrences, start=1)
+        if (o.line, o.column) != (finding.line, finding.column)
+    ]
 
 
 def _artifact(path: str) -> dict[str, str]:

@@ -254,7 +254,8 @@ def run(found: Iterable[Directive], table: Table) -> Outcome:
                 frame.live, frame.hip = (False, hip) if live is False else (None, False)
             else:
                 frame.live, frame.hip = live, hip or frame.taken_hip
-            frame.taken = True if frame.taken is True or live is True else (None if None in (frame.taken, live) else False)
+            if frame.taken is not True:
+                frame.taken = True if live is True else (None if None in (frame.taken, live) else False)
             frame.taken_hip = frame.taken_hip or hip
         elif item.keyword == "endif" and stack:
             stack.pop()

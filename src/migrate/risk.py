@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
@@ -441,8 +441,9 @@ def _shared(group: list[Finding], total: Effort, weights: Weights) -> dict[Findi
     """TOTAL shared among GROUP in proportion to each finding's own cost (equally when all are free)."""
     singles = {f: _single(f, weights) for f in group}
     low, high = sum(e.low for e in singles.values()), sum(e.high for e in singles.values())
+    even = 1 / len(group)
     return {
-        f: Effort(total.low * (e.low / low if low else 1 / len(group)), total.high * (e.high / high if high else 1 / len(group)))
+        f: Effort(total.low * (e.low / low if low else even), total.high * (e.high / high if high else even))
         for f, e in singles.items()
     }
 

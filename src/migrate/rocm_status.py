@@ -38,8 +38,10 @@ _PY_RUNTIME = (_p("runtime", 1, r"torch\.version\.hip\b|\bis_hip\s*\(\)|IS_HIP_E
 _CI = (_p("ci", 3, r"runs-on:.*\b(?:amd|rocm|mi\d{3}\w*|gfx\d+\w*)\b|\brocm/[\w.-]+:|container:.*rocm|"
                    r"image:.*rocm|--device[ =]/dev/kfd"),)
 _DOCKER = (_p("packaging", 2, r"^\s*FROM\s+\S*rocm"), _p("packaging", 1, r"/opt/rocm|\bROCM_VERSION\b|hipcc"))
-_MANIFEST = (_p("packaging", 2, r"whl/rocm|\+rocm\d|\brocm\d[\d.]*\b.*index|^\s*\[?\s*['\"]?(?:rocm|hip|amd)['\"]?\s*\]?\s*[=:]"),)
-_SHELL = (_p("packaging", 1, r"/opt/rocm|\bhipcc\b|--offload-arch|\brocm-smi\b|whl/rocm|\bROCM_(?:PATH|HOME|VERSION)\b"),)
+_MANIFEST = (_p("packaging", 2, r"whl/rocm|\+rocm\d|\brocm\d[\d.]*\b.*index|"
+                                r"^\s*\[?\s*['\"]?(?:rocm|hip|amd)['\"]?\s*\]?\s*[=:]"),)
+_SHELL = (_p("packaging", 1, r"/opt/rocm|\bhipcc\b|--offload-arch|\brocm-smi\b|whl/rocm|"
+                             r"\bROCM_(?:PATH|HOME|VERSION)\b"),)
 _DOCS = (_p("docs", 1, r"\b(?:rocm|amd gpus?|hip)\b.*\b(?:install|build|support|pip|docker|wheel)|"
                        r"\b(?:install|build|support|pip|docker|wheel)\w*\b.*\b(?:rocm|amd gpus?)\b"),)
 _C = (_p("hip-source", 2, r"^\s*#\s*include\s*[<\"]hip/"),)
@@ -84,7 +86,8 @@ def _matches(patterns: tuple[Pattern, ...], relpath: str, text: str, *, comment:
     kept: Counter[str] = Counter()
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
-        if not _HINT.search(line.lower()) or (comment and stripped.startswith(comment) and not stripped.startswith("#include")):
+        commented = comment and stripped.startswith(comment) and not stripped.startswith("#include")
+        if commented or not _HINT.search(line.lower()):
             continue
         for kind, weight, regex in patterns:
             if kept[kind] < _PER_FILE and regex.search(line):

@@ -33,7 +33,8 @@ def lines(result: ScanResult, assessed: risk.Risk) -> list[tuple[str, str]]:
     addons = [c for c in assessed.components if c.optional]
     if addons:
         text = "; ".join(_component(c, weights) for c in addons[:_SHOWN])
-        found.append(("CUDA-only add-ons (not in the verdict)", text + (f"; and {len(addons) - _SHOWN} more" if len(addons) > _SHOWN else "")))
+        more = f"; and {len(addons) - _SHOWN} more" if len(addons) > _SHOWN else ""
+        found.append(("CUDA-only add-ons (not in the verdict)", text + more))
     return found
 
 
@@ -47,7 +48,8 @@ def _already(result: ScanResult) -> str:
             parts.append(f"{words} ({', '.join(_where(e) for e in cited)})")
     guards = dict(status.counts).get("guard", 0)
     if result.guarded or guards:
-        parts.insert(1 if parts else 0, f"{result.guarded} guarded sites" + (f" in {guards}+ HIP conditionals" if guards else ""))
+        within = f" in {guards}+ HIP conditionals" if guards else ""
+        parts.insert(1 if parts else 0, f"{result.guarded} guarded sites{within}")
     return ", ".join(parts) or "nothing found (no HIP build path, guards, ROCm CI or packaging)"
 
 
@@ -61,16 +63,20 @@ def _never(result: ScanResult, weights: risk.Weights) -> str:
     for finding in result.guarded_findings:
         files[finding.category].add(finding.path)
     parts = [
-        f"{n} {risk.label(category, weights)} in {len(files[category])} file" + ("s" if len(files[category]) != 1 else "")
+        f"{n} {risk.label(category, weights)} in {_plural(len(files[category]), 'file')}"
         for category, n in by_category.most_common(_SHOWN)
     ]
     return f"{len(result.guarded_findings)} sites: " + ", ".join(parts)
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("s" if count != 1 else "")
+
+
 def _component(component: risk.Component, weights: risk.Weights) -> str:
     kinds = ", ".join(risk.label(c, weights) for c in component.categories[:2])
-    findings = f"{component.findings} finding" + ("s" if component.findings != 1 else "")
-    return f"{component.name} → {kinds} ({findings}) → {risk.format_days(component.effort, short=True)}"
+    days = risk.format_days(component.effort, short=True)
+    return f"{component.name} → {kinds} ({_plural(component.findings, 'finding')}) → {days}"
 
 
 def _collection(collection: risk.Collection) -> str:

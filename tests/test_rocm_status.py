@@ -192,7 +192,7 @@ CALIBRATION = {
     # name: (ROCm level, verdict, effort range in engineer-days it must fall in)
     "pytorch-trainer": ("none", "trivial", (0.0, 0.5)),
     "ported-residual": ("supported", "easy", (0.05, 2.0)),
-    "sample-collection": ("none", "easy", (0.05, 1.0)),
+    "sample-collection": ("none", "trivial", (0.05, 1.0)),  # per program: most samples are a hipify pass
     "cuda-extension": ("none", "hard", (8.0, 30.0)),
     "cutlass-kernels": ("none", "very-hard", (20.0, 60.0)),
 }

@@ -239,3 +239,17 @@ def test_the_terminal_report_leads_with_the_status(make_repo, monkeypatch: pytes
     assert lines[1].startswith("ROCm status: supported")
     assert lines[2].startswith("Already ports: build (CMakeLists.txt:8, CMakeLists.txt:9), 9 guarded sites")
     assert any(line.startswith("CUDA-only add-ons (not in the verdict): contrib/fastgemm → inline PTX") for line in lines)
+
+
+def test_a_cuda_variant_beside_a_rocm_one_is_covered(tmp_path: Path) -> None:
+    write(tmp_path, "docker/docker-cuda/Dockerfile", "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n")
+    write(tmp_path, "docker/docker-rocm/Dockerfile", "ARG BASE=rocm/pytorch:latest\nFROM ${BASE}\n")
+    write(tmp_path, "requirements/cuda.txt", "--extra-index-url https://download.pytorch.org/whl/cu121\n")
+    write(tmp_path, "requirements/rocm.txt", "--extra-index-url https://download.pytorch.org/whl/rocm6.2\n")
+    write(tmp_path, "deploy/Dockerfile.cuda", "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    status = {f.path: f.status for f in result.findings}
+    assert status == {"docker/docker-cuda/Dockerfile": "covered", "requirements/cuda.txt": "covered",
+                      "deploy/Dockerfile.cuda": "remaining"}
+    assert result.rocm is not None and ("packaging", "docker/docker-rocm/Dockerfile", 1) in {
+        (e.kind, e.path, e.line) for e in result.rocm.evidence}

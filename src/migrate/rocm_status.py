@@ -37,7 +37,7 @@ _PY_RUNTIME = (_p("runtime", 1, r"torch\.version\.hip\b|\bis_hip\s*\(\)|IS_HIP_E
                                 r"gcnArchName|\bHIP_VISIBLE_DEVICES\b"),)
 _CI = (_p("ci", 3, r"runs-on:.*\b(?:amd|rocm|mi\d{3}\w*|gfx\d+\w*)\b|\brocm/[\w.-]+:|container:.*rocm|"
                    r"image:.*rocm|--device[ =]/dev/kfd"),)
-_DOCKER = (_p("packaging", 2, r"^\s*FROM\s+\S*rocm"), _p("packaging", 1, r"/opt/rocm|\bROCM_VERSION\b|hipcc"))
+_DOCKER = (_p("packaging", 2, r"^\s*FROM\s+\S*rocm|^\s*ARG\s+\w+=\S*rocm"), _p("packaging", 1, r"/opt/rocm|\bROCM_VERSION\b|hipcc"))
 _MANIFEST = (_p("packaging", 2, r"whl/rocm|\+rocm\d|\brocm\d[\d.]*\b.*index|"
                                 r"^\s*\[?\s*['\"]?(?:rocm|hip|amd)['\"]?\s*\]?\s*[=:]"),)
 _SHELL = (_p("packaging", 1, r"/opt/rocm|\bhipcc\b|--offload-arch|\brocm-smi\b|whl/rocm|"
@@ -46,7 +46,8 @@ _DOCS = (_p("docs", 1, r"\b(?:rocm|amd gpus?|hip)\b.*\b(?:install|build|support|
                        r"\b(?:install|build|support|pip|docker|wheel)\w*\b.*\b(?:rocm|amd gpus?)\b"),)
 _C = (_p("hip-source", 2, r"^\s*#\s*include\s*[<\"]hip/"),)
 _BY_KIND: dict[FileKind, tuple[Pattern, ...]] = {
-    FileKind.CMAKE: _CMAKE, FileKind.CI_WORKFLOW: _CI, FileKind.YAML: _CI, FileKind.COMPOSE: _CI,
+    FileKind.CMAKE: _CMAKE, FileKind.CI_WORKFLOW: _CI, FileKind.YAML: _CI,
+    FileKind.COMPOSE: (_p("packaging", 2, r"image:.*rocm|/dev/kfd"),),
     FileKind.DOCKERFILE: _DOCKER, FileKind.REQUIREMENTS: _MANIFEST, FileKind.PYPROJECT: _MANIFEST,
     FileKind.SETUP_CFG: _MANIFEST, FileKind.PIPFILE: _MANIFEST, FileKind.CONDA: _MANIFEST, FileKind.SHELL: _SHELL,
     FileKind.MAKEFILE: (*_CMAKE[2:3], *_SHELL), FileKind.MARKDOWN: _DOCS, FileKind.SETUP_PY: _PY_BUILD,
@@ -170,3 +171,32 @@ def never_compiled(
 
 def _c_path(path: str) -> bool:
     return path.rpartition(".")[2].lower() in {"c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "s", "inl", "m", "mm"}
+
+
+_VARIANT = re.compile(r"(?<![a-z])(?:cuda|nvidia|cu\d{2,3})(?![a-z])", re.I)
+
+
+def variants(findings: Iterable[Finding], paths: Iterable[str]) -> list[Finding]:
+    """FINDINGS, those in a CUDA variant of a file or directory that has a ROCm sibling (docker/docker-cuda/ beside
+    docker/docker-rocm/, requirements/cuda.txt beside requirements/rocm.txt) marked covered: the ROCm variant exists."""
+    known: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        known.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    kept = []
+    for finding in findings:
+        if finding.status == "remaining" and _has_rocm_sibling(finding.path, known):
+            finding = replace(finding, status="covered")
+        kept.append(finding)
+    return kept
+
+
+def _has_rocm_sibling(path: str, known: set[str]) -> bool:
+    parts = path.split("/")
+    for index, part in enumerate(parts):
+        if _VARIANT.search(part):
+            for word in ("rocm", "hip", "amd"):
+                sibling = "/".join([*parts[:index], _VARIANT.sub(word, part)])
+                if sibling in known:
+                    return True
+    return False

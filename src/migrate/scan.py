@@ -73,7 +73,7 @@ def scan(
     held.extend(moved)
     guarded += len(moved)
     status = _status(evidence, guarded, sources)
-    findings = _with_status(findings, status)
+    findings = _with_status(rocm_status.variants(findings, (s.relpath for s in sources)), status)
     kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
     return ScanResult(
         root=str(root),

@@ -253,3 +253,30 @@ def test_a_cuda_variant_beside_a_rocm_one_is_covered(tmp_path: Path) -> None:
                       "deploy/Dockerfile.cuda": "remaining"}
     assert result.rocm is not None and ("packaging", "docker/docker-rocm/Dockerfile", 1) in {
         (e.kind, e.path, e.line) for e in result.rocm.evidence}
+
+
+CMAKE_SPLIT = """\
+project(x LANGUAGES CXX)
+if(GPU_LANG STREQUAL "CUDA")
+  list(APPEND SRC "csrc/marlin/gemm.cu" "csrc/common/act.cu")
+  file(GLOB FP8 "csrc/fp8/*.cu")
+elseif(GPU_LANG STREQUAL "HIP")
+  enable_language(HIP)
+  list(APPEND SRC "csrc/rocm/attn.cu")
+endif()
+set(SHARED "csrc/common/act.cu" "csrc/common/norm.cu")
+"""
+
+
+def test_sources_the_cmake_build_lists_only_for_cuda_are_never_compiled_for_hip(tmp_path: Path) -> None:
+    write(tmp_path, "CMakeLists.txt", CMAKE_SPLIT)
+    ptx = '__device__ void f() { asm volatile("cp.async.wait_all;"); }\n'
+    for path in ("csrc/marlin/gemm.cu", "csrc/marlin/helpers.cuh", "csrc/fp8/quant.cu", "csrc/common/act.cu",
+                 "csrc/common/norm.cu", "csrc/rocm/attn.cu"):
+        write(tmp_path, path, ptx)
+    result = scan(tmp_path, Settings(jobs=1))
+    assert sorted(f.path for f in result.findings if f.rule == "inline-ptx") == [
+        "csrc/common/act.cu", "csrc/common/norm.cu", "csrc/rocm/attn.cu"]
+    assert sorted(f.path for f in result.guarded_findings if f.rule == "inline-ptx") == [
+        "csrc/fp8/quant.cu", "csrc/marlin/gemm.cu", "csrc/marlin/helpers.cuh"]
+    assert result.rocm is not None and not {e.kind for e in result.rocm.evidence} & rocm_status.SOURCE_LISTS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -10,8 +11,10 @@ from typing import Any
 
 from migrate import preproc
 from migrate.model import Evidence, FileKind, Finding, RocmStatus
+from migrate.parse.manifest import Positions
 
 LEVELS = ("none", "partial", "supported")
+SOURCE_LISTS = frozenset({"cuda-only-source", "build-source"})  # what CMake compiles where: used, not cited
 # "hip"/"amd" not inside a word (ship, lambda); matched on lower-cased text, after a substring test that passes
 # over most files in C (a case-insensitive regex over every file cost a quarter of a scan).
 _HINT = re.compile(r"(?<![a-z])(?:hip|rocm|amd)|gfx\d|offload-arch|\bmi[123]\d\d")
@@ -65,6 +68,8 @@ def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     if kind == FileKind.PYTHON:
         patterns = _PY_BUILD if _BUILDER_PATH.search(relpath) else _PY_RUNTIME
     found = list(_matches(patterns, relpath, text, comment="#" if kind != FileKind.MARKDOWN else ""))
+    if kind == FileKind.CMAKE:
+        found.extend(cmake_sources(relpath, text))
     if relpath.endswith(".hip"):
         found.append(Evidence("hip-source", relpath, 1, "HIP source file", 2))
     return extension + tuple(found)
@@ -200,3 +205,76 @@ def _has_rocm_sibling(path: str, known: set[str]) -> bool:
                 if sibling in known:
                     return True
     return False
+
+
+_SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|cuh|inl)$")
+_CUDA_TEST = re.compile(r"^(?:CUDA|CUDA_FOUND|CUDAToolkit_FOUND|USE_CUDA|WITH_CUDA|BUILD_CUDA|ENABLE_CUDA)$")
+_HIP_TEST = re.compile(r"HIP|ROCM|AMD", re.I)
+
+
+def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
+    """Source files a CMake file lists only under a CUDA-only branch (`if(GPU_LANG STREQUAL "CUDA")`), as
+    `cuda-only-source` (weight 0), and those it lists elsewhere as `build-source`: a HIP build never compiles
+    the first (unless also listed elsewhere). Only for CMake files that have both kinds of branch."""
+    if "CUDA" not in text or not _HIP_TEST.search(text):
+        return ()
+    from migrate.parse.cmake import commands
+    from migrate.parse import ParseError
+
+    try:
+        found = commands(text)
+    except ParseError:
+        return ()
+    base = relpath.rpartition("/")[0]
+    lines = Positions(text)
+    stack: list[bool] = []  # per open if(): is the current branch CUDA-only
+    result = []
+    for name, offset, args in found:
+        words = [a for a, _ in args]
+        if name == "if":
+            stack.append(_cuda_only(words) or bool(stack and stack[-1]))
+        elif name in ("elseif", "else") and stack:
+            stack[-1] = (_cuda_only(words) if name == "elseif" else False) or (len(stack) > 1 and stack[-2])
+        elif name == "endif" and stack:
+            stack.pop()
+        else:
+            kind = "cuda-only-source" if stack and stack[-1] else "build-source"
+            for word in words:
+                path = _source_path(base, word)
+                if path is not None:
+                    result.append(Evidence(kind, path, lines.at(offset)[0], word[:120], 0))
+    return tuple(result) if any(e.kind == "cuda-only-source" for e in result) else ()
+
+
+def _cuda_only(words: list[str]) -> bool:
+    return any(_CUDA_TEST.match(w) for w in words) and not any(_HIP_TEST.search(w) for w in words)
+
+
+def _source_path(base: str, word: str) -> str | None:
+    word = word.replace("${CMAKE_CURRENT_SOURCE_DIR}/", "").replace("${PROJECT_SOURCE_DIR}/", "")
+    if "${" in word or not _SOURCE.search(word) or word.startswith("/"):
+        return None
+    return f"{base}/{word}" if base else word
+
+
+def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[list[Finding], list[Finding]]:
+    """(findings a HIP build compiles, findings in sources the build lists only for CUDA, or in directories
+    holding only such sources)."""
+    items = list(found)
+    only = [e.path for e in items if e.kind == "cuda-only-source"]
+    if not only:
+        return list(findings), []
+    shared = [e.path for e in items if e.kind == "build-source"]
+    shared_dirs = {p.rpartition("/")[0] for p in shared}
+    folders = {p.rpartition("/")[0] for p in only} - {d for d in shared_dirs} - {""}
+    kept, moved = [], []
+    for finding in findings:
+        listed = any(fnmatch.fnmatchcase(finding.path, p) for p in only)
+        if listed and any(fnmatch.fnmatchcase(finding.path, p) for p in shared):
+            listed = False
+        folder = finding.path.rpartition("/")[0]
+        if listed or (folder in folders and not any(folder == d or d.startswith(folder + "/") for d in shared_dirs)):
+            moved.append(replace(finding, status="guarded"))
+        else:
+            kept.append(finding)
+    return kept, moved

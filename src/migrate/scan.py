@@ -70,9 +70,11 @@ def scan(
     store.save(complete=not files and changes is None)
     findings, moved = rocm_status.never_compiled(
         _without_first_party(findings, root, ruleset), conditionals, _other_backends())
-    held.extend(moved)
-    guarded += len(moved)
-    status = _status(evidence, guarded, sources)
+    lists = [e for e in evidence if e.kind in rocm_status.SOURCE_LISTS]
+    findings, listed = rocm_status.cuda_only(findings, lists)
+    held.extend(moved + listed)
+    guarded += len(moved) + len(listed)
+    status = _status([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
     findings = _with_status(rocm_status.variants(findings, (s.relpath for s in sources)), status)
     kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
     return ScanResult(

@@ -16,7 +16,7 @@ import yaml
 
 from migrate import targets
 from migrate.errors import RuleFileError
-from migrate.model import CATEGORIES, Finding, Rule, ScanResult, Severity
+from migrate.model import CATEGORIES, Finding, RocmStatus, Rule, ScanResult, Severity
 
 VERDICTS = ("trivial", "easy", "moderate", "hard", "very-hard")
 
@@ -226,9 +226,11 @@ class Context:
     @classmethod
     def of(cls, result: ScanResult) -> Context:
         """The context of a scan (the default context when it carries no ROCm status)."""
-        status = result.rocm
-        if status is None:
-            return cls()
+        return cls() if result.rocm is None else cls.from_status(result.rocm)
+
+    @classmethod
+    def from_status(cls, status: RocmStatus) -> Context:
+        """The context a repository's ROCm status gives: its build units, hipified directories and ported parts."""
         dirs = tuple(sorted({p.rpartition("/")[0] for p in status.build_files} - {""}, key=len, reverse=True))
         bare = cls(build_dirs=dirs, hipify_dirs=status.hipify_dirs, level=status.level)
         kinds = {"build", "guard", "hip-source", "runtime"}

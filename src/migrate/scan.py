@@ -68,12 +68,9 @@ def scan(
             skipped.append(result.skipped)
             unreadable += 1
     store.save(complete=not files and changes is None)
-    findings, moved = rocm_status.never_compiled(
-        _without_first_party(findings, root, ruleset), conditionals, _other_backends())
-    lists = [e for e in evidence if e.kind in rocm_status.SOURCE_LISTS]
-    findings, listed = rocm_status.cuda_only(findings, lists)
-    held.extend(moved + listed)
-    guarded += len(moved) + len(listed)
+    findings, moved = _never_compiled(_without_first_party(findings, root, ruleset), conditionals, evidence)
+    held.extend(moved)
+    guarded += len(moved)
     status = _status([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
     findings = _with_status(rocm_status.variants(findings, (s.relpath for s in sources)), status)
     kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
@@ -92,12 +89,22 @@ def scan(
     )
 
 
+def _never_compiled(
+    findings: list[Finding], conditionals: dict[str, tuple[preproc.Directive, ...]], evidence: list[Evidence]
+) -> tuple[list[Finding], list[Finding]]:
+    """(findings a HIP build compiles, the rest): #if branches HIP rules out, other vendors' backends, and
+    sources the CMake build lists only for CUDA."""
+    findings, moved = rocm_status.never_compiled(findings, conditionals, _other_backends())
+    lists = [e for e in evidence if e.kind in rocm_status.SOURCE_LISTS]
+    findings, listed = rocm_status.cuda_only(findings, lists)
+    return findings, moved + listed
+
+
 def _with_status(findings: list[Finding], status: RocmStatus) -> list[Finding]:
     """Each finding's status (covered, optional-gap, remaining) in the light of the repository's ROCm status."""
     from migrate import risk
 
-    context = risk.Context.of(ScanResult(root="", targets=(), files_scanned=0, findings=(), skipped=(), rocm=status))
-    return list(risk.with_status(findings, context, risk.load_weights()))
+    return list(risk.with_status(findings, risk.Context.from_status(status), risk.load_weights()))
 
 
 @cache

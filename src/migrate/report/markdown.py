@@ -37,7 +37,7 @@ def _summary(result: ScanResult, assessed: risk.Risk) -> str:
         f"## ROCm porting report: {assessed.verdict}",
         "",
         f"**Verdict:** {assessed.verdict} · **Risk:** {assessed.score}/100 · "
-        f"**Effort:** {risk.format_days(assessed.effort)}",
+        f"**Effort:** {risk.format_days(assessed.effort)}{status.per_program(assessed)}",
         "",
         f"{_count(len(result.findings), 'finding')} in {files} of {_count(result.files_scanned, 'file')} scanned, "
         f"for {_text(', '.join(result.targets))}.",

@@ -38,6 +38,11 @@ def lines(result: ScanResult, assessed: risk.Risk) -> list[tuple[str, str]]:
     return found
 
 
+def per_program(assessed: risk.Risk) -> str:
+    """' per program (median of N)' when a collection of programs is priced per program, else ''."""
+    return f" per program (median of {assessed.collection.programs})" if assessed.collection else ""
+
+
 def _already(result: ScanResult) -> str:
     status = result.rocm
     assert status is not None

@@ -58,7 +58,7 @@ def _risk(console: Console, result: ScanResult) -> None:
     blockers = f", {assessed.blockers} blocker" + ("s" if assessed.blockers != 1 else "") if assessed.blockers else ""
     console.print(
         f"Verdict: [bold]{assessed.verdict}[/bold] (risk {assessed.score}/100), "
-        f"effort {risk.format_days(assessed.effort)}{blockers}"
+        f"effort {risk.format_days(assessed.effort)}{status.per_program(assessed)}{blockers}"
     )
     for driver in assessed.drivers:
         console.print(Text(f"  - {driver.text}"))  # component names come from the repository

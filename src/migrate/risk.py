@@ -385,10 +385,13 @@ def finding_efforts(
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
     groups: dict[tuple[str, str, bool], list[Finding]] = defaultdict(list)
     for finding in proper:
-        groups[(context.component(finding.path), finding.rule, finding.vendored)].append(finding)
-    for (where, _, vendored), group in groups.items():
+        # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
+        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else context.component(finding.path)
+        groups[(where, finding.rule, finding.vendored)].append(finding)
+    for (_, _, vendored), group in groups.items():
         total = _group_cost(group, weights, vendored=vendored).scaled(credit)
-        costs.update(_shared(group, total.scaled(weights.supported_factor if _runs(where, context) else 1.0), weights))
+        runs = any(_runs(context.component(f.path), context) for f in group)
+        costs.update(_shared(group, total.scaled(weights.supported_factor if runs else 1.0), weights))
     kernels: dict[str, list[Finding]] = defaultdict(list)
     for finding in proper:
         where = context.component(finding.path)

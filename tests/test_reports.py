@@ -167,7 +167,7 @@ def test_json_summary_gains_risk_and_keeps_its_keys() -> None:
     assert summary["verdict"] in {"hard", "very-hard"} and summary["blockers"] == 1
     assert 0 <= summary["risk_score"] <= 100
     assert summary["effort_days"]["low"] < summary["effort_days"]["high"]
-    assert summary["drivers"][0]["text"].startswith("1 file with TensorRT use carries")
+    assert summary["drivers"][0]["text"].startswith("infer: TensorRT use (1 rule, 1 finding in 1 file) ")
     assert "per_target" not in summary
     original = ["schema", "tool", "root", "targets", "summary", "findings", "skipped"]
     assert [key for key in data if key in original] == original
@@ -200,7 +200,7 @@ def test_html_shows_counts_table_and_copy_buttons() -> None:
 def test_terminal_shows_verdict_and_drivers() -> None:
     text = render(sample(), "terminal")
     assert "Verdict: very-hard" in text or "Verdict: hard" in text
-    assert "1 file with TensorRT use carries" in text
+    assert "  - infer: TensorRT use (1 rule, 1 finding in 1 file) " in text
 
 
 @pytest.mark.parametrize("name, fmt", [("r.md", "md"), ("r.html", "html"), ("r.sarif", "sarif"), ("r.sarif.json", "sarif"), ("r.json", "json")])

@@ -56,10 +56,18 @@ def test_info_findings_cost_nothing() -> None:
     assert assessed.effort == risk.Effort() and assessed.verdict == "trivial"
 
 
-def test_one_finding_costs_its_severity_range_times_its_category_factor() -> None:
+def test_one_finding_costs_its_severity_range_times_its_category_factor_plus_its_components_build() -> None:
     assessed = risk.assess([make("a.cu", 1, "inline-ptx-asm", "inline-ptx", Severity.HIGH)], W)
     low, high = W.severity_days[Severity.HIGH]
     factor = W.categories["inline-ptx"].factor
+    fixed_low, fixed_high = W.component_fixed
+    assert assessed.effort == risk.Effort(low * factor + fixed_low, high * factor + fixed_high)
+
+
+def test_a_finding_outside_kernels_carries_no_fixed_cost() -> None:
+    assessed = risk.assess([make("requirements.txt", 1, "idx", "cuda-index-url", Severity.MEDIUM)], W)
+    low, high = W.severity_days[Severity.MEDIUM]
+    factor = W.categories["cuda-index-url"].factor
     assert assessed.effort == risk.Effort(low * factor, high * factor)
 
 
@@ -67,12 +75,11 @@ def test_pure_pytorch_repo_reads_trivial_or_easy() -> None:
     assert risk.assess(PYTORCH_REPO, W).verdict in {"trivial", "easy"}
 
 
-def test_kernel_heavy_repo_reads_hard_or_very_hard() -> None:
+def test_kernel_repo_reads_moderate_and_its_driver_is_its_kernel_component() -> None:
     assessed = risk.assess(KERNEL_REPO, W)
-    assert assessed.verdict in {"hard", "very-hard"}
-    assert [d.category for d in assessed.drivers] == ["inline-ptx", "warp-size-assumption", "cpp-extension-build"]
-    assert assessed.drivers[0].text.startswith("3 files with inline PTX carry ")
-    assert assessed.drivers[0].text.endswith("% of the effort (3 findings)")
+    assert assessed.verdict == "moderate"  # high (not blocker) PTX in 3 files + warp logic: one to two weeks
+    assert [d.component for d in assessed.drivers] == ["csrc", "."]
+    assert assessed.drivers[0].text.startswith("csrc: inline PTX and 32-wide warp assumptions (4 rules, 50 findings in 4 files) ")
 
 
 def test_a_blocker_alone_reads_at_least_hard() -> None:
@@ -94,25 +101,89 @@ def test_vendored_code_counts_once_per_rule() -> None:
     assert (total.low, total.high) == (pytest.approx(single.low), pytest.approx(single.high))
 
 
-def test_repeats_in_one_file_and_category_are_damped() -> None:
-    one = make("k.cu", 1, "warp-size-32", "warp-size-assumption", Severity.HIGH)
+def _no_fixed(effort: risk.Effort, components: int = 1) -> risk.Effort:
+    low, high = W.component_fixed
+    return risk.Effort(effort.low - components * low, effort.high - components * high)
+
+
+def test_one_rule_in_one_component_is_one_decision_growing_slowly_with_its_files() -> None:
+    one = make("csrc/k.cu", 1, "warp-size-32", "warp-size-assumption", Severity.HIGH)
     same_file = [one, replace(one, line=2), replace(one, line=3)]
-    other_files = [one, replace(one, path="a.cu"), replace(one, path="b.cu")]
-    single = risk.assess([one], W).effort.high
-    assert risk.assess(same_file, W).effort.high == pytest.approx(single * 3**W.repeat_exponent)
-    assert risk.assess(other_files, W).effort.high == pytest.approx(3 * single)
+    three_files = [one, replace(one, path="csrc/a.cu"), replace(one, path="csrc/b.cu")]
+    single = _no_fixed(risk.assess([one], W).effort).high
+    assert _no_fixed(risk.assess(same_file, W).effort).high == pytest.approx(single)
+    assert _no_fixed(risk.assess(three_files, W).effort).high == pytest.approx(single * 3**W.unit_exponent)
 
 
-def test_repeated_renames_are_damped_but_still_grow() -> None:
-    one = risk.assess(renames("a.cu", 1), W).effort
-    hundred = risk.assess(renames("a.cu", 100), W).effort
-    assert one.high < hundred.high < 100 * one.high
-    assert hundred.high == pytest.approx(one.high * 100**W.mechanical_exponent)
+def test_the_growth_is_capped() -> None:
+    one = make("csrc/k.cu", 1, "warp-size-32", "warp-size-assumption", Severity.HIGH)
+    many = [replace(one, path=f"csrc/k{n}.cu") for n in range(500)]
+    single = _no_fixed(risk.assess([one], W).effort).high
+    assert _no_fixed(risk.assess(many, W).effort).high == pytest.approx(single * W.unit_cap)
 
 
-def test_damping_is_per_rule() -> None:
-    mixed = renames("a.cu", 4) + renames("b.cu", 4, rule="cuda-driver-api")
-    assert risk.assess(mixed, W).effort.high > risk.assess(renames("a.cu", 8), W).effort.high
+def test_distinct_ptx_mnemonics_count_like_files() -> None:
+    one = make("csrc/k.cuh", 1, "inline-ptx", "inline-ptx", Severity.BLOCKER, evidence='asm("mov.u32 %0, %%laneid;")')
+    other = replace(one, line=2, evidence='asm("cp.async.wait_group 0;")')
+    same = replace(one, line=3, evidence='asm("mov.b32 %0, %1;")')
+    single = _no_fixed(risk.assess([one], W).effort).high
+    assert _no_fixed(risk.assess([one, same], W).effort).high == pytest.approx(single)
+    assert _no_fixed(risk.assess([one, other], W).effort).high == pytest.approx(single * 2**W.unit_exponent)
+
+
+def test_generated_instantiation_files_count_as_one() -> None:
+    stubs = [make(f"csrc/flash/inst/flash_fwd_hdim{d}_fp16_sm80.cu", 3, "cutlass-usage", "cuda-library", Severity.HIGH,
+                  effort=(2.0, 5.0)) for d in (32, 64, 96, 128, 160, 192, 224, 256)]
+    assert risk.assess(stubs, W).effort == risk.assess(stubs[:1], W).effort
+
+
+def test_renames_cost_nothing_where_the_build_hipifies() -> None:
+    context = risk.Context(hipify_dirs=("",))
+    assert risk.assess(renames("csrc/a.cu", 40), W, context=context).effort == risk.Effort()
+    assert risk.assess(renames("csrc/a.cu", 40), W).effort.high > 0
+    assert {risk.status_of(f, context, W) for f in renames("csrc/a.cu", 3)} == {"covered"}
+
+
+def test_tests_and_docs_weigh_less() -> None:
+    code = make("pkg/model.py", 1, "torch-version-cuda", "torch-version-check", Severity.MEDIUM)
+    test = replace(code, path="tests/test_model.py")
+    assert risk.assess([test], W).effort.high == pytest.approx(risk.assess([code], W).effort.high * W.light_factor)
+
+
+def test_components_follow_build_files_and_kernel_directories() -> None:
+    context = risk.Context(build_dirs=("contrib/addon",))
+    assert context.component("contrib/addon/csrc/k.cu") == "contrib/addon"
+    assert context.component("csrc/attn/fwd.cu") == "csrc/attn"
+    assert context.component("deepspeed/ops/csrc/attn/fwd.cu") == "csrc/attn"  # a packaged copy: the same unit
+    assert context.component("pkg/sub/mod.py") == "pkg"
+    assert context.component("setup.py") == "."
+
+
+def test_in_a_supported_repository_an_unported_component_is_an_optional_gap() -> None:
+    addon = make("contrib/fast/csrc/gemm.cu", 3, "inline-ptx", "inline-ptx", Severity.BLOCKER)
+    core = make("csrc/core/reduce.cu", 5, "warp-size-32", "warp-size-assumption", Severity.HIGH)
+    context = risk.Context(build_dirs=("contrib/fast",), ported=frozenset({"csrc/core"}), level="supported")
+    assert (risk.status_of(addon, context, W), risk.status_of(core, context, W)) == ("optional-gap", "remaining")
+    assessed = risk.assess([addon, core], W, context=context)
+    assert assessed.blockers == 0 and assessed.optional.high > 0
+    assert [(c.name, c.optional) for c in assessed.components] == [("csrc/core", False), ("contrib/fast", True)]
+    assert assessed.verdict == "easy"  # the supported floors: a remaining high finding reads easy
+    unsupported = risk.assess([addon, core], W, context=replace(context, level="partial"))
+    assert unsupported.verdict in {"hard", "very-hard"}
+
+
+def test_a_collection_of_programs_reports_the_median_program_and_the_blocked_ones() -> None:
+    programs = [f"samples/p{n}" for n in range(8)]
+    findings = [make(f"{p}/main.cu", 1, "warp-size-32", "warp-size-assumption", Severity.MEDIUM) for p in programs]
+    findings.append(make("samples/p0/main.cu", 9, "inline-ptx", "inline-ptx", Severity.BLOCKER))
+    context = risk.Context(build_dirs=tuple(programs))
+    assessed = risk.assess(findings, W, context=context)
+    assert assessed.collection is not None
+    assert (assessed.collection.programs, assessed.collection.blocked) == (8, ("samples/p0",))
+    one = risk.assess(findings[1:2], W, context=context)
+    assert assessed.collection.median == one.effort
+    assert assessed.effort == one.effort and assessed.total.high > 7 * one.effort.high
+    assert assessed.verdict == one.verdict
 
 
 def test_guarded_code_is_credited() -> None:
@@ -122,8 +193,8 @@ def test_guarded_code_is_credited() -> None:
 
 
 def test_vendored_findings_weigh_less() -> None:
-    own = make("src/a.cu", 1, "inline-ptx-asm", "inline-ptx", Severity.HIGH)
-    vendored = make("third_party/a.cu", 1, "inline-ptx-asm", "inline-ptx", Severity.HIGH, vendored=True)
+    own = make("src/a.py", 1, "torch-version-cuda", "torch-version-check", Severity.HIGH)
+    vendored = make("third_party/a.py", 1, "torch-version-cuda", "torch-version-check", Severity.HIGH, vendored=True)
     assert risk.assess([vendored], W).effort.high == pytest.approx(risk.assess([own], W).effort.high * W.vendored_factor)
 
 
@@ -132,7 +203,7 @@ def test_blockers_are_counted_apart() -> None:
     high = W.severity_days[Severity.BLOCKER][1]
     factor = W.categories["tensorrt"].factor
     assert assessed.blockers == 2
-    assert assessed.blocker_effort.high == pytest.approx(high * factor * 2**W.repeat_exponent)
+    assert assessed.blocker_effort.high == pytest.approx(high * factor)
 
 
 def test_rollups_add_up_to_the_total() -> None:
@@ -197,18 +268,11 @@ def test_raising_any_severity_in_a_set_never_lowers_score_or_effort() -> None:
         assert after.score >= before.score
 
 
-def test_environment_repeats_group_per_rule_across_files() -> None:
+def test_environment_findings_group_per_rule_in_their_component() -> None:
     one = make("requirements.txt", 2, "pytorch-cuda-index", "cuda-index-url", Severity.MEDIUM)
     spread = [one, replace(one, path="Dockerfile"), replace(one, path="README.md")]
     single = risk.assess([one], W).effort.high
-    assert risk.assess(spread, W).effort.high == pytest.approx(single * 3**W.repeat_exponent)
-
-
-def test_every_repeat_counts_at_least_the_floor() -> None:
-    one = make("k.cu", 1, "warp-size-32", "warp-size-assumption", Severity.HIGH)
-    many = [replace(one, line=n) for n in range(1, 201)]
-    single = risk.assess([one], W).effort.high
-    assert risk.assess(many, W).effort.high >= 200 * W.repeat_floor * single
+    assert risk.assess(spread, W).effort.high == pytest.approx(single * 3**W.unit_exponent)
 
 
 def test_more_guarded_code_never_raises_the_effort() -> None:
@@ -290,21 +354,24 @@ def test_every_category_has_weights() -> None:
 
 def test_the_worked_example_of_docs_report_md() -> None:
     findings = [
-        *(make("csrc/reduce.cu", 12 + i, "inline-ptx-asm", "inline-ptx", Severity.HIGH) for i in range(2)),
-        *(make("csrc/reduce.cu", 20 + i, "warp-size-32", "warp-size-assumption", Severity.HIGH) for i in range(4)),
-        *renames("csrc/main.cu", 9),
+        *(make("csrc/attn/fwd.cu", 12 + i, "inline-ptx", "inline-ptx", Severity.BLOCKER,
+               evidence=f'asm volatile("{m} %0, %1;");') for i, m in enumerate(["ldmatrix.sync", "cp.async", "mov.u32"])),
+        *(make(f"csrc/attn/{name}.cu", 20, "warp-size-32", "warp-size-assumption", Severity.HIGH)
+          for name in ("fwd", "bwd", "reduce", "softmax")),
+        *renames("csrc/attn/fwd.cu", 9),
+        make("pkg/api.py", 5, "torch-version-cuda", "torch-version-check", Severity.MEDIUM),
     ]
-    assessed = risk.assess(findings, W, guarded=4)
-    assert (round(assessed.effort.low, 2), round(assessed.effort.high, 2)) == (2.10, 6.27)
-    assert (assessed.score, assessed.verdict) == (34, "moderate")
-    assert [(d.category, round(d.share * 100)) for d in assessed.drivers] == [
-        ("warp-size-assumption", 49), ("inline-ptx", 49), ("cuda-runtime-api", 2),
-    ]
+    assessed = risk.assess(findings, W, guarded=4, context=risk.Context(hipify_dirs=("",)))
+    assert (round(assessed.effort.low, 2), round(assessed.effort.high, 2)) == (5.85, 15.34)
+    assert (assessed.score, assessed.verdict) == (50, "hard")
+    assert [(d.component, round(d.share * 100)) for d in assessed.drivers] == [("csrc/attn", 97), ("pkg", 3)]
 
 
-def test_a_rename_raised_into_a_large_group_still_adds_effort() -> None:
+def test_raising_a_severity_in_a_group_never_lowers_and_raising_its_top_adds() -> None:
     group = [make("k.cu", n, "warp-size-32", "warp-size-assumption", Severity.MEDIUM) for n in range(1, 101)]
     rename = make("k.cu", 500, "warp-size-32", "warp-size-assumption", Severity.LOW, hip="warpSize")
     before = risk.assess([*group, rename], W).effort
-    after = risk.assess([*group, replace(rename, severity=Severity.MEDIUM)], W).effort
-    assert after.low > before.low and after.high > before.high
+    same = risk.assess([*group, replace(rename, severity=Severity.MEDIUM)], W).effort
+    top = risk.assess([*group, replace(rename, severity=Severity.HIGH)], W).effort
+    assert (same.low, same.high) == (pytest.approx(before.low), pytest.approx(before.high))  # one decision per rule
+    assert top.low > before.low and top.high > before.high

@@ -28,10 +28,10 @@ from migrate import __version__
 from migrate.bounded import Refused, check_private, read_bytes
 from migrate.config import Settings
 from migrate.errors import ConfigError
-from migrate.model import FileResult, Finding, Occurrence, Rule, Severity, Skipped, SourceFile
+from migrate.model import Evidence, FileResult, Finding, Occurrence, Rule, Severity, Skipped, SourceFile
 from migrate.ruleset import Ruleset, rules_dir
 
-FORMAT = 4
+FORMAT = 5
 _MAX_FILE = 256 * 1024 * 1024  # a shard or ruleset file larger than this is not one of ours
 _SHARDS = 256  # a store is split by path hash, so checking a few files reads a few small shards
 _KEEP_STORES = 32  # namespaces (repository x rules x settings x version) kept; older ones are removed
@@ -276,28 +276,58 @@ _SEVERITIES = tuple(Severity)
 
 
 def _result_data(result: FileResult) -> list[Any]:
-    findings = [[_plain(getattr(finding, name)) for name in _FINDING_FIELDS] for finding in result.findings]
     skipped = [result.skipped.path, result.skipped.reason] if result.skipped else None
-    return [findings, skipped, result.guarded, result.partial]
+    evidence = [[e.kind, e.path, e.line, e.text, e.weight] for e in result.evidence]
+    return [_findings_data(result.findings), skipped, result.guarded, result.partial,
+            _findings_data(result.guarded_findings), [list(d) for d in result.directives], evidence]
+
+
+def _findings_data(findings: tuple[Finding, ...]) -> list[Any]:
+    return [[_plain(getattr(finding, name)) for name in _FINDING_FIELDS] for finding in findings]
 
 
 def _result_from(relpath: str, data: Any) -> FileResult | None:
     """The FileResult DATA describes, or None when any field has the wrong shape."""
-    if not (isinstance(data, list) and len(data) == 4 and isinstance(data[0], list)):
+    if not (isinstance(data, list) and len(data) == 7):
         return None
-    findings, skipped, guarded, partial = data
+    findings, skipped, guarded, partial, held, directives, evidence = data
     if not (type(guarded) is int and type(partial) is bool):
         return None
     if skipped is not None and not (isinstance(skipped, list) and len(skipped) == 2 and _strings(skipped)):
         return None
+    restored, kept = _findings_from(findings), _findings_from(held)
+    lines, facts = _directives_from(directives), _evidence_from(evidence)
+    if restored is None or kept is None or lines is None or facts is None:
+        return None
+    skip = Skipped(*skipped) if skipped else None
+    return FileResult(relpath, restored, skipped=skip, guarded=guarded, partial=partial, guarded_findings=kept,
+                      directives=lines, evidence=facts)
+
+
+def _findings_from(data: Any) -> tuple[Finding, ...] | None:
+    if not isinstance(data, list):
+        return None
     restored = []
-    for fields in findings:
+    for fields in data:
         finding = _finding_from(fields)
         if finding is None:
             return None
         restored.append(finding)
-    skip = Skipped(*skipped) if skipped else None
-    return FileResult(relpath, tuple(restored), skipped=skip, guarded=guarded, partial=partial)
+    return tuple(restored)
+
+
+def _directives_from(data: Any) -> tuple[tuple[int, str, str], ...] | None:
+    if not (isinstance(data, list) and all(isinstance(d, list) and len(d) == 3 and type(d[0]) is int
+                                           and _strings(d[1:]) for d in data)):
+        return None
+    return tuple((d[0], d[1], d[2]) for d in data)
+
+
+def _evidence_from(data: Any) -> tuple[Evidence, ...] | None:
+    if not (isinstance(data, list) and all(isinstance(e, list) and len(e) == 5 and _strings([e[0], e[1], e[3]])
+                                           and type(e[2]) is int and type(e[4]) is int for e in data)):
+        return None
+    return tuple(Evidence(*e) for e in data)
 
 
 def _plain(value: Any) -> Any:
@@ -311,9 +341,9 @@ def _finding_from(fields: Any) -> Finding | None:
     if not (isinstance(fields, list) and len(fields) == len(_FINDING_FIELDS)):
         return None
     (path, line, column, rule, category, severity, end_line, message, evidence, hip, subs, vendored, symbol, effort,
-     places) = fields
+     status, places) = fields
     occurrences = _occurrences_from(places)
-    if occurrences is None:
+    if occurrences is None or type(status) is not str:
         return None
     if not (_strings([path, rule, category, message, evidence]) and type(line) is int and type(column) is int
             and type(end_line) is int and type(severity) is int and 0 <= severity < len(_SEVERITIES)
@@ -323,7 +353,7 @@ def _finding_from(fields: Any) -> Finding | None:
     if effort is not None and not (isinstance(effort, list) and len(effort) == 2 and _numbers(effort)):
         return None
     return Finding(path, line, column, rule, category, _SEVERITIES[severity], end_line, message, evidence, hip,
-                   tuple(subs), vendored, symbol, tuple(effort) if effort is not None else None, occurrences)
+                   tuple(subs), vendored, symbol, tuple(effort) if effort is not None else None, status, occurrences)
 
 
 def _occurrences_from(places: Any) -> tuple[Occurrence, ...] | None:

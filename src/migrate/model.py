@@ -144,6 +144,7 @@ class Finding:
     vendored: bool = field(compare=False, default=False)
     symbol: str | None = field(compare=False, default=None)
     effort: tuple[float, float] | None = field(compare=False, default=None)  # the rule's override, if any
+    status: str = field(compare=False, default="remaining")  # guarded / covered / optional-gap / remaining
     occurrences: tuple[Occurrence, ...] = field(compare=False, default=())  # per_file rules: every place, first = line
 
     def key(self) -> tuple[str, int, int, str]:
@@ -167,6 +168,7 @@ class Finding:
             data["substitutions"] = list(self.substitutions)
         if self.vendored:
             data["vendored"] = True
+        data["status"] = self.status
         if self.occurrences:
             data["occurrences"] = [o.to_dict() for o in self.occurrences]
         return data
@@ -192,6 +194,9 @@ class FileResult:
     skipped: Skipped | None = None
     guarded: int = 0
     partial: bool = False  # the file was scanned, but `skipped` names a part of it that was left out
+    guarded_findings: tuple[Finding, ...] = ()  # the guarded hits themselves (status guarded)
+    directives: tuple[tuple[int, str, str], ...] = ()  # C preprocessor lines: (line, keyword, argument)
+    evidence: tuple[Evidence, ...] = ()  # what this file shows of an existing ROCm port
 
 
 @dataclass(frozen=True)
@@ -245,3 +250,31 @@ class ScanResult:
     vendored_paths: tuple[str, ...] = ()
     substitutions: tuple[Substitution, ...] = ()
     baselined: int = 0  # findings left out because the baseline accepts them
+    guarded_findings: tuple[Finding, ...] = ()  # findings in code a HIP build never compiles (or other backends)
+    rocm: RocmStatus | None = None  # how far the repository already builds for ROCm
+
+
+@dataclass(frozen=True, order=True)
+class Evidence:
+    """One sign that a repository already builds or runs on ROCm, where it is and what it weighs."""
+
+    kind: str  # build / guard / hip-source / runtime / ci / packaging / docs
+    path: str
+    line: int
+    text: str = field(compare=False)
+    weight: int = field(compare=False, default=1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path, "line": self.line, "text": self.text, "weight": self.weight}
+
+
+@dataclass(frozen=True)
+class RocmStatus:
+    """The repository's ROCm status: none / partial / supported, with the evidence behind it."""
+
+    level: str
+    score: int
+    evidence: tuple[Evidence, ...] = ()
+    counts: tuple[tuple[str, int], ...] = ()  # evidence kind -> how many places
+    build_files: tuple[str, ...] = ()  # relpaths of setup.py / CMakeLists.txt / pyproject.toml / Makefile
+    hipify_dirs: tuple[str, ...] = ()  # directories whose build hipifies CUDA sources (torch extensions, HIP CMake)

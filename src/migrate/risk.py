@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -14,7 +16,7 @@ import yaml
 
 from migrate import targets
 from migrate.errors import RuleFileError
-from migrate.model import CATEGORIES, Finding, Rule, ScanResult, Severity
+from migrate.model import CATEGORIES, Finding, RocmStatus, Rule, ScanResult, Severity
 
 VERDICTS = ("trivial", "easy", "moderate", "hard", "very-hard")
 
@@ -44,14 +46,20 @@ class Weights:
     severity_days: Mapping[Severity, tuple[float, float]]
     categories: Mapping[str, Category]
     mechanical_max: Severity
-    mechanical_exponent: float
-    repeat_exponent: float
-    repeat_floor: float
-    phase_scope: Mapping[str, str]
+    unit_exponent: float
+    unit_cap: float
+    generated: re.Pattern[str]
+    light_paths: re.Pattern[str]
+    light_factor: float
+    component_fixed: tuple[float, float]
+    collection_min: int
+    supported_factor: float
+    status: Mapping[str, Any]
     vendored_factor: float
     guarded_credit: float
     scale_days: float
     floors: Mapping[Severity, int]
+    supported_floors: Mapping[Severity, int]
     verdicts: tuple[tuple[str, int], ...]
     drivers: int
     phases: tuple[Phase, ...]
@@ -99,10 +107,11 @@ class Driver:
     findings: int
     share: float
     text: str
+    component: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "category": self.category, "files": self.files, "findings": self.findings,
+            "component": self.component, "category": self.category, "files": self.files, "findings": self.findings,
             "share": round(self.share, 2), "text": self.text,
         }
 
@@ -121,6 +130,10 @@ class Risk:
     by_category: tuple[Rollup, ...]
     by_file: tuple[Rollup, ...]
     by_directory: tuple[Rollup, ...]
+    components: tuple[Component, ...] = ()
+    optional: Effort = Effort()  # CUDA-only add-ons of a supported repository: not part of the verdict
+    collection: Collection | None = None
+    total: Effort = Effort()  # every remaining finding, also when a collection reports its median program
 
 
 @dataclass(frozen=True)
@@ -162,18 +175,31 @@ def _weights(raw: dict[str, Any]) -> Weights:
         severity_days={Severity.parse(k): (float(v[0]), float(v[1])) for k, v in raw["severity_days"].items()},
         categories=categories,
         mechanical_max=Severity.parse(raw["mechanical"]["max_severity"]),
-        mechanical_exponent=float(raw["mechanical"]["exponent"]),
-        repeat_exponent=float(raw["repeats"]["exponent"]),
-        repeat_floor=float(raw["repeats"]["floor"]),
-        phase_scope={str(k): str(v) for k, v in raw["repeats"]["scope"].items()},
+        unit_exponent=float(raw["units"]["exponent"]),
+        unit_cap=float(raw["units"]["cap"]),
+        generated=re.compile(raw["units"]["generated"]),
+        light_paths=re.compile(raw["units"]["light_paths"]),
+        light_factor=float(raw["units"]["light_factor"]),
+        component_fixed=(float(raw["units"]["component_fixed"][0]), float(raw["units"]["component_fixed"][1])),
+        collection_min=int(raw["units"]["collection_min_programs"]),
+        supported_factor=float(raw["units"]["supported_factor"]),
+        status=_status_params(raw["rocm_status"]),
         vendored_factor=float(raw["vendored_factor"]),
         guarded_credit=float(raw["guarded_credit"]),
         scale_days=float(raw["score"]["scale_days"]),
         floors={Severity.parse(k): int(v) for k, v in raw["score"]["floors"].items()},
+        supported_floors={Severity.parse(k): int(v) for k, v in raw["score"]["supported_floors"].items()},
         verdicts=verdicts,
         drivers=int(raw["drivers"]),
         phases=phases,
     )
+
+
+def _status_params(raw: dict[str, Any]) -> dict[str, Any]:
+    params = {"weights": {str(k): int(v) for k, v in raw["weights"].items()}, "per_kind": int(raw["per_kind"]),
+              "partial": int(raw["partial"]), "supported": int(raw["supported"])}
+    re.compile(raw["other_backends"])
+    return {**params, "other_backends": str(raw["other_backends"])}
 
 
 def _category_weights(name: str, raw: dict[str, Any]) -> Category:
@@ -182,26 +208,151 @@ def _category_weights(name: str, raw: dict[str, Any]) -> Category:
     return Category(float(raw["factor"]), str(raw["label"]), str(raw["phase"]))
 
 
-def assess(findings: Iterable[Finding], weights: Weights, *, guarded: int = 0) -> Risk:
-    """Score FINDINGS (GUARDED more already sit behind HIP guards) with WEIGHTS."""
-    items = _ordered(findings)
-    costs = finding_efforts(items, weights, guarded=guarded)
-    total = sum(costs.values(), Effort())
+_C_SUFFIXES = frozenset({"cu", "cuh", "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp", "hip"})
+_MNEMONIC = re.compile(r"\b([a-z][a-z0-9]*(?:\.[a-z0-9_]+)+)")
+_KERNEL_ROOTS = frozenset({"csrc", "src", "kernels", "cuda", "native", "lib"})
+_PROPER = frozenset({"remaining", "optional-gap"})  # statuses that cost effort
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the scan knows of the project: its build units, where the build hipifies, the ROCm level."""
+
+    build_dirs: tuple[str, ...] = ()
+    hipify_dirs: tuple[str, ...] = ()
+    ported: frozenset[str] = frozenset()  # components with ROCm evidence of their own
+    level: str = "none"
+
+    @classmethod
+    def of(cls, result: ScanResult) -> Context:
+        """The context of a scan (the default context when it carries no ROCm status)."""
+        return cls() if result.rocm is None else cls.from_status(result.rocm)
+
+    @classmethod
+    def from_status(cls, status: RocmStatus) -> Context:
+        """The context a repository's ROCm status gives: its build units, hipified directories and ported parts."""
+        dirs = tuple(sorted({p.rpartition("/")[0] for p in status.build_files} - {""}, key=len, reverse=True))
+        bare = cls(build_dirs=dirs, hipify_dirs=status.hipify_dirs, level=status.level)
+        kinds = {"build", "guard", "hip-source", "runtime"}
+        ported = frozenset(bare.component(e.path) for e in status.evidence if e.kind in kinds)
+        return replace(bare, ported=ported)
+
+    def component(self, path: str) -> str:
+        """The build unit of PATH: its nearest directory with a build file, else its kernel directory
+        (csrc/<name>, src/<name>: a packaged copy such as deepspeed/ops/csrc/<name> is the same unit), else
+        its top-level package."""
+        for directory in self.build_dirs:
+            if path.startswith(directory + "/"):
+                return directory
+        parts = path.split("/")[:-1]
+        if not parts:
+            return "."
+        if is_c(path):
+            for index, part in enumerate(parts):
+                if part in _KERNEL_ROOTS:
+                    return "/".join(parts[index : index + 2])
+            return "/".join(parts[:2])
+        return parts[0]
+
+    def hipifies(self, path: str) -> bool:
+        """The build turns PATH's CUDA names into HIP ones (a torch extension, a HIP CMake build)."""
+        return is_c(path) and any(d == "" or path.startswith(d + "/") for d in self.hipify_dirs)
+
+
+def is_c(path: str) -> bool:
+    """C, C++ or CUDA source or header, by suffix."""
+    return path.rpartition(".")[2].lower() in _C_SUFFIXES
+
+
+def status_of(finding: Finding, context: Context, weights: Weights) -> str:
+    """guarded (never compiled for HIP), covered (nothing to do on ROCm), optional-gap (a CUDA-only add-on of a
+    supported repository) or remaining."""
+    if finding.status != "remaining":
+        return finding.status
+    if finding.severity == Severity.INFO:
+        return "covered"
+    if finding.severity <= weights.mechanical_max and context.hipifies(finding.path):
+        return "covered"
+    component = context.component(finding.path)
+    if context.level == "supported" and context.ported and component != "." and component not in context.ported:
+        return "optional-gap"
+    return "remaining"
+
+
+def with_status(findings: Iterable[Finding], context: Context, weights: Weights) -> tuple[Finding, ...]:
+    """FINDINGS, each with its status in CONTEXT."""
+    return tuple(f if (s := status_of(f, context, weights)) == f.status else replace(f, status=s) for f in findings)
+
+
+@dataclass(frozen=True)
+class Component:
+    """One build unit's remaining work: its findings, rules and effort."""
+
+    name: str
+    findings: int
+    files: int
+    rules: tuple[str, ...]
+    categories: tuple[str, ...]
+    effort: Effort
+    blocked: bool
+    optional: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "component": self.name, "findings": self.findings, "files": self.files, "rules": list(self.rules),
+            "categories": list(self.categories), "effort_days": self.effort.to_dict(), "blocked": self.blocked,
+            "optional": self.optional,
+        }
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A repository of independent programs: how many, the median program's effort, the blocked ones."""
+
+    programs: int
+    median: Effort
+    blocked: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"programs": self.programs, "median_effort_days": self.median.to_dict(), "blocked": list(self.blocked)}
+
+
+def assess(
+    findings: Iterable[Finding], weights: Weights, *, guarded: int = 0, context: Context | None = None
+) -> Risk:
+    """Score FINDINGS (GUARDED more already sit behind HIP guards) with WEIGHTS in CONTEXT (the project's
+    build units and ROCm status; default: none known)."""
+    context = context or Context()
+    every = _ordered(findings)
+    status = {f: status_of(f, context, weights) for f in every}
+    costs = finding_efforts(every, weights, guarded=guarded, context=context)
+    items = [f for f in every if status[f] == "remaining"]
+    components = _components(every, status, costs, context, weights)
+    total = sum((costs[f] for f in items), Effort())
+    collection = _collection(components, context, weights)
     worst = max((f.severity for f in items), default=Severity.INFO)
-    score = _score(total, worst, weights)
+    floors = weights.supported_floors if context.level == "supported" else weights.floors
+    if collection is not None:
+        score = _score(collection.median, _median_worst(items, components, context), floors, weights)
+    else:
+        score = _score(total, worst, floors, weights)
     blockers = [f for f in items if f.severity == Severity.BLOCKER]
     by_category = _rollup(items, costs, total, lambda f: f.category)
     return Risk(
         score=score,
         verdict=verdict(score, weights),
-        effort=total,
+        effort=collection.median if collection is not None else total,
         blockers=len(blockers),
         blocker_effort=sum((costs[f] for f in blockers), Effort()),
         guarded=guarded,
-        drivers=_drivers(by_category, weights),
+        drivers=_drivers(components, weights),
         by_category=by_category,
         by_file=_rollup(items, costs, total, lambda f: f.path),
         by_directory=_rollup(items, costs, total, directory),
+        components=components,
+        optional=sum((costs[f] for f in every if status[f] == "optional-gap"), Effort()),
+        collection=collection,
+        total=total,
     )
 
 
@@ -209,12 +360,12 @@ def assess_result(result: ScanResult, weights: Weights | None = None) -> Risk:
     """The assessment of a whole scan (computed once per result when the built-in weights are used)."""
     if weights is None or weights is load_weights():
         return _assess_builtin(result)
-    return assess(result.findings, weights, guarded=result.guarded)
+    return assess(result.findings, weights, guarded=result.guarded, context=Context.of(result))
 
 
 @lru_cache(maxsize=4)
 def _assess_builtin(result: ScanResult) -> Risk:
-    return assess(result.findings, load_weights(), guarded=result.guarded)
+    return assess(result.findings, load_weights(), guarded=result.guarded, context=Context.of(result))
 
 
 def _ordered(findings: Iterable[Finding]) -> list[Finding]:
@@ -222,23 +373,84 @@ def _ordered(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(set(findings), key=Finding.key)
 
 
-def finding_efforts(findings: Iterable[Finding], weights: Weights, *, guarded: int = 0) -> dict[Finding, Effort]:
-    """Each finding's share of the effort: severity range x category factor, with repeats damped."""
+def finding_efforts(
+    findings: Iterable[Finding], weights: Weights, *, guarded: int = 0, context: Context | None = None
+) -> dict[Finding, Effort]:
+    """Each finding's share of the effort: one decision per (component, rule) that grows slowly with its
+    distinct APIs and files, plus a fixed cost per component with kernel work; covered and guarded cost 0."""
+    context = context or Context()
     items = _ordered(findings)
+    costs = {f: Effort() for f in items}
+    proper = [f for f in items if status_of(f, context, weights) in _PROPER]
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
-    groups: dict[tuple[str, ...], list[Finding]] = defaultdict(list)
-    for finding in items:
-        groups[_repeat_group(finding, weights)].append(finding)
-    costs: dict[Finding, Effort] = {}
-    for key, group in groups.items():
-        single = {f: _single(f, weights).scaled(credit) for f in group}
-        if key[0] == "vendored":
-            costs.update(_once(single))
-        elif key[0] == "mechanical":
-            costs.update(_damped(single, weights.mechanical_exponent, 0.0))
-        else:
-            costs.update(_damped(single, weights.repeat_exponent, weights.repeat_floor))
+    groups: dict[tuple[str, str, bool], list[Finding]] = defaultdict(list)
+    for finding in proper:
+        # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
+        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else context.component(finding.path)
+        groups[(where, finding.rule, finding.vendored)].append(finding)
+    for (_, _, vendored), group in groups.items():
+        total = _group_cost(group, weights, vendored=vendored).scaled(credit)
+        runs = any(_runs(context.component(f.path), context) for f in group)
+        costs.update(_shared(group, total.scaled(weights.supported_factor if runs else 1.0), weights))
+    kernels: dict[str, list[Finding]] = defaultdict(list)
+    for finding in proper:
+        where = context.component(finding.path)
+        if not finding.vendored and not _runs(where, context) and _kernel(finding, weights):
+            kernels[where].append(finding)
+    for group in kernels.values():
+        for finding, share in _shared(group, Effort(*weights.component_fixed).scaled(credit), weights).items():
+            costs[finding] = costs[finding] + share
     return costs
+
+
+def _runs(component: str, context: Context) -> bool:
+    """COMPONENT already builds and runs on ROCm (a supported repository, with evidence in this component):
+    what is left there is review, not porting, and it needs no new build."""
+    return context.level == "supported" and component in context.ported
+
+
+def _kernel(finding: Finding, weights: Weights) -> bool:
+    """Kernel work beyond a rename, in C/C++/CUDA: its component needs a HIP build and a validation run."""
+    kernels = weights.categories[_category(finding, weights)].phase == "kernels"
+    return kernels and finding.severity > weights.mechanical_max and is_c(finding.path)
+
+
+def _group_cost(group: list[Finding], weights: Weights, *, vendored: bool) -> Effort:
+    """The costliest finding of a (component, rule) group times min(cap, distinct ** exponent)."""
+    singles = [_single(f, weights) for f in group]
+    top = Effort(max(e.low for e in singles), max(e.high for e in singles))
+    if vendored:
+        return top
+    files = {_file_unit(f.path, weights) for f in group}
+    apis = {_api(f) for f in group}
+    units = min(weights.unit_cap, max(len(files), len(apis)) ** weights.unit_exponent)
+    light = all(weights.light_paths.search(f.path) for f in group)
+    return top.scaled(units * (weights.light_factor if light else 1.0))
+
+
+def _file_unit(path: str, weights: Weights) -> str:
+    """A file, or one unit for all generated files of a directory (flash-attn's hundreds of instantiation stubs)."""
+    folder, _, name = path.rpartition("/")
+    return f"{folder}/<generated>" if weights.generated.search(name) else path
+
+
+def _api(finding: Finding) -> str:
+    """What a finding uses: its symbol, else a PTX mnemonic in its line, else its rule."""
+    if finding.symbol:
+        return finding.symbol
+    mnemonic = _MNEMONIC.search(finding.evidence) if finding.category == "inline-ptx" else None
+    return mnemonic.group(1).split(".")[0] if mnemonic else finding.rule
+
+
+def _shared(group: list[Finding], total: Effort, weights: Weights) -> dict[Finding, Effort]:
+    """TOTAL shared among GROUP in proportion to each finding's own cost (equally when all are free)."""
+    singles = {f: _single(f, weights) for f in group}
+    low, high = sum(e.low for e in singles.values()), sum(e.high for e in singles.values())
+    even = 1 / len(group)
+    return {
+        f: Effort(total.low * (e.low / low if low else even), total.high * (e.high / high if high else even))
+        for f, e in singles.items()
+    }
 
 
 def _single(finding: Finding, weights: Weights) -> Effort:
@@ -251,38 +463,57 @@ def _single(finding: Finding, weights: Weights) -> Effort:
     return Effort(low, high).scaled(factor * vendored)
 
 
-def _repeat_group(finding: Finding, weights: Weights) -> tuple[str, ...]:
-    """Vendored code and renames repeat per rule; other work per rule or per file and category, as its
-    phase's scope says."""
-    if finding.vendored:
-        return ("vendored", finding.rule)
-    if finding.severity <= weights.mechanical_max:
-        return ("mechanical", finding.rule)
-    category = _category(finding, weights)
-    if weights.phase_scope.get(weights.categories[category].phase) == "rule":
-        return ("rule", finding.rule)
-    return ("file", finding.path, category)
+def _components(
+    every: list[Finding], status: Mapping[Finding, str], costs: Mapping[Finding, Effort], context: Context,
+    weights: Weights,
+) -> tuple[Component, ...]:
+    """Per component, its remaining and optional work, costliest first."""
+    groups: dict[str, list[Finding]] = defaultdict(list)
+    for finding in every:
+        if status[finding] in _PROPER:
+            groups[context.component(finding.path)].append(finding)
+    found = []
+    for name, group in groups.items():
+        effort = sum((costs[f] for f in group), Effort())
+        by_category: dict[str, float] = defaultdict(float)
+        for finding in group:
+            by_category[finding.category] += costs[finding].mid + 1e-9  # by effort; a free category still shows
+        found.append(Component(
+            name=name, findings=len(group), files=len({f.path for f in group}),
+            rules=tuple(sorted({f.rule for f in group})),
+            categories=tuple(c for c, _ in sorted(by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
+            effort=effort, blocked=any(f.severity == Severity.BLOCKER for f in group),
+            optional=all(status[f] == "optional-gap" for f in group),
+        ))
+    return tuple(sorted(found, key=lambda c: (c.optional, -c.effort.mid, c.name)))
 
 
-def _damped(single: dict[Finding, Effort], exponent: float, floor: float) -> dict[Finding, Effort]:
-    """The k-th costliest of a group counts max((k+1)**e - k**e, floor) times; the total is shared pro rata."""
-    ratios = []
-    for values in ([e.low for e in single.values()], [e.high for e in single.values()]):
-        values.sort(reverse=True)
-        plain = sum(values)
-        damped = sum(v * max((k + 1) ** exponent - k**exponent, floor) for k, v in enumerate(values))
-        ratios.append(damped / plain if plain else 0.0)
-    return {f: Effort(e.low * ratios[0], e.high * ratios[1]) for f, e in single.items()}
+def _programs(components: tuple[Component, ...], context: Context) -> list[Component]:
+    return [c for c in components if not c.optional and c.name in context.build_dirs]
 
 
-def _once(single: dict[Finding, Effort]) -> dict[Finding, Effort]:
-    """A group that costs what its costliest finding costs (a vendored library is replaced once, not
-    ported line by line), shared pro rata."""
-    ratios = []
-    for values in ([e.low for e in single.values()], [e.high for e in single.values()]):
-        plain = sum(values)
-        ratios.append(max(values) / plain if plain else 0.0)
-    return {f: Effort(e.low * ratios[0], e.high * ratios[1]) for f, e in single.items()}
+def _collection(components: tuple[Component, ...], context: Context, weights: Weights) -> Collection | None:
+    """Independent programs (each its own build unit) carrying most of the work: priced per program."""
+    programs = _programs(components, context)
+    required = [c for c in components if not c.optional]
+    if len(programs) < weights.collection_min or not required:
+        return None
+    if sum(c.effort.mid for c in programs) < 0.6 * sum(c.effort.mid for c in required):
+        return None
+    lows = statistics.median(c.effort.low for c in programs)
+    highs = statistics.median(c.effort.high for c in programs)
+    blocked = tuple(sorted(c.name for c in programs if c.blocked))
+    return Collection(len(programs), Effort(lows, highs), blocked)
+
+
+def _median_worst(items: list[Finding], components: tuple[Component, ...], context: Context) -> Severity:
+    """The worst severity of the median program: a few blocked programs do not make the collection hard."""
+    worst: dict[str, Severity] = {}
+    for finding in items:
+        name = context.component(finding.path)
+        worst[name] = max(worst.get(name, Severity.INFO), finding.severity)
+    ranked = sorted(worst.get(c.name, Severity.INFO) for c in components if c.name in context.build_dirs)
+    return ranked[len(ranked) // 2] if ranked else Severity.INFO
 
 
 def verdict(score: int, weights: Weights) -> str:
@@ -297,12 +528,14 @@ def directory(finding: Finding) -> str:
 
 
 def checklist(
-    findings: Iterable[Finding], weights: Weights, *, gfx_targets: tuple[str, ...] = (), guarded: int = 0
+    findings: Iterable[Finding], weights: Weights, *, gfx_targets: tuple[str, ...] = (), guarded: int = 0,
+    context: Context | None = None,
 ) -> tuple[ChecklistItem, ...]:
     """The phases of the port these findings need, in order; blockers apart; validation always last."""
+    context = context or Context()
     everything = _ordered(findings)
-    costs = finding_efforts(everything, weights, guarded=guarded)
-    items = [f for f in everything if f.severity > Severity.INFO]  # info needs no action
+    costs = finding_efforts(everything, weights, guarded=guarded, context=context)
+    items = [f for f in everything if status_of(f, context, weights) == "remaining"]  # the rest needs no action
     by_phase: dict[str, list[Finding]] = defaultdict(list)
     for finding in items:
         by_phase[phase_of(finding, weights)].append(finding)
@@ -355,7 +588,7 @@ def per_target(
         findings = [
             replace(f, severity=severity_for_target(f, rules.get(f.rule), result.targets, gfx)) for f in result.findings
         ]
-        entries.append((gfx, assess(findings, weights, guarded=result.guarded)))
+        entries.append((gfx, assess(findings, weights, guarded=result.guarded, context=Context.of(result))))
     return tuple(entries)
 
 
@@ -378,9 +611,9 @@ def _category(finding: Finding, weights: Weights) -> str:
     return finding.category if finding.category in weights.categories else "other"
 
 
-def _score(total: Effort, worst: Severity, weights: Weights) -> int:
+def _score(total: Effort, worst: Severity, floors: Mapping[Severity, int], weights: Weights) -> int:
     raw = 100 * (1 - math.exp(-total.mid / weights.scale_days))
-    floor = max((v for s, v in weights.floors.items() if s <= worst), default=0)
+    floor = max((v for s, v in floors.items() if s <= worst), default=0)
     return max(floor, min(100, round(raw)))
 
 
@@ -397,17 +630,23 @@ def _rollup(items: list[Finding], costs: Mapping[Finding, Effort], total: Effort
     return tuple(sorted(rollups, key=lambda r: (-r.effort.mid, -r.worst, -r.findings, r.key)))
 
 
-def _drivers(by_category: tuple[Rollup, ...], weights: Weights) -> tuple[Driver, ...]:
+def _drivers(components: tuple[Component, ...], weights: Weights) -> tuple[Driver, ...]:
+    """The costliest components, each in a sentence: what work, how many findings and files, how many days."""
+    total = sum(c.effort.mid for c in components if not c.optional)
     drivers = []
-    for rollup in by_category[: weights.drivers]:
-        if rollup.effort.mid <= 0:
+    for component in [c for c in components if not c.optional][: weights.drivers]:
+        if component.effort.mid <= 0:
             break
-        drivers.append(Driver(rollup.key, rollup.files, rollup.findings, rollup.share, _driver_text(rollup, weights)))
+        share = component.effort.mid / total if total else 0.0
+        drivers.append(Driver(component.categories[0], component.files, component.findings, share,
+                              _driver_text(component, share, weights), component.name))
     return tuple(drivers)
 
 
-def _driver_text(rollup: Rollup, weights: Weights) -> str:
-    files = f"{rollup.files} file" + ("s" if rollup.files != 1 else "")
-    verb = "carries" if rollup.files == 1 else "carry"
-    findings = f"{rollup.findings} finding" + ("s" if rollup.findings != 1 else "")
-    return f"{files} with {label(rollup.key, weights)} {verb} {round(rollup.share * 100)}% of the effort ({findings})"
+def _driver_text(component: Component, share: float, weights: Weights) -> str:
+    kinds = " and ".join(label(c, weights) for c in component.categories[:2])
+    files = f"{component.files} file" + ("s" if component.files != 1 else "")
+    rules = f"{len(component.rules)} rule" + ("s" if len(component.rules) != 1 else "")
+    findings = f"{component.findings} finding" + ("s" if component.findings != 1 else "")
+    return (f"{component.name}: {kinds} ({rules}, {findings} in {files}) "
+            f"{format_days(component.effort)}, {round(share * 100)}% of the effort")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from pathlib import Path
 
-from migrate import matchers, targets, tokenscan
+from migrate import matchers, preproc, rocm_status, targets, tokenscan
 from migrate.baseline import load as load_baseline
 from migrate.baseline import new_findings
 from migrate.cache import Cache, load_ruleset, open_cache
@@ -21,7 +21,9 @@ from migrate.config import Settings, check_rule_ids
 from migrate.discover import discover
 from migrate.gitdiff import Changes, changed_lines, keep_changed
 from migrate.matchers import Hit
-from migrate.model import FileKind, FileResult, Finding, Occurrence, Rule, ScanResult, Severity, Skipped, SourceFile
+from migrate.model import (
+    Evidence, FileKind, FileResult, Finding, Occurrence, RocmStatus, Rule, ScanResult, Severity, Skipped, SourceFile,
+)
 from migrate.parse import Document, ParseError, parse, read_text
 from migrate.parse.cuda import longest_match
 from migrate.ruleset import Ruleset, load, load_builtin, rules_dir
@@ -61,14 +63,25 @@ def scan(
     store = open_cache(root, ruleset, settings)
     findings: list[Finding] = []
     guarded = unreadable = 0
+    held: list[Finding] = []
+    evidence: list[Evidence] = []
+    conditionals: dict[str, tuple[preproc.Directive, ...]] = {}
     for result in _results(sources, ruleset, settings, progress, store):
         findings.extend(result.findings)
         guarded += result.guarded
+        held.extend(result.guarded_findings)
+        evidence.extend(result.evidence)
+        if result.directives:
+            conditionals[result.relpath] = tuple(preproc.Directive(*d) for d in result.directives)
         if result.skipped:
             skipped.append(result.skipped)
             unreadable += not result.partial
     store.save(complete=not files and changes is None)
-    findings = _without_first_party(findings, root, ruleset)
+    findings, moved = _never_compiled(_without_first_party(findings, root, ruleset), conditionals, evidence)
+    held.extend(moved)
+    guarded += len(moved)
+    status = _status([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
+    findings = _with_status(rocm_status.variants(findings, (s.relpath for s in sources)), status)
     kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
     return ScanResult(
         root=str(root),
@@ -80,7 +93,44 @@ def scan(
         vendored_paths=tuple(sorted(s.relpath for s in sources if s.vendored)),
         baselined=baselined,
         substitutions=propose(kept, settings.targets),
+        guarded_findings=tuple(sorted(held, key=Finding.key)),
+        rocm=status,
     )
+
+
+def _never_compiled(
+    findings: list[Finding], conditionals: dict[str, tuple[preproc.Directive, ...]], evidence: list[Evidence]
+) -> tuple[list[Finding], list[Finding]]:
+    """(findings a HIP build compiles, the rest): #if branches HIP rules out, other vendors' backends, and
+    sources the CMake build lists only for CUDA."""
+    findings, moved = rocm_status.never_compiled(findings, conditionals, _other_backends())
+    lists = [e for e in evidence if e.kind in rocm_status.SOURCE_LISTS]
+    findings, listed = rocm_status.cuda_only(findings, lists)
+    return findings, moved + listed
+
+
+def _with_status(findings: list[Finding], status: RocmStatus) -> list[Finding]:
+    """Each finding's status (covered, optional-gap, remaining) in the light of the repository's ROCm status."""
+    from migrate import risk
+
+    return list(risk.with_status(findings, risk.Context.from_status(status), risk.load_weights()))
+
+
+@cache
+def _other_backends() -> re.Pattern[str]:
+    from migrate.risk import load_weights
+
+    return re.compile(load_weights().status["other_backends"])
+
+
+def _status(evidence: list[Evidence], guarded: int, sources: list[SourceFile]) -> RocmStatus:
+    """The repository's ROCm status from the evidence its files gave."""
+    from migrate.risk import load_weights
+
+    builds = [s.relpath for s in sources if rocm_status.is_build_file(s.relpath)]
+    extensions = [e.path.rpartition("/")[0] for e in evidence if e.kind == "torch-extension"]
+    return rocm_status.assess(evidence, load_weights().status, guarded=guarded, build_files=builds,
+                              extension_dirs=extensions)
 
 
 def _without_first_party(findings: list[Finding], root: Path, ruleset: Ruleset) -> list[Finding]:
@@ -251,15 +301,27 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
         text = read_text(source)
     except ParseError as exc:
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
+    evidence, directives = _facts(source, text)
     applicable = _applicable(table, text)
     if not applicable:
-        return FileResult(source.relpath)
+        return FileResult(source.relpath, evidence=evidence, directives=directives)
     if source.vendored and source.kind in _TOKEN_KINDS and token_level:
-        return _match_tokens(Document(source=source, text=text), table.words, applicable, settings)
+        found = _match_tokens(Document(source=source, text=text), table.words, applicable, settings)
+        return replace(found, evidence=evidence, directives=directives)
     doc = parse(source, text)
     if isinstance(doc, Skipped):
-        return FileResult(source.relpath, skipped=doc)
-    return _match(doc, applicable, settings)
+        return FileResult(source.relpath, skipped=doc, evidence=evidence, directives=directives)
+    return replace(_match(doc, applicable, settings), evidence=evidence, directives=directives)
+
+
+def _facts(source: SourceFile, text: str) -> tuple[tuple[Evidence, ...], tuple[tuple[int, str, str], ...]]:
+    """What a file tells about the project as a whole: its ROCm evidence and its preprocessor lines."""
+    evidence = rocm_status.evidence(source.kind, source.relpath, text)
+    if source.kind not in (FileKind.CUDA, FileKind.CPP, FileKind.C):
+        return evidence, ()
+    found = preproc.directives(text)
+    guards = rocm_status.guard_evidence(source.relpath, found) if "#if" in text else ()
+    return evidence + guards, tuple((d.line, d.keyword, d.argument) for d in found)
 
 
 def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileResult:
@@ -281,14 +343,14 @@ def _match_tokens(doc: Document, words: frozenset[str], rules: tuple[Rule, ...],
 
 def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings: Settings) -> FileResult:
     findings: list[Finding] = []
-    guarded = 0
+    held: list[Finding] = []
     for rule, found in runs:
         hits = []
         for hit in found:
             if doc.is_suppressed(hit.line, rule.id):
                 continue
             if doc.is_guarded(hit.line):
-                guarded += 1
+                held.append(replace(_finding(doc, rule, hit, settings), status="guarded"))
                 continue
             hits.append(hit)
         if rule.per_file and len(hits) > 1:
@@ -296,10 +358,9 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
             continue
         findings.extend(_finding(doc, rule, hit, settings) for hit in hits)
     relpath = doc.source.relpath
-    if doc.problems:
-        skipped = Skipped(relpath, "; ".join(doc.problems))
-        return FileResult(relpath, tuple(findings), skipped=skipped, guarded=guarded, partial=True)
-    return FileResult(relpath, tuple(findings), guarded=guarded)
+    skipped = Skipped(relpath, "; ".join(doc.problems)) if doc.problems else None
+    return FileResult(relpath, tuple(findings), skipped=skipped, guarded=len(held), partial=skipped is not None,
+                      guarded_findings=tuple(held))
 
 
 def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding:

@@ -104,4 +104,29 @@ def parse_cmake(source: SourceFile, text: str) -> ManifestDocument:
         )
         words = [(w, *positions.at(o + m.start())) for a, o in args for m in re.finditer(r"\S+", a) for w in [m.group()]]
         found.extend(arch_flag_items(words))
-    return ManifestDocument(source=source, text=text, manifest=found)
+    doc = ManifestDocument(source=source, text=text, manifest=found)
+    doc.guarded_ranges = hip_branches(found)
+    return doc
+
+
+_HIP_CONDITION = re.compile(r"(?:^|_)(?:HIP|ROCM|AMD|HIPCC)(?:_|$)|^(?:hip|rocm)$|\bHIP\b", re.I)
+
+
+def hip_branches(found: list[Item]) -> list[tuple[int, int]]:
+    """Line ranges of if()/elseif()/else() chains that test HIP/ROCm (`if(USE_HIP)` ... `elseif(USE_CUDA)`):
+    every branch of such a chain is the project's own CUDA/HIP split, like a `#ifdef USE_ROCM` in C++."""
+    ranges = []
+    stack: list[tuple[int, bool]] = []  # (first line, some condition of the chain tests HIP)
+    for item in found:
+        if item.kind != CMAKE:
+            continue
+        hip = any(_HIP_CONDITION.search(arg) for arg in item.args)
+        if item.name == "if":
+            stack.append((item.line, hip))
+        elif item.name == "elseif" and stack:
+            stack[-1] = (stack[-1][0], stack[-1][1] or hip)
+        elif item.name == "endif" and stack:
+            start, tested = stack.pop()
+            if tested:
+                ranges.append((start, item.line))
+    return ranges

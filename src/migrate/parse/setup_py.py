@@ -102,6 +102,7 @@ def parse_setup_py(source: SourceFile, text: str) -> SetupPyDocument:
     module = parse_python(source, text)
     doc = SetupPyDocument(source=source, text=text, tree=module.tree)
     doc.manifest = setup_items(doc)
+    doc.guarded_ranges = hip_branches(doc)
     return doc
 
 
@@ -139,3 +140,9 @@ def _library_names(doc: PythonDocument, value: ast.AST) -> Iterator[tuple[str, i
         name = text[2:] if text.startswith("-l") else text
         if name and " " not in name and id(const) not in doc.docstrings:
             yield name, const.lineno, const.col_offset + 2
+
+
+def hip_branches(doc: PythonDocument) -> list[tuple[int, int]]:
+    """The if/elif chains of setup.py that test for ROCm (`if torch.version.hip:`, `if IS_HIP_EXTENSION:`):
+    a finding there is already kept apart for the HIP build (guarded), like a `#ifdef USE_ROCM` in C++."""
+    return doc.hip_guarded_ranges

@@ -9,6 +9,7 @@ from functools import cache
 import jinja2
 
 from migrate import risk, targets
+from migrate.report import status
 from migrate.model import Finding, ScanResult, Severity
 
 ROWS_SHOWN = 5000  # beyond this a browser table stops being useful; JSON has them all
@@ -46,11 +47,15 @@ def render(result: ScanResult) -> str:
         hidden_rows=max(0, len(result.findings) - ROWS_SHOWN),
         files_with_findings=len({f.path for f in result.findings}),
         suggestion=_suggestion,
+        status_lines=status.lines(result, assessed),
     )
 
 
 def _checklist(result: ScanResult, weights: risk.Weights) -> tuple[risk.ChecklistItem, ...]:
-    return risk.checklist(result.findings, weights, gfx_targets=result.targets, guarded=result.guarded)
+    return risk.checklist(
+        result.findings, weights, gfx_targets=result.targets, guarded=result.guarded,
+        context=risk.Context.of(result),
+    )
 
 
 @cache

@@ -23,6 +23,27 @@ def summary(result: ScanResult) -> dict[str, Any]:
         "by_category": dict(sorted(by_category.items())),
         "guarded_findings": result.guarded,
         **_risk(result),
+        "rocm_status": _rocm_status(result),
+    }
+
+
+def _rocm_status(result: ScanResult) -> dict[str, Any] | None:
+    """The repository's ROCm level with its evidence; the components' remaining and optional work."""
+    status = result.rocm
+    if status is None:
+        return None
+    assessed = risk.assess_result(result)
+    return {
+        "level": status.level,
+        "score": status.score,
+        "counts": dict(status.counts),
+        "evidence": [e.to_dict() for e in status.evidence],
+        "never_compiled": [
+            {"rule": f.rule, "path": f.path, "line": f.line, "category": f.category} for f in result.guarded_findings
+        ],
+        "components": [c.to_dict() for c in assessed.components],
+        "optional_effort_days": assessed.optional.to_dict(),
+        "collection": assessed.collection.to_dict() if assessed.collection else None,
     }
 
 

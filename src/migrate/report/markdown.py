@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 
 from migrate import risk
+from migrate.report import status
 from migrate.model import Finding, ScanResult, Severity, Substitution
 
 LIMIT = 60_000  # characters; GitHub rejects comments over 65,536
@@ -24,7 +25,7 @@ def render(result: ScanResult, *, limit: int = LIMIT) -> str:
     """The report: summary, drivers, checklist, substitutions, skips, then findings by file until LIMIT."""
     weights = risk.load_weights()
     assessed = risk.assess_result(result, weights)
-    head = _summary(result, assessed) + _per_target(result) + _drivers(assessed) + _checklist(result, weights)
+    head = _summary(result, assessed) + _status(result, assessed) + _per_target(result) + _drivers(assessed) + _checklist(result, weights)
     head += _substitutions(result, limit // 2 - len(head))  # the other half is for the findings
     head += _skipped(result)
     return head + _findings(result, assessed, limit - len(head))
@@ -36,7 +37,7 @@ def _summary(result: ScanResult, assessed: risk.Risk) -> str:
         f"## ROCm porting report: {assessed.verdict}",
         "",
         f"**Verdict:** {assessed.verdict} · **Risk:** {assessed.score}/100 · "
-        f"**Effort:** {risk.format_days(assessed.effort)}",
+        f"**Effort:** {risk.format_days(assessed.effort)}{status.per_program(assessed)}",
         "",
         f"{_count(len(result.findings), 'finding')} in {files} of {_count(result.files_scanned, 'file')} scanned, "
         f"for {_text(', '.join(result.targets))}.",
@@ -49,6 +50,12 @@ def _summary(result: ScanResult, assessed: risk.Risk) -> str:
     if result.guarded:
         lines.append(f"{_count(result.guarded, 'finding')} already behind HIP guards (credited).")
     return "\n".join(lines) + "\n\n"
+
+
+def _status(result: ScanResult, assessed: risk.Risk) -> str:
+    """The ROCm status statement: what already ports, what HIP never compiles, what remains."""
+    found = status.lines(result, assessed)
+    return "".join(f"- **{label}:** {_text(text)}\n" for label, text in found) + "\n" if found else ""
 
 
 def _per_target(result: ScanResult) -> str:
@@ -68,11 +75,14 @@ def _per_target(result: ScanResult) -> str:
 def _drivers(assessed: risk.Risk) -> str:
     if not assessed.drivers:
         return ""
-    return "### What drives the effort\n\n" + "".join(f"- {d.text}\n" for d in assessed.drivers) + "\n"
+    return "### What drives the effort\n\n" + "".join(f"- {_text(d.text)}\n" for d in assessed.drivers) + "\n"
 
 
 def _checklist(result: ScanResult, weights: risk.Weights) -> str:
-    items = risk.checklist(result.findings, weights, gfx_targets=result.targets, guarded=result.guarded)
+    items = risk.checklist(
+        result.findings, weights, gfx_targets=result.targets, guarded=result.guarded,
+        context=risk.Context.of(result),
+    )
     if not items:
         return ""
     lines = ["### Porting checklist", ""]
@@ -148,6 +158,7 @@ def _findings(result: ScanResult, assessed: risk.Risk, budget: int) -> str:
     parts = ["### Findings by file\n\n"]
     used = len(parts[0]) + _NOTE_RESERVE
     order = [r.key for r in assessed.by_file]
+    order += sorted(set(by_file) - set(order))  # files with covered or optional findings only: after the work
     for index, path in enumerate(order):
         block = _file_block(path, by_file[path])
         if used + len(block) > budget:

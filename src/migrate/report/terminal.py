@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from migrate import risk
+from migrate.report import status
 from migrate.model import Finding, ScanResult, Severity
 from migrate.report.escape import visible
 
@@ -30,6 +31,7 @@ def render(result: ScanResult, *, color: bool = False, width: int = 100) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False)
     _header(console, result)
+    _status(console, result)
     _risk(console, result)
     if result.findings:
         _counts(console, result)
@@ -52,12 +54,18 @@ def _header(console: Console, result: ScanResult) -> None:
     )
 
 
+def _status(console: Console, result: ScanResult) -> None:
+    """The ROCm status lines first: what already ports decides how to read the rest."""
+    for label, text in status.lines(result, risk.assess_result(result)):
+        console.print(Text.assemble((f"{label}: ", "bold"), text))
+
+
 def _risk(console: Console, result: ScanResult) -> None:
     assessed = risk.assess_result(result)
     blockers = f", {assessed.blockers} blocker" + ("s" if assessed.blockers != 1 else "") if assessed.blockers else ""
     console.print(
         f"Verdict: [bold]{assessed.verdict}[/bold] (risk {assessed.score}/100), "
-        f"effort {risk.format_days(assessed.effort)}{blockers}"
+        f"effort {risk.format_days(assessed.effort)}{status.per_program(assessed)}{blockers}"
     )
     for driver in assessed.drivers:
         console.print(f"  - {_d(driver.text)}")

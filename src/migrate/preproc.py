@@ -1,0 +1,344 @@
+"""The C preprocessor as a HIP build sees it: three-valued #if evaluation and the repository's own #defines; pure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+# A macro's state in a HIP build: defined (with its value when it is a number), undefined, or unknown.
+# `hip` says the state follows from HIP facts: only such facts may mark code as never compiled for HIP.
+DEFINED, UNDEFINED, UNKNOWN = "defined", "undefined", "unknown"
+
+_DIRECTIVE = re.compile(
+    r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b((?:[^\n]*\\\r?\n)*[^\n]*)", re.M
+)
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_NAME = re.compile(r"[A-Za-z_]\w*")
+# Set by hipcc for AMD; the NVIDIA-platform names are the only HIP-named macros known to be absent.
+_HIP_DEFINED = frozenset({"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIP__", "__HIPCC__", "__HIP_ROCclr__",
+                          "HIP_PLATFORM_AMD", "__AMDGCN__", "USE_ROCM"})
+_HIP_UNDEFINED = frozenset({"__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"})
+# Any macro named for HIP/ROCm/AMD means "this is the HIP build" (GGML_USE_HIP, WITH_ROCM, TORCH_HIP_VERSION...).
+_HIP_NAMED = re.compile(r"(?:^|_)(?:HIP|HIPCC|ROCM|AMD|AMDGPU|HIPBLAS)(?:_|$)")
+_NEGATED_NAME = re.compile(r"(?:^|_)(?:NO|DISABLE|DISABLED|WITHOUT|SKIP|NOT)(?:_|$)|NVIDIA|NVCC|CUDA")
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One preprocessor line: its 1-based line, keyword and argument (comments removed)."""
+
+    line: int
+    keyword: str
+    argument: str
+
+
+@dataclass(frozen=True)
+class Macro:
+    """A macro's state in a HIP build; VALUE is its integer value when known."""
+
+    state: str
+    hip: bool
+    value: int | None = None
+
+
+def directives(text: str) -> tuple[Directive, ...]:
+    """The conditional and #define lines of a C/C++/CUDA text (continuation lines joined)."""
+    if "#" not in text:
+        return ()
+    found = []
+    line, last = 1, 0
+    for match in _DIRECTIVE.finditer(text):
+        line += text.count("\n", last, match.start())
+        last = match.start()
+        argument = match.group(2).replace("\\\n", " ").replace("\\\r\n", " ")
+        found.append(Directive(line, match.group(1), _COMMENT.sub(" ", argument).strip()))
+    return tuple(found)
+
+
+def builtin(name: str) -> Macro | None:
+    """What a HIP build knows of NAME before reading the repository (None: nothing)."""
+    if name in _HIP_DEFINED:
+        return Macro(DEFINED, True, 1)
+    if name in _HIP_UNDEFINED:
+        return Macro(UNDEFINED, True)
+    if _HIP_NAMED.search(name) and not _NEGATED_NAME.search(name):
+        return Macro(DEFINED, True)
+    return None
+
+
+Table = Mapping[str, Macro]
+_UNKNOWN = Macro(UNKNOWN, False)
+
+
+def lookup(name: str, table: Table) -> Macro:
+    """NAME's state: the repository's own definitions first, then what HIP itself defines."""
+    return table.get(name) or builtin(name) or _UNKNOWN
+
+
+@dataclass(frozen=True)
+class _Value:
+    """A three-valued result: value None is unknown; hip says HIP facts decided it."""
+
+    value: int | None
+    hip: bool
+
+
+_TOKEN = re.compile(r"\s*(defined|[A-Za-z_]\w*|0[xX][0-9a-fA-F]+|\d+|&&|\|\||==|!=|<=|>=|<<|>>|[()!<>+\-*/%?:~&|^,])")
+_NUMBER = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
+
+
+class _Parser:
+    """A small recursive-descent parser for #if expressions over three-valued integers."""
+
+    def __init__(self, text: str, table: Table) -> None:
+        self.tokens = _tokens(text)
+        self.pos = 0
+        self.table = table
+
+    def peek(self) -> str:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else ""
+
+    def take(self) -> str:
+        token = self.peek()
+        self.pos += 1
+        return token
+
+    def expression(self) -> _Value:
+        left = self.conjunction()
+        while self.peek() == "||":
+            self.take()
+            left = _or(left, self.conjunction())
+        return left
+
+    def conjunction(self) -> _Value:
+        left = self.comparison()
+        while self.peek() == "&&":
+            self.take()
+            left = _and(left, self.comparison())
+        return left
+
+    def comparison(self) -> _Value:
+        left = self.unary()
+        while self.peek() in _COMPARE:
+            op = self.take()
+            right = self.unary()
+            both = left.value is not None and right.value is not None
+            value = int(_COMPARE[op](left.value, right.value)) if both else None
+            left = _Value(value, left.hip or right.hip)
+        return left
+
+    def unary(self) -> _Value:
+        token = self.take()
+        if token == "!":
+            inner = self.unary()
+            return _Value(None if inner.value is None else int(not inner.value), inner.hip)
+        if token == "(":
+            inner = self.expression()
+            if self.peek() == ")":
+                self.take()
+            return inner
+        if token == "defined":
+            name = self.take()
+            if name == "(":
+                name = self.take()
+                self.take()
+            macro = lookup(name, self.table)
+            return _Value(None if macro.state == UNKNOWN else int(macro.state == DEFINED), macro.hip)
+        number = _NUMBER.fullmatch(token)
+        if number:
+            return _Value(int(number.group(1), 0), False)
+        if _NAME.fullmatch(token):
+            if self.peek() == "(":  # a function-like macro call: unknown
+                self._skip_call()
+                return _Value(None, False)
+            macro = lookup(token, self.table)
+            if macro.state == UNDEFINED:
+                return _Value(0, macro.hip)
+            return _Value(macro.value if macro.state == DEFINED else None, macro.hip and macro.value is not None)
+        return _Value(None, False)
+
+    def _skip_call(self) -> None:
+        depth = 0
+        while self.peek():
+            token = self.take()
+            depth += {"(": 1, ")": -1}.get(token, 0)
+            if depth == 0:
+                return
+
+
+_COMPARE = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, ">": lambda a, b: a > b,
+    "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b,
+}
+
+
+def _tokens(text: str) -> list[str]:
+    found: list[str] = []
+    pos = 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            return found + ["?"]  # an operator we do not model: what follows is unknown
+        found.append(match.group(1))
+        pos = match.end()
+    return found
+
+
+def _and(a: _Value, b: _Value) -> _Value:
+    if a.value == 0:
+        return a
+    if b.value == 0:
+        return b
+    if a.value is None or b.value is None:
+        return _Value(None, False)
+    return _Value(1, a.hip or b.hip)
+
+
+def _or(a: _Value, b: _Value) -> _Value:
+    if a.value not in (0, None):
+        return a
+    if b.value not in (0, None):
+        return b
+    if a.value is None or b.value is None:
+        return _Value(None, False)
+    return _Value(0, a.hip or b.hip)
+
+
+def evaluate(text: str, table: Table) -> tuple[bool | None, bool]:
+    """(True/False/None for unknown, decided by HIP facts) for one #if expression."""
+    parser = _Parser(text, table)
+    result = parser.expression()
+    if parser.peek():
+        return None, False  # something we did not understand follows
+    return (None if result.value is None else bool(result.value)), result.hip
+
+
+@dataclass
+class _Frame:
+    """One open #if: whether its current branch compiles for HIP, and whether an earlier one surely did."""
+
+    live: bool | None
+    hip: bool
+    taken: bool | None  # an earlier branch: True surely taken, None maybe, False surely not
+    taken_hip: bool
+    guard: str = ""  # the #ifndef name of a likely include guard
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a HIP build does with one file: line ranges it never compiles, and the macros it defines where."""
+
+    dead: tuple[tuple[int, int], ...]
+    defines: tuple[tuple[str, str, bool, int | None], ...]  # (name, state of its region, hip, value)
+
+
+def run(found: Iterable[Directive], table: Table) -> Outcome:
+    """Walk a file's directives with TABLE: the ranges never compiled for HIP, and each #define's region."""
+    stack: list[_Frame] = []
+    dead: list[tuple[int, int]] = []
+    dead_from: int | None = None
+    defines: list[tuple[str, str, bool, int | None]] = []
+    for item in found:
+        before = _state(stack)
+        if item.keyword in ("if", "ifdef", "ifndef"):
+            live, hip = _condition(item, table)
+            guard = item.argument.split()[0] if item.keyword == "ifndef" and item.argument else ""
+            stack.append(_Frame(live, hip, live, hip, guard))
+        elif item.keyword in ("elif", "elifdef", "elifndef", "else") and stack:
+            frame = stack[-1]
+            live, hip = (True, False) if item.keyword == "else" else _condition(item, table)
+            if frame.taken is True:
+                frame.live, frame.hip = False, frame.taken_hip
+            elif frame.taken is None:
+                frame.live, frame.hip = (False, hip) if live is False else (None, False)
+            else:
+                frame.live, frame.hip = live, hip or frame.taken_hip
+            if frame.taken is not True:
+                frame.taken = True if live is True else (None if None in (frame.taken, live) else False)
+            frame.taken_hip = frame.taken_hip or hip
+        elif item.keyword == "endif" and stack:
+            stack.pop()
+        elif item.keyword == "define" and item.argument:
+            defines.append(_define(item, stack, before))
+            if stack and stack[-1].guard and item.argument.split() == [stack[-1].guard]:
+                stack[-1].live = True  # an include guard: its body is the whole header, always compiled
+        after = _state(stack)
+        if after[0] is False and after[1] and dead_from is None:
+            dead_from = item.line
+        elif not (after[0] is False and after[1]) and dead_from is not None:
+            dead.append((dead_from, item.line))
+            dead_from = None
+    if dead_from is not None:
+        dead.append((dead_from, 10**9))
+    return Outcome(tuple(dead), tuple(defines))
+
+
+def _condition(item: Directive, table: Table) -> tuple[bool | None, bool]:
+    if item.keyword in ("ifdef", "ifndef", "elifdef", "elifndef"):
+        name = item.argument.split()[0] if item.argument else ""
+        macro = lookup(name, table)
+        if macro.state == UNKNOWN:
+            return None, False
+        defined = macro.state == DEFINED
+        return (defined if item.keyword.endswith("ifdef") else not defined), macro.hip
+    return evaluate(item.argument, table)
+
+
+def _state(stack: list[_Frame]) -> tuple[bool | None, bool]:
+    """Whether the current line compiles for HIP: False when any open branch surely does not."""
+    live: bool | None = True
+    for frame in stack:
+        if frame.live is False:
+            return False, frame.hip
+        if frame.live is None:
+            live = None
+    return live, False
+
+
+def _define(item: Directive, stack: list[_Frame], state: tuple[bool | None, bool]) -> tuple[str, str, bool, int | None]:
+    parts = item.argument.split(None, 1)
+    name = _NAME.match(parts[0])
+    macro = name.group() if name else parts[0]
+    if stack and stack[-1].guard == macro and len(parts) == 1:
+        return (macro, UNKNOWN, False, None)  # an include guard says nothing about the build
+    number = _NUMBER.fullmatch(parts[1].strip()) if len(parts) > 1 and "(" not in parts[0] else None
+    value = int(number.group(1), 0) if number else (1 if len(parts) == 1 else None)
+    hip = state[1] or any(f.hip for f in stack)
+    region = {True: DEFINED, False: UNDEFINED, None: UNKNOWN}[state[0]]
+    return (macro, region, hip, value)
+
+
+def table_from(outcomes: Iterable[Outcome]) -> dict[str, Macro]:
+    """The repository's macros in a HIP build: defined where some definition compiles, undefined when every
+    definition sits in code HIP never compiles, unknown otherwise."""
+    regions: dict[str, list[tuple[str, bool, int | None]]] = {}
+    for outcome in outcomes:
+        for name, region, hip, value in outcome.defines:
+            regions.setdefault(name, []).append((region, hip, value))
+    table: dict[str, Macro] = {}
+    for name, found in regions.items():
+        if builtin(name) is not None:
+            continue
+        live = [(hip, value) for region, hip, value in found if region == DEFINED]
+        if live and all(hip for hip, _ in live) and len({v for _, v in live}) == 1:
+            table[name] = Macro(DEFINED, True, live[0][1])
+        elif all(region == UNDEFINED and hip for region, hip, _ in found):
+            table[name] = Macro(UNDEFINED, True)
+    return table
+
+
+def settle(files: Mapping[str, tuple[Directive, ...]], *, rounds: int = 3) -> dict[str, Macro]:
+    """The macro table of a whole repository: re-run until what HIP defines stops changing (bounded)."""
+    table: dict[str, Macro] = {}
+    for _ in range(rounds):
+        new = table_from(run(found, table) for found in files.values())
+        if new == table:
+            break
+        table = new
+    return table
+
+
+def dead_ranges(found: tuple[Directive, ...], table: Table) -> tuple[tuple[int, int], ...]:
+    """Line ranges of one file that a HIP build never compiles."""
+    return run(found, table).dead

@@ -1,0 +1,90 @@
+"""The ROCm status statement every report leads with, as (label, text) lines of plain text."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from migrate import risk, rocm_status
+from migrate.model import Evidence, ScanResult
+
+_KIND_WORDS = (
+    ("build", "build"), ("hip-source", "HIP sources"), ("ci", "CI"), ("runtime", "runtime dispatch"),
+    ("packaging", "ROCm packaging"), ("docs", "install docs"),
+)
+_SHOWN = 3
+
+
+def lines(result: ScanResult, assessed: risk.Risk) -> list[tuple[str, str]]:
+    """Status, what already ports, what HIP never compiles, the remaining gaps, the CUDA-only add-ons."""
+    status = result.rocm
+    if status is None:
+        return []
+    weights = risk.load_weights()
+    found = [("ROCm status", f"{status.level} (evidence score {status.score})")]
+    found.append(("Already ports", _already(result)))
+    if result.guarded_findings:
+        found.append(("NVIDIA-only code never compiled for HIP", _never(result, weights)))
+    if assessed.collection is not None:
+        found.append(("Independent programs", _collection(assessed.collection)))
+    gaps = [c for c in assessed.components if not c.optional]
+    found.append(("Remaining gaps", "; ".join(_component(c, weights) for c in gaps[:_SHOWN]) or "none"))
+    if len(gaps) > _SHOWN:
+        found[-1] = (found[-1][0], found[-1][1] + f"; and {len(gaps) - _SHOWN} more")
+    addons = [c for c in assessed.components if c.optional]
+    if addons:
+        text = "; ".join(_component(c, weights) for c in addons[:_SHOWN])
+        more = f"; and {len(addons) - _SHOWN} more" if len(addons) > _SHOWN else ""
+        found.append(("CUDA-only add-ons (not in the verdict)", text + more))
+    return found
+
+
+def per_program(assessed: risk.Risk) -> str:
+    """' per program (median of N)' when a collection of programs is priced per program, else ''."""
+    return f" per program (median of {assessed.collection.programs})" if assessed.collection else ""
+
+
+def _already(result: ScanResult) -> str:
+    status = result.rocm
+    assert status is not None
+    parts = []
+    for kind, words in _KIND_WORDS:
+        cited = rocm_status.cited(status, kind, 2)
+        if cited:
+            parts.append(f"{words} ({', '.join(_where(e) for e in cited)})")
+    guards = dict(status.counts).get("guard", 0)
+    if result.guarded or guards:
+        within = f" in {guards}+ HIP conditionals" if guards else ""
+        parts.insert(1 if parts else 0, f"{result.guarded} guarded sites{within}")
+    return ", ".join(parts) or "nothing found (no HIP build path, guards, ROCm CI or packaging)"
+
+
+def _where(evidence: Evidence) -> str:
+    return f"{evidence.path}:{evidence.line}"
+
+
+def _never(result: ScanResult, weights: risk.Weights) -> str:
+    by_category: Counter[str] = Counter(f.category for f in result.guarded_findings)
+    files: dict[str, set[str]] = defaultdict(set)
+    for finding in result.guarded_findings:
+        files[finding.category].add(finding.path)
+    parts = [
+        f"{n} {risk.label(category, weights)} in {_plural(len(files[category]), 'file')}"
+        for category, n in by_category.most_common(_SHOWN)
+    ]
+    return f"{len(result.guarded_findings)} sites: " + ", ".join(parts)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("s" if count != 1 else "")
+
+
+def _component(component: risk.Component, weights: risk.Weights) -> str:
+    kinds = ", ".join(risk.label(c, weights) for c in component.categories[:2])
+    days = risk.format_days(component.effort, short=True)
+    return f"{component.name} → {kinds} ({_plural(component.findings, 'finding')}) → {days}"
+
+
+def _collection(collection: risk.Collection) -> str:
+    blocked = f"; blocked: {', '.join(collection.blocked[:5])}" if collection.blocked else ""
+    more = f" and {len(collection.blocked) - 5} more" if len(collection.blocked) > 5 else ""
+    return f"{collection.programs} programs, median {risk.format_days(collection.median)} each{blocked}{more}"

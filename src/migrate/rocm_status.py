@@ -1,0 +1,280 @@
+"""Does the repository already build for ROCm? Evidence per file (from the text the scan reads) -> a level; pure."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from typing import Any
+
+from migrate import preproc
+from migrate.model import Evidence, FileKind, Finding, RocmStatus
+from migrate.parse.manifest import Positions
+
+LEVELS = ("none", "partial", "supported")
+SOURCE_LISTS = frozenset({"cuda-only-source", "build-source"})  # what CMake compiles where: used, not cited
+# "hip"/"amd" not inside a word (ship, lambda); matched on lower-cased text, after a substring test that passes
+# over most files in C (a case-insensitive regex over every file cost a quarter of a scan).
+_HINT = re.compile(r"(?<![a-z])(?:hip|rocm|amd)|gfx\d|offload-arch|\bmi[123]\d\d")
+_WORDS = ("hip", "rocm", "amd", "gfx", "offload-arch", "mi1", "mi2", "mi3")
+_BUILD_NAMES = frozenset({"setup.py", "CMakeLists.txt", "pyproject.toml", "Makefile", "makefile", "GNUmakefile"})
+_BUILDER_PATH = re.compile(r"(?:^|/)(?:setup\.py|[^/]*build[^/]*\.py|op_builder/[^/]+\.py|builder/[^/]+\.py)$")
+Pattern = tuple[str, int, "re.Pattern[str]"]
+
+
+def _p(kind: str, weight: int, regex: str) -> Pattern:
+    return (kind, weight, re.compile(regex, re.I))
+
+
+_CMAKE = (
+    _p("build", 3, r"enable_language\s*\(\s*HIP\b|\bproject\s*\([^)]*\bHIP\b|LANGUAGES?\b[^)]*\bHIP\b"),
+    _p("build", 3, r"find_package\s*\(\s*(?:hip|hipblas|hipblaslt|rocblas|rocprim|hipcub|composable_kernel|rocm)\b"),
+    _p("build", 3, r"--offload-arch|CMAKE_HIP_ARCHITECTURES|\bAMDGPU_TARGETS\b|LANGUAGE\s+HIP\b"),
+    _p("build", 2, r"\boption\s*\(\s*\w*(?:HIP|ROCM)\w*"),
+)
+_PY_BUILD = (_p("build", 3, r"torch\.version\.hip|IS_HIP_EXTENSION|ROCM_HOME|is_rocm_pytorch|--offload-arch|"
+                            r"\bhipify\b|\bBUILD_(?:HIP|ROCM)\b|\bUSE_ROCM\b"),)
+_PY_RUNTIME = (_p("runtime", 1, r"torch\.version\.hip\b|\bis_hip\s*\(\)|IS_HIP_EXTENSION|\bis_rocm\w*\b|"
+                                r"gcnArchName|\bHIP_VISIBLE_DEVICES\b"),)
+_CI = (_p("ci", 3, r"runs-on:.*\b(?:amd|rocm|mi\d{3}\w*|gfx\d+\w*)\b|\brocm/[\w.-]+:|container:.*rocm|"
+                   r"image:.*rocm|--device[ =]/dev/kfd"),)
+_DOCKER = (_p("packaging", 2, r"^\s*FROM\s+\S*rocm|^\s*ARG\s+\w+=\S*rocm"), _p("packaging", 1, r"/opt/rocm|\bROCM_VERSION\b|hipcc"))
+_MANIFEST = (_p("packaging", 2, r"whl/rocm|\+rocm\d|\brocm\d[\d.]*\b.*index|"
+                                r"^\s*\[?\s*['\"]?(?:rocm|hip|amd)['\"]?\s*\]?\s*[=:]"),)
+_SHELL = (_p("packaging", 1, r"/opt/rocm|\bhipcc\b|--offload-arch|\brocm-smi\b|whl/rocm|"
+                             r"\bROCM_(?:PATH|HOME|VERSION)\b"),)
+_DOCS = (_p("docs", 1, r"\b(?:rocm|amd gpus?|hip)\b.*\b(?:install|build|support|pip|docker|wheel)|"
+                       r"\b(?:install|build|support|pip|docker|wheel)\w*\b.*\b(?:rocm|amd gpus?)\b"),)
+_C = (_p("hip-source", 2, r"^\s*#\s*include\s*[<\"]hip/"),)
+_BY_KIND: dict[FileKind, tuple[Pattern, ...]] = {
+    FileKind.CMAKE: _CMAKE, FileKind.CI_WORKFLOW: _CI, FileKind.YAML: _CI,
+    FileKind.COMPOSE: (_p("packaging", 2, r"image:.*rocm|/dev/kfd"),),
+    FileKind.DOCKERFILE: _DOCKER, FileKind.REQUIREMENTS: _MANIFEST, FileKind.PYPROJECT: _MANIFEST,
+    FileKind.SETUP_CFG: _MANIFEST, FileKind.PIPFILE: _MANIFEST, FileKind.CONDA: _MANIFEST, FileKind.SHELL: _SHELL,
+    FileKind.MAKEFILE: (*_CMAKE[2:3], *_SHELL), FileKind.MARKDOWN: _DOCS, FileKind.SETUP_PY: _PY_BUILD,
+    FileKind.CUDA: _C, FileKind.CPP: _C, FileKind.C: _C,
+}
+_PER_FILE = 3  # evidence lines kept per file and kind: enough to cite, bounded on huge files
+
+
+def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
+    """The ROCm evidence in one file's text (empty unless it mentions HIP/ROCm/AMD at all)."""
+    extension = _extension(kind, relpath, text)
+    if not _mentions(text):
+        return extension
+    patterns = _BY_KIND.get(kind, ())
+    if kind == FileKind.PYTHON:
+        patterns = _PY_BUILD if _BUILDER_PATH.search(relpath) else _PY_RUNTIME
+    found = list(_matches(patterns, relpath, text, comment="#" if kind != FileKind.MARKDOWN else ""))
+    if kind == FileKind.CMAKE:
+        found.extend(cmake_sources(relpath, text))
+    if relpath.endswith(".hip"):
+        found.append(Evidence("hip-source", relpath, 1, "HIP source file", 2))
+    return extension + tuple(found)
+
+
+def _mentions(text: str) -> bool:
+    low = text.lower()
+    return any(word in low for word in _WORDS) and _HINT.search(low) is not None
+
+
+def _extension(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
+    """A torch extension build (CUDAExtension): PyTorch hipifies its sources when built against ROCm (weight 0)."""
+    if "CUDAExtension" not in text or not (kind == FileKind.SETUP_PY or _BUILDER_PATH.search(relpath)):
+        return ()
+    line = text.count("\n", 0, text.index("CUDAExtension")) + 1
+    return (Evidence("torch-extension", relpath, line, "CUDAExtension (hipified at build time on ROCm)", 0),)
+
+
+def _matches(patterns: tuple[Pattern, ...], relpath: str, text: str, *, comment: str) -> Iterator[Evidence]:
+    kept: Counter[str] = Counter()
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        commented = comment and stripped.startswith(comment) and not stripped.startswith("#include")
+        if commented or not _HINT.search(line.lower()):
+            continue
+        for kind, weight, regex in patterns:
+            if kept[kind] < _PER_FILE and regex.search(line):
+                kept[kind] += 1
+                yield Evidence(kind, relpath, number, stripped[:120], weight)
+                break
+
+
+def guard_evidence(relpath: str, found: Iterable[preproc.Directive]) -> tuple[Evidence, ...]:
+    """Conditionals of a C/C++/CUDA file that test a HIP/ROCm macro (the first few, each weight 1)."""
+    guards = []
+    for item in found:
+        if item.keyword in ("if", "ifdef", "ifndef", "elif") and any(
+            (m := preproc.builtin(w)) is not None and m.hip for w in re.findall(r"[A-Za-z_]\w*", item.argument)
+        ):
+            guards.append(Evidence("guard", relpath, item.line, f"#{item.keyword} {item.argument}"[:120], 1))
+    return tuple(guards)
+
+
+def is_build_file(relpath: str) -> bool:
+    """setup.py, CMakeLists.txt, pyproject.toml or a Makefile: what makes a directory a build unit."""
+    return relpath.rpartition("/")[2] in _BUILD_NAMES
+
+
+def assess(
+    found: Iterable[Evidence], params: Mapping[str, Any], *, guarded: int = 0, build_files: Iterable[str] = (),
+    extension_dirs: Iterable[str] = (),
+) -> RocmStatus:
+    """The level from the evidence and PARAMS (risk.yaml `rocm_status`): weight per kind, counted at most
+    `per_kind` times, so a thousand guards do not outweigh a HIP build."""
+    items = sorted(set(found))
+    counts = Counter(e.kind for e in items)
+    if guarded:
+        counts["guarded-sites"] = guarded
+    weights: Mapping[str, int] = params["weights"]
+    cap = int(params["per_kind"])
+    score = sum(weights.get(kind, 0) * min(n, cap) for kind, n in counts.items())
+    kinds = set(counts)
+    level = "none"
+    if score >= int(params["partial"]):
+        level = "partial"
+    # A HIP build path, or CI on AMD hardware for code that needs no build of its own (Triton, PyTorch),
+    # plus code that knows HIP.
+    if score >= int(params["supported"]) and kinds & {"build", "ci"} and kinds & {"guard", "hip-source", "runtime"}:
+        level = "supported"
+    build_dirs = {e.path.rpartition("/")[0] for e in items if e.kind == "build"}
+    hipify = sorted(build_dirs | set(extension_dirs)) if level != "none" else sorted(set(extension_dirs))
+    return RocmStatus(
+        level=level, score=score, evidence=tuple(items), counts=tuple(sorted(counts.items())),
+        build_files=tuple(sorted(build_files)), hipify_dirs=tuple(hipify),
+    )
+
+
+def cited(status: RocmStatus, kind: str, limit: int = 3) -> list[Evidence]:
+    """The first few pieces of evidence of one kind, strongest first."""
+    return sorted((e for e in status.evidence if e.kind == kind), key=lambda e: (-e.weight, e.path, e.line))[:limit]
+
+
+def never_compiled(
+    findings: Iterable[Finding], conditionals: Mapping[str, tuple[preproc.Directive, ...]],
+    other_backends: re.Pattern[str] | None = None,
+) -> tuple[list[Finding], list[Finding]]:
+    """(findings a HIP build compiles, findings it never does): lines under #if branches that HIP facts and the
+    repository's own #defines (across headers) rule out, and C/C++ of non-CUDA backends (RISC-V, Metal, SYCL...)."""
+    items = list(findings)
+    table = preproc.settle(conditionals) if conditionals else {}
+    dead: dict[str, tuple[tuple[int, int], ...]] = {}
+    kept, moved = [], []
+    for finding in items:
+        if finding.path not in dead:
+            found = conditionals.get(finding.path, ())
+            dead[finding.path] = preproc.dead_ranges(found, table) if found else ()
+        other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
+        if other or any(start <= finding.line <= end for start, end in dead[finding.path]):
+            moved.append(replace(finding, status="guarded"))
+        else:
+            kept.append(finding)
+    return kept, moved
+
+
+def _c_path(path: str) -> bool:
+    return path.rpartition(".")[2].lower() in {"c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "s", "inl", "m", "mm"}
+
+
+_VARIANT = re.compile(r"(?<![a-z])(?:cuda|nvidia|cu\d{2,3})(?![a-z])", re.I)
+
+
+def variants(findings: Iterable[Finding], paths: Iterable[str]) -> list[Finding]:
+    """FINDINGS, those in a CUDA variant of a file or directory that has a ROCm sibling (docker/docker-cuda/ beside
+    docker/docker-rocm/, requirements/cuda.txt beside requirements/rocm.txt) marked covered: the ROCm variant exists."""
+    known: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        known.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    kept = []
+    for finding in findings:
+        if finding.status == "remaining" and _has_rocm_sibling(finding.path, known):
+            finding = replace(finding, status="covered")
+        kept.append(finding)
+    return kept
+
+
+def _has_rocm_sibling(path: str, known: set[str]) -> bool:
+    parts = path.split("/")
+    for index, part in enumerate(parts):
+        if _VARIANT.search(part):
+            for word in ("rocm", "hip", "amd"):
+                sibling = "/".join([*parts[:index], _VARIANT.sub(word, part)])
+                if sibling in known:
+                    return True
+    return False
+
+
+_SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|cuh|inl)$")
+_CUDA_TEST = re.compile(r"^(?:CUDA|CUDA_FOUND|CUDAToolkit_FOUND|USE_CUDA|WITH_CUDA|BUILD_CUDA|ENABLE_CUDA)$")
+_HIP_TEST = re.compile(r"HIP|ROCM|AMD", re.I)
+
+
+def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
+    """Source files a CMake file lists only under a CUDA-only branch (`if(GPU_LANG STREQUAL "CUDA")`), as
+    `cuda-only-source` (weight 0), and those it lists elsewhere as `build-source`: a HIP build never compiles
+    the first (unless also listed elsewhere). Only for CMake files that have both kinds of branch."""
+    if "CUDA" not in text or not _HIP_TEST.search(text):
+        return ()
+    from migrate.parse.cmake import commands
+    from migrate.parse import ParseError
+
+    try:
+        found = commands(text)
+    except ParseError:
+        return ()
+    base = relpath.rpartition("/")[0]
+    lines = Positions(text)
+    stack: list[bool] = []  # per open if(): is the current branch CUDA-only
+    result = []
+    for name, offset, args in found:
+        words = [a for a, _ in args]
+        if name == "if":
+            stack.append(_cuda_only(words) or bool(stack and stack[-1]))
+        elif name in ("elseif", "else") and stack:
+            stack[-1] = (_cuda_only(words) if name == "elseif" else False) or (len(stack) > 1 and stack[-2])
+        elif name == "endif" and stack:
+            stack.pop()
+        else:
+            kind = "cuda-only-source" if stack and stack[-1] else "build-source"
+            for word in words:
+                path = _source_path(base, word)
+                if path is not None:
+                    result.append(Evidence(kind, path, lines.at(offset)[0], word[:120], 0))
+    return tuple(result) if any(e.kind == "cuda-only-source" for e in result) else ()
+
+
+def _cuda_only(words: list[str]) -> bool:
+    return any(_CUDA_TEST.match(w) for w in words) and not any(_HIP_TEST.search(w) for w in words)
+
+
+def _source_path(base: str, word: str) -> str | None:
+    word = word.replace("${CMAKE_CURRENT_SOURCE_DIR}/", "").replace("${PROJECT_SOURCE_DIR}/", "")
+    if "${" in word or not _SOURCE.search(word) or word.startswith("/"):
+        return None
+    return f"{base}/{word}" if base else word
+
+
+def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[list[Finding], list[Finding]]:
+    """(findings a HIP build compiles, findings in sources the build lists only for CUDA, or in directories
+    holding only such sources)."""
+    items = list(found)
+    only = [e.path for e in items if e.kind == "cuda-only-source"]
+    if not only:
+        return list(findings), []
+    shared = [e.path for e in items if e.kind == "build-source"]
+    shared_dirs = {p.rpartition("/")[0] for p in shared}
+    folders = {p.rpartition("/")[0] for p in only} - {d for d in shared_dirs} - {""}
+    kept, moved = [], []
+    for finding in findings:
+        listed = any(fnmatch.fnmatchcase(finding.path, p) for p in only)
+        if listed and any(fnmatch.fnmatchcase(finding.path, p) for p in shared):
+            listed = False
+        folder = finding.path.rpartition("/")[0]
+        if listed or (folder in folders and not any(folder == d or d.startswith(folder + "/") for d in shared_dirs)):
+            moved.append(replace(finding, status="guarded"))
+        else:
+            kept.append(finding)
+    return kept, moved

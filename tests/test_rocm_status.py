@@ -1,0 +1,282 @@
+"""ROCm status: the preprocessor as a HIP build sees it, the evidence, the levels, and the calibration fixtures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from migrate import preproc, risk, rocm_status
+from migrate.cli import cli
+from migrate.config import Settings
+from migrate.model import FileKind
+from migrate.scan import scan
+
+W = risk.load_weights()
+
+
+def write(root: Path, relpath: str, text: str) -> None:
+    path = root / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+# --- the preprocessor ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("defined(__HIP_PLATFORM_AMD__)", (True, True)),
+        ("!defined(USE_ROCM)", (False, True)),
+        ("defined(__HIP_PLATFORM_NVIDIA__)", (False, True)),
+        ("defined(GGML_USE_HIP) && defined(FOO)", (None, False)),
+        ("defined(__CUDA_ARCH__) && !defined(MYLIB_USE_HIP)", (False, True)),
+        ("defined(__CUDA_ARCH__) || defined(WITH_ROCM)", (True, True)),
+        ("__CUDA_ARCH__ >= 800", (None, False)),  # a CUDA macro alone says nothing about HIP
+        ("defined(NO_HIP_GRAPHS)", (None, False)),  # named for HIP, but says the opposite
+        ("CUDART_VERSION >= 11000 && !defined(USE_ROCM)", (False, True)),
+        ("(", (None, False)),
+    ],
+)
+def test_conditions_evaluate_three_valued_with_the_hip_macros(expression: str, expected: tuple[object, bool]) -> None:
+    assert preproc.evaluate(expression, {}) == expected
+
+
+COMMON = """\
+#pragma once
+#ifndef COMMON_CUH
+#define COMMON_CUH
+#if !defined(GGML_USE_HIP) && __CUDA_ARCH__ >= 750
+#define TURING_MMA_AVAILABLE
+#endif
+#if defined(GGML_USE_HIP)
+#define WAVE64_BUILD 1
+#else
+#define CP_ASYNC_AVAILABLE 1
+#endif
+#endif
+"""
+MMA = """\
+#include "common.cuh"
+#ifdef TURING_MMA_AVAILABLE
+asm("mma.sync.aligned.m16n8k16;");
+#else
+fallback();
+#endif
+#if CP_ASYNC_AVAILABLE
+asm("cp.async.wait_all;");
+#elif WAVE64_BUILD
+amd();
+#endif
+#if __CUDA_ARCH__ >= 800
+asm("ldmatrix.sync;");
+#endif
+#ifndef COMMON_CUH
+never_guarded_by_an_include_guard();
+#endif
+"""
+
+
+def test_macros_defined_only_when_hip_is_not_are_followed_across_headers() -> None:
+    files = {"common.cuh": preproc.directives(COMMON), "mma.cu": preproc.directives(MMA)}
+    table = preproc.settle(files)
+    assert table["TURING_MMA_AVAILABLE"] == preproc.Macro(preproc.UNDEFINED, True)
+    assert table["CP_ASYNC_AVAILABLE"] == preproc.Macro(preproc.UNDEFINED, True)
+    assert table["WAVE64_BUILD"] == preproc.Macro(preproc.DEFINED, True, 1)
+    assert "COMMON_CUH" not in table  # an include guard says nothing about the build
+    assert preproc.dead_ranges(files["mma.cu"], table) == ((2, 4), (7, 9))
+
+
+def test_continuation_lines_and_comments_in_directives() -> None:
+    found = preproc.directives("#if defined(A) && \\\n    !defined(USE_ROCM) /* cuda */\nx\n#endif\n")
+    assert found == (preproc.Directive(1, "if", "defined(A) &&      !defined(USE_ROCM)"), preproc.Directive(4, "endif", ""))
+    assert preproc.dead_ranges(found, {}) == ((1, 4),)
+
+
+# --- evidence and levels ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("kind", "relpath", "text", "expected"),
+    [
+        (FileKind.CMAKE, "CMakeLists.txt", "if(USE_HIP)\n  enable_language(HIP)\nendif()\n", [("build", 2)]),
+        (FileKind.CMAKE, "CMakeLists.txt", "find_package(hip REQUIRED)\n", [("build", 1)]),
+        (FileKind.SETUP_PY, "setup.py", "import torch\nif torch.version.hip:\n    pass\n", [("build", 2)]),
+        (FileKind.PYTHON, "op_builder/builder.py", "if self.is_rocm_pytorch():\n    x = ROCM_HOME\n", [("build", 1), ("build", 2)]),
+        (FileKind.PYTHON, "pkg/ops.py", "# torch.version.hip in a comment\nIS_HIP = torch.version.hip is not None\n", [("runtime", 2)]),
+        (FileKind.CI_WORKFLOW, ".github/workflows/ci.yml", "jobs:\n  t:\n    runs-on: [self-hosted, mi300]\n", [("ci", 3)]),
+        (FileKind.DOCKERFILE, "docker/Dockerfile.rocm", "FROM rocm/pytorch:latest\n", [("packaging", 1)]),
+        (FileKind.REQUIREMENTS, "requirements-rocm.txt", "--index-url https://download.pytorch.org/whl/rocm6.2\n", [("packaging", 1)]),
+        (FileKind.MARKDOWN, "README.md", "# x\n\nTo install on ROCm, run `pip install x`.\n", [("docs", 3)]),
+        (FileKind.CUDA, "k.cu", '#include "hip/hip_runtime.h"\n', [("hip-source", 1)]),
+        (FileKind.MARKDOWN, "README.md", "Runs on CUDA GPUs.\n", []),
+        (FileKind.SETUP_PY, "setup.py", "from torch.utils.cpp_extension import CUDAExtension\n", [("torch-extension", 1)]),
+    ],
+)
+def test_evidence_per_file_kind(kind: FileKind, relpath: str, text: str, expected: list[tuple[str, int]]) -> None:
+    assert [(e.kind, e.line) for e in rocm_status.evidence(kind, relpath, text)] == expected
+
+
+def test_levels_follow_the_weights() -> None:
+    build = rocm_status.evidence(FileKind.CMAKE, "CMakeLists.txt", "enable_language(HIP)\nfind_package(hip)\n")
+    guard = rocm_status.guard_evidence("k.cu", preproc.directives("#ifdef USE_ROCM\n#endif\n"))
+    docs = rocm_status.evidence(FileKind.MARKDOWN, "README.md", "Install on ROCm with pip.\n")
+    assert rocm_status.assess([], W.status).level == "none"
+    assert rocm_status.assess(docs, W.status).level == "none"
+    assert rocm_status.assess(guard, W.status, guarded=3).level == "partial"
+    assert rocm_status.assess(build, W.status).level == "partial"  # a build path alone: nothing HIP-specific yet
+    supported = rocm_status.assess([*build, *guard], W.status, guarded=3)
+    assert (supported.level, supported.score) == ("supported", 9)
+    assert supported.hipify_dirs == ("",)
+
+
+# --- the scan: guarded code, other backends, setup.py and CMake HIP branches ------------------------------
+
+def test_a_finding_a_hip_build_never_compiles_is_guarded_not_work(tmp_path: Path) -> None:
+    write(tmp_path, "src/common.cuh", COMMON)
+    write(tmp_path, "src/mma.cu", MMA.replace('fallback();', '__global__ void k() {}'))
+    result = scan(tmp_path, Settings(jobs=1))
+    remaining = {(f.path, f.line) for f in result.findings if f.category == "inline-ptx"}
+    held = {(f.path, f.line, f.status) for f in result.guarded_findings}
+    assert ("src/mma.cu", 13) in remaining  # `#if __CUDA_ARCH__ >= 800`: unknown, so still work
+    assert {("src/mma.cu", 3, "guarded"), ("src/mma.cu", 8, "guarded")} <= held
+    assert result.guarded == len(result.guarded_findings)
+
+
+def test_other_backends_are_not_cuda(tmp_path: Path) -> None:
+    riscv = 'void f(void) {\n    __asm__ volatile("fence.i" ::: "memory");\n}\n'
+    write(tmp_path, "ggml/src/ggml-cpu/arch/riscv/quants.c", riscv)
+    write(tmp_path, "src/x86/fence.c", riscv)
+    write(tmp_path, "src/cuda/fence.cu", riscv.replace("void f", "__device__ void f"))
+    result = scan(tmp_path, Settings(jobs=1))
+    assert [f.path for f in result.findings if f.rule == "inline-ptx"] == ["src/cuda/fence.cu"]
+    assert sorted(f.path for f in result.guarded_findings) == ["ggml/src/ggml-cpu/arch/riscv/quants.c", "src/x86/fence.c"]
+
+
+SETUP = """\
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, CUDAExtension
+
+IS_ROCM = torch.version.hip is not None
+if IS_ROCM:
+    flags = ["-O3"]
+else:
+    flags = ["-gencode", "arch=compute_80,code=sm_80"]
+setup(name="x", ext_modules=[CUDAExtension("x", ["x.cu"], extra_compile_args={"nvcc": flags})])
+"""
+
+
+def test_the_hip_branches_of_setup_py_are_attached(tmp_path: Path) -> None:
+    """parse/setup_py.py computed the HIP branches of setup.py but never attached them: the -gencode in the
+    else-branch of `if IS_ROCM:` was reported as work."""
+    write(tmp_path, "setup.py", SETUP)
+    result = scan(tmp_path, Settings(jobs=1))
+    assert [f.line for f in result.findings if f.path == "setup.py" and f.line in (8, 9)] == []
+    assert [f.line for f in result.guarded_findings if f.path == "setup.py"] == [9]
+    assert result.rocm is not None and {e.kind for e in result.rocm.evidence} == {"build", "torch-extension"}
+
+
+def test_cmake_branches_that_test_hip_are_guarded(tmp_path: Path) -> None:
+    write(tmp_path, "CMakeLists.txt", "if(USE_HIP)\n  enable_language(HIP)\nelseif(USE_CUDA)\n  enable_language(CUDA)\nendif()\n"
+                                      "if(BUILD_GPU)\n  enable_language(CUDA)\nendif()\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    assert [f.line for f in result.findings if f.rule == "cmake-cuda-language"] == [7]
+    assert [f.line for f in result.guarded_findings] == [4]
+
+
+# --- calibration: one small repository per verdict class ----------------------------------------------------
+
+CALIBRATION = {
+    # name: (ROCm level, verdict, effort range in engineer-days it must fall in)
+    "pytorch-trainer": ("none", "trivial", (0.0, 0.5)),
+    "ported-residual": ("supported", "easy", (0.05, 2.0)),
+    "sample-collection": ("none", "trivial", (0.05, 1.0)),  # per program: most samples are a hipify pass
+    "cuda-extension": ("none", "hard", (8.0, 30.0)),
+    "cutlass-kernels": ("none", "very-hard", (20.0, 60.0)),
+}
+
+
+def scan_fixture(name: str, make_repo, monkeypatch: pytest.MonkeyPatch) -> dict:  # type: ignore[type-arg]
+    repo = make_repo(name)
+    monkeypatch.chdir(repo.parent)
+    done = CliRunner().invoke(cli, ["scan", repo.name, "--format", "json"])
+    assert done.exit_code == 0, done.output
+    return json.loads(done.stdout)["summary"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("name", sorted(CALIBRATION))
+def test_calibration_fixtures_keep_their_verdicts(name: str, make_repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    level, verdict, (low, high) = CALIBRATION[name]
+    summary = scan_fixture(name, make_repo, monkeypatch)
+    assert (summary["rocm_status"]["level"], summary["verdict"]) == (level, verdict)
+    assert low <= summary["effort_days"]["low"] <= summary["effort_days"]["high"] <= high
+
+
+def test_an_already_ported_project_names_its_evidence_and_its_add_on(make_repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    status = scan_fixture("ported-residual", make_repo, monkeypatch)["rocm_status"]
+    kinds = {(e["kind"], e["path"]) for e in status["evidence"]}
+    assert {("build", "CMakeLists.txt"), ("ci", ".github/workflows/rocm.yml"), ("guard", "src/gpu/common.cuh")} <= kinds
+    never = {(f["path"], f["rule"]) for f in status["never_compiled"]}
+    assert {("src/gpu/matmul.cu", "inline-ptx"), ("backends/riscv/vec_dot.c", "inline-ptx")} <= never
+    by_name = {c["component"]: c for c in status["components"]}
+    assert by_name["contrib/fastgemm"]["optional"] and by_name["contrib/fastgemm"]["blocked"]
+    assert not by_name["src/gpu"]["optional"] and by_name["src/gpu"]["rules"] == ["warp-full-mask", "warp-literal-32"]
+
+
+def test_a_sample_collection_is_priced_per_program(make_repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    collection = scan_fixture("sample-collection", make_repo, monkeypatch)["rocm_status"]["collection"]
+    assert collection["programs"] == 7
+    assert collection["blocked"] == ["samples/warpSpecialized"]
+
+
+def test_the_terminal_report_leads_with_the_status(make_repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo("ported-residual")
+    monkeypatch.chdir(repo.parent)
+    output = CliRunner().invoke(cli, ["scan", repo.name], terminal_width=200).stdout
+    lines = output.splitlines()
+    assert lines[1].startswith("ROCm status: supported")
+    assert lines[2].startswith("Already ports: build (CMakeLists.txt:8, CMakeLists.txt:9), 9 guarded sites")
+    assert any(line.startswith("CUDA-only add-ons (not in the verdict): contrib/fastgemm → inline PTX") for line in lines)
+
+
+def test_a_cuda_variant_beside_a_rocm_one_is_covered(tmp_path: Path) -> None:
+    write(tmp_path, "docker/docker-cuda/Dockerfile", "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n")
+    write(tmp_path, "docker/docker-rocm/Dockerfile", "ARG BASE=rocm/pytorch:latest\nFROM ${BASE}\n")
+    write(tmp_path, "requirements/cuda.txt", "--extra-index-url https://download.pytorch.org/whl/cu121\n")
+    write(tmp_path, "requirements/rocm.txt", "--extra-index-url https://download.pytorch.org/whl/rocm6.2\n")
+    write(tmp_path, "deploy/Dockerfile.cuda", "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    status = {f.path: f.status for f in result.findings}
+    assert status == {"docker/docker-cuda/Dockerfile": "covered", "requirements/cuda.txt": "covered",
+                      "deploy/Dockerfile.cuda": "remaining"}
+    assert result.rocm is not None and ("packaging", "docker/docker-rocm/Dockerfile", 1) in {
+        (e.kind, e.path, e.line) for e in result.rocm.evidence}
+
+
+CMAKE_SPLIT = """\
+project(x LANGUAGES CXX)
+if(GPU_LANG STREQUAL "CUDA")
+  list(APPEND SRC "csrc/marlin/gemm.cu" "csrc/common/act.cu")
+  file(GLOB FP8 "csrc/fp8/*.cu")
+elseif(GPU_LANG STREQUAL "HIP")
+  enable_language(HIP)
+  list(APPEND SRC "csrc/rocm/attn.cu")
+endif()
+set(SHARED "csrc/common/act.cu" "csrc/common/norm.cu")
+"""
+
+
+def test_sources_the_cmake_build_lists_only_for_cuda_are_never_compiled_for_hip(tmp_path: Path) -> None:
+    write(tmp_path, "CMakeLists.txt", CMAKE_SPLIT)
+    ptx = '__device__ void f() { asm volatile("cp.async.wait_all;"); }\n'
+    for path in ("csrc/marlin/gemm.cu", "csrc/marlin/helpers.cuh", "csrc/fp8/quant.cu", "csrc/common/act.cu",
+                 "csrc/common/norm.cu", "csrc/rocm/attn.cu"):
+        write(tmp_path, path, ptx)
+    result = scan(tmp_path, Settings(jobs=1))
+    assert sorted(f.path for f in result.findings if f.rule == "inline-ptx") == [
+        "csrc/common/act.cu", "csrc/common/norm.cu", "csrc/rocm/attn.cu"]
+    assert sorted(f.path for f in result.guarded_findings if f.rule == "inline-ptx") == [
+        "csrc/fp8/quant.cu", "csrc/marlin/gemm.cu", "csrc/marlin/helpers.cuh"]
+    assert result.rocm is not None and not {e.kind for e in result.rocm.evidence} & rocm_status.SOURCE_LISTS

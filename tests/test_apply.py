@@ -68,7 +68,7 @@ def test_plan_changes_sources_only_and_skips_binary(repo: Path) -> None:
 
 def test_dry_run_diff_applies_with_git_and_changes_nothing(repo: Path, tmp_path: Path) -> None:
     before = _snapshot(repo)
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--dry-run", "--sources-only", "--engine", "builtin"])
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--dry-run", "--sources-only", "--engine", "builtin", "--strategy", "fork"])
     assert result.exit_code == 0, result.output
     assert _snapshot(repo) == before and git(repo, "status", "--porcelain") == ""
     assert "\x1b[" not in result.stdout
@@ -220,7 +220,7 @@ def test_second_apply_changes_nothing(repo: Path) -> None:
 
 def test_git_apply_check_on_real_fixture_repo(make_repo, tmp_path: Path) -> None:
     repo = make_repo("cmake-hpc")
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--dry-run", "--sources-only", "--engine", "builtin"])
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--dry-run", "--sources-only", "--engine", "builtin", "--strategy", "fork"])
     assert result.exit_code == 0, result.output
     patch = tmp_path / "p.diff"
     patch.write_bytes(result.stdout_bytes)

@@ -115,7 +115,7 @@ def test_ported_makefile_project_builds_with_hipcc(tmp_path: Path) -> None:
         "NVCC ?= nvcc\nNVCCFLAGS := -O2 --use_fast_math -gencode arch=compute_80,code=sm_80\n"
         "app: kern.cu\n\t$(NVCC) $(NVCCFLAGS) -o $@ $< -lcudart\n"
     )
-    plan = plan_port(tmp_path, Engine("builtin"), max_file_size=1 << 20, targets=("gfx90a",))
+    plan = plan_port(tmp_path, Engine("builtin"), max_file_size=1 << 20, targets=("gfx90a",), strategy="fork")
     assert write_port(plan).written == ("Makefile.rocm", "kern.cu")
     env = {**os.environ, "HIP_PLATFORM": "amd"}
     done = subprocess.run(["make", "-f", "Makefile.rocm"], cwd=tmp_path, env=env, capture_output=True, text=True)

@@ -387,8 +387,9 @@ def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, 
 @click.option("--max-file-size", type=click.IntRange(min=1), default=None, help="Skip files larger than this (bytes).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Parallel compiles (0: one per core).")
 @engine_options
+@strategy_option
 def verify(path: Path, targets: tuple[str, ...] | None, hipcc: Path | None, max_file_size: int | None, jobs: int,
-           engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
+           engine: str, hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
     """Translate into a temp dir and compile each unit with hipcc -fsyntax-only for the target(s)."""
     from migrate.config import load_settings
     from migrate.verify import find_hipcc, verify as run_verify
@@ -398,11 +399,13 @@ def verify(path: Path, targets: tuple[str, ...] | None, hipcc: Path | None, max_
     chosen = _engine(path, engine, hipify_clang, hipify_perl)
     failed = 0
     for gfx in settings.targets:
-        result = run_verify(path, gfx, chosen, hipcc=hipcc, max_file_size=settings.max_file_size, jobs=jobs)
+        result = run_verify(path, gfx, chosen, hipcc=hipcc, max_file_size=settings.max_file_size, jobs=jobs,
+                            strategy=strategy)
         _echo_findings(result.findings, result.skipped)
         failed += len(result.failed)
         ok = len(result.units) - len(result.failed)
-        click.echo(f"{gfx}: {ok}/{len(result.units)} unit(s) compile with hipcc ({result.compiler}), "
+        click.echo(f"{gfx}: {ok}/{len(result.units)} unit(s) compile with hipcc ({result.compiler}, "
+                   f"strategy {result.strategy}), "
                    f"{len(result.findings)} error(s)")
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
 

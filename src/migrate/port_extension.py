@@ -18,6 +18,7 @@ from migrate.model import FileKind, Finding, Severity, SourceFile
 if TYPE_CHECKING:
     from migrate.apply import FileChange
     from migrate.parse.cuda import CudaDocument
+    from migrate.translate import Engine
 
 RULE_LEFT = "rocm-guard-not-written"
 HIP_FLAG = "IS_HIP_EXTENSION"
@@ -134,7 +135,8 @@ def _branch(doc: CudaDocument, node: tree_sitter.Node) -> tuple[_Branch | None, 
     if node.type == "gnu_asm_expression":
         return _ptx_branch(doc, node, statement)
     edit = _warp_edit(doc, node)
-    note = "  // non-sync forms, 32-lane width as on CUDA: ROCm < 6.2 has no *_sync builtins"
+    note = "  // non-sync form: ROCm < 6.2 has no *_sync builtins" + (
+        "; width 32 as on CUDA" if "lanes" in _data()["warp"][doc.node_text(node.children[0])] else "")
     return _Branch(statement.start_point.row, statement.end_point.row, (edit,), note), ""
 
 
@@ -347,3 +349,27 @@ def _offset(lines: list[str], line: int, column: int) -> int:
     if line - 1 >= len(lines):
         return before
     return before + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "ignore"))
+
+
+# -- verify: compile as a ROCm torch builds the extension ------------------------------------------------------------
+
+
+def as_torch_builds(tree: Path, engine: Engine) -> list[str]:
+    """Hipify TREE in place as a ROCm torch does at build time; the flags its hipcc gets (torch's include
+    directories when torch is installed beside migrate)."""
+    from migrate.apply import translate_paths
+
+    translate_paths([tree], engine, in_place=True)
+    return ["-DUSE_ROCM=1", "-D__HIP_PLATFORM_AMD__=1", *_torch_includes()]
+
+
+def _torch_includes() -> list[str]:
+    import importlib.util
+    import sysconfig
+
+    spec = importlib.util.find_spec("torch")  # finds the package without importing it
+    if spec is None or spec.origin is None:
+        return []
+    base = Path(spec.origin).parent / "include"
+    found = [base, base / "torch" / "csrc" / "api" / "include", Path(sysconfig.get_paths()["include"])]
+    return [f"-I{d}" for d in found if d.is_dir()]

@@ -4,6 +4,7 @@ exactly the names they use to HIP on AMD, so the same sources build for both ven
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -53,7 +54,9 @@ def compat_changes(root: Path, sources: Sequence[SourceFile]) -> tuple[list[File
     if old is not None and _MARKER.encode() not in old:
         message = f"{header} exists and was not written by migrate: no compat header written; rename it and re-run"
         return [], [*findings, Finding(header, 1, 1, RULE_HEADER_TAKEN, "other", Severity.MEDIUM, 1, message, "")]
-    changes = [FileChange(header, old, compat_header(uses).encode("utf-8"), reason="CUDA -> HIP compat header")]
+    earlier = re.findall(r"^#include <(.+)>$", old.decode("utf-8", "replace").partition("\n#else\n")[2], re.M) if old else []
+    text = compat_header(uses, earlier)
+    changes = [FileChange(header, old, text.encode("utf-8"), reason="CUDA -> HIP compat header")]
     for use in uses:
         new = _with_compat_include(use, posixpath.relpath(header, posixpath.dirname(use.source.relpath) or "."))
         if new != use.data:
@@ -68,10 +71,11 @@ def _existing(path: Path) -> bytes | None:
         return None
 
 
-def compat_header(uses: Sequence[_Use]) -> str:
-    """`#define cudaX hipX` for exactly the names the sources use, the HIP headers on AMD, the CUDA ones elsewhere."""
+def compat_header(uses: Sequence[_Use], earlier: Sequence[str] = ()) -> str:
+    """`#define cudaX hipX` for exactly the names the sources use, the HIP headers on AMD, the CUDA ones elsewhere
+    (with the CUDA headers an EARLIER run moved into the header)."""
     names = sorted({n for u in uses for n in u.names})
-    cuda_headers = list(dict.fromkeys(["cuda_runtime.h", *(h for u in uses for _, _, h in u.includes)]))
+    cuda_headers = list(dict.fromkeys(["cuda_runtime.h", *(h for u in uses for _, _, h in u.includes), *earlier]))
     hmap = header_map()
     hip_headers = list(dict.fromkeys(h for c in cuda_headers if (h := hmap.hip_header(c)) is not None))
     lines = [

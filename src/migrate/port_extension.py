@@ -115,17 +115,19 @@ def rocm_guards(text: str, relpath: str) -> tuple[str | None, list[Finding]]:
 
 
 def _targets(root: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
-    warp = _data()["warp"]
+    """The outermost PTX statements and warp intrinsic calls (a call nested in another is rewritten with it)."""
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.type == "gnu_asm_expression":
+        if node.type == "gnu_asm_expression" or _is_warp_call(node):
             yield node
-        elif node.type == "call_expression":
-            function = node.child_by_field_name("function")
-            if function is not None and function.type == "identifier" and function.text.decode() in warp:
-                yield node
-        stack.extend(reversed(node.children))
+        else:
+            stack.extend(reversed(node.children))
+
+
+def _is_warp_call(node: tree_sitter.Node) -> bool:
+    function = node.child_by_field_name("function") if node.type == "call_expression" else None
+    return function is not None and function.type == "identifier" and (function.text or b"").decode() in _data()["warp"]
 
 
 def _branch(doc: CudaDocument, node: tree_sitter.Node) -> tuple[_Branch | None, str]:
@@ -165,10 +167,21 @@ def _warp_edit(doc: CudaDocument, node: tree_sitter.Node) -> tuple[int, int, str
     spec = _data()["warp"][doc.node_text(function)]
     if "call" in spec:
         return node.start_byte, node.end_byte, str(spec["call"])
-    args = [doc.node_text(a) for a in arguments.named_children if a.type != "comment"][1:]
+    args = [_rewritten(doc, a) for a in arguments.named_children if a.type != "comment"][1:]
     if "lanes" in spec and len(args) == int(spec["lanes"]) - 1:
         args.append("32")
     return node.start_byte, node.end_byte, f"{spec['hip']}({', '.join(args)})"
+
+
+def _rewritten(doc: CudaDocument, node: tree_sitter.Node) -> str:
+    """NODE's text with the warp calls inside it in their HIP form."""
+    text = doc.node_text(node)
+    for inner in sorted(_targets(node), key=lambda n: n.start_byte, reverse=True):
+        if _is_warp_call(inner):
+            _, _, new = _warp_edit(doc, inner)
+            start, end = inner.start_byte - node.start_byte, inner.end_byte - node.start_byte
+            text = text[:start] + new + text[end:]
+    return text
 
 
 def _ptx_branch(doc: CudaDocument, node: tree_sitter.Node, statement: tree_sitter.Node) -> tuple[_Branch | None, str]:

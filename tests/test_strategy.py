@@ -49,6 +49,26 @@ def _plan(root: Path, strategy: str = "auto", **options: object):  # type: ignor
     return plan_port(root, BUILTIN, max_file_size=1 << 20, targets=("gfx90a",), strategy=strategy, **options)  # type: ignore[arg-type]
 
 
+JIT = """from torch.utils.cpp_extension import load
+
+_C = load(
+    name="ops",
+    sources=["csrc/ops.cu"],
+    extra_cuda_cflags=["-O3", "--use_fast_math", "-gencode=arch=compute_80,code=sm_80"],
+)
+"""
+
+
+def _jit_project(root: Path) -> Path:
+    """A JIT-built extension (torch.utils.cpp_extension.load) whose kernel uses the fixture's warp reduction."""
+    (root / "csrc").mkdir(parents=True)
+    shutil.copy(REPOS / "cuda-extension" / "csrc" / "common.cuh", root / "csrc")
+    (root / "csrc" / "ops.cu").write_text(
+        '#include "common.cuh"\n__global__ void k(float* x) { x[threadIdx.x] = warp_reduce_sum(x[threadIdx.x]); }\n')
+    (root / "ops.py").write_text(JIT)
+    return root
+
+
 def _make_project(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "kern.cu").write_text(KERNEL)
@@ -70,6 +90,8 @@ def test_auto_reads_the_project_kind_from_the_scan(tmp_path: Path) -> None:
     assert chosen(_copy("cmake-hpc", tmp_path))[1].startswith(
         "CMakeLists.txt:2 builds CUDA with CMake (cmake-cuda-language): a USE_HIP build path and one compat header")
     assert chosen(_make_project(tmp_path / "mk"))[1].startswith("Makefile:1 calls nvcc from a Makefile (nvcc-invocation)")
+    assert chosen(_jit_project(tmp_path / "jit"))[1].startswith(
+        "ops.py:3 builds a PyTorch CUDA extension (python-cpp-extension)")
     (tmp_path / "bare").mkdir()
     (tmp_path / "bare" / "k.cu").write_text(KERNEL)
     assert chosen(tmp_path / "bare") == (
@@ -155,6 +177,22 @@ def test_build_flags_inline_lists_and_jit_load() -> None:
             '        flags = ["-gline-tables-only", "-Xptxas=-v"]\n') in ported
     assert rocm_build_flags("import torch\nflags = ['-gencode', 'arch=compute_80,code=sm_80']\n") is None  # not a build
     assert rocm_build_flags("from torch.utils.cpp_extension import load\nflags = ['-O3']\n") is None  # nothing nvcc-only
+
+
+def test_jit_extension_port_compiles_with_hipcc(tmp_path: Path) -> None:
+    """No torch header needed here: the guarded warp reduction compiles as a ROCm torch's hipcc would see it."""
+    require_tool("hipcc")
+    root = _jit_project(tmp_path / "jit")
+    plan = _plan(root)
+    assert [c.relpath for c in plan.changes] == ["csrc/common.cuh", "ops.py"]
+    ops = next(c.new.decode() for c in plan.changes if c.relpath == "ops.py")
+    assert ('    extra_cuda_cflags=(["-O3", "--use_fast_math", "-gencode=arch=compute_80,code=sm_80"] '
+            'if not IS_HIP_EXTENSION else ["-O3", "-ffast-math"]),\n') in ops and ast.parse(ops)
+    result = verify(root, "gfx90a", BUILTIN, max_file_size=1 << 20)
+    assert (result.strategy, [u.relpath for u in result.units], result.findings) == ("extension", ["csrc/ops.cu"], ())
+    unguarded = verify(root, "gfx90a", BUILTIN, max_file_size=1 << 20, strategy="fork")
+    assert [f.message for f in unguarded.findings] == [
+        "hipcc: use of undeclared identifier '__shfl_xor_sync'; did you mean '__shfl_xor'?"]
 
 
 def _guards(text: str) -> tuple[str | None, list[str]]:

@@ -390,7 +390,7 @@ def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, 
 @strategy_option
 def verify(path: Path, targets: tuple[str, ...] | None, hipcc: Path | None, max_file_size: int | None, jobs: int,
            engine: str, hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
-    """Translate into a temp dir and compile each unit with hipcc -fsyntax-only for the target(s)."""
+    """Port into a temp dir (by --strategy) and compile each unit with hipcc -fsyntax-only for the target(s)."""
     from migrate.config import load_settings
     from migrate.verify import find_hipcc, verify as run_verify
 

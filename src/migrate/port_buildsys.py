@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+import tree_sitter
+
 from migrate.apimap import header_map, lookup
 from migrate.model import FileKind, Finding, Severity, SourceFile
 
@@ -124,22 +126,22 @@ def _use(source: SourceFile) -> _Use | None:
     return _Use(source, data, frozenset(names), tuple(cuda), first, has_compat, tuple(unsupported))
 
 
-def _includes(doc: CudaDocument, nodes: list[object]) -> tuple[list[tuple[int, int, str]], int | None, bool]:
+def _includes(doc: CudaDocument, nodes: Sequence[tree_sitter.Node]) -> tuple[list[tuple[int, int, str]], int | None, bool]:
     """The CUDA include lines (start, end incl. newline, header), the first include's line start, compat seen."""
     hmap = header_map()
     cuda: list[tuple[int, int, str]] = []
     first: int | None = None
     has_compat = False
-    for node in sorted(nodes, key=lambda n: n.start_byte):  # type: ignore[attr-defined]
-        path = node.child_by_field_name("path")  # type: ignore[attr-defined]
+    for node in sorted(nodes, key=lambda n: n.start_byte):
+        path = node.child_by_field_name("path")
         if path is None:
             continue
         name = doc.node_text(path)[1:-1]
-        start = doc.data.rfind(b"\n", 0, node.start_byte) + 1  # type: ignore[attr-defined]
+        start = doc.data.rfind(b"\n", 0, node.start_byte) + 1
         first = start if first is None else first
         has_compat = has_compat or PurePosixPath(name).name == COMPAT_HEADER
         hip = hmap.hip_header(name)
-        if hip is not None and hip != name and not doc.is_guarded(node.start_point.row + 1):  # type: ignore[attr-defined]
+        if hip is not None and hip != name and not doc.is_guarded(node.start_point.row + 1):
             end = doc.data.find(b"\n", path.end_byte)
             cuda.append((start, len(doc.data) if end < 0 else end + 1, name))
     return cuda, first, has_compat

@@ -43,7 +43,8 @@ def choose(requested: str, findings: Sequence[Finding]) -> Choice:
     if requested != "auto":
         return Choice(requested, f"--strategy {requested}: {_WHY[requested]}")
     for name, rules, what in _KINDS:
-        found = sorted((f for f in findings if f.rule in rules and _is_build_file(f.path, name)), key=Finding.key)
+        found = sorted((f for f in findings if f.rule in rules and not f.vendored and _is_build_file(f.path, name)),
+                       key=Finding.key)
         if found:
             where = f"{found[0].path}:{found[0].line} {what}"
             return Choice(name, f"{where} ({found[0].rule}): {_WHY[name]}")

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from migrate.apply import plan_port, write_port
 from migrate.cli import cli
 from migrate.config import Settings
+from migrate.discover import discover
 from migrate.parse.cuda import parse_cuda
 from migrate.model import FileKind, SourceFile
 from migrate.port_extension import rocm_build_flags, rocm_guards
@@ -81,7 +82,8 @@ def _make_project(root: Path) -> Path:
 
 def test_auto_reads_the_project_kind_from_the_scan(tmp_path: Path) -> None:
     def chosen(root: Path) -> tuple[str, str]:
-        choice = choose("auto", scan(root, Settings(jobs=1)).findings)
+        sources = [s for s in discover(root, max_file_size=1 << 20) if isinstance(s, SourceFile)]
+        choice = choose("auto", scan(root, Settings(jobs=1)).findings, sources)
         return choice.name, choice.reason
 
     assert chosen(_copy("cuda-extension", tmp_path)) == ("extension", (
@@ -92,6 +94,20 @@ def test_auto_reads_the_project_kind_from_the_scan(tmp_path: Path) -> None:
     assert chosen(_make_project(tmp_path / "mk"))[1].startswith("Makefile:1 calls nvcc from a Makefile (nvcc-invocation)")
     assert chosen(_jit_project(tmp_path / "jit"))[1].startswith(
         "ops.py:3 builds a PyTorch CUDA extension (python-cpp-extension)")
+    indirect = _copy("cuda-extension", tmp_path / "indirect")  # torch_scatter's `Extension = CUDAExtension`
+    setup = (indirect / "setup.py").read_text()
+    (indirect / "setup.py").write_text(setup.replace("        CUDAExtension(", "        Extension(").replace(
+        "nvcc_flags = [", "Extension = CUDAExtension\nnvcc_flags = ["))
+    assert chosen(indirect) == ("extension", (
+        "setup.py:4 builds a PyTorch CUDA extension (the scan reports no work in its build): "
+        "a ROCm torch hipifies the CUDA sources at build time, so they keep their CUDA names"))
+    cmake_hip = _copy("cmake-hpc", tmp_path / "cmake-hip")  # a HIP path of its own and no CUDA left in CMake
+    (cmake_hip / "CMakeLists.txt").write_text("project(heatsolve LANGUAGES CXX)\nset(CMAKE_HIP_STANDARD 17)\n"
+                                              "enable_language(HIP)\nadd_executable(heatsolve src/main.cpp src/stencil.cu)\n")
+    assert chosen(cmake_hip) == ("cmake", "CMakeLists.txt:2 already has a HIP build path: a USE_HIP build path and "
+                                          "one compat header, so the same sources build for NVIDIA and AMD")
+    (cmake_hip / "CMakeLists.txt").write_text("project(x LANGUAGES CXX)\nhipify_sources_target(SRCS x ${CUDA_SRCS})\n")
+    assert chosen(cmake_hip) == ("extension", "CMakeLists.txt:2 hipifies the CUDA sources at build time, so they keep their CUDA names")
     (tmp_path / "bare").mkdir()
     (tmp_path / "bare" / "k.cu").write_text(KERNEL)
     assert chosen(tmp_path / "bare") == (
@@ -176,6 +192,8 @@ def test_build_flags_inline_lists_and_jit_load() -> None:
             '    if IS_HIP_EXTENSION:  # ROCm torch: hipcc gets --offload-arch from PYTORCH_ROCM_ARCH\n'
             '        flags = ["-gline-tables-only", "-Xptxas=-v"]\n') in ported
     assert rocm_build_flags("import torch\nflags = ['-gencode', 'arch=compute_80,code=sm_80']\n") is None  # not a build
+    probe = 'from torch.utils.cpp_extension import load\nimport subprocess\nsubprocess.call(["nvcc", "--version"])\n'
+    assert rocm_build_flags(probe) is None  # a command, not a flag list
     assert rocm_build_flags("from torch.utils.cpp_extension import load\nflags = ['-O3']\n") is None  # nothing nvcc-only
 
 
@@ -217,6 +235,11 @@ def test_rocm_guards_cases() -> None:
     unknown = '__device__ void g(unsigned *p) {\n  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(p[0]), "l"(p));\n}\n'
     assert _guards(unknown) == (None, [
         "2: no #ifdef USE_ROCM branch written: inline PTX `cp.async.ca.shared.global [%0], [%1], 16;` has no known HIP form; port it by hand"])
+    overload = ("__device__ half __shfl_up_sync(unsigned m, half v, unsigned d);\n"
+                "__device__ half f(half v) {\n  return __shfl_up_sync(0xffffffff, v, 1);\n}\n")
+    assert _guards(overload) == (None, [])  # the file's own overload, not the CUDA intrinsic
+    crlf, _ = rocm_guards("__device__ void s() {\r\n  __syncwarp();\r\n}\r\n", "k.cu")
+    assert crlf is not None and crlf.count("\r\n") == crlf.count("\n") == 7
     shared = "__device__ int h(int v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n"
     assert _guards(shared) == (None, [
         "1: no #ifdef USE_ROCM branch written: shares its line with other code, or sits in a macro; add the ROCm branch by hand"])

@@ -78,7 +78,7 @@ def plan_port(
 
     sources, skipped = _sources(root, max_file_size)
     scanned = _scan_findings(root, max_file_size) if side_files or strategy == "auto" else ()
-    choice = choose(strategy, scanned)
+    choice = choose(strategy, scanned, sources)
     if choice.name != "fork":
         side = _side(root, sources, in_place, unsafe_fixes, scanned, targets) if side_files else None
         return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side)

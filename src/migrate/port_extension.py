@@ -102,8 +102,8 @@ def rocm_guards(text: str, relpath: str) -> tuple[str | None, list[Finding]]:
     findings: list[Finding] = []
     for node in _targets(doc.root):
         line = node.start_point.row + 1
-        if doc.is_guarded(line):
-            continue
+        if doc.is_guarded(line) or (node.type == "call_expression" and _name(node) in doc.declared_names):
+            continue  # already dual-path, or the file's own overload of the intrinsic
         branch, why = _branch(doc, node)
         if branch is None:
             findings.append(_left(doc, line, why))
@@ -127,7 +127,12 @@ def _targets(root: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
 
 def _is_warp_call(node: tree_sitter.Node) -> bool:
     function = node.child_by_field_name("function") if node.type == "call_expression" else None
-    return function is not None and function.type == "identifier" and (function.text or b"").decode() in _data()["warp"]
+    return function is not None and function.type == "identifier" and _name(node) in _data()["warp"]
+
+
+def _name(call: tree_sitter.Node) -> str:
+    function = call.child_by_field_name("function")
+    return (function.text or b"").decode() if function is not None else ""
 
 
 def _branch(doc: CudaDocument, node: tree_sitter.Node) -> tuple[_Branch | None, str]:
@@ -138,7 +143,7 @@ def _branch(doc: CudaDocument, node: tree_sitter.Node) -> tuple[_Branch | None, 
         return _ptx_branch(doc, node, statement)
     edit = _warp_edit(doc, node)
     note = "  // non-sync form: ROCm < 6.2 has no *_sync builtins" + (
-        "; width 32 as on CUDA" if "lanes" in _data()["warp"][doc.node_text(node.children[0])] else "")
+        "; width 32 as on CUDA" if "lanes" in _data()["warp"][_name(node)] else "")
     return _Branch(statement.start_point.row, statement.end_point.row, (edit,), note), ""
 
 
@@ -161,10 +166,9 @@ def _alone(doc: CudaDocument, node: tree_sitter.Node) -> bool:
 
 
 def _warp_edit(doc: CudaDocument, node: tree_sitter.Node) -> tuple[int, int, str]:
-    function = node.child_by_field_name("function")
     arguments = node.child_by_field_name("arguments")
-    assert function is not None and arguments is not None
-    spec = _data()["warp"][doc.node_text(function)]
+    assert arguments is not None
+    spec = _data()["warp"][_name(node)]
     if "call" in spec:
         return node.start_byte, node.end_byte, str(spec["call"])
     args = [_rewritten(doc, a) for a in arguments.named_children if a.type != "comment"][1:]
@@ -186,6 +190,8 @@ def _rewritten(doc: CudaDocument, node: tree_sitter.Node) -> str:
 
 def _ptx_branch(doc: CudaDocument, node: tree_sitter.Node, statement: tree_sitter.Node) -> tuple[_Branch | None, str]:
     template = "".join(_string_value(doc, s) for s in node.children if s.type in ("string_literal", "concatenated_string"))
+    shown = re.sub(r"(?:\\[nt]|\s)+", " ", template).strip()
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
     if statement.type != "expression_statement" or statement.named_child(0) != node:
         return None, "inline PTX inside a larger statement; add the ROCm branch by hand"
     operands = {"out": _operands(doc, node, "gnu_asm_output_operand"), "in": _operands(doc, node, "gnu_asm_input_operand")}
@@ -196,10 +202,10 @@ def _ptx_branch(doc: CudaDocument, node: tree_sitter.Node, statement: tree_sitte
                 hip = str(idiom["hip"]).format(**values)
             except (KeyError, IndexError):
                 break
-            note = f"  // HIP builtin for PTX `{template.strip()}`"
+            note = f"  // HIP builtin for PTX `{shown}`"
             return _Branch(statement.start_point.row, statement.end_point.row,
                            ((statement.start_byte, statement.end_byte, hip),), note), ""
-    return None, f"inline PTX `{template.strip()}` has no known HIP form; port it by hand"
+    return None, f"inline PTX `{shown}` has no known HIP form; port it by hand"
 
 
 def _string_value(doc: CudaDocument, node: tree_sitter.Node) -> str:
@@ -243,11 +249,13 @@ def _render(doc: CudaDocument, branches: list[_Branch]) -> str:
     position = 0
     for branch in branches:
         begin, end = starts[branch.first], starts[branch.last + 1]
-        original = data[begin:end] if data[begin:end].endswith(b"\n") else data[begin:end] + b"\n"
+        newline = b"\r\n" if data[begin:end].endswith(b"\r\n") else b"\n"
+        original = data[begin:end] if data[begin:end].endswith(b"\n") else data[begin:end] + newline
         rocm = original
         for start, stop, new in sorted(branch.edits, reverse=True):
             rocm = rocm[: start - begin] + new.encode("utf-8") + rocm[stop - begin :]
-        out += [data[position:begin], f"#ifdef USE_ROCM{branch.note}\n".encode(), rocm, b"#else\n", original, b"#endif\n"]
+        directives = [f"#ifdef USE_ROCM{branch.note}".encode() + newline, b"#else" + newline, b"#endif" + newline]
+        out += [data[position:begin], directives[0], rocm, directives[1], original, directives[2]]
         position = end
     out.append(data[position:])
     return b"".join(out).decode("utf-8")
@@ -330,8 +338,9 @@ def _hip_flags(text: str, node: ast.List | ast.Tuple) -> str | None:
             drop_next = False
             continue
         new, drop_next, is_arch = hipcc_word(element.value)
-        if is_arch or new != element.value:
-            changed = True
+        if not (is_arch or element.value.startswith("-")):
+            new, drop_next = element.value, False  # a command or a file name (["nvcc", ...]), not a flag
+        changed = changed or is_arch or new != element.value
         if new and not is_arch:
             kept.append(source if new == element.value else f'"{new}"')
     if not changed:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from migrate.errors import InputError
-from migrate.model import Finding, Skipped, SourceFile
+from migrate.model import FileKind, Finding, Skipped, SourceFile
 
 if TYPE_CHECKING:
     from migrate.apply import FileChange, Plan
@@ -20,6 +21,12 @@ _KINDS = (
     ("cmake", frozenset({"cmake-cuda-language", "cmake-find-cuda"}), "builds CUDA with CMake"),
     ("make", frozenset({"nvcc-invocation"}), "calls nvcc from a Makefile"),
 )
+# a build the scan leaves quiet because it already handles ROCm: a torch extension, or CMake with a HIP path
+_EXTENSION_BUILD = re.compile(rb"\bCUDAExtension\b|\bcpp_extension\b[^\n]*\bload(?:_inline)?\b")
+_HIPIFY_CMAKE = re.compile(rb"\bhipify\w*\s*\(", re.I)
+_HIP_CMAKE = re.compile(rb"enable_language\(\s*HIP\b|\bCMAKE_HIP_\w+|find_package\(\s*hip\b|\bUSE_ROCM\b")
+_PYTHON_KINDS = frozenset({FileKind.SETUP_PY, FileKind.PYTHON})
+_CMAKE_KINDS = frozenset({FileKind.CMAKE})
 _WHY = {
     "extension": "a ROCm torch hipifies the CUDA sources at build time, so they keep their CUDA names",
     "cmake": "a USE_HIP build path and one compat header, so the same sources build for NVIDIA and AMD",
@@ -36,8 +43,9 @@ class Choice:
     reason: str
 
 
-def choose(requested: str, findings: Sequence[Finding]) -> Choice:
-    """The strategy REQUESTED, or for `auto` the one the project's build (from the scan findings) calls for."""
+def choose(requested: str, findings: Sequence[Finding], sources: Sequence[SourceFile] = ()) -> Choice:
+    """The strategy REQUESTED, or for `auto` the one the project's build calls for: from the scan FINDINGS, else
+    (a build the scan leaves quiet, often because it already handles ROCm) from the build files in SOURCES."""
     if requested not in STRATEGIES:
         raise InputError(f"unknown strategy {requested!r}; choose one of {', '.join(STRATEGIES)}")
     if requested != "auto":
@@ -46,9 +54,42 @@ def choose(requested: str, findings: Sequence[Finding]) -> Choice:
         found = sorted((f for f in findings if f.rule in rules and not f.vendored and _is_build_file(f.path, name)),
                        key=Finding.key)
         if found:
-            where = f"{found[0].path}:{found[0].line} {what}"
-            return Choice(name, f"{where} ({found[0].rule}): {_WHY[name]}")
+            return Choice(name, f"{found[0].path}:{found[0].line} {what} ({found[0].rule}): {_WHY[name]}")
+        quiet = _quiet_build(name, sources)
+        if quiet is not None:
+            return Choice(name, quiet)
     return Choice("fork", f"no CUDA extension, CMake or nvcc Makefile build found: {_WHY['fork']}")
+
+
+def _quiet_build(name: str, sources: Sequence[SourceFile]) -> str | None:
+    """Why NAME fits a build the scan leaves quiet (it already handles ROCm, or calls CUDAExtension indirectly)."""
+    if name == "extension":
+        python = _first(sources, _PYTHON_KINDS, _EXTENSION_BUILD)
+        if python:
+            return f"{python} builds a PyTorch CUDA extension (the scan reports no work in its build): {_WHY[name]}"
+        cmake = _first(sources, _CMAKE_KINDS, _HIPIFY_CMAKE)
+        return f"{cmake} hipifies the CUDA sources at build time, so they keep their CUDA names" if cmake else None
+    if name == "cmake":
+        cmake = _first(sources, _CMAKE_KINDS, _HIP_CMAKE)
+        return f"{cmake} already has a HIP build path: {_WHY[name]}" if cmake else None
+    return None
+
+
+def _first(sources: Sequence[SourceFile], kinds: frozenset[FileKind], pattern: re.Pattern[bytes]) -> str | None:
+    """path:line of PATTERN's first match outside a comment line in a non-vendored file of KINDS."""
+    for source in sorted(sources, key=lambda s: s.relpath):
+        if source.vendored or source.kind not in kinds:
+            continue
+        try:
+            data = source.path.read_bytes()
+        except OSError:
+            continue
+        for found in pattern.finditer(data):
+            start = data.rfind(b"\n", 0, found.start()) + 1
+            if not data[start : found.start()].lstrip().startswith(b"#"):
+                line = data.count(b"\n", 0, found.start()) + 1
+                return f"{source.relpath}:{line}"
+    return None
 
 
 def _is_build_file(path: str, strategy: str) -> bool:

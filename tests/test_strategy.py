@@ -305,9 +305,11 @@ def test_cmake_port_compat_header_names_exactly_what_is_used(tmp_path: Path) -> 
 
 
 def _runtime_only_cmake(tmp_path: Path) -> Path:
-    """cmake-hpc without the cuBLAS/cuSPARSE solver: neither library is installed here, for CUDA or ROCm."""
+    """cmake-hpc without the cuBLAS/cuSPARSE solver and the Thrust file: none of these libraries is installed here
+    for ROCm (nor cuBLAS/cuSPARSE for CUDA); reduce.cu is not in the CMake build either."""
     root = _copy("cmake-hpc", tmp_path)
     (root / "src" / "solver.cu").unlink()
+    (root / "src" / "reduce.cu").unlink()
     cmake = (root / "CMakeLists.txt").read_text()
     trimmed = cmake.replace(" src/solver.cu", "").replace(" CUDA::cublas CUDA::cusparse", "")
     assert trimmed.count("\n") == cmake.count("\n") and trimmed != cmake
@@ -333,12 +335,13 @@ def test_cmake_port_builds_for_cuda_and_compiles_with_hipcc(tmp_path: Path) -> N
     assert (build / "heatsolve").is_file()
 
 
-def test_cmake_full_fixture_fails_only_on_the_missing_hipblas(tmp_path: Path) -> None:
-    """Debian ships no hipBLAS headers: the full fixture's one error is that include, nothing in the port itself."""
+def test_cmake_full_fixture_fails_only_on_missing_rocm_libraries(tmp_path: Path) -> None:
+    """Debian ships no hipBLAS or rocThrust headers: the full fixture's errors are those includes, nothing in the port."""
     require_tool("hipcc")
     result = verify(_copy("cmake-hpc", tmp_path), "gfx90a", BUILTIN, max_file_size=1 << 20)
     assert {(f.path, f.message) for f in result.findings} == {
-        ("src/cuda_hip_compat.h", "hipcc: 'hipblas/hipblas.h' file not found")}
+        ("src/cuda_hip_compat.h", "hipcc: 'hipblas/hipblas.h' file not found"),
+        ("src/reduce.cu", "hipcc: 'thrust/device_vector.h' file not found")}
 
 
 def test_make_port_builds_with_hipcc_and_nvcc(tmp_path: Path) -> None:

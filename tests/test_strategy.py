@@ -111,7 +111,7 @@ def test_auto_reads_the_project_kind_from_the_scan(tmp_path: Path) -> None:
     (tmp_path / "bare").mkdir()
     (tmp_path / "bare" / "k.cu").write_text(KERNEL)
     assert chosen(tmp_path / "bare") == (
-        "fork", "no CUDA extension, CMake or nvcc Makefile build found: every source translated to HIP (a hard fork of the CUDA tree)")
+        "header", "no CUDA extension, CMake or nvcc Makefile build found: one compat header, so the same sources build with nvcc and hipcc")
     assert choose("fork", []).reason == "--strategy fork: every source translated to HIP (a hard fork of the CUDA tree)"
 
 
@@ -125,7 +125,7 @@ def test_cli_says_which_strategy_and_why(tmp_path: Path) -> None:
     assert "strategy: fork (--strategy fork: every source translated to HIP" in forced.stderr
     assert b"+#include <hip/hip_runtime.h>" in forced.stdout_bytes  # the fork renames sources, as before
     bad = CliRunner().invoke(cli, ["apply", str(repo), "--strategy", "hipify"])
-    assert bad.exit_code == 2 and "'hipify' is not one of 'auto', 'extension', 'cmake', 'make', 'fork'" in bad.stderr
+    assert bad.exit_code == 2 and "'hipify' is not one of 'auto', 'extension', 'cmake', 'make', 'header', 'fork'" in bad.stderr
 
 
 # -- PyTorch extension ------------------------------------------------------------------------------------------
@@ -295,9 +295,12 @@ def test_cmake_port_compat_header_names_exactly_what_is_used(tmp_path: Path) -> 
     assert re.findall(r"^#include <(.+)>$", header, re.M) == [
         "hip/hip_runtime.h", "hipblas/hipblas.h", "hipsparse/hipsparse.h", "cuda_runtime.h", "cublas_v2.h", "cusparse.h"]
     for relpath in ("src/main.cpp", "src/solver.cu", "src/stencil.cu"):
-        old = (root / relpath).read_text().splitlines()
-        kept = [line for line in old if not re.match(r"#include <(cuda_runtime|cublas_v2|cusparse)\.h>", line)]
-        assert [line for line in new[relpath].splitlines() if line != '#include "cuda_hip_compat.h"'] == kept
+        expected, seen = [], False  # the first CUDA include becomes the compat header's, the others empty lines
+        for line in (root / relpath).read_text().splitlines():
+            if re.match(r"#include <(cuda_runtime|cublas_v2|cusparse)\.h>", line):
+                line, seen = ("" if seen else '#include "cuda_hip_compat.h"'), True
+            expected.append(line)
+        assert new[relpath].splitlines() == expected
     assert "USE_HIP" in new["CMakeLists.txt"]  # the same USE_HIP path the fork writes (sidefiles.rocm_cmake)
     written = tmp_path / "out"
     write_port(plan, out_dir=written)
@@ -372,6 +375,21 @@ def test_compat_header_never_overwrites_a_users_file(tmp_path: Path) -> None:
     assert [c.relpath for c in plan.changes] == ["Makefile.rocm"]
     assert [(f.rule, f.message) for f in plan.findings] == [("compat-header-exists", (
         "cuda_hip_compat.h exists and was not written by migrate: no compat header written; rename it and re-run"))]
+
+
+def test_header_strategy_without_a_build_keeps_line_numbers(tmp_path: Path) -> None:
+    """No build file: one compat header (never a fork unless asked); CR-only and CRLF files keep their line ends."""
+    (tmp_path / "a.cu").write_bytes(b"#include <cuda.h>\r\n#include <cuda_runtime.h>\r\nvoid f(float **p) { cudaMalloc(p, 4); }\r\n")
+    (tmp_path / "b.cu").write_bytes(b"#include <cuda_runtime.h>\rvoid g() { cudaDeviceSynchronize(); }\r")
+    (tmp_path / "c.cu").write_bytes(b"\x00\x01cudaMalloc")  # binary: left alone
+    plan = _plan(tmp_path)
+    assert plan.strategy == "header"
+    new = {c.relpath: c.new for c in plan.changes}
+    assert sorted(new) == ["a.cu", "b.cu", "cuda_hip_compat.h"]
+    assert new["a.cu"] == b'#include "cuda_hip_compat.h"\r\n\r\nvoid f(float **p) { cudaMalloc(p, 4); }\r\n'
+    assert new["b.cu"] == b'#include "cuda_hip_compat.h"\rvoid g() { cudaDeviceSynchronize(); }\r'
+    assert b"#define cudaMalloc hipMalloc\n#else\n#include <cuda_runtime.h>\n#include <cuda.h>\n#endif\n" in new[
+        "cuda_hip_compat.h"].replace(b"#define cudaDeviceSynchronize hipDeviceSynchronize\n", b"")
 
 
 # -- fork: today's behaviour -----------------------------------------------------------------------------------

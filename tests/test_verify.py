@@ -46,11 +46,11 @@ def test_compile_error_maps_to_the_original_line(project: Path) -> None:
     (project / "src" / "broken.cu").write_text(
         "#include <cuda.h>\n#include <cuda_runtime.h>\n\nvoid f(float *p) {\n  cudaMemset(p, 0, missing_size);\n}\n"
     )
-    result = CliRunner().invoke(cli, ["verify", str(project), "--target", "gfx90a", "--engine", "builtin"])
+    result = CliRunner().invoke(cli, ["verify", str(project), "--target", "gfx90a", "--engine", "builtin", "--strategy", "fork"])
     assert result.exit_code == 1, result.output
     assert "src/broken.cu:5:19: high: hipcc: use of undeclared identifier 'missing_size' [hipcc-error]" in result.stderr
     assert "gfx90a: 4/5 unit(s) compile with hipcc" in result.stdout
-    found = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20).findings
+    found = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20, strategy="fork").findings
     assert [(f.path, f.line, f.evidence) for f in found] == [("src/broken.cu", 5, "cudaMemset(p, 0, missing_size);")]
 
 

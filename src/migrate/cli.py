@@ -296,8 +296,8 @@ def strategy_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
     return click.option(
         "--strategy", type=click.Choice(STRATEGIES), default="auto", show_default=True,
-        help="auto: from the build (extension: guards only; cmake/make: a HIP build path and a compat header); "
-             "fork: translate every source to HIP.",
+        help="auto: from the build (extension: guards only; cmake/make: a HIP build path and a compat header; "
+             "header: the compat header alone); fork: translate every source to HIP.",
     )(func)
 
 

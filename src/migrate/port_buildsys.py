@@ -24,6 +24,7 @@ RULE_HEADER_TAKEN = "compat-header-exists"
 _MARKER = "written by `migrate apply`"
 _AMD = "#if defined(__HIP_PLATFORM_AMD__) || (defined(__HIPCC__) && !defined(__HIP_PLATFORM_NVIDIA__))"
 _INCLUDES = "(preproc_include path: (_) @path) @include"
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ def _use(source: SourceFile) -> _Use | None:
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    if b"\0" in data[:8192]:
+        return None  # binary
     doc = parse_cuda(SourceFile(path=source.path, relpath=source.relpath, kind=FileKind.CUDA, size=len(data)), text)
     assert isinstance(doc, CudaDocument)
     names: set[str] = set()
@@ -137,19 +140,21 @@ def _includes(doc: CudaDocument, nodes: Sequence[tree_sitter.Node]) -> tuple[lis
         if path is None:
             continue
         name = doc.node_text(path)[1:-1]
-        start = doc.data.rfind(b"\n", 0, node.start_byte) + 1
+        start = max(doc.data.rfind(b"\n", 0, node.start_byte), doc.data.rfind(b"\r", 0, node.start_byte)) + 1
         first = start if first is None else first
         has_compat = has_compat or PurePosixPath(name).name == COMPAT_HEADER
         hip = hmap.hip_header(name)
         if hip is not None and hip != name and not doc.is_guarded(node.start_point.row + 1):
-            end = doc.data.find(b"\n", path.end_byte)
-            cuda.append((start, len(doc.data) if end < 0 else end + 1, name))
+            end = _LINE_END.search(doc.data, path.end_byte)
+            cuda.append((start, end.end() if end else len(doc.data), name))
     return cuda, first, has_compat
 
 
 def _with_compat_include(use: _Use, include: str) -> bytes:
-    """The source with its first CUDA include replaced by the compat header and the others removed."""
-    newline = b"\r\n" if b"\r\n" in use.data else b"\n"
+    """The source with its first CUDA include replaced by the compat header and the others emptied (every line
+    keeps its number, so compiler errors map back one to one)."""
+    found = _LINE_END.search(use.data)
+    newline = found.group() if found else b"\n"
     directive = f'#include "{include}"'.encode() + newline
     data = use.data
     if use.has_compat:
@@ -159,7 +164,7 @@ def _with_compat_include(use: _Use, include: str) -> bytes:
         return data[:at] + directive + data[at:]
     out = data
     for index, (start, end, _) in reversed(list(enumerate(use.includes))):
-        out = out[:start] + (directive if index == 0 else b"") + out[end:]
+        out = out[:start] + (directive if index == 0 else newline) + out[end:]
     return out
 
 

@@ -83,7 +83,7 @@ def _guarded_source(source: SourceFile) -> tuple[FileChange | None, list[Finding
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None, []
-    if not any(name in text for name in [*_data()["warp"], "asm"]):
+    if b"\0" in data[:8192] or not any(name in text for name in [*_data()["warp"], "asm"]):
         return None, []
     new, findings = rocm_guards(text, source.relpath)
     if new is None:

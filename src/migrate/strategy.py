@@ -14,7 +14,7 @@ from migrate.model import FileKind, Finding, Skipped, SourceFile
 if TYPE_CHECKING:
     from migrate.apply import FileChange, Plan
 
-STRATEGIES = ("auto", "extension", "cmake", "make", "fork")
+STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")
 # (strategy, rules whose finding shows the project is of that kind, what the finding means), in priority order
 _KINDS = (
     ("extension", frozenset({"torch-cuda-extension-build", "python-cpp-extension"}), "builds a PyTorch CUDA extension"),
@@ -31,6 +31,7 @@ _WHY = {
     "extension": "a ROCm torch hipifies the CUDA sources at build time, so they keep their CUDA names",
     "cmake": "a USE_HIP build path and one compat header, so the same sources build for NVIDIA and AMD",
     "make": "a Makefile.rocm and one compat header, so the same sources build for NVIDIA and AMD",
+    "header": "one compat header, so the same sources build with nvcc and hipcc",
     "fork": "every source translated to HIP (a hard fork of the CUDA tree)",
 }
 
@@ -58,7 +59,7 @@ def choose(requested: str, findings: Sequence[Finding], sources: Sequence[Source
         quiet = _quiet_build(name, sources)
         if quiet is not None:
             return Choice(name, quiet)
-    return Choice("fork", f"no CUDA extension, CMake or nvcc Makefile build found: {_WHY['fork']}")
+    return Choice("header", f"no CUDA extension, CMake or nvcc Makefile build found: {_WHY['header']}")
 
 
 def _quiet_build(name: str, sources: Sequence[SourceFile]) -> str | None:

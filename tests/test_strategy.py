@@ -208,9 +208,6 @@ def test_jit_extension_port_compiles_with_hipcc(tmp_path: Path) -> None:
             'if not IS_HIP_EXTENSION else ["-O3", "-ffast-math"]),\n') in ops and ast.parse(ops)
     result = verify(root, "gfx90a", BUILTIN, max_file_size=1 << 20)
     assert (result.strategy, [u.relpath for u in result.units], result.findings) == ("extension", ["csrc/ops.cu"], ())
-    unguarded = verify(root, "gfx90a", BUILTIN, max_file_size=1 << 20, strategy="fork")
-    assert [f.message for f in unguarded.findings] == [
-        "hipcc: use of undeclared identifier '__shfl_xor_sync'; did you mean '__shfl_xor'?"]
 
 
 def _guards(text: str) -> tuple[str | None, list[str]]:
@@ -246,7 +243,7 @@ def test_rocm_guards_cases() -> None:
 
 
 def test_extension_guards_compile_with_hipcc_and_nvcc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """verify compiles the port as a ROCm torch would (hipified, -DUSE_ROCM=1); the fork's 32-bit masks do not."""
+    """verify compiles the port as a ROCm torch would (hipified, -DUSE_ROCM=1); the fork leaves the PTX and fails."""
     require_tool("hipcc")
     monkeypatch.setenv("CPATH", str(TORCH_HEADERS))
     root = _copy("cuda-extension", tmp_path)
@@ -254,8 +251,7 @@ def test_extension_guards_compile_with_hipcc_and_nvcc(tmp_path: Path, monkeypatc
     assert (result.strategy, result.failed, result.findings) == ("extension", (), ())
     assert [u.relpath for u in result.units] == ["csrc/binding.cpp", "csrc/rmsnorm.cu", "csrc/softmax.cu"]
     fork = verify(root, "gfx90a", BUILTIN, max_file_size=1 << 20, strategy="fork")
-    assert sorted({f.message.split("'")[1] for f in fork.findings}) == [
-        "__ballot_sync", "__shfl_down_sync", "__shfl_sync", "__shfl_xor_sync"]
+    assert [u.relpath for u in fork.failed] == ["csrc/softmax.cu"]  # inline PTX: no engine translates it
     out = tmp_path / "ported"
     write_port(_plan(root), out_dir=out)
     for relpath in ("csrc/common.cuh", "csrc/softmax.cu", "csrc/rmsnorm.cu"):

@@ -65,7 +65,7 @@ def test_error_after_the_inserted_runtime_include_maps_back(project: Path) -> No
 def test_warp_code_is_translated_for_the_compiler_rocm(project: Path) -> None:
     require_tool("hipcc")
     shutil.copy(INPUTS / "warp.cu", project / "src" / "warp.cu")
-    result = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20)
+    result = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20, strategy="fork")
     assert result.failed == ()
 
 

@@ -49,7 +49,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _plan(root: Path) -> apply_module.Plan:
-    return plan_port(root, Engine("builtin"), max_file_size=1 << 20, side_files=False)
+    return plan_port(root, Engine("builtin"), max_file_size=1 << 20, side_files=False, strategy="fork")
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -68,7 +68,7 @@ def test_plan_changes_sources_only_and_skips_binary(repo: Path) -> None:
 
 def test_dry_run_diff_applies_with_git_and_changes_nothing(repo: Path, tmp_path: Path) -> None:
     before = _snapshot(repo)
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--dry-run", "--sources-only", "--engine", "builtin"])
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--dry-run", "--sources-only", "--engine", "builtin", "--strategy", "fork"])
     assert result.exit_code == 0, result.output
     assert _snapshot(repo) == before and git(repo, "status", "--porcelain") == ""
     assert "\x1b[" not in result.stdout
@@ -91,7 +91,7 @@ def test_diff_is_colored_only_when_asked(repo: Path) -> None:
 
 
 def test_apply_commits_on_a_new_branch(repo: Path) -> None:
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin"])
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--strategy", "fork"])
     assert result.exit_code == 0, result.output
     assert "wrote 5 file(s) on branch rocm-port" in result.stdout
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "rocm-port"
@@ -105,10 +105,10 @@ def test_apply_commits_on_a_new_branch(repo: Path) -> None:
 
 def test_branch_name_and_existing_branch(repo: Path) -> None:
     git(repo, "branch", "rocm-port")
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin"])
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--strategy", "fork"])
     assert result.exit_code == 2
     assert "git could not create branch rocm-port" in result.stderr
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--branch", "hip"])
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--strategy", "fork", "--branch", "hip"])
     assert result.exit_code == 0, result.output
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "hip"
 
@@ -116,21 +116,21 @@ def test_branch_name_and_existing_branch(repo: Path) -> None:
 def test_dirty_tree_is_refused(repo: Path) -> None:
     (repo / "src" / "kernels.cu").write_text("// local edit\n")
     before = _snapshot(repo)
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin"])
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--strategy", "fork"])
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines()[-1] == (
         "migrate: error: the work tree has 1 uncommitted change(s); commit or stash them, or pass --allow-dirty"
     )
     assert _snapshot(repo) == before
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
-    allowed = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--allow-dirty"])
+    allowed = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--strategy", "fork", "--allow-dirty"])
     assert allowed.exit_code == 0, allowed.output
 
 
 def test_out_dir_leaves_the_repo_untouched(repo: Path, tmp_path: Path) -> None:
     before = _snapshot(repo)
     out = tmp_path / "ported"
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--out-dir", str(out)])
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--strategy", "fork", "--out-dir", str(out)])
     assert result.exit_code == 0, result.output
     assert _snapshot(repo) == before and git(repo, "branch", "--list").split() == ["*", "main"]
     assert (out / "src" / "kernels.cu").read_bytes() == (GOLDEN / "kernels.cu").read_bytes()
@@ -140,7 +140,7 @@ def test_out_dir_leaves_the_repo_untouched(repo: Path, tmp_path: Path) -> None:
 
 
 def test_out_dir_inside_repo_is_refused(repo: Path) -> None:
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--out-dir",
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--strategy", "fork", "--out-dir",
                                       str(repo / "ported")])
     assert result.exit_code == 2 and "is inside the repository" in result.stderr
 
@@ -206,21 +206,21 @@ def test_symlink_out_of_the_repo_is_never_followed(tmp_path: Path) -> None:
 
 def test_outside_git_writes_in_place(tmp_path: Path) -> None:
     (tmp_path / "k.cu").write_text("void f() { cudaDeviceSynchronize(); }\n")
-    result = CliRunner().invoke(cli, ["apply", str(tmp_path), "--sources-only", "--engine", "builtin"])
+    result = CliRunner().invoke(cli, ["apply", str(tmp_path), "--sources-only", "--engine", "builtin", "--strategy", "fork"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "k.cu").read_text() == "#include <hip/hip_runtime.h>\nvoid f() { hipDeviceSynchronize(); }\n"
 
 
 def test_second_apply_changes_nothing(repo: Path) -> None:
-    assert CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin"]).exit_code == 0
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--dry-run"])
+    assert CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--strategy", "fork"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--sources-only", "--engine", "builtin", "--strategy", "fork", "--dry-run"])
     assert result.exit_code == 0 and result.stdout == ""
     assert "0 file(s) would change" in result.stderr
 
 
 def test_git_apply_check_on_real_fixture_repo(make_repo, tmp_path: Path) -> None:
     repo = make_repo("cmake-hpc")
-    result = CliRunner().invoke(cli, ["apply", str(repo), "--dry-run", "--sources-only", "--engine", "builtin"])
+    result = CliRunner().invoke(cli, ["apply", str(repo), "--dry-run", "--sources-only", "--engine", "builtin", "--strategy", "fork"])
     assert result.exit_code == 0, result.output
     patch = tmp_path / "p.diff"
     patch.write_bytes(result.stdout_bytes)

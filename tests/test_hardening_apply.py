@@ -21,7 +21,7 @@ from migrate.translate import Engine
 from conftest import GIT_ENV, git, init_repo
 
 KERNEL = "void f(float** p) { cudaMalloc(p, 4); }\n"
-BUILTIN = ["--engine", "builtin"]
+BUILTIN = ["--engine", "builtin", "--strategy", "fork"]  # the writer is tested on the fork: every source changes
 
 
 @pytest.fixture(autouse=True)
@@ -244,7 +244,7 @@ def test_interrupt_outside_git_restores_the_files(tmp_path: Path, monkeypatch: p
 
 def test_file_edited_after_the_plan_is_not_overwritten(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"a.cu": KERNEL, "b.cu": KERNEL})
-    plan = plan_port(root, Engine("builtin"), max_file_size=1 << 20, side_files=False)
+    plan = plan_port(root, Engine("builtin"), max_file_size=1 << 20, side_files=False, strategy="fork")
     (root / "b.cu").write_text(KERNEL + "// saved meanwhile\n")
     git(root, "commit", "-qam", "edit")
     with pytest.raises(ApplyError, match="b.cu changed since the plan"):
@@ -255,7 +255,7 @@ def test_file_edited_after_the_plan_is_not_overwritten(tmp_path: Path) -> None:
 
 def test_file_deleted_after_the_plan_is_not_recreated(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"a.cu": KERNEL, "b.cu": KERNEL})
-    plan = plan_port(root, Engine("builtin"), max_file_size=1 << 20, side_files=False)
+    plan = plan_port(root, Engine("builtin"), max_file_size=1 << 20, side_files=False, strategy="fork")
     git(root, "rm", "-q", "b.cu")
     git(root, "commit", "-qm", "gone")
     with pytest.raises(ApplyError, match="b.cu changed since the plan"):

@@ -100,7 +100,7 @@ def test_apply_runs_nothing(tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
     _arm(root, marker)
     for args in (["--dry-run"], []):
-        result = CliRunner().invoke(cli, ["apply", str(root), "--engine", "builtin", *args])
+        result = CliRunner().invoke(cli, ["apply", str(root), "--engine", "builtin", "--strategy", "fork", *args])
         assert result.exit_code == 0, result.output
         assert not marker.exists(), args
     assert "hipMalloc" in git(root, "show", "rocm-port:k.cu")

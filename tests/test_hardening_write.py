@@ -121,7 +121,7 @@ def test_translate_lists_what_scan_lists(tmp_path: Path, in_git: bool, sub: str)
 def test_out_dir_copies_the_listed_files_only(tmp_path: Path) -> None:
     root = init_repo(_tree(tmp_path / "repo"))
     out = tmp_path / "out"
-    assert CliRunner().invoke(cli, ["apply", str(root), *BUILTIN, "--out-dir", str(out)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["apply", str(root), *BUILTIN, "--strategy", "fork", "--out-dir", str(out)]).exit_code == 0
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
         ".gitignore", "a.cu", "build/b.cu", "lib/l.cu"]
 

@@ -46,11 +46,11 @@ def test_compile_error_maps_to_the_original_line(project: Path) -> None:
     (project / "src" / "broken.cu").write_text(
         "#include <cuda.h>\n#include <cuda_runtime.h>\n\nvoid f(float *p) {\n  cudaMemset(p, 0, missing_size);\n}\n"
     )
-    result = CliRunner().invoke(cli, ["verify", str(project), "--target", "gfx90a", "--engine", "builtin"])
+    result = CliRunner().invoke(cli, ["verify", str(project), "--target", "gfx90a", "--engine", "builtin", "--strategy", "fork"])
     assert result.exit_code == 1, result.output
     assert "src/broken.cu:5:19: high: hipcc: use of undeclared identifier 'missing_size' [hipcc-error]" in result.stderr
     assert "gfx90a: 4/5 unit(s) compile with hipcc" in result.stdout
-    found = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20).findings
+    found = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20, strategy="fork").findings
     assert [(f.path, f.line, f.evidence) for f in found] == [("src/broken.cu", 5, "cudaMemset(p, 0, missing_size);")]
 
 
@@ -65,7 +65,7 @@ def test_error_after_the_inserted_runtime_include_maps_back(project: Path) -> No
 def test_warp_code_is_translated_for_the_compiler_rocm(project: Path) -> None:
     require_tool("hipcc")
     shutil.copy(INPUTS / "warp.cu", project / "src" / "warp.cu")
-    result = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20)
+    result = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20, strategy="fork")
     assert result.failed == ()
 
 
@@ -115,7 +115,7 @@ def test_ported_makefile_project_builds_with_hipcc(tmp_path: Path) -> None:
         "NVCC ?= nvcc\nNVCCFLAGS := -O2 --use_fast_math -gencode arch=compute_80,code=sm_80\n"
         "app: kern.cu\n\t$(NVCC) $(NVCCFLAGS) -o $@ $< -lcudart\n"
     )
-    plan = plan_port(tmp_path, Engine("builtin"), max_file_size=1 << 20, targets=("gfx90a",))
+    plan = plan_port(tmp_path, Engine("builtin"), max_file_size=1 << 20, targets=("gfx90a",), strategy="fork")
     assert write_port(plan).written == ("Makefile.rocm", "kern.cu")
     env = {**os.environ, "HIP_PLATFORM": "amd"}
     done = subprocess.run(["make", "-f", "Makefile.rocm"], cwd=tmp_path, env=env, capture_output=True, text=True)

@@ -55,6 +55,8 @@ class Plan:
     changes: tuple[FileChange, ...]
     findings: tuple[Finding, ...] = ()
     skipped: tuple[Skipped, ...] = ()
+    strategy: str = "fork"
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,24 +71,38 @@ class ApplyResult:
 
 def plan_port(
     root: Path, engine: Engine, *, max_file_size: int, include_vendored: bool = False, side_files: bool = True,
-    in_place: bool = False, unsafe_fixes: bool = False, targets: tuple[str, ...] = ("gfx942",),
+    in_place: bool = False, unsafe_fixes: bool = False, targets: tuple[str, ...] = ("gfx942",), strategy: str = "auto",
 ) -> Plan:
-    """Translate the tree's sources (and propose side files) in memory; nothing is written."""
+    """Port the tree in memory by STRATEGY (see migrate.strategy; fork translates every source); nothing is written."""
+    from migrate.strategy import choose, plan_kept_sources
+
     sources, skipped = _sources(root, max_file_size)
+    scanned = _scan_findings(root, max_file_size) if side_files or strategy == "auto" else ()
+    choice = choose(strategy, scanned, sources)
+    if choice.name != "fork":
+        side = _side(root, sources, in_place, unsafe_fixes, scanned, targets) if side_files else None
+        return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side)
     chosen = [s for s in sources if is_translatable(s.relpath) and (include_vendored or not s.vendored)]
     translations = [translate_file(s.path, s.relpath, engine) for s in chosen]
     changes = [FileChange(t.relpath, t.original, t.translated) for t in translations if t.changed]
     skipped += [Skipped(t.relpath, t.skipped) for t in translations if t.skipped]
     findings = [f for t in translations for f in t.findings]
     if side_files:
-        from migrate.sidefiles import side_changes
-
-        extra, extra_findings = side_changes(root, sources, in_place=in_place, unsafe_fixes=unsafe_fixes,
-                                             scan_findings=_scan_findings(root, max_file_size), gfx_targets=targets)
+        extra, extra_findings = _side(root, sources, in_place, unsafe_fixes, scanned, targets)
         changes += extra
         findings += extra_findings
     return Plan(root, engine.name, tuple(sorted(changes, key=lambda c: c.relpath)), tuple(sorted(findings)),
-                tuple(sorted(skipped)))
+                tuple(sorted(skipped)), reason=choice.reason)
+
+
+def _side(
+    root: Path, sources: list[SourceFile], in_place: bool, unsafe_fixes: bool, scanned: tuple[Finding, ...],
+    targets: tuple[str, ...],
+) -> tuple[list[FileChange], list[Finding]]:
+    from migrate.sidefiles import side_changes
+
+    return side_changes(root, sources, in_place=in_place, unsafe_fixes=unsafe_fixes, scan_findings=scanned,
+                        gfx_targets=targets)
 
 
 def _scan_findings(root: Path, max_file_size: int) -> tuple[Finding, ...]:

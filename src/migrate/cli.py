@@ -291,6 +291,16 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def strategy_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    from migrate.strategy import STRATEGIES
+
+    return click.option(
+        "--strategy", type=click.Choice(STRATEGIES), default="auto", show_default=True,
+        help="auto: from the build (extension: guards only; cmake/make: a HIP build path and a compat header; "
+             "header: the compat header alone); fork: translate every source to HIP.",
+    )(func)
+
+
 def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None, options: Any = None) -> Any:
     from migrate.translate import Options, select_engine
 
@@ -343,9 +353,10 @@ def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None
 @click.option("--max-file-size", type=click.IntRange(min=1), default=None, help="Skip files larger than this (bytes).")
 @target_option
 @engine_options
+@strategy_option
 def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, allow_dirty: bool, in_place: bool,
                   unsafe_fixes: bool, sources_only: bool, max_file_size: int | None, targets: tuple[str, ...] | None, engine: str,
-                  hipify_clang: Path | None, hipify_perl: Path | None) -> None:
+                  hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
     """Port a repository: the whole change as a diff (--dry-run), on a git branch, or into a copy."""
     from migrate.apply import ensure_clean, plan_port, render_diff, write_port
     from migrate.config import load_settings
@@ -355,7 +366,8 @@ def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, 
         ensure_clean(path, allow_dirty=allow_dirty)
     chosen = _engine(path, engine, hipify_clang, hipify_perl)
     plan = plan_port(path, chosen, max_file_size=settings.max_file_size, side_files=not sources_only,
-                     in_place=in_place, unsafe_fixes=unsafe_fixes, targets=settings.targets)
+                     in_place=in_place, unsafe_fixes=unsafe_fixes, targets=settings.targets, strategy=strategy)
+    click.echo(f"strategy: {plan.strategy} ({plan.reason})", err=True)
     _echo_findings(plan.findings, plan.skipped)
     if dry_run:
         click.echo(render_diff(plan, color=sys.stdout.isatty()), nl=False)
@@ -375,9 +387,10 @@ def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, 
 @click.option("--max-file-size", type=click.IntRange(min=1), default=None, help="Skip files larger than this (bytes).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Parallel compiles (0: one per core).")
 @engine_options
+@strategy_option
 def verify(path: Path, targets: tuple[str, ...] | None, hipcc: Path | None, max_file_size: int | None, jobs: int,
-           engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
-    """Translate into a temp dir and compile each unit with hipcc -fsyntax-only for the target(s)."""
+           engine: str, hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
+    """Port into a temp dir (by --strategy) and compile each unit with hipcc -fsyntax-only for the target(s)."""
     from migrate.config import load_settings
     from migrate.verify import find_hipcc, verify as run_verify
 
@@ -386,11 +399,13 @@ def verify(path: Path, targets: tuple[str, ...] | None, hipcc: Path | None, max_
     chosen = _engine(path, engine, hipify_clang, hipify_perl)
     failed = 0
     for gfx in settings.targets:
-        result = run_verify(path, gfx, chosen, hipcc=hipcc, max_file_size=settings.max_file_size, jobs=jobs)
+        result = run_verify(path, gfx, chosen, hipcc=hipcc, max_file_size=settings.max_file_size, jobs=jobs,
+                            strategy=strategy)
         _echo_findings(result.findings, result.skipped)
         failed += len(result.failed)
         ok = len(result.units) - len(result.failed)
-        click.echo(f"{gfx}: {ok}/{len(result.units)} unit(s) compile with hipcc ({result.compiler}), "
+        click.echo(f"{gfx}: {ok}/{len(result.units)} unit(s) compile with hipcc ({result.compiler}, "
+                   f"strategy {result.strategy}), "
                    f"{len(result.findings)} error(s)")
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
 

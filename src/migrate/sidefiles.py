@@ -519,14 +519,14 @@ def _hipcc_line(line: str, offload: str) -> str:
         if drop_next or not parts[index]:
             drop_next, parts[index] = False, ""
             continue
-        parts[index], drop_next, is_arch = _hipcc_word(parts[index])
+        parts[index], drop_next, is_arch = hipcc_word(parts[index])
         if is_arch:
             parts[index], placed = ("" if placed else offload), True
     joined = "".join(parts)
     return (re.sub(r"(?<=\S)[ \t]{2,}", " ", joined).rstrip() if joined != body else joined) + ending
 
 
-def _hipcc_word(word: str) -> tuple[str, bool, bool]:
+def hipcc_word(word: str) -> tuple[str, bool, bool]:
     """(replacement, drop the next word, is an arch flag)."""
     from migrate.parse.manifest import NVCC_ARCH_FLAG
 

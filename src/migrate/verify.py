@@ -14,6 +14,7 @@ from pathlib import Path
 from migrate.apply import plan_port, write_port
 from migrate.errors import InputError, ToolNotFound
 from migrate.model import Finding, Severity, Skipped
+from migrate.port_extension import as_torch_builds
 from migrate.tools import ToolRun, find_tool, run_tool
 from migrate.translate import Engine, original_line
 
@@ -46,6 +47,7 @@ class VerifyResult:
     units: tuple[Unit, ...]
     findings: tuple[Finding, ...]
     skipped: tuple[Skipped, ...] = ()
+    strategy: str = "fork"
 
     @property
     def failed(self) -> tuple[Unit, ...]:
@@ -63,23 +65,25 @@ def find_hipcc(explicit: str | Path | None = None) -> Path:
 
 def verify(
     root: Path, target: str, engine: Engine, *, hipcc: str | Path | None = None, max_file_size: int, jobs: int = 0,
+    strategy: str = "auto",
 ) -> VerifyResult:
-    """Translate ROOT into a temp dir and compile each unit for TARGET; compiler errors become findings."""
+    """Port ROOT into a temp dir by STRATEGY and compile each unit for TARGET; compiler errors become findings."""
     compiler = find_hipcc(hipcc)
     version = _version(compiler)
     engine = _for_compiler(engine, version)
     with tempfile.TemporaryDirectory(prefix="migrate-verify-") as tmp:
         _check_target(compiler, target, version, Path(tmp))
-        plan = plan_port(root, engine, max_file_size=max_file_size, side_files=False)
+        plan = plan_port(root, engine, max_file_size=max_file_size, side_files=False, strategy=strategy)
         copy = Path(tmp) / "src"
         write_port(plan, out_dir=copy)
+        extra = as_torch_builds(copy, engine) if plan.strategy == "extension" else []
         units = _units(copy)
         flags = _flags_from_compile_db(root, copy)
         with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-            runs = list(pool.map(lambda rel: _compile(compiler, target, copy, rel, flags.get(rel)), units))
+            runs = list(pool.map(lambda rel: _compile(compiler, target, copy, rel, flags.get(rel), extra), units))
         done = tuple(Unit(rel, run) for rel, run in zip(units, runs))
         findings = sorted({f for unit in done for f in _findings(unit, copy, root)})
-    return VerifyResult(target, version, plan.engine, done, tuple(findings), plan.skipped)
+    return VerifyResult(target, version, plan.engine, done, tuple(findings), plan.skipped, plan.strategy)
 
 
 def _for_compiler(engine: Engine, version: str) -> Engine:
@@ -121,11 +125,13 @@ def _vendored(relpath: str) -> bool:
     return any(part.lower() in VENDOR_DIRS for part in relpath.split("/")[:-1])
 
 
-def _compile(compiler: Path, target: str, tree: Path, relpath: str, flags: list[str] | None) -> ToolRun:
+def _compile(
+    compiler: Path, target: str, tree: Path, relpath: str, flags: list[str] | None, extra: list[str],
+) -> ToolRun:
     path = tree / relpath
     if flags is None:
         flags = [f"-I{d}" for d in (tree / "include", tree / "src", path.parent) if d.is_dir()]
-    return _hipcc(compiler, target, path, flags, tree)
+    return _hipcc(compiler, target, path, [*flags, *extra], tree)
 
 
 def _hipcc(compiler: Path, target: str, path: Path, flags: list[str], cwd: Path) -> ToolRun:

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from migrate.tools import run_tool  # noqa: E402
-from migrate.translate import Options, make_options, translate_bytes  # noqa: E402
+from migrate.port.translate import Options, make_options, translate_bytes  # noqa: E402
 
 INPUTS = ROOT / "fixtures" / "translate" / "input"
 PORTED = ROOT / "fixtures" / "translate" / "expected"

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from migrate import apply as apply_module
+from migrate.port import apply as apply_module
 from migrate import writer
-from migrate.apply import ApplyError, FileChange, plan_port, render_diff, write_changes
+from migrate.port.apply import ApplyError, FileChange, plan_port, render_diff, write_changes
 from migrate.cli import cli
-from migrate.translate import Engine
+from migrate.port.translate import Engine
 
 from conftest import FIXTURES, GIT_ENV, git, init_repo
 
@@ -231,7 +231,7 @@ def test_git_apply_check_on_real_fixture_repo(make_repo, tmp_path: Path) -> None
 # -- beyond sources ------------------------------------------------------------------------------------------------
 
 from migrate.model import Finding, Severity  # noqa: E402
-from migrate.sidefiles import compose_override, python_fixes, rocm_dockerfile, rocm_requirements, side_changes  # noqa: E402
+from migrate.port.sidefiles import compose_override, python_fixes, rocm_dockerfile, rocm_requirements, side_changes  # noqa: E402
 
 PY = '''import subprocess
 import torch
@@ -250,7 +250,7 @@ def backend():
 def test_python_safe_fixes_accept_hip_and_unsafe_wait_for_the_flag() -> None:
     fixes = python_fixes(PY)
     assert [(f.line, f.safe) for f in fixes] == [(5, True), (7, True), (8, True), (11, False)]
-    from migrate.sidefiles import _apply_fixes
+    from migrate.port.sidefiles import _apply_fixes
 
     safe = _apply_fixes(PY, [f for f in fixes if f.safe])
     assert "    if (torch.version.cuda or torch.version.hip) and torch.cuda.is_available():" in safe
@@ -366,7 +366,7 @@ target_link_libraries(heat PRIVATE CUDA::cudart CUDA::cublas CUDA::nvToolsExt)
 
 
 def test_cmake_gets_hip_behind_a_guard_and_keeps_cuda() -> None:
-    from migrate.sidefiles import rocm_cmake
+    from migrate.port.sidefiles import rocm_cmake
 
     out = rocm_cmake(CMAKE, ["gfx90a", "gfx942"])
     assert out is not None
@@ -393,7 +393,7 @@ LDFLAGS := -L$(CUDA_HOME)/lib64 -lcudart -lcublas
 
 
 def test_makefile_gets_a_hipcc_variant() -> None:
-    from migrate.sidefiles import rocm_makefile
+    from migrate.port.sidefiles import rocm_makefile
 
     out = rocm_makefile(MAKEFILE, ["gfx90a", "gfx942"])
     assert out == """CUDA_HOME ?= /opt/rocm

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from migrate import apply as apply_module
+from migrate.port import apply as apply_module
 from migrate import writer
-from migrate.apply import ApplyError, plan_port, write_port
+from migrate.port.apply import ApplyError, plan_port, write_port
 from migrate.cli import cli
-from migrate.translate import Engine
+from migrate.port.translate import Engine
 
 from conftest import GIT_ENV, git, init_repo
 

@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from migrate.apply import plan_port, write_port
+from migrate.port.apply import plan_port, write_port
 from migrate.cli import cli
 from migrate.config import Settings
 from migrate.discover import discover
 from migrate.parse.cuda import parse_cuda
 from migrate.model import FileKind, SourceFile
-from migrate.port_extension import rocm_build_flags, rocm_guards
+from migrate.port.extension import rocm_build_flags, rocm_guards
 from migrate.scan import scan
-from migrate.strategy import choose
-from migrate.translate import Engine
-from migrate.verify import verify
+from migrate.port.strategy import choose
+from migrate.port.translate import Engine
+from migrate.port.verify import verify
 
 from conftest import GIT_ENV, REPOS, init_repo, require_tool
 

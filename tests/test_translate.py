@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from migrate.cli import cli
 from migrate.errors import InputError, ToolNotFound
 from migrate.tools import run_tool
-from migrate.translate import Engine, Options, ToolFailed, make_options, original_line, select_engine, translate_bytes, translate_file
+from migrate.port.translate import Engine, Options, ToolFailed, make_options, original_line, select_engine, translate_bytes, translate_file
 
 from conftest import FIXTURES, ROOT, require_tool
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from migrate.cli import cli
 from migrate.errors import InputError
-from migrate.translate import Engine
-from migrate.verify import _flags_from_compile_db, verify
+from migrate.port.translate import Engine
+from migrate.port.verify import _flags_from_compile_db, verify
 
 from conftest import FIXTURES, require_tool
 
@@ -105,7 +105,7 @@ def test_ported_makefile_project_builds_with_hipcc(tmp_path: Path) -> None:
 
     require_tool("hipcc")
     require_tool("make")
-    from migrate.apply import plan_port, write_port
+    from migrate.port.apply import plan_port, write_port
 
     (tmp_path / "kern.cu").write_text(
         "#include <cuda_runtime.h>\n__global__ void k(float *x) { x[threadIdx.x] = 1; }\n"

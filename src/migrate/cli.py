@@ -292,7 +292,7 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def strategy_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    from migrate.strategy import STRATEGIES
+    from migrate.port.strategy import STRATEGIES
 
     return click.option(
         "--strategy", type=click.Choice(STRATEGIES), default="auto", show_default=True,
@@ -302,7 +302,7 @@ def strategy_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None, options: Any = None) -> Any:
-    from migrate.translate import Options, select_engine
+    from migrate.port.translate import Options, select_engine
 
     chosen = select_engine(engine, hipify_clang=hipify_clang, hipify_perl=hipify_perl, root=root, options=options or Options())
     click.echo(f"engine: {chosen.name}" + (f" ({chosen.executable})" if chosen.executable else ""), err=True)
@@ -329,8 +329,8 @@ def _echo_findings(findings: Any, skipped: Any = ()) -> None:
 def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None, in_place: bool, rocm: str | None,
               roc: bool, launch_syntax: str, engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
     """Translate CUDA sources to HIP (hipify-clang, hipify-perl or the builtin engine)."""
-    from migrate.apply import translate_paths
-    from migrate.translate import make_options
+    from migrate.port.apply import translate_paths
+    from migrate.port.translate import make_options
 
     base = paths[0] if len(paths) == 1 and paths[0].is_dir() else None
     options = make_options(rocm=rocm, roc=roc, launch_syntax=launch_syntax)
@@ -358,7 +358,7 @@ def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, 
                   unsafe_fixes: bool, sources_only: bool, max_file_size: int | None, targets: tuple[str, ...] | None, engine: str,
                   hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
     """Port a repository: the whole change as a diff (--dry-run), on a git branch, or into a copy."""
-    from migrate.apply import ensure_clean, plan_port, render_diff, write_port
+    from migrate.port.apply import ensure_clean, plan_port, render_diff, write_port
     from migrate.config import load_settings
 
     settings = load_settings(path, {"max_file_size": max_file_size, "targets": targets})
@@ -392,7 +392,7 @@ def verify(path: Path, targets: tuple[str, ...] | None, hipcc: Path | None, max_
            engine: str, hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
     """Port into a temp dir (by --strategy) and compile each unit with hipcc -fsyntax-only for the target(s)."""
     from migrate.config import load_settings
-    from migrate.verify import find_hipcc, verify as run_verify
+    from migrate.port.verify import find_hipcc, verify as run_verify
 
     settings = load_settings(path, {"targets": targets, "max_file_size": max_file_size})
     find_hipcc(hipcc)

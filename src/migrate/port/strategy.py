@@ -6,13 +6,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from migrate.errors import InputError
 from migrate.model import FileKind, Finding, Skipped, SourceFile
-
-if TYPE_CHECKING:
-    from migrate.apply import FileChange, Plan
+from migrate.port.plan import FileChange, Plan
 
 STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")
 # (strategy, rules whose finding shows the project is of that kind, what the finding means), in priority order
@@ -106,14 +103,13 @@ def plan_kept_sources(
 ) -> Plan:
     """The plan of a port that keeps the CUDA sources (extension, cmake, make): guards or a compat header,
     with the side files (SIDE) where asked."""
-    from migrate.apply import Plan
 
     if choice.name == "extension":
-        from migrate.port_extension import extension_changes
+        from migrate.port.extension import extension_changes
 
         changes, findings = extension_changes(sources, side=side)
     else:
-        from migrate.port_buildsys import compat_changes
+        from migrate.port.buildsys import compat_changes
 
         changes, findings = compat_changes(root, sources)
         if side is not None:

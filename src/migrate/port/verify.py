@@ -11,12 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from migrate.apply import plan_port, write_port
+from migrate.port.apply import plan_port, write_port
 from migrate.errors import InputError, ToolNotFound
 from migrate.model import Finding, Severity, Skipped
-from migrate.port_extension import as_torch_builds
+from migrate.port.extension import as_torch_builds
 from migrate.tools import ToolRun, find_tool, run_tool
-from migrate.translate import Engine, original_line
+from migrate.port.translate import Engine, original_line
 
 UNIT_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx")
 RULE_COMPILE_ERROR = "hipcc-error"

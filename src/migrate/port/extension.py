@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 import tree_sitter
 
 from migrate.model import FileKind, Finding, Severity, SourceFile
+from migrate.port.plan import FileChange
 
 if TYPE_CHECKING:
-    from migrate.apply import FileChange
     from migrate.parse.cuda import CudaDocument
-    from migrate.translate import Engine
+    from migrate.port.translate import Engine
 
 RULE_LEFT = "rocm-guard-not-written"
 HIP_FLAG = "IS_HIP_EXTENSION"
@@ -44,7 +44,7 @@ def extension_changes(
     sources: Sequence[SourceFile], *, side: tuple[list[FileChange], list[Finding]] | None,
 ) -> tuple[list[FileChange], list[Finding]]:
     """ROCm guards in the CUDA sources, ROCm-aware extension flags in the Python build files, and the side files."""
-    from migrate.translate import is_translatable
+    from migrate.port.translate import is_translatable
 
     changes: dict[str, FileChange] = {c.relpath: c for c in (side[0] if side else [])}
     findings = list(side[1]) if side else []
@@ -76,7 +76,6 @@ def _data() -> dict[str, Any]:
 
 
 def _guarded_source(source: SourceFile) -> tuple[FileChange | None, list[Finding]]:
-    from migrate.apply import FileChange
 
     try:
         data = source.path.read_bytes()
@@ -270,7 +269,6 @@ def _left(doc: CudaDocument, line: int, why: str) -> Finding:
 
 
 def _build_flags(source: SourceFile, earlier: FileChange | None) -> FileChange | None:
-    from migrate.apply import FileChange
 
     try:
         old = source.path.read_bytes()
@@ -325,7 +323,7 @@ def _flag_edit(text: str, lines: list[str], tree: ast.Module, node: ast.AST) -> 
 
 def _hip_flags(text: str, node: ast.List | ast.Tuple) -> str | None:
     """The hipcc version of a flag list, or None when it has no nvcc-only flag."""
-    from migrate.sidefiles import hipcc_word
+    from migrate.port.sidefiles import hipcc_word
 
     kept: list[str] = []
     changed = drop_next = False
@@ -379,7 +377,7 @@ def _offset(lines: list[str], line: int, column: int) -> int:
 def as_torch_builds(tree: Path, engine: Engine) -> list[str]:
     """Hipify TREE in place as a ROCm torch does at build time; the flags its hipcc gets (torch's include
     directories when torch is installed beside migrate)."""
-    from migrate.apply import translate_paths
+    from migrate.port.apply import translate_paths
 
     translate_paths([tree], engine, in_place=True)
     return ["-DUSE_ROCM=1", "-D__HIP_PLATFORM_AMD__=1", *_torch_includes()]

@@ -17,7 +17,8 @@ from migrate import gitcmd, writer
 from migrate.discover import discover, list_files
 from migrate.errors import MigrateError
 from migrate.model import Finding, Skipped, SourceFile
-from migrate.translate import Engine, Translation, is_translatable, translate_file
+from migrate.port.plan import FileChange, Plan
+from migrate.port.translate import Engine, Translation, is_translatable, translate_file
 
 DEFAULT_BRANCH = "rocm-port"
 COMMIT_MESSAGE = "Port to ROCm/HIP (migrate apply)"
@@ -36,30 +37,6 @@ class ApplyInterrupted(ApplyError):
 
 
 @dataclass(frozen=True)
-class FileChange:
-    """One file of the port: its old bytes (None: a new file), its new bytes, and why it changes."""
-
-    relpath: str
-    old: bytes | None
-    new: bytes
-    reason: str = "translated to HIP"
-    mode: int | None = None  # for a new file; an existing file keeps its own mode
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The whole port of a tree, computed without writing anything."""
-
-    root: Path
-    engine: str
-    changes: tuple[FileChange, ...]
-    findings: tuple[Finding, ...] = ()
-    skipped: tuple[Skipped, ...] = ()
-    strategy: str = "fork"
-    reason: str = ""
-
-
-@dataclass(frozen=True)
 class ApplyResult:
     """What a write did: the files written, and where (branch and commit, or a copy)."""
 
@@ -73,8 +50,8 @@ def plan_port(
     root: Path, engine: Engine, *, max_file_size: int, include_vendored: bool = False, side_files: bool = True,
     in_place: bool = False, unsafe_fixes: bool = False, targets: tuple[str, ...] = ("gfx942",), strategy: str = "auto",
 ) -> Plan:
-    """Port the tree in memory by STRATEGY (see migrate.strategy; fork translates every source); nothing is written."""
-    from migrate.strategy import choose, plan_kept_sources
+    """Port the tree in memory by STRATEGY (see migrate.port.strategy; fork translates every source); nothing is written."""
+    from migrate.port.strategy import choose, plan_kept_sources
 
     sources, skipped = _sources(root, max_file_size)
     scanned = _scan_findings(root, max_file_size) if side_files or strategy == "auto" else ()
@@ -99,7 +76,7 @@ def _side(
     root: Path, sources: list[SourceFile], in_place: bool, unsafe_fixes: bool, scanned: tuple[Finding, ...],
     targets: tuple[str, ...],
 ) -> tuple[list[FileChange], list[Finding]]:
-    from migrate.sidefiles import side_changes
+    from migrate.port.sidefiles import side_changes
 
     return side_changes(root, sources, in_place=in_place, unsafe_fixes=unsafe_fixes, scan_findings=scanned,
                         gfx_targets=targets)

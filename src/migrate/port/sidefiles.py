@@ -8,12 +8,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from migrate.model import FileKind, Finding, Severity, SourceFile
-
-if TYPE_CHECKING:
-    from migrate.apply import FileChange
+from migrate.port.plan import FileChange
 
 HIP_CHECK = "(torch.version.cuda or torch.version.hip)"
 _CUDA_LOCAL = re.compile(r"\+cu\d+")
@@ -90,7 +88,6 @@ def _read(source: SourceFile) -> str | None:
 
 
 def _change(relpath: str, old: bytes | None, new: str, reason: str) -> FileChange:
-    from migrate.apply import FileChange
 
     return FileChange(relpath, old, new.encode("utf-8"), reason=reason)
 

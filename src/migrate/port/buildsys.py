@@ -14,9 +14,9 @@ import tree_sitter
 
 from migrate.apimap import header_map, lookup
 from migrate.model import FileKind, Finding, Severity, SourceFile
+from migrate.port.plan import FileChange
 
 if TYPE_CHECKING:
-    from migrate.apply import FileChange
     from migrate.parse.cuda import CudaDocument
 
 COMPAT_HEADER = "cuda_hip_compat.h"
@@ -42,8 +42,7 @@ class _Use:
 
 def compat_changes(root: Path, sources: Sequence[SourceFile]) -> tuple[list[FileChange], list[Finding]]:
     """The compat header and, in each source using CUDA names, its include in place of the CUDA headers."""
-    from migrate.apply import FileChange
-    from migrate.translate import is_translatable
+    from migrate.port.translate import is_translatable
 
     chosen = [s for s in sources if not s.vendored and is_translatable(s.relpath)
               and PurePosixPath(s.relpath).name != COMPAT_HEADER]
@@ -169,7 +168,7 @@ def _with_compat_include(use: _Use, include: str) -> bytes:
 
 
 def _unsupported(doc: CudaDocument, name: str, line: int, column: int) -> Finding:
-    from migrate.translate import RULE_UNSUPPORTED
+    from migrate.port.translate import RULE_UNSUPPORTED
 
     message = f"{name} has no HIP equivalent: the compat header cannot map it; port this use by hand"
     return Finding(doc.source.relpath, line, column, RULE_UNSUPPORTED, "unsupported-api", Severity.MEDIUM, line,

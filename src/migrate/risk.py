@@ -7,7 +7,7 @@ import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -222,6 +222,7 @@ class Context:
     hipify_dirs: tuple[str, ...] = ()
     ported: frozenset[str] = frozenset()  # components with ROCm evidence of their own
     level: str = "none"
+    _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
 
     @classmethod
     def of(cls, result: ScanResult) -> Context:
@@ -241,6 +242,12 @@ class Context:
         """The build unit of PATH: its nearest directory with a build file, else its kernel directory
         (csrc/<name>, src/<name>: a packaged copy such as deepspeed/ops/csrc/<name> is the same unit), else
         its top-level package."""
+        found = self._components.get(path)
+        if found is None:
+            found = self._components[path] = self._component(path)  # asked once per finding: memoised by path
+        return found
+
+    def _component(self, path: str) -> str:
         for directory in self.build_dirs:
             if path.startswith(directory + "/"):
                 return directory

@@ -267,13 +267,20 @@ def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[l
     shared = [e.path for e in items if e.kind == "build-source"]
     shared_dirs = {p.rpartition("/")[0] for p in shared}
     folders = {p.rpartition("/")[0] for p in only} - {d for d in shared_dirs} - {""}
+    decided: dict[str, bool] = {}  # path -> never compiled for HIP (many findings share a file)
+
+    def excluded(path: str) -> bool:
+        listed = any(fnmatch.fnmatchcase(path, p) for p in only)
+        if listed and any(fnmatch.fnmatchcase(path, p) for p in shared):
+            listed = False
+        folder = path.rpartition("/")[0]
+        return listed or (folder in folders and not any(folder == d or d.startswith(folder + "/") for d in shared_dirs))
+
     kept, moved = [], []
     for finding in findings:
-        listed = any(fnmatch.fnmatchcase(finding.path, p) for p in only)
-        if listed and any(fnmatch.fnmatchcase(finding.path, p) for p in shared):
-            listed = False
-        folder = finding.path.rpartition("/")[0]
-        if listed or (folder in folders and not any(folder == d or d.startswith(folder + "/") for d in shared_dirs)):
+        if finding.path not in decided:
+            decided[finding.path] = excluded(finding.path)
+        if decided[finding.path]:
             moved.append(replace(finding, status="guarded"))
         else:
             kept.append(finding)

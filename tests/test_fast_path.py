@@ -149,3 +149,17 @@ def test_vendored_kernel_on_tokens(tmp_path: Path) -> None:
     ]
     assert result.guarded == 2  # every branch of an #if that tests a HIP macro, as with the full parse
     assert all(f.vendored for f in result.findings)
+
+
+def test_an_asm_label_is_not_inline_asm_on_tokens_either(tmp_path: Path) -> None:
+    """Composable Kernel binds LLVM intrinsics with asm labels: `int f(int) __asm("llvm.amdgcn...");` runs nothing."""
+    path = tmp_path / "third_party" / "ck.hpp"
+    path.parent.mkdir()
+    path.write_text(
+        '__device__ int add(int v, int s) __asm("llvm.amdgcn.raw.buffer.atomic.add.i32");\n'
+        '__device__ int lane(int x) { int l; if (x) asm("mov.u32 %0, %%laneid;" : "=r"(l)); return l; }\n',
+        encoding="utf-8",
+    )
+    source = SourceFile(path, "third_party/ck.hpp", FileKind.CPP, path.stat().st_size, vendored=True)
+    result = scan_file(source, load_builtin(), Settings())
+    assert [(f.line, f.rule) for f in result.findings if f.rule == "inline-ptx"] == [(2, "inline-ptx")]

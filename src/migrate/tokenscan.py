@@ -105,6 +105,7 @@ def lex(text: str, words: frozenset[str]) -> Lexed:
     asm = [
         (m.group(1), m.start()) for m in _ASM.finditer(text)
         if m.start() in code and (m.start() == 0 or not _is_word_char(text[m.start() - 1]))
+        and not _is_asm_label(text, m)
     ]
     launches = [m.start() for m in re.finditer("<<<", text) if m.start() in code]
     return Lexed(found, includes, asm, launches, frozenset(defined), conditionals.ranges, counter)
@@ -183,6 +184,17 @@ def _include_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterato
             hip = header_map().hip_header(name)
             line, column = lexed.point(offset)
             yield Hit(line, column, hip=f"#include <{hip}>" if hip else None, symbol=name)
+
+
+def _is_asm_label(text: str, match: re.Match[str]) -> bool:
+    """`int f(int x) __asm("llvm.amdgcn...");` names a declaration's symbol (Composable Kernel binds LLVM
+    intrinsics this way): one word after a declarator's `)`, never `volatile`, unlike an asm statement."""
+    before = match.start() - 1
+    while before >= 0 and text[before].isspace():
+        before -= 1
+    template = match.group(1).strip()
+    return (before >= 0 and text[before] == ")" and "volatile" not in match.group(0)
+            and template.count('"') == 2 and not any(c.isspace() for c in template[1:-1]))
 
 
 def _asm_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:

@@ -18,6 +18,7 @@ _MACRO_BODIES = register_query(
 _MACRO_ASM = re.compile(
     r'\b(?:asm|__asm__|__asm)\s*(?:(?:volatile|__volatile__|goto|inline)\s*)*\(\s*((?:"(?:\\.|[^"\\])*"\s*)+)'
 )
+_LABEL_PARENTS = frozenset({"declaration", "field_declaration"})
 _STRING = re.compile(r'"((?:\\.|[^"\\])*)"')
 # AMD GCN/CDNA mnemonics (s_nop, v_add_f32, ds_swizzle_b32, ...): already-ported asm, not PTX.
 _GCN = re.compile(r"^\s*(?:s|v|ds|buffer|global|flat|scratch|exp)_[a-z0-9_]+\b")
@@ -68,7 +69,10 @@ def _unknown_device_asm(template: str) -> bool:
 def _statements(doc: CudaDocument) -> Iterator[tuple[int, str]]:
     """(byte offset, template source) of each asm statement, in code and in macro bodies."""
     for groups in doc.matches(_ASM):
-        yield groups["asm"][0].start_byte, doc.node_text(groups["code"][0])
+        node = groups["asm"][0]
+        if node.parent is not None and node.parent.type in _LABEL_PARENTS:
+            continue  # `int f(int) __asm("llvm.amdgcn...");` names a symbol (an asm label), it runs nothing
+        yield node.start_byte, doc.node_text(groups["code"][0])
     for body in doc.captures(_MACRO_BODIES).get("body", []):
         text = doc.node_text(body)
         for match in _MACRO_ASM.finditer(text):

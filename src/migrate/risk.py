@@ -8,7 +8,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -248,9 +248,9 @@ class Context:
         return found
 
     def _component(self, path: str) -> str:
-        for directory in self.build_dirs:
-            if path.startswith(directory + "/"):
-                return directory
+        nearest = _nearest(path, self._build_set)
+        if nearest:
+            return nearest
         parts = path.split("/")[:-1]
         if not parts:
             return "."
@@ -263,7 +263,28 @@ class Context:
 
     def hipifies(self, path: str) -> bool:
         """The build turns PATH's CUDA names into HIP ones (a torch extension, a HIP CMake build)."""
-        return is_c(path) and any(d == "" or path.startswith(d + "/") for d in self.hipify_dirs)
+        if not is_c(path):
+            return False
+        return "" in self._hipify_set or _nearest(path, self._hipify_set) is not None
+
+    @cached_property
+    def _build_set(self) -> frozenset[str]:
+        return frozenset(self.build_dirs)
+
+    @cached_property
+    def _hipify_set(self) -> frozenset[str]:
+        return frozenset(self.hipify_dirs)
+
+
+def _nearest(path: str, directories: frozenset[str]) -> str | None:
+    """The deepest of DIRECTORIES that holds PATH (a walk up its parents: a repository of many build units
+    must not cost a loop over all of them per finding)."""
+    directory = path.rpartition("/")[0]
+    while directory:
+        if directory in directories:
+            return directory
+        directory = directory.rpartition("/")[0]
+    return None
 
 
 def is_c(path: str) -> bool:

@@ -45,6 +45,12 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @cache
+def api_names() -> frozenset[str]:
+    """Every CUDA name of the map, as one set kept for the process (the key of its compiled regex)."""
+    return frozenset(api_map())
+
+
+@cache
 def api_map() -> dict[str, ApiEntry]:
     """CUDA name -> entry; where a name sits in two libraries, the first library (by file order) wins."""
     table: dict[str, ApiEntry] = {}

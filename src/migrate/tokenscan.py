@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from migrate.apimap import api_map, header_map
+from migrate.apimap import api_map, api_names, header_map
 from migrate.matchers import Hit
 from migrate.matchers.cuda_api import _message, _names, _suggestion
 from migrate.matchers.cuda_asm import _STRING, _compiled, _joined
@@ -293,6 +293,6 @@ def token_rules(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, TokenMatcher], ...
 
 def warm(words: frozenset[str] | None) -> None:
     """Compile the regex of the CUDA API names, and the lexer for WORDS, now: forked workers then share them."""
-    names_pattern(api_map().keys())
+    names_pattern(api_names())
     if words is not None:
         _words(words)

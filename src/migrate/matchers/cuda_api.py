@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from migrate.apimap import ApiEntry, api_map
+from migrate.apimap import ApiEntry, api_map, api_names
 from migrate.matchers import Hit, register
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, Token
@@ -60,7 +60,7 @@ def _api_tokens(doc: CudaDocument) -> list[tuple[Token, ApiEntry]]:
     table = api_map()
     declared, scoped = doc.declared_names, doc.scoped_offsets
     found = []
-    for token in doc.tokens_named(table.keys()):
+    for token in doc.tokens_named(api_names()):
         if token.name not in declared and token.start_byte not in scoped:
             found.append((token, table[token.name]))
     return found

@@ -310,13 +310,12 @@ class CudaDocument(Document):
     def _names_regex(self, names: Collection[str]) -> re.Pattern[bytes] | None:
         """The one regex of NAMES once compiled, or once this process has searched them in a few files; before
         that, a regex of the names present in this file (checking a few files does not pay the compile)."""
-        key, mapping = _names_key(names)
-        kept = _NAME_PATTERNS.get(key)
-        if kept is not None and kept[0] is mapping:
-            return kept[1]
+        key = _names_key(names)
+        if key in _NAME_PATTERNS:
+            return _NAME_PATTERNS[key]
         _NAME_USES[key] = _NAME_USES.get(key, 0) + 1
         if _NAME_USES[key] > _COMPILE_AFTER:
-            return names_pattern(names)
+            return names_pattern(key)
         words = self._words
         present = [w for w in words if w in names] if len(words) < len(names) else words.intersection(names)
         if not present:
@@ -377,25 +376,24 @@ def _guarded_ranges(doc: CudaDocument) -> list[tuple[int, int]]:
 
 
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-_NAME_PATTERNS: dict[Any, tuple[object, re.Pattern[bytes] | None]] = {}
-_NAME_USES: dict[Any, int] = {}
+_NAME_PATTERNS: dict[frozenset[str], re.Pattern[bytes] | None] = {}
+_NAME_USES: dict[frozenset[str], int] = {}
 _COMPILE_AFTER = 16  # files searched for a collection of names before its one regex is compiled
 
 
-def _names_key(names: Collection[str]) -> tuple[Any, object]:
-    mapping = getattr(names, "mapping", None)  # a dict's keys(): a new view each call, the same dict
-    return (("keys of", id(mapping)) if mapping is not None else frozenset(names)), mapping
+def _names_key(names: Collection[str]) -> frozenset[str]:
+    """The cache key of a collection of names: callers pass a frozenset they keep (its hash is computed once);
+    anything else is turned into one."""
+    return names if isinstance(names, frozenset) else frozenset(names)
 
 
 def names_pattern(names: Collection[str]) -> re.Pattern[bytes] | None:
     """A longest-match regex of NAMES ending at a word boundary (the caller checks the start); None if empty."""
-    key, mapping = _names_key(names)
-    kept = _NAME_PATTERNS.get(key)
-    if kept is None or kept[0] is not mapping:
-        words = {n for n in names if n.isascii()}
-        pattern = re.compile(longest_match(words).encode() + rb"\b") if words else None
-        kept = _NAME_PATTERNS[key] = (mapping, pattern)
-    return kept[1]
+    key = _names_key(names)
+    if key not in _NAME_PATTERNS:
+        words = {n for n in key if n.isascii()}
+        _NAME_PATTERNS[key] = re.compile(longest_match(words).encode() + rb"\b") if words else None
+    return _NAME_PATTERNS[key]
 
 
 def longest_match(words: set[str]) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import tree_sitter
 
-from migrate.apimap import header_map, lookup
+from migrate.apimap import api_names, header_map, lookup
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.port.plan import FileChange
 
@@ -98,7 +98,6 @@ def _hip_name(name: str) -> str:
 
 
 def _use(source: SourceFile) -> _Use | None:
-    from migrate.apimap import api_map
     from migrate.parse.cuda import CudaDocument, captures, parse_cuda
 
     try:
@@ -112,7 +111,7 @@ def _use(source: SourceFile) -> _Use | None:
     assert isinstance(doc, CudaDocument)
     names: set[str] = set()
     unsupported: list[Finding] = []
-    for token in doc.tokens_named(api_map().keys()):
+    for token in doc.tokens_named(api_names()):
         entry = lookup(token.name)
         if (entry is None or token.name in doc.declared_names or doc.is_guarded(token.line)
                 or token.start_byte in doc.scoped_offsets):

@@ -56,6 +56,12 @@ def directives(text: str) -> tuple[Directive, ...]:
     return tuple(found)
 
 
+def tests_hip(name: str) -> bool:
+    """A macro a conditional tests to tell the HIP build from the CUDA one: the platform macros HIP sets or
+    leaves out, and any macro named for HIP/ROCm/AMD (USE_ROCM, GGML_USE_HIP, WITH_ROCM...)."""
+    return name in _HIP_DEFINED or name in _HIP_UNDEFINED or _HIP_NAMED.search(name) is not None
+
+
 def builtin(name: str) -> Macro | None:
     """What a HIP build knows of NAME before reading the repository (None: nothing)."""
     if name in _HIP_DEFINED:

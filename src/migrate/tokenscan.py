@@ -20,7 +20,8 @@ from migrate.matchers.cuda_api import _message, _names, _suggestion
 from migrate.matchers.cuda_asm import _STRING, _compiled, _joined
 from migrate.matchers.cuda_include import _wanted as _wanted_header
 from migrate.model import Rule
-from migrate.parse.cuda import HIP_GUARD_MACROS, longest_match, names_pattern
+from migrate.parse.cuda import longest_match, names_pattern
+from migrate.preproc import tests_hip
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _NAMESPACE_QUERY = re.compile(r'^\s*\(\(namespace_identifier\) @hit \(#(?:eq|any-of)\? @hit((?:\s*"\w+")+)\)\)\s*$')
@@ -143,14 +144,14 @@ class _Conditionals:
         self.ranges: list[tuple[int, int]] = []
 
     def directive(self, name: str, rest: str, line: int) -> None:
-        hip = bool(HIP_GUARD_MACROS.intersection(_IDENT.findall(rest)))
+        hip = any(tests_hip(word) for word in _IDENT.findall(rest))
         if name.startswith("if"):
             self.stack.append([line, hip])
         elif name.startswith("el") and name != "else" and self.stack:
             self.stack[-1][1] = self.stack[-1][1] or hip
         elif name == "endif" and self.stack:
-            start, tests_hip = self.stack.pop()
-            if tests_hip:
+            start, hip_branch = self.stack.pop()
+            if hip_branch:
                 self.ranges.append((start, line))
 
 

@@ -14,14 +14,8 @@ import tree_sitter_cuda
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse import Document, register
+from migrate.preproc import tests_hip
 
-HIP_GUARD_MACROS = frozenset(
-    {
-        "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
-        "__HIP__", "__HIPCC__", "__HIP_DEVICE_COMPILE__", "USE_ROCM", "USE_HIP", "WITH_HIP", "WITH_ROCM",
-        "__HIP_ROCclr__", "HIP_PLATFORM_AMD", "ROCM_PLATFORM", "__HIPCC_RTC__", "GGML_USE_HIP", "GGML_USE_HIPBLAS",
-    }
-)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 _LITERAL = re.compile(rb'"(?:\\.|[^"\\])*"|//.*|/\*.*?\*/', re.S)  # strings and comments in a macro body
@@ -366,8 +360,7 @@ def _guarded_ranges(doc: CudaDocument) -> list[tuple[int, int]]:
         condition = node.child_by_field_name("condition") or node.child_by_field_name("name")
         if condition is None:
             continue
-        words = set(_IDENT.findall(doc.node_text(condition)))
-        if words & HIP_GUARD_MACROS:
+        if any(tests_hip(word) for word in _IDENT.findall(doc.node_text(condition))):
             top = node
             while top.type in ("preproc_elif", "preproc_elifdef") and top.parent is not None:
                 top = top.parent

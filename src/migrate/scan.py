@@ -34,7 +34,7 @@ _PARALLEL_FROM = 64  # below this many files a process pool costs more than it s
 _STALE = 16  # matches that find no new rule before the needle regex is narrowed to the missing rules
 _PATTERNS = 256  # narrowed needle regexes compiled per kind and process, at most
 _TOKEN_KINDS = (FileKind.CUDA, FileKind.CPP, FileKind.C)
-token_level = True  # vendored C/C++/CUDA on tokens only; benchmarks and tests turn it off to compare with a full parse
+token_level = True  # C/C++/CUDA on tokens where no rule needs the tree; benchmarks and tests turn it off to compare
 _OCCURRENCE_EVIDENCE = 200  # characters per occurrence: a minified line must not blow up the report
 FILE_TIME_BUDGET = 20.0  # seconds a file may take; past it the file is skipped (crafted input, not real code)
 
@@ -204,9 +204,10 @@ def _computed(
             if progress:
                 progress(done, total)
         return
-    for kind, vendored in {(s.kind, s.vendored) for s in sources if s.kind in _TOKEN_KINDS}:
+    for kind in {s.kind for s in sources if s.kind in _TOKEN_KINDS}:
         # compiled once here, shared by the forked workers
-        tokenscan.warm(_table(ruleset, kind).words if vendored and token_level else None)
+        tokenscan.warm(_table(ruleset, kind).words if token_level else None)
+        tokenscan.tree_tests(_table(ruleset, kind).rules)
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, token_level)) as pool:
         done = 0
@@ -302,15 +303,18 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
     except ParseError as exc:
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
     evidence, directives = _facts(source, text)
+    lexed = tokenscan.lex(text, table.words) if source.kind in _TOKEN_KINDS else None
+    if lexed is not None and token_level and (source.vendored or not tokenscan.needs_tree(table.rules, lexed)):
+        found = _match_tokens(Document(source=source, text=text), lexed, table.rules, settings)
+        return replace(found, evidence=evidence, directives=directives)
     applicable = _applicable(table, text)
     if not applicable:
         return FileResult(source.relpath, evidence=evidence, directives=directives)
-    if source.vendored and source.kind in _TOKEN_KINDS and token_level:
-        found = _match_tokens(Document(source=source, text=text), table.words, applicable, settings)
-        return replace(found, evidence=evidence, directives=directives)
     doc = parse(source, text)
     if isinstance(doc, Skipped):
         return FileResult(source.relpath, skipped=doc, evidence=evidence, directives=directives)
+    if lexed is not None:  # the rules decided on tokens read the same pass, with the same #if ranges
+        doc.lexed, doc.guarded_ranges = lexed, lexed.guarded
     return replace(_match(doc, applicable, settings), evidence=evidence, directives=directives)
 
 
@@ -333,10 +337,10 @@ def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileRe
     return _result(doc, runs, settings)
 
 
-def _match_tokens(doc: Document, words: frozenset[str], rules: tuple[Rule, ...], settings: Settings) -> FileResult:
-    """Vendored C/C++/CUDA: the RULES that can be decided on tokens, from one lexer pass for WORDS (no parse)."""
+def _match_tokens(doc: Document, lexed: tokenscan.Lexed, rules: tuple[Rule, ...], settings: Settings) -> FileResult:
+    """C/C++/CUDA without a parse: the RULES that can be decided on tokens, from the lexer's pass (vendored code,
+    and first-party files where no rule needs the tree)."""
     kept = tokenscan.token_rules(rules)
-    lexed = tokenscan.lex(doc.text, words)
     doc.guarded_ranges = lexed.guarded
     return _result(doc, [(rule, run(lexed, doc.text, rule.match)) for rule, run in kept], settings)
 

@@ -7,24 +7,21 @@ templates, `name::` scopes, `__global__` and `<<<`. docs/performance.md lists wh
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
-from migrate.apimap import api_map, api_names, header_map
-from migrate.matchers import Hit
-from migrate.matchers.cuda_api import _message, _names, _suggestion
-from migrate.matchers.cuda_asm import _STRING, _compiled, _joined
-from migrate.matchers.cuda_include import _wanted as _wanted_header
+from migrate import matchers
+from migrate.apimap import ApiEntry, api_map, api_names, header_map
+from migrate.matchers import Code, CodeTest, Hit
 from migrate.model import Rule
+from migrate.parse import Document
 from migrate.parse.cuda import longest_match, names_pattern
 from migrate.preproc import tests_hip
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_NAMESPACE_QUERY = re.compile(r'^\s*\(\(namespace_identifier\) @hit \(#(?:eq|any-of)\? @hit((?:\s*"\w+")+)\)\)\s*$')
 _KERNEL_QUERY = re.compile(r'^\s*\(function_definition "__global__"')
 _LAUNCH_QUERY = re.compile(r"\(kernel_call_syntax\)")
 
@@ -40,24 +37,42 @@ class Lexed:
     defined: frozenset[str]  # macro names the file #defines
     guarded: list[tuple[int, int]]  # line ranges of #if blocks that test a HIP macro
     lines: _Lines
+    code: str  # the text with comments, string literals and #include paths blanked (same offsets and lines)
+    searched: frozenset[str]  # the words looked for
 
     def point(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""
         return self.lines.point(offset)
 
+    @cached_property
+    def declared(self) -> frozenset[str]:
+        """The API names this file declares itself (a wrapper `cudaError_t cudaMalloc(...)`, a `#define`), as
+        their neighbours show: every use of them is the file's own, not the CUDA API."""
+        table = api_map()
+        enums = re.search(r"\benum\b", self.code) is not None
+        found = set(self.defined)
+        for word, offset in self.words:
+            if (word in table and word not in found and not _in_directive(self.code, offset)
+                    and _may_declare(self.code, offset, offset + len(word), enums)):
+                found.add(word)
+        return frozenset(found)
 
-# Comments and strings: every branch starts with a literal character, so the regex engine skips to candidates.
+
+# Comments, strings and #include paths: every branch starts with a literal character, so the regex engine skips
+# to candidates.
 _SKIPPED = re.compile(
     r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|R"(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?\)(?P=delim)"'
-    r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n]){1,8}\''
+    r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n]){1,8}\'|#[ \t]*include[ \t]*(?P<include>[<"][^>"\n]*[>"])'
 )
 _DIRECTIVE = re.compile(
-    r"#[ \t]*(?:include[ \t]*(?P<include>[<\"][^>\"\n]*[>\"])|define[ \t]+(?P<define>[A-Za-z_]\w*)"
+    r"#[ \t]*(?:define[ \t]+(?P<define>[A-Za-z_]\w*)"
     r"|(?P<cond>ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b(?P<rest>[^\n]*))"
 )
 _ASM = re.compile(
-    r'(?:asm|__asm__|__asm)\s*(?:(?:volatile|__volatile__|goto|inline)\s*)*\(\s*((?:"(?:\\.|[^"\\])*"\s*)+)'
+    r'(?:asm|__asm__|__asm)\s*(?:(?:volatile|__volatile__|goto|inline)\s*)*\(\s*'
+    r'((?:(?:R"(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?\)(?P=delim)"|"(?:\\.|[^"\\])*")\s*)+)'
 )
+_ASM_KEYWORD = re.compile(r"(?:asm|__asm__|__asm)\b")
 
 
 @cache
@@ -67,49 +82,50 @@ def _words(words: frozenset[str]) -> re.Pattern[str]:
     return re.compile(f"(?:{longest_match(set(words))})\\b")
 
 
-class _Code:
-    """Which offsets of a text are code: outside the comments and string literals."""
-
-    def __init__(self, text: str) -> None:
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        for match in _SKIPPED.finditer(text):
-            self.starts.append(match.start())
-            self.ends.append(match.end())
-
-    def __contains__(self, offset: int) -> bool:
-        index = bisect.bisect_right(self.starts, offset) - 1
-        return index < 0 or self.ends[index] <= offset
+def _code_view(text: str) -> tuple[str, list[tuple[str, int]]]:
+    """TEXT with its comments, string literals and #include paths blanked (newlines kept), and the includes."""
+    pieces: list[str] = []
+    includes: list[tuple[str, int]] = []
+    position = 0
+    for match in _SKIPPED.finditer(text):
+        start, end = match.span()
+        directive = match.group("include") is not None and not text[text.rfind("\n", 0, start) + 1 : start].strip()
+        if directive:
+            includes.append((match.group("include")[1:-1].strip(), match.start("include")))
+        pieces.append(text[position:start])
+        skipped = text[start:end]
+        pieces.append(" " * (end - start) if "\n" not in skipped else re.sub(r"[^\n]", " ", skipped))
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces), includes
 
 
 def lex(text: str, words: frozenset[str]) -> Lexed:
     """The interesting parts of TEXT's code, from a few regex passes that each skip ahead in C."""
-    code = _Code(text)
+    code, includes = _code_view(text)
     found = [
-        (m.group(), m.start()) for m in _words(words).finditer(text)
-        if m.start() in code and (m.start() == 0 or not _is_word_char(text[m.start() - 1]))
+        (m.group(), m.start()) for m in _words(words).finditer(code)
+        if m.start() == 0 or not _is_word_char(code[m.start() - 1])
     ]
-    includes: list[tuple[str, int]] = []
     defined: set[str] = set()
     conditionals = _Conditionals()
     counter = _Lines(text)
-    for match in _DIRECTIVE.finditer(text):
+    for match in _DIRECTIVE.finditer(code):
         start = match.start()
-        if start not in code or text[text.rfind("\n", 0, start) + 1 : start].strip():
+        if code[code.rfind("\n", 0, start) + 1 : start].strip():
             continue
-        if match.group("include"):
-            includes.append((match.group("include")[1:-1].strip(), match.start("include")))
-        elif match.group("define"):
+        if match.group("define"):
             defined.add(match.group("define"))
         else:
             conditionals.directive(match.group("cond"), match.group("rest"), counter.line(start))
-    asm = [
-        (m.group(1), m.start()) for m in _ASM.finditer(text)
-        if m.start() in code and (m.start() == 0 or not _is_word_char(text[m.start() - 1]))
-        and not _is_asm_label(text, m)
-    ]
-    launches = [m.start() for m in re.finditer("<<<", text) if m.start() in code]
-    return Lexed(found, includes, asm, launches, frozenset(defined), conditionals.ranges, counter)
+    asm = []
+    for keyword in _ASM_KEYWORD.finditer(code):
+        start = keyword.start()
+        match = _ASM.match(text, start)
+        if match and (start == 0 or not _is_word_char(code[start - 1])) and not _is_asm_label(text, match):
+            asm.append((match.group(1), start))
+    launches = [m.start() for m in re.finditer("<<<", code)]
+    return Lexed(found, includes, asm, launches, frozenset(defined), conditionals.ranges, counter, code, words)
 
 
 def _is_word_char(char: str) -> bool:
@@ -157,12 +173,50 @@ class _Conditionals:
 
 TokenMatcher = Callable[[Lexed, str, Mapping[str, Any]], Iterator[Hit]]
 
+# Words before an API name that leave it a use, not the name a declaration introduces.
+_USE_AFTER = frozenset({
+    "return", "case", "else", "do", "throw", "new", "delete", "sizeof", "typename", "typedef", "co_return",
+    "co_yield", "co_await", "goto", "const", "volatile", "static", "extern", "inline", "constexpr", "unsigned",
+    "signed", "virtual", "explicit", "friend", "mutable", "register", "thread_local", "template", "decltype",
+    "alignof", "noexcept", "operator", "__host__", "__device__", "__global__", "__forceinline__", "__inline__",
+    "__noinline__", "public", "private", "protected", "struct", "class", "union", "enum", "__shared__",
+    "__constant__", "__managed__", "__restrict__", "if", "ifdef", "ifndef", "elif", "endif", "undef", "pragma",
+    "error",
+})
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]{2,}")  # CUTLASS_HOST_DEVICE cudaError_t f(): a qualifier macro
+_PREVIOUS_WORD = re.compile(r"([A-Za-z_]\w*)\s*$")
 
-def _api_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
-    names = _names(frozenset(params["libraries"]), params["with_hip"])
+
+def _may_declare(code: str, start: int, end: int, enums: bool) -> bool:
+    """Whether the name at START..END may be one a declaration introduces (or a label), judged by its neighbours."""
+    before = code[max(0, start - 64) : start].rstrip()
+    after = code[end : end + 3].lstrip()
+    previous = before[-1:]
+    if after.startswith(":") and not after.startswith("::") and previous in ("", ";", "{", "}", ":"):
+        return True  # a label
+    if _is_word_char(previous):
+        word = _PREVIOUS_WORD.search(before)
+        name = word.group(1) if word else ""
+        if name in ("struct", "class", "union", "enum"):
+            return after.startswith(("{", ":"))
+        return name not in _USE_AFTER and not _MACRO_NAME.fullmatch(name)
+    if previous == ">" and re.search(r"template\s*<[^;{}]*>$", before):
+        return False
+    if previous in ("*", "&", ">"):
+        rest = before[:-1].rstrip()
+        return bool(rest) and (_is_word_char(rest[-1]) or rest[-1] in ">*&")
+    if previous == "}":
+        return after[:1] in (";", ",", "=", "[")  # typedef struct {...} NAME;
+    if previous in ("{", ","):
+        return (after.startswith("=") and not after.startswith("==")) or (enums and after[:1] in (",", "}"))
+    return False
+
+
+def api_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    names = api_names_of(frozenset(params["libraries"]), params["with_hip"])
     for word, offset in lexed.words:
         entry = names.get(word)
-        if entry is None or word in lexed.defined or _member_or_scoped(text, offset):
+        if entry is None or word in lexed.declared or _member_or_scoped(lexed.code, offset):
             continue
         line, column = lexed.point(offset)
         yield Hit(line, column, hip=_suggestion(entry), message=_message(entry), symbol=entry.cuda_name)
@@ -179,7 +233,7 @@ def _member_or_scoped(text: str, offset: int) -> bool:
     return bool(scope) and (_is_word_char(scope[-1]) or scope[-1] == ">")
 
 
-def _include_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+def include_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     for name, offset in lexed.includes:
         if _wanted_header(name, params["headers"]):
             hip = header_map().hip_header(name)
@@ -199,36 +253,147 @@ def _is_asm_label(text: str, match: re.Match[str]) -> bool:
 
 
 def _asm_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
-    pattern = _compiled(_joined(params["pattern"]))
+    pattern = asm_pattern(params["pattern"])
     for code, offset in lexed.asm:
-        template = " ".join(_STRING.findall(code)).replace("\\n", "\n").replace("\\t", "\t")
-        if pattern.search(template):
+        if pattern.search(_template(code)):
             yield Hit(*lexed.point(offset))
+
+
+def asm_statements(lexed: Lexed) -> Iterator[tuple[int, str]]:
+    """(offset, template) of each asm statement in the code (macro bodies included)."""
+    for code, offset in lexed.asm:
+        yield offset, _template(code)
+
+
+def _template(code: str) -> str:
+    return " ".join(_STRING.findall(code)).replace("\\n", "\n").replace("\\t", "\t")
+
+
+def _asm_needs_tree(rules: tuple[Rule, ...], lexed: Lexed) -> bool:
+    """Asm that a `device_code` rule reports only inside device functions, which the tokens do not show."""
+    for rule in rules:
+        if rule.match["matcher"] == "inline-asm" and rule.match.get("device_code"):
+            pattern = asm_pattern(rule.match["pattern"])
+            for code, _ in lexed.asm:
+                template = _template(code)
+                if unknown_device_asm(template) and not pattern.search(template):
+                    return True
+    return False
 
 
 def _query_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     source = params["query"]
-    namespaces = _namespaces(source)
-    if namespaces:
-        yield from _scope_hits(lexed, text, namespaces)
-    elif _KERNEL_QUERY.match(source):
+    if _KERNEL_QUERY.match(source):
         yield from _once_per_line(lexed, (o for w, o in lexed.words if w == "__global__"), "__global__")
     elif _LAUNCH_QUERY.search(source) and params.get("where", "any") != "device":
         yield from _once_per_line(lexed, lexed.launches, None)
 
 
-def _scope_hits(lexed: Lexed, text: str, namespaces: frozenset[str]) -> Iterator[Hit]:
-    """`ns::` and `namespace ns`: the places tree-sitter would call a namespace_identifier."""
+def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """The rule's namespaces as a scope (`ns::`, or only `ns::member` for the given members) or defined
+    (`namespace ns`), `using namespace` of the given names, and #include paths matching its `include`: once per line."""
+    namespaces, members = frozenset(params["namespaces"]), params.get("members")
+    using = frozenset(params.get("using", ()))
+    places: list[tuple[int, str]] = []
+    for word, offset in lexed.words:
+        if word not in namespaces and word not in using:
+            continue
+        end = offset + len(word)
+        if word in namespaces and (_scoped_member(code, end, members) if members else _scope_or_definition(code, offset, end)):
+            places.append((offset, word))
+        elif word in using and code[max(0, offset - 32) : offset].split()[-2:] == ["using", "namespace"]:
+            places.append((offset, word))
+    if params.get("include"):
+        pattern = _regex(params["include"])
+        places.extend((offset, f"<{path}>") for path, offset in lexed.includes if pattern.search(path))
+    seen: set[int] = set()
+    for offset, symbol in sorted(places):
+        line, column = lexed.point(offset)
+        if line not in seen:
+            seen.add(line)
+            yield Hit(line, column, symbol=symbol)
+
+
+_COMPARISON_AFTER = re.compile(r"[ \t]*(<=|>=|==|!=|<(?![<=])|>(?![>=]))[ \t]*(\(*[ \t]*[-!]?[ \t]*[A-Za-z_0-9]\w*)")
+_COMPARISON_BEFORE = re.compile(r"([A-Za-z_0-9]\w*\)*)([ \t]*)(<=|>=|==|!=|<|>)[ \t]*$")
+
+
+def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """A comparison (< <= > >= == !=) with one of the rule's names as an operand, in code or in an #if / #elif
+    condition (a #define body is not an expression yet): once per line, at the comparison's left operand."""
+    names = frozenset(params["names"])
     seen: set[int] = set()
     for word, offset in lexed.words:
-        if word not in namespaces:
+        if word not in names or not _expression_context(code, offset):
             continue
-        after = text[offset + len(word) : offset + len(word) + 8].lstrip()
-        if after.startswith("::") or text[max(0, offset - 16) : offset].rstrip().endswith("namespace"):
-            line, column = lexed.point(offset)
-            if line not in seen:
-                seen.add(line)
-                yield Hit(line, column, symbol=word)
+        place = _comparison(code, offset, offset + len(word))
+        if place is None:
+            continue
+        start, symbol = place
+        line, column = lexed.point(start)
+        if line not in seen:
+            seen.add(line)
+            yield Hit(line, column, symbol=" ".join(symbol.split()))
+
+
+def _comparison(code: str, start: int, end: int) -> tuple[int, str] | None:
+    """(offset of the left operand, the comparison's text) when the name at START..END is compared."""
+    after = _COMPARISON_AFTER.match(code, end)
+    if after and not (after.group(1) == ">" and code[after.end(1) :].lstrip().startswith("::")):
+        return start, code[start : after.end()]
+    before = _COMPARISON_BEFORE.search(code, max(0, start - 80), start)
+    if before is None or before.end() != start:
+        return None
+    if before.group(3) == "<" and not before.group(2) and code[start - 1] == "<":
+        return None  # Foo<NAME: a template argument
+    if code[before.start() - 1 : before.start()] in (".", ":", ">") or code[before.start(3) - 1] in "<>-=!":
+        return None  # a member, a scoped name, or part of <<, >>, ->, <=>
+    return before.start(), code[before.start() : end]
+
+
+def _expression_context(code: str, offset: int) -> bool:
+    """Code, or the condition of an #if / #elif; not another directive."""
+    head = _directive_head(code, offset)
+    return not head.startswith("#") or re.match(r"#\s*(?:if|elif)\b", head) is not None
+
+
+def _in_directive(code: str, offset: int) -> bool:
+    return _directive_head(code, offset).startswith("#")
+
+
+def _directive_head(code: str, offset: int) -> str:
+    """The logical line (followed back across line continuations) up to OFFSET, without leading blanks."""
+    line_start = code.rfind("\n", 0, offset) + 1
+    while line_start > 1 and code[line_start - 2] == "\\":
+        line_start = code.rfind("\n", 0, line_start - 2) + 1
+    return code[line_start:offset].lstrip()
+
+
+def _scope_or_definition(code: str, start: int, end: int) -> bool:
+    return code[end : end + 8].lstrip().startswith("::") or _defines_namespace(code, start)
+
+
+def _scoped_member(code: str, end: int, members: list[str]) -> bool:
+    """`ns::member` written without blanks (as the rule's query compared the qualified name's text)."""
+    if not code.startswith("::", end):
+        return False
+    name = _IDENT.match(code, end + 2)
+    return name is not None and any(name.group().startswith(m) if m.endswith("_") else name.group() == m
+                                    for m in members)
+
+
+def _defines_namespace(code: str, offset: int) -> bool:
+    """`namespace ns` (a definition); `using namespace ns;` names no namespace_identifier in the tree."""
+    before = code[max(0, offset - 32) : offset].split()
+    return before[-1:] == ["namespace"] and before[-2:-1] != ["using"]
+
+
+def lexed(doc: Document, words: frozenset[str]) -> Lexed:
+    """The lexer's pass over a document for WORDS: the scan's own when it lexed the file first, else made now."""
+    found = doc.lexed
+    if found is None or not words <= found.searched:
+        found = doc.lexed = lex(doc.text, words)
+    return found
 
 
 def _once_per_line(lexed: Lexed, offsets: Any, symbol: str | None) -> Iterator[Hit]:
@@ -240,18 +405,48 @@ def _once_per_line(lexed: Lexed, offsets: Any, symbol: str | None) -> Iterator[H
             yield Hit(line, column, symbol=symbol)
 
 
-@cache
-def _namespaces(query_source: str) -> frozenset[str]:
-    match = _NAMESPACE_QUERY.match(query_source)
-    return frozenset(re.findall(r'"(\w+)"', match.group(1))) if match else frozenset()
-
-
 _TOKEN_MATCHERS: dict[str, TokenMatcher] = {
-    "cuda-api": _api_hits,
-    "cuda-include": _include_hits,
+    "cuda-api": api_hits,
+    "cuda-include": include_hits,
     "inline-asm": _asm_hits,
     "cuda-query": _query_hits,
+    "cuda-namespace": namespace_hits,
+    "cuda-compare": compare_hits,
 }
+
+
+def exact_on_tokens(rule: Rule) -> bool:
+    """RULE is decided on tokens in every file, parsed or not (its matcher reads the lexer's pass). Kernel
+    definitions (the name's line) and launches (host or device code) need the tree, and are approximated on
+    tokens only in vendored code."""
+    if token_matcher(rule) is None:
+        return False
+    source = rule.match.get("query", "")
+    return not (_KERNEL_QUERY.match(source) or _LAUNCH_QUERY.search(source))
+
+
+@cache
+def tree_tests(rules: tuple[Rule, ...]) -> tuple[CodeTest, ...]:
+    """For the rules of RULES that need the tree, the test their file's code must pass for them to fire."""
+    tests = []
+    for rule in rules:
+        if exact_on_tokens(rule):
+            continue
+        matcher = matchers.get(rule.match["matcher"])
+        tests.append(matcher.candidates(rule.match) if matcher and matcher.candidates else _always)
+    return tuple(tests)
+
+
+def _always(_code: Code) -> bool:
+    return True
+
+
+def needs_tree(rules: tuple[Rule, ...], lexed: Lexed) -> bool:
+    """Whether a first-party file must be parsed for RULES to find exactly what they find on its tree."""
+    code = Code(lexed.code, [path for path, _ in lexed.includes])
+    if any(test(code) for test in tree_tests(rules)):
+        return True
+    return _asm_needs_tree(rules, lexed)
 
 
 def token_matcher(rule: Rule) -> TokenMatcher | None:
@@ -265,7 +460,7 @@ def token_matcher(rule: Rule) -> TokenMatcher | None:
 def _query_decidable(params: Mapping[str, Any]) -> bool:
     source = params["query"]
     launch = bool(_LAUNCH_QUERY.search(source)) and params.get("where", "any") != "device"
-    return bool(_namespaces(source)) or bool(_KERNEL_QUERY.match(source)) or launch
+    return bool(_KERNEL_QUERY.match(source)) or launch
 
 
 @cache
@@ -274,14 +469,17 @@ def interesting_words(rules: tuple[Rule, ...]) -> frozenset[str]:
     words: set[str] = set()
     for rule in rules:
         if rule.match["matcher"] == "cuda-api":
-            words.update(_names(frozenset(rule.match["libraries"]), rule.match["with_hip"]))
-        elif rule.match["matcher"] == "cuda-query":
-            words.update(_namespaces(rule.match["query"]))
-            if _KERNEL_QUERY.match(rule.match["query"]):
-                words.add("__global__")
+            words.update(api_names_of(frozenset(rule.match["libraries"]), rule.match["with_hip"]))
+        elif rule.match["matcher"] == "cuda-namespace":
+            words.update(rule.match["namespaces"], rule.match.get("using", ()))
+        elif rule.match["matcher"] == "cuda-compare":
+            words.update(rule.match["names"])
+        elif rule.match["matcher"] == "cuda-query" and _KERNEL_QUERY.match(rule.match["query"]):
+            words.add("__global__")
     return frozenset(words)
 
 
+@cache
 def token_rules(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, TokenMatcher], ...]:
     """The rules of RULES that run on tokens, with their token matchers."""
     found = []
@@ -293,7 +491,71 @@ def token_rules(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, TokenMatcher], ...
 
 
 def warm(words: frozenset[str] | None) -> None:
-    """Compile the regex of the CUDA API names, and the lexer for WORDS, now: forked workers then share them."""
+    """Compile the regex of the CUDA API names, the lexer for WORDS and the rules' code tests now: forked workers
+    then share them."""
     names_pattern(api_names())
     if words is not None:
         _words(words)
+
+
+# --- what the cuda-api, cuda-include and inline-asm matchers decide, on tokens in every file
+
+def _wanted(entry: ApiEntry, libraries: frozenset[str], with_hip: bool | str) -> bool:
+    if entry.library not in libraries:
+        return False
+    if with_hip == "any":
+        return entry.is_rename or not entry.has_hip
+    return entry.is_rename if with_hip else not entry.has_hip
+
+
+@cache
+def api_names_of(libraries: frozenset[str], with_hip: bool | str) -> dict[str, ApiEntry]:
+    return {name: e for name, e in api_map().items() if _wanted(e, libraries, with_hip)}
+
+
+def _suggestion(entry: ApiEntry) -> str | None:
+    if entry.has_hip:
+        return entry.hip_name
+    return entry.roc_name or None
+
+
+def _message(entry: ApiEntry) -> str:
+    status = f" ({entry.status})" if entry.status else ""
+    note = f"; {entry.note}" if entry.note else ""
+    if entry.has_hip:
+        return f"{entry.cuda_name} is {entry.hip_name} in HIP{status}{note}: a mechanical rename."
+    native = f"; the ROCm library has {entry.roc_name}" if entry.roc_name else ""
+    return (
+        f"{entry.cuda_name} ({entry.library}: {entry.section}) has no HIP name in the HIPIFY tables "
+        f"(snapshot 2024-10){status}{native}{note}: check your ROCm release's headers, else rewrite this use."
+    )
+
+
+def _wanted_header(name: str, headers: list[str]) -> bool:
+    for header in headers:
+        if header.endswith(("/", "*")):
+            if name.startswith(header.rstrip("*")):
+                return True
+        elif name == header:
+            return True
+    return False
+
+
+_STRING = re.compile(r'"((?:\\.|[^"\\])*)"')
+# AMD GCN/CDNA mnemonics (s_nop, v_add_f32, ds_swizzle_b32, ...): already-ported asm, not PTX.
+_GCN = re.compile(r"^\s*(?:s|v|ds|buffer|global|flat|scratch|exp)_[a-z0-9_]+\b")
+
+
+def asm_pattern(pattern: str | list[str]) -> re.Pattern[str]:
+    """An inline-asm rule's pattern (a regex or a list of them), compiled once."""
+    return _regex(pattern if isinstance(pattern, str) else "|".join(f"(?:{p})" for p in pattern))
+
+
+@cache
+def _regex(source: str) -> re.Pattern[str]:
+    return re.compile(source)
+
+
+def unknown_device_asm(template: str) -> bool:
+    """Non-empty asm that is not recognisably AMD's: in CUDA device code it can only be PTX."""
+    return bool(template.strip()) and _GCN.match(template) is None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import re
 import pkgutil
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from migrate.model import Severity
@@ -34,14 +36,38 @@ Validator = Callable[[Mapping[str, Any]], None]
 Needles = Callable[[Mapping[str, Any]], "list[str] | None"]
 
 
+class Code:
+    """A C/C++ file's code with comments and string literals blanked, and its #include paths: what the tests
+    that decide whether to parse the file look at."""
+
+    def __init__(self, text: str, includes: Sequence[str]) -> None:
+        self.text = text
+        self.includes = includes
+
+    @cached_property
+    def lower(self) -> str:
+        return self.text.lower()
+
+    @cached_property
+    def include_lines(self) -> str:
+        return "\n".join(f"#include <{path}>" for path in self.includes)
+
+
+CodeTest = Callable[[Code], bool]  # whether a rule may fire in this code
+Candidates = Callable[[Mapping[str, Any]], CodeTest]
+
+
 @dataclass(frozen=True)
 class Matcher:
-    """A registered matcher: the function, a check for its rule parameters, and its prefilter words."""
+    """A registered matcher: the function, a check for its rule parameters, its prefilter words, and for matchers
+    that need a C/C++ file's tree, the test on its code that must pass for a rule to fire (else the file is not
+    parsed for it)."""
 
     name: str
     function: MatchFunction
     validate: Validator | None = None
     needles: Needles | None = None
+    candidates: Candidates | None = None
 
 
 _REGISTRY: dict[str, Matcher] = {}
@@ -49,16 +75,35 @@ _loaded = False
 
 
 def register(
-    name: str, *, validate: Validator | None = None, needles: Needles | None = None
+    name: str, *, validate: Validator | None = None, needles: Needles | None = None,
+    candidates: Candidates | None = None,
 ) -> Callable[[MatchFunction], MatchFunction]:
     """Add a matcher under NAME. VALIDATE raises ValueError on bad rule params; NEEDLES lists
-    strings one of which must occur in a file for the matcher to have any chance (None: always run)."""
+    strings one of which must occur in a file for the matcher to have any chance (None: always run);
+    CANDIDATES gives the code test a C/C++ rule needs to pass before the file is parsed for it."""
 
     def wrap(function: MatchFunction) -> MatchFunction:
-        _REGISTRY[name] = Matcher(name, function, validate, needles)
+        _REGISTRY[name] = Matcher(name, function, validate, needles, candidates)
         return function
 
     return wrap
+
+
+def code_search(*patterns: str, anchors: Sequence[str] = (), lower: bool = False) -> CodeTest:
+    """A code test: one of ANCHORS (plain strings: a fast first check) occurs and every one of PATTERNS (regexes)
+    matches, in the code or, with LOWER, in its lower-case form."""
+    compiled = [re.compile(p) for p in patterns]
+
+    def test(code: Code) -> bool:
+        text = code.lower if lower else code.text
+        return (not anchors or any(a in text for a in anchors)) and all(p.search(text) for p in compiled)
+
+    return test
+
+
+def either(*tests: CodeTest) -> CodeTest:
+    """A code test that passes when any of TESTS does."""
+    return lambda code: any(test(code) for test in tests)
 
 
 def get(name: str) -> Matcher | None:

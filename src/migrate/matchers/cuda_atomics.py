@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, register
+from migrate.matchers import Hit, code_search, register
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument
 
@@ -19,7 +19,10 @@ _CAST = re.compile(rf"(?:<|\()\s*(?:const\s+)?{_FLOAT_TYPE}\s*\*")
 _BASE = re.compile(r"^&?\s*\(?\s*([A-Za-z_]\w*)")
 
 
-@register("float-atomic", needles=lambda _p: ["atomicAdd"])
+_CALL = code_search(anchors=("tomicAdd",))  # atomicAdd..., unsafeAtomicAdd
+
+
+@register("float-atomic", needles=lambda _p: ["atomicAdd"], candidates=lambda _p: _CALL)
 def match_float_atomic(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each atomicAdd whose destination is cast to, or declared in its function as, a floating-point pointer."""
     if not isinstance(doc, CudaDocument):

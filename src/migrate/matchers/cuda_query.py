@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, register
+from migrate.matchers import Code, CodeTest, Hit, register
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, query, register_query
 
@@ -27,6 +28,14 @@ def _validate(params: Mapping[str, Any]) -> None:
     needles = params.get("needles")
     if needles is not None and not (isinstance(needles, list) and all(isinstance(n, str) and n for n in needles)):
         raise ValueError("'needles' must be a list of non-empty strings")
+    code = params.get("code")
+    if code is not None:
+        if not isinstance(code, str) or needles is None:
+            raise ValueError("'code' must be a regex string, with 'needles'")
+        try:
+            re.compile(code)
+        except re.error as exc:
+            raise ValueError(f"bad 'code' regex: {exc}") from None
     register_query(source)
 
 
@@ -35,7 +44,22 @@ def _needles(params: Mapping[str, Any]) -> list[str] | None:
     return list(needles) if needles is not None else None
 
 
-@register("cuda-query", validate=_validate, needles=_needles)
+def _candidates(params: Mapping[str, Any]) -> CodeTest:
+    """A needle in the code or in an `#include <path>` line, and then the rule's `code` regex there: the query may
+    match."""
+    needles = tuple(params.get("needles") or ())
+    pattern = re.compile(params["code"]) if params.get("code") else None
+
+    def test(code: Code) -> bool:
+        if not needles:
+            return True
+        places = [text for text in (code.text, code.include_lines) if any(n in text for n in needles)]
+        return bool(places) and (pattern is None or any(pattern.search(text) for text in places))
+
+    return test
+
+
+@register("cuda-query", validate=_validate, needles=_needles, candidates=_candidates)
 def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line holding an @hit capture of the rule's query, in host code, device code or anywhere."""
     if not isinstance(doc, CudaDocument):

@@ -8,7 +8,7 @@ from typing import Any
 
 import tree_sitter
 
-from migrate.matchers import Hit, register
+from migrate.matchers import Code, CodeTest, Hit, code_search, either, register
 from migrate.model import FileKind
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, register_query
@@ -402,6 +402,81 @@ _NEEDLES = {
 }
 
 
+# What a file's code (comments and strings blanked) must contain for each check to fire: a C/C++ file is parsed
+# only when one passes. Each test is implied by the check's queries and conditions above; _W is a blank, also
+# across a macro's line continuation.
+_W = r"(?:\s|\\\n)*"
+_NUMBER_END = r"(?![0-9xX])"
+_SYNC_CALL = (r"__(?:shfl(?:_up|_down|_xor)?_sync|ballot_sync|any_sync|all_sync|uni_sync|match_(?:any|all)_sync"
+              r"|reduce_(?:add|min|max|and|or|xor)_sync|syncwarp)\b")
+# On the lower-case code: a name ending in "mask" given an all-lanes value (see _FULL_MASK), the call of a
+# helper named for warps or shuffles, the shapes of _literal_sizes' candidates.
+_MASK_VALUE = rf"mask\w*{_W}(?:={_W})?\(?{_W}(?:0x|4294967295|~|\(|unsigned|uint|std|static_cast)"
+_INTRINSICS = ("__shfl", "__ballot", "__any", "__all", "__activemask", "__syncwarp", "__match_", "__reduce_",
+               "tiled_partition", "thread_block_tile")
+_HELPER_CALL = rf"(?:warp|shfl|shuffle)\w*{_W}(?:<[^;{{}}()]*>{_W})?\("
+_WARP_SHAPE = (rf"\[{_W}32u?{_W}\]|(?:<|!=){_W}(?:32|0x20){_NUMBER_END}|<={_W}(?:31|16){_NUMBER_END}"
+               rf"|={_W}16{_NUMBER_END}|,{_W}32u?{_W}\)|dim3")
+# Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
+# them, or a leading lookbehind, makes it try every position).
+_LANE_OPERATIONS = {
+    "op": re.compile(rf"[&%*/>]{_W}\(?{_W}(?:3[12]|0[xX]1[fF]|5){_NUMBER_END}"),
+    "literal-first": re.compile(rf"(?:3[12]|0[xX]1[fF]){_NUMBER_END}[uUlL]*{_W}[&*]"),
+    "bit": re.compile(rf"1[uU]?{_W}<<"),
+    "width": re.compile(rf"[<>]{_W}\({_W}32{_W}-"),
+    "cmp": re.compile(rf"[Ll]ane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
+}
+_LANE_WORDS = re.compile(
+    r"threadIdx|blockDim|thread_?rank|lane|warp|wid|threads|block_?size|block_?dim|tid|\btx\b|thread_?id"
+    r"|thread_?idx|local_?id", re.I
+)
+_NEEDED_BY = {"bit": re.compile(r"threadIdx|[Ll]ane"), "width": re.compile(r"mask|[Ll]ane")}
+_THREAD_VALUE = re.compile(r"(?:threadIdx|blockDim|thread_rank)\b")
+_BOUND_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:=(?!=)|\(|\{)")
+
+
+def _statement(code: str, start: int, end: int) -> str:
+    """The code between the semicolons around START..END: an expression never spans one."""
+    return code[code.rfind(";", 0, start) + 1 : code.find(";", end) % (len(code) + 1)]
+
+
+def _maybe_lane_math(view: Code) -> bool:
+    """An operation with a lane literal whose statement names a lane, a warp or a thread (or a variable bound to
+    threadIdx in this file): the words `_is_lane_math` and `_lane_bits` need."""
+    code = view.text
+    bound: set[str] | None = None
+    for kind, pattern in _LANE_OPERATIONS.items():
+        for match in pattern.finditer(code):
+            if kind == "cmp":
+                return True
+            statement = _statement(code, match.start(), match.end())
+            if kind in _NEEDED_BY:
+                if _NEEDED_BY[kind].search(statement):
+                    return True
+                continue
+            if _LANE_WORDS.search(statement):
+                return True
+            if bound is None:
+                bound = {name for m in _THREAD_VALUE.finditer(code)
+                         for name in _BOUND_NAME.findall(_statement(code, m.start(), m.end()))}
+            if bound and bound.intersection(re.findall(r"[A-Za-z_]\w*", statement)):
+                return True
+    return False
+
+
+_CANDIDATES: dict[str, CodeTest] = {
+    "full-mask": either(code_search(_SYNC_CALL, anchors=("_sync",)),
+                        code_search(_MASK_VALUE, anchors=("mask",), lower=True)),
+    "ballot-width": code_search(anchors=("__ballot", "__activemask", "__match_any_sync", "__match_all_sync")),
+    "lane-math": _maybe_lane_math,
+    "size-constant": code_search(rf"warp\w*{_W}(?:={_W})?\(?{_W}(?:32|0x20|5){_NUMBER_END}", anchors=("warp",),
+                                 lower=True),
+    "literal-size": either(code_search(_WARP_SHAPE, anchors=_INTRINSICS, lower=True),
+                           code_search(_HELPER_CALL, _WARP_SHAPE, anchors=("warp", "shfl", "shuffle"), lower=True)),
+    "warpsize-constant": code_search(anchors=("warpSize",)),
+}
+
+
 def _validate(params: Mapping[str, Any]) -> None:
     if params.get("check") not in _CHECKS:
         raise ValueError(f"warp-size needs 'check': one of {', '.join(sorted(_CHECKS))}")
@@ -411,7 +486,7 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return _NEEDLES[params["check"]]
 
 
-@register("warp-size", validate=_validate, needles=_needles)
+@register("warp-size", validate=_validate, needles=_needles, candidates=lambda p: _CANDIDATES[p["check"]])
 def match_warp_size(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """The places where the rule's kind of warp-size-32 assumption shows."""
     if not isinstance(doc, CudaDocument):

@@ -32,6 +32,7 @@ class Document:
     tree: Any = None
     guarded_ranges: list[tuple[int, int]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # parts left out (a bad line), the rest was scanned
+    lexed: Any = None  # C/C++/CUDA: the token-level lexer's pass (tokenscan.Lexed), once made
 
     @cached_property
     def lines(self) -> list[str]:

@@ -247,6 +247,14 @@ class CudaDocument(Document):
             flags.append(function.is_device or (parent >= 0 and flags[parent]))
         return flags
 
+    def byte_offset(self, offset: int) -> int:
+        """The byte offset of a character offset (the tree counts bytes, the lexer characters)."""
+        return offset if self._ascii else len(self.text[:offset].encode("utf-8"))
+
+    @cached_property
+    def _ascii(self) -> bool:
+        return self.text.isascii()
+
     def point(self, offset: int) -> tuple[int, int]:
         """1-based (line, byte column) of a byte offset."""
         line = bisect.bisect_right(self._line_starts, offset)

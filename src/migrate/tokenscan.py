@@ -68,9 +68,10 @@ _DIRECTIVE = re.compile(
     r"#[ \t]*(?:define[ \t]+(?P<define>[A-Za-z_]\w*)"
     r"|(?P<cond>ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b(?P<rest>[^\n]*))"
 )
+_GAP = r"(?:\s|\\\n|//[^\n]*|/\*[\s\S]*?\*/)*"  # blanks, line continuations and comments
 _ASM = re.compile(
-    r'(?:asm|__asm__|__asm)\s*(?:(?:volatile|__volatile__|goto|inline)\s*)*\(\s*'
-    r'((?:(?:R"(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?\)(?P=delim)"|"(?:\\.|[^"\\])*")\s*)+)'
+    rf"(?:asm|__asm__|__asm){_GAP}(?:(?:volatile|__volatile__|goto|inline){_GAP})*\({_GAP}"
+    rf'((?:(?:R"(?P<delim>[^()\\\s"]{{0,16}})\([\s\S]*?\)(?P=delim)"|"(?:\\.|[^"\\])*"){_GAP})+)'
 )
 _ASM_KEYWORD = re.compile(r"(?:asm|__asm__|__asm)\b")
 
@@ -183,15 +184,21 @@ _USE_AFTER = frozenset({
     "__constant__", "__managed__", "__restrict__", "if", "ifdef", "ifndef", "elif", "endif", "undef", "pragma",
     "error",
 })
-_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]{2,}")  # CUTLASS_HOST_DEVICE cudaError_t f(): a qualifier macro
+_MACRO_NAME = re.compile(r"_*[A-Z][A-Z0-9_]{2,}")  # CUTLASS_HOST_DEVICE cudaError_t f(): a qualifier macro
 _PREVIOUS_WORD = re.compile(r"([A-Za-z_]\w*)\s*$")
 
 
 def _may_declare(code: str, start: int, end: int, enums: bool) -> bool:
     """Whether the name at START..END may be one a declaration introduces (or a label), judged by its neighbours."""
     before = code[max(0, start - 64) : start].rstrip()
-    after = code[end : end + 3].lstrip()
+    if before[before.rfind("\n") + 1 :].lstrip().startswith("#"):
+        before = ""  # the line before is a directive: NAME starts a statement
+    after = code[end : end + 64].lstrip()[:3]
     previous = before[-1:]
+    if before.endswith("::"):
+        return False  # `ns::name` or `::name`: a use
+    if after[:1] in ("*", "&", "<") or (after[:1] and _is_word_char(after[0])) or after.startswith("::"):
+        return False  # a type (`cudaError_t err`, `cudaStream_t* s`) or a scope: what follows is declared
     if after.startswith(":") and not after.startswith("::") and previous in ("", ";", "{", "}", ":"):
         return True  # a label
     if _is_word_char(previous):
@@ -208,7 +215,23 @@ def _may_declare(code: str, start: int, end: int, enums: bool) -> bool:
     if previous == "}":
         return after[:1] in (";", ",", "=", "[")  # typedef struct {...} NAME;
     if previous in ("{", ","):
-        return (after.startswith("=") and not after.startswith("==")) or (enums and after[:1] in (",", "}"))
+        if after.startswith("=") and not after.startswith("=="):
+            return True
+        return enums and after[:1] in (",", "}") and _in_enum_body(code, start)
+    return False
+
+
+def _in_enum_body(code: str, offset: int) -> bool:
+    """OFFSET is directly inside the braces of an `enum ... {`."""
+    depth = 0
+    for index in range(offset - 1, max(-1, offset - 4096), -1):
+        char = code[index]
+        if char in ")]}":
+            depth += 1
+        elif char in "([{":
+            if depth == 0:
+                return char == "{" and re.search(r"\benum\b[^;{}()]*$", code[max(0, index - 200) : index]) is not None
+            depth -= 1
     return False
 
 
@@ -222,14 +245,17 @@ def api_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit
         yield Hit(line, column, hip=_suggestion(entry), message=_message(entry), symbol=entry.cuda_name)
 
 
-def _member_or_scoped(text: str, offset: int) -> bool:
-    """`x.name`, `p->name` and `ns::name` are not the C API's names (`::name`, the global one, is)."""
-    before = text[max(0, offset - 64) : offset].rstrip()
+def _member_or_scoped(code: str, offset: int) -> bool:
+    """`x.name`, `p->name` and `ns::name` are not the C API's names; `::name`, the global one, is, and so is
+    `MACRO ::name` (a blank before `::`: tree-sitter reads the word as a macro, not as a scope)."""
+    before = code[max(0, offset - 64) : offset].rstrip()
+    if before.endswith("->") and before[:-2].rstrip().endswith(")"):
+        return False  # `(...) -> cudaError_t`: a trailing return type
     if before.endswith((".", "->")):
         return True
     if not before.endswith("::"):
         return False
-    scope = before[:-2].rstrip()
+    scope = before[:-2]
     return bool(scope) and (_is_word_char(scope[-1]) or scope[-1] == ">")
 
 

@@ -354,7 +354,7 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
             if doc.is_suppressed(hit.line, rule.id):
                 continue
             if doc.is_guarded(hit.line):
-                held.append(replace(_finding(doc, rule, hit, settings), status="guarded"))
+                held.append(_finding(doc, rule, hit, settings, status="guarded"))
                 continue
             hits.append(hit)
         if rule.per_file and len(hits) > 1:
@@ -367,14 +367,17 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
                       guarded_findings=tuple(held))
 
 
-def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding:
-    severity = hit.severity if hit.severity is not None else _target_severity(rule, settings.targets)
+def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings, status: str = "remaining",
+             occurrences: tuple[Occurrence, ...] = ()) -> Finding:
+    severity = _overrides(settings.severity_overrides).get(rule.id)
+    if severity is None:
+        severity = hit.severity if hit.severity is not None else _target_severity(rule, settings.targets)
     message = hit.message or rule.message
     if hit.note:
         message = f"{message} {hit.note}"
     if rule.by_wavefront and hit.severity is None:
         message = f"{message} {targets.wavefront_note(settings.targets)}"
-    finding = Finding(
+    return Finding(
         path=doc.source.relpath,
         line=hit.line,
         column=hit.column,
@@ -389,9 +392,14 @@ def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings) -> Finding
         vendored=doc.source.vendored,
         symbol=hit.symbol,
         effort=rule.effort,
+        status=status,
+        occurrences=occurrences,
     )
-    override = dict(settings.severity_overrides).get(rule.id)
-    return replace(finding, severity=override) if override is not None else finding
+
+
+@cache
+def _overrides(pairs: tuple[tuple[str, Severity], ...]) -> dict[str, Severity]:
+    return dict(pairs)
 
 
 def _folded(doc: Document, rule: Rule, hits: list[Hit], settings: Settings) -> Finding:
@@ -399,8 +407,8 @@ def _folded(doc: Document, rule: Rule, hits: list[Hit], settings: Settings) -> F
     first = min(hits, key=lambda h: (h.line, h.column))
     places = sorted({(h.line, h.column, h.end_line or h.line) for h in hits})
     occurrences = tuple(Occurrence(ln, col, end, doc.line_text(ln)[:_OCCURRENCE_EVIDENCE]) for ln, col, end in places)
-    finding = _finding(doc, rule, replace(first, note=f"({len(places)} places in this file.)"), settings)
-    return replace(finding, occurrences=occurrences)
+    return _finding(doc, rule, replace(first, note=f"({len(places)} places in this file.)"), settings,
+                    occurrences=occurrences)
 
 
 def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:

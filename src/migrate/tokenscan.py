@@ -85,20 +85,20 @@ def _words(words: frozenset[str]) -> re.Pattern[str]:
 
 def _code_view(text: str) -> tuple[str, list[tuple[str, int]]]:
     """TEXT with its comments, string literals and #include paths blanked (newlines kept), and the includes."""
-    pieces: list[str] = []
     includes: list[tuple[str, int]] = []
-    position = 0
-    for match in _SKIPPED.finditer(text):
-        start, end = match.span()
-        directive = match.group("include") is not None and not text[text.rfind("\n", 0, start) + 1 : start].strip()
-        if directive:
-            includes.append((match.group("include")[1:-1].strip(), match.start("include")))
-        pieces.append(text[position:start])
-        skipped = text[start:end]
-        pieces.append(" " * (end - start) if "\n" not in skipped else re.sub(r"[^\n]", " ", skipped))
-        position = end
-    pieces.append(text[position:])
-    return "".join(pieces), includes
+
+    def blank(match: re.Match[str]) -> str:
+        skipped = match.group()
+        if match.group("include") is not None:
+            start = match.start()
+            if not text[text.rfind("\n", 0, start) + 1 : start].strip():
+                includes.append((match.group("include")[1:-1].strip(), match.start("include")))
+        return " " * len(skipped) if "\n" not in skipped else _NOT_NEWLINE.sub(" ", skipped)
+
+    return _SKIPPED.sub(blank, text), includes
+
+
+_NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def lex(text: str, words: frozenset[str]) -> Lexed:
@@ -418,7 +418,7 @@ def lexed(doc: Document, words: frozenset[str]) -> Lexed:
     """The lexer's pass over a document for WORDS: the scan's own when it lexed the file first, else made now."""
     found = doc.lexed
     if found is None or not words <= found.searched:
-        found = doc.lexed = lex(doc.text, words)
+        found = doc.lexed = lex(doc.text, words | found.searched if found else words)
     return found
 
 
@@ -460,7 +460,8 @@ def tree_tests(rules: tuple[Rule, ...]) -> tuple[CodeTest, ...]:
             continue
         matcher = matchers.get(rule.match["matcher"])
         tests.append(matcher.candidates(rule.match) if matcher and matcher.candidates else _always)
-    return tuple(tests)
+    # the warp checks that look at every operator last: a file parsed anyway does not pay for them
+    return tuple(sorted(tests, key=lambda test: getattr(test, "costly", False)))
 
 
 def _always(_code: Code) -> bool:
@@ -537,6 +538,11 @@ def _wanted(entry: ApiEntry, libraries: frozenset[str], with_hip: bool | str) ->
 @cache
 def api_names_of(libraries: frozenset[str], with_hip: bool | str) -> dict[str, ApiEntry]:
     return {name: e for name, e in api_map().items() if _wanted(e, libraries, with_hip)}
+
+
+@cache
+def api_name_set(libraries: frozenset[str], with_hip: bool | str) -> frozenset[str]:
+    return frozenset(api_names_of(libraries, with_hip))
 
 
 def _suggestion(entry: ApiEntry) -> str | None:

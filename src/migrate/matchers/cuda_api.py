@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from migrate import tokenscan
-from migrate.apimap import api_map, api_names
+from migrate.apimap import api_map
 from migrate.matchers import Hit, register
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument
@@ -37,4 +37,5 @@ def match_cuda_api(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     the lexer's tokens in every file (tokenscan.api_hits), so a parse changes nothing."""
     if not isinstance(doc, CudaDocument):
         return iter(())
-    return tokenscan.api_hits(tokenscan.lexed(doc, api_names()), doc.text, params)
+    names = tokenscan.api_name_set(frozenset(params["libraries"]), params["with_hip"])
+    return tokenscan.api_hits(tokenscan.lexed(doc, names), doc.text, params)

@@ -30,12 +30,13 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("'needles' must be a list of non-empty strings")
     code = params.get("code")
     if code is not None:
-        if not isinstance(code, str) or needles is None:
-            raise ValueError("'code' must be a regex string, with 'needles'")
-        try:
-            re.compile(code)
-        except re.error as exc:
-            raise ValueError(f"bad 'code' regex: {exc}") from None
+        if not isinstance(code, list) or not code or not all(isinstance(c, str) for c in code) or needles is None:
+            raise ValueError("'code' must be a list of regexes, with 'needles'")
+        for pattern in code:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"bad 'code' regex {pattern!r}: {exc}") from None
     register_query(source)
 
 
@@ -45,16 +46,18 @@ def _needles(params: Mapping[str, Any]) -> list[str] | None:
 
 
 def _candidates(params: Mapping[str, Any]) -> CodeTest:
-    """A needle in the code or in an `#include <path>` line, and then the rule's `code` regex there: the query may
-    match."""
+    """One of the rule's `code` regexes (else a needle) in the code or in an `#include <path>` line: the query may
+    match there. Each regex should start with a literal: the search then runs in C."""
     needles = tuple(params.get("needles") or ())
-    pattern = re.compile(params["code"]) if params.get("code") else None
+    patterns = tuple(re.compile(p) for p in params.get("code") or ())
 
     def test(code: Code) -> bool:
         if not needles:
             return True
-        places = [text for text in (code.text, code.include_lines) if any(n in text for n in needles)]
-        return bool(places) and (pattern is None or any(pattern.search(text) for text in places))
+        texts = (code.text, code.include_lines)
+        if patterns:
+            return any(p.search(text) for p in patterns for text in texts)
+        return any(n in text for n in needles for text in texts)
 
     return test
 

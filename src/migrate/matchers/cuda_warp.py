@@ -414,23 +414,33 @@ _SYNC_CALL = (r"__(?:shfl(?:_up|_down|_xor)?_sync|ballot_sync|any_sync|all_sync|
 _MASK_VALUE = rf"mask\w*{_W}(?:={_W})?\(?{_W}(?:0x|4294967295|~|\(|unsigned|uint|std|static_cast)"
 _INTRINSICS = ("__shfl", "__ballot", "__any", "__all", "__activemask", "__syncwarp", "__match_", "__reduce_",
                "tiled_partition", "thread_block_tile")
-_HELPER_CALL = rf"(?:warp|shfl|shuffle)\w*{_W}(?:<[^;{{}}()]*>{_W})?\("
-_WARP_SHAPE = (rf"\[{_W}32u?{_W}\]|(?:<|!=){_W}(?:32|0x20){_NUMBER_END}|<={_W}(?:31|16){_NUMBER_END}"
-               rf"|={_W}16{_NUMBER_END}|,{_W}32u?{_W}\)|dim3")
+_HELPER_CALLS = tuple(re.compile(rf"{name}\w*{_W}(?:<[^;{{}}()]*>{_W})?\(") for name in ("warp", "shfl", "shuffle"))
+_WARP_SHAPES = tuple(re.compile(p) for p in (
+    rf"\[{_W}32u?{_W}\]", rf"<{_W}(?:32|0x20){_NUMBER_END}", rf"!={_W}(?:32|0x20){_NUMBER_END}",
+    rf"<={_W}(?:31|16){_NUMBER_END}", rf"={_W}16{_NUMBER_END}", rf",{_W}32u?{_W}\)", "dim3",
+))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).
-_LANE_OPERATIONS = {
-    "op": re.compile(rf"[&%*/>]{_W}\(?{_W}(?:3[12]|0[xX]1[fF]|5){_NUMBER_END}"),
-    "literal-first": re.compile(rf"(?:3[12]|0[xX]1[fF]){_NUMBER_END}[uUlL]*{_W}[&*]"),
+_LANE_OPERATIONS = {  # the operator and literal pairs of _LANE_MATHS that _LANE_LITERALS keeps; each regex
+    # starts with a literal so that the search runs in C
+    "and": re.compile(rf"&{_W}(?:31|0[xX]1[fF]|\({_W}32{_W}-{_W}1{_W}\)){_NUMBER_END}"),
+    "div": re.compile(rf"[%*/]{_W}32{_NUMBER_END}"),
+    "shift": re.compile(rf">>{_W}5{_NUMBER_END}"),
+    "31-and": re.compile(rf"31{_NUMBER_END}[uUlL]*{_W}&"),
+    "0x1f-and": re.compile(rf"0[xX]1[fF]{_NUMBER_END}[uUlL]*{_W}&"),
+    "32-times": re.compile(rf"32{_NUMBER_END}[uUlL]*{_W}\*"),
     "bit": re.compile(rf"1[uU]?{_W}<<"),
-    "width": re.compile(rf"[<>]{_W}\({_W}32{_W}-"),
-    "cmp": re.compile(rf"[Ll]ane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
+    "width": re.compile(rf">>{_W}\({_W}32{_W}-"),
+    "left-width": re.compile(rf"<<{_W}\({_W}32{_W}-"),
+    "cmp": re.compile(rf"lane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
+    "Cmp": re.compile(rf"Lane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
 }
 _LANE_WORDS = re.compile(
     r"threadIdx|blockDim|thread_?rank|lane|warp|wid|threads|block_?size|block_?dim|tid|\btx\b|thread_?id"
     r"|thread_?idx|local_?id", re.I
 )
-_NEEDED_BY = {"bit": re.compile(r"threadIdx|[Ll]ane"), "width": re.compile(r"mask|[Ll]ane")}
+_NEEDED_BY = {"bit": re.compile(r"threadIdx|[Ll]ane"), "width": re.compile(r"mask|[Ll]ane"),
+              "left-width": re.compile(r"mask|[Ll]ane")}
 _THREAD_VALUE = re.compile(r"(?:threadIdx|blockDim|thread_rank)\b")
 _BOUND_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:=(?!=)|\(|\{)")
 
@@ -447,7 +457,7 @@ def _maybe_lane_math(view: Code) -> bool:
     bound: set[str] | None = None
     for kind, pattern in _LANE_OPERATIONS.items():
         for match in pattern.finditer(code):
-            if kind == "cmp":
+            if kind in ("cmp", "Cmp"):
                 return True
             statement = _statement(code, match.start(), match.end())
             if kind in _NEEDED_BY:
@@ -464,6 +474,15 @@ def _maybe_lane_math(view: Code) -> bool:
     return False
 
 
+def _maybe_literal_size(view: Code) -> bool:
+    """A warp intrinsic or a call of a helper named for warps or shuffles, and one of _literal_sizes' shapes."""
+    code = view.lower
+    if not (any(name in code for name in _INTRINSICS) or any(p.search(code) for p in _HELPER_CALLS)):
+        return False
+    return any(p.search(code) for p in _WARP_SHAPES)
+
+
+_maybe_lane_math.costly = True  # type: ignore[attr-defined]
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": either(code_search(_SYNC_CALL, anchors=("_sync",)),
                         code_search(_MASK_VALUE, anchors=("mask",), lower=True)),
@@ -471,8 +490,7 @@ _CANDIDATES: dict[str, CodeTest] = {
     "lane-math": _maybe_lane_math,
     "size-constant": code_search(rf"warp\w*{_W}(?:={_W})?\(?{_W}(?:32|0x20|5){_NUMBER_END}", anchors=("warp",),
                                  lower=True),
-    "literal-size": either(code_search(_WARP_SHAPE, anchors=_INTRINSICS, lower=True),
-                           code_search(_HELPER_CALL, _WARP_SHAPE, anchors=("warp", "shfl", "shuffle"), lower=True)),
+    "literal-size": _maybe_literal_size,
     "warpsize-constant": code_search(anchors=("warpSize",)),
 }
 

@@ -206,8 +206,7 @@ def _computed(
         return
     for kind in {s.kind for s in sources if s.kind in _TOKEN_KINDS}:
         # compiled once here, shared by the forked workers
-        tokenscan.warm(_table(ruleset, kind).words if token_level else None)
-        tokenscan.tree_tests(_table(ruleset, kind).rules)
+        tokenscan.warm(_table(ruleset, kind).tokens.words if token_level else None)
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, token_level)) as pool:
         done = 0
@@ -303,9 +302,9 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
     except ParseError as exc:
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
     evidence, directives = _facts(source, text)
-    lexed = tokenscan.lex(text, table.words) if source.kind in _TOKEN_KINDS else None
-    if lexed is not None and token_level and (source.vendored or not tokenscan.needs_tree(table.rules, lexed)):
-        found = _match_tokens(Document(source=source, text=text), lexed, table.rules, settings)
+    lexed = tokenscan.lex(text, table.tokens.words) if source.kind in _TOKEN_KINDS else None
+    if lexed is not None and token_level and (source.vendored or not table.tokens.needs_tree(lexed)):
+        found = _match_tokens(Document(source=source, text=text), lexed, table.tokens, settings)
         return replace(found, evidence=evidence, directives=directives)
     applicable = _applicable(table, text)
     if not applicable:
@@ -313,8 +312,8 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
     doc = parse(source, text)
     if isinstance(doc, Skipped):
         return FileResult(source.relpath, skipped=doc, evidence=evidence, directives=directives)
-    if lexed is not None:  # the rules decided on tokens read the same pass, with the same #if ranges
-        doc.lexed, doc.guarded_ranges = lexed, lexed.guarded
+    if lexed is not None:  # the rules decided on tokens, and the #if ranges, come from the same pass
+        doc.lexed = lexed
     return replace(_match(doc, applicable, settings), evidence=evidence, directives=directives)
 
 
@@ -337,12 +336,11 @@ def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileRe
     return _result(doc, runs, settings)
 
 
-def _match_tokens(doc: Document, lexed: tokenscan.Lexed, rules: tuple[Rule, ...], settings: Settings) -> FileResult:
-    """C/C++/CUDA without a parse: the RULES that can be decided on tokens, from the lexer's pass (vendored code,
+def _match_tokens(doc: Document, lexed: tokenscan.Lexed, plan: tokenscan.Plan, settings: Settings) -> FileResult:
+    """C/C++/CUDA without a parse: the rules that can be decided on tokens, from the lexer's pass (vendored code,
     and first-party files where no rule needs the tree)."""
-    kept = tokenscan.token_rules(rules)
     doc.guarded_ranges = lexed.guarded
-    return _result(doc, [(rule, run(lexed, doc.text, rule.match)) for rule, run in kept], settings)
+    return _result(doc, [(rule, run(lexed, doc.text, rule.match)) for rule, run in plan.token_rules], settings)
 
 
 def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings: Settings) -> FileResult:
@@ -461,9 +459,9 @@ class _Needles:
         return found
 
     @cached_property
-    def words(self) -> frozenset[str]:
-        """The identifiers the token-level matchers of these rules look for."""
-        return tokenscan.interesting_words(self.rules)
+    def tokens(self) -> tokenscan.Plan:
+        """How these rules run on tokens."""
+        return tokenscan.plan(self.rules)
 
 
 _TABLES: dict[FileKind, tuple[Ruleset, _Needles]] = {}

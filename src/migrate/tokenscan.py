@@ -295,18 +295,6 @@ def _template(code: str) -> str:
     return " ".join(_STRING.findall(code)).replace("\\n", "\n").replace("\\t", "\t")
 
 
-def _asm_needs_tree(rules: tuple[Rule, ...], lexed: Lexed) -> bool:
-    """Asm that a `device_code` rule reports only inside device functions, which the tokens do not show."""
-    for rule in rules:
-        if rule.match["matcher"] == "inline-asm" and rule.match.get("device_code"):
-            pattern = asm_pattern(rule.match["pattern"])
-            for code, _ in lexed.asm:
-                template = _template(code)
-                if unknown_device_asm(template) and not pattern.search(template):
-                    return True
-    return False
-
-
 def _query_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     source = params["query"]
     if _KERNEL_QUERY.match(source):
@@ -451,47 +439,46 @@ def exact_on_tokens(rule: Rule) -> bool:
     return not (_KERNEL_QUERY.match(source) or _LAUNCH_QUERY.search(source))
 
 
-@cache
-def tree_tests(rules: tuple[Rule, ...]) -> tuple[CodeTest, ...]:
-    """For the rules of RULES that need the tree, the test their file's code must pass for them to fire."""
+@dataclass(frozen=True)
+class Plan:
+    """How one file kind's rules run on tokens: the words the lexer looks for, the rules decided on tokens, and
+    the tests that say whether a first-party file needs its tree for the others."""
+
+    words: frozenset[str]
+    token_rules: tuple[tuple[Rule, TokenMatcher], ...]
+    tree_tests: tuple[CodeTest, ...]
+    device_asm: tuple[re.Pattern[str], ...]  # patterns of the inline-asm rules that look at device code
+
+    def needs_tree(self, lexed: Lexed) -> bool:
+        """Whether a first-party file must be parsed: a rule that needs the tree has a candidate in its code, or
+        asm that only a device-code rule reports (the tokens do not show device code)."""
+        code = Code(lexed.code, [path for path, _ in lexed.includes])
+        if any(test(code) for test in self.tree_tests):
+            return True
+        templates = [_template(source) for source, _ in lexed.asm]
+        return any(unknown_device_asm(t) and not p.search(t) for p in self.device_asm for t in templates)
+
+
+def plan(rules: tuple[Rule, ...]) -> Plan:
+    """The token plan of RULES (made once per ruleset and kind)."""
     tests = []
     for rule in rules:
-        if exact_on_tokens(rule):
-            continue
-        matcher = matchers.get(rule.match["matcher"])
-        tests.append(matcher.candidates(rule.match) if matcher and matcher.candidates else _always)
+        if not exact_on_tokens(rule):
+            matcher = matchers.get(rule.match["matcher"])
+            tests.append(matcher.candidates(rule.match) if matcher and matcher.candidates else _always)
     # the warp checks that look at every operator last: a file parsed anyway does not pay for them
-    return tuple(sorted(tests, key=lambda test: getattr(test, "costly", False)))
+    tests.sort(key=lambda test: getattr(test, "costly", False))
+    device_asm = tuple(asm_pattern(r.match["pattern"]) for r in rules
+                       if r.match["matcher"] == "inline-asm" and r.match.get("device_code"))
+    kept = tuple((r, m) for r in rules if (m := token_matcher(r)) is not None)
+    return Plan(_interesting_words(rules), kept, tuple(tests), device_asm)
 
 
 def _always(_code: Code) -> bool:
     return True
 
 
-def needs_tree(rules: tuple[Rule, ...], lexed: Lexed) -> bool:
-    """Whether a first-party file must be parsed for RULES to find exactly what they find on its tree."""
-    code = Code(lexed.code, [path for path, _ in lexed.includes])
-    if any(test(code) for test in tree_tests(rules)):
-        return True
-    return _asm_needs_tree(rules, lexed)
-
-
-def token_matcher(rule: Rule) -> TokenMatcher | None:
-    """The token-level form of RULE, or None when the rule needs the tree (it does not run on vendored code)."""
-    name = rule.match["matcher"]
-    if name == "cuda-query" and not _query_decidable(rule.match):
-        return None
-    return _TOKEN_MATCHERS.get(name)
-
-
-def _query_decidable(params: Mapping[str, Any]) -> bool:
-    source = params["query"]
-    launch = bool(_LAUNCH_QUERY.search(source)) and params.get("where", "any") != "device"
-    return bool(_KERNEL_QUERY.match(source)) or launch
-
-
-@cache
-def interesting_words(rules: tuple[Rule, ...]) -> frozenset[str]:
+def _interesting_words(rules: tuple[Rule, ...]) -> frozenset[str]:
     """Every identifier one of RULES looks at on the token level."""
     words: set[str] = set()
     for rule in rules:
@@ -506,15 +493,18 @@ def interesting_words(rules: tuple[Rule, ...]) -> frozenset[str]:
     return frozenset(words)
 
 
-@cache
-def token_rules(rules: tuple[Rule, ...]) -> tuple[tuple[Rule, TokenMatcher], ...]:
-    """The rules of RULES that run on tokens, with their token matchers."""
-    found = []
-    for rule in rules:
-        matcher = token_matcher(rule)
-        if matcher is not None:
-            found.append((rule, matcher))
-    return tuple(found)
+def token_matcher(rule: Rule) -> TokenMatcher | None:
+    """The token-level form of RULE, or None when the rule needs the tree (it does not run on vendored code)."""
+    name = rule.match["matcher"]
+    if name == "cuda-query" and not _query_decidable(rule.match):
+        return None
+    return _TOKEN_MATCHERS.get(name)
+
+
+def _query_decidable(params: Mapping[str, Any]) -> bool:
+    source = params["query"]
+    launch = bool(_LAUNCH_QUERY.search(source)) and params.get("where", "any") != "device"
+    return bool(_KERNEL_QUERY.match(source)) or launch
 
 
 def warm(words: frozenset[str] | None) -> None:

@@ -14,7 +14,6 @@ import tree_sitter_cuda
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse import Document, register
-from migrate.preproc import tests_hip
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
@@ -105,7 +104,6 @@ _DECLARED = """
 (enumerator name: (identifier) @defined)
 """
 register_query(_DECLARED)
-_CONDITIONALS = register_query("[(preproc_if) (preproc_ifdef) (preproc_elif) (preproc_elifdef)] @cond")
 _SCOPED = register_query("(qualified_identifier scope: (_) name: [(identifier) (type_identifier)] @name)")
 _MACRO_NAMES = register_query(
     "[(preproc_def name: (identifier) @name) (preproc_function_def name: (identifier) @name)]"
@@ -247,6 +245,13 @@ class CudaDocument(Document):
             flags.append(function.is_device or (parent >= 0 and flags[parent]))
         return flags
 
+    def is_guarded(self, line: int) -> bool:
+        """True when the line sits in an #if block that tests a HIP macro: the lexer's ranges (tokenscan), the
+        same whether the file is parsed or not."""
+        from migrate import tokenscan  # tokenscan imports this module
+
+        return any(start <= line <= end for start, end in tokenscan.lexed(self, frozenset()).guarded)
+
     def byte_offset(self, offset: int) -> int:
         """The byte offset of a character offset (the tree counts bytes, the lexer characters)."""
         return offset if self._ascii else len(self.text[:offset].encode("utf-8"))
@@ -361,21 +366,6 @@ class CudaDocument(Document):
         return frozenset(self.node_text(n) for n in self.captures(_DECLARED).get("defined", []))
 
 
-def _guarded_ranges(doc: CudaDocument) -> list[tuple[int, int]]:
-    """Line ranges of preprocessor conditionals (every branch) that test a HIP/ROCm macro."""
-    ranges = []
-    for node in doc.captures(_CONDITIONALS).get("cond", []):
-        condition = node.child_by_field_name("condition") or node.child_by_field_name("name")
-        if condition is None:
-            continue
-        if any(tests_hip(word) for word in _IDENT.findall(doc.node_text(condition))):
-            top = node
-            while top.type in ("preproc_elif", "preproc_elifdef") and top.parent is not None:
-                top = top.parent
-            ranges.append((top.start_point.row + 1, top.end_point.row + 1))
-    return ranges
-
-
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _NAME_PATTERNS: dict[frozenset[str], re.Pattern[bytes] | None] = {}
 _NAME_USES: dict[frozenset[str], int] = {}
@@ -422,6 +412,4 @@ def parse_cuda(source: SourceFile, text: str) -> CudaDocument:
     the parts it could not place still yield tokens, so a file is never refused for them."""
     parser = tree_sitter.Parser(language())
     tree = parser.parse(text.encode("utf-8"))
-    doc = CudaDocument(source=source, text=text, tree=tree)
-    doc.guarded_ranges = _guarded_ranges(doc)
-    return doc
+    return CudaDocument(source=source, text=text, tree=tree)

@@ -101,10 +101,6 @@ def code_search(*patterns: str, anchors: Sequence[str] = (), lower: bool = False
     return test
 
 
-def either(*tests: CodeTest) -> CodeTest:
-    """A code test that passes when any of TESTS does."""
-    return lambda code: any(test(code) for test in tests)
-
 
 def get(name: str) -> Matcher | None:
     _load_all()

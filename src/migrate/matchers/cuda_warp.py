@@ -8,7 +8,7 @@ from typing import Any
 
 import tree_sitter
 
-from migrate.matchers import Code, CodeTest, Hit, code_search, either, register
+from migrate.matchers import Code, CodeTest, Hit, code_search, register
 from migrate.model import FileKind
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, register_query
@@ -409,15 +409,23 @@ _W = r"(?:\s|\\\n)*"
 _NUMBER_END = r"(?![0-9xX])"
 _SYNC_CALL = (r"__(?:shfl(?:_up|_down|_xor)?_sync|ballot_sync|any_sync|all_sync|uni_sync|match_(?:any|all)_sync"
               r"|reduce_(?:add|min|max|and|or|xor)_sync|syncwarp)\b")
-# On the lower-case code: a name ending in "mask" given an all-lanes value (see _FULL_MASK), the call of a
-# helper named for warps or shuffles, the shapes of _literal_sizes' candidates.
-_MASK_VALUE = rf"mask\w*{_W}(?:={_W})?\(?{_W}(?:0x|4294967295|~|\(|unsigned|uint|std|static_cast)"
+# On the lower-case code without blanks (as _normal compares): the all-lanes values of _FULL_MASK, and a name
+# ending in "mask" given one.
+_FULL_VALUE = (r"(?:0x0*f{8}(?![0-9a-f])|4294967295|~0u|~0x0+u|\((?:unsigned|unsignedint|uint32_t|std::uint32_t|uint)\)-1"
+               r"|(?:unsigned|uint32_t|std::uint32_t|uint)\(-1\)"
+               r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)"
+               r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))")
+_FULL_VALUES = re.compile(_FULL_VALUE)
+_MASK_DEFINITION = re.compile(rf"mask\w*?[=(]?{_FULL_VALUE}")
+_MASK_NAMES = re.compile(r"\b(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask\b")  # _MASK_NAME, lower-case
+_BLANKS = re.compile(r"\s+|\\\n")
 _INTRINSICS = ("__shfl", "__ballot", "__any", "__all", "__activemask", "__syncwarp", "__match_", "__reduce_",
                "tiled_partition", "thread_block_tile")
 _HELPER_CALLS = tuple(re.compile(rf"{name}\w*{_W}(?:<[^;{{}}()]*>{_W})?\(") for name in ("warp", "shfl", "shuffle"))
-_WARP_SHAPES = tuple(re.compile(p) for p in (
-    rf"\[{_W}32u?{_W}\]", rf"<{_W}(?:32|0x20){_NUMBER_END}", rf"!={_W}(?:32|0x20){_NUMBER_END}",
-    rf"<={_W}(?:31|16){_NUMBER_END}", rf"={_W}16{_NUMBER_END}", rf",{_W}32u?{_W}\)", "dim3",
+_WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized loops, fixed widths, dim3 with 32
+    rf"__shared__[^;]*\[{_W}32u?{_W}\]",
+    rf"for{_W}\([^{{}}]{{0,300}}?(?:(?:<|!=){_W}(?:32|0x20)u?{_NUMBER_END}|<={_W}(?:31|16)u?{_NUMBER_END}|={_W}16u?{_W};)",
+    rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).
@@ -474,6 +482,34 @@ def _maybe_lane_math(view: Code) -> bool:
     return False
 
 
+def _maybe_full_mask(view: Code) -> bool:
+    """A warp sync call given an all-lanes value somewhere in the file (a literal, or a name bound to one) or a
+    mask named like one; or a name ending in "mask" given an all-lanes value: what _full_masks reports."""
+    sync = "_sync" in view.text and re.search(_SYNC_CALL, view.text) is not None
+    if not sync and "mask" not in view.lower:
+        return False
+    compact = _BLANKS.sub("", view.lower)
+    if _FULL_VALUES.search(compact):
+        return sync or _MASK_DEFINITION.search(compact) is not None
+    return sync and _MASK_NAMES.search(view.lower) is not None  # a mask named for all lanes, maybe via a macro
+
+
+_SIZE_VALUE = re.compile(rf"warp\w*{_W}(?:={_W})?\(?{_W}(32|0x20|5){_NUMBER_END}")
+
+
+def _maybe_size_constant(view: Code) -> bool:
+    """A name that _size_constants takes for a warp size (or its log) given 32 (or 5)."""
+    code = view.lower
+    for match in _SIZE_VALUE.finditer(code):
+        start = match.start()
+        while start and (code[start - 1].isalnum() or code[start - 1] == "_"):
+            start -= 1
+        name = re.match(r"\w+", code[start:]).group()  # type: ignore[union-attr]
+        if match.group(1) == "5" and _LOG_SIZE_NAME.search(name) or _SIZE_NAME.search(name.replace("_", "")):
+            return True
+    return False
+
+
 def _maybe_literal_size(view: Code) -> bool:
     """A warp intrinsic or a call of a helper named for warps or shuffles, and one of _literal_sizes' shapes."""
     code = view.lower
@@ -484,12 +520,10 @@ def _maybe_literal_size(view: Code) -> bool:
 
 _maybe_lane_math.costly = True  # type: ignore[attr-defined]
 _CANDIDATES: dict[str, CodeTest] = {
-    "full-mask": either(code_search(_SYNC_CALL, anchors=("_sync",)),
-                        code_search(_MASK_VALUE, anchors=("mask",), lower=True)),
+    "full-mask": _maybe_full_mask,
     "ballot-width": code_search(anchors=("__ballot", "__activemask", "__match_any_sync", "__match_all_sync")),
     "lane-math": _maybe_lane_math,
-    "size-constant": code_search(rf"warp\w*{_W}(?:={_W})?\(?{_W}(?:32|0x20|5){_NUMBER_END}", anchors=("warp",),
-                                 lower=True),
+    "size-constant": _maybe_size_constant,
     "literal-size": _maybe_literal_size,
     "warpsize-constant": code_search(anchors=("warpSize",)),
 }

@@ -303,10 +303,14 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
     evidence, directives = _facts(source, text)
     lexed = tokenscan.lex(text, table.tokens.words) if source.kind in _TOKEN_KINDS else None
-    if lexed is not None and token_level and (source.vendored or not table.tokens.needs_tree(lexed)):
-        found = _match_tokens(Document(source=source, text=text), lexed, table.tokens, settings)
-        return replace(found, evidence=evidence, directives=directives)
-    applicable = _applicable(table, text)
+    if lexed is None or not token_level:
+        applicable = _applicable(table, text)
+    else:
+        tree_rules = () if source.vendored else table.tokens.needing_tree(lexed)
+        if not tree_rules:
+            found = _match_tokens(Document(source=source, text=text), lexed, table.tokens, settings)
+            return replace(found, evidence=evidence, directives=directives)
+        applicable = _on_tree(table, tree_rules)
     if not applicable:
         return FileResult(source.relpath, evidence=evidence, directives=directives)
     doc = parse(source, text)
@@ -315,6 +319,13 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
     if lexed is not None:  # the rules decided on tokens, and the #if ranges, come from the same pass
         doc.lexed = lexed
     return replace(_match(doc, applicable, settings), evidence=evidence, directives=directives)
+
+
+def _on_tree(table: _Needles, tree_rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+    """The rules a parsed C/C++ file runs, in the table's order: those decided on tokens, and TREE_RULES (the others
+    have no candidate in its code, so they would find nothing)."""
+    wanted = {id(rule) for rule, _ in table.tokens.token_rules} | {id(rule) for rule in tree_rules}
+    return tuple(rule for rule in table.rules if id(rule) in wanted)
 
 
 def _facts(source: SourceFile, text: str) -> tuple[tuple[Evidence, ...], tuple[tuple[int, str, str], ...]]:

@@ -442,21 +442,22 @@ def exact_on_tokens(rule: Rule) -> bool:
 @dataclass(frozen=True)
 class Plan:
     """How one file kind's rules run on tokens: the words the lexer looks for, the rules decided on tokens, and
-    the tests that say whether a first-party file needs its tree for the others."""
+    for each rule that needs the tree, the test its file's code must pass for it to fire."""
 
     words: frozenset[str]
     token_rules: tuple[tuple[Rule, TokenMatcher], ...]
-    tree_tests: tuple[CodeTest, ...]
-    device_asm: tuple[re.Pattern[str], ...]  # patterns of the inline-asm rules that look at device code
+    tree_rules: tuple[tuple[Rule, CodeTest], ...]
+    device_asm: tuple[tuple[Rule, re.Pattern[str]], ...]  # inline-asm rules that also look at device code
 
-    def needs_tree(self, lexed: Lexed) -> bool:
-        """Whether a first-party file must be parsed: a rule that needs the tree has a candidate in its code, or
-        asm that only a device-code rule reports (the tokens do not show device code)."""
+    def needing_tree(self, lexed: Lexed) -> tuple[Rule, ...]:
+        """The rules that must run on a first-party file's tree: those with a candidate in its code, and the
+        device-code asm rules when it has asm they do not recognise (the tokens do not show device code)."""
         code = Code(lexed.code, [path for path, _ in lexed.includes])
-        if any(test(code) for test in self.tree_tests):
-            return True
+        found = [rule for rule, test in self.tree_rules if test(code)]
         templates = [_template(source) for source, _ in lexed.asm]
-        return any(unknown_device_asm(t) and not p.search(t) for p in self.device_asm for t in templates)
+        found.extend(rule for rule, pattern in self.device_asm
+                     if any(unknown_device_asm(t) and not pattern.search(t) for t in templates))
+        return tuple(found)
 
 
 def plan(rules: tuple[Rule, ...]) -> Plan:
@@ -465,10 +466,8 @@ def plan(rules: tuple[Rule, ...]) -> Plan:
     for rule in rules:
         if not exact_on_tokens(rule):
             matcher = matchers.get(rule.match["matcher"])
-            tests.append(matcher.candidates(rule.match) if matcher and matcher.candidates else _always)
-    # the warp checks that look at every operator last: a file parsed anyway does not pay for them
-    tests.sort(key=lambda test: getattr(test, "costly", False))
-    device_asm = tuple(asm_pattern(r.match["pattern"]) for r in rules
+            tests.append((rule, matcher.candidates(rule.match) if matcher and matcher.candidates else _always))
+    device_asm = tuple((r, asm_pattern(r.match["pattern"])) for r in rules
                        if r.match["matcher"] == "inline-asm" and r.match.get("device_code"))
     kept = tuple((r, m) for r in rules if (m := token_matcher(r)) is not None)
     return Plan(_interesting_words(rules), kept, tuple(tests), device_asm)

@@ -49,8 +49,9 @@ class Code:
         return self.text.lower()
 
     @cached_property
-    def include_lines(self) -> str:
-        return "\n".join(f"#include <{path}>" for path in self.includes)
+    def with_includes(self) -> str:
+        """The code followed by an `#include <path>` line for each include (the code has their paths blanked)."""
+        return "\n".join([self.text, *(f"#include <{path}>" for path in self.includes)])
 
 
 CodeTest = Callable[[Code], bool]  # whether a rule may fire in this code

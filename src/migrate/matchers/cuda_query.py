@@ -54,10 +54,10 @@ def _candidates(params: Mapping[str, Any]) -> CodeTest:
     def test(code: Code) -> bool:
         if not needles:
             return True
-        texts = (code.text, code.include_lines)
+        text = code.with_includes
         if patterns:
-            return any(p.search(text) for p in patterns for text in texts)
-        return any(n in text for n in needles for text in texts)
+            return any(p.search(text) for p in patterns)
+        return any(n in text for n in needles)
 
     return test
 

@@ -518,7 +518,6 @@ def _maybe_literal_size(view: Code) -> bool:
     return any(p.search(code) for p in _WARP_SHAPES)
 
 
-_maybe_lane_math.costly = True  # type: ignore[attr-defined]
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
     "ballot-width": code_search(anchors=("__ballot", "__activemask", "__match_any_sync", "__match_all_sync")),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -90,7 +92,10 @@ def _extension(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
 
 def _matches(patterns: tuple[Pattern, ...], relpath: str, text: str, *, comment: str) -> Iterator[Evidence]:
     kept: Counter[str] = Counter()
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for index in _hinted_lines(text, lines):
+        line = lines[index]
+        number = index + 1
         stripped = line.strip()
         commented = comment and stripped.startswith(comment) and not stripped.startswith("#include")
         if commented or not _HINT.search(line.lower()):
@@ -100,6 +105,22 @@ def _matches(patterns: tuple[Pattern, ...], relpath: str, text: str, *, comment:
                 kept[kind] += 1
                 yield Evidence(kind, relpath, number, stripped[:120], weight)
                 break
+
+
+def _hinted_lines(text: str, lines: list[str]) -> Iterator[int]:
+    """Indexes, in order, of the LINES (TEXT split) that may mention HIP/ROCm/AMD: found by one search over the
+    whole text rather than one per line (a Composable Kernel header has thousands of lines and a few hints)."""
+    low = text.lower()
+    if len(low) != len(text):  # lower-casing changed a length: no offsets to map back, look at every line
+        yield from range(len(lines))
+        return
+    ends = list(itertools.accumulate(len(line) for line in text.splitlines(keepends=True)))
+    last = -1
+    for match in _HINT.finditer(low):
+        index = bisect.bisect_right(ends, match.start())
+        if last < index < len(lines):
+            yield index
+            last = index
 
 
 def guard_evidence(relpath: str, found: Iterable[preproc.Directive]) -> tuple[Evidence, ...]:

@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, register
-from migrate.matchers.python_common import as_list, check_keys, hip_adjusted, last_parts
+from migrate.matchers import CodeTest, Hit, register
+from migrate.matchers.python_common import as_list, check_keys, has_name, hip_adjusted, last_parts
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -25,7 +25,13 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return sorted(set(last_parts(as_list(params["capability"]) + as_list(params["properties"]))))
 
 
-@register("compute-capability", validate=_validate, needles=_needles)
+def _code_test(params: Mapping[str, Any]) -> CodeTest:
+    """Every finding needs a call to one of the capability or properties functions."""
+    names = as_list(params["capability"]) + as_list(params["properties"])
+    return lambda code: any(has_name(code.text, name) for name in names)
+
+
+@register("compute-capability", validate=_validate, needles=_needles, candidates=_code_test)
 def match_capability(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Capability calls, comparisons of their results with numbers, and major/minor of device properties."""
     if not isinstance(doc, PythonDocument):

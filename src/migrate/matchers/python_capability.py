@@ -80,10 +80,10 @@ def _attributes(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     ids = {id(c) for c in calls}
     attributes = set(as_list(params["attributes"]))
     found: Found = {}
-    for ref in doc.index.refs:
-        node = ref.node
-        if isinstance(node, ast.Attribute) and node.attr in attributes:
-            if isinstance(node.value, ast.Name) and node.value.id in variables:
+    inner = {id(a.value) for a in doc.of_type(ast.Attribute)} if variables else set()  # x.major in x.major.y
+    for node in doc.of_type(ast.Attribute) if variables else ():
+        if node.attr in attributes and isinstance(node.value, ast.Name) and node.value.id in variables:
+            if id(node) not in inner and not doc.in_annotation(node):
                 found.setdefault(node.lineno, (node, f"device properties .{node.attr}"))
     for node in doc.of_type(ast.Attribute) if calls else ():  # get_device_properties(0).major is no name chain
         if node.attr in attributes and id(node.value) in ids:

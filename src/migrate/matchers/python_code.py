@@ -355,8 +355,11 @@ def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         regex = re.compile(entry["regex"])
         roles = set(as_list(entry.get("roles", ["code", "argv"])))
         target = re.compile(entry["assigned_to"]) if "assigned_to" in entry else None
-        for site in doc.index.strings:
-            if site.role not in roles or not regex.search(site.node.value):
+        for node in doc.strings:
+            if not regex.search(node.value):
+                continue
+            site = doc.string_site(node)
+            if site.role not in roles:
                 continue
             if target is None or (site.assigned_to and target.search(site.assigned_to)):
                 yield site.node, entry.get("symbol") or regex.search(site.node.value).group()  # type: ignore[union-attr]

@@ -80,7 +80,6 @@ class PythonIndex:
     refs: list[Ref] = field(default_factory=list)  # only chains rooted in an imported name (see _refs)
     calls: list[CallSite] = field(default_factory=list)
     imports: list[ImportSite] = field(default_factory=list)
-    strings: list[StringSite] = field(default_factory=list)
     decorated: list[Decorated] = field(default_factory=list)
     ifs: list[ast.If] = field(default_factory=list)
     asserts: list[ast.Assert] = field(default_factory=list)
@@ -199,9 +198,6 @@ class PythonDocument(Document):
         for node in self.of_type(ast.Call):
             method = node.func.attr if isinstance(node.func, ast.Attribute) else None
             index.calls.append(CallSite(node, self.dotted(node.func), method))
-        for node in self.of_type(ast.Constant):
-            if isinstance(node.value, str):
-                index.strings.append(self._string_site(node))
         for target in index.functions:
             self._add_decorators(index, target)
         return index
@@ -209,21 +205,22 @@ class PythonDocument(Document):
     def _refs(self) -> Iterator[Ref]:
         """The name chains (outermost node) whose first name an import binds or names an imported module, names
         before attributes, each in tree order: `self.layer.weight` and other locals are most chains of a file."""
-        attributes = self.of_type(ast.Attribute)
-        inner = {id(a.value) for a in attributes}  # x in x.y is part of a longer chain
         roots = self.import_roots | self.aliases.keys()
-        skipped = self._annotation_nodes
+        parents = self.parents
+        outermost = set()
         for node in self.of_type(ast.Name):
-            if node.id in roots and id(node) not in inner and id(node) not in skipped:
-                yield Ref(node, self.dotted(node))  # type: ignore[arg-type]
-        for node in attributes:
-            if id(node) in inner or id(node) in skipped:
+            if node.id not in roots or self.in_annotation(node):
                 continue
-            root = node.value
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if isinstance(root, ast.Name) and root.id in roots:
+            chain, parent = node, parents.get(node)
+            while isinstance(parent, ast.Attribute) and parent.value is chain:  # x in x.y is part of a longer chain
+                chain, parent = parent, parents.get(parent)
+            if chain is node:
                 yield Ref(node, self.dotted(node))  # type: ignore[arg-type]
+            else:
+                outermost.add(id(chain))
+        for chain in self.of_type(ast.Attribute) if outermost else ():
+            if id(chain) in outermost:
+                yield Ref(chain, self.dotted(chain))  # type: ignore[arg-type]
 
     @cached_property
     def calls_by(self) -> dict[tuple[str, str], list[CallSite]]:
@@ -237,16 +234,36 @@ class PythonDocument(Document):
                 table.setdefault(key, []).append(site)
         return table
 
+    def is_guarded(self, line: int) -> bool:
+        """As for any document, with the ROCm-guarded ranges found when a hit first asks (most files have none)."""
+        return any(start <= line <= end for start, end in self.guarded_ranges or self.hip_guarded_ranges)
+
     def in_annotation(self, node: ast.AST) -> bool:
-        """NODE is part of a type annotation."""
-        return id(node) in self._annotation_nodes
+        """NODE is part of a type annotation (naming a type there is no use of it)."""
+        child, parent = node, self.parents.get(node)
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.arg):  # an argument's only child node is its annotation
+                return True
+            child, parent = parent, self.parents.get(parent)
+        if isinstance(parent, ast.AnnAssign):
+            return child is parent.annotation
+        return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and child is parent.returns
 
     @cached_property
-    def _annotation_nodes(self) -> frozenset[int]:
-        """ids of the nodes inside type annotations: naming a type there is no use of it."""
-        roots: list[ast.AST | None] = [n.annotation for n in self.of_type(ast.arg, ast.AnnAssign)]
-        roots.extend(f.returns for f in self._structure.functions)
-        return frozenset(id(n) for root in roots if root is not None for n in ast.walk(root))
+    def strings(self) -> list[ast.Constant]:
+        """The string constants, in tree order (their roles come from string_site, for the few a rule wants)."""
+        return [node for node in self.of_type(ast.Constant) if isinstance(node.value, str)]
+
+    def string_site(self, node: ast.Constant) -> StringSite:
+        """NODE with its role: doc, prose (messages, help), argv (first of a list) or code."""
+        found = self._string_sites.get(id(node))
+        if found is None:
+            found = self._string_sites[id(node)] = self._string_site(node)
+        return found
+
+    @cached_property
+    def _string_sites(self) -> dict[int, StringSite]:
+        return {}
 
     @cached_property
     def refs_by_prefix(self) -> dict[str, list[Ref]]:
@@ -413,7 +430,8 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 def _child_fields(kind: type) -> tuple[str, ...]:
     skipped = _NO_NODE_FIELDS | _NO_NODE_BY_CLASS.get(kind.__name__, set())
-    found = _CHILD_FIELDS[kind] = tuple(name for name in kind._fields if name not in skipped)
+    fields: tuple[str, ...] = getattr(kind, "_fields", ())
+    found = _CHILD_FIELDS[kind] = tuple(name for name in fields if name not in skipped)
     return found
 
 
@@ -544,6 +562,4 @@ def parse_python(source: SourceFile, text: str) -> PythonDocument:
         raise ParseError(f"cannot parse as Python: {exc}") from None
     except (MemoryError, RecursionError):  # CPython's parser runs out on deep nesting (`- - - ... 1`)
         raise ParseError("too deeply nested to parse") from None
-    doc = PythonDocument(source=source, text=text, tree=tree)
-    doc.guarded_ranges = doc.hip_guarded_ranges
-    return doc
+    return PythonDocument(source=source, text=text, tree=tree)

@@ -10,6 +10,7 @@ import pytest
 import migrate.scan
 from migrate.config import Settings
 from migrate.discover import discover
+from migrate.matchers import Code
 from migrate.matchers.python_common import has_name, has_string, string_candidate
 from migrate.model import FileKind, FileResult, SourceFile
 from migrate.parse.python import _walk
@@ -52,7 +53,7 @@ def _sources(root: Path) -> list[SourceFile]:
 
 
 def _results(sources: list[SourceFile], *, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[FileResult]:
-    monkeypatch.setattr(migrate.scan, "candidate_filter", fast)
+    monkeypatch.setattr(migrate.scan, "python_candidates", fast)
     return [migrate.scan.scan_file(source, load_builtin(), Settings()) for source in sources]
 
 
@@ -81,7 +82,7 @@ def test_fast_path_equals_full_parse_on_fixtures(monkeypatch: pytest.MonkeyPatch
 def _parsed(text: str) -> bool:
     """Whether the scan would parse TEXT: some rule of the Python kind keeps a candidate after the needles."""
     table = migrate.scan._table(load_builtin(), FileKind.PYTHON)
-    return bool(migrate.scan._candidates(FileKind.PYTHON, migrate.scan._applicable(table, text), text))
+    return bool(migrate.scan._with_candidates(migrate.scan._applicable(table, text), Code(text, ())))
 
 
 def test_a_file_without_candidates_is_not_parsed() -> None:

@@ -192,7 +192,7 @@ class PythonDocument(Document):
 
     @cached_property
     def index(self) -> PythonIndex:
-        """Imports, resolved references, calls, strings and decorators, gathered once and shared by every rule."""
+        """Imports, resolved references, calls and decorators, gathered once and shared by every rule."""
         index = self._structure
         index.refs.extend(self._refs())
         for node in self.of_type(ast.Call):
@@ -215,12 +215,12 @@ class PythonDocument(Document):
             while isinstance(parent, ast.Attribute) and parent.value is chain:  # x in x.y is part of a longer chain
                 chain, parent = parent, parents.get(parent)
             if chain is node:
-                yield Ref(node, self.dotted(node))  # type: ignore[arg-type]
+                yield Ref(node, self.aliases.get(node.id, node.id))
             else:
                 outermost.add(id(chain))
         for chain in self.of_type(ast.Attribute) if outermost else ():
-            if id(chain) in outermost:
-                yield Ref(chain, self.dotted(chain))  # type: ignore[arg-type]
+            if id(chain) in outermost and (name := self.dotted(chain)):
+                yield Ref(chain, name)
 
     @cached_property
     def calls_by(self) -> dict[tuple[str, str], list[CallSite]]:

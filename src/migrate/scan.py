@@ -20,7 +20,7 @@ from migrate.cache import Cache, load_ruleset, open_cache
 from migrate.config import Settings, check_rule_ids
 from migrate.discover import discover
 from migrate.gitdiff import Changes, changed_lines, keep_changed
-from migrate.matchers import Hit
+from migrate.matchers import Code, CodeTest, Hit
 from migrate.model import (
     Evidence, FileKind, FileResult, Finding, Occurrence, RocmStatus, Rule, ScanResult, Severity, Skipped, SourceFile,
 )
@@ -35,6 +35,7 @@ _STALE = 16  # matches that find no new rule before the needle regex is narrowed
 _PATTERNS = 256  # narrowed needle regexes compiled per kind and process, at most
 _TOKEN_KINDS = (FileKind.CUDA, FileKind.CPP, FileKind.C)
 token_level = True  # C/C++/CUDA on tokens where no rule needs the tree; benchmarks and tests turn it off to compare
+python_candidates = True  # Python parsed only where a rule has a candidate; tests turn it off to compare
 _OCCURRENCE_EVIDENCE = 200  # characters per occurrence: a minified line must not blow up the report
 FILE_TIME_BUDGET = 20.0  # seconds a file may take; past it the file is skipped (crafted input, not real code)
 
@@ -311,6 +312,8 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
             found = _match_tokens(Document(source=source, text=text), lexed, table.tokens, settings)
             return replace(found, evidence=evidence, directives=directives)
         applicable = _on_tree(table, tree_rules)
+    if source.kind == FileKind.PYTHON and python_candidates:
+        applicable = _with_candidates(applicable, Code(text, ()))
     if not applicable:
         return FileResult(source.relpath, evidence=evidence, directives=directives)
     doc = parse(source, text)
@@ -447,6 +450,17 @@ def _applicable(table: _Needles, text: str) -> tuple[Rule, ...]:
     if not remaining:
         return table.rules
     return tuple(rule for index, rule in enumerate(table.rules) if not remaining >> index & 1)
+
+
+def _with_candidates(rules: tuple[Rule, ...], code: Code) -> tuple[Rule, ...]:
+    """The RULES whose matcher's test finds a candidate in CODE (a Python file's text): the rest cannot fire."""
+    return tuple(rule for rule in rules if _code_test(rule)(code))
+
+
+@cache
+def _code_test(rule: Rule) -> CodeTest:
+    matcher = matchers.get(rule.match["matcher"])
+    return matcher.candidates(rule.match) if matcher and matcher.candidates else lambda _code: True
 
 
 @dataclass(frozen=True)

@@ -122,9 +122,9 @@ def lex(text: str, words: frozenset[str]) -> Lexed:
     asm = []
     for keyword in _ASM_KEYWORD.finditer(code):
         start = keyword.start()
-        match = _ASM.match(text, start)
-        if match and (start == 0 or not _is_word_char(code[start - 1])) and not _is_asm_label(text, match):
-            asm.append((match.group(1), start))
+        statement = _ASM.match(text, start)
+        if statement and (start == 0 or not _is_word_char(code[start - 1])) and not _is_asm_label(text, statement):
+            asm.append((statement.group(1), start))
     launches = [m.start() for m in re.finditer("<<<", code)]
     return Lexed(found, includes, asm, launches, frozenset(defined), conditionals.ranges, counter, code, words)
 
@@ -404,7 +404,7 @@ def _defines_namespace(code: str, offset: int) -> bool:
 
 def lexed(doc: Document, words: frozenset[str]) -> Lexed:
     """The lexer's pass over a document for WORDS: the scan's own when it lexed the file first, else made now."""
-    found = doc.lexed
+    found: Lexed | None = doc.lexed
     if found is None or not words <= found.searched:
         found = doc.lexed = lex(doc.text, words | found.searched if found else words)
     return found

@@ -37,8 +37,8 @@ Needles = Callable[[Mapping[str, Any]], "list[str] | None"]
 
 
 class Code:
-    """A C/C++ file's code with comments and string literals blanked, and its #include paths: what the tests
-    that decide whether to parse the file look at."""
+    """What the tests that decide whether to parse a file look at: a C/C++ file's code with comments and string
+    literals blanked, and its #include paths; a Python file's text as written (its tests read string literals)."""
 
     def __init__(self, text: str, includes: Sequence[str]) -> None:
         self.text = text
@@ -100,7 +100,6 @@ def code_search(*patterns: str, anchors: Sequence[str] = (), lower: bool = False
         return (not anchors or any(a in text for a in anchors)) and all(p.search(text) for p in compiled)
 
     return test
-
 
 
 def get(name: str) -> Matcher | None:

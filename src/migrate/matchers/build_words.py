@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, register
+from migrate.matchers import CodeTest, Hit, register
 from migrate.matchers.manifest_common import check, compiled
 from migrate.model import FileKind
 from migrate.parse import Document
@@ -35,7 +35,12 @@ def _wanted(params: Mapping[str, Any], word: str) -> bool:
     return compiled(params["pattern"]).fullmatch(word) is not None
 
 
-@register("build-word", validate=_validate, needles=lambda p: list(p["needles"]))
+def _python_code_test(params: Mapping[str, Any]) -> CodeTest:
+    """For a Python file other than setup.py (the only kind scan asks this about): a build context (see _words)."""
+    return lambda code: any(c in code.text for c in _PY_BUILD_CONTEXT)
+
+
+@register("build-word", validate=_validate, needles=lambda p: list(p["needles"]), candidates=_python_code_test)
 def match_build_word(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each word of a build string or argument that is one of `words` (an option, before any `=`) or
     matches `pattern` whole: in Python string literals, CMake arguments, Makefile values and shell commands."""

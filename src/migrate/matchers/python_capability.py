@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, register
-from migrate.matchers.python_common import as_list, check_keys, hip_adjusted, last_parts
+from migrate.matchers import CodeTest, Hit, register
+from migrate.matchers.python_common import as_list, check_keys, has_name, hip_adjusted, last_parts
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -25,7 +25,13 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return sorted(set(last_parts(as_list(params["capability"]) + as_list(params["properties"]))))
 
 
-@register("compute-capability", validate=_validate, needles=_needles)
+def _code_test(params: Mapping[str, Any]) -> CodeTest:
+    """Every finding needs a call to one of the capability or properties functions."""
+    names = as_list(params["capability"]) + as_list(params["properties"])
+    return lambda code: any(has_name(code.text, name) for name in names)
+
+
+@register("compute-capability", validate=_validate, needles=_needles, candidates=_code_test)
 def match_capability(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Capability calls, comparisons of their results with numbers, and major/minor of device properties."""
     if not isinstance(doc, PythonDocument):
@@ -74,10 +80,10 @@ def _attributes(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     ids = {id(c) for c in calls}
     attributes = set(as_list(params["attributes"]))
     found: Found = {}
-    for ref in doc.index.refs:
-        node = ref.node
-        if isinstance(node, ast.Attribute) and node.attr in attributes:
-            if isinstance(node.value, ast.Name) and node.value.id in variables:
+    inner = {id(a.value) for a in doc.of_type(ast.Attribute)} if variables else set()  # x.major in x.major.y
+    for node in doc.of_type(ast.Attribute) if variables else ():
+        if node.attr in attributes and isinstance(node.value, ast.Name) and node.value.id in variables:
+            if id(node) not in inner and not doc.in_annotation(node):
                 found.setdefault(node.lineno, (node, f"device properties .{node.attr}"))
     for node in doc.of_type(ast.Attribute) if calls else ():  # get_device_properties(0).major is no name chain
         if node.attr in attributes and id(node.value) in ids:

@@ -8,15 +8,20 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, register
+from migrate.matchers import CodeTest, Hit, register
 from migrate.matchers.python_common import (
     as_list,
     check_keys,
     check_regex,
+    has_attribute,
     has_fallback,
+    has_name,
+    has_string,
+    has_word,
     hip_adjusted,
     last_parts,
     prefixed,
+    string_candidate,
 )
 from migrate.model import Severity
 from migrate.parse import Document
@@ -94,7 +99,41 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return sorted(set(words))
 
 
-@register("python", validate=_validate, needles=_needles)
+def _code_test(params: Mapping[str, Any]) -> CodeTest:
+    """The test a Python file's text must pass for the rule to fire (see python_common)."""
+    return lambda code: _has_candidate(code.text, params)
+
+
+def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
+    """The text may hold something the rule describes: an import, a name, a call or a string."""
+    if "unless_file" in params and re.search(params["unless_file"], text):
+        return False
+    names = [*as_list(params.get("names")), *as_list(params.get("decorators"))]
+    if any(has_name(text, name) for name in names):
+        return True
+    if any(all(has_word(text, part) for part in name.split(".")) for name in as_list(params.get("imports"))):
+        return True
+    if params.get("numbers") or any(_string_entry(text, e) for e in params.get("strings", [])):
+        return True
+    return any(_call_entry(text, entry) for entry in params.get("calls", []))
+
+
+def _call_entry(text: str, entry: Mapping[str, Any]) -> bool:
+    if "regex" in entry and not _string_entry(text, entry):
+        return False
+    if "name" in entry:
+        return any(has_name(text, name) for name in as_list(entry["name"]))
+    if "method" in entry:
+        return any(has_attribute(text, method) for method in as_list(entry["method"]))
+    return "callee" in entry or any(has_word(text, k) for k in as_list(entry["keyword"]))
+
+
+def _string_entry(text: str, entry: Mapping[str, Any]) -> bool:
+    """A string the entry's `regex` may match: always true when no test can be derived from the regex."""
+    return has_string(text, string_candidate(entry["regex"]))
+
+
+@register("python", validate=_validate, needles=_needles, candidates=_code_test)
 def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Every import, reference, call, decorator or string in code that the rule describes."""
     if not isinstance(doc, PythonDocument) or not any(word in doc.text for word in _needles(params)):
@@ -316,8 +355,11 @@ def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         regex = re.compile(entry["regex"])
         roles = set(as_list(entry.get("roles", ["code", "argv"])))
         target = re.compile(entry["assigned_to"]) if "assigned_to" in entry else None
-        for site in doc.index.strings:
-            if site.role not in roles or not regex.search(site.node.value):
+        for node in doc.strings:
+            if not regex.search(node.value):
+                continue
+            site = doc.string_site(node)
+            if site.role not in roles:
                 continue
             if target is None or (site.assigned_to and target.search(site.assigned_to)):
                 yield site.node, entry.get("symbol") or regex.search(site.node.value).group()  # type: ignore[union-attr]

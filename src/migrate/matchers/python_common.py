@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from migrate.model import Severity
@@ -97,3 +98,107 @@ def hip_adjusted(doc: PythonDocument, node: ast.AST) -> tuple[Severity | None, s
     if state == "after-guard":
         return Severity.LOW, "A ROCm check (torch.version.hip) earlier in this function may already cover it; verify."
     return None, None
+
+
+# --- candidates: what a file's text must hold for a rule to have any chance (docs/performance.md, "Python files") ---
+# Every test below is necessary, never sufficient: a resolved name is written in the text part by part (in an import
+# or in the chain itself), and a string's value is written between quotes. They ignore what a parse would ignore
+# too (comments, strings), so they only decide which files need a parse.
+
+_GAP = r"(?:\s|\\|#[^\n]*(?![^\n]))*"  # what may stand between two tokens: blanks, line continuations, comments
+_WORD_CHAR = re.compile(r"\w")
+_STRING_START = frozenset("\"'}:")  # before a string value: a quote, or `}`/`:` for the fixed parts of an f-string
+_ANCHOR = re.compile(r"[$^]|\\[bBAZ]|\(\?[=!<]")
+
+
+def has_word(text: str, word: str) -> bool:
+    """WORD occurs in TEXT not inside a longer identifier (a search for the literal, then a look at its neighbours)."""
+    for match in _literal(word).finditer(text):
+        start = match.start()
+        if start == 0 or not _WORD_CHAR.match(text, start - 1):
+            return True
+    return False
+
+
+def has_name(text: str, name: str) -> bool:
+    """TEXT may hold a reference that resolves to dotted NAME (or below it): every part as a word, and the last one
+    after a dot (`torch.cuda`, `import torch.cuda`) or in an import list (`from torch import cuda`)."""
+    parts = name.split(".")
+    if not all(has_word(text, part) for part in parts):
+        return False
+    return len(parts) == 1 or has_attribute(text, parts[-1]) or _imported_name(parts[-1]).search(text) is not None
+
+
+def has_attribute(text: str, attribute: str) -> bool:
+    """`.ATTRIBUTE` as an attribute access (blanks and comments allowed after the dot)."""
+    return _attribute(attribute).search(text) is not None
+
+
+@lru_cache(maxsize=None)
+def string_candidate(regex: str) -> tuple[re.Pattern[str], bool] | None:
+    """What the text must contain for a string literal's value to match REGEX (None when nothing can be derived),
+    and whether it must start the value: a literal prefix after `^` (right after the opening quote), else REGEX
+    less one leading `^`/`\\b` and one trailing `$`/`\\b`, when no other anchor or lookaround is left."""
+    prefix = _anchored_prefix(regex)
+    if prefix:
+        return re.compile(re.escape(prefix)), True
+    inner = regex[1:] if regex.startswith("^") else regex[2:] if regex.startswith("\\b") else regex
+    if inner.endswith("$") and not inner.endswith("\\$"):
+        inner = inner[:-1]
+    elif inner.endswith("\\b") and not inner.endswith("\\\\b"):
+        inner = inner[:-2]
+    return None if not inner or _ANCHOR.search(inner) else (re.compile(inner), False)
+
+
+def has_string(text: str, found: tuple[re.Pattern[str], bool] | None) -> bool:
+    """The pattern of string_candidate occurs in TEXT (at the start of a string value when it must); True for None."""
+    if found is None:
+        return True
+    pattern, at_start = found
+    if not at_start:
+        return pattern.search(text) is not None
+    return any(m.start() > 0 and text[m.start() - 1] in _STRING_START for m in pattern.finditer(text))
+
+
+def _anchored_prefix(regex: str) -> str | None:
+    """The literal that starts every match of `^literal...` (None with a top-level `|` or a quantified end)."""
+    match = re.match(r"\^([\w-]+)(.?)", regex)
+    if match is None or _top_level_branch(regex):
+        return None
+    literal = match.group(1) if match.group(2) not in ("?", "*", "{") else match.group(1)[:-1]
+    return literal if len(literal) >= 3 else None
+
+
+def _top_level_branch(regex: str) -> bool:
+    depth, escaped, in_class = 0, False, False
+    for char in regex:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            return True
+    return False
+
+
+@lru_cache(maxsize=None)
+def _literal(word: str) -> re.Pattern[str]:
+    return re.compile(re.escape(word) + r"\b")
+
+
+@lru_cache(maxsize=None)
+def _attribute(attribute: str) -> re.Pattern[str]:
+    return re.compile(rf"\.{_GAP}{re.escape(attribute)}\b")
+
+
+@lru_cache(maxsize=None)
+def _imported_name(name: str) -> re.Pattern[str]:
+    """NAME in the list of an import (`from m import a, b as c, NAME`, parenthesised or not)."""
+    item = rf"[\w.]+{_GAP}(?:as\b{_GAP}\w+{_GAP})?,{_GAP}"
+    return re.compile(rf"import\b{_GAP}(?:\({_GAP})?(?:{item})*{re.escape(name)}\b")

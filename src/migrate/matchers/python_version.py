@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, register
-from migrate.matchers.python_common import as_list, check_keys, hip_adjusted, last_parts
+from migrate.matchers import CodeTest, Hit, register
+from migrate.matchers.python_common import as_list, check_keys, has_name, hip_adjusted, last_parts
 from migrate.model import Severity
 from migrate.parse import Document
 from migrate.parse.python import PROSE_CALLS, PythonDocument
@@ -29,7 +29,12 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return sorted(set(last_parts(as_list(params["names"]))))
 
 
-@register("torch-version-use", validate=_validate, needles=_needles)
+def _code_test(params: Mapping[str, Any]) -> CodeTest:
+    names = as_list(params["names"])
+    return lambda code: "version" in code.text and any(has_name(code.text, name) for name in names)
+
+
+@register("torch-version-use", validate=_validate, needles=_needles, candidates=_code_test)
 def match_version_use(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each reference to the attribute, rated by how it is used and whether ROCm is already handled."""
     if not isinstance(doc, PythonDocument) or "version" not in doc.text:

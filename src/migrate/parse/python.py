@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import ast
+import gc
 import re
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -74,10 +77,9 @@ class Decorated:
 class PythonIndex:
     """What the matchers look up, gathered in one pass over the tree and shared by every rule."""
 
-    refs: list[Ref] = field(default_factory=list)
+    refs: list[Ref] = field(default_factory=list)  # only chains rooted in an imported name (see _refs)
     calls: list[CallSite] = field(default_factory=list)
     imports: list[ImportSite] = field(default_factory=list)
-    strings: list[StringSite] = field(default_factory=list)
     decorated: list[Decorated] = field(default_factory=list)
     ifs: list[ast.If] = field(default_factory=list)
     asserts: list[ast.Assert] = field(default_factory=list)
@@ -97,8 +99,8 @@ class PythonDocument(Document):
     @cached_property
     def nodes(self) -> list[ast.AST]:
         """Every node but the operator and context singletons, breadth first."""
-        found, parents = _walk(self.module)
-        self.__dict__["parents"] = parents
+        found, parents, groups = _walk(self.module)
+        self.__dict__["parents"], self.__dict__["by_type"] = parents, groups
         return found
 
     @cached_property
@@ -109,10 +111,8 @@ class PythonDocument(Document):
     @cached_property
     def by_type(self) -> dict[type, list[ast.AST]]:
         """The nodes grouped by their class, so each index reads only the kinds it needs."""
-        groups: dict[type, list[ast.AST]] = {}
-        for node in self.nodes:
-            groups.setdefault(type(node), []).append(node)
-        return groups
+        self.nodes  # noqa: B018  (the walk groups them)
+        return self.__dict__["by_type"]  # type: ignore[no-any-return]
 
     def of_type(self, *types: type) -> list[Any]:
         return [node for kind in types for node in self.by_type.get(kind, ())]
@@ -192,23 +192,35 @@ class PythonDocument(Document):
 
     @cached_property
     def index(self) -> PythonIndex:
-        """Imports, resolved references, calls, strings and decorators, gathered once and shared by every rule."""
+        """Imports, resolved references, calls and decorators, gathered once and shared by every rule."""
         index = self._structure
-        attributes = self.of_type(ast.Attribute)
-        inner = {id(a.value) for a in attributes}  # x in x.y is part of a longer chain
-        skipped = inner | self._annotation_nodes
-        for node in (*self.of_type(ast.Name), *attributes):
-            if id(node) not in skipped and (name := self.dotted(node)):
-                index.refs.append(Ref(node, name))
+        index.refs.extend(self._refs())
         for node in self.of_type(ast.Call):
             method = node.func.attr if isinstance(node.func, ast.Attribute) else None
             index.calls.append(CallSite(node, self.dotted(node.func), method))
-        for node in self.of_type(ast.Constant):
-            if isinstance(node.value, str):
-                index.strings.append(self._string_site(node))
         for target in index.functions:
             self._add_decorators(index, target)
         return index
+
+    def _refs(self) -> Iterator[Ref]:
+        """The name chains (outermost node) whose first name an import binds or names an imported module, names
+        before attributes, each in tree order: `self.layer.weight` and other locals are most chains of a file."""
+        roots = self.import_roots | self.aliases.keys()
+        parents = self.parents
+        outermost = set()
+        for node in self.of_type(ast.Name):
+            if node.id not in roots or self.in_annotation(node):
+                continue
+            chain, parent = node, parents.get(node)
+            while isinstance(parent, ast.Attribute) and parent.value is chain:  # x in x.y is part of a longer chain
+                chain, parent = parent, parents.get(parent)
+            if chain is node:
+                yield Ref(node, self.aliases.get(node.id, node.id))
+            else:
+                outermost.add(id(chain))
+        for chain in self.of_type(ast.Attribute) if outermost else ():
+            if id(chain) in outermost and (name := self.dotted(chain)):
+                yield Ref(chain, name)
 
     @cached_property
     def calls_by(self) -> dict[tuple[str, str], list[CallSite]]:
@@ -222,12 +234,36 @@ class PythonDocument(Document):
                 table.setdefault(key, []).append(site)
         return table
 
+    def is_guarded(self, line: int) -> bool:
+        """As for any document, with the ROCm-guarded ranges found when a hit first asks (most files have none)."""
+        return any(start <= line <= end for start, end in self.guarded_ranges or self.hip_guarded_ranges)
+
+    def in_annotation(self, node: ast.AST) -> bool:
+        """NODE is part of a type annotation (naming a type there is no use of it)."""
+        child, parent = node, self.parents.get(node)
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.arg):  # an argument's only child node is its annotation
+                return True
+            child, parent = parent, self.parents.get(parent)
+        if isinstance(parent, ast.AnnAssign):
+            return child is parent.annotation
+        return isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and child is parent.returns
+
     @cached_property
-    def _annotation_nodes(self) -> frozenset[int]:
-        """ids of the nodes inside type annotations: naming a type there is no use of it."""
-        roots: list[ast.AST | None] = [n.annotation for n in self.of_type(ast.arg, ast.AnnAssign)]
-        roots.extend(f.returns for f in self._structure.functions)
-        return frozenset(id(n) for root in roots if root is not None for n in ast.walk(root))
+    def strings(self) -> list[ast.Constant]:
+        """The string constants, in tree order (their roles come from string_site, for the few a rule wants)."""
+        return [node for node in self.of_type(ast.Constant) if isinstance(node.value, str)]
+
+    def string_site(self, node: ast.Constant) -> StringSite:
+        """NODE with its role: doc, prose (messages, help), argv (first of a list) or code."""
+        found = self._string_sites.get(id(node))
+        if found is None:
+            found = self._string_sites[id(node)] = self._string_site(node)
+        return found
+
+    @cached_property
+    def _string_sites(self) -> dict[int, StringSite]:
+        return {}
 
     @cached_property
     def refs_by_prefix(self) -> dict[str, list[Ref]]:
@@ -235,11 +271,8 @@ class PythonDocument(Document):
         Only references rooted in an imported module: every rule looks for a module's names, and locals
         (`self.layer.weight`) are most references of a file."""
         table: dict[str, list[Ref]] = {}
-        roots = self.import_roots
         for ref in self.index.refs:
             parts = ref.dotted.split(".")
-            if parts[0] not in roots:
-                continue
             for end in range(1, len(parts) + 1):
                 table.setdefault(".".join(parts[:end]), []).append(ref)
         return table
@@ -386,27 +419,47 @@ class PythonDocument(Document):
         return None
 
 
-_SINGLETON_FIELDS = frozenset({"ctx", "op", "ops"})  # shared Load/Store/Add/... objects: not worth a visit
+# Fields that never hold a node: the shared Load/Store/Add/... singletons (not worth a visit) and plain values.
+_NO_NODE_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "module", "level", "kind",
+                             "conversion", "is_async", "simple", "asname", "tag", "rest", "kwd_attrs"})
+_NO_NODE_BY_CLASS = {"Constant": {"value"}, "MatchSingleton": {"value"}, "Global": {"names"}, "Nonlocal": {"names"},
+                     **{name: {"name"} for name in ("FunctionDef", "AsyncFunctionDef", "ClassDef", "alias",
+                                                    "ExceptHandler", "MatchAs", "MatchStar")}}
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _walk(root: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
-    """Every node and its parent, in one breadth-first pass (faster than ast.walk plus iter_child_nodes)."""
+def _child_fields(kind: type) -> tuple[str, ...]:
+    skipped = _NO_NODE_FIELDS | _NO_NODE_BY_CLASS.get(kind.__name__, set())
+    fields: tuple[str, ...] = getattr(kind, "_fields", ())
+    found = _CHILD_FIELDS[kind] = tuple(name for name in fields if name not in skipped)
+    return found
+
+
+def _walk(root: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST], dict[type, list[ast.AST]]]:
+    """Every node (breadth first), its parent, and the nodes by class, in one pass over the fields that can hold
+    nodes (faster than ast.walk plus iter_child_nodes, which look at every field of every node)."""
     nodes: list[ast.AST] = [root]
     parents: dict[ast.AST, ast.AST] = {}
+    groups: dict[type, list[ast.AST]] = {}
+    node_type = ast.AST
     for node in nodes:  # grows while we iterate
-        for name in node._fields:
-            if name in _SINGLETON_FIELDS:
-                continue
+        kind = node.__class__
+        group = groups.get(kind)
+        if group is None:
+            group = groups[kind] = []
+        group.append(node)
+        fields = _CHILD_FIELDS.get(kind)
+        for name in _child_fields(kind) if fields is None else fields:
             value = getattr(node, name, None)
-            if isinstance(value, list):
+            if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if isinstance(item, node_type):
                         parents[item] = node
                         nodes.append(item)
-            elif isinstance(value, ast.AST):
+            elif isinstance(value, node_type):
                 parents[value] = node
                 nodes.append(value)
-    return nodes, parents
+    return nodes, parents, groups
 
 
 def _add_import(index: PythonIndex, node: ast.Import | ast.ImportFrom) -> None:
@@ -482,11 +535,23 @@ def _getattr_hip(doc: PythonDocument, node: ast.Call) -> bool:
     return key.value in _AMD_ATTRIBUTES or (doc.dotted(node.args[0]) == "torch.version" and key.value == "hip")
 
 
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """No cyclic garbage collection while the parser makes a tree (its nodes hold no cycles; the passes cost ~15%)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 @register(FileKind.PYTHON)
 def parse_python(source: SourceFile, text: str) -> PythonDocument:
     """Parse a Python module; a syntax error becomes the skip reason."""
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _no_collection():
             warnings.simplefilter("ignore")
             tree = ast.parse(text, filename=source.relpath)
     except SyntaxError as exc:
@@ -497,6 +562,4 @@ def parse_python(source: SourceFile, text: str) -> PythonDocument:
         raise ParseError(f"cannot parse as Python: {exc}") from None
     except (MemoryError, RecursionError):  # CPython's parser runs out on deep nesting (`- - - ... 1`)
         raise ParseError("too deeply nested to parse") from None
-    doc = PythonDocument(source=source, text=text, tree=tree)
-    doc.guarded_ranges = doc.hip_guarded_ranges
-    return doc
+    return PythonDocument(source=source, text=text, tree=tree)

@@ -1,0 +1,142 @@
+"""The fast path for Python files against the full one: a file is parsed only when a rule has a candidate in it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import migrate.scan
+from migrate.config import Settings
+from migrate.discover import discover
+from migrate.matchers import Code
+from migrate.matchers.python_common import has_name, has_string, string_candidate
+from migrate.model import FileKind, FileResult, SourceFile
+from migrate.parse.python import _walk
+from migrate.ruleset import load_builtin
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+# Real-looking modules with the spellings a text test can get wrong: names split over lines and comments, aliases,
+# imports in lists, f-strings, dict keys, strings that only look like code, and files where nothing may fire.
+SAMPLES = {
+    "split_chain.py": "import torch\nx = (torch  # the module\n     .  # and its\n     cuda.is_available())\n"
+                      "y = torch \\\n    .cuda.current_device()\n",
+    "import_list.py": "from torch import (\n    nn,  # layers\n    cuda as tc,\n)\nfrom torch.backends import cudnn\n"
+                      "tc.synchronize()\ncudnn.benchmark = True\n",
+    "alias.py": "import torch as th\nimport pytest\nT = pytest.importorskip('torch')\n"
+                "if th.version.cuda and T.version.cuda.split('.')[0] == '11':\n    pass\n",
+    "devices.py": "import torch\nrank = 0\nx = torch.zeros(2).to(f'cuda:{rank}')\ny = torch.ones(1, device='cuda')\n"
+                  "cfg = {'device': \"cuda\"}\nkw = {}\nkw['device'] = 'cuda:0'\nz = x.cuda()\n",
+    "strings.py": "import os, subprocess\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nbackend = 'nccl'\n"
+                  "subprocess.run(['nvidia-smi', '--query-gpu=name', '--format=csv'])\narch = 'sm_90a'\n"
+                  "IMAGE = 'nvcr.io/nvidia/pytorch:24.01-py3'\nos.environ['TORCH_CUDA_ARCH_LIST'] = '8.0'\n",
+    "quiet.py": "# Runs on cuda devices (see the torch docs).\nfrom vllm.platforms import current_platform\n"
+                "def f(x):\n    '''Move x to cuda.'''\n    return current_platform.is_cuda() and x.is_cuda\n"
+                "cuda_graph = None\n",
+    "capability.py": "import torch\nmajor, minor = torch.cuda.get_device_capability()\nif (major, minor) >= (8, 0):\n"
+                     "    pass\nprops = torch.cuda.get_device_properties(0)\nsm = props.major * 10 + props.minor\n",
+    "kernels.py": "import triton\nimport triton.language as tl\nfrom numba import cuda\n@triton.jit\ndef k(x):\n"
+                  "    tl.inline_asm_elementwise('mov.b32 $0, $1;', '=r,r', [x], dtype=tl.int32, is_pure=True, pack=1)\n"
+                  "@cuda.jit\ndef g(a):\n    pass\nflops = 312e12\n",
+    "libs.py": "try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\nimport cupy as cp\n"
+               "from transformers import BitsAndBytesConfig\nq = BitsAndBytesConfig(load_in_4bit=True)\n"
+               "from torch.utils.cpp_extension import CUDA_HOME, load\nm = load('k', ['k.cu'])\n",
+    "broken.py": "import torch\ntorch.cuda.synchronize(\n",
+}
+
+
+def _sources(root: Path) -> list[SourceFile]:
+    found = discover(root, files=(), exclude=(), include=(), max_file_size=10**7)
+    return [s for s in found if isinstance(s, SourceFile) and s.kind in (FileKind.PYTHON, FileKind.SETUP_PY)]
+
+
+def _results(sources: list[SourceFile], *, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[FileResult]:
+    monkeypatch.setattr(migrate.scan, "python_candidates", fast)
+    return [migrate.scan.scan_file(source, load_builtin(), Settings()) for source in sources]
+
+
+@pytest.fixture
+def samples(tmp_path: Path) -> list[SourceFile]:
+    for name, text in SAMPLES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return _sources(tmp_path)
+
+
+def test_fast_path_equals_full_parse_on_samples(samples: list[SourceFile], monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = _results(samples, fast=True, monkeypatch=monkeypatch)
+    full = _results(samples, fast=False, monkeypatch=monkeypatch)
+    assert fast == full
+    fired = {f.rule for result in full for f in result.findings}
+    assert len(fired) >= 15  # the samples exercise most Python rules, not only the quiet path
+
+
+def test_fast_path_equals_full_parse_on_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
+    sources = [*_sources(FIXTURES / "repos"), *_sources(FIXTURES / "rules")]
+    fast = _results(sources, fast=True, monkeypatch=monkeypatch)
+    full = _results(sources, fast=False, monkeypatch=monkeypatch)
+    assert fast == full and sum(len(r.findings) for r in full) > 50
+
+
+def _parsed(text: str) -> bool:
+    """Whether the scan would parse TEXT: some rule of the Python kind keeps a candidate after the needles."""
+    table = migrate.scan._table(load_builtin(), FileKind.PYTHON)
+    return bool(migrate.scan._with_candidates(migrate.scan._applicable(table, text), Code(text, ())))
+
+
+def test_a_file_without_candidates_is_not_parsed() -> None:
+    assert not _parsed(SAMPLES["quiet.py"])  # "cuda" only in comments, docstrings and longer names
+    assert _parsed(SAMPLES["split_chain.py"])
+    assert _parsed(SAMPLES["broken.py"])  # a syntax error is still reported where a rule could fire
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("import torch\ntorch.cuda.init()", True),
+        ("import torch\ntorch .\\\n  cuda.init()", True),
+        ("from torch import (nn,  # x\n cuda)", True),
+        ("from torch import nn as n, cuda", True),
+        ("import torch\nx.is_cuda", False),
+        ("import torch\ncuda_graph = 1", False),
+        ("x.cuda", False),  # torch is not written: nothing can resolve to torch.cuda
+    ],
+)
+def test_has_name(text: str, found: bool) -> None:
+    assert has_name(text, "torch.cuda") is found
+
+
+@pytest.mark.parametrize(
+    ("regex", "text", "found"),
+    [
+        ("^cuda(:|$|\\{)", "x.to('cuda:0')", True),
+        ("^cuda(:|$|\\{)", 'f"cuda:{i}"', True),
+        ("^cuda(:|$|\\{)", "f'{x}cuda'", True),  # the fixed part of an f-string after a field
+        ("^cuda(:|$|\\{)", "is_cuda = 'a cuda'", False),
+        ("^nccl$", "backend = 'nccl'", True),
+        ("\\b(?:sm|compute)_[1-9]\\d{1,2}[af]?\\b", "arch = 'sm_90a'", True),
+        ("\\b(?:sm|compute)_[1-9]\\d{1,2}[af]?\\b", "is_sm_x = 1", False),
+        ("libdevice[\\w.]*\\.bc$", "p = 'libdevice.10.bc'", True),
+        ("^cuda|rocm", "x = 'on rocm'", True),  # a top-level branch: no prefix is required
+    ],
+)
+def test_string_candidate(regex: str, text: str, found: bool) -> None:
+    assert has_string(text, string_candidate(regex)) is found
+
+
+def test_no_candidate_derived_from_inner_anchors() -> None:
+    assert string_candidate("(?:^|[\\s/])nvidia-smi(?:\\s|$)") is None
+    assert has_string("anything", None)
+
+
+def test_walk_visits_every_node_once_with_its_parent() -> None:
+    for source in _sources(FIXTURES / "rules"):
+        tree = ast.parse(source.path.read_text(encoding="utf-8"))
+        nodes, parents, groups = _walk(tree)
+        expected = [n for n in ast.walk(tree) if not isinstance(n, (ast.expr_context, ast.operator, ast.unaryop,
+                                                                    ast.cmpop, ast.boolop))]
+        assert sorted(map(id, nodes)) == sorted(map(id, expected))
+        assert all(parents[child] is node for node in expected for child in ast.iter_child_nodes(node)
+                   if child in parents)
+        assert sum(len(group) for group in groups.values()) == len(nodes)

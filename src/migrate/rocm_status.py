@@ -78,8 +78,16 @@ def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
 
 
 def _mentions(text: str) -> bool:
+    """Whether _HINT occurs, found by plain searches first: _HINT's leading lookbehind makes the regex engine try
+    every position of every file."""
     low = text.lower()
-    return any(word in low for word in _WORDS) and _HINT.search(low) is not None
+    for word in ("hip", "rocm", "amd"):
+        start = low.find(word)
+        while start != -1:
+            if start == 0 or not "a" <= low[start - 1] <= "z":
+                return True
+            start = low.find(word, start + 1)
+    return any(word in low for word in _WORDS[3:]) and _HINT.search(low) is not None
 
 
 def _extension(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
@@ -105,6 +113,8 @@ def _matches(patterns: tuple[Pattern, ...], relpath: str, text: str, *, comment:
                 kept[kind] += 1
                 yield Evidence(kind, relpath, number, stripped[:120], weight)
                 break
+        if all(kept[kind] >= _PER_FILE for kind, _, _ in patterns):
+            return
 
 
 def _hinted_lines(text: str, lines: list[str]) -> Iterator[int]:

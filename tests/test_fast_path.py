@@ -118,6 +118,33 @@ def test_first_party_findings_are_identical_with_the_full_parse(tree: Path, monk
     assert fast == full and len(fast) > 100
 
 
+def _described(findings: tuple[Finding, ...]) -> list[tuple[object, ...]]:
+    return [(f.key(), f.severity, f.status, f.message, f.evidence, f.occurrences) for f in findings]
+
+
+def test_real_files_fast_path_equals_parsing_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real CUDA/C++ files (fixtures/realcode, see its README): the fast path reports exactly what running every
+    rule on every file's tree reports, and parses fewer files."""
+    root = tmp_path / "real"
+    shutil.copytree(FIXTURES / "realcode", root)
+    parsed: list[str] = []
+    parse = migrate.scan.parse
+    def counted(source: SourceFile, text: str) -> object:
+        if source.kind in CODE:
+            parsed.append(source.relpath)
+        return parse(source, text)
+
+    monkeypatch.setattr(migrate.scan, "parse", counted)
+    fast = _scan(root, True, monkeypatch)
+    parsed_by_fast_path = len(parsed)
+    parsed.clear()
+    full = _scan(root, False, monkeypatch)
+    assert _described(fast) == _described(full)
+    assert {"warp-full-mask", "warp-lane-math", "inline-ptx", "cuda-arch-check", "cuda-kernel-launch",
+            "cuda-runtime-api", "cutlass-usage"} <= {f.rule for f in fast}
+    assert parsed_by_fast_path < len(parsed) == 12
+
+
 def test_vendored_code_finds_the_token_rules_of_the_full_parse(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Per file, the token-level rules that fire are those that fire with the full parse."""
     rules = {r.id: r for r in load_builtin().rules}

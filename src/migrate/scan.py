@@ -304,8 +304,10 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
     evidence, directives = _facts(source, text)
     lexed = tokenscan.lex(text, table.tokens.words) if source.kind in _TOKEN_KINDS else None
-    if lexed is None or not token_level:
+    if lexed is None:
         applicable = _applicable(table, text)
+    elif not token_level:  # the reference the fast path is compared with: every rule on every file's tree
+        applicable = table.rules
     else:
         tree_rules = () if source.vendored else table.tokens.needing_tree(lexed)
         if not tree_rules:

@@ -239,21 +239,27 @@ class Outcome:
     defines: tuple[tuple[str, str, bool, int | None], ...]  # (name, state of its region, hip, value)
 
 
-def run(found: Iterable[Directive], table: Table) -> Outcome:
-    """Walk a file's directives with TABLE: the ranges never compiled for HIP, and each #define's region."""
+Conditions = dict[tuple[str, str], tuple[bool | None, bool]]  # (keyword, argument) -> its value under one table
+
+
+def run(found: Iterable[Directive], table: Table, conditions: Conditions | None = None) -> Outcome:
+    """Walk a file's directives with TABLE: the ranges never compiled for HIP, and each #define's region.
+    CONDITIONS memoises each condition's value under TABLE across files (the same #if recurs in many headers)."""
+    conditions = {} if conditions is None else conditions
     stack: list[_Frame] = []
     dead: list[tuple[int, int]] = []
     dead_from: int | None = None
     defines: list[tuple[str, str, bool, int | None]] = []
+    after = _state(stack)
     for item in found:
-        before = _state(stack)
+        before = after  # the stack changes only below
         if item.keyword in ("if", "ifdef", "ifndef"):
-            live, hip = _condition(item, table)
+            live, hip = _known(item, table, conditions)
             guard = item.argument.split()[0] if item.keyword == "ifndef" and item.argument else ""
             stack.append(_Frame(live, hip, live, hip, guard))
         elif item.keyword in ("elif", "elifdef", "elifndef", "else") and stack:
             frame = stack[-1]
-            live, hip = (True, False) if item.keyword == "else" else _condition(item, table)
+            live, hip = (True, False) if item.keyword == "else" else _known(item, table, conditions)
             if frame.taken is True:
                 frame.live, frame.hip = False, frame.taken_hip
             elif frame.taken is None:
@@ -278,6 +284,14 @@ def run(found: Iterable[Directive], table: Table) -> Outcome:
     if dead_from is not None:
         dead.append((dead_from, 10**9))
     return Outcome(tuple(dead), tuple(defines))
+
+
+def _known(item: Directive, table: Table, conditions: Conditions) -> tuple[bool | None, bool]:
+    key = (item.keyword, item.argument)
+    found = conditions.get(key)
+    if found is None:
+        found = conditions[key] = _condition(item, table)
+    return found
 
 
 def _condition(item: Directive, table: Table) -> tuple[bool | None, bool]:
@@ -336,15 +350,19 @@ def table_from(outcomes: Iterable[Outcome]) -> dict[str, Macro]:
 
 def settle(files: Mapping[str, tuple[Directive, ...]], *, rounds: int = 3) -> dict[str, Macro]:
     """The macro table of a whole repository: re-run until what HIP defines stops changing (bounded)."""
+    defining = [found for found in files.values() if any(d.keyword == "define" for d in found)]  # the rest adds none
     table: dict[str, Macro] = {}
     for _ in range(rounds):
-        new = table_from(run(found, table) for found in files.values())
+        conditions: Conditions = {}
+        new = table_from(run(found, table, conditions) for found in defining)
         if new == table:
             break
         table = new
     return table
 
 
-def dead_ranges(found: tuple[Directive, ...], table: Table) -> tuple[tuple[int, int], ...]:
-    """Line ranges of one file that a HIP build never compiles."""
-    return run(found, table).dead
+def dead_ranges(
+    found: tuple[Directive, ...], table: Table, conditions: Conditions | None = None
+) -> tuple[tuple[int, int], ...]:
+    """Line ranges of one file that a HIP build never compiles (CONDITIONS: as for run, under the same TABLE)."""
+    return run(found, table, conditions).dead

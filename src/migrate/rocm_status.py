@@ -161,11 +161,12 @@ def never_compiled(
     items = list(findings)
     table = preproc.settle(conditionals) if conditionals else {}
     dead: dict[str, tuple[tuple[int, int], ...]] = {}
+    conditions: preproc.Conditions = {}
     kept, moved = [], []
     for finding in items:
         if finding.path not in dead:
             found = conditionals.get(finding.path, ())
-            dead[finding.path] = preproc.dead_ranges(found, table) if found else ()
+            dead[finding.path] = preproc.dead_ranges(found, table, conditions) if found else ()
         other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
         if other or any(start <= finding.line <= end for start, end in dead[finding.path]):
             moved.append(replace(finding, status="guarded"))

@@ -28,6 +28,7 @@ from migrate import __version__
 from migrate.bounded import Refused, check_private, read_bytes
 from migrate.config import Settings
 from migrate.errors import ConfigError
+from migrate.gcpause import paused
 from migrate.model import Evidence, FileResult, Finding, Occurrence, Rule, Severity, Skipped, SourceFile
 from migrate.ruleset import Ruleset, rules_dir
 
@@ -259,7 +260,11 @@ def _dumps(document: Any) -> str:
 
 def _read(path: Path) -> dict[str, _Entry]:
     """A shard's entries; a missing, corrupt or foreign file counts as empty, and so does a malformed entry."""
-    found = _load_json(path)
+    with paused():
+        return _entries(_load_json(path))
+
+
+def _entries(found: Any) -> dict[str, _Entry]:
     if not (isinstance(found, dict) and found.get("format") == FORMAT and isinstance(found.get("entries"), dict)):
         return {}
     entries = {}

@@ -1,0 +1,22 @@
+"""The cyclic garbage collector paused while a stage builds many objects that hold no cycles."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """No cyclic collection inside the block (reference counting still frees memory).
+
+    Reading a warm cache or building a report allocates millions of small objects (JSON lists, findings),
+    and every few hundred allocations the collector would walk all of them again: 3/4 of a shard's load."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 # A macro's state in a HIP build: defined (with its value when it is a number), undefined, or unknown.
 # `hip` says the state follows from HIP facts: only such facts may mark code as never compiled for HIP.
@@ -350,15 +351,56 @@ def table_from(outcomes: Iterable[Outcome]) -> dict[str, Macro]:
 
 def settle(files: Mapping[str, tuple[Directive, ...]], *, rounds: int = 3) -> dict[str, Macro]:
     """The macro table of a whole repository: re-run until what HIP defines stops changing (bounded)."""
-    defining = [found for found in files.values() if any(d.keyword == "define" for d in found)]  # the rest adds none
-    table: dict[str, Macro] = {}
-    for _ in range(rounds):
-        conditions: Conditions = {}
-        new = table_from(run(found, table, conditions) for found in defining)
-        if new == table:
-            break
-        table = new
-    return table
+    return Settled(files, rounds=rounds).table
+
+
+class Settled:
+    """A repository's macro table (see settle) and each file's dead ranges under it, each file walked as few
+    times as the table allows: a round re-walks only the files whose conditions test a macro that changed."""
+
+    def __init__(self, files: Mapping[str, tuple[Directive, ...]], *, rounds: int = 3) -> None:
+        self.files = files
+        defining = {path: found for path, found in files.items() if any(d.keyword == "define" for d in found)}
+        self.table: dict[str, Macro] = {}
+        self._conditions: Conditions = {}  # under self.table
+        self._outcomes: dict[str, Outcome] = {}  # under self.table
+        outcomes = {path: run(found, self.table, self._conditions) for path, found in defining.items()}
+        for _ in range(rounds):
+            new = table_from(outcomes.values())  # files without a #define add nothing
+            if new == self.table:
+                self._outcomes = outcomes
+                return
+            changed = {n for n in new.keys() | self.table.keys() if new.get(n) != self.table.get(n)}
+            self.table, self._conditions = new, {}
+            outcomes = {
+                path: run(found, new, self._conditions) if not changed.isdisjoint(_tested(found)) else outcomes[path]
+                for path, found in defining.items()
+            }
+        self._conditions = {}  # not settled within ROUNDS: the last outcomes are under an older table
+
+    def dead_ranges(self, path: str) -> tuple[tuple[int, int], ...]:
+        """Line ranges of PATH that a HIP build never compiles."""
+        outcome = self._outcomes.get(path)
+        if outcome is None:
+            outcome = self._outcomes[path] = run(self.files.get(path, ()), self.table, self._conditions)
+        return outcome.dead
+
+
+_CONDITIONALS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
+
+
+def _tested(found: tuple[Directive, ...]) -> set[str]:
+    """Every name the conditionals of FOUND may look up (a superset: any identifier in them)."""
+    names: set[str] = set()
+    for item in found:
+        if item.keyword in _CONDITIONALS:
+            names.update(_names(item.argument))
+    return names
+
+
+@lru_cache(maxsize=65536)
+def _names(argument: str) -> tuple[str, ...]:
+    return tuple(_NAME.findall(argument))
 
 
 def dead_ranges(

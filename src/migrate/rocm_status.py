@@ -159,14 +159,12 @@ def never_compiled(
     """(findings a HIP build compiles, findings it never does): lines under #if branches that HIP facts and the
     repository's own #defines (across headers) rule out, and C/C++ of non-CUDA backends (RISC-V, Metal, SYCL...)."""
     items = list(findings)
-    table = preproc.settle(conditionals) if conditionals else {}
+    settled = preproc.Settled(conditionals)
     dead: dict[str, tuple[tuple[int, int], ...]] = {}
-    conditions: preproc.Conditions = {}
     kept, moved = [], []
     for finding in items:
         if finding.path not in dead:
-            found = conditionals.get(finding.path, ())
-            dead[finding.path] = preproc.dead_ranges(found, table, conditions) if found else ()
+            dead[finding.path] = settled.dead_ranges(finding.path) if finding.path in conditionals else ()
         other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
         if other or any(start <= finding.line <= end for start, end in dead[finding.path]):
             moved.append(replace(finding, status="guarded"))
@@ -190,9 +188,13 @@ def variants(findings: Iterable[Finding], paths: Iterable[str]) -> list[Finding]
         parts = path.split("/")
         known.update("/".join(parts[: i + 1]) for i in range(len(parts)))
     kept = []
+    sibling: dict[str, bool] = {}  # path -> has a ROCm sibling (many findings share a file)
     for finding in findings:
-        if finding.status == "remaining" and _has_rocm_sibling(finding.path, known):
-            finding = replace(finding, status="covered")
+        if finding.status == "remaining":
+            if finding.path not in sibling:
+                sibling[finding.path] = _has_rocm_sibling(finding.path, known)
+            if sibling[finding.path]:
+                finding = replace(finding, status="covered")
         kept.append(finding)
     return kept
 

@@ -309,7 +309,7 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
 
 def with_status(findings: Iterable[Finding], context: Context, weights: Weights) -> tuple[Finding, ...]:
     """FINDINGS, each with its status in CONTEXT."""
-    return tuple(f if (s := status_of(f, context, weights)) == f.status else replace(f, status=s) for f in findings)
+    return tuple(f if (s := status_of(f, context, weights)) == f.status else f.with_status(s) for f in findings)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import fnmatch
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 from migrate import preproc
@@ -167,7 +166,7 @@ def never_compiled(
             dead[finding.path] = settled.dead_ranges(finding.path) if finding.path in conditionals else ()
         other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
         if other or any(start <= finding.line <= end for start, end in dead[finding.path]):
-            moved.append(replace(finding, status="guarded"))
+            moved.append(finding.with_status("guarded"))
         else:
             kept.append(finding)
     return kept, moved
@@ -194,7 +193,7 @@ def variants(findings: Iterable[Finding], paths: Iterable[str]) -> list[Finding]
             if finding.path not in sibling:
                 sibling[finding.path] = _has_rocm_sibling(finding.path, known)
             if sibling[finding.path]:
-                finding = replace(finding, status="covered")
+                finding = finding.with_status("covered")
         kept.append(finding)
     return kept
 
@@ -284,7 +283,7 @@ def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[l
         if finding.path not in decided:
             decided[finding.path] = excluded(finding.path)
         if decided[finding.path]:
-            moved.append(replace(finding, status="guarded"))
+            moved.append(finding.with_status("guarded"))
         else:
             kept.append(finding)
     return kept, moved

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 SCHEMA = "rocm-migrate/scan/1"
@@ -180,6 +181,15 @@ class Finding:
         if self.occurrences:
             data["occurrences"] = [o.to_dict() for o in self.occurrences]
         return data
+
+
+def ordered(findings: Iterable[Finding]) -> list[Finding]:
+    """Distinct findings in report order; of equal ones the first, as a set keeps (hashing 100,000 findings by
+    their dataclass __hash__ costs more than their keys)."""
+    distinct: dict[tuple[str, int, int, str], Finding] = {}
+    for finding in findings:
+        distinct.setdefault(finding.key(), finding)
+    return [distinct[key] for key in sorted(distinct)]
 
 
 @dataclass(frozen=True, order=True)

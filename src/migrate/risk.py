@@ -16,7 +16,7 @@ import yaml
 
 from migrate import targets
 from migrate.errors import RuleFileError
-from migrate.model import CATEGORIES, Finding, RocmStatus, Rule, ScanResult, Severity
+from migrate.model import CATEGORIES, Finding, RocmStatus, Rule, ScanResult, Severity, ordered
 
 VERDICTS = ("trivial", "easy", "moderate", "hard", "very-hard")
 
@@ -351,7 +351,7 @@ def assess(
     """Score FINDINGS (GUARDED more already sit behind HIP guards) with WEIGHTS in CONTEXT (the project's
     build units and ROCm status; default: none known)."""
     context = context or Context()
-    every = _ordered(findings)
+    every = ordered(findings)
     status = [status_of(f, context, weights) for f in every]
     costs = _efforts(every, status, weights, guarded, context)
     remaining = [i for i, s in enumerate(status) if s == "remaining"]
@@ -396,14 +396,6 @@ def _assess_builtin(result: ScanResult) -> Risk:
     return assess(result.findings, load_weights(), guarded=result.guarded, context=Context.of(result))
 
 
-def _ordered(findings: Iterable[Finding]) -> list[Finding]:
-    """Distinct findings in report order (the first of equal ones, as a set would keep)."""
-    distinct: dict[tuple[str, int, int, str], Finding] = {}
-    for finding in findings:
-        distinct.setdefault(finding.key(), finding)
-    return [distinct[key] for key in sorted(distinct)]
-
-
 Costs = tuple[list[float], list[float]]  # low and high effort per finding, by index into the ordered findings
 
 
@@ -413,7 +405,7 @@ def finding_efforts(
     """Each finding's share of the effort: one decision per (component, rule) that grows slowly with its
     distinct APIs and files, plus a fixed cost per component with kernel work; covered and guarded cost 0."""
     context = context or Context()
-    items = _ordered(findings)
+    items = ordered(findings)
     lows, highs = _efforts(items, [status_of(f, context, weights) for f in items], weights, guarded, context)
     return {f: Effort(low, high) for f, low, high in zip(items, lows, highs)}
 
@@ -587,7 +579,7 @@ def checklist(
 ) -> tuple[ChecklistItem, ...]:
     """The phases of the port these findings need, in order; blockers apart; validation always last."""
     context = context or Context()
-    everything = _ordered(findings)
+    everything = ordered(findings)
     status = [status_of(f, context, weights) for f in everything]
     costs = _efforts(everything, status, weights, guarded, context)
     by_phase: dict[str, list[int]] = defaultdict(list)

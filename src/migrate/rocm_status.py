@@ -159,13 +159,15 @@ def never_compiled(
     repository's own #defines (across headers) rule out, and C/C++ of non-CUDA backends (RISC-V, Metal, SYCL...)."""
     items = list(findings)
     settled = preproc.Settled(conditionals)
-    dead: dict[str, tuple[tuple[int, int], ...]] = {}
+    dead: dict[str, tuple[tuple[int, int], ...] | None] = {}  # per path (None: another backend's, all of it)
     kept, moved = [], []
     for finding in items:
         if finding.path not in dead:
-            dead[finding.path] = settled.dead_ranges(finding.path) if finding.path in conditionals else ()
-        other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
-        if other or any(start <= finding.line <= end for start, end in dead[finding.path]):
+            other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
+            ranges = settled.dead_ranges(finding.path) if finding.path in conditionals else ()
+            dead[finding.path] = None if other else ranges
+        ranges = dead[finding.path]
+        if ranges is None or any(start <= finding.line <= end for start, end in ranges):
             moved.append(finding.with_status("guarded"))
         else:
             kept.append(finding)

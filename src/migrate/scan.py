@@ -24,6 +24,7 @@ from migrate.gitdiff import Changes, changed_lines, keep_changed
 from migrate.matchers import Hit
 from migrate.model import (
     Evidence, FileKind, FileResult, Finding, Occurrence, RocmStatus, Rule, ScanResult, Severity, Skipped, SourceFile,
+    ordered,
 )
 from migrate.parse import Document, ParseError, parse, read_text
 from migrate.parse.cuda import longest_match
@@ -84,7 +85,7 @@ def scan(
         guarded += len(moved)
         status = _status([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
         findings = _with_status(rocm_status.variants(findings, (s.relpath for s in sources)), status)
-        kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
+        kept, baselined = _narrow(tuple(ordered(findings)), settings, changes)
         return ScanResult(
             root=str(root),
             targets=settings.targets,

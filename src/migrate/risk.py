@@ -428,7 +428,8 @@ def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded:
         groups[(where, finding.rule, finding.vendored)].append(i)
     for (_, _, vendored), group in groups.items():
         low, high = _group_cost([items[i] for i in group], [singles[i] for i in group], weights, vendored=vendored)
-        factor = weights.supported_factor if any(_runs(context.component(items[i].path), context) for i in group) else 1.0
+        runs = any(_runs(context.component(items[i].path), context) for i in group)
+        factor = weights.supported_factor if runs else 1.0
         for i, (share_low, share_high) in _shared(group, singles, low * credit * factor, high * credit * factor):
             lows[i], highs[i] = share_low, share_high
     kernels: dict[str, list[int]] = defaultdict(list)

@@ -164,8 +164,8 @@ def never_compiled(
     for finding in items:
         if finding.path not in dead:
             other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
-            ranges = settled.dead_ranges(finding.path) if finding.path in conditionals else ()
-            dead[finding.path] = None if other else ranges
+            known = finding.path in conditionals
+            dead[finding.path] = None if other else settled.dead_ranges(finding.path) if known else ()
         ranges = dead[finding.path]
         if ranges is None or any(start <= finding.line <= end for start, end in ranges):
             moved.append(finding.with_status("guarded"))

@@ -19,6 +19,6 @@ def render(result: ScanResult, fmt: str, **options: Any) -> str:
     from migrate.report.escape import document, surrogates
 
     module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")
-    with paused():
-        text = surrogates(module.render(result, **options))  # undecodable file-name bytes, shown escaped in every format
+    with paused():  # undecodable file-name bytes, shown escaped in every format
+        text = surrogates(module.render(result, **options))
     return document(text) if fmt in ("md", "html") else text  # json/sarif escape controls; terminal does per datum

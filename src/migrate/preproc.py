@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
 from functools import lru_cache
+from typing import NamedTuple
 
 # A macro's state in a HIP build: defined (with its value when it is a number), undefined, or unknown.
 # `hip` says the state follows from HIP facts: only such facts may mark code as never compiled for HIP.
@@ -391,17 +391,19 @@ _CONDITIONALS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef
 
 
 def _tested(found: tuple[Directive, ...]) -> set[str]:
-    """Every name the conditionals of FOUND may look up (a superset: any identifier in them)."""
+    """Every name the conditionals of FOUND may look up (a superset: every token of an #if, as _condition reads)."""
     names: set[str] = set()
     for item in found:
         if item.keyword in _CONDITIONALS:
-            names.update(_names(item.argument))
+            names.update(_names(item.keyword, item.argument))
     return names
 
 
 @lru_cache(maxsize=65536)
-def _names(argument: str) -> tuple[str, ...]:
-    return tuple(_NAME.findall(argument))
+def _names(keyword: str, argument: str) -> tuple[str, ...]:
+    if keyword in ("ifdef", "ifndef", "elifdef", "elifndef"):
+        return (argument.split()[0] if argument else "",)
+    return tuple(_tokens(argument))
 
 
 def dead_ranges(

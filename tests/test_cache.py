@@ -247,3 +247,27 @@ def test_warm_scan_keeps_the_occurrences_of_once_per_file_findings(tmp_path: Pat
     folded = [f for f in cold.findings if f.occurrences]
     assert folded, "the fixture must give a once-per-file finding with several places"
     assert [f.occurrences for f in warm.findings] == [f.occurrences for f in cold.findings]
+
+
+def test_the_collector_is_paused_inside_and_restored_after() -> None:
+    import gc
+
+    from migrate.gcpause import paused
+
+    assert gc.isenabled()
+    with paused():
+        assert not gc.isenabled()
+        with paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # an inner block leaves the outer one paused
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused():
+            pass
+        assert not gc.isenabled()  # a caller that turned it off keeps it off
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError), paused():
+        raise ValueError("restored on errors too")
+    assert gc.isenabled()

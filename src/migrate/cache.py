@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import operator
 import os
 import shutil
 import sys
@@ -288,7 +289,13 @@ def _result_data(result: FileResult) -> list[Any]:
 
 
 def _findings_data(findings: tuple[Finding, ...]) -> list[Any]:
-    return [[_plain(getattr(finding, name)) for name in _FINDING_FIELDS] for finding in findings]
+    """Each finding as a list of its fields; occurrences (the last) as [line, column, end_line, evidence] lists."""
+    return [[*_BUT_OCCURRENCES(f), [[o.line, o.column, o.end_line, o.evidence] for o in f.occurrences]]
+            for f in findings]
+
+
+_BUT_OCCURRENCES = operator.attrgetter(*_FINDING_FIELDS[:-1])  # one call per finding, not one per field
+assert _FINDING_FIELDS[-1] == "occurrences"
 
 
 def _result_from(relpath: str, data: Any) -> FileResult | None:
@@ -340,13 +347,6 @@ def _evidence_from(data: Any) -> tuple[Evidence, ...] | None:
                                            and type(e[2]) is int and type(e[4]) is int for e in data)):
         return None
     return tuple(Evidence(*e) for e in data)
-
-
-def _plain(value: Any) -> Any:
-    """A finding field as JSON data (occurrences become [line, column, end_line, evidence] lists)."""
-    if isinstance(value, tuple) and value and isinstance(value[0], Occurrence):
-        return [[o.line, o.column, o.end_line, o.evidence] for o in value]
-    return value
 
 
 def _finding_from(fields: Any) -> Finding | None:

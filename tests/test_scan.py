@@ -44,3 +44,18 @@ def test_a_finding_with_another_status_keeps_every_other_field() -> None:
     moved = finding.with_status("guarded")
     assert moved == replace(finding, status="guarded") and moved.status == "guarded" and finding.status == "remaining"
     assert [getattr(moved, f.name) for f in fields(Finding)] == [getattr(replace(finding, status="guarded"), f.name) for f in fields(Finding)]
+
+
+def test_findings_are_ordered_by_key_and_the_first_of_equal_ones_is_kept() -> None:
+    from dataclasses import replace
+
+    from migrate.model import Finding, Severity, ordered
+
+    a = Finding("a.cu", 2, 1, "r", "other", Severity.LOW, 2, "m", "e")
+    b = Finding("a.cu", 10, 1, "r", "other", Severity.LOW, 10, "m", "e")
+    c = Finding("b.cu", 1, 1, "r", "other", Severity.LOW, 1, "m", "e")
+    assert ordered([c, b, a]) == [a, b, c]  # by line as a number, not as text
+    first, second = replace(b, status="covered"), replace(b, status="guarded")
+    kept = ordered([c, first, a, second])
+    assert kept == [a, b, c] and kept[1].status == "covered"
+    assert ordered((a, b, c)) == [a, b, c] and ordered([]) == []

@@ -186,9 +186,13 @@ class Finding:
 def ordered(findings: Iterable[Finding]) -> list[Finding]:
     """Distinct findings in report order; of equal ones the first, as a set keeps (hashing 100,000 findings by
     their dataclass __hash__ costs more than their keys)."""
+    items = list(findings)
+    keys = [f.key() for f in items]
+    if all(a < b for a, b in zip(keys, keys[1:])):  # a scan's findings are already in order
+        return items
     distinct: dict[tuple[str, int, int, str], Finding] = {}
-    for finding in findings:
-        distinct.setdefault(finding.key(), finding)
+    for key, finding in zip(keys, items):
+        distinct.setdefault(key, finding)
     return [distinct[key] for key in sorted(distinct)]
 
 

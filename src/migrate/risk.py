@@ -420,24 +420,24 @@ def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded:
     proper = [i for i, s in enumerate(status) if s in _PROPER]
     singles = {i: _single(items[i], weights) for i in proper}
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
+    component = {i: context.component(items[i].path) for i in proper}
     groups: dict[tuple[str, str, bool], list[int]] = defaultdict(list)
     for i in proper:
         finding = items[i]
         # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
-        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else context.component(finding.path)
+        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else component[i]
         groups[(where, finding.rule, finding.vendored)].append(i)
     for (_, _, vendored), group in groups.items():
         low, high = _group_cost([items[i] for i in group], [singles[i] for i in group], weights, vendored=vendored)
-        runs = any(_runs(context.component(items[i].path), context) for i in group)
+        runs = context.level == "supported" and any(_runs(component[i], context) for i in group)
         factor = weights.supported_factor if runs else 1.0
         for i, (share_low, share_high) in _shared(group, singles, low * credit * factor, high * credit * factor):
             lows[i], highs[i] = share_low, share_high
     kernels: dict[str, list[int]] = defaultdict(list)
     for i in proper:
         finding = items[i]
-        where = context.component(finding.path)
-        if not finding.vendored and not _runs(where, context) and _kernel(finding, weights):
-            kernels[where].append(i)
+        if not finding.vendored and not _runs(component[i], context) and _kernel(finding, weights):
+            kernels[component[i]].append(i)
     fixed_low, fixed_high = weights.component_fixed
     for group in kernels.values():
         for i, (share_low, share_high) in _shared(group, singles, fixed_low * credit, fixed_high * credit):

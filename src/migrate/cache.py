@@ -93,7 +93,7 @@ class Cache:
             return
         if complete:
             self._forget_unused()
-        with contextlib.suppress(OSError, Refused):
+        with contextlib.suppress(OSError, Refused), paused():  # a cold scan writes every finding: no cycles
             _private_dir(self.store)
             for name in sorted(self._dirty):
                 entries = {relpath: [key, stamp, _result_data(result)]

@@ -145,6 +145,44 @@ def test_corrupt_entry_with_a_matching_key_is_a_miss(tmp_path: Path, calls: list
     assert calls == ["k0.cu"]
 
 
+FINDING_FIELDS = 16  # path .. occurrences, as cache._findings_data writes them
+
+
+@pytest.mark.parametrize("where", [
+    *((0, i) for i in range(FINDING_FIELDS)),  # each field of a finding
+    (0, "severity-range"), (0, "occurrence"), (0, "substitution"), (0, "short"), (5, "directive"), (6, "evidence"),
+])
+def test_an_entry_with_any_field_of_the_wrong_shape_is_a_miss(
+    tmp_path: Path, calls: list[str], where: tuple[int, object]
+) -> None:
+    root = repo(tmp_path, files=1)
+    expected = scan(root, settings_for(tmp_path))
+    store = shard(tmp_path)
+    found = entries(store)
+    data = found["k0.cu"][2]
+    part, field = where
+    if part == 0:
+        finding = data[0][0]
+        if field == "severity-range":
+            finding[5] = 99
+        elif field == "occurrence":
+            finding[15] = [[1, 2, 3, 4]]  # evidence must be text
+        elif field == "substitution":
+            finding[10] = ["ok", 7]
+        elif field == "short":
+            finding.pop()
+        else:
+            finding[field] = {"not": "a field"}
+    elif part == 5:
+        data[5] = [[1, "if"]]
+    else:
+        data[6] = [["guard", "k0.cu", "1", "t", 1]]
+    store.write_text(json.dumps({"format": migrate.cache.FORMAT, "entries": found}))
+    calls.clear()
+    assert summary(scan(root, settings_for(tmp_path))) == summary(expected)
+    assert calls == ["k0.cu"]
+
+
 def test_a_complete_scan_forgets_deleted_files(tmp_path: Path, calls: list[str]) -> None:
     root = repo(tmp_path, files=40)
     scan(root, settings_for(tmp_path))
@@ -209,3 +247,27 @@ def test_warm_scan_keeps_the_occurrences_of_once_per_file_findings(tmp_path: Pat
     folded = [f for f in cold.findings if f.occurrences]
     assert folded, "the fixture must give a once-per-file finding with several places"
     assert [f.occurrences for f in warm.findings] == [f.occurrences for f in cold.findings]
+
+
+def test_the_collector_is_paused_inside_and_restored_after() -> None:
+    import gc
+
+    from migrate.gcpause import paused
+
+    assert gc.isenabled()
+    with paused():
+        assert not gc.isenabled()
+        with paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # an inner block leaves the outer one paused
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused():
+            pass
+        assert not gc.isenabled()  # a caller that turned it off keeps it off
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError), paused():
+        raise ValueError("restored on errors too")
+    assert gc.isenabled()

@@ -319,3 +319,15 @@ def test_markdown_and_html_list_the_places_collapsed() -> None:
         '<li><span class="line">L6</span> <code>thrust::reverse(d, d + n);</code></li></ul></details>'
     ) in page
     assert "places in this file</summary>" not in markdown.render(sample()) + render(sample(), "html")
+
+
+@pytest.mark.parametrize("finding", [
+    make("a.cu", 1, "r", Severity.INFO),
+    make("d\udcff/é \"q\".cu", 7, "r2", Severity.BLOCKER, message="tab\there \\ \x01 \u2028 ✓", evidence="\x7f\u202e",
+         hip="hipX", substitutions=("a", "b\"c"), vendored=True, symbol="s", effort=(1.0, 2.5), status="covered"),
+    make("e.cu", 3, "r3", Severity.LOW, hip="", occurrences=(Occurrence(3, 5, 3, "x\ny"), Occurrence(9, 1, 10, ""))),
+])
+def test_json_writes_each_finding_as_json_dumps_of_its_dict(finding: Finding) -> None:
+    from migrate.report.json import finding_json
+
+    assert finding_json(finding) == json.dumps(finding.to_dict(), ensure_ascii=False)

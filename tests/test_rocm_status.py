@@ -89,6 +89,38 @@ def test_macros_defined_only_when_hip_is_not_are_followed_across_headers() -> No
     assert preproc.dead_ranges(files["mma.cu"], table) == ((2, 4), (7, 9))
 
 
+CHAIN = {  # each macro's state follows from the one before: three rounds to settle
+    "a.h": "#ifndef USE_ROCM\n#define STEP1 1\n#endif\n",
+    "b.h": "#ifndef STEP1\n#define STEP2 1\n#endif\n#if STEP2\nb_dead();\n#endif\n",
+    "c.h": "#ifdef STEP2\n#else\n#define STEP3 1\n#endif\n",
+    "d.cu": "#if defined(STEP3) || UNRELATED\nx();\n#endif\n#ifdef STEP1\ny();\n#endif\n",
+    "e.cu": "#if !defined(STEP1)\nz();\n#endif\n",
+}
+
+
+def naive_settle(files: dict[str, tuple[preproc.Directive, ...]], rounds: int) -> dict[str, preproc.Macro]:
+    table: dict[str, preproc.Macro] = {}
+    for _ in range(rounds):
+        new = preproc.table_from(preproc.run(found, table) for found in files.values())
+        if new == table:
+            break
+        table = new
+    return table
+
+
+@pytest.mark.parametrize("rounds", [1, 2, 3, 5])
+def test_settling_rewalks_only_what_changed_and_gives_what_walking_everything_gives(rounds: int) -> None:
+    files = {path: preproc.directives(text) for path, text in {**CHAIN, "mma.cu": MMA, "common.cuh": COMMON}.items()}
+    settled = preproc.Settled(files, rounds=rounds)
+    table = naive_settle(files, rounds)
+    assert settled.table == table == preproc.settle(files, rounds=rounds)
+    for path, found in files.items():
+        assert settled.dead_ranges(path) == preproc.dead_ranges(found, table), path
+    if rounds >= 3:
+        assert table["STEP1"] == preproc.Macro(preproc.UNDEFINED, True) and "STEP3" in table
+        assert settled.dead_ranges("d.cu") == ((4, 6),) and settled.dead_ranges("e.cu") == ()
+
+
 def test_continuation_lines_and_comments_in_directives() -> None:
     found = preproc.directives("#if defined(A) && \\\n    !defined(USE_ROCM) /* cuda */\nx\n#endif\n")
     assert found == (preproc.Directive(1, "if", "defined(A) &&      !defined(USE_ROCM)"), preproc.Directive(4, "endif", ""))

@@ -32,3 +32,30 @@ def test_bundled_cutlass_counts_once_per_file_and_as_vendored(tmp_path: Path) ->
         ("csrc/kernel.cu", 1, False),
     ]
     assert findings[0].message.endswith("(5 places in this file.)")
+
+
+def test_a_finding_with_another_status_keeps_every_other_field() -> None:
+    from dataclasses import fields, replace
+
+    from migrate.model import Finding, Occurrence, Severity
+
+    finding = Finding("a.cu", 3, 4, "r", "inline-ptx", Severity.HIGH, 5, "m", "e", hip="h", substitutions=("s",),
+                      vendored=True, symbol="y", effort=(1.0, 2.0), occurrences=(Occurrence(3, 4, 5, "e"),))
+    moved = finding.with_status("guarded")
+    assert moved == replace(finding, status="guarded") and moved.status == "guarded" and finding.status == "remaining"
+    assert [getattr(moved, f.name) for f in fields(Finding)] == [getattr(replace(finding, status="guarded"), f.name) for f in fields(Finding)]
+
+
+def test_findings_are_ordered_by_key_and_the_first_of_equal_ones_is_kept() -> None:
+    from dataclasses import replace
+
+    from migrate.model import Finding, Severity, ordered
+
+    a = Finding("a.cu", 2, 1, "r", "other", Severity.LOW, 2, "m", "e")
+    b = Finding("a.cu", 10, 1, "r", "other", Severity.LOW, 10, "m", "e")
+    c = Finding("b.cu", 1, 1, "r", "other", Severity.LOW, 1, "m", "e")
+    assert ordered([c, b, a]) == [a, b, c]  # by line as a number, not as text
+    first, second = replace(b, status="covered"), replace(b, status="guarded")
+    kept = ordered([c, first, a, second])
+    assert kept == [a, b, c] and kept[1].status == "covered"
+    assert ordered((a, b, c)) == [a, b, c] and ordered([]) == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 # A macro's state in a HIP build: defined (with its value when it is a number), undefined, or unknown.
 # `hip` says the state follows from HIP facts: only such facts may mark code as never compiled for HIP.
@@ -24,9 +26,9 @@ _HIP_NAMED = re.compile(r"(?:^|_)(?:HIP|HIPCC|ROCM|AMD|AMDGPU|HIPBLAS)(?:_|$)")
 _NEGATED_NAME = re.compile(r"(?:^|_)(?:NO|DISABLE|DISABLED|WITHOUT|SKIP|NOT)(?:_|$)|NVIDIA|NVCC|CUDA")
 
 
-@dataclass(frozen=True)
-class Directive:
-    """One preprocessor line: its 1-based line, keyword and argument (comments removed)."""
+class Directive(NamedTuple):
+    """One preprocessor line: its 1-based line, keyword and argument (comments removed). A named tuple: a warm
+    scan rebuilds a hundred thousand of them from the cache."""
 
     line: int
     keyword: str
@@ -239,21 +241,27 @@ class Outcome:
     defines: tuple[tuple[str, str, bool, int | None], ...]  # (name, state of its region, hip, value)
 
 
-def run(found: Iterable[Directive], table: Table) -> Outcome:
-    """Walk a file's directives with TABLE: the ranges never compiled for HIP, and each #define's region."""
+Conditions = dict[tuple[str, str], tuple[bool | None, bool]]  # (keyword, argument) -> its value under one table
+
+
+def run(found: Iterable[Directive], table: Table, conditions: Conditions | None = None) -> Outcome:
+    """Walk a file's directives with TABLE: the ranges never compiled for HIP, and each #define's region.
+    CONDITIONS memoises each condition's value under TABLE across files (the same #if recurs in many headers)."""
+    conditions = {} if conditions is None else conditions
     stack: list[_Frame] = []
     dead: list[tuple[int, int]] = []
     dead_from: int | None = None
     defines: list[tuple[str, str, bool, int | None]] = []
+    after = _state(stack)
     for item in found:
-        before = _state(stack)
+        before = after  # the stack changes only below
         if item.keyword in ("if", "ifdef", "ifndef"):
-            live, hip = _condition(item, table)
+            live, hip = _known(item, table, conditions)
             guard = item.argument.split()[0] if item.keyword == "ifndef" and item.argument else ""
             stack.append(_Frame(live, hip, live, hip, guard))
         elif item.keyword in ("elif", "elifdef", "elifndef", "else") and stack:
             frame = stack[-1]
-            live, hip = (True, False) if item.keyword == "else" else _condition(item, table)
+            live, hip = (True, False) if item.keyword == "else" else _known(item, table, conditions)
             if frame.taken is True:
                 frame.live, frame.hip = False, frame.taken_hip
             elif frame.taken is None:
@@ -278,6 +286,14 @@ def run(found: Iterable[Directive], table: Table) -> Outcome:
     if dead_from is not None:
         dead.append((dead_from, 10**9))
     return Outcome(tuple(dead), tuple(defines))
+
+
+def _known(item: Directive, table: Table, conditions: Conditions) -> tuple[bool | None, bool]:
+    key = (item.keyword, item.argument)
+    found = conditions.get(key)
+    if found is None:
+        found = conditions[key] = _condition(item, table)
+    return found
 
 
 def _condition(item: Directive, table: Table) -> tuple[bool | None, bool]:
@@ -336,15 +352,62 @@ def table_from(outcomes: Iterable[Outcome]) -> dict[str, Macro]:
 
 def settle(files: Mapping[str, tuple[Directive, ...]], *, rounds: int = 3) -> dict[str, Macro]:
     """The macro table of a whole repository: re-run until what HIP defines stops changing (bounded)."""
-    table: dict[str, Macro] = {}
-    for _ in range(rounds):
-        new = table_from(run(found, table) for found in files.values())
-        if new == table:
-            break
-        table = new
-    return table
+    return Settled(files, rounds=rounds).table
 
 
-def dead_ranges(found: tuple[Directive, ...], table: Table) -> tuple[tuple[int, int], ...]:
-    """Line ranges of one file that a HIP build never compiles."""
-    return run(found, table).dead
+class Settled:
+    """A repository's macro table (see settle) and each file's dead ranges under it, each file walked as few
+    times as the table allows: a round re-walks only the files whose conditions test a macro that changed."""
+
+    def __init__(self, files: Mapping[str, tuple[Directive, ...]], *, rounds: int = 3) -> None:
+        self.files = files
+        defining = {path: found for path, found in files.items() if any(d.keyword == "define" for d in found)}
+        self.table: dict[str, Macro] = {}
+        self._conditions: Conditions = {}  # under self.table
+        self._outcomes: dict[str, Outcome] = {}  # under self.table
+        outcomes = {path: run(found, self.table, self._conditions) for path, found in defining.items()}
+        for _ in range(rounds):
+            new = table_from(outcomes.values())  # files without a #define add nothing
+            if new == self.table:
+                self._outcomes = outcomes
+                return
+            changed = {n for n in new.keys() | self.table.keys() if new.get(n) != self.table.get(n)}
+            self.table, self._conditions = new, {}
+            outcomes = {
+                path: run(found, new, self._conditions) if not changed.isdisjoint(_tested(found)) else outcomes[path]
+                for path, found in defining.items()
+            }
+        self._conditions = {}  # not settled within ROUNDS: the last outcomes are under an older table
+
+    def dead_ranges(self, path: str) -> tuple[tuple[int, int], ...]:
+        """Line ranges of PATH that a HIP build never compiles."""
+        outcome = self._outcomes.get(path)
+        if outcome is None:
+            outcome = self._outcomes[path] = run(self.files.get(path, ()), self.table, self._conditions)
+        return outcome.dead
+
+
+_CONDITIONALS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
+
+
+def _tested(found: tuple[Directive, ...]) -> set[str]:
+    """Every name the conditionals of FOUND may look up (a superset: every token of an #if, as _condition reads)."""
+    names: set[str] = set()
+    for item in found:
+        if item.keyword in _CONDITIONALS:
+            names.update(_names(item.keyword, item.argument))
+    return names
+
+
+@lru_cache(maxsize=65536)
+def _names(keyword: str, argument: str) -> tuple[str, ...]:
+    if keyword in ("ifdef", "ifndef", "elifdef", "elifndef"):
+        return (argument.split()[0] if argument else "",)
+    return tuple(_tokens(argument))
+
+
+def dead_ranges(
+    found: tuple[Directive, ...], table: Table, conditions: Conditions | None = None
+) -> tuple[tuple[int, int], ...]:
+    """Line ranges of one file that a HIP build never compiles (CONDITIONS: as for run, under the same TABLE)."""
+    return run(found, table, conditions).dead

@@ -8,7 +8,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache, cached_property, lru_cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import yaml
 
 from migrate import targets
 from migrate.errors import RuleFileError
-from migrate.model import CATEGORIES, Finding, RocmStatus, Rule, ScanResult, Severity
+from migrate.model import CATEGORIES, Finding, RocmStatus, Rule, ScanResult, Severity, ordered
 
 VERDICTS = ("trivial", "easy", "moderate", "hard", "very-hard")
 
@@ -309,7 +309,7 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
 
 def with_status(findings: Iterable[Finding], context: Context, weights: Weights) -> tuple[Finding, ...]:
     """FINDINGS, each with its status in CONTEXT."""
-    return tuple(f if (s := status_of(f, context, weights)) == f.status else replace(f, status=s) for f in findings)
+    return tuple(f if (s := status_of(f, context, weights)) == f.status else f.with_status(s) for f in findings)
 
 
 @dataclass(frozen=True)
@@ -351,12 +351,13 @@ def assess(
     """Score FINDINGS (GUARDED more already sit behind HIP guards) with WEIGHTS in CONTEXT (the project's
     build units and ROCm status; default: none known)."""
     context = context or Context()
-    every = _ordered(findings)
-    status = {f: status_of(f, context, weights) for f in every}
-    costs = finding_efforts(every, weights, guarded=guarded, context=context)
-    items = [f for f in every if status[f] == "remaining"]
-    components = _components(every, status, costs, context, weights)
-    total = sum((costs[f] for f in items), Effort())
+    every = ordered(findings)
+    status = [status_of(f, context, weights) for f in every]
+    costs = _efforts(every, status, weights, guarded, context)
+    remaining = [i for i, s in enumerate(status) if s == "remaining"]
+    items = [every[i] for i in remaining]
+    components = _components(every, status, costs, context)
+    total = _sum(costs, remaining)
     collection = _collection(components, context, weights)
     worst = max((f.severity for f in items), default=Severity.INFO)
     floors = weights.supported_floors if context.level == "supported" else weights.floors
@@ -364,21 +365,20 @@ def assess(
         score = _score(collection.median, _median_worst(items, components, context), floors, weights)
     else:
         score = _score(total, worst, floors, weights)
-    blockers = [f for f in items if f.severity == Severity.BLOCKER]
-    by_category = _rollup(items, costs, total, lambda f: f.category)
+    blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
     return Risk(
         score=score,
         verdict=verdict(score, weights),
         effort=collection.median if collection is not None else total,
         blockers=len(blockers),
-        blocker_effort=sum((costs[f] for f in blockers), Effort()),
+        blocker_effort=_sum(costs, blockers),
         guarded=guarded,
         drivers=_drivers(components, weights),
-        by_category=by_category,
-        by_file=_rollup(items, costs, total, lambda f: f.path),
-        by_directory=_rollup(items, costs, total, directory),
+        by_category=_rollup(every, remaining, costs, total, lambda f: f.category),
+        by_file=_rollup(every, remaining, costs, total, lambda f: f.path),
+        by_directory=_rollup(every, remaining, costs, total, directory),
         components=components,
-        optional=sum((costs[f] for f in every if status[f] == "optional-gap"), Effort()),
+        optional=_sum(costs, [i for i, s in enumerate(status) if s == "optional-gap"]),
         collection=collection,
         total=total,
     )
@@ -386,19 +386,21 @@ def assess(
 
 def assess_result(result: ScanResult, weights: Weights | None = None) -> Risk:
     """The assessment of a whole scan (computed once per result when the built-in weights are used)."""
-    if weights is None or weights is load_weights():
-        return _assess_builtin(result)
-    return assess(result.findings, weights, guarded=result.guarded, context=Context.of(result))
+    if weights is not None and weights is not load_weights():
+        return assess(result.findings, weights, guarded=result.guarded, context=Context.of(result))
+    # Known by identity: every report asks again, and hashing a ScanResult hashes each of its findings.
+    for known, assessed in _ASSESSED:
+        if known is result:
+            return assessed
+    assessed = assess(result.findings, load_weights(), guarded=result.guarded, context=Context.of(result))
+    _ASSESSED[:] = [(result, assessed), *_ASSESSED[:3]]
+    return assessed
 
 
-@lru_cache(maxsize=4)
-def _assess_builtin(result: ScanResult) -> Risk:
-    return assess(result.findings, load_weights(), guarded=result.guarded, context=Context.of(result))
+_ASSESSED: list[tuple[ScanResult, Risk]] = []  # the last few results assessed with the built-in weights
 
 
-def _ordered(findings: Iterable[Finding]) -> list[Finding]:
-    """Distinct findings in report order."""
-    return sorted(set(findings), key=Finding.key)
+Costs = tuple[list[float], list[float]]  # low and high effort per finding, by index into the ordered findings
 
 
 def finding_efforts(
@@ -407,28 +409,50 @@ def finding_efforts(
     """Each finding's share of the effort: one decision per (component, rule) that grows slowly with its
     distinct APIs and files, plus a fixed cost per component with kernel work; covered and guarded cost 0."""
     context = context or Context()
-    items = _ordered(findings)
-    costs = {f: Effort() for f in items}
-    proper = [f for f in items if status_of(f, context, weights) in _PROPER]
+    items = ordered(findings)
+    lows, highs = _efforts(items, [status_of(f, context, weights) for f in items], weights, guarded, context)
+    return {f: Effort(low, high) for f, low, high in zip(items, lows, highs)}
+
+
+def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded: int, context: Context) -> Costs:
+    """finding_efforts for ITEMS (ordered, distinct) with their STATUS, as per-index lows and highs."""
+    lows, highs = [0.0] * len(items), [0.0] * len(items)
+    proper = [i for i, s in enumerate(status) if s in _PROPER]
+    singles = {i: _single(items[i], weights) for i in proper}
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
-    groups: dict[tuple[str, str, bool], list[Finding]] = defaultdict(list)
-    for finding in proper:
+    component = {i: context.component(items[i].path) for i in proper}
+    groups: dict[tuple[str, str, bool], list[int]] = defaultdict(list)
+    for i in proper:
+        finding = items[i]
         # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
-        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else context.component(finding.path)
-        groups[(where, finding.rule, finding.vendored)].append(finding)
+        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else component[i]
+        groups[(where, finding.rule, finding.vendored)].append(i)
     for (_, _, vendored), group in groups.items():
-        total = _group_cost(group, weights, vendored=vendored).scaled(credit)
-        runs = any(_runs(context.component(f.path), context) for f in group)
-        costs.update(_shared(group, total.scaled(weights.supported_factor if runs else 1.0), weights))
-    kernels: dict[str, list[Finding]] = defaultdict(list)
-    for finding in proper:
-        where = context.component(finding.path)
-        if not finding.vendored and not _runs(where, context) and _kernel(finding, weights):
-            kernels[where].append(finding)
+        low, high = _group_cost([items[i] for i in group], [singles[i] for i in group], weights, vendored=vendored)
+        runs = context.level == "supported" and any(_runs(component[i], context) for i in group)
+        factor = weights.supported_factor if runs else 1.0
+        for i, (share_low, share_high) in _shared(group, singles, low * credit * factor, high * credit * factor):
+            lows[i], highs[i] = share_low, share_high
+    kernels: dict[str, list[int]] = defaultdict(list)
+    for i in proper:
+        finding = items[i]
+        if not finding.vendored and not _runs(component[i], context) and _kernel(finding, weights):
+            kernels[component[i]].append(i)
+    fixed_low, fixed_high = weights.component_fixed
     for group in kernels.values():
-        for finding, share in _shared(group, Effort(*weights.component_fixed).scaled(credit), weights).items():
-            costs[finding] = costs[finding] + share
-    return costs
+        for i, (share_low, share_high) in _shared(group, singles, fixed_low * credit, fixed_high * credit):
+            lows[i] += share_low
+            highs[i] += share_high
+    return lows, highs
+
+
+def _sum(costs: Costs, indices: Iterable[int]) -> Effort:
+    """The effort of the findings at INDICES, added in order."""
+    low = high = 0.0
+    for i in indices:
+        low += costs[0][i]
+        high += costs[1][i]
+    return Effort(low, high)
 
 
 def _runs(component: str, context: Context) -> bool:
@@ -443,17 +467,19 @@ def _kernel(finding: Finding, weights: Weights) -> bool:
     return kernels and finding.severity > weights.mechanical_max and is_c(finding.path)
 
 
-def _group_cost(group: list[Finding], weights: Weights, *, vendored: bool) -> Effort:
+def _group_cost(
+    group: list[Finding], singles: list[tuple[float, float]], weights: Weights, *, vendored: bool
+) -> tuple[float, float]:
     """The costliest finding of a (component, rule) group times min(cap, distinct ** exponent)."""
-    singles = [_single(f, weights) for f in group]
-    top = Effort(max(e.low for e in singles), max(e.high for e in singles))
+    top_low, top_high = max(e[0] for e in singles), max(e[1] for e in singles)
     if vendored:
-        return top
+        return top_low, top_high
     files = {_file_unit(f.path, weights) for f in group}
     apis = {_api(f) for f in group}
     units = min(weights.unit_cap, max(len(files), len(apis)) ** weights.unit_exponent)
     light = all(weights.light_paths.search(f.path) for f in group)
-    return top.scaled(units * (weights.light_factor if light else 1.0))
+    factor = units * (weights.light_factor if light else 1.0)
+    return top_low * factor, top_high * factor
 
 
 def _file_unit(path: str, weights: Weights) -> str:
@@ -470,48 +496,45 @@ def _api(finding: Finding) -> str:
     return mnemonic.group(1).split(".")[0] if mnemonic else finding.rule
 
 
-def _shared(group: list[Finding], total: Effort, weights: Weights) -> dict[Finding, Effort]:
-    """TOTAL shared among GROUP in proportion to each finding's own cost (equally when all are free)."""
-    singles = {f: _single(f, weights) for f in group}
-    low, high = sum(e.low for e in singles.values()), sum(e.high for e in singles.values())
+def _shared(
+    group: list[int], singles: Mapping[int, tuple[float, float]], total_low: float, total_high: float
+) -> Iterable[tuple[int, tuple[float, float]]]:
+    """The total shared among GROUP in proportion to each finding's own cost (equally when all are free)."""
+    low, high = sum(singles[i][0] for i in group), sum(singles[i][1] for i in group)
     even = 1 / len(group)
-    return {
-        f: Effort(total.low * (e.low / low if low else even), total.high * (e.high / high if high else even))
-        for f, e in singles.items()
-    }
+    for i in group:
+        own_low, own_high = singles[i]
+        yield i, (total_low * (own_low / low if low else even), total_high * (own_high / high if high else even))
 
 
-def _single(finding: Finding, weights: Weights) -> Effort:
+def _single(finding: Finding, weights: Weights) -> tuple[float, float]:
     """A rule's own effort range if it sets one, else severity range x category factor."""
     vendored = weights.vendored_factor if finding.vendored else 1.0
     if finding.effort is not None:
-        return Effort(*finding.effort).scaled(vendored)
+        return finding.effort[0] * vendored, finding.effort[1] * vendored
     low, high = weights.severity_days[finding.severity]
-    factor = weights.categories[_category(finding, weights)].factor
-    return Effort(low, high).scaled(factor * vendored)
+    factor = weights.categories[_category(finding, weights)].factor * vendored
+    return low * factor, high * factor
 
 
-def _components(
-    every: list[Finding], status: Mapping[Finding, str], costs: Mapping[Finding, Effort], context: Context,
-    weights: Weights,
-) -> tuple[Component, ...]:
+def _components(every: list[Finding], status: list[str], costs: Costs, context: Context) -> tuple[Component, ...]:
     """Per component, its remaining and optional work, costliest first."""
-    groups: dict[str, list[Finding]] = defaultdict(list)
-    for finding in every:
-        if status[finding] in _PROPER:
-            groups[context.component(finding.path)].append(finding)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, finding in enumerate(every):
+        if status[i] in _PROPER:
+            groups[context.component(finding.path)].append(i)
+    lows, highs = costs
     found = []
     for name, group in groups.items():
-        effort = sum((costs[f] for f in group), Effort())
         by_category: dict[str, float] = defaultdict(float)
-        for finding in group:
-            by_category[finding.category] += costs[finding].mid + 1e-9  # by effort; a free category still shows
+        for i in group:
+            by_category[every[i].category] += (lows[i] + highs[i]) / 2 + 1e-9  # by effort; a free category still shows
         found.append(Component(
-            name=name, findings=len(group), files=len({f.path for f in group}),
-            rules=tuple(sorted({f.rule for f in group})),
+            name=name, findings=len(group), files=len({every[i].path for i in group}),
+            rules=tuple(sorted({every[i].rule for i in group})),
             categories=tuple(c for c, _ in sorted(by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
-            effort=effort, blocked=any(f.severity == Severity.BLOCKER for f in group),
-            optional=all(status[f] == "optional-gap" for f in group),
+            effort=_sum(costs, group), blocked=any(every[i].severity == Severity.BLOCKER for i in group),
+            optional=all(status[i] == "optional-gap" for i in group),
         ))
     return tuple(sorted(found, key=lambda c: (c.optional, -c.effort.mid, c.name)))
 
@@ -561,21 +584,22 @@ def checklist(
 ) -> tuple[ChecklistItem, ...]:
     """The phases of the port these findings need, in order; blockers apart; validation always last."""
     context = context or Context()
-    everything = _ordered(findings)
-    costs = finding_efforts(everything, weights, guarded=guarded, context=context)
-    items = [f for f in everything if status_of(f, context, weights) == "remaining"]  # the rest needs no action
-    by_phase: dict[str, list[Finding]] = defaultdict(list)
-    for finding in items:
-        by_phase[phase_of(finding, weights)].append(finding)
+    everything = ordered(findings)
+    status = [status_of(f, context, weights) for f in everything]
+    costs = _efforts(everything, status, weights, guarded, context)
+    by_phase: dict[str, list[int]] = defaultdict(list)
+    for i, finding in enumerate(everything):
+        if status[i] == "remaining":  # the rest needs no action
+            by_phase[phase_of(finding, weights)].append(i)
     result = []
     for phase in weights.phases:
         found = by_phase.get(phase.id, [])
-        if phase.id == "validate" and items:
+        if phase.id == "validate" and "remaining" in status:
             hint = f"{phase.hint.rstrip('.')} ({', '.join(gfx_targets)})." if gfx_targets else phase.hint
             result.append(ChecklistItem(replace(phase, hint=hint), 0, (), Effort()))
         elif found:
-            paths = tuple(sorted({f.path for f in found}))
-            result.append(ChecklistItem(phase, len(found), paths, sum((costs[f] for f in found), Effort())))
+            paths = tuple(sorted({everything[i].path for i in found}))
+            result.append(ChecklistItem(phase, len(found), paths, _sum(costs, found)))
     return tuple(result)
 
 
@@ -645,16 +669,18 @@ def _score(total: Effort, worst: Severity, floors: Mapping[Severity, int], weigh
     return max(floor, min(100, round(raw)))
 
 
-def _rollup(items: list[Finding], costs: Mapping[Finding, Effort], total: Effort, key: Any) -> tuple[Rollup, ...]:
-    groups: dict[str, list[Finding]] = defaultdict(list)
-    for finding in items:
-        groups[key(finding)].append(finding)
+def _rollup(
+    every: list[Finding], indices: list[int], costs: Costs, total: Effort, key: Any
+) -> tuple[Rollup, ...]:
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i in indices:
+        groups[key(every[i])].append(i)
     rollups = []
     for name, group in groups.items():
-        effort = sum((costs[f] for f in group), Effort())
+        effort = _sum(costs, group)
         share = effort.mid / total.mid if total.mid else 0.0
-        worst = max(f.severity for f in group)
-        rollups.append(Rollup(name, len(group), len({f.path for f in group}), worst, effort, share))
+        worst = max(every[i].severity for i in group)
+        rollups.append(Rollup(name, len(group), len({every[i].path for i in group}), worst, effort, share))
     return tuple(sorted(rollups, key=lambda r: (-r.effort.mid, -r.worst, -r.findings, r.key)))
 
 

@@ -8,7 +8,6 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 from migrate import preproc
@@ -190,16 +189,17 @@ def never_compiled(
     """(findings a HIP build compiles, findings it never does): lines under #if branches that HIP facts and the
     repository's own #defines (across headers) rule out, and C/C++ of non-CUDA backends (RISC-V, Metal, SYCL...)."""
     items = list(findings)
-    table = preproc.settle(conditionals) if conditionals else {}
-    dead: dict[str, tuple[tuple[int, int], ...]] = {}
+    settled = preproc.Settled(conditionals)
+    dead: dict[str, tuple[tuple[int, int], ...] | None] = {}  # per path (None: another backend's, all of it)
     kept, moved = [], []
     for finding in items:
         if finding.path not in dead:
-            found = conditionals.get(finding.path, ())
-            dead[finding.path] = preproc.dead_ranges(found, table) if found else ()
-        other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
-        if other or any(start <= finding.line <= end for start, end in dead[finding.path]):
-            moved.append(replace(finding, status="guarded"))
+            other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
+            known = finding.path in conditionals
+            dead[finding.path] = None if other else settled.dead_ranges(finding.path) if known else ()
+        ranges = dead[finding.path]
+        if ranges is None or any(start <= finding.line <= end for start, end in ranges):
+            moved.append(finding.with_status("guarded"))
         else:
             kept.append(finding)
     return kept, moved
@@ -220,9 +220,13 @@ def variants(findings: Iterable[Finding], paths: Iterable[str]) -> list[Finding]
         parts = path.split("/")
         known.update("/".join(parts[: i + 1]) for i in range(len(parts)))
     kept = []
+    sibling: dict[str, bool] = {}  # path -> has a ROCm sibling (many findings share a file)
     for finding in findings:
-        if finding.status == "remaining" and _has_rocm_sibling(finding.path, known):
-            finding = replace(finding, status="covered")
+        if finding.status == "remaining":
+            if finding.path not in sibling:
+                sibling[finding.path] = _has_rocm_sibling(finding.path, known)
+            if sibling[finding.path]:
+                finding = finding.with_status("covered")
         kept.append(finding)
     return kept
 
@@ -312,7 +316,7 @@ def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[l
         if finding.path not in decided:
             decided[finding.path] = excluded(finding.path)
         if decided[finding.path]:
-            moved.append(replace(finding, status="guarded"))
+            moved.append(finding.with_status("guarded"))
         else:
             kept.append(finding)
     return kept, moved

@@ -19,10 +19,12 @@ from migrate.baseline import new_findings
 from migrate.cache import Cache, load_ruleset, open_cache
 from migrate.config import Settings, check_rule_ids
 from migrate.discover import discover
+from migrate.gcpause import paused
 from migrate.gitdiff import Changes, changed_lines, keep_changed
 from migrate.matchers import Code, CodeTest, Hit
 from migrate.model import (
     Evidence, FileKind, FileResult, Finding, Occurrence, RocmStatus, Rule, ScanResult, Severity, Skipped, SourceFile,
+    ordered,
 )
 from migrate.parse import Document, ParseError, parse, read_text
 from migrate.parse.cuda import longest_match
@@ -78,25 +80,26 @@ def scan(
             skipped.append(result.skipped)
             unreadable += not result.partial
     store.save(complete=not files and changes is None)
-    findings, moved = _never_compiled(_without_first_party(findings, root, ruleset), conditionals, evidence)
-    held.extend(moved)
-    guarded += len(moved)
-    status = _status([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
-    findings = _with_status(rocm_status.variants(findings, (s.relpath for s in sources)), status)
-    kept, baselined = _narrow(tuple(sorted(set(findings), key=Finding.key)), settings, changes)
-    return ScanResult(
-        root=str(root),
-        targets=settings.targets,
-        files_scanned=len(sources) - unreadable,
-        findings=kept,
-        skipped=tuple(sorted(set(skipped))),
-        guarded=guarded,
-        vendored_paths=tuple(sorted(s.relpath for s in sources if s.vendored)),
-        baselined=baselined,
-        substitutions=propose(kept, settings.targets),
-        guarded_findings=tuple(sorted(held, key=Finding.key)),
-        rocm=status,
-    )
+    with paused():  # the findings of a whole tree, restatused and sorted: no cycles to collect
+        findings, moved = _never_compiled(_without_first_party(findings, root, ruleset), conditionals, evidence)
+        held.extend(moved)
+        guarded += len(moved)
+        status = _status([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
+        findings = _with_status(rocm_status.variants(findings, (s.relpath for s in sources)), status)
+        kept, baselined = _narrow(tuple(ordered(findings)), settings, changes)
+        return ScanResult(
+            root=str(root),
+            targets=settings.targets,
+            files_scanned=len(sources) - unreadable,
+            findings=kept,
+            skipped=tuple(sorted(set(skipped))),
+            guarded=guarded,
+            vendored_paths=tuple(sorted(s.relpath for s in sources if s.vendored)),
+            baselined=baselined,
+            substitutions=propose(kept, settings.targets),
+            guarded_findings=tuple(sorted(held, key=Finding.key)),
+            rocm=status,
+        )
 
 
 def _never_compiled(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from migrate.gcpause import paused
 from migrate.model import ScanResult
 
 FORMATS = ("terminal", "json", "md", "html", "sarif")
@@ -18,5 +19,6 @@ def render(result: ScanResult, fmt: str, **options: Any) -> str:
     from migrate.report.escape import document, surrogates
 
     module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")
-    text = surrogates(module.render(result, **options))  # undecodable file-name bytes, shown escaped in every format
+    with paused():  # a large report builds many small objects and no cycles
+        text = surrogates(module.render(result, **options))  # undecodable file-name bytes, escaped in every format
     return document(text) if fmt in ("md", "html") else text  # json/sarif escape controls; terminal does per datum

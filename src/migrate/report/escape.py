@@ -22,6 +22,8 @@ def _escaped(match: re.Match[str]) -> str:
 
 def surrogates(text: str) -> str:
     """TEXT with every lone surrogate (an undecodable byte of a file name, or any other) written as an escape."""
+    if text.isascii():  # a scan for ASCII runs at memory speed, a regex over a 70 MB report does not
+        return text
     return _ANY_SURROGATE.sub(_escaped, text) if _ANY_SURROGATE.search(text) else text
 
 
@@ -42,4 +44,6 @@ def visible(text: str) -> str:
 def in_json(document: str) -> str:
     """A JSON document (from json.dumps(..., ensure_ascii=False)) with its lone surrogates written as the
     JSON string `\\\\xNN`: the same text every other report shows, in valid UTF-8."""
+    if document.isascii():
+        return document
     return _ANY_SURROGATE.sub(lambda m: "\\" + _escaped(m), document) if _ANY_SURROGATE.search(document) else document

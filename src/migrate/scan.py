@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import re
@@ -69,16 +70,17 @@ def scan(
     held: list[Finding] = []
     evidence: list[Evidence] = []
     conditionals: dict[str, tuple[preproc.Directive, ...]] = {}
-    for result in _results(sources, ruleset, settings, progress, store):
-        findings.extend(result.findings)
-        guarded += result.guarded
-        held.extend(result.guarded_findings)
-        evidence.extend(result.evidence)
-        if result.directives:
-            conditionals[result.relpath] = tuple(preproc.Directive(*d) for d in result.directives)
-        if result.skipped:
-            skipped.append(result.skipped)
-            unreadable += not result.partial
+    with paused():  # the results the workers send (findings, evidence): many objects, no cycles
+        for result in _results(sources, ruleset, settings, progress, store):
+            findings.extend(result.findings)
+            guarded += result.guarded
+            held.extend(result.guarded_findings)
+            evidence.extend(result.evidence)
+            if result.directives:
+                conditionals[result.relpath] = tuple(preproc.Directive(*d) for d in result.directives)
+            if result.skipped:
+                skipped.append(result.skipped)
+                unreadable += not result.partial
     store.save(complete=not files and changes is None)
     with paused():  # the findings of a whole tree, restatused and sorted: no cycles to collect
         findings, moved = _never_compiled(_without_first_party(findings, root, ruleset), conditionals, evidence)
@@ -251,6 +253,8 @@ _worker_state: tuple[Ruleset, Settings] | None = None
 def _init_worker(ruleset: Ruleset, settings: Settings, tokens: bool) -> None:
     global _worker_state, token_level
     _worker_state, token_level = (ruleset, settings), tokens
+    gc.enable()  # forked inside the parent's paused() block
+    gc.freeze()  # what the parent built (rules, compiled regexes) is never garbage: keep collections short
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent alone handles it
 
 

@@ -73,7 +73,6 @@ _ASM = re.compile(
     rf"(?:asm|__asm__|__asm){_GAP}(?:(?:volatile|__volatile__|goto|inline){_GAP})*\({_GAP}"
     rf'((?:(?:R"(?P<delim>[^()\\\s"]{{0,16}})\([\s\S]*?\)(?P=delim)"|"(?:\\.|[^"\\])*"){_GAP})+)'
 )
-_ASM_KEYWORD = re.compile(r"(?:asm|__asm__|__asm)\b")
 
 
 @cache
@@ -120,13 +119,23 @@ def lex(text: str, words: frozenset[str]) -> Lexed:
         else:
             conditionals.directive(match.group("cond"), match.group("rest"), counter.line(start))
     asm = []
-    for keyword in _ASM_KEYWORD.finditer(code):
-        start = keyword.start()
+    for start in _asm_keywords(code):
         statement = _ASM.match(text, start)
-        if statement and (start == 0 or not _is_word_char(code[start - 1])) and not _is_asm_label(text, statement):
+        if statement and not _is_asm_label(text, statement):
             asm.append((statement.group(1), start))
     launches = [m.start() for m in re.finditer("<<<", code)]
     return Lexed(found, includes, asm, launches, frozenset(defined), conditionals.ranges, counter, code, words)
+
+
+def _asm_keywords(code: str) -> Iterator[int]:
+    """Offsets of the words asm, __asm and __asm__ (found by plain search: a regex of them stops at every `a`)."""
+    start = code.find("asm")
+    while start != -1:
+        begin = start - 2 if code.startswith("__", start - 2) else start
+        end = start + 3 + (2 if code.startswith("__", start + 3) and begin < start else 0)
+        if (begin == 0 or not _is_word_char(code[begin - 1])) and (end == len(code) or not _is_word_char(code[end])):
+            yield begin
+        start = code.find("asm", start + 3)
 
 
 def _is_word_char(char: str) -> bool:
@@ -452,7 +461,7 @@ class Plan:
     def needing_tree(self, lexed: Lexed) -> tuple[Rule, ...]:
         """The rules that must run on a first-party file's tree: those with a candidate in its code, and the
         device-code asm rules when it has asm they do not recognise (the tokens do not show device code)."""
-        code = Code(lexed.code, [path for path, _ in lexed.includes])
+        code = Code(lexed.code, [path for path, _ in lexed.includes], frozenset(word for word, _ in lexed.words))
         found = [rule for rule, test in self.tree_rules if test(code)]
         templates = [_template(source) for source, _ in lexed.asm]
         found.extend(rule for rule, pattern in self.device_asm
@@ -463,14 +472,16 @@ class Plan:
 def plan(rules: tuple[Rule, ...]) -> Plan:
     """The token plan of RULES (made once per ruleset and kind)."""
     tests = []
+    identifiers: set[str] = set()
     for rule in rules:
         if not exact_on_tokens(rule):
             matcher = matchers.get(rule.match["matcher"])
             tests.append((rule, matcher.candidates(rule.match) if matcher and matcher.candidates else _always))
+            identifiers.update(matcher.identifiers(rule.match) if matcher and matcher.identifiers else ())
     device_asm = tuple((r, asm_pattern(r.match["pattern"])) for r in rules
                        if r.match["matcher"] == "inline-asm" and r.match.get("device_code"))
     kept = tuple((r, m) for r in rules if (m := token_matcher(r)) is not None)
-    return Plan(_interesting_words(rules), kept, tuple(tests), device_asm)
+    return Plan(_interesting_words(rules) | identifiers, kept, tuple(tests), device_asm)
 
 
 def _always(_code: Code) -> bool:

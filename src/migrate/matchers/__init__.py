@@ -40,9 +40,10 @@ class Code:
     """What the tests that decide whether to parse a file look at: a C/C++ file's code with comments and string
     literals blanked, and its #include paths; a Python file's text as written (its tests read string literals)."""
 
-    def __init__(self, text: str, includes: Sequence[str]) -> None:
+    def __init__(self, text: str, includes: Sequence[str], words: frozenset[str] = frozenset()) -> None:
         self.text = text
         self.includes = includes
+        self.words = words  # C/C++: the identifiers of the matchers' `identifiers` that the lexer found in the code
 
     @cached_property
     def lower(self) -> str:
@@ -51,11 +52,14 @@ class Code:
     @cached_property
     def with_includes(self) -> str:
         """The code followed by an `#include <path>` line for each include (the code has their paths blanked)."""
+        if not self.includes:
+            return self.text
         return "\n".join([self.text, *(f"#include <{path}>" for path in self.includes)])
 
 
 CodeTest = Callable[[Code], bool]  # whether a rule may fire in this code
 Candidates = Callable[[Mapping[str, Any]], CodeTest]
+Identifiers = Callable[[Mapping[str, Any]], frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,7 @@ class Matcher:
     validate: Validator | None = None
     needles: Needles | None = None
     candidates: Candidates | None = None
+    identifiers: Identifiers | None = None  # C/C++ names the candidate test reads in Code.words
 
 
 _REGISTRY: dict[str, Matcher] = {}
@@ -77,29 +82,23 @@ _loaded = False
 
 def register(
     name: str, *, validate: Validator | None = None, needles: Needles | None = None,
-    candidates: Candidates | None = None,
+    candidates: Candidates | None = None, identifiers: Identifiers | None = None,
 ) -> Callable[[MatchFunction], MatchFunction]:
     """Add a matcher under NAME. VALIDATE raises ValueError on bad rule params; NEEDLES lists
     strings one of which must occur in a file for the matcher to have any chance (None: always run);
-    CANDIDATES gives the code test a C/C++ rule needs to pass before the file is parsed for it."""
+    CANDIDATES gives the code test a C/C++ rule needs to pass before the file is parsed for it, and IDENTIFIERS
+    the names that test reads in Code.words (the lexer finds them in its one pass over the code)."""
 
     def wrap(function: MatchFunction) -> MatchFunction:
-        _REGISTRY[name] = Matcher(name, function, validate, needles, candidates)
+        _REGISTRY[name] = Matcher(name, function, validate, needles, candidates, identifiers)
         return function
 
     return wrap
 
 
-def code_search(*patterns: str, anchors: Sequence[str] = (), lower: bool = False) -> CodeTest:
-    """A code test: one of ANCHORS (plain strings: a fast first check) occurs and every one of PATTERNS (regexes)
-    matches, in the code or, with LOWER, in its lower-case form."""
-    compiled = [re.compile(p) for p in patterns]
-
-    def test(code: Code) -> bool:
-        text = code.lower if lower else code.text
-        return (not anchors or any(a in text for a in anchors)) and all(p.search(text) for p in compiled)
-
-    return test
+def names_in(names: frozenset[str]) -> CodeTest:
+    """A code test: one of NAMES is an identifier in the code (they must be the matcher's `identifiers`)."""
+    return lambda code: not names.isdisjoint(code.words)
 
 
 def get(name: str) -> Matcher | None:

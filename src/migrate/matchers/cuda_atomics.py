@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, code_search, register
+from migrate.matchers import Hit, names_in, register
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument
 
@@ -19,10 +19,11 @@ _CAST = re.compile(rf"(?:<|\()\s*(?:const\s+)?{_FLOAT_TYPE}\s*\*")
 _BASE = re.compile(r"^&?\s*\(?\s*([A-Za-z_]\w*)")
 
 
-_CALL = code_search(anchors=("tomicAdd",))  # atomicAdd..., unsafeAtomicAdd
+_NAMES = frozenset(_ATOMIC_ADDS)
 
 
-@register("float-atomic", needles=lambda _p: ["atomicAdd"], candidates=lambda _p: _CALL)
+@register("float-atomic", needles=lambda _p: ["atomicAdd"], candidates=lambda _p: names_in(_NAMES),
+          identifiers=lambda _p: _NAMES)
 def match_float_atomic(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each atomicAdd whose destination is cast to, or declared in its function as, a floating-point pointer."""
     if not isinstance(doc, CudaDocument):

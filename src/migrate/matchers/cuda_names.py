@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import CodeTest, Hit, code_search, register
+from migrate.matchers import Hit, names_in, register
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument
 
@@ -17,11 +16,8 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("cuda-names needs 'names': a non-empty list of identifiers")
 
 
-def _candidates(params: Mapping[str, Any]) -> CodeTest:
-    return code_search("(?:" + "|".join(re.escape(n) for n in params["names"]) + r")\b", anchors=params["names"])
-
-
-@register("cuda-names", validate=_validate, needles=lambda p: list(p["names"]), candidates=_candidates)
+@register("cuda-names", validate=_validate, needles=lambda p: list(p["names"]),
+          candidates=lambda p: names_in(frozenset(p["names"])), identifiers=lambda p: frozenset(p["names"]))
 def match_cuda_names(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line using one of `names` as an identifier in code (not in comments, strings or as a member)."""
     if not isinstance(doc, CudaDocument):

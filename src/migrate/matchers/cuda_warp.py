@@ -8,7 +8,7 @@ from typing import Any
 
 import tree_sitter
 
-from migrate.matchers import Code, CodeTest, Hit, code_search, register
+from migrate.matchers import Code, CodeTest, Hit, names_in, register
 from migrate.model import FileKind
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, register_query
@@ -407,8 +407,6 @@ _NEEDLES = {
 # across a macro's line continuation.
 _W = r"(?:\s|\\\n)*"
 _NUMBER_END = r"(?![0-9xX])"
-_SYNC_CALL = (r"__(?:shfl(?:_up|_down|_xor)?_sync|ballot_sync|any_sync|all_sync|uni_sync|match_(?:any|all)_sync"
-              r"|reduce_(?:add|min|max|and|or|xor)_sync|syncwarp)\b")
 # On the lower-case code without blanks (as _normal compares): the all-lanes values of _FULL_MASK, and a name
 # ending in "mask" given one.
 _FULL_VALUE = (r"(?:0x0*f{8}(?![0-9a-f])|4294967295|~0u|~0x0+u|\((?:unsigned|unsignedint|uint32_t|std::uint32_t|uint)\)-1"
@@ -419,8 +417,16 @@ _FULL_VALUES = re.compile(_FULL_VALUE)
 _MASK_DEFINITION = re.compile(rf"mask\w*?[=(]?{_FULL_VALUE}")
 _MASK_NAMES = re.compile(r"\b(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask\b")  # _MASK_NAME, lower-case
 _BLANKS = re.compile(r"\s+|\\\n")
-_INTRINSICS = ("__shfl", "__ballot", "__any", "__all", "__activemask", "__syncwarp", "__match_", "__reduce_",
-               "tiled_partition", "thread_block_tile")
+_SYNC_NAMES = frozenset(
+    [f"__shfl{kind}_sync" for kind in ("", "_up", "_down", "_xor")]
+    + ["__ballot_sync", "__any_sync", "__all_sync", "__uni_sync", "__match_any_sync", "__match_all_sync", "__syncwarp"]
+    + [f"__reduce_{op}_sync" for op in ("add", "min", "max", "and", "or", "xor")]
+)  # what _WARP_SYNC matches
+_BALLOT_NAMES = frozenset({"__ballot_sync", "__ballot", "__activemask", "__match_any_sync", "__match_all_sync"})
+_INTRINSIC_NAMES = _SYNC_NAMES | frozenset(
+    [f"__shfl{kind}" for kind in ("", "_up", "_down", "_xor")]
+    + ["__ballot", "__any", "__all", "__activemask", "tiled_partition", "thread_block_tile"]
+)  # what _WARP_INTRINSIC matches, and the names of _FIXED_WIDTHS
 _HELPER_CALLS = tuple(re.compile(rf"{name}\w*{_W}(?:<[^;{{}}()]*>{_W})?\(") for name in ("warp", "shfl", "shuffle"))
 _WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized loops, fixed widths, dim3 with 32
     rf"__shared__[^;]*\[{_W}32u?{_W}\]",
@@ -485,7 +491,7 @@ def _maybe_lane_math(view: Code) -> bool:
 def _maybe_full_mask(view: Code) -> bool:
     """A warp sync call given an all-lanes value somewhere in the file (a literal, or a name bound to one) or a
     mask named like one; or a name ending in "mask" given an all-lanes value: what _full_masks reports."""
-    sync = "_sync" in view.text and re.search(_SYNC_CALL, view.text) is not None
+    sync = not _SYNC_NAMES.isdisjoint(view.words)
     if not sync and "mask" not in view.lower:
         return False
     compact = _BLANKS.sub("", view.lower)
@@ -513,18 +519,19 @@ def _maybe_size_constant(view: Code) -> bool:
 def _maybe_literal_size(view: Code) -> bool:
     """A warp intrinsic or a call of a helper named for warps or shuffles, and one of _literal_sizes' shapes."""
     code = view.lower
-    if not (any(name in code for name in _INTRINSICS) or any(p.search(code) for p in _HELPER_CALLS)):
+    intrinsics = not _INTRINSIC_NAMES.isdisjoint(view.words) or "__reduce_" in code
+    if not (intrinsics or any(p.search(code) for p in _HELPER_CALLS)):
         return False
     return any(p.search(code) for p in _WARP_SHAPES)
 
 
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
-    "ballot-width": code_search(anchors=("__ballot", "__activemask", "__match_any_sync", "__match_all_sync")),
+    "ballot-width": names_in(_BALLOT_NAMES),
     "lane-math": _maybe_lane_math,
     "size-constant": _maybe_size_constant,
     "literal-size": _maybe_literal_size,
-    "warpsize-constant": code_search(anchors=("warpSize",)),
+    "warpsize-constant": names_in(frozenset({"warpSize"})),
 }
 
 
@@ -537,7 +544,12 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return _NEEDLES[params["check"]]
 
 
-@register("warp-size", validate=_validate, needles=_needles, candidates=lambda p: _CANDIDATES[p["check"]])
+_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES, "literal-size": _INTRINSIC_NAMES,
+                "warpsize-constant": frozenset({"warpSize"})}
+
+
+@register("warp-size", validate=_validate, needles=_needles, candidates=lambda p: _CANDIDATES[p["check"]],
+          identifiers=lambda p: _IDENTIFIERS.get(p["check"], frozenset()))
 def match_warp_size(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """The places where the rule's kind of warp-size-32 assumption shows."""
     if not isinstance(doc, CudaDocument):

@@ -14,11 +14,11 @@ from functools import cache, cached_property
 from typing import Any
 
 from migrate import matchers
-from migrate.apimap import ApiEntry, api_map, api_names, header_map
+from migrate.apimap import ApiEntry, api_map, header_map
 from migrate.matchers import Code, CodeTest, Hit
 from migrate.model import Rule
 from migrate.parse import Document
-from migrate.parse.cuda import longest_match, names_pattern
+from migrate.parse.cuda import longest_match
 from migrate.preproc import tests_hip
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -518,9 +518,7 @@ def _query_decidable(params: Mapping[str, Any]) -> bool:
 
 
 def warm(words: frozenset[str] | None) -> None:
-    """Compile the regex of the CUDA API names, the lexer for WORDS and the rules' code tests now: forked workers
-    then share them."""
-    names_pattern(api_names())
+    """Compile the lexer's regex for WORDS now: forked workers then share it."""
     if words is not None:
         _words(words)
 

@@ -413,10 +413,17 @@ _FULL_VALUE = (r"(?:0x0*f{8}(?![0-9a-f])|4294967295|~0u|~0x0+u|\((?:unsigned|uns
                r"|(?:unsigned|uint32_t|std::uint32_t|uint)\(-1\)"
                r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)"
                r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))")
-_FULL_VALUES = re.compile(_FULL_VALUE)
+# Each all-lanes form by a literal that starts it (one alternation would stop at every `(`, `u` and `s`).
+_FULL_VALUE_FORMS = (
+    ("0x", re.compile(r"0x0*f{8}(?![0-9a-f])")),
+    ("4294967295", None),
+    ("~", re.compile(r"~0(?:x0+)?u|~(?:unsigned|uint32_t|std::uint32_t)\(0\)")),
+    (")-1", re.compile(r"\((?:unsigned|unsignedint|uint32_t|std::uint32_t|uint)\)-1")),
+    ("(-1)", re.compile(r"(?:unsigned|uint32_t|std::uint32_t|uint)\(-1\)"
+                        r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)")),
+)
 _MASK_DEFINITION = re.compile(rf"mask\w*?[=(]?{_FULL_VALUE}")
 _MASK_NAMES = re.compile(r"\b(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask\b")  # _MASK_NAME, lower-case
-_BLANKS = re.compile(r"\s+|\\\n")
 _SYNC_NAMES = frozenset(
     [f"__shfl{kind}_sync" for kind in ("", "_up", "_down", "_xor")]
     + ["__ballot_sync", "__any_sync", "__all_sync", "__uni_sync", "__match_any_sync", "__match_all_sync", "__syncwarp"]
@@ -438,7 +445,9 @@ _WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized lo
 _LANE_OPERATIONS = {  # the operator and literal pairs of _LANE_MATHS that _LANE_LITERALS keeps; each regex
     # starts with a literal so that the search runs in C
     "and": re.compile(rf"&{_W}(?:31|0[xX]1[fF]|\({_W}32{_W}-{_W}1{_W}\)){_NUMBER_END}"),
-    "div": re.compile(rf"[%*/]{_W}32{_NUMBER_END}"),
+    "modulo": re.compile(rf"%{_W}32{_NUMBER_END}"),
+    "times": re.compile(rf"\*{_W}32{_NUMBER_END}"),
+    "divide": re.compile(rf"/{_W}32{_NUMBER_END}"),
     "shift": re.compile(rf">>{_W}5{_NUMBER_END}"),
     "31-and": re.compile(rf"31{_NUMBER_END}[uUlL]*{_W}&"),
     "0x1f-and": re.compile(rf"0[xX]1[fF]{_NUMBER_END}[uUlL]*{_W}&"),
@@ -494,8 +503,8 @@ def _maybe_full_mask(view: Code) -> bool:
     sync = not _SYNC_NAMES.isdisjoint(view.words)
     if not sync and "mask" not in view.lower:
         return False
-    compact = _BLANKS.sub("", view.lower)
-    if _FULL_VALUES.search(compact):
+    compact = "".join(view.lower.split()).replace("\\", "")  # as _normal compares (and across continuations)
+    if any(anchor in compact and (form is None or form.search(compact)) for anchor, form in _FULL_VALUE_FORMS):
         return sync or _MASK_DEFINITION.search(compact) is not None
     return sync and _MASK_NAMES.search(view.lower) is not None  # a mask named for all lanes, maybe via a macro
 

@@ -109,7 +109,10 @@ def read_text(source: SourceFile) -> str:
 def _refuse_minified(text: str) -> None:
     if len(text) <= LONG_LINE:
         return
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    if max(map(len, lines)) <= LONG_LINE:  # the common case, decided in C
+        return
+    for number, line in enumerate(lines, start=1):
         if len(line) > LONG_LINE:
             raise ParseError(f"looks minified or generated (line {number} is {len(line):,} characters long)")
 

@@ -311,18 +311,11 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
     evidence, directives = _facts(source, text)
     lexed = tokenscan.lex(text, table.tokens.words) if source.kind in _TOKEN_KINDS else None
-    if lexed is None:
-        applicable = _applicable(table, text)
-    elif not token_level:  # the reference the fast path is compared with: every rule on every file's tree
-        applicable = table.rules
-    else:
-        tree_rules = () if source.vendored else table.tokens.needing_tree(lexed)
-        if not tree_rules:
-            found = _match_tokens(Document(source=source, text=text), lexed, table.tokens, settings)
-            return replace(found, evidence=evidence, directives=directives)
-        applicable = _on_tree(table, tree_rules)
-    if source.kind == FileKind.PYTHON and python_candidates:
-        applicable = _with_candidates(applicable, Code(text, ()))
+    applicable = _parsed_rules(source, table, text, lexed)
+    if applicable is None:
+        assert lexed is not None
+        found = _match_tokens(Document(source=source, text=text), lexed, table.tokens, settings)
+        return replace(found, evidence=evidence, directives=directives)
     if not applicable:
         return FileResult(source.relpath, evidence=evidence, directives=directives)
     doc = parse(source, text)
@@ -331,6 +324,21 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
     if lexed is not None:  # the rules decided on tokens, and the #if ranges, come from the same pass
         doc.lexed = lexed
     return replace(_match(doc, applicable, settings), evidence=evidence, directives=directives)
+
+
+def _parsed_rules(
+    source: SourceFile, table: _Needles, text: str, lexed: tokenscan.Lexed | None
+) -> tuple[Rule, ...] | None:
+    """The rules to run on the file's parse; None for C/C++ that needs no tree (every rule runs on its tokens)."""
+    if lexed is None:
+        applicable = _applicable(table, text)
+        if source.kind == FileKind.PYTHON and python_candidates:
+            return _with_candidates(applicable, Code(text, ()))
+        return applicable
+    if not token_level:  # the reference the fast path is compared with: every rule on every file's tree
+        return table.rules
+    tree_rules = () if source.vendored else table.tokens.needing_tree(lexed)
+    return _on_tree(table, tree_rules) if tree_rules else None
 
 
 def _on_tree(table: _Needles, tree_rules: tuple[Rule, ...]) -> tuple[Rule, ...]:

@@ -1,9 +1,12 @@
-"""Token-level matching of vendored C/C++/CUDA code: a few regex passes, no tree-sitter parse.
+"""C/C++/CUDA on tokens: a few regex passes over a file, no tree-sitter parse.
 
-Vendored and bundled library trees (third_party/, a bundled CUTLASS) are counted once per rule by the risk
-model, so they need to say which rules fire, not the structure around each use. The lexer skips comments
-and strings, and reports the few things a rule can decide on tokens: CUDA API names, #include paths, asm
-templates, `name::` scopes, `__global__` and `<<<`. docs/performance.md lists what is lost."""
+The lexer blanks comments, string literals and #include paths, then finds what rules can decide without the tree:
+the identifiers they look for (CUDA API names, namespaces, macros compared), #include paths, #define names,
+HIP-guarded #if blocks, asm statements and `<<<`. Those rules (cuda-api, cuda-include, inline-asm, cuda-namespace,
+cuda-compare) read this pass in every file, parsed or not, so a parse changes none of their findings. The rules
+that need the tree give a test on the code (their matcher's `candidates`): a first-party file is parsed only when
+one passes (`Plan.needing_tree`). Vendored code is never parsed: there, kernel definitions and launches are
+approximated on tokens and the other tree rules do not run (docs/performance.md)."""
 
 from __future__ import annotations
 

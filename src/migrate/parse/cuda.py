@@ -102,9 +102,8 @@ _DECLARED = """
 (class_specifier name: (type_identifier) @defined body: (_))
 (type_definition declarator: (type_identifier) @defined)
 (enumerator name: (identifier) @defined)
-"""
-register_query(_DECLARED)
-_SCOPED = register_query("(qualified_identifier scope: (_) name: [(identifier) (type_identifier)] @name)")
+"""  # not in the bundle: only cuda-names and the port read it, a separate pass when they do
+_SCOPED = "(qualified_identifier scope: (_) name: [(identifier) (type_identifier)] @name)"  # the port's, not bundled
 _MACRO_NAMES = register_query(
     "[(preproc_def name: (identifier) @name) (preproc_function_def name: (identifier) @name)]"
 )

@@ -202,3 +202,19 @@ def test_the_api_name_regex_is_compiled_once_per_process() -> None:
     assert first is not None
     assert names_pattern(api_names()) is first
     assert names_pattern(api_map().keys()) is first  # the same names share the one compiled regex
+
+
+def test_words_found_the_same_before_and_after_the_regex_is_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few files look every identifier up; later ones use the one compiled regex: the same words either way."""
+    import migrate.tokenscan as tokenscan
+
+    words = _table(load_builtin(), FileKind.CUDA).tokens.words
+    texts = [read_text(s) for s in [*_sources(FIXTURES / "realcode"), *_sources(FIXTURES / "repos")] if s.kind in CODE]
+    texts.append(VENDORED_KERNEL + "\nint x2cudaMalloc = cudaMallocHost_x + cudaMalloc(p) + é_cudaFree;\n")
+    monkeypatch.setattr(tokenscan, "_WORD_PATTERNS", {})
+    monkeypatch.setattr(tokenscan, "_LEXED", {})
+    monkeypatch.setattr(tokenscan, "_COMPILE_AFTER", len(texts))
+    looked_up = [tokenscan.lex(text, words).words for text in texts]
+    assert words not in tokenscan._WORD_PATTERNS
+    assert [tokenscan.lex(text, words).words for text in texts] == looked_up
+    assert words in tokenscan._WORD_PATTERNS and sum(map(len, looked_up)) > 500

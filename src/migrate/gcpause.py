@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def paused() -> Iterator[None]:
-    """No cyclic collection inside the block (reference counting still frees memory), and what the block
-    kept is left out of later collections.
+def paused(freeze: bool = True) -> Iterator[None]:
+    """No cyclic collection inside the block (reference counting still frees memory), and with FREEZE what the
+    block kept is left out of later collections.
 
     Reading a warm cache or building a report allocates millions of small objects (JSON lists, findings),
     and every few hundred allocations the collector would walk all of them again: 3/4 of a shard's load.
@@ -22,5 +22,6 @@ def paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
-            gc.freeze()
+            if freeze:
+                gc.freeze()
             gc.enable()

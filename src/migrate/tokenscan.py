@@ -343,7 +343,8 @@ def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterat
         if word not in namespaces and word not in using:
             continue
         end = offset + len(word)
-        if word in namespaces and (_scoped_member(code, end, members) if members else _scope_or_definition(code, offset, end)):
+        used = _scoped_member(code, end, members) if members else _scope_or_definition(code, offset, end)
+        if word in namespaces and used:
             places.append((offset, word))
         elif word in using and code[max(0, offset - 32) : offset].split()[-2:] == ["using", "namespace"]:
             places.append((offset, word))
@@ -358,7 +359,9 @@ def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterat
             yield Hit(line, column, symbol=symbol)
 
 
-_COMPARISON_AFTER = re.compile(r"[ \t]*(<=|>=|==|!=|<(?![<=])|>(?![>=]))[ \t]*(\(*[ \t]*[-!]?[ \t]*[A-Za-z_0-9]\w*)")
+_COMPARISON_AFTER = re.compile(
+    r"[ \t]*(<=|>=|==|!=|<(?![<=])|>(?![>=]))[ \t]*(\(*[ \t]*[-!]?[ \t]*[A-Za-z_0-9]\w*)"
+)
 _COMPARISON_BEFORE = re.compile(r"([A-Za-z_0-9]\w*\)*)([ \t]*)(<=|>=|==|!=|<|>)[ \t]*$")
 
 

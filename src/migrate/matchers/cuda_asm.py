@@ -34,6 +34,7 @@ def match_inline_asm(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     pattern = tokenscan.asm_pattern(params["pattern"])
     device_code = params.get("device_code", False)
     for offset, template in tokenscan.asm_statements(lexed):
-        in_device = device_code and tokenscan.unknown_device_asm(template) and doc.in_device_code(doc.byte_offset(offset))
+        unknown = device_code and tokenscan.unknown_device_asm(template)
+        in_device = unknown and doc.in_device_code(doc.byte_offset(offset))
         if in_device or pattern.search(template):
             yield Hit(*lexed.point(offset))

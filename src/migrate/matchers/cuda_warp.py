@@ -409,7 +409,8 @@ _W = r"(?:\s|\\\n)*"
 _NUMBER_END = r"(?![0-9xX])"
 # On the lower-case code without blanks (as _normal compares): the all-lanes values of _FULL_MASK, and a name
 # ending in "mask" given one.
-_FULL_VALUE = (r"(?:0x0*f{8}(?![0-9a-f])|4294967295|~0u|~0x0+u|\((?:unsigned|unsignedint|uint32_t|std::uint32_t|uint)\)-1"
+_FULL_VALUE = (r"(?:0x0*f{8}(?![0-9a-f])|4294967295|~0u|~0x0+u"
+               r"|\((?:unsigned|unsignedint|uint32_t|std::uint32_t|uint)\)-1"
                r"|(?:unsigned|uint32_t|std::uint32_t|uint)\(-1\)"
                r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)"
                r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))")
@@ -437,7 +438,8 @@ _INTRINSIC_NAMES = _SYNC_NAMES | frozenset(
 _HELPER_CALLS = tuple(re.compile(rf"{name}\w*{_W}(?:<[^;{{}}()]*>{_W})?\(") for name in ("warp", "shfl", "shuffle"))
 _WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized loops, fixed widths, dim3 with 32
     rf"__shared__[^;]*\[{_W}32u?{_W}\]",
-    rf"for{_W}\([^{{}}]{{0,300}}?(?:(?:<|!=){_W}(?:32|0x20)u?{_NUMBER_END}|<={_W}(?:31|16)u?{_NUMBER_END}|={_W}16u?{_W};)",
+    rf"for{_W}\([^{{}}]{{0,300}}?(?:(?:<|!=){_W}(?:32|0x20)u?{_NUMBER_END}|<={_W}(?:31|16)u?{_NUMBER_END}"
+    rf"|={_W}16u?{_W};)",
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of

@@ -166,12 +166,12 @@ def test_vendored_kernel_on_tokens(tmp_path: Path) -> None:
         (2, "cuda-runtime-include", "cuda_runtime.h"),
         (3, "cutlass-include", "cutlass/gemm/device/gemm.h"),
         (8, "cutlass-usage", "cutlass"),
-        (10, "cuda-kernel-definition", "__global__"),
+        (10, "cuda-kernel-definition", "scale"),
         (13, "cuda-ptx-mma", None),
         (13, "inline-ptx", None),
         (17, "cuda-runtime-api", "cudaStream_t"),
         (18, "cuda-runtime-api", "cudaStreamCreate"),
-        (19, "cuda-kernel-launch", None),
+        (19, "cuda-kernel-launch", "scale"),
         (20, "thrust-usage", "thrust"),
     ]
     assert result.guarded == 2  # every branch of an #if that tests a HIP macro, as with the full parse

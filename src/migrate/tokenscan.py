@@ -2,11 +2,12 @@
 
 The lexer blanks comments, string literals and #include paths, then finds what rules can decide without the tree:
 the identifiers they look for (CUDA API names, namespaces, macros compared), #include paths, #define names,
-HIP-guarded #if blocks, asm statements and `<<<`. Those rules (cuda-api, cuda-include, inline-asm, cuda-namespace,
-cuda-compare) read this pass in every file, parsed or not, so a parse changes none of their findings. The rules
+HIP-guarded #if blocks, asm statements, `<<<` and, when asked, the brace blocks that are device code. Those rules
+(cuda-api, cuda-include, inline-asm, cuda-namespace, cuda-compare, cuda-kernel) read this pass in every file,
+parsed or not, so a parse changes none of their findings. The rules
 that need the tree give a test on the code (their matcher's `candidates`): a first-party file is parsed only when
-one passes (`Plan.needing_tree`). Vendored code is never parsed: there, kernel definitions and launches are
-approximated on tokens and the other tree rules do not run (docs/performance.md)."""
+one passes (`Plan.needing_tree`). Vendored code is never parsed: there the tree rules do not run
+(docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,6 @@ from migrate.parse.cuda import longest_match
 from migrate.preproc import tests_hip
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_KERNEL_QUERY = re.compile(r'^\s*\(function_definition "__global__"')
-_LAUNCH_QUERY = re.compile(r"\(kernel_call_syntax\)")
 
 
 @dataclass(frozen=True)
@@ -48,6 +47,39 @@ class Lexed:
         return self.lines.point(offset)
 
     @cached_property
+    def blocks(self) -> list[tuple[int, int, bool]]:
+        """(start, end, device) of each brace block: its head (the code since the statement before it) makes it
+        device code when it carries __global__ / __device__ or a macro for them; a block inside one is device code
+        too, as the tree's functions and lambdas are."""
+        found: list[tuple[int, int, bool]] = []
+        stack: list[tuple[int, bool]] = []
+        code = self.code
+        for match in _BRACES.finditer(code):
+            start = match.start()
+            if code[start] == "{":
+                head = code[max(code.rfind(";", 0, start), code.rfind("{", 0, start), code.rfind("}", 0, start)) + 1 : start]
+                outer = stack[-1][1] if stack else False
+                stack.append((start, outer or ("(" in head and self._device_head(head))))
+            elif stack:
+                opened, device = stack.pop()
+                found.append((opened, start, device))
+        return found
+
+    def _device_head(self, head: str) -> bool:
+        """The words before the head's first `(` (return type and qualifiers, as the tree reads them) name
+        __global__ or __device__, or a macro for them."""
+        for word in _IDENT.findall(head[: head.find("(")]):
+            if word in ("__global__", "__device__") or _DEVICE_MACRO.search(word):
+                return True
+            if word in self.defined and _DEVICE_QUALIFIER.search(_macro_body(self.code, word)):
+                return True
+        return False
+
+    def in_device_code(self, offset: int) -> bool:
+        """Inside a block whose head (or an enclosing one's) is a device function's or lambda's."""
+        return any(start < offset < end and device for start, end, device in self.blocks)
+
+    @cached_property
     def declared(self) -> frozenset[str]:
         """The API names this file declares itself (a wrapper `cudaError_t cudaMalloc(...)`, a `#define`), as
         their neighbours show: every use of them is the file's own, not the CUDA API."""
@@ -64,7 +96,7 @@ class Lexed:
 # Comments, strings and #include paths: every branch starts with a literal character, so the regex engine skips
 # to candidates.
 _SKIPPED = re.compile(
-    r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|R"(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?\)(?P=delim)"'
+    r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|R"(?P<delim>[^()\\\s]{0,16})\([\s\S]*?\)(?P=delim)"'
     r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n]){1,8}\'|#[ \t]*include[ \t]*(?P<include>[<"][^>"\n]*[>"])'
 )
 _DIRECTIVE = re.compile(
@@ -74,7 +106,7 @@ _DIRECTIVE = re.compile(
 _GAP = r"(?:\s|\\\n|//[^\n]*|/\*[\s\S]*?\*/)*"  # blanks, line continuations and comments
 _ASM = re.compile(
     rf"(?:asm|__asm__|__asm){_GAP}(?:(?:volatile|__volatile__|goto|inline){_GAP})*\({_GAP}"
-    rf'((?:(?:R"(?P<delim>[^()\\\s"]{{0,16}})\([\s\S]*?\)(?P=delim)"|"(?:\\.|[^"\\])*"){_GAP})+)'
+    rf'((?:(?:R"(?P<delim>[^()\\\s]{{0,16}})\([\s\S]*?\)(?P=delim)"|"(?:\\.|[^"\\])*"){_GAP})+)'
 )
 
 
@@ -121,6 +153,16 @@ def _code_view(text: str) -> tuple[str, list[tuple[str, int]]]:
 
 
 _NOT_NEWLINE = re.compile(r"[^\n]")
+_BRACES = re.compile(r"[{}]")
+# Qualifier macros such as C10_HOST_DEVICE, CUTLASS_DEVICE, DEVICE_INLINE stand for __device__ (as in parse.cuda).
+_DEVICE_MACRO = re.compile(r"(?:^|_)(?:DEVICE|GLOBAL)(?:_|$)")
+_DEVICE_QUALIFIER = re.compile(r"\b(?:__device__|__global__)\b")
+
+
+def _macro_body(code: str, name: str) -> str:
+    """The body of `#define NAME body` in CODE (its first line), or ''."""
+    match = re.search(rf"#[ \t]*define[ \t]+{re.escape(name)}\b([^\n]*)", code)
+    return match.group(1) if match else ""
 
 
 def lex(text: str, words: frozenset[str]) -> Lexed:
@@ -325,14 +367,6 @@ def _template(code: str) -> str:
     return " ".join(_STRING.findall(code)).replace("\\n", "\n").replace("\\t", "\t")
 
 
-def _query_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
-    source = params["query"]
-    if _KERNEL_QUERY.match(source):
-        yield from _once_per_line(lexed, (o for w, o in lexed.words if w == "__global__"), "__global__")
-    elif _LAUNCH_QUERY.search(source) and params.get("where", "any") != "device":
-        yield from _once_per_line(lexed, lexed.launches, None)
-
-
 def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """The rule's namespaces as a scope (`ns::`, or only `ns::member` for the given members) or defined
     (`namespace ns`), `using namespace` of the given names, and #include paths matching its `include`: once per line."""
@@ -443,33 +477,134 @@ def lexed(doc: Document, words: frozenset[str]) -> Lexed:
     return found
 
 
-def _once_per_line(lexed: Lexed, offsets: Any, symbol: str | None) -> Iterator[Hit]:
+def kernel_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """`form: definition`: each __global__ function defined (with a body), at its name; `form: launch`: each
+    `<<<` call, at its callee, in host or device code (`where`). Once per line; never in a #define."""
+    if params["form"] == "definition":
+        places = ((_kernel_name(code, offset), offset) for word, offset in lexed.words if word == "__global__")
+    else:
+        where = params.get("where", "any")
+        places = (
+            (_name_before(code, offset), _call_end(code, offset)) for offset in lexed.launches
+            if where == "any" or lexed.in_device_code(offset) == (where == "device")
+        )
     seen: set[int] = set()
-    for offset in offsets:
-        line, column = lexed.point(offset)
+    for place, end in places:
+        if place is None:
+            continue
+        line, column = lexed.point(place[0])
         if line not in seen:
             seen.add(line)
-            yield Hit(line, column, symbol=symbol)
+            yield Hit(line, column, end_line=lexed.point(end)[0], symbol=" ".join(place[1].split()) or None)
+
+
+def _call_end(code: str, launch: int) -> int:
+    """The offset of the `)` closing the arguments of the launch whose `<<<` is at LAUNCH (else of `>>>`)."""
+    chevrons = code.find(">>>", launch)
+    if chevrons == -1:
+        return launch
+    index = chevrons + 3
+    while index < len(code) and code[index].isspace():
+        index += 1
+    if index == len(code) or code[index] != "(":
+        return chevrons
+    depth = 0
+    for index in range(index, min(len(code), index + 20000)):
+        depth += {"(": 1, ")": -1}.get(code[index], 0)
+        if depth == 0:
+            return index
+    return chevrons
+
+
+_NOT_A_NAME = frozenset({"__launch_bounds__", "__attribute__", "alignas", "__declspec", "decltype", "noexcept",
+                         "__cluster_dims__", "__maxnreg__"})
+
+
+def _kernel_name(code: str, offset: int) -> tuple[int, str] | None:
+    """(start, text) of the name of the function the `__global__` at OFFSET qualifies, when a body follows: the
+    last top-level `(...)` group of its head that follows a name (not __launch_bounds__ and the like)."""
+    if _in_directive(code, offset):
+        return None  # `#define KERNEL __global__`: not a function until the macro is used
+    found = None
+    depth = 0
+    for index in range(offset, min(len(code), offset + 20000)):
+        char = code[index]
+        if char == "(":
+            if depth == 0:
+                name = _name_before(code, index)
+                if name is not None and name[1].split("<")[0].split("::")[-1].strip() not in _NOT_A_NAME:
+                    found = name
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif depth == 0 and char in "{;}":
+            return found if char == "{" else None  # a body, or only a declaration
+    return None
+
+
+def _name_before(code: str, offset: int) -> tuple[int, str] | None:
+    """The (possibly qualified, possibly templated) name that ends right before OFFSET: `ns::kernel<T>`."""
+    index = _blank_before(code, offset)
+    end = index
+    while True:
+        if index > 0 and code[index - 1] == ">":
+            index = _template_start(code, index - 1)
+            if index < 0:
+                return None
+            index = _blank_before(code, index)
+        word_end = index
+        while index > 0 and _is_word_char(code[index - 1]):
+            index -= 1
+        if index == word_end or code[index].isdigit():
+            return None
+        before = index
+        while before > 0 and code[before - 1] in " \t":
+            before -= 1
+        if code[before - 2 : before] != "::" or before < 2:
+            return index, code[index:end]
+        index = before - 2
+        while index > 0 and code[index - 1] in " \t":
+            index -= 1
+        if index == 0 or not (_is_word_char(code[index - 1]) or code[index - 1] == ">"):
+            return before - 2, code[before - 2 : end]  # `::kernel`: the global one
+
+
+def _blank_before(code: str, offset: int) -> int:
+    """OFFSET moved back over blanks and line continuations."""
+    while offset > 0 and (code[offset - 1].isspace() or code[offset - 1] == "\\"):
+        offset -= 1
+    return offset
+
+
+def _template_start(code: str, close: int) -> int:
+    """The offset of the `<` that the `>` at CLOSE ends, or -1."""
+    depth = 0
+    for index in range(close, max(-1, close - 2000), -1):
+        char = code[index]
+        if char == ">":
+            depth += 1
+        elif char == "<":
+            depth -= 1
+            if depth == 0:
+                return index
+        elif char in ";{}":
+            return -1
+    return -1
 
 
 _TOKEN_MATCHERS: dict[str, TokenMatcher] = {
     "cuda-api": api_hits,
     "cuda-include": include_hits,
     "inline-asm": _asm_hits,
-    "cuda-query": _query_hits,
+    "cuda-kernel": kernel_hits,
     "cuda-namespace": namespace_hits,
     "cuda-compare": compare_hits,
 }
 
 
 def exact_on_tokens(rule: Rule) -> bool:
-    """RULE is decided on tokens in every file, parsed or not (its matcher reads the lexer's pass). Kernel
-    definitions (the name's line) and launches (host or device code) need the tree, and are approximated on
-    tokens only in vendored code."""
-    if token_matcher(rule) is None:
-        return False
-    source = rule.match.get("query", "")
-    return not (_KERNEL_QUERY.match(source) or _LAUNCH_QUERY.search(source))
+    """RULE is decided on tokens in every file, parsed or not (its matcher reads the lexer's pass)."""
+    return token_matcher(rule) is not None
 
 
 @dataclass(frozen=True)
@@ -522,23 +657,14 @@ def _interesting_words(rules: tuple[Rule, ...]) -> frozenset[str]:
             words.update(rule.match["namespaces"], rule.match.get("using", ()))
         elif rule.match["matcher"] == "cuda-compare":
             words.update(rule.match["names"])
-        elif rule.match["matcher"] == "cuda-query" and _KERNEL_QUERY.match(rule.match["query"]):
+        elif rule.match["matcher"] == "cuda-kernel":
             words.add("__global__")
     return frozenset(words)
 
 
 def token_matcher(rule: Rule) -> TokenMatcher | None:
     """The token-level form of RULE, or None when the rule needs the tree (it does not run on vendored code)."""
-    name = rule.match["matcher"]
-    if name == "cuda-query" and not _query_decidable(rule.match):
-        return None
-    return _TOKEN_MATCHERS.get(name)
-
-
-def _query_decidable(params: Mapping[str, Any]) -> bool:
-    source = params["query"]
-    launch = bool(_LAUNCH_QUERY.search(source)) and params.get("where", "any") != "device"
-    return bool(_KERNEL_QUERY.match(source)) or launch
+    return _TOKEN_MATCHERS.get(rule.match["matcher"])
 
 
 def warm(words: frozenset[str] | None) -> None:

@@ -444,26 +444,24 @@ _WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized lo
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).
-_LANE_OPERATIONS = {  # the operator and literal pairs of _LANE_MATHS that _LANE_LITERALS keeps; each regex
-    # starts with a literal so that the search runs in C
-    "and": re.compile(rf"&{_W}(?:31|0[xX]1[fF]|\({_W}32{_W}-{_W}1{_W}\)){_NUMBER_END}"),
-    "modulo": re.compile(rf"%{_W}32{_NUMBER_END}"),
-    "times": re.compile(rf"\*{_W}32{_NUMBER_END}"),
-    "divide": re.compile(rf"/{_W}32{_NUMBER_END}"),
-    "shift": re.compile(rf">>{_W}5{_NUMBER_END}"),
-    "31-and": re.compile(rf"31{_NUMBER_END}[uUlL]*{_W}&"),
-    "0x1f-and": re.compile(rf"0[xX]1[fF]{_NUMBER_END}[uUlL]*{_W}&"),
-    "32-times": re.compile(rf"32{_NUMBER_END}[uUlL]*{_W}\*"),
+_LANE_OPERATIONS = {  # the operator and literal pairs of _LANE_MATHS that _LANE_LITERALS keeps, by the operator
+    # _is_lane_math judges them as; each regex starts with a literal so that the search runs in C
+    "&": re.compile(rf"&{_W}(?:31|0[xX]1[fF]|\({_W}32{_W}-{_W}1{_W}\)){_NUMBER_END}"),
+    "%": re.compile(rf"%{_W}32{_NUMBER_END}"),
+    "*": re.compile(rf"\*{_W}32{_NUMBER_END}"),
+    "/": re.compile(rf"/{_W}32{_NUMBER_END}"),
+    ">>": re.compile(rf">>{_W}5{_NUMBER_END}"),
+    "31&": re.compile(rf"31{_NUMBER_END}[uUlL]*{_W}&"),
+    "0x1f&": re.compile(rf"0[xX]1[fF]{_NUMBER_END}[uUlL]*{_W}&"),
+    "32*": re.compile(rf"32{_NUMBER_END}[uUlL]*{_W}\*"),
     "bit": re.compile(rf"1[uU]?{_W}<<"),
     "width": re.compile(rf">>{_W}\({_W}32{_W}-"),
     "left-width": re.compile(rf"<<{_W}\({_W}32{_W}-"),
     "cmp": re.compile(rf"lane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
     "Cmp": re.compile(rf"Lane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
 }
-_LANE_WORDS = re.compile(
-    r"threadIdx|blockDim|thread_?rank|lane|warp|wid|threads|block_?size|block_?dim|tid|\btx\b|thread_?id"
-    r"|thread_?idx|local_?id", re.I
-)
+_OPERATOR = {"31&": "&", "0x1f&": "&", "32*": "*"}
+_ASSIGNED = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\(|\{)")
 _NEEDED_BY = {"bit": re.compile(r"threadIdx|[Ll]ane"), "width": re.compile(r"mask|[Ll]ane"),
               "left-width": re.compile(r"mask|[Ll]ane")}
 _THREAD_VALUE = re.compile(r"(?:threadIdx|blockDim|thread_rank)\b")
@@ -476,8 +474,9 @@ def _statement(code: str, start: int, end: int) -> str:
 
 
 def _maybe_lane_math(view: Code) -> bool:
-    """An operation with a lane literal whose statement names a lane, a warp or a thread (or a variable bound to
-    threadIdx in this file): the words `_is_lane_math` and `_lane_bits` need."""
+    """An operation with a lane literal whose statement holds what `_is_lane_math` (or `_lane_bits`) needs for
+    its operator: a thread builtin or thread name (or a variable this file binds to threadIdx), a thread count,
+    a warp index, or a variable assigned there named for a lane or warp."""
     code = view.text
     bound: set[str] | None = None
     for kind, pattern in _LANE_OPERATIONS.items():
@@ -489,14 +488,25 @@ def _maybe_lane_math(view: Code) -> bool:
                 if _NEEDED_BY[kind].search(statement):
                     return True
                 continue
-            if _LANE_WORDS.search(statement):
-                return True
             if bound is None:
                 bound = {name for m in _THREAD_VALUE.finditer(code)
                          for name in _BOUND_NAME.findall(_statement(code, m.start(), m.end()))}
-            if bound and bound.intersection(re.findall(r"[A-Za-z_]\w*", statement)):
+            if _may_be_lane_math(_OPERATOR.get(kind, kind), statement, bound):
                 return True
     return False
+
+
+def _may_be_lane_math(op: str, statement: str, bound: set[str]) -> bool:
+    """What _is_lane_math asks of the operand or the assigned variable, asked of the whole statement."""
+    words = set(re.findall(r"[A-Za-z_]\w*", statement))
+    if any(_TARGETS[op].search(name) for name in _ASSIGNED.findall(statement)):
+        return True
+    if op == "*":
+        thread_row = re.search(r"\bthreadIdx\s*\.\s*[yz]\b", statement) is not None
+        return thread_row or any(_WARP_INDEX.match(w) for w in words)
+    if _THREAD_BUILTIN.search(statement) or any(_THREAD_NAME.match(w) or w in bound for w in words):
+        return True
+    return op in ("/", ">>") and any(_THREAD_COUNT.match(w) for w in words)
 
 
 def _maybe_full_mask(view: Code) -> bool:

@@ -212,7 +212,7 @@ def _computed(
         return
     for kind in {s.kind for s in sources if s.kind in _TOKEN_KINDS}:
         # compiled once here, shared by the forked workers
-        tokenscan.warm(_table(ruleset, kind).tokens.words if token_level else None)
+        tokenscan.warm(_table(ruleset, kind).tokens.words)
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, token_level)) as pool:
         done = 0

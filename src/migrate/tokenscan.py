@@ -22,7 +22,7 @@ from migrate.apimap import ApiEntry, api_map, header_map
 from migrate.matchers import Code, CodeTest, Hit
 from migrate.model import Rule
 from migrate.parse import Document
-from migrate.parse.cuda import longest_match
+from migrate.parse.cuda import DEVICE_MACRO, longest_match
 from migrate.preproc import tests_hip
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -69,7 +69,7 @@ class Lexed:
         """The words before the head's first `(` (return type and qualifiers, as the tree reads them) name
         __global__ or __device__, or a macro for them."""
         for word in _IDENT.findall(head[: head.find("(")]):
-            if word in ("__global__", "__device__") or _DEVICE_MACRO.search(word):
+            if word in ("__global__", "__device__") or DEVICE_MACRO.search(word):
                 return True
             if word in self.defined and _DEVICE_QUALIFIER.search(_macro_body(self.code, word)):
                 return True
@@ -154,8 +154,6 @@ def _code_view(text: str) -> tuple[str, list[tuple[str, int]]]:
 
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _BRACES = re.compile(r"[{}]")
-# Qualifier macros such as C10_HOST_DEVICE, CUTLASS_DEVICE, DEVICE_INLINE stand for __device__ (as in parse.cuda).
-_DEVICE_MACRO = re.compile(r"(?:^|_)(?:DEVICE|GLOBAL)(?:_|$)")
 _DEVICE_QUALIFIER = re.compile(r"\b(?:__device__|__global__)\b")
 
 
@@ -667,10 +665,9 @@ def token_matcher(rule: Rule) -> TokenMatcher | None:
     return _TOKEN_MATCHERS.get(rule.match["matcher"])
 
 
-def warm(words: frozenset[str] | None) -> None:
+def warm(words: frozenset[str]) -> None:
     """Compile the lexer's regex for WORDS now: forked workers then share it."""
-    if words is not None:
-        _words(words)
+    _words(words)
 
 
 # --- what the cuda-api, cuda-include and inline-asm matchers decide, on tokens in every file

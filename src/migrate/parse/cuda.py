@@ -111,7 +111,7 @@ _FUNCTIONS = register_query("[(function_definition) (lambda_expression)] @fn")
 _MACROS = register_query("(preproc_def name: (identifier) @name value: (preproc_arg) @value)")
 CUDA_QUALIFIERS = frozenset({"__global__", "__device__", "__host__"})
 # Qualifier macros such as C10_HOST_DEVICE, CUTLASS_DEVICE, DEVICE_INLINE, __DEVICE__ stand for __device__.
-_DEVICE_MACRO = re.compile(r"(?:^|_)(?:DEVICE|GLOBAL)(?:_|$)")
+DEVICE_MACRO = re.compile(r"(?:^|_)(?:DEVICE|GLOBAL)(?:_|$)")
 
 
 @dataclass(frozen=True)
@@ -284,7 +284,7 @@ class CudaDocument(Document):
                 words.add(word)
             elif word in self.macros:
                 words.update(CUDA_QUALIFIERS.intersection(_IDENT.findall(self.macros[word])))
-            elif _DEVICE_MACRO.search(word):
+            elif DEVICE_MACRO.search(word):
                 words.add("__device__")
         return words
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import re
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass

@@ -63,12 +63,13 @@ _PER_FILE = 3  # evidence lines kept per file and kind: enough to cite, bounded 
 def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     """The ROCm evidence in one file's text (empty unless it mentions HIP/ROCm/AMD at all)."""
     extension = _extension(kind, relpath, text)
-    if not _mentions(text):
+    low = text.lower()
+    if not _mentions(low):
         return extension
     patterns = _BY_KIND.get(kind, ())
     if kind == FileKind.PYTHON:
         patterns = _PY_BUILD if _BUILDER_PATH.search(relpath) else _PY_RUNTIME
-    found = list(_matches(patterns, relpath, text, comment="#" if kind != FileKind.MARKDOWN else ""))
+    found = list(_matches(patterns, relpath, text, low, comment="#" if kind != FileKind.MARKDOWN else ""))
     if kind == FileKind.CMAKE:
         found.extend(cmake_sources(relpath, text))
     if relpath.endswith(".hip"):
@@ -76,10 +77,9 @@ def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     return extension + tuple(found)
 
 
-def _mentions(text: str) -> bool:
-    """Whether _HINT occurs, found by plain searches first: _HINT's leading lookbehind makes the regex engine try
-    every position of every file."""
-    low = text.lower()
+def _mentions(low: str) -> bool:
+    """Whether _HINT occurs in the lower-case text, found by plain searches first: _HINT's leading lookbehind
+    makes the regex engine try every position of every file."""
     for word in ("hip", "rocm", "amd"):
         start = low.find(word)
         while start != -1:
@@ -97,10 +97,12 @@ def _extension(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     return (Evidence("torch-extension", relpath, line, "CUDAExtension (hipified at build time on ROCm)", 0),)
 
 
-def _matches(patterns: tuple[Pattern, ...], relpath: str, text: str, *, comment: str) -> Iterator[Evidence]:
+def _matches(
+    patterns: tuple[Pattern, ...], relpath: str, text: str, low: str, *, comment: str
+) -> Iterator[Evidence]:
     kept: Counter[str] = Counter()
     lines = text.splitlines()
-    for index in _hinted_lines(text, lines):
+    for index in _hinted_lines(text, low, lines):
         line = lines[index]
         number = index + 1
         stripped = line.strip()
@@ -116,10 +118,10 @@ def _matches(patterns: tuple[Pattern, ...], relpath: str, text: str, *, comment:
             return
 
 
-def _hinted_lines(text: str, lines: list[str]) -> Iterator[int]:
-    """Indexes, in order, of the LINES (TEXT split) that may mention HIP/ROCm/AMD: found by one search over the
-    whole text rather than one per line (a Composable Kernel header has thousands of lines and a few hints)."""
-    low = text.lower()
+def _hinted_lines(text: str, low: str, lines: list[str]) -> Iterator[int]:
+    """Indexes, in order, of the LINES (TEXT split; LOW is TEXT lower-cased) that may mention HIP/ROCm/AMD: found
+    by one search over the whole text rather than one per line (a Composable Kernel header has thousands of
+    lines and a few hints)."""
     if len(low) != len(text):  # lower-casing changed a length: no offsets to map back, look at every line
         yield from range(len(lines))
         return

@@ -600,11 +600,6 @@ _TOKEN_MATCHERS: dict[str, TokenMatcher] = {
 }
 
 
-def exact_on_tokens(rule: Rule) -> bool:
-    """RULE is decided on tokens in every file, parsed or not (its matcher reads the lexer's pass)."""
-    return token_matcher(rule) is not None
-
-
 @dataclass(frozen=True)
 class Plan:
     """How one file kind's rules run on tokens: the words the lexer looks for, the rules decided on tokens, and
@@ -627,37 +622,23 @@ class Plan:
 
 
 def plan(rules: tuple[Rule, ...]) -> Plan:
-    """The token plan of RULES (made once per ruleset and kind)."""
+    """The token plan of RULES (made once per ruleset and kind): the lexer looks for the identifiers every rule's
+    matcher declares (`identifiers=`), for the token rules and for the tree rules' code tests alike."""
     tests = []
     identifiers: set[str] = set()
     for rule in rules:
-        if not exact_on_tokens(rule):
-            matcher = matchers.get(rule.match["matcher"])
+        matcher = matchers.get(rule.match["matcher"])
+        identifiers.update(matcher.identifiers(rule.match) if matcher and matcher.identifiers else ())
+        if token_matcher(rule) is None:
             tests.append((rule, matcher.candidates(rule.match) if matcher and matcher.candidates else _always))
-            identifiers.update(matcher.identifiers(rule.match) if matcher and matcher.identifiers else ())
     device_asm = tuple((r, asm_pattern(r.match["pattern"])) for r in rules
                        if r.match["matcher"] == "inline-asm" and r.match.get("device_code"))
     kept = tuple((r, m) for r in rules if (m := token_matcher(r)) is not None)
-    return Plan(_interesting_words(rules) | identifiers, kept, tuple(tests), device_asm)
+    return Plan(frozenset(identifiers), kept, tuple(tests), device_asm)
 
 
 def _always(_code: Code) -> bool:
     return True
-
-
-def _interesting_words(rules: tuple[Rule, ...]) -> frozenset[str]:
-    """Every identifier one of RULES looks at on the token level."""
-    words: set[str] = set()
-    for rule in rules:
-        if rule.match["matcher"] == "cuda-api":
-            words.update(api_names_of(frozenset(rule.match["libraries"]), rule.match["with_hip"]))
-        elif rule.match["matcher"] == "cuda-namespace":
-            words.update(rule.match["namespaces"], rule.match.get("using", ()))
-        elif rule.match["matcher"] == "cuda-compare":
-            words.update(rule.match["names"])
-        elif rule.match["matcher"] == "cuda-kernel":
-            words.add("__global__")
-    return frozenset(words)
 
 
 def token_matcher(rule: Rule) -> TokenMatcher | None:

@@ -72,7 +72,7 @@ class Matcher:
     validate: Validator | None = None
     needles: Needles | None = None
     candidates: Candidates | None = None
-    identifiers: Identifiers | None = None  # C/C++ names the candidate test reads in Code.words
+    identifiers: Identifiers | None = None  # C/C++ names the lexer finds for the rule (and its test, Code.words)
 
 
 _REGISTRY: dict[str, Matcher] = {}
@@ -86,7 +86,8 @@ def register(
     """Add a matcher under NAME. VALIDATE raises ValueError on bad rule params; NEEDLES lists
     strings one of which must occur in a file for the matcher to have any chance (None: always run);
     CANDIDATES gives the code test a C/C++ rule needs to pass before the file is parsed for it, and IDENTIFIERS
-    the names that test reads in Code.words (the lexer finds them in its one pass over the code)."""
+    the names the lexer finds for the rule in its one pass over the code (its token form and Code.words read
+    them)."""
 
     def wrap(function: MatchFunction) -> MatchFunction:
         _REGISTRY[name] = Matcher(name, function, validate, needles, candidates, identifiers)

@@ -31,11 +31,14 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return sorted({name[:_NEEDLE_LENGTH] for name in names})
 
 
-@register("cuda-api", validate=_validate, needles=_needles)
+def _identifiers(params: Mapping[str, Any]) -> frozenset[str]:
+    return tokenscan.api_name_set(frozenset(params["libraries"]), params["with_hip"])
+
+
+@register("cuda-api", validate=_validate, needles=_needles, identifiers=_identifiers)
 def match_cuda_api(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each use of a CUDA API name in code: a rename (with_hip) or a name HIP lacks (not with_hip). Decided on
     the lexer's tokens in every file (tokenscan.api_hits), so a parse changes nothing."""
     if not isinstance(doc, CudaDocument):
         return iter(())
-    names = tokenscan.api_name_set(frozenset(params["libraries"]), params["with_hip"])
-    return tokenscan.api_hits(tokenscan.lexed(doc, names), doc.text, params)
+    return tokenscan.api_hits(tokenscan.lexed(doc, _identifiers(params)), doc.text, params)

@@ -17,7 +17,8 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("cuda-compare needs 'names': a non-empty list of identifiers")
 
 
-@register("cuda-compare", validate=_validate, needles=lambda p: list(p["names"]))
+@register("cuda-compare", validate=_validate, needles=lambda p: list(p["names"]),
+          identifiers=lambda p: frozenset(p["names"]))
 def match_cuda_compare(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line comparing one of `names` with < <= > >= == or !=, at the comparison's left operand."""
     lexed = tokenscan.lexed(doc, frozenset(params["names"]))

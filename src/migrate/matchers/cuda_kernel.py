@@ -11,6 +11,7 @@ from migrate.matchers import Hit, register
 from migrate.parse import Document
 
 _FORMS = ("definition", "launch")
+_GLOBAL = frozenset({"__global__"})
 _WHERE = ("any", "device", "host")
 
 
@@ -25,8 +26,8 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return ["__global__"] if params["form"] == "definition" else ["<<<"]
 
 
-@register("cuda-kernel", validate=_validate, needles=_needles)
+@register("cuda-kernel", validate=_validate, needles=_needles, identifiers=lambda _p: _GLOBAL)
 def match_cuda_kernel(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each kernel defined, or each launch in the code `where` asks for; once per line."""
-    lexed = tokenscan.lexed(doc, frozenset({"__global__"}))
+    lexed = tokenscan.lexed(doc, _GLOBAL)
     return tokenscan.kernel_hits(lexed, lexed.code, params)

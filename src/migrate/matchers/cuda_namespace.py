@@ -33,7 +33,7 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return [*params["namespaces"], *params.get("using", ())]
 
 
-@register("cuda-namespace", validate=_validate, needles=_needles)
+@register("cuda-namespace", validate=_validate, needles=_needles, identifiers=lambda p: frozenset(_needles(p)))
 def match_cuda_namespace(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line naming one of the namespaces as a scope (`ns::`, or `ns::member`) or defining it
     (`namespace ns`), a `using namespace` of the `using` names, or an #include path matching `include`."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from migrate import preproc, risk, rocm_status
+from migrate import preproc, risk, rocm_status, tokenscan
 from migrate.cli import cli
 from migrate.config import Settings
 from migrate.model import FileKind
@@ -141,13 +141,35 @@ def test_continuation_lines_and_comments_in_directives() -> None:
         (FileKind.DOCKERFILE, "docker/Dockerfile.rocm", "FROM rocm/pytorch:latest\n", [("packaging", 1)]),
         (FileKind.REQUIREMENTS, "requirements-rocm.txt", "--index-url https://download.pytorch.org/whl/rocm6.2\n", [("packaging", 1)]),
         (FileKind.MARKDOWN, "README.md", "# x\n\nTo install on ROCm, run `pip install x`.\n", [("docs", 3)]),
-        (FileKind.CUDA, "k.cu", '#include "hip/hip_runtime.h"\n', [("hip-source", 1)]),
         (FileKind.MARKDOWN, "README.md", "Runs on CUDA GPUs.\n", []),
         (FileKind.SETUP_PY, "setup.py", "from torch.utils.cpp_extension import CUDAExtension\n", [("torch-extension", 1)]),
     ],
 )
 def test_evidence_per_file_kind(kind: FileKind, relpath: str, text: str, expected: list[tuple[str, int]]) -> None:
     assert [(e.kind, e.line) for e in rocm_status.evidence(kind, relpath, text)] == expected
+
+
+def test_source_evidence_reads_the_lexed_code() -> None:
+    text = ('// #include <hip/commented_out.h>\n#include "hip/hip_runtime.h"\n  #  include <hip/hip_fp16.h>\n'
+            '#include <cuda.h>\n/* #include <hip/in_a_comment.h>\n */\n#ifdef USE_ROCM\n#include <hip/a.h>\n'
+            '#include <hip/b.h>\n#endif\n')
+    lexed = tokenscan.lex(text, frozenset())
+    found = rocm_status.source_evidence("k.cu", text, lexed.includes, lexed.directives)
+    assert [(e.kind, e.line, e.text, e.weight) for e in found] == [
+        ("hip-source", 2, '#include "hip/hip_runtime.h"', 2),
+        ("hip-source", 3, "#  include <hip/hip_fp16.h>", 2),
+        ("hip-source", 8, "#include <hip/a.h>", 2),  # three per file
+        ("guard", 7, "#ifdef USE_ROCM", 1),
+    ]
+    assert [e.kind for e in rocm_status.source_evidence("k.hip", "int x;\n", [], ())] == ["hip-source"]
+
+
+def test_lexed_directives_are_the_preprocessor_lines_of_the_code() -> None:
+    text = ('#define A 1 /* one */\n  # if defined(A) && \\\n    !defined(USE_ROCM) // cuda\nx\n#else\n#undef A\n#endif\n'
+            '/*\n#if 0\n*/\nconst char* s = "\\n#if 0";\n')
+    expected = [d for d in preproc.directives(text) if d.line != 9]  # not the #if in a comment
+    assert tokenscan.lex(text, frozenset()).directives == tuple(expected)
+    assert [d.keyword for d in expected] == ["define", "if", "else", "undef", "endif"]
 
 
 def test_levels_follow_the_weights() -> None:

@@ -20,7 +20,7 @@ import shutil
 import sys
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -119,6 +119,70 @@ class Cache:
                 del entries[relpath]
             if unused:
                 self._dirty.add(name)
+
+
+class ReportMemo:
+    """The reports of the last scan of a tree, kept whole: a scan of the same files (by their stat stamps), rules,
+    settings and code hands them back without reading a result. Layout: CACHE_DIR/reports/<namespace>/<key>/, one
+    UTF-8 file per report and `worst.json` (the highest severity found, for --fail-on)."""
+
+    def __init__(self, directory: Path | None, key: str | None, namespace_name: str) -> None:
+        self.place = directory / "reports" / namespace_name / key if directory and key else None
+
+    def get(self, names: list[str]) -> tuple[dict[str, str], Severity | None] | None:
+        """The reports NAMES, and the worst severity, when all were kept for this key; else None."""
+        if self.place is None:
+            return None
+        kept = _load_json(self.place / "worst.json")
+        worst = kept.get("worst", -1) if isinstance(kept, dict) and kept.get("format") == FORMAT else -1
+        if not (worst is None or type(worst) is int and worst in Severity.__members__.values()):
+            return None
+        texts = {}
+        for name in names:
+            try:
+                texts[name] = read_bytes(self.place / f"{name}.txt", limit=_MAX_FILE, private=True).decode()
+            except (OSError, Refused, UnicodeDecodeError):
+                return None
+        return texts, None if worst is None else Severity(worst)
+
+    def put(self, texts: dict[str, str], worst: Severity | None) -> None:
+        """Keep TEXTS (name -> report) for this key, and drop what older scans of the tree kept. Failures are
+        ignored."""
+        if self.place is None:
+            return
+        with contextlib.suppress(OSError, Refused):
+            _private_dir(self.place)
+            for name, text in texts.items():
+                _atomic_write(self.place / f"{name}.txt", text.encode())
+            _atomic_write(self.place / "worst.json", _dumps({"format": FORMAT, "worst": None if worst is None else int(worst)}))
+            for entry in os.scandir(self.place.parent):
+                if entry.name != self.place.name and not entry.name.startswith("."):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+            _prune(self.place.parent.parent)
+
+
+def open_memo(
+    root: Path, ruleset: Ruleset, settings: Settings, sources: Iterable[SourceFile], extra: Iterable[str]
+) -> ReportMemo:
+    """The report memo for a scan of SOURCES whose result also depends on EXTRA (the root as written, skipped
+    files, the repository's packages...); a no-op without a cache directory, with a baseline file that cannot be
+    read, or when a file changed too recently for its stamp to be trusted."""
+    if not settings.cache_dir:
+        return ReportMemo(None, None, "")
+    digest = hashlib.sha256()
+    for part in extra:
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    if settings.baseline:
+        try:
+            digest.update(hashlib.sha256(Path(settings.baseline).read_bytes()).digest())
+        except OSError:
+            return ReportMemo(None, None, "")
+    for source in sources:
+        stamp = _stamp(source)
+        if stamp is None:
+            return ReportMemo(None, None, "")
+        digest.update(f"{source.relpath}\0{stamp}\0{int(source.explicit)}\n".encode("utf-8", "surrogateescape"))
+    return ReportMemo(Path(settings.cache_dir), digest.hexdigest()[:32], namespace(root, ruleset, settings))
 
 
 def _shard_name(relpath: str) -> str:

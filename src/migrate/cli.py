@@ -16,7 +16,7 @@ import click
 
 from migrate import __version__
 from migrate.errors import MigrateError
-from migrate.model import ScanResult, Severity
+from migrate.model import Severity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SEVERITIES = [s.label for s in Severity]
@@ -141,16 +141,27 @@ def narrow_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def scan(path: Path, fmt: str, output: Path | None, report: Path | None, **options: Any) -> None:
     """Scan a repository for what needs porting to ROCm."""
     from migrate.config import load_settings
-    from migrate.report import render
-    from migrate.scan import scan as run_scan
+    from migrate.memo import Request, scan_reports
 
     settings = load_settings(path, options)
-    result = run_scan(path, settings, progress=_progress_bar())
-    _emit(result, fmt, output)
+    color = _tty(sys.stdout)
+    requests = [Request(fmt, color and fmt == "terminal")]
+    if output is not None:
+        requests.append(Request("terminal", color))
     if report is not None:
-        _write(report, render(result, REPORT_SUFFIXES[_suffix(report)]))
+        requests.append(Request(REPORT_SUFFIXES[_suffix(report)]))
+    reports = scan_reports(path, settings, requests, progress=_progress_bar())
+    if output is None:
+        click.echo(reports.texts[0], nl=False)
+    else:
+        _write(output, reports.texts[0])
+        click.echo(reports.texts[1], nl=False)
+        click.echo(f"report written to {output}")
+    if report is not None:
+        _write(report, reports.texts[-1])
         click.echo(f"report written to {report}", err=True)
-    sys.exit(_exit_code(result, settings.fail_on))
+    failing = settings.fail_on is not None and reports.worst is not None and reports.worst >= settings.fail_on
+    sys.exit(EXIT_FINDINGS if failing else EXIT_OK)
 
 
 @cli.command()
@@ -239,19 +250,6 @@ def _work_tree() -> Path:
     return toplevel(Path.cwd()) or Path.cwd()
 
 
-def _emit(result: ScanResult, fmt: str, output: Path | None) -> None:
-    from migrate.report import render
-
-    if output is None:
-        color = fmt == "terminal" and _tty(sys.stdout)
-        text = render(result, fmt, color=color) if fmt == "terminal" else render(result, fmt)
-        click.echo(text, nl=False)
-        return
-    _write(output, render(result, fmt))
-    click.echo(render(result, "terminal", color=_tty(sys.stdout)), nl=False)
-    click.echo(f"report written to {output}")
-
-
 def _write(path: Path, text: str) -> None:
     from migrate.errors import InputError
     from migrate.writer import write_file
@@ -265,12 +263,6 @@ def _write(path: Path, text: str) -> None:
 def _tty(stream: Any) -> bool:
     """True for a terminal; False also for a closed stream (`migrate scan . >&-` leaves sys.stdout None)."""
     return stream is not None and stream.isatty()
-
-
-def _exit_code(result: ScanResult, fail_on: Severity | None) -> int:
-    if fail_on is not None and any(f.severity >= fail_on for f in result.findings):
-        return EXIT_FINDINGS
-    return EXIT_OK
 
 
 def _progress_bar() -> Callable[[int, int], None] | None:

@@ -53,9 +53,19 @@ def directives(text: str) -> tuple[Directive, ...]:
     for match in _DIRECTIVE.finditer(text):
         line += text.count("\n", last, match.start())
         last = match.start()
-        argument = match.group(2).replace("\\\n", " ").replace("\\\r\n", " ")
-        found.append(Directive(line, match.group(1), _COMMENT.sub(" ", argument).strip()))
+        found.append(_directive(match, line))
     return tuple(found)
+
+
+def directive_at(text: str, line_start: int, line: int) -> Directive | None:
+    """The directive on the line of TEXT that starts at LINE_START (the lexer found it in the code), if any."""
+    match = _DIRECTIVE.match(text, line_start)
+    return _directive(match, line) if match else None
+
+
+def _directive(match: re.Match[str], line: int) -> Directive:
+    argument = match.group(2).replace("\\\n", " ").replace("\\\r\n", " ")
+    return Directive(line, match.group(1), _COMMENT.sub(" ", argument).strip())
 
 
 def tests_hip(name: str) -> bool:

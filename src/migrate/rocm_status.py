@@ -48,14 +48,12 @@ _SHELL = (_p("packaging", 1, r"/opt/rocm|\bhipcc\b|--offload-arch|\brocm-smi\b|w
                              r"\bROCM_(?:PATH|HOME|VERSION)\b"),)
 _DOCS = (_p("docs", 1, r"\b(?:rocm|amd gpus?|hip)\b.*\b(?:install|build|support|pip|docker|wheel)|"
                        r"\b(?:install|build|support|pip|docker|wheel)\w*\b.*\b(?:rocm|amd gpus?)\b"),)
-_C = (_p("hip-source", 2, r"^\s*#\s*include\s*[<\"]hip/"),)
 _BY_KIND: dict[FileKind, tuple[Pattern, ...]] = {
     FileKind.CMAKE: _CMAKE, FileKind.CI_WORKFLOW: _CI, FileKind.YAML: _CI,
     FileKind.COMPOSE: (_p("packaging", 2, r"image:.*rocm|/dev/kfd"),),
     FileKind.DOCKERFILE: _DOCKER, FileKind.REQUIREMENTS: _MANIFEST, FileKind.PYPROJECT: _MANIFEST,
     FileKind.SETUP_CFG: _MANIFEST, FileKind.PIPFILE: _MANIFEST, FileKind.CONDA: _MANIFEST, FileKind.SHELL: _SHELL,
     FileKind.MAKEFILE: (*_CMAKE[2:3], *_SHELL), FileKind.MARKDOWN: _DOCS, FileKind.SETUP_PY: _PY_BUILD,
-    FileKind.CUDA: _C, FileKind.CPP: _C, FileKind.C: _C,
 }
 _PER_FILE = 3  # evidence lines kept per file and kind: enough to cite, bounded on huge files
 
@@ -72,9 +70,21 @@ def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     found = list(_matches(patterns, relpath, text, low, comment="#" if kind != FileKind.MARKDOWN else ""))
     if kind == FileKind.CMAKE:
         found.extend(cmake_sources(relpath, text))
-    if relpath.endswith(".hip"):
-        found.append(Evidence("hip-source", relpath, 1, "HIP source file", 2))
     return extension + tuple(found)
+
+
+def source_evidence(
+    relpath: str, text: str, includes: Iterable[tuple[str, int]], found: Iterable[preproc.Directive]
+) -> tuple[Evidence, ...]:
+    """The evidence in a C/C++/CUDA file, from what the lexer found in its code: a HIP source file, the first few
+    hip/ headers it includes (weight 2) and conditionals that test a HIP/ROCm macro."""
+    evidence = [Evidence("hip-source", relpath, 1, "HIP source file", 2)] if relpath.endswith(".hip") else []
+    for path, offset in includes:
+        if path.startswith("hip/") and len(evidence) < _PER_FILE:
+            start = text.rfind("\n", 0, offset) + 1
+            line = text[start : text.find("\n", offset) % (len(text) + 1)].strip()
+            evidence.append(Evidence("hip-source", relpath, text.count("\n", 0, start) + 1, line[:120], 2))
+    return tuple(evidence) + guard_evidence(relpath, found)
 
 
 def _mentions(low: str) -> bool:

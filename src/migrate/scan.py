@@ -43,6 +43,18 @@ _OCCURRENCE_EVIDENCE = 200  # characters per occurrence: a minified line must no
 FILE_TIME_BUDGET = 20.0  # seconds a file may take; past it the file is skipped (crafted input, not real code)
 
 
+@dataclass(frozen=True)
+class Inputs:
+    """What a scan reads besides the rules: the files discovery chose and those it skipped, the lines changed
+    since --diff-base, and the Python packages the repository defines itself."""
+
+    sources: tuple[SourceFile, ...]
+    skipped: tuple[Skipped, ...]
+    changes: Changes | None
+    packages: frozenset[str]
+    complete: bool  # the whole tree: no files named, no --diff-base
+
+
 def scan(
     root: Path,
     settings: Settings,
@@ -51,11 +63,16 @@ def scan(
     progress: Progress | None = None,
 ) -> ScanResult:
     """Scan ROOT (or only FILES inside it) and return every finding and skip, sorted."""
-    ruleset = ruleset_for(settings)
+    return scan_inputs(root, settings, inputs(root, settings, files), progress=progress)
+
+
+def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs:
+    """The files a scan of ROOT (or of FILES inside it) reads, and what else its result depends on."""
     sources: list[SourceFile] = []
     skipped: list[Skipped] = []
+    named = list(files)
     for item in discover(
-        root, files=files, exclude=settings.exclude, include=settings.include, max_file_size=settings.max_file_size
+        root, files=named, exclude=settings.exclude, include=settings.include, max_file_size=settings.max_file_size
     ):
         if isinstance(item, Skipped):
             skipped.append(item)
@@ -64,6 +81,23 @@ def scan(
     changes = changed_lines(root, settings.diff_base) if settings.diff_base else None
     if changes is not None:
         sources = [s for s in sources if s.relpath in changes]
+    return Inputs(tuple(sources), tuple(skipped), changes, own_packages(root), not named and changes is None)
+
+
+def own_packages(root: Path) -> frozenset[str]:
+    """The Python packages the repository defines: directories with an __init__.py at the top, in src/ or in
+    python/ (its own `import flash_attn` is not a dependency on flash-attn)."""
+    found: set[str] = set()
+    for base in ("", "src", "python"):
+        with contextlib.suppress(OSError), os.scandir(root / base) as entries:
+            found.update(e.name for e in entries if e.is_dir() and os.path.isfile(os.path.join(e.path, "__init__.py")))
+    return frozenset(found)
+
+
+def scan_inputs(root: Path, settings: Settings, found: Inputs, *, progress: Progress | None = None) -> ScanResult:
+    """Scan the files FOUND names: every finding and skip, sorted."""
+    ruleset = ruleset_for(settings)
+    sources, skipped, changes = list(found.sources), list(found.skipped), found.changes
     store = open_cache(root, ruleset, settings)
     findings: list[Finding] = []
     guarded = unreadable = 0
@@ -81,9 +115,10 @@ def scan(
             if result.skipped:
                 skipped.append(result.skipped)
                 unreadable += not result.partial
-    store.save(complete=not files and changes is None)
+    store.save(complete=found.complete)
     with paused():  # the findings of a whole tree, restatused and sorted: no cycles to collect
-        findings, moved = _never_compiled(_without_first_party(findings, root, ruleset), conditionals, evidence)
+        own = _without_first_party(findings, found.packages, ruleset)
+        findings, moved = _never_compiled(own, conditionals, evidence)
         held.extend(moved)
         guarded += len(moved)
         status = _status([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
@@ -139,19 +174,12 @@ def _status(evidence: list[Evidence], guarded: int, sources: list[SourceFile]) -
                               extension_dirs=extensions)
 
 
-def _without_first_party(findings: list[Finding], root: Path, ruleset: Ruleset) -> list[Finding]:
-    """Drop import findings of packages the repository defines itself: scanning flash-attn, its own
+def _without_first_party(findings: list[Finding], packages: frozenset[str], ruleset: Ruleset) -> list[Finding]:
+    """Drop import findings of PACKAGES, those the repository defines itself: scanning flash-attn, its own
     `from flash_attn import ...` lines are not a dependency on flash-attn."""
     import_rules = {r.id for r in ruleset.rules if r.match.get("imports")}
-    own: dict[str, bool] = {}
-
-    def first_party(module: str) -> bool:
-        top = module.split(".")[0]
-        if top not in own:
-            own[top] = any((root / base / top / "__init__.py").is_file() for base in ("", "src", "python"))
-        return own[top]
-
-    return [f for f in findings if not (f.rule in import_rules and f.symbol and first_party(f.symbol))]
+    return [f for f in findings
+            if not (f.rule in import_rules and f.symbol and f.symbol.split(".")[0] in packages)]
 
 
 def _narrow(
@@ -309,8 +337,8 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
         text = read_text(source)
     except ParseError as exc:
         return FileResult(source.relpath, skipped=Skipped(source.relpath, str(exc)))
-    evidence, directives = _facts(source, text)
     lexed = tokenscan.lex(text, table.tokens.words) if source.kind in _TOKEN_KINDS else None
+    evidence, directives = _facts(source, text, lexed)
     applicable = _parsed_rules(source, table, text, lexed)
     if applicable is None:
         assert lexed is not None
@@ -348,14 +376,14 @@ def _on_tree(table: _Needles, tree_rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
     return tuple(rule for rule in table.rules if id(rule) in wanted)
 
 
-def _facts(source: SourceFile, text: str) -> tuple[tuple[Evidence, ...], tuple[tuple[int, str, str], ...]]:
+def _facts(
+    source: SourceFile, text: str, lexed: tokenscan.Lexed | None
+) -> tuple[tuple[Evidence, ...], tuple[tuple[int, str, str], ...]]:
     """What a file tells about the project as a whole: its ROCm evidence and its preprocessor lines."""
-    evidence = rocm_status.evidence(source.kind, source.relpath, text)
-    if source.kind not in (FileKind.CUDA, FileKind.CPP, FileKind.C):
-        return evidence, ()
-    found = preproc.directives(text)
-    guards = rocm_status.guard_evidence(source.relpath, found) if "#if" in text else ()
-    return evidence + guards, tuple((d.line, d.keyword, d.argument) for d in found)
+    if lexed is None:
+        return rocm_status.evidence(source.kind, source.relpath, text), ()
+    evidence = rocm_status.source_evidence(source.relpath, text, lexed.includes, lexed.directives)
+    return evidence, tuple((d.line, d.keyword, d.argument) for d in lexed.directives)
 
 
 def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileResult:

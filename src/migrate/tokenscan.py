@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any
 
-from migrate import matchers
+from migrate import matchers, preproc
 from migrate.apimap import ApiEntry, api_map, header_map
 from migrate.matchers import Code, CodeTest, Hit
 from migrate.model import Rule
 from migrate.parse import Document
 from migrate.parse.cuda import DEVICE_MACRO, longest_match
-from migrate.preproc import tests_hip
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
@@ -38,6 +37,7 @@ class Lexed:
     launches: list[int]  # offsets of <<<
     defined: frozenset[str]  # macro names the file #defines
     guarded: list[tuple[int, int]]  # line ranges of #if blocks that test a HIP macro
+    directives: tuple[preproc.Directive, ...]  # the conditional, #define and #undef lines (as preproc.directives)
     lines: _Lines
     code: str  # the text with comments, string literals and #include paths blanked (same offsets and lines)
     searched: frozenset[str]  # the words looked for
@@ -99,10 +99,8 @@ _SKIPPED = re.compile(
     r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|R"(?P<delim>[^()\\\s]{0,16})\([\s\S]*?\)(?P=delim)"'
     r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n]){1,8}\'|#[ \t]*include[ \t]*(?P<include>[<"][^>"\n]*[>"])'
 )
-_DIRECTIVE = re.compile(
-    r"#[ \t]*(?:define[ \t]+(?P<define>[A-Za-z_]\w*)"
-    r"|(?P<cond>ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b(?P<rest>[^\n]*))"
-)
+_DIRECTIVE = re.compile(r"#[ \t]*(?P<keyword>define|undef|ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b")
+_DEFINED_NAME = re.compile(r"[ \t]+([A-Za-z_]\w*)")
 _GAP = r"(?:\s|\\\n|//[^\n]*|/\*[\s\S]*?\*/)*"  # blanks, line continuations and comments
 _ASM = re.compile(
     rf"(?:asm|__asm__|__asm){_GAP}(?:(?:volatile|__volatile__|goto|inline){_GAP})*\({_GAP}"
@@ -170,21 +168,28 @@ def lex(text: str, words: frozenset[str]) -> Lexed:
     defined: set[str] = set()
     conditionals = _Conditionals()
     counter = _Lines(text)
+    directives = []
     for match in _DIRECTIVE.finditer(code):
         start = match.start()
-        if code[code.rfind("\n", 0, start) + 1 : start].strip():
+        line_start = code.rfind("\n", 0, start) + 1
+        if code[line_start:start].strip():
             continue
-        if match.group("define"):
-            defined.add(match.group("define"))
-        else:
-            conditionals.directive(match.group("cond"), match.group("rest"), counter.line(start))
+        keyword, line = match.group("keyword"), counter.line(start)
+        if (directive := preproc.directive_at(text, line_start, line)) is not None:
+            directives.append(directive)
+        if keyword == "define":
+            if name := _DEFINED_NAME.match(code, match.end()):
+                defined.add(name.group(1))
+        elif keyword != "undef":
+            conditionals.directive(keyword, code[match.end() : code.find("\n", match.end()) % (len(code) + 1)], line)
     asm = []
     for start in _asm_keywords(code):
         statement = _ASM.match(text, start)
         if statement and not _is_asm_label(text, statement):
             asm.append((statement.group(1), start))
     launches = [m.start() for m in re.finditer("<<<", code)]
-    return Lexed(found, includes, asm, launches, frozenset(defined), conditionals.ranges, counter, code, words)
+    return Lexed(found, includes, asm, launches, frozenset(defined), conditionals.ranges, tuple(directives), counter,
+                 code, words)
 
 
 def _asm_keywords(code: str) -> Iterator[int]:
@@ -230,7 +235,7 @@ class _Conditionals:
         self.ranges: list[tuple[int, int]] = []
 
     def directive(self, name: str, rest: str, line: int) -> None:
-        hip = any(tests_hip(word) for word in _IDENT.findall(rest))
+        hip = any(preproc.tests_hip(word) for word in _IDENT.findall(rest))
         if name.startswith("if"):
             self.stack.append([line, hip])
         elif name.startswith("el") and name != "else" and self.stack:
@@ -470,7 +475,7 @@ def _defines_namespace(code: str, offset: int) -> bool:
 def lexed(doc: Document, words: frozenset[str]) -> Lexed:
     """The lexer's pass over a document for WORDS: the scan's own when it lexed the file first, else made now."""
     found: Lexed | None = doc.lexed
-    if found is None or not words <= found.searched:
+    if found is None or not (words is found.searched or words <= found.searched):
         found = doc.lexed = lex(doc.text, words | found.searched if found else words)
     return found
 
@@ -634,7 +639,13 @@ def plan(rules: tuple[Rule, ...]) -> Plan:
     device_asm = tuple((r, asm_pattern(r.match["pattern"])) for r in rules
                        if r.match["matcher"] == "inline-asm" and r.match.get("device_code"))
     kept = tuple((r, m) for r in rules if (m := token_matcher(r)) is not None)
-    return Plan(frozenset(identifiers), kept, tuple(tests), device_asm)
+    words = frozenset(identifiers)
+    # One object per set of words: the regex cache and Lexed.searched compare sets of ~8,000 names, which costs
+    # 30 µs a file unless they are the same object.
+    return Plan(_SAME_WORDS.setdefault(words, words), kept, tuple(tests), device_asm)
+
+
+_SAME_WORDS: dict[frozenset[str], frozenset[str]] = {}
 
 
 def _always(_code: Code) -> bool:

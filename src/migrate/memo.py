@@ -1,0 +1,53 @@
+"""A scan's reports, rendered, or handed back whole from the cache when nothing the scan reads has changed since
+the last one (the same files by their stat stamps, rules, settings and code): a warm scan of an unchanged tree
+then costs its discovery, not the reading of every file's results, the repository's status and the rendering."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrate.cache import open_memo
+from migrate.config import Settings
+from migrate.model import Severity
+from migrate.report import render
+from migrate.scan import Progress, inputs, ruleset_for, scan_inputs
+
+
+@dataclass(frozen=True)
+class Request:
+    """One report a run asks for: a format, in colour or not (the terminal format only)."""
+
+    fmt: str
+    color: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.fmt}-color" if self.color else self.fmt
+
+
+@dataclass(frozen=True)
+class Reports:
+    texts: tuple[str, ...]  # one per request, in order
+    worst: Severity | None  # the highest severity of the findings reported
+    memo: bool  # handed back from the memo
+
+
+def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
+                 progress: Progress | None = None) -> Reports:
+    """The reports REQUESTS ask for of a scan of ROOT."""
+    found = inputs(root, settings)
+    extra = [str(root), *(f"{s.path}\0{s.reason}" for s in found.skipped), *sorted(found.packages)]
+    memo = open_memo(root, ruleset_for(settings), settings, found.sources, extra) if found.complete else None
+    names = [request.name for request in requests]
+    kept = memo.get(names) if memo else None
+    if kept is not None:
+        return Reports(tuple(kept[0][name] for name in names), kept[1], True)
+    result = scan_inputs(root, settings, found, progress=progress)
+    texts = {r.name: render(result, r.fmt, color=r.color) if r.fmt == "terminal" else render(result, r.fmt)
+             for r in requests}
+    worst = max((f.severity for f in result.findings), default=None)
+    if memo:
+        memo.put(texts, worst)
+    return Reports(tuple(texts[name] for name in names), worst, False)

@@ -66,6 +66,9 @@ class Cache:
         if entry is not None and stamp is not None and entry[1] == stamp:
             self._used.add(source.relpath)  # unchanged since it was hashed: no need to read it again
             return entry[2]
+        if entry is None and stamp is not None:  # a new file: hashed when its result comes, if still unchanged
+            self._keys[source.relpath] = (None, stamp)
+            return None
         key = _content_key(source)
         self._keys[source.relpath] = (key, stamp)
         if key is None or entry is None or entry[0] != key:
@@ -81,6 +84,10 @@ class Cache:
         if self.store is not None:
             taken = self._keys.pop(source.relpath, None)
             key, stamp = taken if taken is not None else (_content_key(source), None)
+            if key is None and stamp is not None:  # hashed while the workers scan others
+                key = _content_key(source)
+                if _stamp(source) != stamp:  # changed since the scan began, maybe while it was hashed: keep nothing
+                    key = None
             if key is not None:
                 self._shard(source.relpath)[source.relpath] = (key, stamp, result)
                 self._dirty.add(_shard_name(source.relpath))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from typing import Any
 
 from migrate import matchers, preproc
@@ -386,8 +386,7 @@ def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterat
         elif word in using and code[max(0, offset - 32) : offset].split()[-2:] == ["using", "namespace"]:
             places.append((offset, word))
     if params.get("include"):
-        pattern = _regex(params["include"])
-        places.extend((offset, f"<{path}>") for path, offset in lexed.includes if pattern.search(path))
+        places.extend((offset, f"<{path}>") for path, offset in lexed.includes if _included(params["include"], path))
     seen: set[int] = set()
     for offset, symbol in sorted(places):
         line, column = lexed.point(offset)
@@ -451,6 +450,12 @@ def _directive_head(code: str, offset: int) -> str:
     while line_start > 1 and code[line_start - 2] == "\\":
         line_start = code.rfind("\n", 0, line_start - 2) + 1
     return code[line_start:offset].lstrip()
+
+
+@lru_cache(maxsize=65536)
+def _included(pattern: str, path: str) -> bool:
+    """PATTERN (a rule's regex of #include paths) finds PATH: a tree includes the same headers thousands of times."""
+    return _regex(pattern).search(path) is not None
 
 
 def _scope_or_definition(code: str, start: int, end: int) -> bool:

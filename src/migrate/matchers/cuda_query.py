@@ -28,15 +28,21 @@ def _validate(params: Mapping[str, Any]) -> None:
     needles = params.get("needles")
     if needles is not None and not (isinstance(needles, list) and all(isinstance(n, str) and n for n in needles)):
         raise ValueError("'needles' must be a list of non-empty strings")
-    code = params.get("code")
-    if code is not None:
-        if not isinstance(code, list) or not code or not all(isinstance(c, str) for c in code) or needles is None:
-            raise ValueError("'code' must be a list of regexes, with 'needles'")
-        for pattern in code:
+    for key in ("code", "includes"):
+        patterns = params.get(key)
+        if patterns is None:
+            continue
+        if not isinstance(patterns, list) or not patterns or not all(isinstance(c, str) for c in patterns) or needles is None:
+            raise ValueError(f"'{key}' must be a list of regexes, with 'needles'")
+        for pattern in patterns:
             try:
                 re.compile(pattern)
             except re.error as exc:
-                raise ValueError(f"bad 'code' regex {pattern!r}: {exc}") from None
+                raise ValueError(f"bad '{key}' regex {pattern!r}: {exc}") from None
+    names = params.get("identifiers")
+    if names is not None and not (isinstance(names, list) and names and all(isinstance(n, str) and n.isidentifier()
+                                                                             for n in names)):
+        raise ValueError("'identifiers' must be a list of C identifiers")
     register_query(source)
 
 
@@ -46,14 +52,21 @@ def _needles(params: Mapping[str, Any]) -> list[str] | None:
 
 
 def _candidates(params: Mapping[str, Any]) -> CodeTest:
-    """One of the rule's `code` regexes (else a needle) in the code or in an `#include <path>` line: the query may
-    match there. Each regex should start with a literal: the search then runs in C."""
+    """Whether the query may match: an `includes` regex finds an #include path, or one of the `identifiers` is in
+    the code and then one of the `code` regexes (else a needle) is found in the code or in an `#include <path>`
+    line. Each regex should start with a literal: the search then runs in C."""
     needles = tuple(params.get("needles") or ())
     patterns = tuple(re.compile(p) for p in params.get("code") or ())
+    includes = tuple(re.compile(p) for p in params.get("includes") or ())
+    names = frozenset(params.get("identifiers") or ())
 
     def test(code: Code) -> bool:
         if not needles:
             return True
+        if includes and any(p.search(path) for p in includes for path in code.includes):
+            return True
+        if names and names.isdisjoint(code.words):
+            return False
         text = code.with_includes
         if patterns:
             return any(p.search(text) for p in patterns)
@@ -62,7 +75,8 @@ def _candidates(params: Mapping[str, Any]) -> CodeTest:
     return test
 
 
-@register("cuda-query", validate=_validate, needles=_needles, candidates=_candidates)
+@register("cuda-query", validate=_validate, needles=_needles, candidates=_candidates,
+          identifiers=lambda p: frozenset(p.get("identifiers") or ()))
 def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line holding an @hit capture of the rule's query, in host code, device code or anywhere."""
     if not isinstance(doc, CudaDocument):

@@ -158,3 +158,21 @@ def test_a_damaged_memo_is_a_miss(tmp_path: Path, scans: list[Path], damage: str
     scans.clear()
     assert run(root).output == cold.output
     assert scans == [root]
+
+
+def test_reports_of_a_tree_that_changed_while_it_was_scanned_are_not_kept(
+    tmp_path: Path, scans: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path)
+    real = migrate.scan.scan_file
+
+    def editing(source, ruleset, settings):  # type: ignore[no-untyped-def]
+        if source.relpath == "k.cu":  # an editor saves the file while the scan runs
+            (root / "k.cu").write_text(KERNEL + "void g() { cudaFree(0); }\n")
+        return real(source, ruleset, settings)
+
+    monkeypatch.setattr(migrate.scan, "scan_file", editing)
+    run(root)
+    monkeypatch.setattr(migrate.scan, "scan_file", real)
+    assert not list((tmp_path / "cache" / "reports").glob("*/*"))
+    assert report(run(root)) == report(run(root, cache=False))

@@ -181,14 +181,14 @@ def open_memo(
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     if settings.baseline:
         try:
-            digest.update(hashlib.sha256(Path(settings.baseline).read_bytes()).digest())
-        except OSError:
+            digest.update(hashlib.sha256(read_bytes(settings.baseline, limit=_MAX_FILE)).digest())
+        except (OSError, Refused):  # the scan reports what is wrong with it
             return ReportMemo(None, None, "")
     for source in sources:
         stamp = _stamp(source)
         if stamp is None:
             return ReportMemo(None, None, "")
-        digest.update(f"{source.relpath}\0{stamp}\0{int(source.explicit)}\n".encode("utf-8", "surrogateescape"))
+        digest.update(f"{source.relpath}\0{stamp}\n".encode("utf-8", "surrogateescape"))
     return ReportMemo(Path(settings.cache_dir), digest.hexdigest()[:32], namespace(root, ruleset, settings))
 
 

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrate.cache import open_memo
+from migrate.cache import ReportMemo, open_memo
 from migrate.config import Settings
 from migrate.model import Severity
 from migrate.report import render
-from migrate.scan import Progress, inputs, ruleset_for, scan_inputs
+from migrate.scan import Inputs, Progress, inputs, ruleset_for, scan_inputs
 
 
 @dataclass(frozen=True)
@@ -29,25 +29,34 @@ class Request:
 
 @dataclass(frozen=True)
 class Reports:
-    texts: tuple[str, ...]  # one per request, in order
-    worst: Severity | None  # the highest severity of the findings reported
-    memo: bool  # handed back from the memo
+    """The reports of one run, in the order they were asked for, and the highest severity they report."""
+
+    texts: tuple[str, ...]
+    worst: Severity | None
 
 
 def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
                  progress: Progress | None = None) -> Reports:
     """The reports REQUESTS ask for of a scan of ROOT."""
     found = inputs(root, settings)
-    extra = [str(root), *(f"{s.path}\0{s.reason}" for s in found.skipped), *sorted(found.packages)]
-    memo = open_memo(root, ruleset_for(settings), settings, found.sources, extra) if found.complete else None
+    memo = _memo(root, settings, found)
     names = [request.name for request in requests]
     kept = memo.get(names) if memo else None
     if kept is not None:
-        return Reports(tuple(kept[0][name] for name in names), kept[1], True)
+        return Reports(tuple(kept[0][name] for name in names), kept[1])
     result = scan_inputs(root, settings, found, progress=progress)
     texts = {r.name: render(result, r.fmt, color=r.color) if r.fmt == "terminal" else render(result, r.fmt)
              for r in requests}
     worst = max((f.severity for f in result.findings), default=None)
-    if memo:
+    now = _memo(root, settings, found)
+    if memo and now and now.place == memo.place:  # nothing changed while it was scanned
         memo.put(texts, worst)
-    return Reports(tuple(texts[name] for name in names), worst, False)
+    return Reports(tuple(texts[name] for name in names), worst)
+
+
+def _memo(root: Path, settings: Settings, found: Inputs) -> ReportMemo | None:
+    """The memo entry of a whole-tree scan of what FOUND lists, as the files stand now."""
+    if not found.complete:
+        return None
+    extra = [str(root), *(f"{s.path}\0{s.reason}" for s in found.skipped), *sorted(found.packages)]
+    return open_memo(root, ruleset_for(settings), settings, found.sources, extra)

@@ -89,3 +89,19 @@ def check_golden(actual: str, golden: Path, update: bool) -> None:
         golden.write_text(actual, encoding="utf-8")
         return
     assert actual == golden.read_text(encoding="utf-8"), f"output differs from {golden.relative_to(ROOT)}"
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The relpaths scan_file actually scanned (in this process)."""
+    seen: list[str] = []
+    import migrate.scan
+
+    real = migrate.scan.scan_file
+
+    def counting(source, ruleset, settings):  # type: ignore[no-untyped-def]
+        seen.append(source.relpath)
+        return real(source, ruleset, settings)
+
+    monkeypatch.setattr(migrate.scan, "scan_file", counting)
+    return seen

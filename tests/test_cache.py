@@ -19,20 +19,6 @@ from migrate.scan import scan
 from conftest import KERNEL, USER_RULE
 
 
-@pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The relpaths scan_file actually scanned (in this process)."""
-    seen: list[str] = []
-    real = migrate.scan.scan_file
-
-    def counting(source, ruleset, settings):  # type: ignore[no-untyped-def]
-        seen.append(source.relpath)
-        return real(source, ruleset, settings)
-
-    monkeypatch.setattr(migrate.scan, "scan_file", counting)
-    return seen
-
-
 def settings_for(tmp_path: Path, **changes: object) -> Settings:
     return replace(Settings(jobs=1, cache_dir=str(tmp_path / "cache")), **changes)  # type: ignore[arg-type]
 

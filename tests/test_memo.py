@@ -29,20 +29,6 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The relpaths scan_file actually scanned (in this process)."""
-    seen: list[str] = []
-    real = migrate.scan.scan_file
-
-    def counting(source, ruleset, settings):  # type: ignore[no-untyped-def]
-        seen.append(source.relpath)
-        return real(source, ruleset, settings)
-
-    monkeypatch.setattr(migrate.scan, "scan_file", counting)
-    return seen
-
-
-@pytest.fixture
 def scans(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The roots scanned (not served from the memo) in this process."""
     seen: list[Path] = []

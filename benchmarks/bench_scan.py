@@ -194,7 +194,7 @@ def _children_cpu() -> float:
 
 
 def measure(command: list[str]) -> tuple[float, float, int, int]:
-    """(seconds, CPU seconds, peak RSS KiB of the process tree, exit code) of COMMAND."""
+    """(seconds, CPU seconds, the summed peak RSS KiB of the process tree, exit code) of COMMAND."""
     cpu = _children_cpu()
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -236,7 +236,7 @@ def bench(root: Path, jobs: int) -> None:
     for label, extra in runs:
         seconds, cpu, peak_kib, code = measure(command + extra)
         print(f"  {label}: {seconds:.2f} s ({cpu:.1f} CPU s), {count / seconds:,.0f} files/s, "
-              f"{size / 2**20 / seconds:.1f} MB/s, peak RSS {peak_kib / 1024:.0f} MB (all processes), exit {code}")
+              f"{size / 2**20 / seconds:.1f} MB/s, peak RSS {peak_kib / 1024:.0f} MB (sum of each process's peak), exit {code}")
     shutil.rmtree(cache, ignore_errors=True)
 
 

@@ -128,18 +128,16 @@ class Cache:
                 self._dirty.add(name)
 
 
+@dataclasses.dataclass(frozen=True)
 class ReportMemo:
     """The reports of the last scan of a tree, kept whole: a scan of the same files (by their stat stamps), rules,
     settings and code hands them back without reading a result. Layout: CACHE_DIR/reports/<namespace>/<key>/, one
     UTF-8 file per report and `worst.json` (the highest severity found, for --fail-on)."""
 
-    def __init__(self, directory: Path | None, key: str | None, namespace_name: str) -> None:
-        self.place = directory / "reports" / namespace_name / key if directory and key else None
+    place: Path
 
     def get(self, names: list[str]) -> tuple[dict[str, str], Severity | None] | None:
         """The reports NAMES, and the worst severity, when all were kept for this key; else None."""
-        if self.place is None:
-            return None
         kept = _load_json(self.place / "worst.json")
         worst = kept.get("worst", -1) if isinstance(kept, dict) and kept.get("format") == FORMAT else -1
         if not (worst is None or type(worst) is int and worst in Severity.__members__.values()):
@@ -155,13 +153,12 @@ class ReportMemo:
     def put(self, texts: dict[str, str], worst: Severity | None) -> None:
         """Keep TEXTS (name -> report) for this key, and drop what older scans of the tree kept. Failures are
         ignored."""
-        if self.place is None:
-            return
         with contextlib.suppress(OSError, Refused):
             _private_dir(self.place)
             for name, text in texts.items():
                 _atomic_write(self.place / f"{name}.txt", text.encode())
-            _atomic_write(self.place / "worst.json", _dumps({"format": FORMAT, "worst": None if worst is None else int(worst)}))
+            kept = {"format": FORMAT, "worst": None if worst is None else int(worst)}
+            _atomic_write(self.place / "worst.json", _dumps(kept))
             for entry in os.scandir(self.place.parent):
                 if entry.name != self.place.name and not entry.name.startswith("."):
                     shutil.rmtree(entry.path, ignore_errors=True)
@@ -170,12 +167,12 @@ class ReportMemo:
 
 def open_memo(
     root: Path, ruleset: Ruleset, settings: Settings, sources: Iterable[SourceFile], extra: Iterable[str]
-) -> ReportMemo:
+) -> ReportMemo | None:
     """The report memo for a scan of SOURCES whose result also depends on EXTRA (the root as written, skipped
-    files, the repository's packages...); a no-op without a cache directory, with a baseline file that cannot be
+    files, the repository's packages...); None without a cache directory, with a baseline file that cannot be
     read, or when a file changed too recently for its stamp to be trusted."""
     if not settings.cache_dir:
-        return ReportMemo(None, None, "")
+        return None
     digest = hashlib.sha256()
     for part in extra:
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
@@ -183,13 +180,14 @@ def open_memo(
         try:
             digest.update(hashlib.sha256(read_bytes(settings.baseline, limit=_MAX_FILE)).digest())
         except (OSError, Refused):  # the scan reports what is wrong with it
-            return ReportMemo(None, None, "")
+            return None
     for source in sources:
         stamp = _stamp(source)
         if stamp is None:
-            return ReportMemo(None, None, "")
+            return None
         digest.update(f"{source.relpath}\0{stamp}\n".encode("utf-8", "surrogateescape"))
-    return ReportMemo(Path(settings.cache_dir), digest.hexdigest()[:32], namespace(root, ruleset, settings))
+    place = Path(settings.cache_dir) / "reports" / namespace(root, ruleset, settings) / digest.hexdigest()[:32]
+    return ReportMemo(place)
 
 
 def _shard_name(relpath: str) -> str:

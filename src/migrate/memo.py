@@ -48,8 +48,7 @@ def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
     texts = {r.name: render(result, r.fmt, color=r.color) if r.fmt == "terminal" else render(result, r.fmt)
              for r in requests}
     worst = max((f.severity for f in result.findings), default=None)
-    now = _memo(root, settings, found)
-    if memo and now and now.place == memo.place:  # nothing changed while it was scanned
+    if memo and memo == _memo(root, settings, found):  # nothing changed while it was scanned
         memo.put(texts, worst)
     return Reports(tuple(texts[name] for name in names), worst)
 

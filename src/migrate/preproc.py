@@ -44,26 +44,12 @@ class Macro:
     value: int | None = None
 
 
-def directives(text: str) -> tuple[Directive, ...]:
-    """The conditional and #define lines of a C/C++/CUDA text (continuation lines joined)."""
-    if "#" not in text:
-        return ()
-    found = []
-    line, last = 1, 0
-    for match in _DIRECTIVE.finditer(text):
-        line += text.count("\n", last, match.start())
-        last = match.start()
-        found.append(_directive(match, line))
-    return tuple(found)
-
-
 def directive_at(text: str, line_start: int, line: int) -> Directive | None:
-    """The directive on the line of TEXT that starts at LINE_START (the lexer found it in the code), if any."""
+    """The conditional, #define or #undef on the line of TEXT that starts at LINE_START (the lexer found it in the
+    code, so never in a comment or a string), continuation lines joined and comments removed; None if there is none."""
     match = _DIRECTIVE.match(text, line_start)
-    return _directive(match, line) if match else None
-
-
-def _directive(match: re.Match[str], line: int) -> Directive:
+    if match is None:
+        return None
     argument = match.group(2).replace("\\\n", " ").replace("\\\r\n", " ")
     return Directive(line, match.group(1), _COMMENT.sub(" ", argument).strip())
 

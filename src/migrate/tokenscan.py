@@ -37,7 +37,7 @@ class Lexed:
     launches: list[int]  # offsets of <<<
     defined: frozenset[str]  # macro names the file #defines
     guarded: list[tuple[int, int]]  # line ranges of #if blocks that test a HIP macro
-    directives: tuple[preproc.Directive, ...]  # the conditional, #define and #undef lines (as preproc.directives)
+    directives: tuple[preproc.Directive, ...]  # the conditional, #define and #undef lines (preproc.directive_at)
     lines: _Lines
     code: str  # the text with comments, string literals and #include paths blanked (same offsets and lines)
     searched: frozenset[str]  # the words looked for

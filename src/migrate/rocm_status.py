@@ -211,7 +211,7 @@ def never_compiled(
             dead[finding.path] = None if other else settled.dead_ranges(finding.path) if known else ()
         ranges = dead[finding.path]
         if ranges is None or any(start <= finding.line <= end for start, end in ranges):
-            moved.append(finding.with_status("guarded"))
+            moved.append(finding.guarded())
         else:
             kept.append(finding)
     return kept, moved
@@ -328,7 +328,7 @@ def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[l
         if finding.path not in decided:
             decided[finding.path] = excluded(finding.path)
         if decided[finding.path]:
-            moved.append(finding.with_status("guarded"))
+            moved.append(finding.guarded())
         else:
             kept.append(finding)
     return kept, moved

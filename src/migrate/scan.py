@@ -411,7 +411,7 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
             if doc.is_suppressed(hit.line, rule.id):
                 continue
             if doc.is_guarded(hit.line):
-                held.append(_finding(doc, rule, hit, settings, status="guarded"))
+                held.append(_finding(doc, rule, hit, settings).guarded())
                 continue
             hits.append(hit)
         if rule.per_file and len(hits) > 1:
@@ -424,7 +424,7 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
                       guarded_findings=tuple(held))
 
 
-def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings, status: str = "remaining",
+def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings,
              occurrences: tuple[Occurrence, ...] = ()) -> Finding:
     severity = _overrides(settings.severity_overrides).get(rule.id)
     if severity is None:
@@ -449,7 +449,6 @@ def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings, status: st
         vendored=doc.source.vendored,
         symbol=hit.symbol,
         effort=rule.effort,
-        status=status,
         occurrences=occurrences,
     )
 

@@ -89,6 +89,12 @@ _WARP_BLOCKS = """
   (#eq? @type "dim3") (#match? @x "^32[uU]?$"))
 """
 _MASK_PARAMETERS = "(optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value)"
+_TYPED_NAMES = """
+(parameter_declaration type: (_) @type declarator: (identifier) @name)
+(optional_parameter_declaration type: (_) @type declarator: (identifier) @name default_value: (_) @value)
+(declaration type: (_) @type declarator: [(identifier) @name (init_declarator declarator: (identifier) @name)])
+(field_declaration type: (_) @type declarator: (field_identifier) @name)
+"""
 
 _FULL_MASK = re.compile(
     r"^(?:0x0*[fF]{8}[uUlL]*|4294967295[uUlL]*|~0[uU]|~0x0+[uU]"
@@ -103,10 +109,9 @@ _SIZE_NAME = re.compile(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lan
 _LOG_SIZE_NAME = re.compile(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
 _FIVE = re.compile(r"^\(?\s*5[uUlL]*\s*\)?$")
 _THIRTY_TWO = re.compile(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
-_THIRTY_TWO_BITS = frozenset(
-    {"int", "unsigned", "unsigned int", "signed", "signed int", "uint32_t", "int32_t", "std::uint32_t",
-     "std::int32_t", "uint", "u32", "__uint32_t"}
-)
+_NARROW_TYPE = re.compile(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
+                          r"|uint32|UInt32|unsigned_int)$")
+_NARROW_LITERAL = re.compile(r"^\(?(?:0[xX][0-9a-fA-F]+|\d+)[uU]?\)?$")  # an int or unsigned literal: 32 bits
 _THREAD_BUILTIN = re.compile(r"\b(?:threadIdx|blockDim|thread_rank)\b")
 _THREAD_NAME = re.compile(
     r"^(?:tid|tidx|ltid|tx|lane|laneid|laneId|lane_id|laneIdx|lane_idx|lane_index|thread_id|threadId|thread_idx"
@@ -190,6 +195,48 @@ def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
             yield _span(value)
 
 
+def _narrow_masks(doc: CudaDocument) -> Iterator[Hit]:
+    """A mask a warp sync call gets in 32 bits (a variable declared `unsigned`/`uint32_t`/`U32`, or an int literal)
+    that is not an all-lanes value (full-mask reports those): HIP's *_sync builtins static_assert a 64-bit mask."""
+    declared: dict[str, list[tuple[int, int | None, str]]] | None = None
+    constants: dict[str, str] = {}
+    for groups in doc.matches(_MASK_ARGS):
+        mask, function = groups["mask"][0], doc.node_text(groups["fn"][0])
+        if function in doc.compat_names:
+            continue
+        if declared is None:
+            declared, constants = _declarations(doc), _constants(doc)
+        text = _normal(doc.node_text(mask))
+        if _is_full_mask(text, constants):
+            continue
+        if _NARROW_LITERAL.match(text) or (re.fullmatch(r"[A-Za-z_]\w*", text) and _narrow_name(doc, declared, text, mask)):
+            yield _span(mask, symbol=function)
+
+
+def _narrow_name(doc: CudaDocument, declared: dict[str, list[tuple[int, int | None, str]]], name: str, use: Node) -> bool:
+    """NAME, as seen at USE, is declared with a 32-bit type: the last declaration before it in its function, else
+    those outside functions (a parameter with an all-lanes default is full-mask's)."""
+    function = doc.enclosing_function(use.start_byte)
+    scope = function.start_byte if function else None
+    places = declared.get(name, [])
+    local = [t for start, owner, t in places if owner == scope and start < use.start_byte and scope is not None]
+    types = local[-1:] or [t for _, owner, t in places if owner is None]
+    return bool(types) and all(_NARROW_TYPE.match(t) for t in types)
+
+
+def _declarations(doc: CudaDocument) -> dict[str, list[tuple[int, int | None, str]]]:
+    """Per name, its declarations in the file: (where, the enclosing function's start or None, the type)."""
+    found: dict[str, list[tuple[int, int | None, str]]] = {}
+    for groups in doc.matches(_TYPED_NAMES):
+        node = groups["name"][0]
+        function = doc.enclosing_function(node.start_byte)
+        kind = " ".join(doc.node_text(groups["type"][0]).split())
+        if "value" in groups and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
+            kind = "all-lanes default"  # `unsigned mask = 0xffffffff`: full-mask reports the default
+        found.setdefault(doc.node_text(node), []).append((node.start_byte, function.start_byte if function else None, kind))
+    return found
+
+
 def _mask_definitions(doc: CudaDocument, used: set[str]) -> Iterator[Hit]:
     """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`: the one line to widen, when passed as a warp mask."""
     for groups in (*doc.matches(_MASK_MACROS), *doc.matches(_INITS)):
@@ -202,7 +249,7 @@ def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
     ballots: set[str] = set()
     for groups in doc.matches(_BALLOT_DECLS):
         ballots.add(doc.node_text(groups["name"][0]))
-        if " ".join(doc.node_text(groups["type"][0]).split()) in _THIRTY_TWO_BITS:
+        if _NARROW_TYPE.match(" ".join(doc.node_text(groups["type"][0]).split())):
             yield _span(groups["decl"][0], symbol=doc.node_text(groups["fn"][0]))
     ballots.update(doc.node_text(g["name"][0]) for g in doc.matches(_BALLOT_ASSIGNS))
     for groups in doc.matches(_BIT_COUNTS):
@@ -379,11 +426,12 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _FIXED_WIDTHS, _WARP_BLOCKS,
-                _MASK_PARAMETERS):
+                _MASK_PARAMETERS, _TYPED_NAMES):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "full-mask": _full_masks,
+    "narrow-mask": _narrow_masks,
     "ballot-width": _ballot_widths,
     "lane-math": _lane_maths,
     "size-constant": _size_constants,
@@ -392,6 +440,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
 }
 _NEEDLES = {
     "full-mask": ["_sync", "__syncwarp"],
+    "narrow-mask": ["_sync", "__syncwarp"],
     "ballot-width": ["__ballot", "__activemask"],
     "lane-math": ["threadIdx", "blockDim", "thread_rank", "lane", "Lane", "tid", "thread_id", "threadId", "tx",
                   "hreads", "HREADS", "lock_size", "lockSize", "LOCK_SIZE", "warp", "Warp", "WARP", "wid"],
@@ -521,6 +570,26 @@ def _maybe_full_mask(view: Code) -> bool:
     return sync and _MASK_NAMES.search(view.lower) is not None  # a mask named for all lanes, maybe via a macro
 
 
+_SYNC_ARGUMENT = re.compile(rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync{_W}\("
+                            rf"{_W}([A-Za-z_]\w*|(?:0x[0-9a-f]+|\d+)u?){_W},|__syncwarp{_W}\({_W}([A-Za-z_]\w*|(?:0x[0-9a-f]+|\d+)u?)"
+                            rf"{_W}\)")
+
+
+def _maybe_narrow_mask(view: Code) -> bool:
+    """A warp sync call whose mask is an int literal, or a name the file declares after a 32-bit type word: what
+    _narrow_masks needs (it also rules out all-lanes values, which full-mask reports)."""
+    if _SYNC_NAMES.isdisjoint(view.words):
+        return False
+    for match in _SYNC_ARGUMENT.finditer(view.lower):
+        argument = match.group(1) or match.group(2)
+        if argument[0].isdigit():
+            return True
+        declared = rf"\b(?:u?int32_t|unsigned|int|uint|u32|uint32|unsigned_int)(?:{_W}const)?{_W}&?{_W}{re.escape(argument)}\b"
+        if re.search(declared, view.lower):
+            return True
+    return False
+
+
 _SIZE_VALUE = re.compile(rf"warp\w*{_W}(?:={_W})?\(?{_W}(32|0x20|5){_NUMBER_END}")
 
 
@@ -548,6 +617,7 @@ def _maybe_literal_size(view: Code) -> bool:
 
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
+    "narrow-mask": _maybe_narrow_mask,
     "ballot-width": names_in(_BALLOT_NAMES),
     "lane-math": _maybe_lane_math,
     "size-constant": _maybe_size_constant,
@@ -565,7 +635,7 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return _NEEDLES[params["check"]]
 
 
-_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES, "literal-size": _INTRINSIC_NAMES,
+_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES, "literal-size": _INTRINSIC_NAMES,
                 "warpsize-constant": frozenset({"warpSize"})}
 
 

@@ -89,6 +89,10 @@ _WARP_BLOCKS = """
   (#eq? @type "dim3") (#match? @x "^32[uU]?$"))
 """
 _MASK_PARAMETERS = "(optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value)"
+_WARP_MATRIX = """
+((namespace_identifier) @op (#eq? @op "wmma"))
+((identifier) @op (#match? @op "^(load_matrix|store_matrix|mma)_sync$"))
+"""
 _TYPED_NAMES = """
 (parameter_declaration type: (_) @type declarator: (identifier) @name)
 (optional_parameter_declaration type: (_) @type declarator: (identifier) @name default_value: (_) @value)
@@ -104,6 +108,7 @@ _FULL_MASK = re.compile(
     r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))$"
 )
 _WARP_HELPER = re.compile(r"warp|shfl|shuffle", re.I)
+
 _MASK_NAME = re.compile(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 _SIZE_NAME = re.compile(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
 _LOG_SIZE_NAME = re.compile(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
@@ -376,7 +381,8 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
             yield _span(node)
     for groups in doc.matches(_FIXED_WIDTHS):
         yield _span(groups["width"][0], symbol=doc.node_text(groups["fn"][0]))
-    if doc.captures(_INTRINSIC_CALLS).get("fn"):  # threadIdx.x is the lane only where warp intrinsics run
+    if doc.captures(_INTRINSIC_CALLS).get("fn") or doc.captures(_WARP_MATRIX).get("op"):
+        # threadIdx.x is the lane only where warp intrinsics or warp-wide matrix ops (wmma fragments) run
         for groups in doc.matches(_WARP_BLOCKS):
             yield _span(groups["x"][0], symbol="dim3")
 
@@ -426,7 +432,7 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _FIXED_WIDTHS, _WARP_BLOCKS,
-                _MASK_PARAMETERS, _TYPED_NAMES):
+                _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -609,8 +615,8 @@ def _maybe_size_constant(view: Code) -> bool:
 def _maybe_literal_size(view: Code) -> bool:
     """A warp intrinsic or a call of a helper named for warps or shuffles, and one of _literal_sizes' shapes."""
     code = view.lower
-    intrinsics = not _INTRINSIC_NAMES.isdisjoint(view.words) or "__reduce_" in code
-    if not (intrinsics or any(p.search(code) for p in _HELPER_CALLS)):
+    intrinsics = not _INTRINSIC_NAMES.isdisjoint(view.words) or "__reduce_" in code or "wmma" in code
+    if not (intrinsics or "mma_sync" in code or any(p.search(code) for p in _HELPER_CALLS)):
         return False
     return any(p.search(code) for p in _WARP_SHAPES)
 

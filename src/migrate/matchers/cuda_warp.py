@@ -87,6 +87,8 @@ _WARP_BLOCKS = """
 (declaration type: (type_identifier) @type declarator: (init_declarator
   value: [(argument_list . (number_literal) @x) (initializer_list . (number_literal) @x)])
   (#eq? @type "dim3") (#match? @x "^32[uU]?$"))
+(kernel_call_syntax . (_) . (number_literal) @x (#match? @x "^32[uU]?$"))
+(launch_bounds . (number_literal) @x (#match? @x "^32[uU]?$"))
 """
 _MASK_PARAMETERS = "(optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value)"
 _WARP_MATRIX = """
@@ -110,6 +112,9 @@ _FULL_MASK = re.compile(
 _WARP_HELPER = re.compile(r"warp|shfl|shuffle", re.I)
 
 _MASK_NAME = re.compile(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
+# A definition may carry a project prefix (`#define BNB_FULL_WARP_MASK 0xffffffffull`); a use is judged by the
+# name alone only without one (a prefixed macro is usually defined per platform in a header).
+_DEFINED_MASK_NAME = re.compile(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 _SIZE_NAME = re.compile(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
 _LOG_SIZE_NAME = re.compile(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
 _FIVE = re.compile(r"^\(?\s*5[uUlL]*\s*\)?$")
@@ -246,7 +251,7 @@ def _mask_definitions(doc: CudaDocument, used: set[str]) -> Iterator[Hit]:
     """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`: the one line to widen, when passed as a warp mask."""
     for groups in (*doc.matches(_MASK_MACROS), *doc.matches(_INITS)):
         name = doc.node_text(groups["name"][0])
-        if (name in used or _MASK_NAME.match(name)) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
+        if (name in used or _DEFINED_MASK_NAME.match(name)) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
             yield _span(groups["name"][0], symbol=name)
 
 
@@ -342,7 +347,9 @@ def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
     lhs = doc.node_text(groups["lhs"][0])
     if "bit" in groups:  # only a lane: `1u << tid` may be a block-wide bitmap, `1u << signXo` a sign bit
         return re.search(r"\bthreadIdx\s*\.\s*x\b|[Ll]ane", lhs) is not None
-    return re.search(r"mask|[Ll]ane", lhs) is not None  # `~0u << (32 - bits)` is bit packing, not lanes
+    # `~0u << (32 - bits)` is bit packing; a mask, a lane, a thread index or a warp-sized shift is lanes
+    shift = doc.node_text(groups["shift"][0])
+    return re.search(r"mask|[Ll]ane|threadIdx", lhs) is not None or re.search(r"warp", shift, re.I) is not None
 
 
 def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
@@ -384,7 +391,7 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
     if doc.captures(_INTRINSIC_CALLS).get("fn") or doc.captures(_WARP_MATRIX).get("op"):
         # threadIdx.x is the lane only where warp intrinsics or warp-wide matrix ops (wmma fragments) run
         for groups in doc.matches(_WARP_BLOCKS):
-            yield _span(groups["x"][0], symbol="dim3")
+            yield _span(groups["x"][0], symbol="dim3" if "type" in groups else "block size")
 
 
 def _is_shared(doc: CudaDocument, declaration: Node) -> bool:
@@ -496,6 +503,7 @@ _WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"for{_W}\([^{{}}]{{0,300}}?(?:(?:<|!=){_W}(?:32|0x20)u?{_NUMBER_END}|<={_W}(?:31|16)u?{_NUMBER_END}"
     rf"|={_W}16u?{_W};)",
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
+    rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).
@@ -517,8 +525,8 @@ _LANE_OPERATIONS = {  # the operator and literal pairs of _LANE_MATHS that _LANE
 }
 _OPERATOR = {"31&": "&", "0x1f&": "&", "32*": "*"}
 _ASSIGNED = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\(|\{)")
-_NEEDED_BY = {"bit": re.compile(r"threadIdx|[Ll]ane"), "width": re.compile(r"mask|[Ll]ane"),
-              "left-width": re.compile(r"mask|[Ll]ane")}
+_NEEDED_BY = {"bit": re.compile(r"threadIdx|[Ll]ane"), "width": re.compile(r"mask|[Ll]ane|threadIdx|[Ww]arp|WARP"),
+              "left-width": re.compile(r"mask|[Ll]ane|threadIdx|[Ww]arp|WARP")}
 _THREAD_VALUE = re.compile(r"(?:threadIdx|blockDim|thread_rank)\b")
 _BOUND_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:=(?!=)|\(|\{)")
 

@@ -53,6 +53,8 @@ class Weights:
     light_factor: float
     component_fixed: tuple[float, float]
     collection_min: int
+    collection_percentile: float
+    kernel_floor: int
     supported_factor: float
     status: Mapping[str, Any]
     vendored_factor: float
@@ -133,7 +135,7 @@ class Risk:
     components: tuple[Component, ...] = ()
     optional: Effort = Effort()  # CUDA-only add-ons of a supported repository: not part of the verdict
     collection: Collection | None = None
-    total: Effort = Effort()  # every remaining finding, also when a collection reports its median program
+    total: Effort = Effort()  # every remaining finding, also when a collection reports one program's
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,8 @@ def _weights(raw: dict[str, Any]) -> Weights:
         light_factor=float(raw["units"]["light_factor"]),
         component_fixed=(float(raw["units"]["component_fixed"][0]), float(raw["units"]["component_fixed"][1])),
         collection_min=int(raw["units"]["collection_min_programs"]),
+        collection_percentile=float(raw["units"]["collection_percentile"]),
+        kernel_floor=int(raw["score"]["kernel_floor"]),
         supported_factor=float(raw["units"]["supported_factor"]),
         status=_status_params(raw["rocm_status"]),
         vendored_factor=float(raw["vendored_factor"]),
@@ -335,14 +339,19 @@ class Component:
 
 @dataclass(frozen=True)
 class Collection:
-    """A repository of independent programs: how many, the median program's effort, the blocked ones."""
+    """A repository of independent programs: how many, the median program's effort, the effort most programs stay
+    within (the `collection_percentile` program, which prices the collection), the blocked ones."""
 
     programs: int
     median: Effort
     blocked: tuple[str, ...]
+    typical: Effort = Effort()
+    percentile: float = 0.5
 
     def to_dict(self) -> dict[str, Any]:
-        return {"programs": self.programs, "median_effort_days": self.median.to_dict(), "blocked": list(self.blocked)}
+        return {"programs": self.programs, "median_effort_days": self.median.to_dict(),
+                "percentile": self.percentile, "percentile_effort_days": self.typical.to_dict(),
+                "blocked": list(self.blocked)}
 
 
 def assess(
@@ -362,14 +371,16 @@ def assess(
     worst = max((f.severity for f in items), default=Severity.INFO)
     floors = weights.supported_floors if context.level == "supported" else weights.floors
     if collection is not None:
-        score = _score(collection.median, _median_worst(items, components, context), floors, weights)
+        score = _score(collection.typical, _typical_worst(items, components, context, weights), floors, weights)
     else:
         score = _score(total, worst, floors, weights)
+    if any(is_c(f.path) and not f.vendored for f in every):
+        score = max(score, weights.kernel_floor)
     blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
     return Risk(
         score=score,
         verdict=verdict(score, weights),
-        effort=collection.median if collection is not None else total,
+        effort=collection.typical if collection is not None else total,
         blockers=len(blockers),
         blocker_effort=_sum(costs, blockers),
         guarded=guarded,
@@ -544,7 +555,8 @@ def _programs(components: tuple[Component, ...], context: Context) -> list[Compo
 
 
 def _collection(components: tuple[Component, ...], context: Context, weights: Weights) -> Collection | None:
-    """Independent programs (each its own build unit) carrying most of the work: priced per program."""
+    """Independent programs (each its own build unit) carrying most of the work: priced per program, by the
+    program at `collection_percentile` (most programs take at most that; the hardest few are listed as blocked)."""
     programs = _programs(components, context)
     required = [c for c in components if not c.optional]
     if len(programs) < weights.collection_min or not required:
@@ -553,18 +565,23 @@ def _collection(components: tuple[Component, ...], context: Context, weights: We
         return None
     lows = statistics.median(c.effort.low for c in programs)
     highs = statistics.median(c.effort.high for c in programs)
+    typical = _at_percentile(programs, weights.collection_percentile).effort
     blocked = tuple(sorted(c.name for c in programs if c.blocked))
-    return Collection(len(programs), Effort(lows, highs), blocked)
+    return Collection(len(programs), Effort(lows, highs), blocked, typical, weights.collection_percentile)
 
 
-def _median_worst(items: list[Finding], components: tuple[Component, ...], context: Context) -> Severity:
-    """The worst severity of the median program: a few blocked programs do not make the collection hard."""
-    worst: dict[str, Severity] = {}
-    for finding in items:
-        name = context.component(finding.path)
-        worst[name] = max(worst.get(name, Severity.INFO), finding.severity)
-    ranked = sorted(worst.get(c.name, Severity.INFO) for c in components if c.name in context.build_dirs)
-    return ranked[len(ranked) // 2] if ranked else Severity.INFO
+def _at_percentile(programs: list[Component], percentile: float) -> Component:
+    """The program at PERCENTILE of effort, the hardest left out (the lower of two neighbours)."""
+    ranked = sorted(programs, key=lambda c: (c.effort.mid, c.name))
+    return ranked[int(percentile * (len(ranked) - 1))]
+
+
+def _typical_worst(
+    items: list[Finding], components: tuple[Component, ...], context: Context, weights: Weights
+) -> Severity:
+    """The worst severity of the program that prices the collection: a few blocked programs do not make it hard."""
+    program = _at_percentile(_programs(components, context), weights.collection_percentile)
+    return max((f.severity for f in items if context.component(f.path) == program.name), default=Severity.INFO)
 
 
 def verdict(score: int, weights: Weights) -> str:

@@ -396,3 +396,13 @@ def test_a_collection_is_priced_by_its_ninetieth_percentile_program() -> None:
     assert assessed.verdict == "moderate"
     one_hard = findings[1:]  # one warp program in ten: the ninth stays a rename pass
     assert risk.assess(one_hard, W, context=context).verdict == "easy"
+
+
+def test_a_cuda_only_install_dependency_keeps_a_supported_repository_moderate() -> None:
+    supported = risk.Context(level="supported", ported=frozenset({"."}))
+    kernels = [make("csrc/k.cu", 1, "warp-lane-math", "warp-size-assumption", Severity.HIGH)]
+    required = make("pyproject.toml", 9, "nvidia-kernel-dsl-dependency", "cuda-only-dependency", Severity.HIGH)
+    in_tests = make("tests/requirements.txt", 2, "nvidia-kernel-dsl-dependency", "cuda-only-dependency", Severity.HIGH)
+    assert risk.assess(kernels, W, context=supported).verdict == "easy"
+    assert risk.assess([*kernels, required], W, context=supported).verdict == "moderate"
+    assert risk.assess([*kernels, in_tests], W, context=supported).verdict == "easy"

@@ -55,6 +55,8 @@ class Weights:
     collection_min: int
     collection_percentile: float
     kernel_floor: int
+    install_floor: int
+    install_files: re.Pattern[str]
     supported_factor: float
     status: Mapping[str, Any]
     vendored_factor: float
@@ -186,6 +188,8 @@ def _weights(raw: dict[str, Any]) -> Weights:
         collection_min=int(raw["units"]["collection_min_programs"]),
         collection_percentile=float(raw["units"]["collection_percentile"]),
         kernel_floor=int(raw["score"]["kernel_floor"]),
+        install_floor=int(raw["score"]["install_floor"]),
+        install_files=re.compile(raw["score"]["install_files"]),
         supported_factor=float(raw["units"]["supported_factor"]),
         status=_status_params(raw["rocm_status"]),
         vendored_factor=float(raw["vendored_factor"]),
@@ -376,6 +380,8 @@ def assess(
         score = _score(total, worst, floors, weights)
     if any(is_c(f.path) and not f.vendored for f in every):
         score = max(score, weights.kernel_floor)
+    if context.level == "supported" and any(_blocks_install(f, weights) for f in items):
+        score = max(score, weights.install_floor)
     blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
     return Risk(
         score=score,
@@ -582,6 +588,14 @@ def _typical_worst(
     """The worst severity of the program that prices the collection: a few blocked programs do not make it hard."""
     program = _at_percentile(_programs(components, context), weights.collection_percentile)
     return max((f.severity for f in items if context.component(f.path) == program.name), default=Severity.INFO)
+
+
+def _blocks_install(finding: Finding, weights: Weights) -> bool:
+    """A CUDA-only package at high or above among the dependencies a package manager installs: on ROCm the install
+    fails or pulls a CUDA build, however well the code itself supports ROCm."""
+    return (finding.severity >= Severity.HIGH and finding.category == "cuda-only-dependency"
+            and weights.install_files.search(finding.path) is not None
+            and weights.light_paths.search(finding.path) is None)
 
 
 def verdict(score: int, weights: Weights) -> str:

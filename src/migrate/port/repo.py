@@ -43,7 +43,8 @@ def find(path: Path) -> Repository | None:
     if done.ok:
         lines = os.fsdecode(done.stdout).split("\n")
         if len(lines) != len(_WHERE) + 1:  # a newline in a path: one question at a time
-            lines = [gitcmd.text(path, "rev-parse", flag, what="find the repository") for flag in _WHERE]
+            lines = [os.fsdecode(gitcmd.output(path, "rev-parse", flag, what="find the repository"))[:-1]
+                     for flag in _WHERE]
         found = Repository(Path(lines[0]), Path(lines[1]), lines[2])
         _check_contains(found.top, path)
         return found

@@ -230,8 +230,8 @@ def _missed_json(missed: list[Hunk], missed_any: list[Hunk], missed_grep: list[H
     any_missed, grep_missed = set(missed_any), set(missed_grep)
     return [{"path": h.path, "old": [h.block.start, h.block.end], "insertion": h.block.insertion, "kind": h.kind,
              "removed": [line[:160] for line in h.block.removed[:3]],
-             "added": [line[:160] for line in h.block.added[:3]], "info_hit": h not in any_missed, "grep_hit": h not in grep_missed,
-             "family": port_diff_families.family(h)} for h in missed]
+             "added": [line[:160] for line in h.block.added[:3]], "info_hit": h not in any_missed,
+             "grep_hit": h not in grep_missed, "family": port_diff_families.family(h)} for h in missed]
 
 
 # -- totals and rendering ----------------------------------------------------------------------------------------------
@@ -316,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         pairs = _chosen(load_pairs(args.pairs), args.only)
+        if not shutil.which(args.migrate):
+            raise BenchError(f"no migrate at {args.migrate} (--migrate PATH)")
         for pair in pairs:  # every mirror is there before the first long scan starts
             for repo in (pair.upstream_mirror or pair.upstream, pair.fork):
                 mirror_git_dir(args.mirrors, repo)
@@ -333,11 +335,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     whole = totals(results)
     print(render(results, whole))
-    if args.json:
-        args.json.write_text(json.dumps({"schema": "port-diff/1", "window": WINDOW, "pairs": results, "total": whole},
-                                        indent=1) + "\n")
-    if args.missed:
-        args.missed.write_text(render_missed(results))
+    try:
+        if args.json:
+            report = {"schema": "port-diff/1", "window": WINDOW, "pairs": results, "total": whole}
+            args.json.write_text(json.dumps(report, indent=1) + "\n")
+        if args.missed:
+            args.missed.write_text(render_missed(results))
+    except OSError as error:
+        print(f"port_diff: {error}", file=sys.stderr)
+        return 2
     return 2 if failed else 0
 
 

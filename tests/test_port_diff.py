@@ -230,8 +230,11 @@ def test_whole_run_on_a_mirror(ported: tuple[Path, str, str], tmp_path: Path,
 def test_missing_mirror_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pairs = tmp_path / "pairs.json"
     pairs.write_text(json.dumps([{"name": "x", "upstream": "a/b", "fork": "a/b", "base": "0" * 40, "head": "1" * 40}]))
-    assert port_diff.main([str(tmp_path), "--pairs", str(pairs)]) == 2
+    migrate = str(Path(sys.executable).parent / "migrate")
+    assert port_diff.main([str(tmp_path), "--pairs", str(pairs), "--migrate", migrate]) == 2
     assert "no mirror of a/b" in capsys.readouterr().err
+    assert port_diff.main([str(tmp_path), "--pairs", str(pairs), "--migrate", str(tmp_path / "nope")]) == 2
+    assert "no migrate at" in capsys.readouterr().err
     pairs.write_text("{not json")
     assert port_diff.main([str(tmp_path), "--pairs", str(pairs)]) == 2
 

@@ -131,7 +131,8 @@ _LANE_LITERALS = {"&": ("31", "0x1f", "32-1"), "%": ("32",), ">>": ("5",), "/": 
                   "*": ("32",)}
 # kNThreads / 32, blockSize / 32: a warp count; warp_id * 32: a warp's first lane; lane_idx = i & 31: a lane.
 _THREAD_COUNT = re.compile(
-    r"^(?:k_?)?(?:n_?|num_?|active_?|block_?)?threads(?:_?per_?block)?$|^(?:k_?)?block_?(?:size|dim)(?:_?x)?$", re.I
+    r"^(?:k_?)?(?:n_?|num_?|active_?|block_?|max_?)?threads(?:_?(?:per|in)_?(?:block|cta|tb|group|wg))?$"
+    r"|^(?:k_?)?(?:block|cta)_?(?:size|dim|threads)(?:_?x)?$", re.I
 )
 _WARP_INDEX = re.compile(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
 _TARGETS = {"&": re.compile("lane", re.I), "%": re.compile("lane", re.I), ">>": re.compile("warp", re.I),

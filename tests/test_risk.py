@@ -406,3 +406,16 @@ def test_a_cuda_only_install_dependency_keeps_a_supported_repository_moderate() 
     assert risk.assess(kernels, W, context=supported).verdict == "easy"
     assert risk.assess([*kernels, required], W, context=supported).verdict == "moderate"
     assert risk.assess([*kernels, in_tests], W, context=supported).verdict == "easy"
+
+
+def test_what_a_python_project_replaces_decides_between_trivial_easy_and_moderate() -> None:
+    env = [make("environment.yml", 3, "conda-cuda-package", "cuda-only-dependency", Severity.MEDIUM,
+                substitutions=("torch-cuda-wheels",))]
+    assert risk.assess(env, W).verdict == "trivial"  # install the ROCm wheels and run
+    int4 = make("quantize.py", 9, "python-torch-int4pack", "python-cuda-api", Severity.MEDIUM)
+    assert risk.assess([*env, int4], W).verdict == "easy"  # a CUDA-specific call to check
+    bnb = make("train.py", 5, "python-hf-bitsandbytes", "cuda-only-dependency", Severity.HIGH,
+               substitutions=("bitsandbytes",))
+    assert risk.assess([*env, bnb], W).verdict == "easy"  # one CUDA-only package: not kernel rework
+    image = make("Dockerfile", 1, "nvidia-cuda-image", "nvidia-docker", Severity.MEDIUM, substitutions=("cuda-image",))
+    assert risk.assess([*env, bnb, image], W).verdict == "moderate"  # three things to replace on the main path

@@ -57,6 +57,10 @@ class Weights:
     kernel_floor: int
     install_floor: int
     install_files: re.Pattern[str]
+    environment_floor: int
+    code_floor: int
+    substitutions_count: int
+    substitutions_floor: int
     supported_factor: float
     status: Mapping[str, Any]
     vendored_factor: float
@@ -190,6 +194,10 @@ def _weights(raw: dict[str, Any]) -> Weights:
         kernel_floor=int(raw["score"]["kernel_floor"]),
         install_floor=int(raw["score"]["install_floor"]),
         install_files=re.compile(raw["score"]["install_files"]),
+        environment_floor=int(raw["score"]["environment_floor"]),
+        code_floor=int(raw["score"]["code_floor"]),
+        substitutions_count=int(raw["score"]["substitutions"]["count"]),
+        substitutions_floor=int(raw["score"]["substitutions"]["floor"]),
         supported_factor=float(raw["units"]["supported_factor"]),
         status=_status_params(raw["rocm_status"]),
         vendored_factor=float(raw["vendored_factor"]),
@@ -372,16 +380,12 @@ def assess(
     components = _components(every, status, costs, context)
     total = _sum(costs, remaining)
     collection = _collection(components, context, weights)
-    worst = max((f.severity for f in items), default=Severity.INFO)
     floors = weights.supported_floors if context.level == "supported" else weights.floors
     if collection is not None:
         score = _score(collection.typical, _typical_worst(items, components, context, weights), floors, weights)
     else:
-        score = _score(total, worst, floors, weights)
-    if any(is_c(f.path) and not f.vendored for f in every):
-        score = max(score, weights.kernel_floor)
-    if context.level == "supported" and any(_blocks_install(f, weights) for f in items):
-        score = max(score, weights.install_floor)
+        score = _score(total, _worst_for_floor(items, weights), floors, weights)
+    score = max(score, _project_floor(every, items, context, weights))
     blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
     return Risk(
         score=score,
@@ -588,6 +592,45 @@ def _typical_worst(
     """The worst severity of the program that prices the collection: a few blocked programs do not make it hard."""
     program = _at_percentile(_programs(components, context), weights.collection_percentile)
     return max((f.severity for f in items if context.component(f.path) == program.name), default=Severity.INFO)
+
+
+def _worst_for_floor(items: list[Finding], weights: Weights) -> Severity:
+    """The worst severity the floors read. A high finding is rework in code the project compiles (C/C++/CUDA) or
+    in its build; in the environment (a CUDA-only package, a wheel index, an image) or in Python (one CUDA-only
+    call or mode) it is one thing to replace, and floors as a medium one: the environment floors judge it."""
+    worst = Severity.INFO
+    for finding in items:
+        severity = finding.severity
+        if severity == Severity.HIGH and (phase_of(finding, weights) == "environment" or _python(finding.path)):
+            severity = Severity.MEDIUM
+        worst = max(worst, severity)
+    return worst
+
+
+def _python(path: str) -> bool:
+    return path.endswith((".py", ".pyi", ".ipynb"))
+
+
+def _project_floor(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> int:
+    """The lowest score the project as a whole reads, whatever its effort: GPU code of its own needs a build and a
+    run (kernel_floor); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one CUDA-only
+    package or index to replace is easy, several on the main path moderate; a CUDA-only install dependency keeps a
+    supported repository moderate."""
+    floors = [0]
+    if any(is_c(f.path) and not f.vendored for f in every):
+        floors.append(weights.kernel_floor)
+    environment = [f for f in items if phase_of(f, weights) == "environment" and not weights.light_paths.search(f.path)]
+    main = [f for f in items if not weights.light_paths.search(f.path)]
+    if any(f.severity >= Severity.HIGH and (phase_of(f, weights) == "environment" or _python(f.path)) for f in main):
+        floors.append(weights.environment_floor)
+    if any(f.severity >= Severity.MEDIUM and phase_of(f, weights) != "environment" for f in main):
+        floors.append(weights.code_floor)
+    replaced = {s for f in environment if f.severity >= Severity.MEDIUM for s in f.substitutions[:1]}
+    if len(replaced) >= weights.substitutions_count:
+        floors.append(weights.substitutions_floor)
+    if context.level == "supported" and any(_blocks_install(f, weights) for f in items):
+        floors.append(weights.install_floor)
+    return max(floors)
 
 
 def _blocks_install(finding: Finding, weights: Weights) -> bool:

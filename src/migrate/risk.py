@@ -142,6 +142,7 @@ class Risk:
     optional: Effort = Effort()  # CUDA-only add-ons of a supported repository: not part of the verdict
     collection: Collection | None = None
     total: Effort = Effort()  # every remaining finding, also when a collection reports one program's
+    basis: str = ""  # what decided the score: the effort, or the floor that raised it, in words
 
 
 @dataclass(frozen=True)
@@ -382,13 +383,20 @@ def assess(
     collection = _collection(components, context, weights)
     floors = weights.supported_floors if context.level == "supported" else weights.floors
     if collection is not None:
-        score = _score(collection.typical, _typical_worst(items, components, context, weights), floors, weights)
+        # a few blocked programs do not make the collection hard: the floors read the program that prices it
+        program = _at_percentile(_programs(components, context), weights.collection_percentile)
+        floored = [f for f in items if context.component(f.path) == program.name]
+        effort, priced = collection.typical, f"the program 9 in 10 stay within ({program.name})"
     else:
-        score = _score(total, _worst_for_floor(items, weights), floors, weights)
-    score = max(score, _project_floor(every, items, context, weights))
+        floored, effort, priced = items, total, "the remaining work"
+    reasons = [(_effort_score(effort, weights), f"{priced}: {format_days(effort)}")]
+    reasons += _severity_floor(floored, floors, weights)
+    reasons += _project_floors(every, items, context, weights)
+    score, basis = max(reasons, key=lambda r: r[0])  # the first of equals: effort before any floor
     blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
     return Risk(
         score=score,
+        basis=basis,
         verdict=verdict(score, weights),
         effort=collection.typical if collection is not None else total,
         blockers=len(blockers),
@@ -586,51 +594,67 @@ def _at_percentile(programs: list[Component], percentile: float) -> Component:
     return ranked[int(percentile * (len(ranked) - 1))]
 
 
-def _typical_worst(
-    items: list[Finding], components: tuple[Component, ...], context: Context, weights: Weights
-) -> Severity:
-    """The worst severity of the program that prices the collection: a few blocked programs do not make it hard."""
-    program = _at_percentile(_programs(components, context), weights.collection_percentile)
-    return max((f.severity for f in items if context.component(f.path) == program.name), default=Severity.INFO)
-
-
-def _worst_for_floor(items: list[Finding], weights: Weights) -> Severity:
-    """The worst severity the floors read. A high finding is rework in code the project compiles (C/C++/CUDA) or
-    in its build; in the environment (a CUDA-only package, a wheel index, an image) or in Python (one CUDA-only
-    call or mode) it is one thing to replace, and floors as a medium one: the environment floors judge it."""
-    worst = Severity.INFO
-    for finding in items:
-        severity = finding.severity
-        if severity == Severity.HIGH and (phase_of(finding, weights) == "environment" or _python(finding.path)):
-            severity = Severity.MEDIUM
-        worst = max(worst, severity)
-    return worst
+def _floor_severity(finding: Finding, weights: Weights) -> Severity:
+    """The severity the floors read. A high finding is rework in code the project compiles (C/C++/CUDA) or in its
+    build; in the environment (a CUDA-only package, a wheel index, an image) or in Python (one CUDA-only call or
+    mode) it is one thing to replace, and floors as a medium one: the environment floors judge it."""
+    if finding.severity == Severity.HIGH and (phase_of(finding, weights) == "environment" or _python(finding.path)):
+        return Severity.MEDIUM
+    return finding.severity
 
 
 def _python(path: str) -> bool:
     return path.endswith((".py", ".pyi", ".ipynb"))
 
 
-def _project_floor(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> int:
-    """The lowest score the project as a whole reads, whatever its effort: GPU code of its own needs a build and a
-    run (kernel_floor); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one CUDA-only
-    package or index to replace is easy, several on the main path moderate; a CUDA-only install dependency keeps a
-    supported repository moderate."""
-    floors = [0]
+Reason = tuple[int, str]  # a score the project reads at least, and why, in words for the report
+
+
+def _severity_floor(items: list[Finding], floors: Mapping[Severity, int], weights: Weights) -> list[Reason]:
+    """The floor of the worst remaining severity (as the floors read it), citing the first finding that has it."""
+    worst, severity = None, Severity.INFO
+    for finding in items:  # the first finding of the worst severity
+        if worst is None or _floor_severity(finding, weights) > severity:
+            worst, severity = finding, _floor_severity(finding, weights)
+    floor = max((v for s, v in floors.items() if s <= severity), default=0)
+    if worst is None or not floor:
+        return []
+    return [(floor, f"a {severity.label} finding: {worst.rule} at {worst.path}:{worst.line}")]
+
+
+def _project_floors(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
+    """The lowest scores the project as a whole reads, whatever its effort: GPU code of its own needs a build and
+    a run (kernel_floor); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one
+    CUDA-only package or index to replace is easy, several on the main path moderate (unless the repository
+    already installs on ROCm); a CUDA-only install dependency keeps a supported repository moderate."""
+    found: list[Reason] = []
     if any(is_c(f.path) and not f.vendored for f in every):
-        floors.append(weights.kernel_floor)
-    environment = [f for f in items if phase_of(f, weights) == "environment" and not weights.light_paths.search(f.path)]
+        found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
     main = [f for f in items if not weights.light_paths.search(f.path)]
-    if any(f.severity >= Severity.HIGH and (phase_of(f, weights) == "environment" or _python(f.path)) for f in main):
-        floors.append(weights.environment_floor)
-    if any(f.severity >= Severity.MEDIUM and phase_of(f, weights) != "environment" for f in main):
-        floors.append(weights.code_floor)
-    replaced = {s for f in environment if f.severity >= Severity.MEDIUM for s in f.substitutions[:1]}
-    if len(replaced) >= weights.substitutions_count:
-        floors.append(weights.substitutions_floor)
-    if context.level == "supported" and any(_blocks_install(f, weights) for f in items):
-        floors.append(weights.install_floor)
-    return max(floors)
+    environment = [f for f in main if phase_of(f, weights) == "environment"]
+    replace = next((f for f in main if f.severity >= Severity.HIGH
+                    and (phase_of(f, weights) == "environment" or _python(f.path))), None)
+    if replace is not None:
+        found.append((weights.environment_floor, f"a CUDA-only package or call to replace: {replace.rule} at "
+                                                 f"{replace.path}:{replace.line}"))
+    check = next((f for f in main if f.severity >= Severity.MEDIUM and phase_of(f, weights) != "environment"), None)
+    if check is not None:
+        found.append((weights.code_floor, f"CUDA-specific code to check: {check.rule} at {check.path}:{check.line}"))
+    replaced = sorted({_decision(f) for f in environment if f.severity >= Severity.MEDIUM and f.substitutions})
+    if context.level != "supported" and len(replaced) >= weights.substitutions_count:
+        found.append((weights.substitutions_floor,
+                      f"{len(replaced)} things to replace on the main path: {', '.join(replaced)}"))
+    install = next((f for f in items if _blocks_install(f, weights)), None)
+    if context.level == "supported" and install is not None:
+        found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
+                                             f"{install.path}:{install.line}"))
+    return found
+
+
+def _decision(finding: Finding) -> str:
+    """What one finding's substitution decides: a CUDA image, its GPU flags and its compose reservation are one
+    choice of container (category nvidia-docker); every package, index or tool is its own."""
+    return "the container image" if finding.category == "nvidia-docker" else finding.substitutions[0]
 
 
 def _blocks_install(finding: Finding, weights: Weights) -> bool:
@@ -737,10 +761,8 @@ def _category(finding: Finding, weights: Weights) -> str:
     return finding.category if finding.category in weights.categories else "other"
 
 
-def _score(total: Effort, worst: Severity, floors: Mapping[Severity, int], weights: Weights) -> int:
-    raw = 100 * (1 - math.exp(-total.mid / weights.scale_days))
-    floor = max((v for s, v in floors.items() if s <= worst), default=0)
-    return max(floor, min(100, round(raw)))
+def _effort_score(total: Effort, weights: Weights) -> int:
+    return min(100, round(100 * (1 - math.exp(-total.mid / weights.scale_days))))
 
 
 def _rollup(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ from migrate.errors import RuleFileError
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse.cuda import CudaDocument, parse_cuda
 from migrate.ruleset import load, load_builtin
-from migrate.scan import scan_file
+from migrate.report.json import render as render_json
+from migrate.scan import scan, scan_file
 
 KINDS = {".cu": FileKind.CUDA, ".cuh": FileKind.CUDA, ".cpp": FileKind.CPP, ".h": FileKind.CPP, ".c": FileKind.C}
 
@@ -246,11 +248,22 @@ def test_guard_on_another_macro_is_not_a_hip_guard(tmp_path: Path) -> None:
     assert doc.guarded_ranges == []
 
 
-def test_guarded_findings_are_counted_not_reported(tmp_path: Path) -> None:
+def test_guarded_findings_are_info_not_work(tmp_path: Path) -> None:
     code = '#ifndef USE_ROCM\n__device__ void f() { asm("trap;"); }\n#endif\n__device__ void g() { asm("trap;"); }\n'
     result = scan_file(source_file(tmp_path, code, "g.cu"), load_builtin(), Settings())
     assert [(f.line, f.rule) for f in result.findings] == [(4, "inline-ptx")]
+    assert [(f.line, f.rule, f.severity, f.status) for f in result.guarded_findings] == [
+        (2, "inline-ptx", Severity.INFO, "guarded")]
     assert result.guarded == 1
+
+
+def test_the_json_report_lists_guarded_sites_as_info(tmp_path: Path) -> None:
+    (tmp_path / "g.cu").write_text(
+        '#ifndef USE_ROCM\n__device__ void f() { asm("trap;"); }\n#endif\n__device__ void g() { asm("trap;"); }\n')
+    data = json.loads(render_json(scan(tmp_path, Settings())))
+    assert [(f["line"], f["rule"], f["severity"], f["status"]) for f in data["findings"]] == [
+        (2, "inline-ptx", "info", "guarded"), (4, "inline-ptx", "blocker", "remaining")]
+    assert (data["summary"]["findings"], data["summary"]["guarded_findings"]) == (1, 1)
 
 
 def test_compat_defines_silence_the_names_they_map(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from migrate import __version__
-from migrate.errors import MigrateError, interrupted
+from migrate.errors import InputError, MigrateError, interrupted
 from migrate.model import Severity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -205,6 +205,7 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
 
     root = _work_tree()
     settings = check_settings(root, options)
+    _refuse_unstaged_in_hook(root, files)
     result = run_scan(root, settings, files=files)
     _warn_unscanned(result.unscanned, settings.time_budget)
     from migrate.report.escape import visible
@@ -287,8 +288,26 @@ def _work_tree() -> Path:
     return toplevel(Path.cwd()) or Path.cwd()
 
 
+def _refuse_unstaged_in_hook(root: Path, files: tuple[Path, ...]) -> None:
+    """check reads the work tree. Run by git as a hook (git sets GIT_INDEX_FILE), the commit holds the index: a
+    checked file with unstaged changes would be judged on text that is not committed, so it is refused. The
+    pre-commit framework stashes unstaged changes before its hooks run, so there it never is."""
+    from migrate.gitcmd import toplevel, unstaged
+
+    if not os.environ.get("GIT_INDEX_FILE") or toplevel(root) is None:
+        return
+    named = [os.path.relpath(os.path.abspath(f), root).replace(os.sep, "/") for f in files]
+    differ = [p for p in unstaged(root) if not named or any(n in (".", p) or p.startswith(n + "/") for n in named)]
+    if differ:
+        from migrate.report.escape import visible
+
+        raise InputError(visible(
+            f"{len(differ)} checked file(s) have unstaged changes, and git runs check as a hook on what is staged: "
+            f"{', '.join(differ)}; stage them, or stash them (git stash --keep-index) before committing, or run "
+            "check through the pre-commit framework, which stashes them for its hooks"))
+
+
 def _write(path: Path, text: str) -> None:
-    from migrate.errors import InputError
     from migrate.writer import write_file
 
     try:
@@ -389,22 +408,26 @@ def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, 
                   unsafe_fixes: bool, sources_only: bool, max_file_size: int | None, targets: tuple[str, ...] | None, engine: str,
                   hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
     """Port a repository: the whole change as a diff (--dry-run), on a git branch, or into a copy."""
-    from migrate.port.apply import ensure_clean, plan_port, render_diff, write_port
+    from contextlib import nullcontext
+
     from migrate.config import load_settings
+    from migrate.port.apply import plan_port, prepared, render_diff, write_port
 
     settings = load_settings(path, {"max_file_size": max_file_size, "targets": targets})
-    if not dry_run and out_dir is None:
-        ensure_clean(path, allow_dirty=allow_dirty)
-    chosen = _engine(path, engine, hipify_clang, hipify_perl)
-    plan = plan_port(path, chosen, max_file_size=settings.max_file_size, side_files=not sources_only,
-                     in_place=in_place, unsafe_fixes=unsafe_fixes, targets=settings.targets, strategy=strategy)
-    click.echo(f"strategy: {plan.strategy} ({plan.reason})", err=True)
-    _echo_findings(plan.findings, plan.skipped)
-    if dry_run:
-        click.echo(render_diff(plan, color=sys.stdout.isatty()), nl=False)
-        click.echo(f"{len(plan.changes)} file(s) would change (dry run: nothing written)", err=True)
-        sys.exit(EXIT_OK)
-    done = write_port(plan, out_dir=out_dir, branch=branch, allow_dirty=allow_dirty)
+    if dry_run and sys.stdout is None:
+        raise InputError("stdout is closed: --dry-run has nowhere to print the diff")
+    in_tree = not dry_run and out_dir is None
+    with prepared(path, branch=branch, allow_dirty=allow_dirty) if in_tree else nullcontext() as lock:
+        chosen = _engine(path, engine, hipify_clang, hipify_perl)
+        plan = plan_port(path, chosen, max_file_size=settings.max_file_size, side_files=not sources_only,
+                         in_place=in_place, unsafe_fixes=unsafe_fixes, targets=settings.targets, strategy=strategy)
+        click.echo(f"strategy: {plan.strategy} ({plan.reason})", err=True)
+        _echo_findings(plan.findings, plan.skipped)
+        if dry_run:
+            click.echo(render_diff(plan, color=_tty(sys.stdout)), nl=False)
+            click.echo(f"{len(plan.changes)} file(s) would change (dry run: nothing written)", err=True)
+            sys.exit(EXIT_OK)
+        done = write_port(plan, out_dir=out_dir, branch=branch, allow_dirty=allow_dirty, lock=lock)
     where = f" on branch {done.branch} (commit {done.commit})" if done.branch else ""
     where += f" into {done.out_dir}" if done.out_dir else ""
     click.echo(f"wrote {len(done.written)} file(s){where}")

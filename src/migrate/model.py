@@ -160,6 +160,13 @@ class Finding:
         clone.__dict__["status"] = status
         return clone
 
+    def guarded(self) -> Finding:
+        """This finding in code a ROCm build never compiles (or that already handles ROCm): info, status guarded.
+        It is still reported, so that a reader sees every CUDA-only site was considered."""
+        clone = self.with_status("guarded")
+        clone.__dict__["severity"] = Severity.INFO
+        return clone
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "rule": self.rule,

@@ -53,6 +53,14 @@ class Weights:
     light_factor: float
     component_fixed: tuple[float, float]
     collection_min: int
+    collection_percentile: float
+    kernel_floor: int
+    install_floor: int
+    install_files: re.Pattern[str]
+    environment_floor: int
+    code_floor: int
+    substitutions_count: int
+    substitutions_floor: int
     supported_factor: float
     status: Mapping[str, Any]
     vendored_factor: float
@@ -133,7 +141,7 @@ class Risk:
     components: tuple[Component, ...] = ()
     optional: Effort = Effort()  # CUDA-only add-ons of a supported repository: not part of the verdict
     collection: Collection | None = None
-    total: Effort = Effort()  # every remaining finding, also when a collection reports its median program
+    total: Effort = Effort()  # every remaining finding, also when a collection reports one program's
 
 
 @dataclass(frozen=True)
@@ -182,6 +190,14 @@ def _weights(raw: dict[str, Any]) -> Weights:
         light_factor=float(raw["units"]["light_factor"]),
         component_fixed=(float(raw["units"]["component_fixed"][0]), float(raw["units"]["component_fixed"][1])),
         collection_min=int(raw["units"]["collection_min_programs"]),
+        collection_percentile=float(raw["units"]["collection_percentile"]),
+        kernel_floor=int(raw["score"]["kernel_floor"]),
+        install_floor=int(raw["score"]["install_floor"]),
+        install_files=re.compile(raw["score"]["install_files"]),
+        environment_floor=int(raw["score"]["environment_floor"]),
+        code_floor=int(raw["score"]["code_floor"]),
+        substitutions_count=int(raw["score"]["substitutions"]["count"]),
+        substitutions_floor=int(raw["score"]["substitutions"]["floor"]),
         supported_factor=float(raw["units"]["supported_factor"]),
         status=_status_params(raw["rocm_status"]),
         vendored_factor=float(raw["vendored_factor"]),
@@ -335,14 +351,19 @@ class Component:
 
 @dataclass(frozen=True)
 class Collection:
-    """A repository of independent programs: how many, the median program's effort, the blocked ones."""
+    """A repository of independent programs: how many, the median program's effort, the effort most programs stay
+    within (the `collection_percentile` program, which prices the collection), the blocked ones."""
 
     programs: int
     median: Effort
     blocked: tuple[str, ...]
+    typical: Effort = Effort()
+    percentile: float = 0.5
 
     def to_dict(self) -> dict[str, Any]:
-        return {"programs": self.programs, "median_effort_days": self.median.to_dict(), "blocked": list(self.blocked)}
+        return {"programs": self.programs, "median_effort_days": self.median.to_dict(),
+                "percentile": self.percentile, "percentile_effort_days": self.typical.to_dict(),
+                "blocked": list(self.blocked)}
 
 
 def assess(
@@ -359,17 +380,17 @@ def assess(
     components = _components(every, status, costs, context)
     total = _sum(costs, remaining)
     collection = _collection(components, context, weights)
-    worst = max((f.severity for f in items), default=Severity.INFO)
     floors = weights.supported_floors if context.level == "supported" else weights.floors
     if collection is not None:
-        score = _score(collection.median, _median_worst(items, components, context), floors, weights)
+        score = _score(collection.typical, _typical_worst(items, components, context, weights), floors, weights)
     else:
-        score = _score(total, worst, floors, weights)
+        score = _score(total, _worst_for_floor(items, weights), floors, weights)
+    score = max(score, _project_floor(every, items, context, weights))
     blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
     return Risk(
         score=score,
         verdict=verdict(score, weights),
-        effort=collection.median if collection is not None else total,
+        effort=collection.typical if collection is not None else total,
         blockers=len(blockers),
         blocker_effort=_sum(costs, blockers),
         guarded=guarded,
@@ -544,7 +565,8 @@ def _programs(components: tuple[Component, ...], context: Context) -> list[Compo
 
 
 def _collection(components: tuple[Component, ...], context: Context, weights: Weights) -> Collection | None:
-    """Independent programs (each its own build unit) carrying most of the work: priced per program."""
+    """Independent programs (each its own build unit) carrying most of the work: priced per program, by the
+    program at `collection_percentile` (most programs take at most that; the hardest few are listed as blocked)."""
     programs = _programs(components, context)
     required = [c for c in components if not c.optional]
     if len(programs) < weights.collection_min or not required:
@@ -553,18 +575,70 @@ def _collection(components: tuple[Component, ...], context: Context, weights: We
         return None
     lows = statistics.median(c.effort.low for c in programs)
     highs = statistics.median(c.effort.high for c in programs)
+    typical = _at_percentile(programs, weights.collection_percentile).effort
     blocked = tuple(sorted(c.name for c in programs if c.blocked))
-    return Collection(len(programs), Effort(lows, highs), blocked)
+    return Collection(len(programs), Effort(lows, highs), blocked, typical, weights.collection_percentile)
 
 
-def _median_worst(items: list[Finding], components: tuple[Component, ...], context: Context) -> Severity:
-    """The worst severity of the median program: a few blocked programs do not make the collection hard."""
-    worst: dict[str, Severity] = {}
+def _at_percentile(programs: list[Component], percentile: float) -> Component:
+    """The program at PERCENTILE of effort, the hardest left out (the lower of two neighbours)."""
+    ranked = sorted(programs, key=lambda c: (c.effort.mid, c.name))
+    return ranked[int(percentile * (len(ranked) - 1))]
+
+
+def _typical_worst(
+    items: list[Finding], components: tuple[Component, ...], context: Context, weights: Weights
+) -> Severity:
+    """The worst severity of the program that prices the collection: a few blocked programs do not make it hard."""
+    program = _at_percentile(_programs(components, context), weights.collection_percentile)
+    return max((f.severity for f in items if context.component(f.path) == program.name), default=Severity.INFO)
+
+
+def _worst_for_floor(items: list[Finding], weights: Weights) -> Severity:
+    """The worst severity the floors read. A high finding is rework in code the project compiles (C/C++/CUDA) or
+    in its build; in the environment (a CUDA-only package, a wheel index, an image) or in Python (one CUDA-only
+    call or mode) it is one thing to replace, and floors as a medium one: the environment floors judge it."""
+    worst = Severity.INFO
     for finding in items:
-        name = context.component(finding.path)
-        worst[name] = max(worst.get(name, Severity.INFO), finding.severity)
-    ranked = sorted(worst.get(c.name, Severity.INFO) for c in components if c.name in context.build_dirs)
-    return ranked[len(ranked) // 2] if ranked else Severity.INFO
+        severity = finding.severity
+        if severity == Severity.HIGH and (phase_of(finding, weights) == "environment" or _python(finding.path)):
+            severity = Severity.MEDIUM
+        worst = max(worst, severity)
+    return worst
+
+
+def _python(path: str) -> bool:
+    return path.endswith((".py", ".pyi", ".ipynb"))
+
+
+def _project_floor(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> int:
+    """The lowest score the project as a whole reads, whatever its effort: GPU code of its own needs a build and a
+    run (kernel_floor); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one CUDA-only
+    package or index to replace is easy, several on the main path moderate; a CUDA-only install dependency keeps a
+    supported repository moderate."""
+    floors = [0]
+    if any(is_c(f.path) and not f.vendored for f in every):
+        floors.append(weights.kernel_floor)
+    environment = [f for f in items if phase_of(f, weights) == "environment" and not weights.light_paths.search(f.path)]
+    main = [f for f in items if not weights.light_paths.search(f.path)]
+    if any(f.severity >= Severity.HIGH and (phase_of(f, weights) == "environment" or _python(f.path)) for f in main):
+        floors.append(weights.environment_floor)
+    if any(f.severity >= Severity.MEDIUM and phase_of(f, weights) != "environment" for f in main):
+        floors.append(weights.code_floor)
+    replaced = {s for f in environment if f.severity >= Severity.MEDIUM for s in f.substitutions[:1]}
+    if len(replaced) >= weights.substitutions_count:
+        floors.append(weights.substitutions_floor)
+    if context.level == "supported" and any(_blocks_install(f, weights) for f in items):
+        floors.append(weights.install_floor)
+    return max(floors)
+
+
+def _blocks_install(finding: Finding, weights: Weights) -> bool:
+    """A CUDA-only package at high or above among the dependencies a package manager installs: on ROCm the install
+    fails or pulls a CUDA build, however well the code itself supports ROCm."""
+    return (finding.severity >= Severity.HIGH and finding.category == "cuda-only-dependency"
+            and weights.install_files.search(finding.path) is not None
+            and weights.light_paths.search(finding.path) is None)
 
 
 def verdict(score: int, weights: Weights) -> str:

@@ -177,9 +177,10 @@ def assess(
     level = "none"
     if score >= int(params["partial"]):
         level = "partial"
-    # A HIP build path, or CI on AMD hardware for code that needs no build of its own (Triton, PyTorch),
-    # plus code that knows HIP.
-    if score >= int(params["supported"]) and kinds & {"build", "ci"} and kinds & {"guard", "hip-source", "runtime"}:
+    # A HIP build path, CI on AMD hardware, or ROCm packaging (a `rocm`/`amd` extra, ROCm wheels or images) for
+    # code that needs no build of its own (Triton, PyTorch), plus code that knows HIP.
+    delivered = kinds & {"build", "ci", "packaging"}
+    if score >= int(params["supported"]) and delivered and kinds & {"guard", "hip-source", "runtime"}:
         level = "supported"
     build_dirs = {e.path.rpartition("/")[0] for e in items if e.kind == "build"}
     hipify = sorted(build_dirs | set(extension_dirs)) if level != "none" else sorted(set(extension_dirs))
@@ -211,7 +212,7 @@ def never_compiled(
             dead[finding.path] = None if other else settled.dead_ranges(finding.path) if known else ()
         ranges = dead[finding.path]
         if ranges is None or any(start <= finding.line <= end for start, end in ranges):
-            moved.append(finding.with_status("guarded"))
+            moved.append(finding.guarded())
         else:
             kept.append(finding)
     return kept, moved
@@ -328,7 +329,7 @@ def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[l
         if finding.path not in decided:
             decided[finding.path] = excluded(finding.path)
         if decided[finding.path]:
-            moved.append(finding.with_status("guarded"))
+            moved.append(finding.guarded())
         else:
             kept.append(finding)
     return kept, moved

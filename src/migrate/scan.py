@@ -456,7 +456,7 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
             else:
                 more += 1
         if guarded:
-            held.extend(_capped(doc, rule, guarded, more_guarded, settings, MAX_FINDINGS_PER_RULE, "guarded"))
+            held.extend(f.guarded() for f in _capped(doc, rule, guarded, more_guarded, settings, MAX_FINDINGS_PER_RULE))
         if rule.per_file and len(hits) > 1:
             findings.append(_folded(doc, rule, hits, more, settings))
         elif hits:
@@ -468,28 +468,27 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
                       guarded_findings=tuple(held))
 
 
-def _capped(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Settings, room: int,
-            status: str = "remaining") -> list[Finding]:
+def _capped(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Settings, room: int) -> list[Finding]:
     """A finding per hit (HITS, and MORE only counted), at most ROOM: past that, the last one stands for the rest,
     with their count and the first places as its occurrences."""
     count = len(hits) + more
     if count <= room:
-        return [_finding(doc, rule, hit, settings, status) for hit in hits]
-    shown = [_finding(doc, rule, hit, settings, status) for hit in hits[: room - 1]]
+        return [_finding(doc, rule, hit, settings) for hit in hits]
+    shown = [_finding(doc, rule, hit, settings) for hit in hits[: room - 1]]
     rest = hits[room - 1 :]
     places = tuple(_occurrence(doc, hit.line, hit.column, hit.end_line or hit.line) for hit in rest[:MAX_OCCURRENCES])
     note = (f"({count - room + 1:,} places in this file past the first {room - 1:,} findings of this rule, "
             f"folded here; the first {len(places):,} are listed.)")
     first = rest[0]
     folded = replace(first, note=f"{first.note} {note}" if first.note else note)
-    return [*shown, _finding(doc, rule, folded, settings, status, occurrences=places)]
+    return [*shown, _finding(doc, rule, folded, settings, occurrences=places)]
 
 
 def _occurrence(doc: Document, line: int, column: int, end_line: int) -> Occurrence:
     return Occurrence(line, column, end_line, doc.line_text(line)[:_OCCURRENCE_EVIDENCE])
 
 
-def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings, status: str = "remaining",
+def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings,
              occurrences: tuple[Occurrence, ...] = ()) -> Finding:
     severity = _overrides(settings.severity_overrides).get(rule.id)
     if severity is None:
@@ -514,7 +513,6 @@ def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings, status: st
         vendored=doc.source.vendored,
         symbol=hit.symbol,
         effort=rule.effort,
-        status=status,
         occurrences=occurrences,
     )
 

@@ -439,7 +439,11 @@ _COMPARISON_BEFORE = re.compile(r"([A-Za-z_0-9]\w*\)*)([ \t]*)(<=|>=|==|!=|<|>)[
 
 def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """A comparison (< <= > >= == !=) with one of the rule's names as an operand, in code or in an #if / #elif
-    condition (a #define body is not an expression yet): once per line, at the comparison's left operand."""
+    condition (a #define body is not an expression yet): once per line, at the comparison's left operand. With
+    `uses: true`, instead each line of code (no directive) that uses one of the names as a value, not compared."""
+    if params.get("uses"):
+        yield from _value_hits(lexed, code, frozenset(params["names"]))
+        return
     names = frozenset(params["names"])
     seen: set[int] = set()
     for word, offset in lexed.words:
@@ -453,6 +457,19 @@ def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator
         if line not in seen:
             seen.add(line)
             yield Hit(line, column, symbol=" ".join(symbol.split()))
+
+
+def _value_hits(lexed: Lexed, code: str, names: frozenset[str]) -> Iterator[Hit]:
+    """Each line of code (outside directives, so `#ifdef NAME` and `defined(NAME)` stay quiet) where one of NAMES is
+    used as a value: returned, assigned, printed or computed with, not compared (the comparison rule's place)."""
+    seen: set[int] = set()
+    for word, offset in lexed.words:
+        if word not in names or _in_directive(code, offset) or _comparison(code, offset, offset + len(word)):
+            continue
+        line, column = lexed.point(offset)
+        if line not in seen:
+            seen.add(line)
+            yield Hit(line, column, symbol=word)
 
 
 def _comparison(code: str, start: int, end: int) -> tuple[int, str] | None:

@@ -78,11 +78,18 @@ def as_dict(result: ScanResult, *, findings: bool = True) -> dict[str, Any]:
         "root": result.root,
         "targets": list(result.targets),
         "summary": summary(result),
-        "findings": [f.to_dict() for f in result.findings] if findings else [],
+        "findings": [f.to_dict() for f in listed(result)] if findings else [],
         "substitutions": [s.to_dict() for s in result.substitutions],
         "target_support": [targets.describe(gfx) for gfx in result.targets],
         "skipped": [s.to_dict() for s in result.skipped],
     }
+
+
+def listed(result: ScanResult) -> list[Finding]:
+    """Every finding in report order: the work, and (status guarded, info) the sites a ROCm build never compiles."""
+    if not result.guarded_findings:
+        return list(result.findings)
+    return sorted((*result.findings, *result.guarded_findings), key=Finding.key)
 
 
 _FINDINGS = "\0findings\0"
@@ -93,8 +100,9 @@ def render(result: ScanResult) -> str:
     data = as_dict(result, findings=False)
     data["findings"] = _FINDINGS
     text = json.dumps(data, indent=2, ensure_ascii=False)
-    lines = ",\n".join("    " + finding_json(f) for f in result.findings)
-    array = f"[\n{lines}\n  ]" if result.findings else "[]"
+    every = listed(result)
+    lines = ",\n".join("    " + finding_json(f) for f in every)
+    array = f"[\n{lines}\n  ]" if every else "[]"
     return in_json(text.replace(json.dumps(_FINDINGS), array, 1)) + "\n"
 
 

@@ -20,7 +20,6 @@ from click.testing import CliRunner
 
 from migrate.cli import cli
 from migrate.config import Settings
-from migrate.errors import RuleFileError
 from migrate.port.verify import _flags_from_compile_db
 from migrate.report import render
 from migrate.report.escape import document, in_json, visible
@@ -316,7 +315,7 @@ def test_every_format_and_separator_character_is_escaped() -> None:
 
 
 def slow_query_rules(tmp_path: Path) -> Path:
-    """A rule whose tree-sitter query takes about a second to compile, with a #match? regex per pattern (which
+    """A rule whose tree-sitter query takes a good part of a second to compile, with a #match? regex per pattern (which
     tree-sitter compiles by calling back into Python: where a Ctrl-C used to turn into a QueryError)."""
     token = uuid.uuid4().hex  # a query the process has not compiled (and cached) before
     patterns = "\n".join(f'((call_expression function: (identifier) @hit) (#match? @hit "^n{i}_{token}$"))'
@@ -332,20 +331,13 @@ def slow_query_rules(tmp_path: Path) -> Path:
 
 def test_ctrl_c_while_rules_load_is_an_interrupt(tmp_path: Path) -> None:
     rules = slow_query_rules(tmp_path)
-    timer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT))
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))  # reading the rule takes less
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             load([rules])  # before: RuleFileError "slow-query: bad tree-sitter query: ... regular expression error"
     finally:
         timer.cancel()
-
-
-def test_the_slow_rule_loads_when_not_interrupted(tmp_path: Path) -> None:
-    try:
-        assert [r.id for r in load([slow_query_rules(tmp_path)]).rules] == ["slow-query"]
-    except RuleFileError as exc:  # pragma: no cover - shows what went wrong
-        pytest.fail(str(exc))
 
 
 # --- D23: the HTML report's own script runs by its hash; no other inline script does ----------------------------

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from migrate import __version__
-from migrate.errors import InputError, MigrateError
+from migrate.errors import InputError, MigrateError, interrupted
 from migrate.model import Severity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -29,6 +29,8 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except MigrateError as exc:
+            if exc.exit_code != EXIT_INTERRUPTED and interrupted(exc):  # an error a Ctrl-C caused is the interrupt
+                _exit_interrupted(ctx)
             click.echo(f"migrate: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except click.exceptions.UsageError as exc:  # one line, like every other input error
@@ -38,16 +40,22 @@ class _Group(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:
-            click.echo("migrate: interrupted", err=True)
-            ctx.exit(EXIT_INTERRUPTED)
+            _exit_interrupted(ctx)
         except BrokenPipeError:  # the reader went away (`migrate scan . | head -1`): nothing more to say
             _quiet_stdout()
             ctx.exit(EXIT_USAGE)
         except Exception as exc:  # a bug of ours: say so in one line, exit 3
+            if interrupted(exc):
+                _exit_interrupted(ctx)
             if os.environ.get("MIGRATE_DEBUG"):
                 raise
             click.echo(f"migrate: internal error: {type(exc).__name__}: {exc} (set MIGRATE_DEBUG=1 for details)", err=True)
             ctx.exit(EXIT_INTERNAL)
+
+
+def _exit_interrupted(ctx: click.Context) -> None:
+    click.echo("migrate: interrupted", err=True)
+    ctx.exit(EXIT_INTERRUPTED)
 
 
 def _quiet_stdout() -> None:
@@ -114,6 +122,23 @@ def cache_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def scan_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """What any command that scans takes besides its own options: extra rules and the time budget."""
+    from migrate.config import DEFAULT_TIME_BUDGET
+
+    func = click.option(
+        "--rule-dir", "rule_dirs", multiple=True, metavar="DIR",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="Also load the rule files (*.yaml) in DIR; repeatable. Any directory, unlike rule-dirs in the "
+             "repository's own config, which must stay inside it.",
+    )(func)
+    return click.option(
+        "--time-budget", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+        help=f"Stop the scan after this long and report what it found, the files not reached listed as skipped "
+             f"(default {DEFAULT_TIME_BUDGET:g}).",
+    )(func)
+
+
 def narrow_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -137,6 +162,7 @@ def narrow_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--max-file-size", type=click.IntRange(min=1), default=None, help="Skip files larger than this (bytes).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (0: one per core).")
 @narrow_options
+@scan_options
 @cache_options
 def scan(path: Path, fmt: str, output: Path | None, report: Path | None, **options: Any) -> None:
     """Scan a repository for what needs porting to ROCm."""
@@ -160,6 +186,7 @@ def scan(path: Path, fmt: str, output: Path | None, report: Path | None, **optio
     if report is not None:
         _write(report, reports.texts[-1])
         click.echo(f"report written to {report}", err=True)
+    _warn_unscanned(reports.unscanned, settings.time_budget)
     failing = settings.fail_on is not None and reports.worst is not None and reports.worst >= settings.fail_on
     sys.exit(EXIT_FINDINGS if failing else EXIT_OK)
 
@@ -169,6 +196,7 @@ def scan(path: Path, fmt: str, output: Path | None, report: Path | None, **optio
 @target_option
 @fail_on_option
 @narrow_options
+@scan_options
 @cache_options
 def check(files: tuple[Path, ...], **options: Any) -> None:
     """Fail on new findings at or above --fail-on (default high) in FILES (all tracked files if none)."""
@@ -179,6 +207,7 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
     settings = check_settings(root, options)
     _refuse_unstaged_in_hook(root, files)
     result = run_scan(root, settings, files=files)
+    _warn_unscanned(result.unscanned, settings.time_budget)
     from migrate.report.escape import visible
 
     failing = [f for f in result.findings if settings.fail_on is not None and f.severity >= settings.fail_on]
@@ -197,6 +226,7 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
     "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Default PATH/.migrate-baseline.json."
 )
 @target_option
+@scan_options
 @cache_options
 def baseline_command(path: Path, output: Path | None, **options: Any) -> None:
     """Record the current findings as accepted, so check and --baseline report only new ones."""
@@ -208,6 +238,7 @@ def baseline_command(path: Path, output: Path | None, **options: Any) -> None:
 
     settings = replace(load_settings(path, options), baseline=None, diff_base=None)
     result = run_scan(path, settings)
+    _warn_unscanned(result.unscanned, settings.time_budget)
     target = output or path / DEFAULT_BASELINE
     _write(target, render_baseline(result.findings))
     click.echo(f"recorded {len(result.findings)} finding(s) in {target}")
@@ -242,6 +273,12 @@ def rules_command() -> None:
     from migrate.ruleset import load_builtin
 
     click.echo(rules_table(load_builtin()), nl=False)
+
+
+def _warn_unscanned(unscanned: int, budget: float) -> None:
+    if unscanned:
+        click.echo(f"migrate: warning: the scan stopped at its time budget ({budget:g} s): {unscanned} file(s) not "
+                   "scanned, listed as skipped (raise it with --time-budget)", err=True)
 
 
 def _work_tree() -> Path:
@@ -321,10 +358,12 @@ def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_pe
 
 
 def _echo_findings(findings: Any, skipped: Any = ()) -> None:
+    from migrate.report.escape import visible
+
     for f in findings:
-        click.echo(f"{f.path}:{f.line}:{f.column}: {f.severity.label}: {f.message} [{f.rule}]", err=True)
+        click.echo(visible(f"{f.path}:{f.line}:{f.column}: {f.severity.label}: {f.message} [{f.rule}]"), err=True)
     for s in skipped:
-        click.echo(f"{s.path}: skipped: {s.reason}", err=True)
+        click.echo(visible(f"{s.path}: skipped: {s.reason}"), err=True)
 
 
 @cli.command()

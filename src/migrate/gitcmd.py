@@ -18,7 +18,7 @@ HARDENING = (
     "-c", "core.quotePath=false", "-c", "core.editor=true", "-c", "sequence.editor=true", "-c", "commit.gpgSign=false",
     "-c", "tag.gpgSign=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.sshCommand=false",
     "-c", "credential.helper=", "-c", "core.askPass=", "-c", "protocol.allow=never",
-    "-c", "safe.bareRepository=explicit",
+    "-c", "safe.bareRepository=explicit", "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all",
 )
 _DRIVER_KEYS = ("clean", "smudge", "process", "command", "textconv")
 # Commands that never run a filter or diff driver: no need to read the repository's config for them first.

@@ -41,13 +41,17 @@ def _is_special(path: Path) -> bool:
 def stage(
     target: Path, data: bytes, new_mode: int | None = None, *, make_parents: bool = True, durable: bool = True
 ) -> Path:
-    """A synced temp file beside TARGET holding DATA, with TARGET's mode (new files: NEW_MODE or 0o666 less
-    the umask); the caller renames it over TARGET with replace()."""
+    """A synced temp file beside TARGET holding DATA, with TARGET's mode (new files, and a symlink the rename
+    replaces: NEW_MODE or 0o666 less the umask); the caller renames it over TARGET with replace()."""
     if make_parents:
         make_dirs(target.parent)
     try:
-        mode = os.stat(target, follow_symlinks=False).st_mode & 0o7777
+        info = os.stat(target, follow_symlinks=False)
     except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode):
+        mode = info.st_mode & 0o7777
+    else:  # new, or a symlink the rename replaces: a link's own mode is 0777, never a file's
         mode = new_mode or default_mode()
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.", suffix=TEMP_SUFFIX)
     try:

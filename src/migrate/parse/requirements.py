@@ -38,7 +38,8 @@ def logical_lines(text: str) -> Iterator[tuple[int, int, str]]:
     """(line, column, text) of each requirement line: comments removed, continuations joined."""
     pending: list[str] = []
     start = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for number, raw in enumerate(lines, start=1):
         line = _COMMENT.sub("", raw)
         if not pending:
             start = number
@@ -48,10 +49,10 @@ def logical_lines(text: str) -> Iterator[tuple[int, int, str]]:
         joined = " ".join([*pending, line]).strip()
         pending = []
         if joined:
-            first = text.splitlines()[start - 1]
+            first = lines[start - 1]
             yield start, len(first) - len(first.lstrip()) + 1, joined
     if pending and " ".join(pending).strip():
-        first = text.splitlines()[start - 1]
+        first = lines[start - 1]
         yield start, len(first) - len(first.lstrip()) + 1, " ".join(pending).strip()
 
 

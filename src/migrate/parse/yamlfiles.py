@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterator
 
 import yaml
@@ -17,7 +18,8 @@ Path_ = tuple[str, ...]
 _GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "nvidia.com/mig")
 
 
-MAX_EXPANDED_NODES = 100_000  # a node reached through aliases counts once per path: a "billion laughs" bound
+MAX_EXPANDED_NODES = 100_000  # nodes that aliases add (one per path through them): a "billion laughs" bound
+_SIZE_CAP = 1 << 62  # expanded sizes stop growing here: the bound is long passed, and the numbers stay small
 
 
 def _compose(text: str) -> list[Node]:
@@ -36,12 +38,14 @@ def _bound_aliases(roots: list[Node]) -> None:
     """ParseError when aliases make the documents expand past MAX_EXPANDED_NODES or refer to themselves.
 
     The composer shares one node per anchor, so the tree is small; every walk over it follows each alias
-    again, and nested aliases multiply. Sizes are memoised per node: linear in the composed graph."""
+    again, and nested aliases multiply. What counts is what the aliases add, the expanded size less the nodes
+    the file itself holds: a list of 110,000 plain items adds nothing. Sizes are memoised per node: linear in
+    the composed graph."""
     sizes: dict[int, int] = {}
-    total = 0
+    expanded = 0
     for root in roots:
-        total += _expanded_size(root, sizes, set())
-        if total > MAX_EXPANDED_NODES:
+        expanded += _expanded_size(root, sizes, set())
+        if expanded - len(sizes) > MAX_EXPANDED_NODES:  # sizes holds every node seen once
             raise ParseError(f"YAML aliases expand too far (more than {MAX_EXPANDED_NODES:,} nodes): refused")
 
 
@@ -56,7 +60,7 @@ def _expanded_size(root: Node, sizes: dict[int, int], active: set[int]) -> int:
         if done:
             active.discard(key)
             size = 1 + sum(sizes[id(child)] for child in children)
-            sizes[key] = min(size, MAX_EXPANDED_NODES + 1)
+            sizes[key] = min(size, _SIZE_CAP)
             continue
         if key in sizes:
             continue
@@ -128,27 +132,42 @@ def _scalar_origin(node: ScalarNode) -> Callable[[int], tuple[int, int]]:
     value = str(node.value)
     block = node.style in ("|", ">")
     first_line = node.start_mark.line + (2 if block else 1)
+    breaks, index = [], value.find("\n")
+    while index != -1:  # where each line of the value starts, found once: a step's script has many items
+        breaks.append(index)
+        index = value.find("\n", index + 1)
+    indent = _block_indent(node) if block else 0
 
     def origin(offset: int) -> tuple[int, int]:
-        line = value.count("\n", 0, offset)
-        column = offset - (value.rfind("\n", 0, offset) + 1)
+        line = bisect.bisect_left(breaks, offset)  # the newlines before OFFSET
+        column = offset - (breaks[line - 1] + 1 if line else 0)
         if block:
-            return first_line + line, column + 1 + _block_indent(node)
+            return first_line + line, column + 1 + indent
         return node.start_mark.line + 1 + line, node.start_mark.column + column + 1 + (0 if node.style is None else 1)
 
     return origin
 
 
 def _block_indent(node: ScalarNode) -> int:
-    buffer = node.start_mark.buffer
-    if not buffer:
-        return 0
-    lines = buffer.splitlines()
+    lines = _buffer_lines(node.start_mark.buffer)
     line_no = node.start_mark.line + 1
     if line_no >= len(lines):
         return 0
     line = lines[line_no]
     return len(line) - len(line.lstrip())
+
+
+def _buffer_lines(buffer: str | None) -> list[str]:
+    """The lines of the document's buffer, split once per file (a CI file has a block scalar per step)."""
+    global _LINES
+    if not buffer:
+        return []
+    if _LINES[0] is not buffer:
+        _LINES = (buffer, buffer.splitlines())
+    return _LINES[1]
+
+
+_LINES: tuple[str | None, list[str]] = (None, [])
 
 
 def conda_items(root: Node) -> Iterator[Item]:

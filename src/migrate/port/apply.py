@@ -558,11 +558,24 @@ def translate_paths(
         destination = _fresh_dir(out_dir, base)
         done = {t.relpath: t for t in translations if t.skipped is None}
         changes = [_mirrored(base, rel, done.get(rel)) for rel in _copyable(base, listed)]
+    elif changes:
+        _check_no_link_above(base)
     plan = plan_from_translations(base, engine.name, translations)
     with _transaction(Plan(destination, engine.name, tuple(changes)), None):
         written = write_changes(destination, changes)
     return TranslateOutcome(engine.name, tuple(c.relpath for c in plan.changes), written, destination,
                             plan.findings, tuple(sorted({*plan.skipped, *skipped})))
+
+
+def _check_no_link_above(base: Path) -> None:
+    """Refuse to write in place under BASE when a directory on the way to it is a symlink: `translate vdir/*.cu`
+    with vdir a link out of the tree would rewrite the files it points at. The way is taken from the deepest
+    directory that holds both BASE and the current directory (BASE itself when they share only the root)."""
+    common = Path(os.path.commonpath([base, Path.cwd()]))
+    top = base if common == Path(common.anchor) else common
+    for directory in [base, *(parent for parent in base.parents if top in parent.parents)]:
+        if directory.is_symlink():
+            raise ApplyError(f"{directory} is a symlinked directory: not written through (name the real path)")
 
 
 def _translate_one(given: list[Path], output: Path, engine: Engine) -> TranslateOutcome:

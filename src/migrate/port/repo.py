@@ -100,7 +100,7 @@ def check_idle(git_dir: Path, changed: list[tuple[str, str]]) -> None:
 
 def status(root: Path) -> list[tuple[str, str]]:
     """Each tracked path with uncommitted changes, as (XY, path relative to the top): X the index, Y the work tree."""
-    raw = gitcmd.output(root, "status", "--porcelain=v1", "-z", "--untracked-files=no",
+    raw = gitcmd.output(root, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all",
                         what="read the work tree status")
     entries: list[tuple[str, str]] = []
     fields = raw.split(b"\0")

@@ -3,7 +3,7 @@ platform), run both where an NVIDIA GPU is present, and compare.
 
 Usage:
   python benchmarks/run_translated.py --hip-include DIR [--hip-include DIR ...] [--tree DIR ...] [--no-programs]
-      [--work DIR] [--reuse] [--arch sm_90] [--json FILE] [--jobs N]
+      [--work DIR] [--reuse | --translate-only] [--arch sm_90] [--json FILE] [--jobs N]
 
 Programs: each file of fixtures/translate/programs (unless --no-programs), and each directory under a --tree that
 holds a `main(` in a .cu file (its .cu/.cpp files, built together; cuda-samples' layout). A program that checks
@@ -37,7 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ROOT / "fixtures" / "translate" / "programs"
 SOURCES = (".cu", ".cpp", ".cc")
-TEXT = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".inl")
+HEADERS = (".cuh", ".h", ".hpp", ".inl")
+TEXT = (*SOURCES, *HEADERS)
 _MAIN = re.compile(rb"\bint\s+main\s*\(")
 _VERDICT = re.compile(r"^(PASS|FAIL)\b.*$", re.M)
 _BUILD_TIMEOUT = 600
@@ -90,6 +91,9 @@ def main() -> int:
     hip = _hip_includes(args.hip_include, work)
     if not args.reuse:
         _translate_all(programs, work, _engines(args.hipify_perl), hip.release)
+    if args.translate_only:
+        print(f"translations written under {work / 'translated'}")
+        return 0
     engines = sorted(p.name for p in (work / "translated").iterdir()) if (work / "translated").is_dir() else []
     gpu = _gpus()
     probe = _probe(hip.flags, work, args.arch)
@@ -108,6 +112,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--no-programs", action="store_true", help="Leave out fixtures/translate/programs.")
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "out" / "run-translated")
     parser.add_argument("--reuse", action="store_true", help="Build the translations already in --work.")
+    parser.add_argument("--translate-only", action="store_true", help="Translate into --work; build nothing.")
     parser.add_argument("--hipify-perl", default=None)
     parser.add_argument("--arch", default="sm_90", help="nvcc -arch (default sm_90: H100/H200).")
     parser.add_argument("--json", type=Path, default=None, help="Also write the results here.")
@@ -164,17 +169,19 @@ def _translate_all(programs: list[Program], work: Path, engines: dict[str, str |
                 target.write_bytes(run.stdout if run.ok and run.stdout else data)
 
         for program in programs:  # its sources and the headers beside them
-            _mirror(program.directory, _translated_dir(work, engine, program), translate, recursive=False)
+            headers = [p for p in program.directory.iterdir() if p.suffix in HEADERS and p.is_file()]
+            files = [program.directory / s for s in program.sources] + headers
+            _mirror(program.directory, files, _translated_dir(work, engine, program), translate)
         for directory in shared:
-            _mirror(directory, _translated_include(work, engine, directory), translate, recursive=True)
+            files = [p for p in directory.rglob("*") if p.suffix in TEXT and p.is_file()]
+            _mirror(directory, files, _translated_include(work, engine, directory), translate)
 
 
-def _mirror(source: Path, target: Path, translate: Callable[[Path, Path], None], *, recursive: bool) -> None:
-    for path in sorted(source.rglob("*") if recursive else source.iterdir()):
-        if path.suffix in TEXT and path.is_file():
-            out = target / path.relative_to(source)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            translate(path, out)
+def _mirror(source: Path, files: list[Path], target: Path, translate: Callable[[Path, Path], None]) -> None:
+    for path in sorted(files):
+        out = target / path.relative_to(source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        translate(path, out)
 
 
 def _translated_dir(work: Path, engine: str, program: Program) -> Path:

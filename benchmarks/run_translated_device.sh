@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One run of benchmarks/run_translated.py on a machine with an NVIDIA GPU and nvcc, nothing from the network.
 # Before, on a machine with this project's packages: translate and keep the translations in the work directory:
-#   python benchmarks/run_translated.py --hip-include DIR... --work benchmarks/out/run-translated
+#   python benchmarks/run_translated.py --translate-only --hip-include DIR... --work benchmarks/out/run-translated
 # Then here, with the HIP headers (checkouts of HIP, hipother, clr) in HIP_DIR (default benchmarks/out/hip-nvidia):
 #   bash benchmarks/run_translated_device.sh [OUT_DIR]
 set -uo pipefail

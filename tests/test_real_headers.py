@@ -30,7 +30,7 @@ def _ported(name: str, tmp_path: Path) -> Path:
 def test_extension_port_builds_with_nvcc_against_the_real_pytorch_headers(tmp_path: Path) -> None:
     """The port keeps the CUDA build: each unit, ROCm branches included, compiles as torch's BuildExtension compiles
     it, against the real PyTorch headers (a stand-in header once hid a missing <ATen/cuda/CUDAContext.h>). The
-    sources before the port are these less the USE_ROCM branches. About 150 s of CPU: torch/extension.h is large."""
+    sources before the port are these less the USE_ROCM branches. About 200 s of CPU: torch/extension.h is large."""
     nvcc = require_tool("nvcc")
     flags = torch_extension_flags("fastnorm_C")
     out = _ported("cuda-extension", tmp_path)

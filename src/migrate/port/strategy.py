@@ -6,11 +6,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from migrate.apimap import Version
 from migrate.errors import InputError
 from migrate.model import FileKind, Finding, Skipped, SourceFile
 from migrate.port.plan import FileChange, Plan
+
+if TYPE_CHECKING:
+    from migrate.apimap import Version
 
 STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")
 # (strategy, rules whose finding shows the project is of that kind, what the finding means), in priority order

@@ -62,7 +62,8 @@ def plan_port(
     choice = choose(strategy, scanned, sources)
     if choice.name != "fork":
         side = _side(root, sources, in_place, unsafe_fixes, scanned, targets) if side_files else None
-        return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side)
+        return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side,
+                                 rocm=engine.options.rocm_version)
     chosen = [s for s in sources if is_translatable(s.relpath) and (include_vendored or not s.vendored)]
     translations = [translate_file(s.path, s.relpath, engine) for s in chosen]
     changes = [FileChange(t.relpath, t.original, t.translated) for t in translations if t.changed]

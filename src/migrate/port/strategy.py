@@ -6,10 +6,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from migrate.errors import InputError
 from migrate.model import FileKind, Finding, Skipped, SourceFile
 from migrate.port.plan import FileChange, Plan
+
+if TYPE_CHECKING:
+    from migrate.apimap import Version
 
 STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")
 # (strategy, rules whose finding shows the project is of that kind, what the finding means), in priority order
@@ -99,10 +103,10 @@ def _is_build_file(path: str, strategy: str) -> bool:
 
 def plan_kept_sources(
     root: Path, choice: Choice, engine: str, sources: Sequence[SourceFile], skipped: Sequence[Skipped], *,
-    side: tuple[list[FileChange], list[Finding]] | None,
+    side: tuple[list[FileChange], list[Finding]] | None, rocm: Version | None = None,
 ) -> Plan:
-    """The plan of a port that keeps the CUDA sources (extension, cmake, make): guards or a compat header,
-    with the side files (SIDE) where asked."""
+    """The plan of a port that keeps the CUDA sources (extension, cmake, make): guards or a compat header (for ROCm
+    release ROCM), with the side files (SIDE) where asked."""
 
     if choice.name == "extension":
         from migrate.port.extension import extension_changes
@@ -111,7 +115,7 @@ def plan_kept_sources(
     else:
         from migrate.port.buildsys import compat_changes
 
-        changes, findings = compat_changes(root, sources)
+        changes, findings = compat_changes(root, sources, rocm=rocm)
         if side is not None:
             changes += side[0]
             findings += side[1]

@@ -1,9 +1,8 @@
 """The PyTorch-extension port: CUDA sources keep their names (a ROCm torch hipifies them at build time); nvcc-only
-flags go behind IS_HIP_EXTENSION, and PTX idioms and warp intrinsics get an `#ifdef USE_ROCM` branch."""
+flags go behind IS_HIP_EXTENSION (buildflags.py), and PTX idioms and warp intrinsics get an `#ifdef USE_ROCM` branch."""
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -21,9 +20,6 @@ if TYPE_CHECKING:
     from migrate.port.translate import Engine
 
 RULE_LEFT = "rocm-guard-not-written"
-HIP_FLAG = "IS_HIP_EXTENSION"
-_IMPORT = f"from torch.utils.cpp_extension import {HIP_FLAG}\n"
-_ROCM_AWARE = (HIP_FLAG, "torch.version.hip", "ROCM_HOME")
 _STATEMENTS = frozenset({"expression_statement", "declaration", "return_statement", "for_statement",
                          "while_statement", "do_statement", "if_statement"})
 _STOP = frozenset({"compound_statement", "function_definition", "translation_unit", "preproc_def",
@@ -44,6 +40,7 @@ def extension_changes(
     sources: Sequence[SourceFile], *, side: tuple[list[FileChange], list[Finding]] | None,
 ) -> tuple[list[FileChange], list[Finding]]:
     """ROCm guards in the CUDA sources, ROCm-aware extension flags in the Python build files, and the side files."""
+    from migrate.port.buildflags import build_flags
     from migrate.port.translate import is_translatable
 
     changes: dict[str, FileChange] = {c.relpath: c for c in (side[0] if side else [])}
@@ -55,7 +52,8 @@ def extension_changes(
             change, left = _guarded_source(source)
             findings += left
         elif side is not None and source.kind in (FileKind.SETUP_PY, FileKind.PYTHON):
-            change = _build_flags(source, changes.get(source.relpath))
+            change, left = build_flags(source, changes.get(source.relpath))
+            findings += left
         else:
             continue
         if change is not None:
@@ -263,112 +261,6 @@ def _render(doc: CudaDocument, branches: list[_Branch]) -> str:
 def _left(doc: CudaDocument, line: int, why: str) -> Finding:
     return Finding(doc.source.relpath, line, 1, RULE_LEFT, "inline-ptx" if "PTX" in why else "warp-size-assumption",
                    Severity.MEDIUM, line, f"no #ifdef USE_ROCM branch written: {why}", doc.line_text(line))
-
-
-# -- Python build files: nvcc-only flags behind IS_HIP_EXTENSION ------------------------------------------------------
-
-
-def _build_flags(source: SourceFile, earlier: FileChange | None) -> FileChange | None:
-
-    try:
-        old = source.path.read_bytes()
-        text = (earlier.new if earlier else old).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return earlier
-    new = rocm_build_flags(text)
-    if new is None:
-        return earlier
-    reason = "nvcc flags behind IS_HIP_EXTENSION" + (f"; {earlier.reason}" if earlier else "")
-    return FileChange(source.relpath, old, new.encode("utf-8"), reason=reason)
-
-
-def rocm_build_flags(text: str) -> str | None:
-    """A torch extension build script whose nvcc-only flag lists get a ROCm variant under IS_HIP_EXTENSION
-    (hipcc takes --offload-arch from PYTORCH_ROCM_ARCH); None when nothing changes or it is already ROCm-aware."""
-    if "cpp_extension" not in text or any(word in text for word in _ROCM_AWARE):
-        return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    lines = text.splitlines(keepends=True)
-    edits = [edit for node in ast.walk(tree) if (edit := _flag_edit(text, lines, tree, node)) is not None]
-    if not edits:
-        return None
-    edits.append(_import_edit(lines, tree))
-    out = text
-    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
-        out = out[:start] + new + out[end:]
-    return out
-
-
-def _flag_edit(text: str, lines: list[str], tree: ast.Module, node: ast.AST) -> tuple[int, int, str] | None:
-    if not isinstance(node, (ast.List, ast.Tuple)):
-        return None
-    hip = _hip_flags(text, node)
-    if hip is None:
-        return None
-    statement = _assigned_by(tree, node)
-    if statement is not None:
-        name = statement.targets[0].id  # type: ignore[attr-defined]
-        indent = " " * statement.col_offset
-        at = _offset(lines, (statement.end_lineno or statement.lineno) + 1, 0)
-        block = (f"{indent}if {HIP_FLAG}:  # ROCm torch: hipcc gets --offload-arch from PYTORCH_ROCM_ARCH\n"
-                 f"{indent}    {name} = {hip}\n")
-        return at, at, block
-    start = _offset(lines, node.lineno, node.col_offset)
-    end = _offset(lines, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
-    return start, end, f"({text[start:end]} if not {HIP_FLAG} else {hip})"
-
-
-def _hip_flags(text: str, node: ast.List | ast.Tuple) -> str | None:
-    """The hipcc version of a flag list, or None when it has no nvcc-only flag."""
-    from migrate.port.sidefiles import hipcc_word
-
-    kept: list[str] = []
-    changed = drop_next = False
-    for element in node.elts:
-        source = ast.get_source_segment(text, element) or ""
-        if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
-            kept.append(source)
-            continue
-        if drop_next:
-            drop_next = False
-            continue
-        new, drop_next, is_arch = hipcc_word(element.value)
-        if not (is_arch or element.value.startswith("-")):
-            new, drop_next = element.value, False  # a command or a file name (["nvcc", ...]), not a flag
-        changed = changed or is_arch or new != element.value
-        if new and not is_arch:
-            kept.append(source if new == element.value else f'"{new}"')
-    if not changed:
-        return None
-    return f"[{', '.join(kept)}]" if isinstance(node, ast.List) else f"({', '.join(kept)}{',' if len(kept) == 1 else ''})"
-
-
-def _assigned_by(tree: ast.Module, node: ast.AST) -> ast.Assign | None:
-    """The statement `NAME = NODE` in a module or function body, if NODE is the whole right-hand side."""
-    for statement in ast.walk(tree):
-        if (isinstance(statement, ast.Assign) and statement.value is node and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)):
-            return statement
-    return None
-
-
-def _import_edit(lines: list[str], tree: ast.Module) -> tuple[int, int, str]:
-    """Import IS_HIP_EXTENSION after the module's last top-level import."""
-    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
-    line = (imports[-1].end_lineno or imports[-1].lineno) + 1 if imports else 1
-    at = _offset(lines, line, 0)
-    return at, at, _IMPORT
-
-
-def _offset(lines: list[str], line: int, column: int) -> int:
-    """The text offset of a 1-based LINE and a UTF-8 byte COLUMN (ast's positions)."""
-    before = sum(len(text) for text in lines[: line - 1])
-    if line - 1 >= len(lines):
-        return before
-    return before + len(lines[line - 1].encode("utf-8")[:column].decode("utf-8", "ignore"))
 
 
 # -- verify: compile as a ROCm torch builds the extension ------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from migrate.model import FileKind, Finding, Severity, SourceFile
+from migrate.port.hipccflags import hipcc_word, path_map
 from migrate.port.plan import FileChange
 
 HIP_CHECK = "(torch.version.cuda or torch.version.hip)"
@@ -481,16 +482,6 @@ def _cmake(source: SourceFile, gfx_targets: Sequence[str]) -> list[FileChange]:
 # -- Makefiles -----------------------------------------------------------------------------------------------------
 
 _CUDA_VAR_LIB64 = re.compile(r"(\$[({]CUDA_(?:HOME|PATH|DIR|ROOT)[)}])/lib64")
-_ARCH_WITH_VALUE = frozenset({"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code"})
-
-
-@cache
-def _hipcc_flags() -> dict[str, Any]:
-    import yaml
-
-    from migrate.ruleset import data_path
-
-    return dict(yaml.safe_load(data_path("hipcc_flags.yaml").read_text(encoding="utf-8")))
 
 
 def rocm_makefile(text: str, gfx_targets: Sequence[str]) -> str | None:
@@ -507,7 +498,7 @@ def _hipcc_line(line: str, offload: str) -> str:
         return line
     body = line.rstrip("\r\n")
     ending = line[len(body) :]
-    for old, new in _hipcc_flags()["paths"].items():
+    for old, new in path_map().items():
         body = body.replace(old, new)
     body = _CUDA_VAR_LIB64.sub(r"\1/lib", body)
     parts = re.split(r"(\s+)", body)  # words at even indexes, the whitespace between them at odd ones
@@ -516,27 +507,12 @@ def _hipcc_line(line: str, offload: str) -> str:
         if drop_next or not parts[index]:
             drop_next, parts[index] = False, ""
             continue
-        parts[index], drop_next, is_arch = hipcc_word(parts[index])
-        if is_arch:
+        word = hipcc_word(parts[index])
+        parts[index], drop_next = " ".join(word.words), word.drop_next
+        if word.arch:
             parts[index], placed = ("" if placed else offload), True
     joined = "".join(parts)
     return (re.sub(r"(?<=\S)[ \t]{2,}", " ", joined).rstrip() if joined != body else joined) + ending
-
-
-def hipcc_word(word: str) -> tuple[str, bool, bool]:
-    """(replacement, drop the next word, is an arch flag)."""
-    from migrate.parse.manifest import NVCC_ARCH_FLAG
-
-    flags = _hipcc_flags()
-    if word in _ARCH_WITH_VALUE:
-        return "", True, True
-    if word.endswith("/nvcc"):
-        return "hipcc", False, False
-    if NVCC_ARCH_FLAG.match(word) or ("arch=compute_" in word and "code=" in word):
-        return "", False, True
-    if word in flags["keep_value"]:
-        return "", False, False
-    return flags["words"].get(word, word), False, False
 
 
 def _makefile(source: SourceFile, gfx_targets: Sequence[str]) -> list[FileChange]:

@@ -202,3 +202,127 @@ def test_flag_lists_the_port_cannot_guard_are_reported() -> None:
     quiet = ('import torch\nfrom .build import build_op\n'
              'op = build_op("k", ["k.cu"], extra_cuda_cflags=["-O3"], sources=["--use_fast_math"])\n')
     assert port_flag_lists(quiet, "ops.py") == (None, [])  # nothing nvcc-only passed as extra_cuda_cflags
+
+
+# -- C/C++/CUDA: warp-size constants and the typename hipcc needs ------------------------------------------------------
+
+
+def _ported(name: str, tmp_path: Path) -> tuple[Path, Path]:
+    """The fixture NAME as it is and as `apply` writes it (two copies under TMP_PATH)."""
+    original = _copy(name, tmp_path / "original")
+    write_port(_plan(original), out_dir=tmp_path / "ported")
+    return original, tmp_path / "ported"
+
+
+def _hipcc(tree: Path, units: list[str]) -> list[subprocess.CompletedProcess[str]]:
+    """Each unit of TREE compiled with Debian's hipcc as a ROCm torch builds it (hipified in a copy, -DUSE_ROCM=1)."""
+    hipcc = require_tool("hipcc")
+    copy = tree.parent / f"{tree.name}-hipified"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(tree, copy)
+    flags = as_torch_builds(copy, BUILTIN)
+    return [subprocess.run([hipcc, "--offload-arch=gfx90a", "-fsyntax-only", "-x", "hip", *flags, unit], cwd=copy,
+                           capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"}) for unit in units]
+
+
+def _hipcc_compiles(tree: Path, units: list[str]) -> None:
+    for unit, done in zip(units, _hipcc(tree, units)):
+        assert done.returncode == 0, (unit, done.stderr[-3000:])
+
+
+def _same_ptx(original: Path, ported: Path, units: list[str]) -> None:
+    """nvcc makes the same PTX of each unit before and after the port: the CUDA path is unchanged (where nvcc is)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return
+    for unit in units:
+        ptx = [subprocess.run([nvcc, "-arch=sm_80", "-ptx", unit, "-o", "-"], cwd=tree, capture_output=True, check=True).stdout
+               for tree in (original, ported)]
+        assert ptx[0] == ptx[1] and ptx[0], unit
+
+
+def test_warp_size_constant_is_64_on_rocm_where_every_user_follows_it(tmp_path: Path) -> None:
+    """reduce.cuh sizes all its warps by WARP_SIZE: the constant is 64 on ROCm, the ladder starts at WARP_SIZE / 2 and
+    its shuffle keeps the wavefront's width. lanes.cu's kWarpSize sits beside `& 31` lane math and a 32-bit ballot
+    (the scan reports both): it stays 32, for a hand port."""
+    original, ported = _ported("warp-size", tmp_path)
+    assert (ported / "csrc/reduce.cuh").read_text() == (original / "csrc/reduce.cuh").read_text().replace(
+        "#define WARP_SIZE 32\n",
+        "#ifdef USE_ROCM  // 64-lane wavefronts (CDNA); build RDNA targets with -mwavefrontsize64\n"
+        "#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n").replace(
+        "  for (int offset = 16; offset > 0; offset /= 2)\n    v += __shfl_down_sync(0xffffffff, v, offset);\n",
+        "  for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2)\n"
+        "#ifdef USE_ROCM  // non-sync form: ROCm < 6.2 has no *_sync builtins; the wavefront's width, as the warp size here\n"
+        "    v += __shfl_down(v, offset);\n#else\n    v += __shfl_down_sync(0xffffffff, v, offset);\n#endif\n")
+    lanes = (ported / "csrc/lanes.cu").read_text()
+    assert "constexpr int kWarpSize = 32;\n" in lanes and "kWarpSize = 64" not in lanes
+    assert (ported / "csrc/rownorm.cu").read_text() == (original / "csrc/rownorm.cu").read_text()
+    _hipcc_compiles(ported, ["csrc/rownorm.cu", "csrc/lanes.cu"])
+    _same_ptx(original, ported, ["csrc/rownorm.cu", "csrc/lanes.cu"])
+    assert _plan(ported).changes == ()  # a second port changes nothing
+
+
+def test_warp_size_stays_32_for_rdna_only_targets(tmp_path: Path) -> None:
+    root = _copy("warp-size", tmp_path)
+    plan = plan_port(root, BUILTIN, max_file_size=1 << 20, targets=("gfx1100",))
+    reduce = next(c.new.decode() for c in plan.changes if c.relpath == "csrc/reduce.cuh")
+    assert "#define WARP_SIZE 64" not in reduce and "for (int offset = 16;" in reduce
+    assert "    v += __shfl_down(v, offset, 32);\n" in reduce  # 32 lanes as on CUDA
+
+
+def test_typename_before_a_dependent_type_used_as_a_cast(tmp_path: Path) -> None:
+    """`Ktraits::BlockPrefixT(storage).InclusiveSum(v)` compiles with nvcc and not with clang; the port adds
+    `typename` there only: Ktraits::kThreads (a value) and Ktraits::ScaleT::apply (a static function) stay."""
+    original, ported = _ported("typename", tmp_path)
+    assert (ported / "csrc/prefix.cu").read_text() == (original / "csrc/prefix.cu").read_text().replace(
+        "  value = Ktraits::BlockPrefixT(storage)", "  value = typename Ktraits::BlockPrefixT(storage)")
+    (stopped,) = _hipcc(original, ["csrc/prefix.cu"])
+    assert "missing 'typename' prior to dependent type name 'PrefixTraits<float, 256>::BlockPrefixT'" in stopped.stderr
+    _hipcc_compiles(ported, ["csrc/prefix.cu"])
+    _same_ptx(original, ported, ["csrc/prefix.cu"])
+    assert _plan(ported).changes == ()
+
+
+WARP_FORMS = {
+    "setup.py": 'from torch.utils.cpp_extension import CUDAExtension\next = CUDAExtension("m", ["k.cu"])\n',
+    "a.cuh": ("struct Sizes {\n  static constexpr int kWarpSize = 32;\n};\n__device__ float a(float v) {\n"
+              "  for (int o = Sizes::kWarpSize / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);\n  return v;\n}\n"),
+    "b.cuh": ("enum { THREADS_PER_WARP = 32 };\n__device__ float b(float v) {\n  for (int o = THREADS_PER_WARP / 2; o > 0; o /= 2)\n"
+              "    v += __shfl_xor_sync(0xffffffff, v, o);\n  return v;\n}\n"),
+    "c.cuh": ("template <int kThreads, int WARP_SIZE = 32>\n__device__ float c(float v) {\n  __shared__ float s[kThreads / WARP_SIZE];\n"
+              "  for (int o = WARP_SIZE / 2; o > 0; o /= 2)\n    v += __shfl_xor_sync(0xffffffff, v, o);\n  return v;\n}\n"),
+    # a shuffle in a macro body gets no branch, so the constant beside it stays 32
+    "d.cuh": ("#define WARPSZ 32\n#define REDUCE(v) for (int o = WARPSZ / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o)\n"),
+    # a second definition of a name whose other user is blocked (lane math on a literal 32) stays 32 everywhere
+    "e.cuh": "#define WARP 32\n__device__ int e() { return threadIdx.x / WARP; }\n",
+    "f.cu": "#define WARP 32\n__global__ void f(int* o) { o[threadIdx.x / WARP] = threadIdx.x & 31; }\n",
+}
+
+
+def test_warp_size_constant_forms(tmp_path: Path) -> None:
+    for name, text in WARP_FORMS.items():
+        (tmp_path / name).write_text(text)
+    changed = _changed(_plan(tmp_path))
+    rocm = {name: [line for line in text.splitlines() if line not in WARP_FORMS[name].splitlines() and not line.startswith("#")]
+            for name, text in changed.items()}
+    assert rocm == {
+        "a.cuh": ["  static constexpr int kWarpSize = 64;", "  for (int o = Sizes::kWarpSize / 2; o > 0; o >>= 1) v += __shfl_xor(v, o);"],
+        "b.cuh": ["enum { THREADS_PER_WARP = 64 };", "    v += __shfl_xor(v, o);"],
+        "c.cuh": ["template <int kThreads, int WARP_SIZE = 64>", "    v += __shfl_xor(v, o);"],
+    }
+    assert "#define WARP 64" not in changed.get("e.cuh", "") + changed.get("f.cu", "")
+
+
+def test_typename_only_where_the_name_is_surely_a_type() -> None:
+    from migrate.port.guards import Facts, rocm_guards
+    from migrate.port.typename import type_names
+
+    header = ("struct A { static __device__ void Load(float*); using StoreT = Writer; };\n"
+              "struct B { using Load = Reader; };\n")
+    kernel = ("template <typename P>\n__device__ void f(float* s) {\n  P::Load(s);\n  P::StoreT(s).Store();\n"
+              "  typename P::StoreT(s).Store();\n  Q::StoreT(s).Store();\n}\n"
+              "__device__ void g(float* s) { A::StoreT(s).Store(); }\n")
+    names = type_names({"a.h": header, "k.cu": kernel})
+    assert names.names == frozenset({"StoreT"})  # Load is also a static function somewhere: never touched
+    new, _ = rocm_guards(kernel, "k.cu", facts=Facts(types=names))
+    assert new == kernel.replace("  P::StoreT(s).Store();\n  typename", "  typename P::StoreT(s).Store();\n  typename")

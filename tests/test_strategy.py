@@ -19,7 +19,7 @@ from migrate.discover import discover
 from migrate.parse.cuda import parse_cuda
 from migrate.model import FileKind, SourceFile
 from migrate.port.buildflags import rocm_build_flags
-from migrate.port.extension import rocm_guards
+from migrate.port.guards import rocm_guards
 from migrate.scan import scan
 from migrate.port.strategy import choose
 from migrate.port.translate import Engine

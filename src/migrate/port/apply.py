@@ -58,11 +58,12 @@ def plan_port(
     from migrate.port.strategy import choose, plan_kept_sources
 
     sources, skipped = _sources(root, max_file_size)
-    scanned = _scan_findings(root, max_file_size) if side_files or strategy == "auto" else ()
+    scanned = _scan_findings(root, max_file_size) if side_files or strategy != "fork" else ()
     choice = choose(strategy, scanned, sources)
     if choice.name != "fork":
         side = _side(root, sources, in_place, unsafe_fixes, scanned, targets) if side_files else None
-        return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side)
+        return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side, scanned=scanned,
+                                 targets=targets)
     chosen = [s for s in sources if is_translatable(s.relpath) and (include_vendored or not s.vendored)]
     translations = [translate_file(s.path, s.relpath, engine) for s in chosen]
     changes = [FileChange(t.relpath, t.original, t.translated) for t in translations if t.changed]

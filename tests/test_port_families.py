@@ -326,3 +326,86 @@ def test_typename_only_where_the_name_is_surely_a_type() -> None:
     assert names.names == frozenset({"StoreT"})  # Load is also a static function somewhere: never touched
     new, _ = rocm_guards(kernel, "k.cu", facts=Facts(types=names))
     assert new == kernel.replace("  P::StoreT(s).Store();\n  typename", "  typename P::StoreT(s).Store();\n  typename")
+
+
+# -- Python: switches where a CUDA-only feature is chosen, and tests skipped on ROCm -----------------------------------
+
+
+def _gates(text: str) -> list[str]:
+    """The source of every expression that tests torch.version.hip (the port's gates, in file order)."""
+    tree = ast.parse(text)
+    found = [n for n in ast.walk(tree) if isinstance(n, (ast.BoolOp, ast.IfExp)) and "torch.version.hip" in ast.unparse(n)]
+    return [ast.unparse(n) for n in sorted(found, key=lambda n: (n.lineno, n.col_offset))]
+
+
+def _value(expression: str, hip: str | None, capability: tuple[int, int]) -> object:
+    """EXPRESSION evaluated on one machine: torch.version.hip and the capability the GPU reports."""
+    from types import SimpleNamespace
+
+    cuda = SimpleNamespace(get_device_capability=lambda *a: capability)
+    names = {"torch": SimpleNamespace(version=SimpleNamespace(hip=hip), cuda=cuda), "cap": capability,
+             "major": capability[0], "get_device_compute_capability": lambda: capability}
+    return eval(expression, names)  # the port's own expressions, nothing from outside the test
+
+
+def test_capability_gates_and_warp_counts_branch_on_rocm(tmp_path: Path) -> None:
+    root = _copy("py-switch", tmp_path)
+    changed = _changed(_plan(root))
+    assert sorted(changed) == ["model/device.py", "model/kernels.py", "tests/test_device.py"]
+    gates = _gates(changed["model/device.py"])
+    assert gates == [
+        "torch.version.hip is None and torch.cuda.get_device_capability() >= (8, 9)",
+        "torch.version.hip is None and major >= 9",
+        "torch.version.hip is None and cap in [(9, 0), (10, 0)]",
+    ]  # `>= 8` (bf16, tensor cores) holds on CDNA as well: left alone
+    original = _gates_free((root / "model/device.py").read_text(), gates)
+    for gate, before in zip(gates, original):
+        for capability in ((8, 0), (8, 9), (9, 0), (10, 0)):  # NVIDIA GPUs: exactly as before
+            assert _value(gate, None, capability) == _value(before, None, capability)
+        for capability in ((9, 0), (9, 4), (9, 5), (11, 0)):  # gfx90a, gfx942, gfx950, gfx1100: no NVIDIA feature
+            assert _value(gate, "6.2", capability) is False
+    assert ("_softmax_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=block, num_warps=32 if torch.version.hip is None "
+            "else 16)") in changed["model/kernels.py"]
+    assert "triton.Config({}, num_warps=16)" in changed["model/kernels.py"]  # 16 warps fit a block on AMD too
+    assert _plan(_written(root, tmp_path)).changes == ()  # already dual-path: a second port changes nothing
+
+
+def _gates_free(text: str, gates: list[str]) -> list[str]:
+    """Each gate's comparison as the original file has it."""
+    return [gate.split(" and ", 1)[1] if " and " in gate else gate.split(" or ", 1)[1] for gate in gates]
+
+
+def _written(root: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "ported"
+    write_port(_plan(root), out_dir=out)
+    return out
+
+
+def test_tests_of_cuda_only_features_are_skipped_on_rocm(tmp_path: Path) -> None:
+    """The Hopper FP8 gate (a project helper returning the device's major and minor) skips on ROCm; the sm80 gate
+    stays; a test that builds a TensorRT engine gets a skip of its own; the other tests are untouched."""
+    root = _copy("py-switch", tmp_path)
+    new = _changed(_plan(root))["tests/test_device.py"]
+    old = (root / "tests/test_device.py").read_text()
+    assert new == old.replace(
+        '@pytest.mark.skipif(get_device_compute_capability() < (9, 0), reason="FP8 tests require Hopper.")',
+        '@pytest.mark.skipif(torch.version.hip is not None or get_device_compute_capability() < (9, 0), '
+        'reason="FP8 tests require Hopper.")').replace(
+        "\ndef test_engine_export(tmp_path):",
+        '\n@pytest.mark.skipif(torch.version.hip is not None, reason="TensorRT: CUDA-only, no ROCm build")\n'
+        "def test_engine_export(tmp_path):")
+    skip = _gates(new)[0]
+    assert _value(skip, "6.2", (9, 4)) is True and _value(skip, None, (9, 0)) is False and _value(skip, None, (8, 0)) is True
+
+
+def test_python_switches_need_torch_and_leave_rocm_aware_files_alone() -> None:
+    from migrate.port.pyswitch import switch_fixes
+
+    gate = "def f():\n    return torch.cuda.get_device_capability() >= (9, 0)\n"
+    assert switch_fixes("import torch\n" + gate, "m.py")
+    assert switch_fixes("import torch as th\n" + gate, "m.py") == []  # torch is not a name here: nothing to test
+    assert switch_fixes("import torch\nHIP = torch.version.hip\n" + gate, "m.py") == []  # already branches on ROCm
+    low = "import torch\nuse_bf16 = torch.cuda.get_device_capability()[0] >= 8\nsm = torch.cuda.get_device_capability() > (8, 6)\n"
+    assert switch_fixes(low, "m.py") == []  # sm80/sm86 gates hold on CDNA GPUs as well
+    chained = "import torch\nok = (8, 9) <= torch.cuda.get_device_capability() < (10, 0)\n"
+    assert switch_fixes(chained, "m.py") == []  # a chained comparison: left for a hand port

@@ -5,14 +5,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.port.hipccflags import hipcc_word, path_map
-from migrate.port.plan import FileChange
+from migrate.port.plan import FileChange, Fix
 
 HIP_CHECK = "(torch.version.cuda or torch.version.hip)"
 _CUDA_LOCAL = re.compile(r"\+cu\d+")
@@ -30,31 +29,30 @@ RULE_SAFE = "fix-torch-version-hip"
 RULE_UNSAFE = "fix-nvidia-smi"
 
 
-@dataclass(frozen=True)
-class Fix:
-    """One Python edit: a span of a line (1-based line, byte columns) and its replacement."""
-
-    line: int
-    start: int
-    end: int
-    text: str
-    safe: bool
-    message: str
-
-
 def side_changes(
     root: Path, sources: Sequence[SourceFile], *, in_place: bool = False, unsafe_fixes: bool = False,
     scan_findings: Sequence[Finding] = (), gfx_targets: Sequence[str] = ("gfx942",),
 ) -> tuple[list[FileChange], list[Finding]]:
     """The non-source changes of a port, and findings for the fixes left unapplied."""
+    from migrate.port.pyswitch import capability_helpers
+
     cuda_only = _cuda_only_lines(scan_findings)
+    python = {s.relpath: text for s in sources if s.kind is FileKind.PYTHON and not s.vendored
+              and (text := _read(s)) is not None}
+    helpers = capability_helpers(python)
+    by_path: dict[str, list[Finding]] = {}
+    for finding in scan_findings:
+        by_path.setdefault(finding.path, []).append(finding)
     changes: list[FileChange] = []
     findings: list[Finding] = []
     for source in sources:
         if source.vendored:
             continue
         if source.kind is FileKind.PYTHON:
-            change, left = _python(source, unsafe_fixes)
+            if source.relpath not in python:
+                continue
+            change, left = _python(source.relpath, python[source.relpath], unsafe_fixes, helpers,
+                                   by_path.get(source.relpath, []))
             changes.extend(change)
             findings.extend(left)
         elif source.kind is FileKind.REQUIREMENTS:
@@ -164,21 +162,25 @@ def _fix_smi(node: ast.Call) -> Fix:
     return Fix(first.lineno, start, start + len(_SMI), "amd-smi", False, message)
 
 
-def _python(source: SourceFile, unsafe_fixes: bool) -> tuple[list[FileChange], list[Finding]]:
-    text = _read(source)
-    if text is None or ("torch.version.cuda" not in text and _SMI not in text):
-        return [], []
-    fixes = python_fixes(text)
+def _python(
+    relpath: str, text: str, unsafe_fixes: bool, helpers: frozenset[str], findings: Sequence[Finding],
+) -> tuple[list[FileChange], list[Finding]]:
+    """The safe Python fixes (and the unsafe ones when asked) and the ROCm switches (pyswitch.py) of one file."""
+    from migrate.port.pyswitch import switch_fixes
+
+    fixes = python_fixes(text) if "torch.version.cuda" in text or _SMI in text else []
+    if "torch" in text:
+        fixes += switch_fixes(text, relpath, helpers=helpers, findings=findings)
     applied = [f for f in fixes if f.safe or unsafe_fixes]
-    left = [_unapplied(source.relpath, f, text) for f in fixes if f not in applied]
+    left = [_unapplied(relpath, f, text) for f in fixes if f not in applied]
     if not applied:
         return [], left
     new = _apply_fixes(text, applied)
     try:
-        compile(new, source.relpath, "exec", dont_inherit=True)  # compiled, never run: the edit must still parse
+        compile(new, relpath, "exec", dont_inherit=True)  # compiled, never run: the edit must still parse
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [], left
-    return [_change(source.relpath, text.encode("utf-8"), new, "Python fixes")], left
+    return [_change(relpath, text.encode("utf-8"), new, "Python fixes")], left
 
 
 def _apply_fixes(text: str, fixes: list[Fix]) -> str:

@@ -199,6 +199,9 @@ def test_flag_lists_the_port_cannot_guard_are_reported() -> None:
         new, left = port_flag_lists(text, "setup.py")
         assert new is None and [(f.line, f.rule, f.category) for f in left] == [(line, "rocm-guard-not-written", "nvcc-flags")]
         assert why in left[0].message
+    threads = ('from torch.utils.cpp_extension import CUDAExtension\nn = "4"\n'
+               'ext = CUDAExtension("m", ["k.cu"], extra_compile_args={"nvcc": ["-O3", "--threads", n]})\n')
+    assert '(["-O3", "--threads", n] if not IS_HIP_EXTENSION else ["-O3"])' in (port_flag_lists(threads, "setup.py")[0] or "")
     quiet = ('import torch\nfrom .build import build_op\n'
              'op = build_op("k", ["k.cu"], extra_cuda_cflags=["-O3"], sources=["--use_fast_math"])\n')
     assert port_flag_lists(quiet, "ops.py") == (None, [])  # nothing nvcc-only passed as extra_cuda_cflags
@@ -409,3 +412,16 @@ def test_python_switches_need_torch_and_leave_rocm_aware_files_alone() -> None:
     assert switch_fixes(low, "m.py") == []  # sm80/sm86 gates hold on CDNA GPUs as well
     chained = "import torch\nok = (8, 9) <= torch.cuda.get_device_capability() < (10, 0)\n"
     assert switch_fixes(chained, "m.py") == []  # a chained comparison: left for a hand port
+
+
+def test_code_for_one_nvidia_architecture_gets_no_rocm_branch(tmp_path: Path) -> None:
+    """Hopper/Blackwell code (named for sm90+, or using wgmma/TMA) is left out of a ROCm build, as the scan's
+    arch-specific-sources says: the port writes no branch into it."""
+    shuffle = "__device__ float f(float v) {\n  v += __shfl_xor_sync(0xffffffff, v, 1);\n  return v;\n}\n"
+    (tmp_path / "setup.py").write_text(WARP_FORMS["setup.py"])
+    (tmp_path / "hopper").mkdir()
+    (tmp_path / "hopper" / "mainloop.cuh").write_text(shuffle)
+    (tmp_path / "gemm_sm90.cu").write_text(shuffle)
+    (tmp_path / "tma.cuh").write_text(shuffle + 'asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");\n')
+    (tmp_path / "reduce.cuh").write_text(shuffle)
+    assert sorted(_changed(_plan(tmp_path))) == ["reduce.cuh"]

@@ -69,7 +69,7 @@ def port_flag_lists(text: str, relpath: str) -> tuple[str | None, list[Finding]]
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     lines = text.splitlines(keepends=True)
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    guard = _guard(tree, parents)
+    guard = _guard(tree, text)
     edits: list[_Edit] = []
     findings: list[Finding] = []
     used: set[ast.stmt] = set()
@@ -157,8 +157,10 @@ def _hip_flags(text: str, node: ast.List | ast.Tuple) -> str | None:
                 kept.append(source)
             continue
         if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
-            kept.append(source)
-            drop_next = False
+            if drop_next:  # the value of an option hipcc does without (["--threads", n])
+                drop_next, changed = False, True
+            else:
+                kept.append(source)
             continue
         words: list[str] = []
         for word in element.value.split():  # torch's ninja file splits an element at its spaces, as a shell does
@@ -183,15 +185,18 @@ def _hip_flags(text: str, node: ast.List | ast.Tuple) -> str | None:
 # -- the guard and where it is defined ----------------------------------------------------------------------------
 
 
-def _guard(tree: ast.Module, parents: dict[ast.AST, ast.AST]) -> _Guard | None:
-    """IS_HIP_EXTENSION where the file imports torch.utils.cpp_extension (imported next to that import), else
-    torch.version.hip where the module imports torch; None when neither is imported."""
-    extension = tuple(s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom)) and _imports_extension(s))
-    if extension:
-        return _Guard(HIP_FLAG, extension)
-    torch = tuple(s for s in tree.body if isinstance(s, ast.Import) and any(
-        (a.asname is None and a.name.split(".")[0] == "torch") or (a.name, a.asname) == ("torch", "torch") for a in s.names))
-    return _Guard(TORCH_HIP, torch) if torch else None
+def _guard(tree: ast.Module, text: str) -> _Guard | None:
+    """In a build file (one that uses torch.utils.cpp_extension): IS_HIP_EXTENSION, imported next to the file's own
+    import of cpp_extension or of torch. Elsewhere: torch.version.hip where the file imports torch. None when torch
+    is never imported."""
+    imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
+    torch = [s for s in imports if isinstance(s, ast.Import) and any(
+        (a.asname is None and a.name.split(".")[0] == "torch") or (a.name, a.asname) == ("torch", "torch") for a in s.names)]
+    if "cpp_extension" in text:
+        extension = [s for s in imports if _imports_extension(s)]  # preferred: IS_HIP_EXTENSION's own module
+        anchors = (*extension, *(s for s in torch if s not in extension))
+        return _Guard(HIP_FLAG, anchors) if anchors else None
+    return _Guard(TORCH_HIP, tuple(torch)) if torch else None
 
 
 def _imports_extension(statement: ast.Import | ast.ImportFrom) -> bool:
@@ -207,7 +212,8 @@ def _usable_anchor(guard: _Guard, node: ast.AST, parents: dict[ast.AST, ast.AST]
     scope = _scope(node, parents)
     statement = _statement(node, parents)
     for anchor in guard.anchors:
-        if (guard.test == HIP_FLAG and not _starts_line(lines, anchor)) or not _binds_for(anchor, node, parents):
+        fallback = guard.test == HIP_FLAG  # the import we add gets a fallback in a handler that carries on
+        if (fallback and not _starts_line(lines, anchor)) or not _binds_for(anchor, node, parents, fallback):
             continue  # `try: from torch.utils.cpp_extension import load` on one line: no place for a second import
         anchor_scope = _scope(anchor, parents)
         if anchor_scope is scope and (anchor.end_lineno or anchor.lineno) < statement.lineno:
@@ -244,9 +250,9 @@ def _starts_line(lines: list[str], statement: ast.stmt) -> bool:
     return not line[: statement.col_offset].strip()
 
 
-def _binds_for(anchor: ast.stmt, node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
-    """Whether a name ANCHOR imports is bound where NODE runs: every block around ANCHOR (in its scope) is a `try`
-    body (its handlers get a fallback) or also holds NODE."""
+def _binds_for(anchor: ast.stmt, node: ast.AST, parents: dict[ast.AST, ast.AST], fallback: bool) -> bool:
+    """Whether a name ANCHOR imports is bound where NODE runs: every block around ANCHOR (in its scope) also holds
+    NODE, or is a `try` whose handlers leave (or get a FALLBACK value for the name)."""
     chain = set()
     current: ast.AST | None = node
     while current is not None:
@@ -254,7 +260,7 @@ def _binds_for(anchor: ast.stmt, node: ast.AST, parents: dict[ast.AST, ast.AST])
         current = parents.get(current)
     block = parents.get(anchor)
     while block is not None and not isinstance(block, (*_SCOPES, ast.Module)):
-        if not isinstance(block, ast.Try) and id(block) not in chain:
+        if id(block) not in chain and not (isinstance(block, ast.Try) and (fallback or not _fallthrough(block))):
             return False
         block = parents.get(block)
     return True
@@ -306,6 +312,10 @@ def _fallthrough_handlers(anchor: ast.stmt, parents: dict[ast.AST, ast.AST]) -> 
         if isinstance(parent, ast.Try) and child in parent.body:
             yield from (h for h in parent.handlers if not _ends(h.body[-1]))
         child, parent = parent, parents.get(parent)
+
+
+def _fallthrough(block: ast.Try) -> bool:
+    return any(not _ends(h.body[-1]) for h in block.handlers)
 
 
 def _ends(statement: ast.stmt) -> bool:

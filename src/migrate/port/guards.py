@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 RULE_LEFT = "rocm-guard-not-written"
 TORCH_MACRO = "USE_ROCM"  # a ROCm torch compiles extensions with -DUSE_ROCM=1
 HIP_MACRO = "__HIP_PLATFORM_AMD__"  # hip_runtime.h (or the compat header) defines it on AMD
+# code for one NVIDIA architecture from Hopper on (TMA, wgmma, tcgen05): a ROCm build leaves it out, so no branches
+_NVIDIA_ARCH_PATH = re.compile(r"(?i)(?:^|[/_.-])(?:sm_?(?:9\d|1\d\d)a?|hopper|blackwell)(?=[/_.-]|$)")
+_NVIDIA_ARCH_PTX = re.compile(r"\b(?:wgmma|tcgen05|setmaxnreg|cp\.async\.bulk|fence\.proxy\.async)\b")
 _STATEMENTS = frozenset({"expression_statement", "declaration", "return_statement", "for_statement",
                          "while_statement", "do_statement", "if_statement"})
 _STOP = frozenset({"compound_statement", "function_definition", "translation_unit", "preproc_def",
@@ -46,8 +49,14 @@ def repo_facts(sources: Sequence[SourceFile], findings: Sequence[Finding], targe
     from migrate.port.warpsize import plan_warp_sizes
 
     own = [s for s in sources if not s.vendored and is_translatable(s.relpath)]
-    texts = {s.relpath: text for s in own if (text := _text(s)) is not None}
+    texts = {s.relpath: text for s in own if (text := _text(s)) is not None and not nvidia_arch_only(s.relpath, text)}
     return Facts(plan_warp_sizes(texts, findings, targets), type_names(texts))
+
+
+def nvidia_arch_only(relpath: str, text: str) -> bool:
+    """Whether a source is written for one NVIDIA architecture from Hopper on (named for it, or using its TMA, wgmma or
+    tcgen05 instructions): a ROCm build leaves it out (the scan's arch-specific-sources), so the port adds nothing."""
+    return bool(_NVIDIA_ARCH_PATH.search(relpath) or _NVIDIA_ARCH_PTX.search(text))
 
 
 def _text(source: SourceFile) -> str | None:
@@ -97,7 +106,7 @@ def _guarded_source(
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return earlier, []
-    if b"\0" in data[:8192] or not _may_change(text, source.relpath, facts):
+    if b"\0" in data[:8192] or not _may_change(text, source.relpath, facts) or nvidia_arch_only(source.relpath, text):
         return earlier, []
     new, findings = rocm_guards(text, source.relpath, macro=macro, facts=facts)
     if new is None:

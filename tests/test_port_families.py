@@ -425,3 +425,26 @@ def test_code_for_one_nvidia_architecture_gets_no_rocm_branch(tmp_path: Path) ->
     (tmp_path / "tma.cuh").write_text(shuffle + 'asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");\n')
     (tmp_path / "reduce.cuh").write_text(shuffle)
     assert sorted(_changed(_plan(tmp_path))) == ["reduce.cuh"]
+
+
+def test_a_project_that_builds_for_rocm_keeps_its_torch_version_cuda_switches(tmp_path: Path) -> None:
+    """`cutlass.forward if torch.version.cuda else ck.forward` is the CUDA/ROCm switch of a project that already
+    builds for ROCm (the scan's ROCm status: supported): read as "any GPU build", it would send ROCm to CUTLASS."""
+    dispatch = "import torch\n\nfrom . import ck, cutlass\n\nFORWARD = cutlass.forward if torch.version.cuda else ck.forward\n"
+    for name, rocm in (("plain", False), ("rocm", True)):
+        root = tmp_path / name
+        (root / "ops").mkdir(parents=True)
+        (root / "ops" / "dispatch.py").write_text(dispatch)
+        if rocm:
+            (root / "csrc").mkdir()
+            (root / "csrc" / "attn_ck.cpp").write_text("#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = 1; }\n")
+            (root / "setup.py").write_text(
+                "import torch\nfrom setuptools import setup\nfrom torch.utils.cpp_extension import ROCM_HOME, CUDAExtension\n"
+                "is_rocm = torch.version.hip is not None and ROCM_HOME is not None\n"
+                'setup(name="attn", ext_modules=[CUDAExtension("attn._C", ["csrc/attn_ck.cpp"] if is_rocm else ["csrc/attn.cu"])])\n')
+            (root / ".github" / "workflows").mkdir(parents=True)
+            (root / ".github" / "workflows" / "rocm.yml").write_text(
+                "jobs:\n  test-rocm:\n    runs-on: [self-hosted, amd-mi300]\n    container: rocm/pytorch:latest\n"
+                "    steps:\n      - run: python setup.py develop\n")
+        changed = _changed(_plan(root)).get("ops/dispatch.py")
+        assert changed == (None if rocm else dispatch.replace("if torch.version.cuda", "if (torch.version.cuda or torch.version.hip)"))

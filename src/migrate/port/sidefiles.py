@@ -31,9 +31,10 @@ RULE_UNSAFE = "fix-nvidia-smi"
 
 def side_changes(
     root: Path, sources: Sequence[SourceFile], *, in_place: bool = False, unsafe_fixes: bool = False,
-    scan_findings: Sequence[Finding] = (), gfx_targets: Sequence[str] = ("gfx942",),
+    scan_findings: Sequence[Finding] = (), gfx_targets: Sequence[str] = ("gfx942",), rocm_supported: bool = False,
 ) -> tuple[list[FileChange], list[Finding]]:
-    """The non-source changes of a port, and findings for the fixes left unapplied."""
+    """The non-source changes of a port, and findings for the fixes left unapplied (a repository that already builds
+    for ROCm keeps its torch.version.cuda tests: they are its CUDA/ROCm switches)."""
     from migrate.port.pyswitch import capability_helpers
 
     cuda_only = _cuda_only_lines(scan_findings)
@@ -52,7 +53,7 @@ def side_changes(
             if source.relpath not in python:
                 continue
             change, left = _python(source.relpath, python[source.relpath], unsafe_fixes, helpers,
-                                   by_path.get(source.relpath, []))
+                                   by_path.get(source.relpath, []), rocm_supported)
             changes.extend(change)
             findings.extend(left)
         elif source.kind is FileKind.REQUIREMENTS:
@@ -94,15 +95,16 @@ def _change(relpath: str, old: bytes | None, new: str, reason: str) -> FileChang
 # -- Python --------------------------------------------------------------------------------------------------------
 
 
-def python_fixes(text: str) -> list[Fix]:
-    """Safe: torch.version.cuda as a condition also accepts HIP. Unsafe: nvidia-smi commands -> amd-smi."""
+def python_fixes(text: str, *, cuda_checks: bool = True) -> list[Fix]:
+    """Safe: torch.version.cuda as a condition also accepts HIP (with CUDA_CHECKS). Unsafe: nvidia-smi commands ->
+    amd-smi."""
     if "torch.version.hip" in text and _SMI not in text:
         return []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    dual = "torch.version.hip" in text  # already dual-path: leave its checks alone
+    dual = "torch.version.hip" in text or not cuda_checks  # already dual-path: leave its checks alone
     fixes = [] if dual else [_fix_condition(n) for n in _condition_uses(tree)]
     fixes += [_fix_smi(n) for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_smi_command(n)]
     return sorted(fixes, key=lambda f: (f.line, f.start))
@@ -164,11 +166,12 @@ def _fix_smi(node: ast.Call) -> Fix:
 
 def _python(
     relpath: str, text: str, unsafe_fixes: bool, helpers: frozenset[str], findings: Sequence[Finding],
+    rocm_supported: bool,
 ) -> tuple[list[FileChange], list[Finding]]:
     """The safe Python fixes (and the unsafe ones when asked) and the ROCm switches (pyswitch.py) of one file."""
     from migrate.port.pyswitch import switch_fixes
 
-    fixes = python_fixes(text) if "torch.version.cuda" in text or _SMI in text else []
+    fixes = python_fixes(text, cuda_checks=not rocm_supported) if "torch.version.cuda" in text or _SMI in text else []
     if "torch" in text:
         fixes += switch_fixes(text, relpath, helpers=helpers, findings=findings)
     applied = [f for f in fixes if f.safe or unsafe_fixes]

@@ -83,7 +83,8 @@ def port_flag_lists(text: str, relpath: str) -> tuple[str | None, list[Finding]]
     if not edits:
         return None, findings
     if guard is not None and guard.test == HIP_FLAG:
-        edits += [edit for anchor in sorted(used, key=lambda s: s.lineno) for edit in _import_edits(lines, parents, anchor, newline)]
+        for anchor in sorted(used, key=lambda s: s.lineno):
+            edits += _import_edits(lines, parents, anchor, newline)
     out = text
     for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
         out = out[: edit.start] + edit.text + out[edit.end :]

@@ -44,10 +44,11 @@ def capability_helpers(texts: Mapping[str, str]) -> frozenset[str]:
 
 def _returns_capability(function: ast.FunctionDef) -> bool:
     returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
-    properties = {t.id for n in ast.walk(function) if isinstance(n, ast.Assign) and _dotted(n.value, call=True) == _PROPERTIES
-                  for t in n.targets if isinstance(t, ast.Name)}
-    return bool(returns) and all(r.value is not None and (_dotted(r.value, call=True) == _CAPABILITY or _major_minor(r.value, properties))
-                                 for r in returns)
+    properties = {t.id for n in ast.walk(function) if isinstance(n, ast.Assign)
+                  and _dotted(n.value, call=True) == _PROPERTIES for t in n.targets if isinstance(t, ast.Name)}
+    return bool(returns) and all(
+        r.value is not None and (_dotted(r.value, call=True) == _CAPABILITY or _major_minor(r.value, properties))
+        for r in returns)
 
 
 def _major_minor(node: ast.expr, properties: set[str]) -> bool:
@@ -71,7 +72,8 @@ def switch_fixes(text: str, relpath: str, *, helpers: frozenset[str] = frozenset
     fixes = list(_capability_fixes(tree, helpers))
     if "triton" in text:
         fixes += _warp_count_fixes(tree)
-    if _TEST_FILE.search(relpath) and any(isinstance(s, ast.Import) and any(a.name == "pytest" for a in s.names) for s in tree.body):
+    pytest = any(isinstance(s, ast.Import) and any(a.name == "pytest" for a in s.names) for s in tree.body)
+    if pytest and _TEST_FILE.search(relpath):
         fixes += _skip_fixes(text, tree, findings)
     return sorted(fixes, key=lambda f: (f.line, f.start))
 
@@ -194,7 +196,8 @@ def _warp_count_fixes(tree: ast.Module) -> Iterator[Fix]:
             if (keyword.arg == "num_warps" and isinstance(value, ast.Constant) and type(value.value) is int
                     and value.value > MAX_WARPS and value.lineno == value.end_lineno):
                 text = f"{value.value} if {HIP} is None else {MAX_WARPS}"
-                message = f"{value.value} warps of 64 lanes exceed the 1024 threads of a block on AMD GPUs: {MAX_WARPS} there"
+                message = (f"{value.value} warps of 64 lanes exceed the 1024 threads of a block on AMD GPUs: "
+                           f"{MAX_WARPS} there")
                 yield Fix(value.lineno, value.col_offset, value.end_col_offset or value.col_offset, text, True, message)
 
 
@@ -205,7 +208,8 @@ def _skip_fixes(text: str, tree: ast.Module, findings: Sequence[Finding]) -> Ite
     lines = text.splitlines(keepends=True)
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
     for test in _tests(tree):
-        used = sorted({CUDA_ONLY[f.rule] for f in findings if f.rule in CUDA_ONLY and test.lineno <= f.line <= (test.end_lineno or 0)})
+        used = sorted({CUDA_ONLY[f.rule] for f in findings if f.rule in CUDA_ONLY
+                       for line in (f.line, *(o.line for o in f.occurrences)) if test.lineno <= line <= (test.end_lineno or 0)})
         if not used or any(_mentions_hip(d) for d in test.decorator_list):
             continue
         first = min([test.lineno, *(d.lineno for d in test.decorator_list)])

@@ -21,7 +21,8 @@ _TYPE_DECLARATION = re.compile(
     r"\busing\s+(\w+)\s*=|\btypedef\b[^;{}()]*?\b(\w+)\s*;|\b(?:struct|class)\s+(\w+)\s*(?:final\s*)?[:{]")
 _CAST = re.compile(r"\b\w+\s*::\s*(\w+)\s*\(")
 # NAME declared as a function or a variable: specifiers or a return type right before it
-_NOT_A_TYPE = r"\b(?:static|inline|constexpr|virtual|void|bool|int|auto|float|double|unsigned|__device__|__host__|__forceinline__)\b[^;{{}}()=]*[\s*&]{name}\s*[(;=]"
+_NOT_A_TYPE = (r"\b(?:static|inline|constexpr|virtual|void|bool|int|auto|float|double|unsigned|__device__|__host__|"
+               r"__forceinline__)\b[^;{{}}()=]*[\s*&]{name}\s*[(;=]")
 _TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "optional_type_parameter_declaration"})
 
 

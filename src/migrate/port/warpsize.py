@@ -27,7 +27,8 @@ _CONSTANTS = (
     re.compile(r"^[ \t]*(?:(?:static|inline|__device__|__host__|__constant__)[ \t]+)*(?:constexpr|const)[ \t]+"
                r"(?:[\w:]+[ \t]+)?(?:const[ \t]+)?(?P<name>\w+)[ \t]*(?:=[ \t]*|\{[ \t]*)(?P<value>32)[uU]?[ \t]*\}?[ \t]*;"
                r"[ \t]*(?://.*)?$"),
-    re.compile(r"^[ \t]*(?:static[ \t]+)?[\w:]+[ \t]+const[ \t]+(?P<name>\w+)[ \t]*=[ \t]*(?P<value>32)[uU]?[ \t]*;[ \t]*(?://.*)?$"),
+    re.compile(r"^[ \t]*(?:static[ \t]+)?[\w:]+[ \t]+const[ \t]+(?P<name>\w+)[ \t]*=[ \t]*(?P<value>32)[uU]?[ \t]*;"
+               r"[ \t]*(?://.*)?$"),
     re.compile(r"^[ \t]*enum[ \t]*\{[ \t]*(?P<name>\w+)[ \t]*=[ \t]*(?P<value>32)[ \t]*\}[ \t]*;[ \t]*(?://.*)?$"),
     re.compile(r"^[ \t]*template[ \t]*<[^<>]*\b(?:int|unsigned|uint32_t|size_t|index_t)[ \t]+(?P<name>\w+)[ \t]*=[ \t]*"
                r"(?P<value>32)\b[^<>]*>[ \t]*$"),
@@ -67,8 +68,10 @@ def plan_warp_sizes(texts: Mapping[str, str], findings: Sequence[Finding], targe
             definitions.setdefault(name, []).append((finding.path, finding.line))
     users = {name: {p for p, text in texts.items() if re.search(rf"\b{name}\b", text)} for name in definitions}
     ladders = []
-    for finding in (f for f in mine if f.rule in _BLOCKING):
-        ladder = _ladder(texts, finding, definitions) if finding.rule == "warp-literal-32" else None
+    for finding in (f for f in mine if f.rule in _BLOCKING or f.occurrences):
+        # a finding folding many places (the scan's cap) stands for lines not all listed: the file stays 32-wide
+        rewritable = finding.rule == "warp-literal-32" and not finding.occurrences
+        ladder = _ladder(texts, finding, definitions) if rewritable else None
         if ladder is None:
             blocked.add(finding.path)
         else:
@@ -98,7 +101,9 @@ def _constant_name(text: str, line: int) -> str | None:
     return found.group("name") if found else None
 
 
-def _ladder(texts: Mapping[str, str], finding: Finding, definitions: Mapping[str, list[tuple[str, int]]]) -> tuple[str, int, str] | None:
+def _ladder(
+    texts: Mapping[str, str], finding: Finding, definitions: Mapping[str, list[tuple[str, int]]],
+) -> tuple[str, int, str] | None:
     """(path, line, name) for a shuffle ladder `for (o = 16; o > 0; o /= 2)` that a constant defined above it (in the
     file or a header it includes before the ladder) can start."""
     lines = texts[finding.path].splitlines()

@@ -18,7 +18,8 @@ from migrate.config import Settings
 from migrate.discover import discover
 from migrate.parse.cuda import parse_cuda
 from migrate.model import FileKind, SourceFile
-from migrate.port.extension import rocm_build_flags, rocm_guards
+from migrate.port.buildflags import rocm_build_flags
+from migrate.port.guards import rocm_guards
 from migrate.scan import scan
 from migrate.port.strategy import choose
 from migrate.port.translate import Engine
@@ -190,7 +191,7 @@ def test_build_flags_inline_lists_and_jit_load() -> None:
     assert ported is not None and ast.parse(ported)
     assert ('    flags = ["-lineinfo", "-Xptxas=-v"]\n'
             '    if IS_HIP_EXTENSION:  # ROCm torch: hipcc gets --offload-arch from PYTORCH_ROCM_ARCH\n'
-            '        flags = ["-gline-tables-only", "-Xptxas=-v"]\n') in ported
+            '        flags = ["-gline-tables-only"]\n') in ported  # ptxas options mean nothing to hipcc
     assert rocm_build_flags("import torch\nflags = ['-gencode', 'arch=compute_80,code=sm_80']\n") is None  # not a build
     probe = 'from torch.utils.cpp_extension import load\nimport subprocess\nsubprocess.call(["nvcc", "--version"])\n'
     assert rocm_build_flags(probe) is None  # a command, not a flag list

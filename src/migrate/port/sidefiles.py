@@ -536,6 +536,9 @@ def hipcc_word(word: str) -> tuple[str, bool, bool]:
         return "", False, True
     if word in flags["keep_value"]:
         return "", False, False
+    option, joined, _ = word.partition("=")
+    if option in flags["with_value"]:
+        return "", not joined, False  # --ptxas-options=-v carries its value; -Xptxas -v has it in the next word
     return flags["words"].get(word, word), False, False
 
 

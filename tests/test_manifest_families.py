@@ -135,9 +135,12 @@ def test_expansions_are_reads_outside_echo() -> None:
         'echo "using $CUDA_VISIBLE_DEVICES"\n'
         'if [ -n "$NVIDIA_VISIBLE_DEVICES" ]; then python t.py --gpus $CUDA_VISIBLE_DEVICES; fi\n'
         "printf '%s' $HOME\n"
+        'CUDA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES" torchrun t.py\n'
+        "ngpus=$(echo $CUDA_VISIBLE_DEVICES | tr ',' ' ' | wc -w)\n"
     )
     assert _shell(text, "env-read") == [
         ("CUDA_VISIBLE_DEVICES", 1, 10), ("NVIDIA_VISIBLE_DEVICES", 3, 9), ("CUDA_VISIBLE_DEVICES", 3, 62),
+        ("CUDA_VISIBLE_DEVICES", 6, 14),
     ]
 
 

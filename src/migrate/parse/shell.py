@@ -24,7 +24,8 @@ _REDIRECTS = frozenset({"<", ">", ">>", "<<", "<<-"})
 _WORD_END = frozenset(" \t\r\n;&|()<>`")
 _WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "then", "do", "else", "!", "{"})
 _DECLARE = frozenset({"export", "declare", "local", "readonly", "typeset", "set"})
-_PRINTERS = frozenset({"echo", "printf", "logger"})  # what they expand is only shown
+_PRINTERS = frozenset({"echo", "printf", "logger"})  # what they expand is only shown, unless piped or substituted
+_CAPTURING = frozenset({"|", "$(", "`"})
 _EXPANSION = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _PIP_VALUE_OPTIONS = frozenset(
     {"-r", "--requirement", "-c", "--constraint", "-t", "--target", "--prefix", "--root", "--src", "--platform",
@@ -150,10 +151,11 @@ def _skip_heredocs(text: str, i: int, heredocs: list[tuple[str, bool]]) -> int:
     return i
 
 
-def commands(words: list[Word]) -> Iterator[list[Word]]:
-    """The simple commands: runs of words between separators, redirections and their targets removed."""
+def commands(words: list[Word]) -> Iterator[tuple[list[Word], bool]]:
+    """The simple commands, redirections and their targets removed: (words, whether the output is captured by a
+    pipe or a command substitution)."""
     current: list[Word] = []
-    skip_next = False
+    captured = skip_next = False
     for word in words:
         if skip_next and not word.operator:
             skip_next = False
@@ -163,24 +165,25 @@ def commands(words: list[Word]) -> Iterator[list[Word]]:
             skip_next = True
         elif word.operator and word.text in _SEPARATORS:
             if current:
-                yield current
-            current = []
+                yield current, captured or word.text == "|"
+            current, captured = [], word.text in _CAPTURING
         elif not word.operator:
             current.append(word)
     if current:
-        yield current
+        yield current, captured
 
 
 def shell_items(text: str, origin: Origin) -> list[Item]:
     """Every item of a shell snippet; ORIGIN maps an offset in TEXT to its (line, column) in the file."""
     found: list[Item] = []
-    for command in commands(tokenize(text)):
-        found.extend(command_items(command, origin))
+    for command, captured in commands(tokenize(text)):
+        found.extend(command_items(command, origin, captured=captured))
     return found
 
 
-def command_items(command: list[Word], origin: Origin) -> Iterator[Item]:
-    """Items of one simple command: assignments, the tool and its arguments, pip/conda packages, expansions."""
+def command_items(command: list[Word], origin: Origin, *, captured: bool = False) -> Iterator[Item]:
+    """Items of one simple command: assignments, the tool and its arguments, pip/conda packages, and the variables
+    it expands (not those an `echo` only shows: CAPTURED says its output is piped or substituted)."""
     yield from arch_flag_items([(w.text, *origin(w.offset)) for w in command])
     i = 0
     while i < len(command):
@@ -197,7 +200,7 @@ def command_items(command: list[Word], origin: Origin) -> Iterator[Item]:
             yield from _invocation(command[i:], origin)
             break
         i += 1
-    if command[min(i, len(command) - 1)].text not in _PRINTERS:
+    if captured or command[min(i, len(command) - 1)].text not in _PRINTERS:
         yield from _expansions(command, origin)
 
 
@@ -212,8 +215,10 @@ def assignment_items(name: str, value: str, where: tuple[int, int]) -> Iterator[
 def _expansions(command: list[Word], origin: Origin) -> Iterator[Item]:
     for word in command:
         if "$" in word.text:
+            passed = ASSIGNMENT.match(word.text)
             for match in _EXPANSION.finditer(word.text):
-                yield Item(READ, match.group(1), *origin(word.offset + match.start()))
+                if not (passed and passed.group(1) == match.group(1)):  # X="$X" hands the value on unread
+                    yield Item(READ, match.group(1), *origin(word.offset + match.start()))
 
 
 def _declared(words: list[Word], origin: Origin) -> Iterator[Item]:

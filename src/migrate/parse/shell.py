@@ -22,6 +22,8 @@ _OPERATORS = ("&&", "||", ";;", "<<-", "<<", ">>", "$(", "|", ";", "&", "(", ")"
 _SEPARATORS = frozenset({"\n", "&&", "||", ";;", "|", ";", "&", "(", ")", "$(", "`"})
 _REDIRECTS = frozenset({"<", ">", ">>", "<<", "<<-"})
 _WORD_END = frozenset(" \t\r\n;&|()<>`")
+_OPERATOR_START = frozenset(op[0] for op in _OPERATORS)
+_PLAIN = re.compile(r"[^ \t\r\n;&|()<>`'\"\\$]+")
 _WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "then", "do", "else", "!", "{"})
 _DECLARE = frozenset({"export", "declare", "local", "readonly", "typeset", "set"})
 _PRINTERS = frozenset({"echo", "printf", "logger"})  # what they expand is only shown, unless piped or substituted
@@ -80,7 +82,7 @@ def tokenize(text: str) -> list[Word]:
             end = text.find("\n", i)
             i = n if end < 0 else end
         else:
-            operator = next((op for op in _OPERATORS if text.startswith(op, i)), None)
+            operator = next((op for op in _OPERATORS if text.startswith(op, i)), None) if char in _OPERATOR_START else None
             if operator:
                 words.append(Word(operator, i, True))
                 i += len(operator)
@@ -112,8 +114,10 @@ def _word(text: str, start: int) -> tuple[str, int]:
         elif text.startswith("$(", i):
             break
         else:
-            out.append(char)
-            i += 1
+            plain = _PLAIN.match(text, i)  # a run of ordinary characters at once: the common case
+            end = plain.end() if plain else i + 1
+            out.append(text[i:end])
+            i = end
     return "".join(out), max(i, start + 1)
 
 

@@ -6,24 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from migrate.config import Settings
+from migrate.discover import classify
 from migrate.matchers import get
 from migrate.matchers.manifest_package import predates
-from migrate.model import FileKind, SourceFile
-from migrate.parse import parse
+from migrate.model import FileKind
 from migrate.parse.gitmodules import repository_name
 from migrate.parse.manifest import Item, Positions
 from migrate.parse.shell import image_reference, shell_items
 from migrate.scan import scan
-from packaging.version import Version
 
+from conftest import parse_file
 
-def _parse(tmp_path: Path, relpath: str, kind: FileKind, text: str):
-    path = tmp_path / relpath
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return parse(SourceFile(path, relpath, kind, len(text)))
+_parse = parse_file
 
 
 def _items(doc, kind: str) -> list[tuple]:
@@ -105,8 +102,6 @@ def test_deepstream_yaml_config(tmp_path: Path) -> None:
      ("notes.txt", None), ("config.txt", None)],
 )
 def test_classify_fragments_and_configs(path: str, kind: FileKind | None) -> None:
-    from migrate.discover import classify
-
     assert classify(path) == kind
 
 

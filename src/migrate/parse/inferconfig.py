@@ -20,8 +20,6 @@ INFER_SECTION = re.compile(r"^(?:property|primary-gie|secondary-gie\d*)$")
 ENGINE_FILE = re.compile(r"\.(?:engine|plan)$", re.I)
 _SECTION = re.compile(r"^\s*\[\s*([\w.-]+)\s*\]")
 _KEY = re.compile(r"^\s*([\w.-]+)\s*[=:]\s*(.*?)\s*$")
-
-
 Entry = tuple[str, str, int, int]  # key, value, line, column
 Section = tuple[str, int, int, list[Entry]]  # name, line, column, entries
 

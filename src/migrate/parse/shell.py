@@ -48,8 +48,6 @@ IMAGE_REFERENCE = re.compile(
     r"^(?:docker://)?(?:(?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d+)?[/#])?[a-z0-9._-]+(?:/[a-z0-9._-]+)+"
     r"(?::[A-Za-z0-9_][\w.-]*|@sha256:[0-9a-f]+)?$"
 )
-
-
 # enroot names an imported image registry+org+name+tag.sqsh; clusters often rename it registry_org_name_tag.sqsh
 _ENROOT_NGC = re.compile(r"(?:^|/)(?:nvcr\.io[_+])?nvidia[_+]([a-z0-9-]+)[_+]([\w.-]+)\.sqsh$")
 

@@ -327,12 +327,13 @@ def _other_yaml(root: Node) -> Iterator[Item]:
     return chain(image_items(root), infer_config_items(root))
 
 
-_OTHER_YAML_WORDS = ("apiversion", "image", ".engine", ".plan", "property", "gie")
+_OTHER_YAML_WORDS = ("apiversion", "image", ".engine", ".plan", "property", "-gie")
 
 
 @register(FileKind.KUBERNETES, FileKind.YAML)
 def parse_yaml(source: SourceFile, text: str) -> ManifestDocument:
-    """Any other YAML: a Kubernetes manifest (apiVersion + kind), or else only its image references."""
+    """Any other YAML: a Kubernetes manifest (apiVersion + kind), or else only its image references, DeepStream
+    inference sections and TensorRT engine files."""
     low = text.lower()
     if not any(word in low for word in _OTHER_YAML_WORDS):
         return ManifestDocument(source=source, text=text)  # nothing could yield an item: spare the YAML parse

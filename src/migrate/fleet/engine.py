@@ -8,7 +8,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -79,12 +79,16 @@ class Cluster:
         ours = {future.key for future in self._futures}
         return sum(1 for keys in self._client.processing().values() for key in keys if key in ours)
 
-    def run(self, jobs: Iterable[Job], options: ScanOptions) -> Iterator[Finished | None]:
-        """Each job's Finished as soon as it is done, in the order they finish; None now and then while none is."""
+    def run(self, jobs: Iterable[Job], options: ScanOptions, priority: Mapping[str, int]) -> Iterator[Finished | None]:
+        """Each job's Finished as soon as it is done, in the order they finish; None now and then while none is.
+        PRIORITY (by job key) orders the start: higher first (submitted in that order too, as the first tasks to
+        reach the scheduler go to idle workers before the rest arrive)."""
         distributed = _distributed()
         token = uuid.uuid4().hex[:8]  # keys unique to this run: a scheduler may remember an earlier run's
         self._futures = {
-            self._client.submit(audit, job, options, key=f"audit-{job.key}-{token}", pure=False): job for job in jobs
+            self._client.submit(audit, job, options, key=f"audit-{job.key}-{token}", pure=False,
+                                priority=priority.get(job.key, 0)): job
+            for job in sorted(jobs, key=lambda job: -priority.get(job.key, 0))
         }
         pending = distributed.as_completed(list(self._futures))
         while not pending.is_empty():

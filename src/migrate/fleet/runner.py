@@ -15,6 +15,7 @@ from migrate.errors import InputError
 from migrate.fleet import report, since
 from migrate.fleet.engine import Cluster, Finished
 from migrate.fleet.model import DONE, FAILED, Job, Outcome, ScanOptions, failed, unpack
+from migrate.fleet.sources import size_hint
 from migrate.fleet.store import Store
 from migrate.writer import make_dirs, write_file
 
@@ -91,7 +92,7 @@ def _audit(store: Store, plan: Plan, todo: Sequence[Job], resumed: int, progress
     done = failures = 0
     with Cluster(workers=plan.workers, scheduler=plan.scheduler) as cluster:
         run = store.begin_run(cluster=cluster.address, jobs=len(todo))
-        for finished in cluster.run(todo, options):
+        for finished in cluster.run(todo, options, _largest_first(todo)):
             outcome = None
             if finished is not None:
                 outcome = _store(store, run, plan.out, finished)
@@ -102,6 +103,14 @@ def _audit(store: Store, plan: Plan, todo: Sequence[Job], resumed: int, progress
                 progress(counts, outcome)
         store.end_run(run)
         return cluster.address
+
+
+def _largest_first(jobs: Sequence[Job]) -> dict[str, int]:
+    """Start priorities: the largest local checkouts first, and URLs before them (their clones wait on the network)."""
+    sizes = {job.key: size_hint(job) for job in jobs}
+    known = [size for size in sizes.values() if size is not None]
+    first = max(known, default=0) + 1
+    return {key: first if size is None else size for key, size in sizes.items()}
 
 
 def _store(store: Store, run: int, out: Path, finished: Finished) -> Outcome:

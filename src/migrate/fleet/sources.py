@@ -3,6 +3,7 @@ ref), its YAML form with per-repository options, or a directory whose subdirecto
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -49,6 +50,20 @@ def read_sources(path: Path, defaults: Job) -> Sources:
     distinct = {job.key: job for job in reversed(jobs)}
     ordered = tuple(distinct[key] for key in dict.fromkeys(job.key for job in jobs))
     return Sources(ordered, len(jobs) - len(ordered))
+
+
+def size_hint(job: Job) -> int | None:
+    """The bytes of a local checkout's files (.git aside), to start the largest first and so keep the last
+    minutes of a run from waiting on one big repository; None for a URL, whose size is known only once cloned."""
+    if job.remote:
+        return None
+    total = 0
+    for top, dirs, files in os.walk(job.source):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(top, name)).st_size
+    return total
 
 
 def parse_size(text: str) -> int:

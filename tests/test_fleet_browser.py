@@ -97,3 +97,13 @@ def test_nothing_from_a_repository_runs_and_the_page_draws(browser, tmp_path: Pa
     assert len(bars) == 2 * 4  # a range and a bar for each audited repository with effort
     driver.save_screenshot(str(tmp_path / "fleet.png"))
     assert (tmp_path / "fleet.png").stat().st_size > 10_000
+
+
+def test_the_pages_policy_runs_its_own_script_alone(browser, tmp_path: Path) -> None:  # noqa: F811
+    """Were an inline script ever smuggled into the page, the Content-Security-Policy (the page's script by its
+    hash, no 'unsafe-inline') would not run it; the page's own script still sorts."""
+    page = report.render_html(outcomes()).replace("</body>", "<script>document.title = 'smuggled';</script></body>")
+    driver = open_page(browser, page, tmp_path / "fleet.html")
+    assert driver.title.startswith("ROCm fleet audit")
+    sort_by(driver, "findings")
+    assert driver.find_element("css selector", 'th[data-sort="findings"]').get_attribute("aria-sort") == "ascending"

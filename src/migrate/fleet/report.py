@@ -14,11 +14,13 @@ from functools import cache
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from migrate import __version__, risk
 from migrate.fleet.model import DONE, FAILED, Outcome
 from migrate.fleet.since import Changes
 from migrate.report.escape import document, in_json, surrogates, visible
+from migrate.report.html import page_script
 from migrate.substitutions import knowledge_base
 
 SCHEMA = "rocm-migrate/fleet/1"
@@ -171,12 +173,14 @@ def _cell(text: str) -> str:
 def render_html(outcomes: Sequence[Outcome], changes: Changes | None = None) -> str:
     """fleet.html, self-contained."""
     gfx = targets_of(outcomes)
+    script, script_hash = page_script("migrate.fleet", "fleet.js")
     page = _template().render(
         outcomes=outcomes, summary=summary(outcomes), targets=gfx, families=families(outcomes), changes=changes,
         verdicts=risk.VERDICTS, levels=ROCM_LEVELS, verdict_rank={v: i for i, v in enumerate(risk.VERDICTS)},
         verdict_bars=_count_bars(summary(outcomes)["by_verdict"], "verdict-"),
         rocm_bars=_count_bars(summary(outcomes)["by_rocm_status"], "rocm-"),
-        effort_bars=_effort_bars(outcomes), chips_shown=_CHIPS_SHOWN, days=_days, report_path=report_path, per_target=_per_target,
+        effort_bars=_effort_bars(outcomes), chips_shown=_CHIPS_SHOWN, days=_days, report_path=report_path,
+        per_target=_per_target, script=Markup(script), script_hash=Markup(script_hash),
     )
     return document(surrogates(page))
 

@@ -30,9 +30,12 @@ CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scr
 
 
 def migrate() -> list[str]:
-    """The migrate command of this checkout's virtualenv, else the one on PATH."""
+    """The migrate command of this checkout's virtualenv, else the one on PATH, else this Python's migrate."""
     local = ROOT / ".venv" / "bin" / "migrate"
-    return [str(local)] if local.exists() else ["migrate"]
+    if local.exists():
+        return [str(local)]
+    found = shutil.which("migrate")
+    return [found] if found else [sys.executable, "-c", "from migrate.cli import main; main()"]
 
 
 def checkouts(corpus: Path, limit: int | None) -> list[Path]:

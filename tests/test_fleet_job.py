@@ -24,6 +24,7 @@ from migrate.fleet.model import Job, ScanOptions, unpack
 from conftest import GIT_ENV, git
 from fleet_helpers import commit_file, fixture_repo, hostile_repo, silent_server
 
+pytestmark = pytest.mark.slow  # each test starts real job processes (and git, a server, a second Python)
 NO_CACHE = ScanOptions(no_cache=True)
 
 

@@ -34,7 +34,6 @@ def main() -> None:
     try:
         outcome, reports = audit(job, options)
     except MemoryError:
-        reports = {}
         outcome = failed(job, memory_reason(job.memory))
     except MigrateError as exc:
         outcome = failed(job, visible(str(exc).replace(job.source, redacted(job.source))))

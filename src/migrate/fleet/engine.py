@@ -75,9 +75,11 @@ class Cluster:
         return len(self._client.scheduler_info().get("workers", {}))
 
     def running(self) -> int:
-        """How many of our jobs a worker is running now."""
+        """How many of our jobs workers are running now (a worker may hold a few more, queued, than it has threads)."""
         ours = {future.key for future in self._futures}
-        return sum(1 for keys in self._client.processing().values() for key in keys if key in ours)
+        held = sum(1 for keys in self._client.processing().values() for key in keys if key in ours)
+        threads: int = sum(self._client.nthreads().values())
+        return min(held, threads)
 
     def run(self, jobs: Iterable[Job], options: ScanOptions, priority: Mapping[str, int]) -> Iterator[Finished | None]:
         """Each job's Finished as soon as it is done, in the order they finish; None now and then while none is.

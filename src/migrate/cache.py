@@ -31,7 +31,8 @@ from migrate.config import Settings
 from migrate.errors import ConfigError
 from migrate.gcpause import paused
 from migrate.model import Evidence, FileResult, Finding, Occurrence, Rule, Severity, Skipped, SourceFile
-from migrate.ruleset import Ruleset, rules_dir
+from migrate.data import rules_dir
+from migrate.ruleset import Ruleset
 
 FORMAT = 5
 _MAX_FILE = 256 * 1024 * 1024  # a shard or ruleset file larger than this is not one of ours

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from migrate import targets
+from migrate.data import data_path, load_yaml, read_yaml
 from migrate.errors import RuleFileError
 from migrate.model import CATEGORIES, Finding, RocmStatus, Rule, ScanResult, Severity, ordered
 
@@ -158,12 +159,9 @@ class ChecklistItem:
 @cache
 def load_weights(path: Path | None = None) -> Weights:
     """The weights from PATH (default: the built-in rules/data/risk.yaml), validated."""
-    from migrate.ruleset import data_path
-
     source = path or data_path("risk.yaml")
     try:
-        raw = yaml.safe_load(source.read_text(encoding="utf-8"))
-        return _weights(raw)
+        return _weights(read_yaml(source) if path else load_yaml("risk.yaml"))
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
         raise RuleFileError(f"{source}: invalid risk weights: {exc}") from None
 

@@ -33,7 +33,8 @@ from migrate.model import (
 )
 from migrate.parse import Document, ParseError, parse, read_text
 from migrate.parse.cuda import longest_match
-from migrate.ruleset import Ruleset, load, load_builtin, rules_dir
+from migrate.data import rules_dir
+from migrate.ruleset import Ruleset, load, load_builtin
 from migrate.substitutions import propose
 
 Progress = Callable[[int, int], None]

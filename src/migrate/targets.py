@@ -6,10 +6,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-import yaml
-
+from migrate.data import load_yaml
 from migrate.errors import InputError
-from migrate.ruleset import data_path
 
 UNKNOWN_WAVEFRONT = 0
 CURRENT_LINES = ("rocm_7_0_to_7_2", "core_sdk_7_14_to_10_1")  # the two release streams of 2026
@@ -36,10 +34,8 @@ class Target:
         return self.family == "RDNA"
 
 
-@cache
 def _data() -> dict[str, Any]:
-    with open(data_path("gpu_archs.yaml"), encoding="utf-8") as handle:
-        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # type: ignore[no-any-return]
+    return load_yaml("gpu_archs.yaml")  # type: ignore[no-any-return]
 
 
 @cache

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import tree_sitter
 
+from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.port.branches import Branch, Edit, render
 from migrate.port.plan import FileChange
@@ -90,11 +91,7 @@ def guard_changes(
 
 @cache
 def _data() -> dict[str, Any]:
-    import yaml
-
-    from migrate.ruleset import data_path
-
-    return dict(yaml.safe_load(data_path("rocm_guards.yaml").read_text(encoding="utf-8")))
+    return dict(load_yaml("rocm_guards.yaml"))
 
 
 def _guarded_source(

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from migrate.data import load_yaml
+
 _ARCH_WITH_VALUE = frozenset({"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code"})
 
 
@@ -21,11 +23,7 @@ class Word:
 
 @cache
 def _data() -> dict[str, Any]:
-    import yaml
-
-    from migrate.ruleset import data_path
-
-    return dict(yaml.safe_load(data_path("hipcc_flags.yaml").read_text(encoding="utf-8")))
+    return dict(load_yaml("hipcc_flags.yaml"))
 
 
 def path_map() -> dict[str, str]:

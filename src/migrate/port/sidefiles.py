@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.port.hipccflags import hipcc_word, path_map
 from migrate.port.plan import FileChange, Fix
@@ -233,11 +234,7 @@ def _rocm_index(text: str) -> tuple[str, str | None]:
 
 @cache
 def _torch_indexes() -> dict[str, Any]:
-    import yaml
-
-    from migrate.ruleset import data_path
-
-    return yaml.safe_load(data_path("torch_rocm_indexes.yaml").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return load_yaml("torch_rocm_indexes.yaml")  # type: ignore[no-any-return]
 
 
 def _current_rocm_index() -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from migrate import matchers, preproc, rocm_status, targets, tokenscan
+from migrate.alternation import longest_match
 from migrate.baseline import load as load_baseline
 from migrate.baseline import new_findings
 from migrate.cache import Cache, load_ruleset, open_cache
@@ -32,7 +33,6 @@ from migrate.model import (
     ordered,
 )
 from migrate.parse import Document, ParseError, parse, read_text
-from migrate.parse.cuda import longest_match
 from migrate.data import rules_dir
 from migrate.ruleset import Ruleset, load, load_builtin
 from migrate.substitutions import propose

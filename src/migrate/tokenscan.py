@@ -19,11 +19,12 @@ from functools import cache, cached_property, lru_cache
 from typing import Any, TypeVar
 
 from migrate import matchers, preproc
+from migrate.alternation import longest_match
 from migrate.apimap import ApiEntry, api_map, header_map
 from migrate.matchers import Code, CodeTest, Hit
 from migrate.model import Rule
 from migrate.parse import Document
-from migrate.parse.cuda import DEVICE_MACRO, longest_match
+from migrate.parse.cuda import DEVICE_MACRO
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 

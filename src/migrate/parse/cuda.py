@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 import tree_sitter
 import tree_sitter_cuda
 
+from migrate.alternation import longest_match
 from migrate.model import FileKind, SourceFile
-from migrate.parse import Document, register
+from migrate.parse.document import Document, register
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
@@ -384,25 +385,6 @@ def names_pattern(names: Collection[str]) -> re.Pattern[bytes] | None:
         words = {n for n in key if n.isascii()}
         _NAME_PATTERNS[key] = re.compile(longest_match(words).encode() + rb"\b") if words else None
     return _NAME_PATTERNS[key]
-
-
-def longest_match(words: set[str]) -> str:
-    """An alternation of WORDS factored by common prefixes, longest match first."""
-    root: dict[str, Any] = {}
-    for word in words:
-        node = root
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-    return _branch(root)
-
-
-def _branch(node: dict[str, Any]) -> str:
-    branches = [re.escape(char) + _branch(child) for char, child in sorted(node.items()) if char]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-    return f"(?:{body})?" if "" in node else body
 
 
 @register(FileKind.CUDA, FileKind.CPP, FileKind.C)

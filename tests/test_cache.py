@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import migrate.cache
-import migrate.scan
+import migrate.scan.pool
 from migrate.cli import cli
 from migrate.config import Settings
 from migrate.model import ScanResult
@@ -205,7 +205,7 @@ def test_process_pool_results_are_cached(tmp_path: Path, monkeypatch: pytest.Mon
     def no_scanning(*_args: object) -> None:
         raise AssertionError("a cached file was scanned again")
 
-    monkeypatch.setattr(migrate.scan, "scan_file", no_scanning)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", no_scanning)
     assert scan(root, settings_for(tmp_path, jobs=2)) == cold
     assert len(cold.findings) == 140
 

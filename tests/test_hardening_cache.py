@@ -134,20 +134,20 @@ def _stamps(tmp_path: Path) -> list[object]:
 
 def test_a_file_changed_while_it_is_scanned_is_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import migrate.cache
-    import migrate.scan
+    import migrate.scan.pool
 
     root = repo(tmp_path)
-    real = migrate.scan.scan_file
+    real = migrate.scan.pool.scan_file
 
-    def editing(source, ruleset, settings):  # type: ignore[no-untyped-def]
-        result = real(source, ruleset, settings)
+    def editing(source, *rest):  # type: ignore[no-untyped-def]
+        result = real(source, *rest)
         if source.relpath == "k1.cu":  # an editor saves the file while its result is on the way
             (root / "k1.cu").write_text("void g() {}\n" + KERNEL)
         return result
 
     monkeypatch.setattr(migrate.cache, "_SETTLED_NS", 0)
-    monkeypatch.setattr(migrate.scan, "scan_file", editing)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", editing)
     scan(root, settings_for(tmp_path))
-    monkeypatch.setattr(migrate.scan, "scan_file", real)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", real)
     again = scan(root, settings_for(tmp_path))
     assert [f.line for f in again.findings if f.path == "k1.cu"] == [3, 4]  # the new content, not a stale result

@@ -119,11 +119,11 @@ def test_hook_survives_a_yaml_alias_bomb(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_each_file_has_a_time_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import migrate.scan
+    import migrate.scan.budget
 
     body = "".join(f"  cudaMalloc(p, {n});\n" for n in range(20000))
     (tmp_path / "slow.cu").write_text("void f(float** p) {\n" + body + "}\n")
-    monkeypatch.setattr(migrate.scan, "FILE_TIME_BUDGET", 0.05)
+    monkeypatch.setattr(migrate.scan.budget, "FILE_TIME_BUDGET", 0.05)
     code, data, _ = run_scan(tmp_path, "--jobs", "1")
     assert code == 0
     assert skips(data) == {"slow.cu": "took longer than the time budget of 0.05 s a file"}

@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 import migrate.cache
 import migrate.memo
-import migrate.scan
+import migrate.scan.pool
 from migrate.baseline import render as render_baseline
 from migrate.cli import cli
 
@@ -150,15 +150,15 @@ def test_reports_of_a_tree_that_changed_while_it_was_scanned_are_not_kept(
     tmp_path: Path, scans: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo(tmp_path)
-    real = migrate.scan.scan_file
+    real = migrate.scan.pool.scan_file
 
-    def editing(source, ruleset, settings):  # type: ignore[no-untyped-def]
+    def editing(source, *rest):  # type: ignore[no-untyped-def]
         if source.relpath == "k.cu":  # an editor saves the file while the scan runs
             (root / "k.cu").write_text(KERNEL + "void g() { cudaFree(0); }\n")
-        return real(source, ruleset, settings)
+        return real(source, *rest)
 
-    monkeypatch.setattr(migrate.scan, "scan_file", editing)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", editing)
     run(root)
-    monkeypatch.setattr(migrate.scan, "scan_file", real)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", real)
     assert not list((tmp_path / "cache" / "reports").glob("*/*"))
     assert report(run(root)) == report(run(root, cache=False))

@@ -33,6 +33,7 @@ from migrate.gcpause import paused
 from migrate.model import Evidence, FileResult, Finding, Occurrence, Rule, Severity, Skipped, SourceFile
 from migrate.data import rules_dir
 from migrate.ruleset import Ruleset
+from migrate.writer import write_file
 
 FORMAT = 5
 _MAX_FILE = 256 * 1024 * 1024  # a shard or ruleset file larger than this is not one of ours
@@ -523,8 +524,6 @@ def _rule_from(fields: Any) -> Rule:
 
 
 def _atomic_write(path: Path, content: str | bytes) -> None:
-    from migrate.writer import write_file
-
     write_file(path, content, mode=0o600, durable=False)
 
 

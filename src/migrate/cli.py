@@ -408,7 +408,7 @@ def _echo_findings(findings: Any, skipped: Any = ()) -> None:
 def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None, in_place: bool, rocm: str | None,
               roc: bool, launch_syntax: str, engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
     """Translate CUDA sources to HIP (hipify-clang, hipify-perl or the builtin engine)."""
-    from migrate.port.apply import translate_paths
+    from migrate.port.translate_paths import translate_paths
     from migrate.port.translate import make_options
 
     base = paths[0] if len(paths) == 1 and paths[0].is_dir() else None

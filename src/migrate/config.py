@@ -18,9 +18,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from migrate.apimap import parse_version
 from migrate.bounded import Refused, read_bytes
 from migrate.errors import ConfigError
 from migrate.model import Severity
+from migrate.targets import known
 
 DEFAULT_TARGETS = ("gfx942",)
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
@@ -189,8 +191,6 @@ def _targets(raw: Any, _base: Path) -> tuple[str, ...]:
             raise ValueError(f"{name!r} is not a gfx target name (e.g. gfx942, gfx1100)")
     if not names:
         raise ValueError("needs at least one target")
-    from migrate.targets import known
-
     unknown = [name for name in names if name not in known()]
     if unknown:
         raise ValueError(f"unknown target {', '.join(unknown)} (known targets: {', '.join(known())})")
@@ -280,8 +280,6 @@ def _path(raw: Any, base: Path) -> str:
 
 def _release(raw: Any, _base: Path) -> str:
     """A ROCm release such as "6.2", written as a string: TOML's 6.10 would be the number 6.1."""
-    from migrate.apimap import parse_version
-
     if not isinstance(raw, str):
         raise TypeError('expected a ROCm release as a string, such as "6.2"')
     try:

@@ -18,6 +18,7 @@ from migrate import targets
 from migrate.data import data_path, load_yaml, read_yaml
 from migrate.errors import RuleFileError
 from migrate.model import CATEGORIES, Finding, RocmStatus, Rule, ScanResult, Severity, ordered
+from migrate.ruleset import load_builtin
 
 VERDICTS = ("trivial", "easy", "moderate", "hard", "very-hard")
 
@@ -728,8 +729,6 @@ def per_target(
     """The assessment on each target GPU (RULES by id give the wavefront tables; default built-in)."""
     weights = weights or load_weights()
     if rules is None:
-        from migrate.ruleset import load_builtin
-
         rules = {r.id: r for r in load_builtin().rules}
     entries = []
     for gfx in result.targets:

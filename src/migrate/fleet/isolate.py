@@ -9,8 +9,7 @@ import subprocess
 import sys
 import time
 
-from migrate.fleet.job import memory_reason, request
-from migrate.fleet.model import Job, ScanOptions, failed, pack
+from migrate.fleet.model import Job, ScanOptions, failed, memory_reason, pack, request
 from migrate.report.escape import visible
 
 _DIED_OF_MEMORY = (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)

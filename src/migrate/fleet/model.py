@@ -152,6 +152,16 @@ class ScanOptions:
     clone_dir: str | None = None  # None: a folder in the worker's temp directory
 
 
+def request(job: Job, options: ScanOptions) -> bytes:
+    """What a job process reads on stdin (migrate.fleet.job)."""
+    return json.dumps({"job": job.to_dict(), "options": asdict(options)}).encode("utf-8", "surrogatepass")
+
+
+def memory_reason(limit: int) -> str:
+    """Why a job stopped at its memory cap."""
+    return f"reached the memory cap of {limit / (1 << 20):,.0f} MiB"
+
+
 def pack(outcome: Outcome, reports: dict[str, str]) -> bytes:
     """What a job sends back: its outcome and its reports (format -> text), as compressed JSON."""
     document = {"outcome": outcome.to_dict(), "reports": reports}

@@ -15,6 +15,7 @@ import tree_sitter_cuda
 from migrate.alternation import longest_match
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import Document, register
+from migrate.parse.lexer import DEVICE_MACRO, Lexed, lex
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
@@ -111,8 +112,6 @@ _MACRO_NAMES = register_query(
 _FUNCTIONS = register_query("[(function_definition) (lambda_expression)] @fn")
 _MACROS = register_query("(preproc_def name: (identifier) @name value: (preproc_arg) @value)")
 CUDA_QUALIFIERS = frozenset({"__global__", "__device__", "__host__"})
-# Qualifier macros such as C10_HOST_DEVICE, CUTLASS_DEVICE, DEVICE_INLINE, __DEVICE__ stand for __device__.
-DEVICE_MACRO = re.compile(r"(?:^|_)(?:DEVICE|GLOBAL)(?:_|$)")
 
 
 @dataclass(frozen=True)
@@ -136,6 +135,7 @@ class CudaDocument(Document):
     _query_cache: dict[str, Groups] = field(default_factory=dict, repr=False)
     _bundle_cache: dict[_Bundle, dict[int, list[Groups]]] = field(default_factory=dict, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    lexed: Lexed | None = field(default=None, repr=False)  # the lexer's pass, once made (the scan's, or lexed_for's)
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -246,11 +246,16 @@ class CudaDocument(Document):
         return flags
 
     def is_guarded(self, line: int) -> bool:
-        """True when the line sits in an #if block that tests a HIP macro: the lexer's ranges (tokenscan), the
-        same whether the file is parsed or not."""
-        from migrate import tokenscan  # tokenscan imports this module
+        """True when the line sits in an #if block that tests a HIP macro: the lexer's ranges, the same whether the
+        file is parsed or not."""
+        return any(start <= line <= end for start, end in self.lexed_for(frozenset()).guarded)
 
-        return any(start <= line <= end for start, end in tokenscan.lexed(self, frozenset()).guarded)
+    def lexed_for(self, words: frozenset[str]) -> Lexed:
+        """The lexer's pass over this file for WORDS: the scan's own when it lexed the file first, else made now."""
+        found = self.lexed
+        if found is None or not (words is found.searched or words <= found.searched):
+            found = self.lexed = lex(self.text, words | found.searched if found else words)
+        return found
 
     def byte_offset(self, offset: int) -> int:
         """The byte offset of a character offset (the tree counts bytes, the lexer characters)."""

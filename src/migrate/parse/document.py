@@ -33,7 +33,6 @@ class Document:
     tree: Any = None
     guarded_ranges: list[tuple[int, int]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # parts left out (a bad line), the rest was scanned
-    lexed: Any = None  # C/C++/CUDA: the token-level lexer's pass (tokenscan.Lexed), once made
     _range_index: tuple[list[tuple[int, int]], int, list[int], list[int]] | None = field(
         default=None, init=False, repr=False, compare=False)
 

@@ -7,6 +7,7 @@ from functools import cache
 from typing import Any
 
 from migrate.data import load_yaml
+from migrate.parse.manifest import NVCC_ARCH_FLAG
 
 _ARCH_WITH_VALUE = frozenset({"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code"})
 
@@ -33,8 +34,6 @@ def path_map() -> dict[str, str]:
 
 def hipcc_word(word: str) -> Word:
     """The hipcc form of one nvcc command-line WORD."""
-    from migrate.parse.manifest import NVCC_ARCH_FLAG
-
     data = _data()
     if word in _ARCH_WITH_VALUE:
         return Word((), drop_next=True, arch=True)

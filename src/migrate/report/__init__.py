@@ -7,6 +7,7 @@ from typing import Any
 
 from migrate.gcpause import paused
 from migrate.model import ScanResult
+from migrate.report.escape import document, surrogates
 
 FORMATS = ("terminal", "json", "md", "html", "sarif")
 _MODULES = {"md": "markdown"}
@@ -16,7 +17,6 @@ def render(result: ScanResult, fmt: str, **options: Any) -> str:
     """Render RESULT in format FMT (one of FORMATS)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
-    from migrate.report.escape import document, surrogates
 
     module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")
     with paused():  # a large report builds many small objects and no cycles

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from migrate import risk
+from migrate import risk, targets
 from migrate.report import status
 from migrate.model import Finding, ScanResult, Severity, Substitution
 
@@ -61,8 +61,6 @@ def _status(result: ScanResult, assessed: risk.Risk) -> str:
 def _per_target(result: ScanResult) -> str:
     if len(result.targets) < 2:
         return ""
-    from migrate import targets
-
     rows = ["### Per target", "", "| target | wavefront | verdict | risk | effort |", "| --- | --- | --- | --- | --- |"]
     for gfx, assessed in risk.per_target(result):
         rows.append(

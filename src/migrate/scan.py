@@ -405,23 +405,27 @@ def _match_tokens(doc: Document, lexed: tokenscan.Lexed, plan: tokenscan.Plan, s
 def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings: Settings) -> FileResult:
     findings: list[Finding] = []
     held: list[Finding] = []
+    sites = 0
     for rule, found in runs:
-        hits = []
+        hits: list[Hit] = []
+        guarded: list[Hit] = []
         for hit in found:
-            if doc.is_suppressed(hit.line, rule.id):
-                continue
-            if doc.is_guarded(hit.line):
-                held.append(_finding(doc, rule, hit, settings).guarded())
-                continue
-            hits.append(hit)
-        if rule.per_file and len(hits) > 1:
-            findings.append(_folded(doc, rule, hits, settings))
-            continue
-        findings.extend(_finding(doc, rule, hit, settings) for hit in hits)
+            if not doc.is_suppressed(hit.line, rule.id):
+                (guarded if doc.is_guarded(hit.line) else hits).append(hit)
+        findings.extend(_findings(doc, rule, hits, settings))
+        held.extend(finding.guarded() for finding in _findings(doc, rule, guarded, settings))
+        sites += len(guarded)
     relpath = doc.source.relpath
     skipped = Skipped(relpath, "; ".join(doc.problems)) if doc.problems else None
-    return FileResult(relpath, tuple(findings), skipped=skipped, guarded=len(held), partial=skipped is not None,
+    return FileResult(relpath, tuple(findings), skipped=skipped, guarded=sites, partial=skipped is not None,
                       guarded_findings=tuple(held))
+
+
+def _findings(doc: Document, rule: Rule, hits: list[Hit], settings: Settings) -> list[Finding]:
+    """A finding per hit, or for a once-per-file rule one finding that carries every hit as an occurrence."""
+    if rule.per_file and len(hits) > 1:
+        return [_folded(doc, rule, hits, settings)]
+    return [_finding(doc, rule, hit, settings) for hit in hits]
 
 
 def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings,

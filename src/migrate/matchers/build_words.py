@@ -83,18 +83,7 @@ def _python_words(doc: PythonDocument, *, options: bool) -> Iterator[tuple[str, 
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in doc.docstrings:
             words = node.value.split()
             if words and (all(w.startswith("-") for w in words) if options else len(words) == 1):
-                if not _platform_split(doc, node):
-                    yield from _split(node.value, node.lineno, node.col_offset + 2)
-
-
-def _platform_split(doc: PythonDocument, node: ast.AST) -> bool:
-    """Inside `if <ROCm test>: ... else: ...`: each branch already builds for one platform."""
-    parent = doc.parents.get(node)
-    while parent is not None:
-        if isinstance(parent, (ast.If, ast.IfExp)) and doc.mentions_hip(parent.test):
-            return True
-        parent = doc.parents.get(parent)
-    return False
+                yield from _split(node.value, node.lineno, node.col_offset + 2)
 
 
 def _split(text: str, line: int, column: int) -> Iterator[tuple[str, int, int]]:

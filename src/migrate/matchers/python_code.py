@@ -223,7 +223,7 @@ def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
                 continue
             if regex is None and "keyword" in entry and not _has_keyword(site.node, entry["keyword"]):
                 continue
-            where = site.node if regex is None else _matching_argument(site.node, entry, regex)
+            where = _place(site.node, entry) if regex is None else _matching_argument(site.node, entry, regex)
             if where is not None:
                 yield where, entry.get("symbol") or site.name or f".{site.method}()"
         if not names and not methods and "callee" not in entry and "keyword" in entry:
@@ -271,6 +271,15 @@ def _candidates(doc: PythonDocument, entry: Mapping[str, Any]) -> list[CallSite]
 def _has_keyword(call: ast.Call, keywords: Any) -> bool:
     """The call passes one of KEYWORDS, set to anything but a literal False or None (`load_in_8bit=False` is no use)."""
     return any(k.arg in as_list(keywords) and not _is_off(k.value) for k in call.keywords)
+
+
+def _place(call: ast.Call, entry: Mapping[str, Any]) -> ast.expr:
+    """Where a call found by its keyword is reported: at that keyword (`load_in_8bit=True` on its own line of a long
+    call), else at the call."""
+    if any(k in entry for k in ("name", "method", "callee")):
+        return call
+    keywords = as_list(entry["keyword"])
+    return next((k.value for k in call.keywords if k.arg in keywords and not _is_off(k.value)), call)
 
 
 def _is_off(node: ast.expr) -> bool:

@@ -407,9 +407,9 @@ class PythonDocument(Document):
         platform's branch. None when the if can fall through."""
         if node.orelse or not isinstance(node.body[-1], _EXITS):
             return None
-        block = next((getattr(self.parents.get(node), f) for f in _BLOCKS
-                      if node in getattr(self.parents.get(node), f, ())), None)
-        return block[-1].end_lineno if block else None  # type: ignore[no-any-return]
+        parent = self.parents.get(node)
+        block: list[ast.stmt] = next((getattr(parent, f) for f in _BLOCKS if node in getattr(parent, f, ())), [])
+        return block[-1].end_lineno if block else None
 
     def _falls_back_to_rocm(self, handler: ast.ExceptHandler) -> bool:
         """The except clause runs a ROCm tool or checks for ROCm: the try already handles both platforms."""

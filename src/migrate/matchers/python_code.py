@@ -34,7 +34,7 @@ _KEYS = {
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol"}
 _STRING_KEYS = {"regex", "roles", "assigned_to", "symbol"}
 _ROLES = {"code", "argv", "prose", "doc"}
-_MAX_DEPTH, _MAX_TEXTS = 32, 16
+_MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
 FALLBACK_MESSAGE = (
     "Optional import with a fallback in place (try/except ImportError or an availability check): "
     "the code still runs on ROCm without it; port or replace it for speed, not to make it work."
@@ -296,8 +296,9 @@ def _matching_argument(call: ast.Call, entry: Mapping[str, Any], regex: re.Patte
 
 
 def argument_texts(node: ast.expr, depth: int = 0) -> list[str]:
-    """The literal texts an argument may stand for: strings, f-strings' fixed parts, a list's first item,
-    both arms of `a if c else b`, `a + b`; bounded so that generated code cannot blow it up."""
+    """The literal texts an argument may stand for: strings, f-strings' fixed parts, a list's first item and its items
+    joined as a command line, both arms of `a if c else b`, `a + b`; bounded so that generated code cannot blow it
+    up."""
     if depth > _MAX_DEPTH:
         return []
     deeper = depth + 1
@@ -305,8 +306,10 @@ def argument_texts(node: ast.expr, depth: int = 0) -> list[str]:
         return [node.value]
     if isinstance(node, ast.JoinedStr):
         return ["".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)]  # type: ignore[misc]
-    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
-        return argument_texts(node.elts[0], deeper)
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:  # the program, and the whole command line
+        first = argument_texts(node.elts[0], deeper)
+        words = [(argument_texts(item, deeper) or ["{}"])[0] for item in node.elts[:_MAX_WORDS]]
+        return [*first, " ".join(words)] if len(words) > 1 else first
     if isinstance(node, ast.IfExp):
         return argument_texts(node.body, deeper) + argument_texts(node.orelse, deeper)
     if isinstance(node, ast.BoolOp):

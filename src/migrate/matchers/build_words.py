@@ -83,7 +83,14 @@ def _python_words(doc: PythonDocument, *, options: bool) -> Iterator[tuple[str, 
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in doc.docstrings:
             words = node.value.split()
             if words and (all(w.startswith("-") for w in words) if options else len(words) == 1):
-                yield from _split(node.value, node.lineno, node.col_offset + 2)
+                if not _said(doc, node):
+                    yield from _split(node.value, node.lineno, node.col_offset + 2)
+
+
+def _said(doc: PythonDocument, node: ast.Constant) -> bool:
+    """A string that is shown or looked for, not passed to a compiler: a message, or a side of a comparison
+    (`assert "-lineinfo" in flags`)."""
+    return doc.string_site(node).role in ("prose", "doc") or isinstance(doc.parents.get(node), ast.Compare)
 
 
 def _split(text: str, line: int, column: int) -> Iterator[tuple[str, int, int]]:

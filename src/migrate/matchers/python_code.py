@@ -31,8 +31,8 @@ _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
     "fallback_severity", "hip_aware", "numbers", "unless_file",
 }
-_CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol"}
-_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol"}
+_CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
+_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls"}
 _ROLES = {"code", "argv", "prose", "doc"}
 _MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
 FALLBACK_MESSAGE = (
@@ -73,6 +73,7 @@ def _validate_call(call: Any) -> None:
     check_keys(call, _CALL_KEYS, "python calls entry")
     check_regex(call, "regex", required=False)
     check_regex(call, "callee", required=False)
+    check_regex(call, "without", required=False)
     if "arg" in call and "regex" not in call:
         raise ValueError("python calls entry: 'arg' needs a 'regex' for the argument")
     if "regex" in call and not ("arg" in call or "keyword" in call):
@@ -143,24 +144,26 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     hits = [*_imports(doc, params), *_names(doc, params), *_calls(doc, params)]
     hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params)]
     seen: set[int] = set()
-    for node, symbol in sorted(hits, key=lambda h: (h[0].lineno, h[0].col_offset)):
-        if node.lineno in seen:
+    for node, symbol, line in sorted(hits, key=lambda h: (h[2], h[0].col_offset)):
+        if line in seen:
             continue
-        seen.add(node.lineno)
-        yield _hit(doc, params, node, symbol)
+        seen.add(line)
+        yield _hit(doc, params, node, symbol, line)
 
 
-def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.stmt, symbol: str | None) -> Hit:
+def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.stmt, symbol: str | None,
+         line: int) -> Hit:
     severity = message = None
     fallback = params.get("fallback_severity")
     if fallback and _optional(doc, params, node):
         severity, message = Severity.parse(fallback), FALLBACK_MESSAGE
     elif params.get("hip_aware"):
         severity, message = hip_adjusted(doc, node)
+    single = line == node.lineno
     return Hit(
-        node.lineno,
-        node.col_offset + 1,
-        end_line=node.end_lineno,
+        line,
+        node.col_offset + 1 if single else 1,
+        end_line=node.end_lineno if single else line,
         severity=severity,
         message=message,
         symbol=symbol,
@@ -175,12 +178,12 @@ def _optional(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | a
     return bool(imports) and all(has_fallback(doc, i) for i in imports)
 
 
-Found = Iterator[tuple[ast.expr | ast.stmt, str]]
+Found = Iterator[tuple[ast.expr | ast.stmt, str, int]]  # the node, its symbol, the line to report
 
 
 def _imports(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     for site, wanted in _import_sites(doc, params):
-        yield site.node, wanted
+        yield site.node, wanted, site.node.lineno
 
 
 def _import_sites(doc: PythonDocument, params: Mapping[str, Any]) -> Iterator[tuple[ImportSite, str]]:
@@ -199,7 +202,7 @@ def _names(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
             continue  # nothing imports its module: spare building the reference table
         for ref in doc.refs_by_prefix.get(wanted, ()):
             if _bound_by_import(doc, ref.node) and not any(prefixed(ref.dotted, x) for x in excluded):
-                yield ref.node, ref.dotted
+                yield ref.node, ref.dotted, ref.node.lineno
 
 
 def _bound_by_import(doc: PythonDocument, node: ast.expr) -> bool:
@@ -216,6 +219,7 @@ def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         methods = as_list(entry.get("method", []))
         regex = re.compile(entry["regex"]) if "regex" in entry else None
         callee = re.compile(entry["callee"]) if "callee" in entry else None
+        without = re.compile(entry["without"]) if "without" in entry else None
         for site in _candidates(doc, entry):
             if (names and site.name not in names) or (methods and site.method not in methods):
                 continue
@@ -223,9 +227,11 @@ def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
                 continue
             if regex is None and "keyword" in entry and not _has_keyword(site.node, entry["keyword"]):
                 continue
+            if without and _passes(site.node, without):
+                continue
             where = _place(site.node, entry) if regex is None else _matching_argument(site.node, entry, regex)
             if where is not None:
-                yield where, entry.get("symbol") or site.name or f".{site.method}()"
+                yield where, entry.get("symbol") or site.name or f".{site.method}()", where.lineno
         if not names and not methods and "callee" not in entry and "keyword" in entry:
             yield from _keyword_entries(doc, entry, regex)
 
@@ -242,7 +248,7 @@ def _keyword_entries(doc: PythonDocument, entry: Mapping[str, Any], regex: re.Pa
         if not (isinstance(key, ast.Constant) and key.value in keywords) or _is_off(value):
             continue
         if regex is None or any(regex.search(t) for t in argument_texts(value)):
-            yield key, entry.get("symbol") or str(key.value)
+            yield key, entry.get("symbol") or str(key.value), key.lineno
 
 
 def _is_presence_test(doc: PythonDocument, node: ast.Name) -> bool:
@@ -271,6 +277,12 @@ def _candidates(doc: PythonDocument, entry: Mapping[str, Any]) -> list[CallSite]
 def _has_keyword(call: ast.Call, keywords: Any) -> bool:
     """The call passes one of KEYWORDS, set to anything but a literal False or None (`load_in_8bit=False` is no use)."""
     return any(k.arg in as_list(keywords) and not _is_off(k.value) for k in call.keywords)
+
+
+def _passes(call: ast.Call, regex: re.Pattern[str]) -> bool:
+    """An argument of the call (by position or keyword) has a literal text REGEX matches."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return any(regex.search(text) for value in values for text in argument_texts(value))
 
 
 def _place(call: ast.Call, entry: Mapping[str, Any]) -> ast.expr:
@@ -329,7 +341,7 @@ def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     wanted = as_list(params.get("decorators", []))
     for item in doc.index.decorated if wanted else ():
         if item.name in wanted:
-            yield item.node, item.name
+            yield item.node, item.name, item.node.lineno
 
 
 def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
@@ -343,7 +355,7 @@ def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
             continue  # the larger product is the number
         value = _constant_product(node)
         if value is not None and any(math.isclose(value, w, rel_tol=1e-6) for w in wanted):
-            yield node, f"{value:g}"
+            yield node, f"{value:g}", node.lineno
 
 
 def _constant_product(node: ast.expr, depth: int = 0) -> float | None:
@@ -367,11 +379,31 @@ def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         regex = re.compile(entry["regex"])
         roles = set(as_list(entry.get("roles", ["code", "argv"])))
         target = re.compile(entry["assigned_to"]) if "assigned_to" in entry else None
+        outside = set(as_list(entry.get("outside_calls")))
         for node in doc.strings:
-            if not regex.search(node.value):
+            found = regex.search(node.value)
+            if found is None:
                 continue
             site = doc.string_site(node)
-            if site.role not in roles:
+            if site.role not in roles or (outside and _argument_of(doc, node) in outside):
                 continue
             if target is None or (site.assigned_to and target.search(site.assigned_to)):
-                yield site.node, entry.get("symbol") or regex.search(site.node.value).group()  # type: ignore[union-attr]
+                yield site.node, entry.get("symbol") or found.group(), _line_of(doc, node, found.group())
+
+
+def _argument_of(doc: PythonDocument, node: ast.expr) -> str | None:
+    """The dotted callee of the call NODE is an argument of (through list, tuple and concatenation wrappers)."""
+    parent = doc.parents.get(node)
+    while isinstance(parent, (ast.List, ast.Tuple, ast.BinOp, ast.keyword)):
+        node, parent = parent, doc.parents.get(parent)  # type: ignore[assignment]
+    return doc.dotted(parent.func) if isinstance(parent, ast.Call) and node is not parent.func else None
+
+
+def _line_of(doc: PythonDocument, node: ast.Constant, matched: str) -> int:
+    """The line of a multi-line string (implicit concatenation, triple quotes) on which MATCHED is written."""
+    end = node.end_lineno or node.lineno
+    if end == node.lineno or not matched:
+        return node.lineno
+    probe = matched.splitlines()[0] if matched.strip() else matched
+    lines = doc.lines[node.lineno - 1 : end]
+    return node.lineno + next((i for i, text in enumerate(lines) if probe in text), 0)

@@ -207,7 +207,7 @@ def test_triton_is_hip_helper_guards_inline_asm(tmp_path: Path) -> None:
 
 def test_availability_flag_lowers_an_import(tmp_path: Path) -> None:
     source = "from .utils import is_flash_attn_available\nif is_flash_attn_available():\n    from flash_attn import flash_attn_func\n"
-    assert findings(tmp_path, source) == [("python-flash-attn", 3, "low")]
+    assert findings(tmp_path, source) == [("python-attention-switch", 2, "low"), ("python-flash-attn", 3, "low")]
 
 
 def test_symbol_groups_repeated_uses(tmp_path: Path) -> None:
@@ -309,7 +309,7 @@ def _also_annotations(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py"])
+@pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py", "attention_patches.py"])
 def test_per_file_rules_still_match_every_later_use(name: str) -> None:
     """A per-file rule reports its first use; the matcher must still see every later one (its occurrences)."""
     path = FIXTURES / "rules" / "python" / name

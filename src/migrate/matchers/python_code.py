@@ -29,7 +29,7 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
-    "fallback_severity", "hip_aware", "numbers", "unless_file",
+    "fallback_severity", "hip_aware", "numbers", "unless_file", "switches",
 }
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
 _STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls"}
@@ -43,8 +43,9 @@ FALLBACK_MESSAGE = (
 
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "python")
-    if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings", "numbers")):
-        raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings, numbers")
+    if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings", "numbers", "switches")):
+        raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings, numbers, "
+                         "switches")
     for key in ("imports", "names", "exclude_names", "decorators", "needles"):
         if key in params and not all(isinstance(v, str) for v in as_list(params[key])):
             raise ValueError(f"python matcher: '{key}' must be a list of dotted names")
@@ -59,12 +60,14 @@ def _validate(params: Mapping[str, Any]) -> None:
     if "fallback_severity" in params:
         Severity.parse(str(params["fallback_severity"]))
     check_regex(params, "unless_file", required=False)
+    check_regex(params, "switches", required=False)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
         raise ValueError("python matcher: 'numbers' must be a list of numbers")
-    needs_words = params.get("strings") or params.get("numbers") or any("callee" in c for c in params.get("calls", []))
+    needs_words = params.get("strings") or params.get("numbers") or params.get("switches") or any(
+        "callee" in c for c in params.get("calls", []))
     if needs_words and not params.get("needles"):
-        raise ValueError("python matcher: a rule with 'strings', 'numbers' or a 'callee' regex needs 'needles' "
-                         "(literal words for the prefilter)")
+        raise ValueError("python matcher: a rule with 'strings', 'numbers', 'switches' or a 'callee' regex needs "
+                         "'needles' (literal words for the prefilter)")
 
 
 def _validate_call(call: Any) -> None:
@@ -114,7 +117,7 @@ def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
         return True
     if any(all(has_word(text, part) for part in name.split(".")) for name in as_list(params.get("imports"))):
         return True
-    if params.get("numbers") or any(_string_entry(text, e) for e in params.get("strings", [])):
+    if params.get("numbers") or params.get("switches") or any(_string_entry(text, e) for e in params.get("strings", [])):
         return True
     return any(_call_entry(text, entry) for entry in params.get("calls", []))
 
@@ -142,7 +145,7 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     if "unless_file" in params and re.search(params["unless_file"], doc.text):
         return  # the file already handles the AMD side (a peak table that lists MI300X)
     hits = [*_imports(doc, params), *_names(doc, params), *_calls(doc, params)]
-    hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params)]
+    hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params), *_switches(doc, params)]
     seen: set[int] = set()
     for node, symbol, line in sorted(hits, key=lambda h: (h[2], h[0].col_offset)):
         if line in seen:
@@ -342,6 +345,20 @@ def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     for item in doc.index.decorated if wanted else ():
         if item.name in wanted:
             yield item.node, item.name, item.node.lineno
+
+
+def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """The tests of if / while / conditional expressions that name a flag or predicate matching `switches`
+    (`if HAS_FLASH_ATTN:`, `x if is_flash_attn_2_available() else y`): where code chooses a feature."""
+    if "switches" not in params:
+        return
+    regex = re.compile(params["switches"])
+    for node in doc.of_type(ast.If, ast.While, ast.IfExp):
+        for item in ast.walk(node.test):
+            name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else None
+            if name and regex.search(name):
+                yield node.test, name, node.test.lineno
+                break
 
 
 def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:

@@ -14,6 +14,7 @@ from migrate.matchers.python_common import (
     check_keys,
     check_regex,
     has_attribute,
+    has_anchor,
     has_fallback,
     has_name,
     has_string,
@@ -117,7 +118,9 @@ def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
         return True
     if any(all(has_word(text, part) for part in name.split(".")) for name in as_list(params.get("imports"))):
         return True
-    if params.get("numbers") or params.get("switches") or any(_string_entry(text, e) for e in params.get("strings", [])):
+    if params.get("numbers") or any(_string_entry(text, e) for e in params.get("strings", [])):
+        return True
+    if "switches" in params and _names_a_switch(text, params["switches"]):
         return True
     return any(_call_entry(text, entry) for entry in params.get("calls", []))
 
@@ -129,7 +132,22 @@ def _call_entry(text: str, entry: Mapping[str, Any]) -> bool:
         return any(has_name(text, name) for name in as_list(entry["name"]))
     if "method" in entry:
         return any(has_attribute(text, method) for method in as_list(entry["method"]))
-    return "callee" in entry or any(has_word(text, k) for k in as_list(entry["keyword"]))
+    if "callee" in entry:
+        return _callee_written(text, entry["callee"])
+    return any(has_word(text, k) for k in as_list(entry["keyword"]))
+
+
+def _callee_written(text: str, callee: str) -> bool:
+    """The last part of a callee `(?:^|\\.)name$` regex is written in the text (a resolved name's parts all are)."""
+    body = callee.removeprefix("(?:^|\\.)").removesuffix("$")
+    if body == callee or has_anchor(body):
+        return True  # a shape this test does not know: no saving, but no miss
+    return re.search(rf"\b(?:{body})\b", text) is not None
+
+
+def _names_a_switch(text: str, switches: str) -> bool:
+    """A word of the text is a switch (`HAS_FLASH_ATTN`), as `switches` matches an identifier whole."""
+    return re.search(rf"(?<!\w)(?:{switches})(?!\w)", text) is not None
 
 
 def _string_entry(text: str, entry: Mapping[str, Any]) -> bool:
@@ -348,15 +366,18 @@ def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
-    """The tests of if / while / conditional expressions that name a flag or predicate matching `switches`
+    """The tests of if / while / conditional expressions that name a flag or predicate `switches` matches whole
     (`if HAS_FLASH_ATTN:`, `x if is_flash_attn_2_available() else y`): where code chooses a feature."""
     if "switches" not in params:
         return
     regex = re.compile(params["switches"])
+    names = {n.id for n in doc.of_type(ast.Name)} | {n.attr for n in doc.of_type(ast.Attribute)}
+    if not any(regex.fullmatch(name) for name in names):
+        return  # most files name no such flag: spare walking every test
     for node in doc.of_type(ast.If, ast.While, ast.IfExp):
         for item in ast.walk(node.test):
             name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else None
-            if name and regex.search(name):
+            if name and regex.fullmatch(name):
                 yield node.test, name, node.test.lineno
                 break
 

@@ -88,7 +88,7 @@ def test_github_actions_job_uploads_valid_sarif(make_repo, monkeypatch: pytest.M
     data = json.loads((repo / upload["with"]["sarif_file"]).read_text(encoding="utf-8"))
     jsonschema.validate(data, sarif_schema())
     results = data["runs"][0]["results"]
-    assert len(results) == 45 and all(r["partialFingerprints"]["rocmMigrate/v1"] for r in results)  # as the golden JSON
+    assert len(results) == 46 and all(r["partialFingerprints"]["rocmMigrate/v1"] for r in results)  # as the golden JSON
     assert len({r["partialFingerprints"]["rocmMigrate/v1"] for r in results}) == len(results)
 
 

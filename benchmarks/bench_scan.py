@@ -7,8 +7,9 @@
     python benchmarks/bench_scan.py --files 3000    # a smaller generated tree
 
 --check scans each tree twice more in this process: with the fast path (vendored C/C++/CUDA on tokens) and
-with a full tree-sitter parse of every file, and prints whether the first-party findings are identical and,
-per token-level rule, the vendored findings of both.
+with a full tree-sitter parse of every file, and prints how many C/C++/CUDA files each parsed, whether the
+first-party findings are identical and, per token-level rule, the vendored findings of both. Real trees are read
+from wherever they are at run time; none is kept in this repository (docs/performance.md has the figures).
 
 The generated tree mixes Python (40%), CUDA (20%) and C++ (40%) sources; a quarter of the Python and
 C++ files touch CUDA, and in every file that does, about one chunk of code in six is CUDA-specific
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import multiprocessing
 import os
 import resource
 import random
@@ -29,6 +31,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 PYTHON_CUDA = '''
 import torch
@@ -248,12 +251,16 @@ def check(root: Path, jobs: int) -> bool:
     from migrate.tokenscan import token_matcher
 
     results = {}
+    parse = migrate.scan.parse
     for label, token_level in (("fast path", True), ("full parse", False)):
         migrate.scan.token_level = token_level
+        parsed = multiprocessing.Value("i", 0)  # shared memory: the forked workers count too
+        migrate.scan.parse = _counting(parse, parsed)
         cpu = time.process_time() + _children_cpu()
         results[label] = migrate.scan.scan(root, Settings(jobs=jobs)).findings
-        print(f"  {label}: {len(results[label]):,} findings, {time.process_time() + _children_cpu() - cpu:.1f} CPU s")
-    migrate.scan.token_level = True
+        print(f"  {label}: {len(results[label]):,} findings, {parsed.value:,} C/C++/CUDA files parsed, "
+              f"{time.process_time() + _children_cpu() - cpu:.1f} CPU s")
+    migrate.scan.token_level, migrate.scan.parse = True, parse
     fast, full = results["fast path"], results["full parse"]
     equal = [f for f in fast if not f.vendored] == [f for f in full if not f.vendored]
     print(f"  first-party findings identical: {'yes' if equal else 'NO'} ({sum(not f.vendored for f in fast):,})")
@@ -266,6 +273,19 @@ def check(root: Path, jobs: int) -> bool:
         mark = " -" if rule in tree_rules else ""
         print(f"    {rule:28} {full_rules[rule]:7,} -> {fast_rules[rule]:7,}{mark}")
     return equal
+
+
+def _counting(parse: Any, parsed: Any) -> Any:
+    """PARSE, adding one to the shared PARSED for each C/C++/CUDA file it parses."""
+    from migrate.model import FileKind
+
+    def counted(source: Any, text: str) -> Any:
+        if source.kind in (FileKind.CUDA, FileKind.CPP, FileKind.C):
+            with parsed.get_lock():
+                parsed.value += 1
+        return parse(source, text)
+
+    return counted
 
 
 def main() -> None:

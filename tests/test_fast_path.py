@@ -122,11 +122,11 @@ def _described(findings: tuple[Finding, ...]) -> list[tuple[object, ...]]:
     return [(f.key(), f.severity, f.status, f.message, f.evidence, f.occurrences) for f in findings]
 
 
-def test_real_files_fast_path_equals_parsing_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Real CUDA/C++ files (fixtures/realcode, see its README): the fast path reports exactly what running every
-    rule on every file's tree reports, and parses fewer files."""
-    root = tmp_path / "real"
-    shutil.copytree(FIXTURES / "realcode", root)
+def test_library_shaped_fast_path_equals_parsing_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files shaped like real CUDA libraries (fixtures/fastpath, see its README): the fast path reports exactly what
+    running every rule on every file's tree reports, and parses fewer files."""
+    root = tmp_path / "library"
+    shutil.copytree(FIXTURES / "fastpath", root)
     parsed: list[str] = []
     parse = migrate.scan.parse
     def counted(source: SourceFile, text: str) -> object:
@@ -140,9 +140,11 @@ def test_real_files_fast_path_equals_parsing_every_file(tmp_path: Path, monkeypa
     parsed.clear()
     full = _scan(root, False, monkeypatch)
     assert _described(fast) == _described(full)
-    assert {"warp-full-mask", "warp-lane-math", "inline-ptx", "cuda-arch-check", "cuda-kernel-launch",
-            "cuda-runtime-api", "cutlass-usage"} <= {f.rule for f in fast}
-    assert parsed_by_fast_path < len(parsed) == 12
+    assert {"warp-full-mask", "warp-lane-math", "warp-ballot-32bit", "warp-size-constant", "warp-literal-32",
+            "warpsize-compile-time", "cooperative-groups-missing", "cooperative-groups-limited", "cub-warp-primitives",
+            "atomic-add-float", "inline-ptx", "cuda-arch-check", "cuda-kernel-launch", "cuda-runtime-api",
+            "cuda-driver-api", "cutlass-usage", "cub-usage", "thrust-usage"} <= {f.rule for f in fast}
+    assert parsed_by_fast_path < len(parsed) == 13
 
 
 def test_vendored_code_finds_the_token_rules_of_the_full_parse(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,7 +211,7 @@ def test_words_found_the_same_before_and_after_the_regex_is_compiled(monkeypatch
     import migrate.tokenscan as tokenscan
 
     words = _table(load_builtin(), FileKind.CUDA).tokens.words
-    texts = [read_text(s) for s in [*_sources(FIXTURES / "realcode"), *_sources(FIXTURES / "repos")] if s.kind in CODE]
+    texts = [read_text(s) for s in _sources(FIXTURES) if s.kind in CODE]
     texts.append(VENDORED_KERNEL + "\nint x2cudaMalloc = cudaMallocHost_x + cudaMalloc(p) + é_cudaFree;\n")
     monkeypatch.setattr(tokenscan, "_WORD_PATTERNS", {})
     monkeypatch.setattr(tokenscan, "_LEXED", {})

@@ -124,6 +124,17 @@ def test_nothing_from_the_repo_is_injected(browser, tmp_path: Path, monkeypatch:
     assert repo.exists()
 
 
+def test_the_policy_runs_the_reports_script_and_no_other(browser, tmp_path: Path) -> None:
+    """The Content-Security-Policy as a second line of defence: were an inline script to get past the escaping, the
+    browser would not run it (the policy names the report's own script by its hash, no 'unsafe-inline')."""
+    page = render(sample(), "html")
+    smuggled = '<script>document.title = "injected"; document.body.dataset.ran = "yes";</script>'
+    driver = open_page(browser, page.replace("</main>", smuggled + "</main>", 1), tmp_path / "smuggled.html")
+    assert driver.title != "injected" and driver.execute_script("return document.body.dataset.ran") is None
+    driver.find_element("css selector", ".filter-severity[value=low]").click()
+    assert "low" not in visible_rows(driver) and text_of(driver, "shown") == "4"  # the report's own script ran
+
+
 def driver_body(driver, path: Path) -> str:  # type: ignore[no-untyped-def]
     driver.get(path.as_uri())
     return driver.find_element("tag name", "body").text

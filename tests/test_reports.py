@@ -176,7 +176,8 @@ def test_json_summary_gains_risk_and_keeps_its_keys() -> None:
 def test_json_has_per_target_entries_for_several_targets() -> None:
     summary = json.loads(render(sample(targets=("gfx942", "gfx1100")), "json"))["summary"]
     assert [(t["target"], t["wavefront"]) for t in summary["per_target"]] == [("gfx942", 64), ("gfx1100", 32)]
-    assert set(summary["per_target"][0]) == {"target", "wavefront", "risk_score", "effort_days", "verdict", "drivers", "blockers"}
+    assert set(summary["per_target"][0]) == {"target", "wavefront", "risk_score", "effort_days", "verdict",
+                                             "verdict_basis", "drivers", "blockers"}
 
 
 def test_html_escapes_and_is_self_contained() -> None:

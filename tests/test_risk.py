@@ -322,7 +322,8 @@ def test_per_target_assessments_differ_by_wavefront() -> None:
     result = ScanResult("r", ("gfx942", "gfx1100"), 1, findings, ())
     entries = dict(risk.per_target(result, {"warp-size-32": WARP_RULE}, W))
     assert entries["gfx942"].score > entries["gfx1100"].score
-    assert entries["gfx942"].verdict != "trivial" and entries["gfx1100"].verdict == "trivial"
+    # wave32 leaves only the kernel floor: a project with GPU code of its own needs a build and a run (easy)
+    assert (entries["gfx942"].verdict, entries["gfx1100"].verdict) == ("moderate", "easy")
 
 
 @pytest.mark.parametrize(
@@ -375,3 +376,46 @@ def test_raising_a_severity_in_a_group_never_lowers_and_raising_its_top_adds() -
     top = risk.assess([*group, replace(rename, severity=Severity.HIGH)], W).effort
     assert (same.low, same.high) == (pytest.approx(before.low), pytest.approx(before.high))  # one decision per rule
     assert top.low > before.low and top.high > before.high
+
+
+def test_a_project_with_gpu_code_of_its_own_is_at_least_easy() -> None:
+    renames = [make("csrc/k.cu", n, "cuda-runtime-api", "cuda-runtime-api", Severity.INFO) for n in (1, 2)]
+    python_only = [make("train.py", n, "python-torch-cuda", "python-cuda-api", Severity.INFO) for n in (1, 2)]
+    assert risk.assess(renames, W).verdict == "easy"
+    assert risk.assess(python_only, W).verdict == "trivial"
+
+
+def test_a_collection_is_priced_by_its_ninetieth_percentile_program() -> None:
+    programs = [f"samples/p{i}" for i in range(10)]
+    findings = [make(f"{p}/main.cu", 1, "warp-lane-math", "warp-size-assumption", Severity.HIGH) for p in programs[:2]]
+    findings += [make(f"{p}/main.cu", 2, "cuda-kernel-launch", "custom-cuda-kernel", Severity.LOW) for p in programs]
+    context = risk.Context(build_dirs=tuple(programs))
+    assessed = risk.assess(findings, W, context=context)
+    assert assessed.collection is not None and assessed.collection.programs == 10
+    assert assessed.collection.typical.mid > assessed.collection.median.mid  # the 9th of 10 is a warp program
+    assert assessed.verdict == "moderate"
+    one_hard = findings[1:]  # one warp program in ten: the ninth stays a rename pass
+    assert risk.assess(one_hard, W, context=context).verdict == "easy"
+
+
+def test_a_cuda_only_install_dependency_keeps_a_supported_repository_moderate() -> None:
+    supported = risk.Context(level="supported", ported=frozenset({"."}))
+    kernels = [make("csrc/k.cu", 1, "warp-lane-math", "warp-size-assumption", Severity.HIGH)]
+    required = make("pyproject.toml", 9, "nvidia-kernel-dsl-dependency", "cuda-only-dependency", Severity.HIGH)
+    in_tests = make("tests/requirements.txt", 2, "nvidia-kernel-dsl-dependency", "cuda-only-dependency", Severity.HIGH)
+    assert risk.assess(kernels, W, context=supported).verdict == "easy"
+    assert risk.assess([*kernels, required], W, context=supported).verdict == "moderate"
+    assert risk.assess([*kernels, in_tests], W, context=supported).verdict == "easy"
+
+
+def test_what_a_python_project_replaces_decides_between_trivial_easy_and_moderate() -> None:
+    env = [make("environment.yml", 3, "conda-cuda-package", "cuda-only-dependency", Severity.MEDIUM,
+                substitutions=("torch-cuda-wheels",))]
+    assert risk.assess(env, W).verdict == "trivial"  # install the ROCm wheels and run
+    int4 = make("quantize.py", 9, "python-torch-int4pack", "python-cuda-api", Severity.MEDIUM)
+    assert risk.assess([*env, int4], W).verdict == "easy"  # a CUDA-specific call to check
+    bnb = make("train.py", 5, "python-hf-bitsandbytes", "cuda-only-dependency", Severity.HIGH,
+               substitutions=("bitsandbytes",))
+    assert risk.assess([*env, bnb], W).verdict == "easy"  # one CUDA-only package: not kernel rework
+    image = make("Dockerfile", 1, "nvidia-cuda-image", "nvidia-docker", Severity.MEDIUM, substitutions=("cuda-image",))
+    assert risk.assess([*env, bnb, image], W).verdict == "moderate"  # three things to replace on the main path

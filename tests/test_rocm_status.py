@@ -255,7 +255,9 @@ CALIBRATION = {
     # name: (ROCm level, verdict, effort range in engineer-days it must fall in)
     "pytorch-trainer": ("none", "trivial", (0.0, 0.5)),
     "ported-residual": ("supported", "easy", (0.05, 2.0)),
-    "sample-collection": ("none", "trivial", (0.05, 1.0)),  # per program: most samples are a hipify pass
+    # priced by the program 9 in 10 stay within: most samples are a hipify pass, but 3 of 7 need warp, WMMA or
+    # PTX rework (the expert's moderate for cuda-samples); the PTX one is listed as blocked, not priced
+    "sample-collection": ("none", "moderate", (2.0, 10.0)),
     "cuda-extension": ("none", "hard", (8.0, 30.0)),
     "cutlass-kernels": ("none", "very-hard", (20.0, 60.0)),
 }

@@ -91,11 +91,15 @@ def test_include_flags_come_from_compile_commands(tmp_path: Path) -> None:
                {"directory": str(root), "file": "src/b.cpp", "arguments": ["g++", "-I", "third_party", "-std=c++17"]}]
     (root / "build" / "compile_commands.json").write_text(json.dumps(entries))
     tree = tmp_path / "copy"
-    flags = _flags_from_compile_db(root, tree)
+    rocm = tmp_path.resolve() / "rocm" / "include"  # the toolchain's own, as toolchain_dirs finds it
+    entries[0]["command"] = str(entries[0]["command"]).replace("/usr/local/cuda/include", str(rocm))
+    (root / "build" / "compile_commands.json").write_text(json.dumps(entries))
+    flags = _flags_from_compile_db(root, tree, (rocm,))
     assert flags == {
-        "src/a.cu": [f"-I{tree / 'include'}", "-isystem/usr/local/cuda/include", "-DUSE_FAST=1"],
+        "src/a.cu": [f"-I{tree / 'include'}", f"-isystem{rocm}", "-DUSE_FAST=1"],
         "src/b.cpp": [f"-I{tree / 'third_party'}", "-std=c++17"],
     }
+    assert _flags_from_compile_db(root, tree)["src/a.cu"] == [f"-I{tree / 'include'}", "-DUSE_FAST=1"]
 
 
 def test_ported_makefile_project_builds_with_hipcc(tmp_path: Path) -> None:

@@ -39,7 +39,8 @@ _SHARDS = 256  # a store is split by path hash, so checking a few files reads a 
 _KEEP_STORES = 32  # namespaces (repository x rules x settings x version) kept; older ones are removed
 # Settings that decide which files are scanned or how a run goes, but not what one file yields.
 _NOT_PER_FILE = frozenset(
-    {"jobs", "include", "exclude", "max_file_size", "fail_on", "baseline", "diff_base", "cache_dir", "config_file"}
+    {"jobs", "include", "exclude", "max_file_size", "fail_on", "baseline", "diff_base", "cache_dir", "config_file",
+     "time_budget"}
 )
 
 

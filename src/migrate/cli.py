@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from migrate import __version__
-from migrate.errors import MigrateError
+from migrate.errors import InputError, MigrateError, interrupted
 from migrate.model import Severity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -29,6 +29,8 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except MigrateError as exc:
+            if exc.exit_code != EXIT_INTERRUPTED and interrupted(exc):  # an error a Ctrl-C caused is the interrupt
+                _exit_interrupted(ctx)
             click.echo(f"migrate: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except click.exceptions.UsageError as exc:  # one line, like every other input error
@@ -38,16 +40,22 @@ class _Group(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:
-            click.echo("migrate: interrupted", err=True)
-            ctx.exit(EXIT_INTERRUPTED)
+            _exit_interrupted(ctx)
         except BrokenPipeError:  # the reader went away (`migrate scan . | head -1`): nothing more to say
             _quiet_stdout()
             ctx.exit(EXIT_USAGE)
         except Exception as exc:  # a bug of ours: say so in one line, exit 3
+            if interrupted(exc):
+                _exit_interrupted(ctx)
             if os.environ.get("MIGRATE_DEBUG"):
                 raise
             click.echo(f"migrate: internal error: {type(exc).__name__}: {exc} (set MIGRATE_DEBUG=1 for details)", err=True)
             ctx.exit(EXIT_INTERNAL)
+
+
+def _exit_interrupted(ctx: click.Context) -> None:
+    click.echo("migrate: interrupted", err=True)
+    ctx.exit(EXIT_INTERRUPTED)
 
 
 def _quiet_stdout() -> None:
@@ -114,6 +122,23 @@ def cache_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def scan_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """What any command that scans takes besides its own options: extra rules and the time budget."""
+    from migrate.config import DEFAULT_TIME_BUDGET
+
+    func = click.option(
+        "--rule-dir", "rule_dirs", multiple=True, metavar="DIR",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="Also load the rule files (*.yaml) in DIR; repeatable. Any directory, unlike rule-dirs in the "
+             "repository's own config, which must stay inside it.",
+    )(func)
+    return click.option(
+        "--time-budget", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+        help=f"Stop the scan after this long and report what it found, the files not reached listed as skipped "
+             f"(default {DEFAULT_TIME_BUDGET:g}).",
+    )(func)
+
+
 def narrow_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -137,6 +162,7 @@ def narrow_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--max-file-size", type=click.IntRange(min=1), default=None, help="Skip files larger than this (bytes).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Worker processes (0: one per core).")
 @narrow_options
+@scan_options
 @cache_options
 def scan(path: Path, fmt: str, output: Path | None, report: Path | None, **options: Any) -> None:
     """Scan a repository for what needs porting to ROCm."""
@@ -160,6 +186,7 @@ def scan(path: Path, fmt: str, output: Path | None, report: Path | None, **optio
     if report is not None:
         _write(report, reports.texts[-1])
         click.echo(f"report written to {report}", err=True)
+    _warn_unscanned(reports.unscanned, settings.time_budget)
     failing = settings.fail_on is not None and reports.worst is not None and reports.worst >= settings.fail_on
     sys.exit(EXIT_FINDINGS if failing else EXIT_OK)
 
@@ -169,6 +196,7 @@ def scan(path: Path, fmt: str, output: Path | None, report: Path | None, **optio
 @target_option
 @fail_on_option
 @narrow_options
+@scan_options
 @cache_options
 def check(files: tuple[Path, ...], **options: Any) -> None:
     """Fail on new findings at or above --fail-on (default high) in FILES (all tracked files if none)."""
@@ -177,7 +205,9 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
 
     root = _work_tree()
     settings = check_settings(root, options)
+    _refuse_unstaged_in_hook(root, files)
     result = run_scan(root, settings, files=files)
+    _warn_unscanned(result.unscanned, settings.time_budget)
     from migrate.report.escape import visible
 
     failing = [f for f in result.findings if settings.fail_on is not None and f.severity >= settings.fail_on]
@@ -196,6 +226,7 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
     "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Default PATH/.migrate-baseline.json."
 )
 @target_option
+@scan_options
 @cache_options
 def baseline_command(path: Path, output: Path | None, **options: Any) -> None:
     """Record the current findings as accepted, so check and --baseline report only new ones."""
@@ -207,6 +238,7 @@ def baseline_command(path: Path, output: Path | None, **options: Any) -> None:
 
     settings = replace(load_settings(path, options), baseline=None, diff_base=None)
     result = run_scan(path, settings)
+    _warn_unscanned(result.unscanned, settings.time_budget)
     target = output or path / DEFAULT_BASELINE
     _write(target, render_baseline(result.findings))
     click.echo(f"recorded {len(result.findings)} finding(s) in {target}")
@@ -243,6 +275,12 @@ def rules_command() -> None:
     click.echo(rules_table(load_builtin()), nl=False)
 
 
+def _warn_unscanned(unscanned: int, budget: float) -> None:
+    if unscanned:
+        click.echo(f"migrate: warning: the scan stopped at its time budget ({budget:g} s): {unscanned} file(s) not "
+                   "scanned, listed as skipped (raise it with --time-budget)", err=True)
+
+
 def _work_tree() -> Path:
     """The git work tree around the current directory (pre-commit runs hooks there), else the directory."""
     from migrate.gitcmd import toplevel
@@ -250,8 +288,26 @@ def _work_tree() -> Path:
     return toplevel(Path.cwd()) or Path.cwd()
 
 
+def _refuse_unstaged_in_hook(root: Path, files: tuple[Path, ...]) -> None:
+    """check reads the work tree. Run by git as a hook (git sets GIT_INDEX_FILE), the commit holds the index: a
+    checked file with unstaged changes would be judged on text that is not committed, so it is refused. The
+    pre-commit framework stashes unstaged changes before its hooks run, so there it never is."""
+    from migrate.gitcmd import toplevel, unstaged
+
+    if not os.environ.get("GIT_INDEX_FILE") or toplevel(root) is None:
+        return
+    named = [os.path.relpath(os.path.abspath(f), root).replace(os.sep, "/") for f in files]
+    differ = [p for p in unstaged(root) if not named or any(n in (".", p) or p.startswith(n + "/") for n in named)]
+    if differ:
+        from migrate.report.escape import visible
+
+        raise InputError(visible(
+            f"{len(differ)} checked file(s) have unstaged changes, and git runs check as a hook on what is staged: "
+            f"{', '.join(differ)}; stage them, or stash them (git stash --keep-index) before committing, or run "
+            "check through the pre-commit framework, which stashes them for its hooks"))
+
+
 def _write(path: Path, text: str) -> None:
-    from migrate.errors import InputError
     from migrate.writer import write_file
 
     try:
@@ -293,19 +349,50 @@ def strategy_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None, options: Any = None) -> Any:
+def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None, options: Any = None,
+            *, release: Callable[[], Any] | None = None) -> Any:
+    """The engine --engine names; the builtin one translates for the ROCm release RELEASE() picks, and says so."""
+    from dataclasses import replace
+
     from migrate.port.translate import Options, select_engine
 
     chosen = select_engine(engine, hipify_clang=hipify_clang, hipify_perl=hipify_perl, root=root, options=options or Options())
-    click.echo(f"engine: {chosen.name}" + (f" ({chosen.executable})" if chosen.executable else ""), err=True)
+    line = f"engine: {chosen.name}" + (f" ({chosen.executable})" if chosen.executable else "")
+    if release is not None and chosen.name == "builtin":  # hipify-perl and hipify-clang have no release option
+        target = release()
+        chosen = replace(chosen, options=replace(chosen.options, rocm=target.version))
+        line += f"; {target.describe()}"
+    click.echo(line, err=True)
     return chosen
 
 
+def _release(path: Path, rocm: str | None, *, hipcc: Path | None = None) -> Callable[[], Any]:
+    """What picks the ROCm release: --rocm, the repository's `rocm` setting, or the installed toolchain's."""
+
+    def choose() -> Any:
+        from migrate.config import load_settings
+        from migrate.toolchain import choose_rocm
+
+        settings = load_settings(path, {})
+        return choose_rocm(rocm, settings.rocm, settings.config_file, hipcc=hipcc)
+
+    return choose
+
+
+def rocm_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--rocm", metavar="VERSION",
+        help="ROCm release to port for (default: the repository's `rocm` setting, else the installed ROCm's).",
+    )(func)
+
+
 def _echo_findings(findings: Any, skipped: Any = ()) -> None:
+    from migrate.report.escape import visible
+
     for f in findings:
-        click.echo(f"{f.path}:{f.line}:{f.column}: {f.severity.label}: {f.message} [{f.rule}]", err=True)
+        click.echo(visible(f"{f.path}:{f.line}:{f.column}: {f.severity.label}: {f.message} [{f.rule}]"), err=True)
     for s in skipped:
-        click.echo(f"{s.path}: skipped: {s.reason}", err=True)
+        click.echo(visible(f"{s.path}: skipped: {s.reason}"), err=True)
 
 
 @cli.command()
@@ -313,7 +400,7 @@ def _echo_findings(findings: Any, skipped: Any = ()) -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the one translated file here.")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), help="Write a translated mirror of the tree here.")
 @click.option("--in-place", is_flag=True, help="Rewrite the files where they are.")
-@click.option("--rocm", metavar="VERSION", help="ROCm release to translate for (default: the newest known).")
+@rocm_option
 @click.option("--roc", is_flag=True, help="ROCm library names (rocBLAS, rocSPARSE, rocRAND, MIOpen) instead of hip* wrappers.")
 @click.option("--launch-syntax", type=click.Choice(["cuda", "hipLaunchKernelGGL"]), default="cuda", show_default=True,
               help="Keep kernel<<<...>>> launches, or write hipLaunchKernelGGL calls.")
@@ -326,7 +413,7 @@ def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None
 
     base = paths[0] if len(paths) == 1 and paths[0].is_dir() else None
     options = make_options(rocm=rocm, roc=roc, launch_syntax=launch_syntax)
-    chosen = _engine(base, engine, hipify_clang, hipify_perl, options)
+    chosen = _engine(base, engine, hipify_clang, hipify_perl, options, release=_release(paths[0], rocm))
     done = translate_paths(paths, chosen, output=output, out_dir=out_dir, in_place=in_place)
     _echo_findings(done.findings, done.skipped)
     click.echo(f"translated {len(done.translated)} file(s) with {done.engine}; wrote {len(done.written)} under {done.destination}")
@@ -346,26 +433,33 @@ def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None
 @target_option
 @engine_options
 @strategy_option
+@rocm_option
 def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, allow_dirty: bool, in_place: bool,
                   unsafe_fixes: bool, sources_only: bool, max_file_size: int | None, targets: tuple[str, ...] | None, engine: str,
-                  hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
+                  hipify_clang: Path | None, hipify_perl: Path | None, strategy: str, rocm: str | None) -> None:
     """Port a repository: the whole change as a diff (--dry-run), on a git branch, or into a copy."""
-    from migrate.port.apply import ensure_clean, plan_port, render_diff, write_port
+    from contextlib import nullcontext
+
     from migrate.config import load_settings
+    from migrate.port.apply import plan_port, prepared, render_diff, write_port
+    from migrate.port.translate import make_options
 
     settings = load_settings(path, {"max_file_size": max_file_size, "targets": targets})
-    if not dry_run and out_dir is None:
-        ensure_clean(path, allow_dirty=allow_dirty)
-    chosen = _engine(path, engine, hipify_clang, hipify_perl)
-    plan = plan_port(path, chosen, max_file_size=settings.max_file_size, side_files=not sources_only,
-                     in_place=in_place, unsafe_fixes=unsafe_fixes, targets=settings.targets, strategy=strategy)
-    click.echo(f"strategy: {plan.strategy} ({plan.reason})", err=True)
-    _echo_findings(plan.findings, plan.skipped)
-    if dry_run:
-        click.echo(render_diff(plan, color=sys.stdout.isatty()), nl=False)
-        click.echo(f"{len(plan.changes)} file(s) would change (dry run: nothing written)", err=True)
-        sys.exit(EXIT_OK)
-    done = write_port(plan, out_dir=out_dir, branch=branch, allow_dirty=allow_dirty)
+    options = make_options(rocm=rocm)
+    if dry_run and sys.stdout is None:
+        raise InputError("stdout is closed: --dry-run has nowhere to print the diff")
+    in_tree = not dry_run and out_dir is None
+    with prepared(path, branch=branch, allow_dirty=allow_dirty) if in_tree else nullcontext() as lock:
+        chosen = _engine(path, engine, hipify_clang, hipify_perl, options, release=_release(path, rocm))
+        plan = plan_port(path, chosen, max_file_size=settings.max_file_size, side_files=not sources_only,
+                         in_place=in_place, unsafe_fixes=unsafe_fixes, targets=settings.targets, strategy=strategy)
+        click.echo(f"strategy: {plan.strategy} ({plan.reason})", err=True)
+        _echo_findings(plan.findings, plan.skipped)
+        if dry_run:
+            click.echo(render_diff(plan, color=_tty(sys.stdout)), nl=False)
+            click.echo(f"{len(plan.changes)} file(s) would change (dry run: nothing written)", err=True)
+            sys.exit(EXIT_OK)
+        done = write_port(plan, out_dir=out_dir, branch=branch, allow_dirty=allow_dirty, lock=lock)
     where = f" on branch {done.branch} (commit {done.commit})" if done.branch else ""
     where += f" into {done.out_dir}" if done.out_dir else ""
     click.echo(f"wrote {len(done.written)} file(s){where}")
@@ -380,15 +474,18 @@ def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, 
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Parallel compiles (0: one per core).")
 @engine_options
 @strategy_option
+@rocm_option
 def verify(path: Path, targets: tuple[str, ...] | None, hipcc: Path | None, max_file_size: int | None, jobs: int,
-           engine: str, hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
+           engine: str, hipify_clang: Path | None, hipify_perl: Path | None, strategy: str, rocm: str | None) -> None:
     """Port into a temp dir (by --strategy) and compile each unit with hipcc -fsyntax-only for the target(s)."""
     from migrate.config import load_settings
+    from migrate.port.translate import make_options
     from migrate.port.verify import find_hipcc, verify as run_verify
 
     settings = load_settings(path, {"targets": targets, "max_file_size": max_file_size})
+    options = make_options(rocm=rocm)
     find_hipcc(hipcc)
-    chosen = _engine(path, engine, hipify_clang, hipify_perl)
+    chosen = _engine(path, engine, hipify_clang, hipify_perl, options, release=_release(path, rocm, hipcc=hipcc))
     failed = 0
     for gfx in settings.targets:
         result = run_verify(path, gfx, chosen, hipcc=hipcc, max_file_size=settings.max_file_size, jobs=jobs,

@@ -2,7 +2,9 @@
 
 Keys, in [tool.migrate] of pyproject.toml or at the top level of .migrate.toml (which wins): targets, include,
 exclude, disable (rule ids), severity (a table rule id = level), fail-on, rule-dirs (extra rule files, same
-schema), max-file-size, jobs (capped to the cores available), baseline (a file inside the repository).
+schema), max-file-size, jobs (capped to the cores available), time-budget (seconds for the whole scan, at most the
+default), baseline (a file inside the repository), rocm (the ROCm release translate, apply and verify port for,
+instead of the installed one).
 `_` and `-` are interchangeable; anything else is a ConfigError. A pyproject.toml that is not valid TOML
 gives no settings (the scan reports it as skipped); an invalid .migrate.toml is a ConfigError."""
 
@@ -23,6 +25,9 @@ from migrate.model import Severity
 DEFAULT_TARGETS = ("gfx942",)
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
 DEFAULT_BASELINE = ".migrate-baseline.json"
+# Seconds a whole scan may take before it stops with what it has (files not reached are skipped, with the reason);
+# a tree of 200,000 files takes about a minute. A repository's own config may lower it, not raise it.
+DEFAULT_TIME_BUDGET = 600.0
 CONFIG_FILES = (".migrate.toml", "pyproject.toml")  # the first that has settings wins
 _RULE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MAX_CONFIG_FILE = 4 * 1024 * 1024
@@ -41,18 +46,22 @@ class Settings:
     severity_overrides: tuple[tuple[str, Severity], ...] = ()
     extra_rule_dirs: tuple[str, ...] = ()
     fail_on: Severity | None = None
+    time_budget: float = DEFAULT_TIME_BUDGET
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
     baseline: str | None = None  # a baseline file; findings in it are left out
     diff_base: str | None = None  # a git ref; only findings on lines changed since it are kept
     cache_dir: str | None = None  # None: no cache (the CLI fills in the user cache directory)
     config_file: str | None = None  # where the repository's settings came from, for messages
+    rocm: str | None = None  # the ROCm release a port targets; None: the installed toolchain's
 
 
 def load_settings(root: Path, options: Mapping[str, Any]) -> Settings:
     """Defaults, overridden by the repository's configuration, overridden by command-line OPTIONS."""
     base = Path(root) if Path(root).is_dir() else Path(root).parent
     values = _from_config(base)
+    own_dirs = values.get("extra_rule_dirs", ())
     values.update(_from_options(options))
+    values["extra_rule_dirs"] = (*own_dirs, *values.pop("rule_dirs", ()))  # --rule-dir adds to the repository's
     if values.pop("no_cache", False):
         values.pop("cache_dir", None)
     else:
@@ -66,8 +75,11 @@ def check_settings(root: Path, options: Mapping[str, Any]) -> Settings:
     if settings.fail_on is None:
         settings = replace(settings, fail_on=Severity.HIGH)
     default = Path(root) / DEFAULT_BASELINE
-    if settings.baseline is None and default.is_file():
-        settings = replace(settings, baseline=str(default))
+    if settings.baseline is None and os.path.lexists(default):
+        if _inside(Path(root), default) is None:
+            raise ConfigError(f"{DEFAULT_BASELINE}: a symlink that leads out of the repository; not read")
+        if default.is_file():
+            settings = replace(settings, baseline=str(default))
     return settings
 
 
@@ -96,6 +108,8 @@ def _from_options(options: Mapping[str, Any]) -> dict[str, Any]:
             value = Severity.parse(value)
         elif key in ("baseline", "cache_dir"):
             value = str(value)
+        elif key == "rule_dirs":
+            value = tuple(str(Path(path).resolve()) for path in value)
         values[key] = value
     return values
 
@@ -103,6 +117,12 @@ def _from_options(options: Mapping[str, Any]) -> dict[str, Any]:
 def _from_config(base: Path) -> dict[str, Any]:
     for name in CONFIG_FILES:
         path = base / name
+        if not os.path.lexists(path):
+            continue
+        if _inside(base, path) is None:  # a symlink out of the tree: never read, whatever it points at
+            if name == "pyproject.toml":
+                continue  # the project's, not ours: the scan lists it as skipped
+            raise ConfigError(f"{name}: a symlink that leads out of the repository; not read")
         if not path.is_file():
             continue
         table = _read_table(path)
@@ -205,19 +225,42 @@ def _severity(raw: Any, _base: Path) -> Severity:
 
 
 def _directories(raw: Any, base: Path) -> tuple[str, ...]:
+    """Rule directories the repository names: folders inside it, holding no rule file that leads out of it.
+    Whether a path outside exists is never looked at, so the refusal tells nothing about the machine."""
     found = []
     for name in _strings(raw):
-        path = (base / name).resolve()
+        path = _inside(base, base / name)
+        if path is None:
+            raise ValueError(f"{name!r} is not a folder inside the repository (name others with --rule-dir)")
         if not path.is_dir():
             raise ValueError(f"directory not found: {name}")
+        if any(_inside(base, rule_file) is None for rule_file in path.glob("*.yaml")):
+            raise ValueError(f"{name!r} holds a rule file that leads out of the repository (a symlink)")
         found.append(str(path))
     return tuple(found)
+
+
+def _inside(base: Path, path: Path) -> Path | None:
+    """PATH resolved (symlinks followed), when it lies inside BASE; else None."""
+    try:
+        resolved = path.resolve()
+        resolved.relative_to(base.resolve())
+    except (ValueError, OSError, RuntimeError):  # outside, or a symlink loop
+        return None
+    return resolved
 
 
 def _size(raw: Any, _base: Path) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
         raise ValueError("expected a positive number of bytes")
     return int(raw)
+
+
+def _budget(raw: Any, _base: Path) -> float:
+    """A repository's time budget: capped to the default (scanning it must not take the machine for longer)."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not raw > 0:
+        raise ValueError("expected a positive number of seconds")
+    return min(float(raw), DEFAULT_TIME_BUDGET)
 
 
 def _jobs(raw: Any, _base: Path) -> int:
@@ -230,11 +273,22 @@ def _path(raw: Any, base: Path) -> str:
     """A file named by the repository's configuration: it must stay inside the repository."""
     if not isinstance(raw, str) or not raw:
         raise TypeError("expected a path")
-    try:
-        (base / raw).resolve().relative_to(base.resolve())
-    except ValueError:
-        raise ValueError(f"{raw!r} must be a file inside the repository") from None
+    if _inside(base, base / raw) is None:
+        raise ValueError(f"{raw!r} must be a file inside the repository")
     return str(base / raw)
+
+
+def _release(raw: Any, _base: Path) -> str:
+    """A ROCm release such as "6.2", written as a string: TOML's 6.10 would be the number 6.1."""
+    from migrate.apimap import parse_version
+
+    if not isinstance(raw, str):
+        raise TypeError('expected a ROCm release as a string, such as "6.2"')
+    try:
+        parse_version(raw.strip())
+    except ValueError:
+        raise ValueError(f'{raw!r} is not a ROCm release such as "6.2"') from None
+    return raw.strip()
 
 
 def _globs(raw: Any, _base: Path) -> tuple[str, ...]:
@@ -251,5 +305,7 @@ _KEYS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
     "rule-dirs": ("extra_rule_dirs", _directories),
     "max-file-size": ("max_file_size", _size),
     "jobs": ("jobs", _jobs),
+    "time-budget": ("time_budget", _budget),
     "baseline": ("baseline", _path),
+    "rocm": ("rocm", _release),
 }

@@ -23,3 +23,16 @@ class RuleFileError(MigrateError):
 
 class ToolNotFound(MigrateError):
     """An external tool (hipcc, hipify-clang, ...) is not installed."""
+
+
+def interrupted(exc: BaseException) -> bool:
+    """EXC stands for a Ctrl-C: a library that calls back into Python (tree-sitter compiling a query's #match?
+    regexes) turns the KeyboardInterrupt raised there into its own error, which would read as a broken rule."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -17,7 +18,7 @@ HARDENING = (
     "-c", "core.quotePath=false", "-c", "core.editor=true", "-c", "sequence.editor=true", "-c", "commit.gpgSign=false",
     "-c", "tag.gpgSign=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.sshCommand=false",
     "-c", "credential.helper=", "-c", "core.askPass=", "-c", "protocol.allow=never",
-    "-c", "safe.bareRepository=explicit",
+    "-c", "safe.bareRepository=explicit", "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all",
 )
 _DRIVER_KEYS = ("clean", "smudge", "process", "command", "textconv")
 # Commands that never run a filter or diff driver: no need to read the repository's config for them first.
@@ -27,7 +28,7 @@ _UNSET = ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
           "GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND")
 
 
-__all__ = ["EXIT_NOT_FOUND", "GitError", "output", "run", "split_z", "text", "toplevel"]
+__all__ = ["EXIT_NOT_FOUND", "GitError", "output", "run", "run_paths", "split_z", "text", "toplevel", "unstaged"]
 
 
 class GitError(MigrateError):
@@ -39,6 +40,12 @@ def run(root: Path, *args: str, stdin: bytes | None = None) -> ToolRun:
     drivers = {} if args and args[0] in _NO_DRIVERS else _driver_overrides(str(root))
     env = {**drivers, **_BASE_ENV}
     return run_tool(["git", "--no-pager", *HARDENING, *args], cwd=root, env=env, unset=_UNSET, stdin=stdin)
+
+
+def run_paths(root: Path, paths: Iterable[str], *args: str) -> ToolRun:
+    """`git ARGS` on PATHS, read NUL-separated from stdin (no argument-length limit) and taken literally."""
+    listed = b"".join(os.fsencode(path) + b"\0" for path in paths)
+    return run(root, "--literal-pathspecs", *args, "--pathspec-from-file=-", "--pathspec-file-nul", stdin=listed)
 
 
 def output(root: Path, *args: str, what: str) -> bytes:
@@ -61,6 +68,12 @@ def toplevel(path: Path) -> Path | None:
     done = run(path, "rev-parse", "--show-toplevel")
     top = os.fsdecode(done.stdout).strip()
     return Path(top) if done.ok and top else None
+
+
+def unstaged(root: Path) -> list[str]:
+    """Tracked files whose work-tree content differs from the index (paths from the top of the work tree)."""
+    return split_z(output(root, "diff", "--name-only", "-z", "--no-ext-diff", "--no-textconv",
+                          "--ignore-submodules=all", what="compare the work tree with the index"))
 
 
 def split_z(data: bytes) -> list[str]:

@@ -23,7 +23,8 @@ def changed_lines(root: Path, ref: str) -> dict[str, frozenset[int] | None]:
         raise InputError(f"--diff-base {ref}: not a git ref")
     commit = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}",
                   what=f"--diff-base {ref}: no such commit").strip().decode()
-    common = ("--no-color", "--no-ext-diff", "--no-textconv", "--find-renames", "--relative", commit, "--")
+    common = ("--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--find-renames",
+              "--relative", commit, "--")  # a submodule's own config could name filters: never looked into
     patch = _git(root, "diff", "-U0", "--src-prefix=a/", "--dst-prefix=b/", *common, what=f"git diff {ref} failed")
     names = _git(root, "diff", "-z", "--name-only", *common, what=f"git diff {ref} failed")
     lines = dict(_parse(patch))

@@ -33,6 +33,7 @@ class Reports:
 
     texts: tuple[str, ...]
     worst: Severity | None
+    unscanned: int = 0  # files the scan's time budget left unread (a memo never holds such a scan)
 
 
 def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
@@ -48,9 +49,9 @@ def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
     texts = {r.name: render(result, r.fmt, color=r.color) if r.fmt == "terminal" else render(result, r.fmt)
              for r in requests}
     worst = max((f.severity for f in result.findings), default=None)
-    if memo and memo == _memo(root, settings, found):  # nothing changed while it was scanned
+    if memo and not result.unscanned and memo == _memo(root, settings, found):  # nothing changed meanwhile
         memo.put(texts, worst)
-    return Reports(tuple(texts[name] for name in names), worst)
+    return Reports(tuple(texts[name] for name in names), worst, result.unscanned)
 
 
 def _memo(root: Path, settings: Settings, found: Inputs) -> ReportMemo | None:

@@ -81,6 +81,8 @@ class FileKind(str, enum.Enum):
     MARKDOWN = "markdown"
     YAML = "yaml"
     COG = "cog"  # Replicate cog.yaml
+    GITMODULES = "gitmodules"  # .gitmodules (git config syntax)
+    INFER_CONFIG = "infer-config"  # INI-style inference configs (DeepStream nvinfer / deepstream-app)
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,7 @@ class FileResult:
     guarded_findings: tuple[Finding, ...] = ()  # the guarded hits themselves (status guarded)
     directives: tuple[tuple[int, str, str], ...] = ()  # C preprocessor lines: (line, keyword, argument)
     evidence: tuple[Evidence, ...] = ()  # what this file shows of an existing ROCm port
+    unscanned: bool = False  # the scan's time budget ran out before this file was read
 
 
 @dataclass(frozen=True)
@@ -281,6 +284,7 @@ class ScanResult:
     baselined: int = 0  # findings left out because the baseline accepts them
     guarded_findings: tuple[Finding, ...] = ()  # findings in code a HIP build never compiles (or other backends)
     rocm: RocmStatus | None = None  # how far the repository already builds for ROCm
+    unscanned: int = 0  # files left out (skipped, with the reason) when the scan's time budget ran out
 
 
 @dataclass(frozen=True, order=True)

@@ -248,7 +248,8 @@ def run(found: Iterable[Directive], table: Table, conditions: Conditions | None 
     dead: list[tuple[int, int]] = []
     dead_from: int | None = None
     defines: list[tuple[str, str, bool, int | None]] = []
-    after = _state(stack)
+    states: list[_Around] = []  # for each open #if, the state of the stack up to it: no walk down the stack per line
+    after = _OUTSIDE[0]
     for item in found:
         before = after  # the stack changes only below
         if item.keyword in ("if", "ifdef", "ifndef"):
@@ -270,10 +271,10 @@ def run(found: Iterable[Directive], table: Table, conditions: Conditions | None 
         elif item.keyword == "endif" and stack:
             stack.pop()
         elif item.keyword == "define" and item.argument:
-            defines.append(_define(item, stack, before))
+            defines.append(_define(item, stack, before, states[-1][1] if states else False))
             if stack and stack[-1].guard and item.argument.split() == [stack[-1].guard]:
                 stack[-1].live = True  # an include guard: its body is the whole header, always compiled
-        after = _state(stack)
+        after = _sync(states, stack)
         if after[0] is False and after[1] and dead_from is None:
             dead_from = item.line
         elif not (after[0] is False and after[1]) and dead_from is not None:
@@ -303,18 +304,38 @@ def _condition(item: Directive, table: Table) -> tuple[bool | None, bool]:
     return evaluate(item.argument, table)
 
 
-def _state(stack: list[_Frame]) -> tuple[bool | None, bool]:
-    """Whether the current line compiles for HIP: False when any open branch surely does not."""
-    live: bool | None = True
-    for frame in stack:
-        if frame.live is False:
-            return False, frame.hip
-        if frame.live is None:
-            live = None
-    return live, False
+_Around = tuple[tuple[bool | None, bool], bool]  # (whether the line compiles for HIP, and why), any frame tests HIP
+_OUTSIDE: _Around = ((True, False), False)
 
 
-def _define(item: Directive, stack: list[_Frame], state: tuple[bool | None, bool]) -> tuple[str, str, bool, int | None]:
+def _sync(states: list[_Around], stack: list[_Frame]) -> tuple[bool | None, bool]:
+    """Bring STATES in line with STACK, whose top frame alone may have changed, been pushed or popped; the state of
+    the current line: False when any open branch surely does not compile for HIP."""
+    del states[len(stack):]
+    if not stack:
+        return _OUTSIDE[0]
+    below = states[len(stack) - 2] if len(stack) > 1 else _OUTSIDE
+    top = _with_frame(below, stack[-1])
+    if len(states) == len(stack):
+        states[-1] = top
+    else:
+        states.append(top)
+    return top[0]
+
+
+def _with_frame(below: _Around, frame: _Frame) -> _Around:
+    """The state of the stack below a frame, with the frame on top (the first surely-dead branch decides)."""
+    (live, hip), any_hip = below
+    if live is not False and frame.live is False:
+        live, hip = False, frame.hip
+    elif live is not False and frame.live is None:
+        live = None
+    return (live, hip), any_hip or frame.hip
+
+
+def _define(
+    item: Directive, stack: list[_Frame], state: tuple[bool | None, bool], hip_around: bool
+) -> tuple[str, str, bool, int | None]:
     parts = item.argument.split(None, 1)
     name = _NAME.match(parts[0])
     macro = name.group() if name else parts[0]
@@ -322,7 +343,7 @@ def _define(item: Directive, stack: list[_Frame], state: tuple[bool | None, bool
         return (macro, UNKNOWN, False, None)  # an include guard says nothing about the build
     number = _NUMBER.fullmatch(parts[1].strip()) if len(parts) > 1 and "(" not in parts[0] else None
     value = int(number.group(1), 0) if number else (1 if len(parts) == 1 else None)
-    hip = state[1] or any(f.hip for f in stack)
+    hip = state[1] or hip_around
     region = {True: DEFINED, False: UNDEFINED, None: UNKNOWN}[state[0]]
     return (macro, region, hip, value)
 

@@ -53,6 +53,14 @@ class Weights:
     light_factor: float
     component_fixed: tuple[float, float]
     collection_min: int
+    collection_percentile: float
+    kernel_floor: int
+    install_floor: int
+    install_files: re.Pattern[str]
+    environment_floor: int
+    code_floor: int
+    substitutions_count: int
+    substitutions_floor: int
     supported_factor: float
     status: Mapping[str, Any]
     vendored_factor: float
@@ -133,7 +141,8 @@ class Risk:
     components: tuple[Component, ...] = ()
     optional: Effort = Effort()  # CUDA-only add-ons of a supported repository: not part of the verdict
     collection: Collection | None = None
-    total: Effort = Effort()  # every remaining finding, also when a collection reports its median program
+    total: Effort = Effort()  # every remaining finding, also when a collection reports one program's
+    basis: str = ""  # what decided the score: the effort, or the floor that raised it, in words
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,14 @@ def _weights(raw: dict[str, Any]) -> Weights:
         light_factor=float(raw["units"]["light_factor"]),
         component_fixed=(float(raw["units"]["component_fixed"][0]), float(raw["units"]["component_fixed"][1])),
         collection_min=int(raw["units"]["collection_min_programs"]),
+        collection_percentile=float(raw["units"]["collection_percentile"]),
+        kernel_floor=int(raw["score"]["kernel_floor"]),
+        install_floor=int(raw["score"]["install_floor"]),
+        install_files=re.compile(raw["score"]["install_files"]),
+        environment_floor=int(raw["score"]["environment_floor"]),
+        code_floor=int(raw["score"]["code_floor"]),
+        substitutions_count=int(raw["score"]["substitutions"]["count"]),
+        substitutions_floor=int(raw["score"]["substitutions"]["floor"]),
         supported_factor=float(raw["units"]["supported_factor"]),
         status=_status_params(raw["rocm_status"]),
         vendored_factor=float(raw["vendored_factor"]),
@@ -335,14 +352,19 @@ class Component:
 
 @dataclass(frozen=True)
 class Collection:
-    """A repository of independent programs: how many, the median program's effort, the blocked ones."""
+    """A repository of independent programs: how many, the median program's effort, the effort most programs stay
+    within (the `collection_percentile` program, which prices the collection), the blocked ones."""
 
     programs: int
     median: Effort
     blocked: tuple[str, ...]
+    typical: Effort = Effort()
+    percentile: float = 0.5
 
     def to_dict(self) -> dict[str, Any]:
-        return {"programs": self.programs, "median_effort_days": self.median.to_dict(), "blocked": list(self.blocked)}
+        return {"programs": self.programs, "median_effort_days": self.median.to_dict(),
+                "percentile": self.percentile, "percentile_effort_days": self.typical.to_dict(),
+                "blocked": list(self.blocked)}
 
 
 def assess(
@@ -359,17 +381,24 @@ def assess(
     components = _components(every, status, costs, context)
     total = _sum(costs, remaining)
     collection = _collection(components, context, weights)
-    worst = max((f.severity for f in items), default=Severity.INFO)
     floors = weights.supported_floors if context.level == "supported" else weights.floors
     if collection is not None:
-        score = _score(collection.median, _median_worst(items, components, context), floors, weights)
+        # a few blocked programs do not make the collection hard: the floors read the program that prices it
+        program = _at_percentile(_programs(components, context), weights.collection_percentile)
+        floored = [f for f in items if context.component(f.path) == program.name]
+        effort, priced = collection.typical, f"the program 9 in 10 stay within ({program.name})"
     else:
-        score = _score(total, worst, floors, weights)
+        floored, effort, priced = items, total, "the remaining work"
+    reasons = [(_effort_score(effort, weights), f"{priced}: {format_days(effort)}")]
+    reasons += _severity_floor(floored, floors, weights)
+    reasons += _project_floors(every, items, context, weights)
+    score, basis = max(reasons, key=lambda r: r[0])  # the first of equals: effort before any floor
     blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
     return Risk(
         score=score,
+        basis=basis,
         verdict=verdict(score, weights),
-        effort=collection.median if collection is not None else total,
+        effort=collection.typical if collection is not None else total,
         blockers=len(blockers),
         blocker_effort=_sum(costs, blockers),
         guarded=guarded,
@@ -544,7 +573,8 @@ def _programs(components: tuple[Component, ...], context: Context) -> list[Compo
 
 
 def _collection(components: tuple[Component, ...], context: Context, weights: Weights) -> Collection | None:
-    """Independent programs (each its own build unit) carrying most of the work: priced per program."""
+    """Independent programs (each its own build unit) carrying most of the work: priced per program, by the
+    program at `collection_percentile` (most programs take at most that; the hardest few are listed as blocked)."""
     programs = _programs(components, context)
     required = [c for c in components if not c.optional]
     if len(programs) < weights.collection_min or not required:
@@ -553,18 +583,86 @@ def _collection(components: tuple[Component, ...], context: Context, weights: We
         return None
     lows = statistics.median(c.effort.low for c in programs)
     highs = statistics.median(c.effort.high for c in programs)
+    typical = _at_percentile(programs, weights.collection_percentile).effort
     blocked = tuple(sorted(c.name for c in programs if c.blocked))
-    return Collection(len(programs), Effort(lows, highs), blocked)
+    return Collection(len(programs), Effort(lows, highs), blocked, typical, weights.collection_percentile)
 
 
-def _median_worst(items: list[Finding], components: tuple[Component, ...], context: Context) -> Severity:
-    """The worst severity of the median program: a few blocked programs do not make the collection hard."""
-    worst: dict[str, Severity] = {}
-    for finding in items:
-        name = context.component(finding.path)
-        worst[name] = max(worst.get(name, Severity.INFO), finding.severity)
-    ranked = sorted(worst.get(c.name, Severity.INFO) for c in components if c.name in context.build_dirs)
-    return ranked[len(ranked) // 2] if ranked else Severity.INFO
+def _at_percentile(programs: list[Component], percentile: float) -> Component:
+    """The program at PERCENTILE of effort, the hardest left out (the lower of two neighbours)."""
+    ranked = sorted(programs, key=lambda c: (c.effort.mid, c.name))
+    return ranked[int(percentile * (len(ranked) - 1))]
+
+
+def _floor_severity(finding: Finding, weights: Weights) -> Severity:
+    """The severity the floors read. A high finding is rework in code the project compiles (C/C++/CUDA) or in its
+    build; in the environment (a CUDA-only package, a wheel index, an image) or in Python (one CUDA-only call or
+    mode) it is one thing to replace, and floors as a medium one: the environment floors judge it."""
+    if finding.severity == Severity.HIGH and (phase_of(finding, weights) == "environment" or _python(finding.path)):
+        return Severity.MEDIUM
+    return finding.severity
+
+
+def _python(path: str) -> bool:
+    return path.endswith((".py", ".pyi", ".ipynb"))
+
+
+Reason = tuple[int, str]  # a score the project reads at least, and why, in words for the report
+
+
+def _severity_floor(items: list[Finding], floors: Mapping[Severity, int], weights: Weights) -> list[Reason]:
+    """The floor of the worst remaining severity (as the floors read it), citing the first finding that has it."""
+    worst, severity = None, Severity.INFO
+    for finding in items:  # the first finding of the worst severity
+        if worst is None or _floor_severity(finding, weights) > severity:
+            worst, severity = finding, _floor_severity(finding, weights)
+    floor = max((v for s, v in floors.items() if s <= severity), default=0)
+    if worst is None or not floor:
+        return []
+    return [(floor, f"a {severity.label} finding: {worst.rule} at {worst.path}:{worst.line}")]
+
+
+def _project_floors(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
+    """The lowest scores the project as a whole reads, whatever its effort: GPU code of its own needs a build and
+    a run (kernel_floor); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one
+    CUDA-only package or index to replace is easy, several on the main path moderate (unless the repository
+    already installs on ROCm); a CUDA-only install dependency keeps a supported repository moderate."""
+    found: list[Reason] = []
+    if any(is_c(f.path) and not f.vendored for f in every):
+        found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
+    main = [f for f in items if not weights.light_paths.search(f.path)]
+    environment = [f for f in main if phase_of(f, weights) == "environment"]
+    replace = next((f for f in main if f.severity >= Severity.HIGH
+                    and (phase_of(f, weights) == "environment" or _python(f.path))), None)
+    if replace is not None:
+        found.append((weights.environment_floor, f"a CUDA-only package or call to replace: {replace.rule} at "
+                                                 f"{replace.path}:{replace.line}"))
+    check = next((f for f in main if f.severity >= Severity.MEDIUM and phase_of(f, weights) != "environment"), None)
+    if check is not None:
+        found.append((weights.code_floor, f"CUDA-specific code to check: {check.rule} at {check.path}:{check.line}"))
+    replaced = sorted({_decision(f) for f in environment if f.severity >= Severity.MEDIUM and f.substitutions})
+    if context.level != "supported" and len(replaced) >= weights.substitutions_count:
+        found.append((weights.substitutions_floor,
+                      f"{len(replaced)} things to replace on the main path: {', '.join(replaced)}"))
+    install = next((f for f in items if _blocks_install(f, weights)), None)
+    if context.level == "supported" and install is not None:
+        found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
+                                             f"{install.path}:{install.line}"))
+    return found
+
+
+def _decision(finding: Finding) -> str:
+    """What one finding's substitution decides: a CUDA image, its GPU flags and its compose reservation are one
+    choice of container (category nvidia-docker); every package, index or tool is its own."""
+    return "the container image" if finding.category == "nvidia-docker" else finding.substitutions[0]
+
+
+def _blocks_install(finding: Finding, weights: Weights) -> bool:
+    """A CUDA-only package at high or above among the dependencies a package manager installs: on ROCm the install
+    fails or pulls a CUDA build, however well the code itself supports ROCm."""
+    return (finding.severity >= Severity.HIGH and finding.category == "cuda-only-dependency"
+            and weights.install_files.search(finding.path) is not None
+            and weights.light_paths.search(finding.path) is None)
 
 
 def verdict(score: int, weights: Weights) -> str:
@@ -663,10 +761,8 @@ def _category(finding: Finding, weights: Weights) -> str:
     return finding.category if finding.category in weights.categories else "other"
 
 
-def _score(total: Effort, worst: Severity, floors: Mapping[Severity, int], weights: Weights) -> int:
-    raw = 100 * (1 - math.exp(-total.mid / weights.scale_days))
-    floor = max((v for s, v in floors.items() if s <= worst), default=0)
-    return max(floor, min(100, round(raw)))
+def _effort_score(total: Effort, weights: Weights) -> int:
+    return min(100, round(100 * (1 - math.exp(-total.mid / weights.scale_days))))
 
 
 def _rollup(

@@ -177,9 +177,10 @@ def assess(
     level = "none"
     if score >= int(params["partial"]):
         level = "partial"
-    # A HIP build path, or CI on AMD hardware for code that needs no build of its own (Triton, PyTorch),
-    # plus code that knows HIP.
-    if score >= int(params["supported"]) and kinds & {"build", "ci"} and kinds & {"guard", "hip-source", "runtime"}:
+    # A HIP build path, CI on AMD hardware, or ROCm packaging (a `rocm`/`amd` extra, ROCm wheels or images) for
+    # code that needs no build of its own (Triton, PyTorch), plus code that knows HIP.
+    delivered = kinds & {"build", "ci", "packaging"}
+    if score >= int(params["supported"]) and delivered and kinds & {"guard", "hip-source", "runtime"}:
         level = "supported"
     build_dirs = {e.path.rpartition("/")[0] for e in items if e.kind == "build"}
     hipify = sorted(build_dirs | set(extension_dirs)) if level != "none" else sorted(set(extension_dirs))

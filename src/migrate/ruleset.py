@@ -14,7 +14,7 @@ import yaml
 
 from migrate import matchers
 from migrate.bounded import Refused, read_bytes
-from migrate.errors import RuleFileError
+from migrate.errors import RuleFileError, interrupted
 from migrate.model import CATEGORIES, FileKind, Rule, Severity
 
 _REQUIRED = {"id": str, "title": str, "category": str, "languages": list, "severity": str, "message": str, "match": dict}
@@ -107,7 +107,10 @@ def _rule(path: Path, index: int, raw: Any) -> Rule:
     try:
         return _validated(raw, str(path))
     except (ValueError, TypeError, re.error) as exc:
+        if interrupted(exc):
+            raise KeyboardInterrupt from None
         raise RuleFileError(f"{where}: {exc}") from None
+
 
 
 def _validated(raw: Any, source: str) -> Rule:

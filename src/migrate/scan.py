@@ -9,10 +9,14 @@ import os
 import re
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
+from multiprocessing.pool import IMapIterator
 from pathlib import Path
+
+from packaging.utils import canonicalize_name
 
 from migrate import matchers, preproc, rocm_status, targets, tokenscan
 from migrate.baseline import load as load_baseline
@@ -37,10 +41,19 @@ _PARALLEL_FROM = 64  # below this many files a process pool costs more than it s
 _STALE = 16  # matches that find no new rule before the needle regex is narrowed to the missing rules
 _PATTERNS = 256  # narrowed needle regexes compiled per kind and process, at most
 _TOKEN_KINDS = (FileKind.CUDA, FileKind.CPP, FileKind.C)
+# Parsed even when no rule applies: other tools read them too, so an invalid one is reported (skipped), never
+# counted as scanned.
+_VALIDATED = frozenset({FileKind.PYPROJECT})
 token_level = True  # C/C++/CUDA on tokens where no rule needs the tree; benchmarks and tests turn it off to compare
 python_candidates = True  # Python parsed only where a rule has a candidate; tests turn it off to compare
 _OCCURRENCE_EVIDENCE = 200  # characters per occurrence: a minified line must not blow up the report
 FILE_TIME_BUDGET = 20.0  # seconds a file may take; past it the file is skipped (crafted input, not real code)
+# Findings one file may give (the largest real counts are a few hundred): past them a rule's findings fold into one
+# that carries the count and the first places as occurrences, so memory and reports stay bounded.
+MAX_FINDINGS_PER_RULE = 1_000
+MAX_FINDINGS_PER_FILE = 5_000
+MAX_OCCURRENCES = 1_000
+_KEPT_HITS = MAX_FINDINGS_PER_RULE + MAX_OCCURRENCES
 
 
 @dataclass(frozen=True)
@@ -99,13 +112,15 @@ def scan_inputs(root: Path, settings: Settings, found: Inputs, *, progress: Prog
     ruleset = ruleset_for(settings)
     sources, skipped, changes = list(found.sources), list(found.skipped), found.changes
     store = open_cache(root, ruleset, settings)
+    deadline = time.monotonic() + settings.time_budget
     findings: list[Finding] = []
-    guarded = unreadable = 0
+    guarded = unreadable = unscanned = 0
     held: list[Finding] = []
     evidence: list[Evidence] = []
     conditionals: dict[str, tuple[preproc.Directive, ...]] = {}
     with paused():  # the results the workers send (findings, evidence): many objects, no cycles
-        for result in _results(sources, ruleset, settings, progress, store):
+        for result in _results(sources, ruleset, settings, progress, store, deadline):
+            unscanned += result.unscanned
             findings.extend(result.findings)
             guarded += result.guarded
             held.extend(result.guarded_findings)
@@ -115,7 +130,7 @@ def scan_inputs(root: Path, settings: Settings, found: Inputs, *, progress: Prog
             if result.skipped:
                 skipped.append(result.skipped)
                 unreadable += not result.partial
-    store.save(complete=found.complete)
+    store.save(complete=found.complete and not unscanned)
     with paused():  # the findings of a whole tree, restatused and sorted: no cycles to collect
         own = _without_first_party(findings, found.packages, ruleset)
         findings, moved = _never_compiled(own, conditionals, evidence)
@@ -136,6 +151,7 @@ def scan_inputs(root: Path, settings: Settings, found: Inputs, *, progress: Prog
             substitutions=propose(kept, settings.targets),
             guarded_findings=tuple(sorted(held, key=Finding.key)),
             rocm=status,
+            unscanned=unscanned,
         )
 
 
@@ -175,11 +191,14 @@ def _status(evidence: list[Evidence], guarded: int, sources: list[SourceFile]) -
 
 
 def _without_first_party(findings: list[Finding], packages: frozenset[str], ruleset: Ruleset) -> list[Finding]:
-    """Drop import findings of PACKAGES, those the repository defines itself: scanning flash-attn, its own
-    `from flash_attn import ...` lines are not a dependency on flash-attn."""
+    """Drop import and dependency findings of PACKAGES, those the repository defines itself: scanning DeepSpeed,
+    its own `import deepspeed` and the `pip install deepspeed` of its README are not a dependency on DeepSpeed."""
     import_rules = {r.id for r in ruleset.rules if r.match.get("imports")}
+    package_rules = {r.id for r in ruleset.rules if r.match.get("matcher") == "manifest-package"}
+    names = {canonicalize_name(p) for p in packages}
     return [f for f in findings
-            if not (f.rule in import_rules and f.symbol and f.symbol.split(".")[0] in packages)]
+            if not (f.rule in import_rules and f.symbol and f.symbol.split(".")[0] in packages)
+            and not (f.rule in package_rules and f.symbol in names)]
 
 
 def _narrow(
@@ -212,9 +231,11 @@ def _load_rules(settings: Settings) -> Ruleset:
 
 
 def _results(
-    sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, store: Cache
+    sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, store: Cache,
+    deadline: float,
 ) -> Iterator[FileResult]:
-    """Stored results for unchanged files; the others scanned (in a process pool when many) and stored."""
+    """Stored results for unchanged files; the others scanned (in a process pool when many) and stored, until
+    DEADLINE: the files not scanned by then are skipped, with the reason (and not stored)."""
     misses = []
     for source in sources:
         hit = store.get(source)
@@ -223,17 +244,23 @@ def _results(
         else:
             yield hit
     by_path = {s.relpath: s for s in misses}
-    for result in _computed(misses, ruleset, settings, progress):
-        yield store.put(by_path[result.relpath], result)
+    for result in _computed(misses, ruleset, settings, progress, deadline):
+        yield store.put(by_path.pop(result.relpath), result)
+    reason = f"not scanned: the scan ran out of its time budget ({settings.time_budget:g} s; see --time-budget)"
+    for relpath in by_path:
+        yield FileResult(relpath, skipped=Skipped(relpath, reason), unscanned=True)
 
 
 def _computed(
-    sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None
+    sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, deadline: float
 ) -> Iterator[FileResult]:
+    """Each source's result, in the order they are done, until DEADLINE (a file started before it may finish)."""
     total = len(sources)
     jobs = worker_count(settings)
     if jobs <= 1 or total < _PARALLEL_FROM:
         for done, source in enumerate(sources, start=1):
+            if time.monotonic() >= deadline:
+                return
             yield scan_file(source, ruleset, settings)
             if progress:
                 progress(done, total)
@@ -244,12 +271,22 @@ def _computed(
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, token_level)) as pool:
         done = 0
-        for results in pool.imap_unordered(_worker_scan, _batches(sources, jobs)):
+        batches = pool.imap_unordered(_worker_scan, _batches(sources, jobs))
+        while (results := _next_batch(batches, deadline)) is not None:
             for result in results:
                 done += 1
                 yield result
             if progress:
                 progress(done, total)
+    # leaving the block terminates the workers, those still busy past the deadline too
+
+
+def _next_batch(batches: IMapIterator[list[FileResult]], deadline: float) -> list[FileResult] | None:
+    """The next batch of results the workers finish before DEADLINE; None when they are all done or time is up."""
+    try:
+        return batches.next(timeout=max(0.0, deadline - time.monotonic()))
+    except (StopIteration, multiprocessing.TimeoutError):
+        return None
 
 
 def _batches(sources: list[SourceFile], jobs: int) -> Iterator[list[SourceFile]]:
@@ -344,7 +381,7 @@ def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings) -> File
         assert lexed is not None
         found = _match_tokens(Document(source=source, text=text), lexed, table.tokens, settings)
         return replace(found, evidence=evidence, directives=directives)
-    if not applicable:
+    if not applicable and source.kind not in _VALIDATED:
         return FileResult(source.relpath, evidence=evidence, directives=directives)
     doc = parse(source, text)
     if isinstance(doc, Skipped):
@@ -407,25 +444,57 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
     held: list[Finding] = []
     sites = 0
     for rule, found in runs:
+        # Each rule's first hits are kept (as many as a report can show), the rest only counted: a file of 300,000
+        # calls costs a count, not 300,000 findings.
         hits: list[Hit] = []
         guarded: list[Hit] = []
+        more = more_guarded = 0
         for hit in found:
-            if not doc.is_suppressed(hit.line, rule.id):
-                (guarded if doc.is_guarded(hit.line) else hits).append(hit)
-        findings.extend(_findings(doc, rule, hits, settings))
-        held.extend(finding.guarded() for finding in _findings(doc, rule, guarded, settings))
-        sites += len(guarded)
+            if doc.is_suppressed(hit.line, rule.id):
+                continue
+            if doc.is_guarded(hit.line):
+                if len(guarded) < _KEPT_HITS:
+                    guarded.append(hit)
+                else:
+                    more_guarded += 1
+            elif len(hits) < _KEPT_HITS:
+                hits.append(hit)
+            else:
+                more += 1
+        if rule.per_file and len(guarded) > 1:
+            held.append(_folded(doc, rule, guarded, more_guarded, settings).guarded())
+        elif guarded:
+            held.extend(f.guarded() for f in _capped(doc, rule, guarded, more_guarded, settings, MAX_FINDINGS_PER_RULE))
+        sites += len(guarded) + more_guarded
+        if rule.per_file and len(hits) > 1:
+            findings.append(_folded(doc, rule, hits, more, settings))
+        elif hits:
+            room = max(1, min(MAX_FINDINGS_PER_RULE, MAX_FINDINGS_PER_FILE - len(findings)))
+            findings.extend(_capped(doc, rule, hits, more, settings, room))
     relpath = doc.source.relpath
     skipped = Skipped(relpath, "; ".join(doc.problems)) if doc.problems else None
     return FileResult(relpath, tuple(findings), skipped=skipped, guarded=sites, partial=skipped is not None,
                       guarded_findings=tuple(held))
 
 
-def _findings(doc: Document, rule: Rule, hits: list[Hit], settings: Settings) -> list[Finding]:
-    """A finding per hit, or for a once-per-file rule one finding that carries every hit as an occurrence."""
-    if rule.per_file and len(hits) > 1:
-        return [_folded(doc, rule, hits, settings)]
-    return [_finding(doc, rule, hit, settings) for hit in hits]
+def _capped(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Settings, room: int) -> list[Finding]:
+    """A finding per hit (HITS, and MORE only counted), at most ROOM: past that, the last one stands for the rest,
+    with their count and the first places as its occurrences."""
+    count = len(hits) + more
+    if count <= room:
+        return [_finding(doc, rule, hit, settings) for hit in hits]
+    shown = [_finding(doc, rule, hit, settings) for hit in hits[: room - 1]]
+    rest = hits[room - 1 :]
+    places = tuple(_occurrence(doc, hit.line, hit.column, hit.end_line or hit.line) for hit in rest[:MAX_OCCURRENCES])
+    note = (f"({count - room + 1:,} places in this file past the first {room - 1:,} findings of this rule, "
+            f"folded here; the first {len(places):,} are listed.)")
+    first = rest[0]
+    folded = replace(first, note=f"{first.note} {note}" if first.note else note)
+    return [*shown, _finding(doc, rule, folded, settings, occurrences=places)]
+
+
+def _occurrence(doc: Document, line: int, column: int, end_line: int) -> Occurrence:
+    return Occurrence(line, column, end_line, doc.line_text(line)[:_OCCURRENCE_EVIDENCE])
 
 
 def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings,
@@ -462,13 +531,16 @@ def _overrides(pairs: tuple[tuple[str, Severity], ...]) -> dict[str, Severity]:
     return dict(pairs)
 
 
-def _folded(doc: Document, rule: Rule, hits: list[Hit], settings: Settings) -> Finding:
-    """A once-per-file rule's hits as one finding at the first place, carrying every place as an occurrence."""
+def _folded(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Settings) -> Finding:
+    """A once-per-file rule's hits as one finding at the first place, carrying every place as an occurrence (the
+    first MAX_OCCURRENCES of them, when there are more; MORE hits were only counted)."""
     first = min(hits, key=lambda h: (h.line, h.column))
     places = sorted({(h.line, h.column, h.end_line or h.line) for h in hits})
-    occurrences = tuple(Occurrence(ln, col, end, doc.line_text(ln)[:_OCCURRENCE_EVIDENCE]) for ln, col, end in places)
-    return _finding(doc, rule, replace(first, note=f"({len(places)} places in this file.)"), settings,
-                    occurrences=occurrences)
+    occurrences = tuple(_occurrence(doc, *place) for place in places[:MAX_OCCURRENCES])
+    note = f"({len(places)} places in this file.)"
+    if len(places) + more > len(occurrences):
+        note = f"({len(places) + more:,} places in this file; the first {len(occurrences):,} are listed.)"
+    return _finding(doc, rule, replace(first, note=note), settings, occurrences=occurrences)
 
 
 def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:

@@ -11,11 +11,12 @@ one passes (`Plan.needing_tree`). Vendored code is never parsed: there the tree 
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from migrate import matchers, preproc
 from migrate.apimap import ApiEntry, api_map, header_map
@@ -54,15 +55,17 @@ class Lexed:
         found: list[tuple[int, int, bool]] = []
         stack: list[tuple[int, bool]] = []
         code = self.code
+        brace = -1  # the brace before: a head is searched back for `;` only that far, never to the file's start
         for match in _BRACES.finditer(code):
             start = match.start()
             if code[start] == "{":
-                head = code[max(code.rfind(";", 0, start), code.rfind("{", 0, start), code.rfind("}", 0, start)) + 1 : start]
+                head = code[max(code.rfind(";", brace + 1, start), brace) + 1 : start]
                 outer = stack[-1][1] if stack else False
                 stack.append((start, outer or ("(" in head and self._device_head(head))))
             elif stack:
                 opened, device = stack.pop()
                 found.append((opened, start, device))
+            brace = start
         return found
 
     def _device_head(self, head: str) -> bool:
@@ -71,13 +74,44 @@ class Lexed:
         for word in _IDENT.findall(head[: head.find("(")]):
             if word in ("__global__", "__device__") or DEVICE_MACRO.search(word):
                 return True
-            if word in self.defined and _DEVICE_QUALIFIER.search(_macro_body(self.code, word)):
+            if word in self.defined and _DEVICE_QUALIFIER.search(self._macro_body(word)):
                 return True
         return False
 
+    def _macro_body(self, name: str) -> str:
+        """_macro_body of NAME in the code, found once per name (a head per block asks again)."""
+        bodies = self._macro_bodies
+        if name not in bodies:
+            bodies[name] = _macro_body(self.code, name)
+        return bodies[name]
+
+    @cached_property
+    def _macro_bodies(self) -> dict[str, str]:
+        return {}
+
     def in_device_code(self, offset: int) -> bool:
         """Inside a block whose head (or an enclosing one's) is a device function's or lambda's."""
-        return any(start < offset < end and device for start, end, device in self.blocks)
+        starts, device = self._device_runs
+        return device[bisect.bisect_right(starts, offset) - 1]
+
+    @cached_property
+    def _device_runs(self) -> tuple[list[int], list[bool]]:
+        """Where device code starts and stops: (offsets, whether the offsets from each one on up to the next are
+        device code). The blocks nest, and a block inside a device block is device code itself, so the innermost
+        block around an offset decides; one bisection a question instead of a walk over every block."""
+        starts, device = [0], [False]
+        open_blocks: list[tuple[int, bool]] = []  # (end, device) of the blocks around the current offset
+        for start, end, inside in sorted(self.blocks):
+            while open_blocks and open_blocks[-1][0] <= start:
+                starts.append(open_blocks.pop()[0])
+                device.append(open_blocks[-1][1] if open_blocks else False)
+            starts.append(start + 1)
+            device.append(inside)
+            open_blocks.append((end, inside))
+        while open_blocks:
+            starts.append(open_blocks.pop()[0])
+            device.append(open_blocks[-1][1] if open_blocks else False)
+        return starts, device
 
     @cached_property
     def declared(self) -> frozenset[str]:
@@ -152,6 +186,7 @@ def _code_view(text: str) -> tuple[str, list[tuple[str, int]]]:
 
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _BRACES = re.compile(r"[{}]")
+_PARENS = re.compile(r"[()]")
 _DEVICE_QUALIFIER = re.compile(r"\b(?:__device__|__global__)\b")
 
 
@@ -216,9 +251,10 @@ class _Lines:
         self.number = 1
 
     def line(self, offset: int) -> int:
-        if offset < self.offset:
-            self.offset, self.number = 0, 1
-        self.number += self.text.count("\n", self.offset, offset)
+        if offset < self.offset:  # counted back from where we are: a kernel's end, then the next kernel's start
+            self.number -= self.text.count("\n", offset, self.offset)
+        else:
+            self.number += self.text.count("\n", self.offset, offset)
         self.offset = offset
         return self.number
 
@@ -403,7 +439,11 @@ _COMPARISON_BEFORE = re.compile(r"([A-Za-z_0-9]\w*\)*)([ \t]*)(<=|>=|==|!=|<|>)[
 
 def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """A comparison (< <= > >= == !=) with one of the rule's names as an operand, in code or in an #if / #elif
-    condition (a #define body is not an expression yet): once per line, at the comparison's left operand."""
+    condition (a #define body is not an expression yet): once per line, at the comparison's left operand. With
+    `uses: true`, instead each line of code (no directive) that uses one of the names as a value, not compared."""
+    if params.get("uses"):
+        yield from _value_hits(lexed, code, frozenset(params["names"]))
+        return
     names = frozenset(params["names"])
     seen: set[int] = set()
     for word, offset in lexed.words:
@@ -417,6 +457,19 @@ def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator
         if line not in seen:
             seen.add(line)
             yield Hit(line, column, symbol=" ".join(symbol.split()))
+
+
+def _value_hits(lexed: Lexed, code: str, names: frozenset[str]) -> Iterator[Hit]:
+    """Each line of code (outside directives, so `#ifdef NAME` and `defined(NAME)` stay quiet) where one of NAMES is
+    used as a value: returned, assigned, printed or computed with, not compared (the comparison rule's place)."""
+    seen: set[int] = set()
+    for word, offset in lexed.words:
+        if word not in names or _in_directive(code, offset) or _comparison(code, offset, offset + len(word)):
+            continue
+        line, column = lexed.point(offset)
+        if line not in seen:
+            seen.add(line)
+            yield Hit(line, column, symbol=word)
 
 
 def _comparison(code: str, start: int, end: int) -> tuple[int, str] | None:
@@ -447,9 +500,35 @@ def _in_directive(code: str, offset: int) -> bool:
 def _directive_head(code: str, offset: int) -> str:
     """The logical line (followed back across line continuations) up to OFFSET, without leading blanks."""
     line_start = code.rfind("\n", 0, offset) + 1
-    while line_start > 1 and code[line_start - 2] == "\\":
-        line_start = code.rfind("\n", 0, line_start - 2) + 1
+    if line_start > 1 and code[line_start - 2] == "\\":
+        line_start = _per_text(code, _logical_starts).get(line_start, line_start)
     return code[line_start:offset].lstrip()
+
+
+def _logical_starts(code: str) -> dict[int, int]:
+    """The start of every line that continues another, to the start of its logical line: a #define continued over
+    20,000 lines is walked once, not once per word in it."""
+    starts: dict[int, int] = {}
+    for match in _CONTINUATION.finditer(code):
+        line_start = code.rfind("\n", 0, match.start()) + 1
+        starts[match.end()] = starts.get(line_start, line_start)
+    return starts
+
+
+_CONTINUATION = re.compile(r"\\\n")
+_Table = TypeVar("_Table")
+_TEXTS: list[tuple[str, dict[object, Any]]] = []  # the last two texts asked about, with their tables
+
+
+def _per_text(text: str, build: Callable[[str], _Table]) -> _Table:
+    """BUILD(TEXT), made once per text: a file's rules ask about its code and its text, each many times."""
+    tables = next((kept for seen, kept in _TEXTS if seen is text), None)
+    if tables is None:
+        tables = {}
+        _TEXTS[:] = [(text, tables), *_TEXTS[:1]]
+    if build not in tables:
+        tables[build] = build(text)
+    return tables[build]  # type: ignore[no-any-return]
 
 
 @lru_cache(maxsize=65536)
@@ -489,7 +568,7 @@ def kernel_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[
     """`form: definition`: each __global__ function defined (with a body), at its name; `form: launch`: each
     `<<<` call, at its callee, in host or device code (`where`). Once per line; never in a #define."""
     if params["form"] == "definition":
-        places = ((_kernel_name(code, offset), offset) for word, offset in lexed.words if word == "__global__")
+        places = _kernel_definitions(lexed, code)
     else:
         where = params.get("where", "any")
         places = (
@@ -508,34 +587,78 @@ def kernel_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[
 
 def _call_end(code: str, launch: int) -> int:
     """The offset of the `)` closing the arguments of the launch whose `<<<` is at LAUNCH (else of `>>>`)."""
-    chevrons = code.find(">>>", launch)
-    if chevrons == -1:
+    found = _per_text(code, _chevrons)
+    next_chevrons = bisect.bisect_left(found, launch)
+    if next_chevrons == len(found):
         return launch
+    chevrons = found[next_chevrons]
+    ends = _per_text(code, _argument_ends)
+    if chevrons not in ends:  # every `<<<` before the same `>>>` asks again
+        ends[chevrons] = _arguments_end(code, chevrons)
+    return ends[chevrons]
+
+
+def _arguments_end(code: str, chevrons: int) -> int:
+    """The offset of the `)` closing the arguments after the `>>>` at CHEVRONS (else CHEVRONS)."""
     index = chevrons + 3
     while index < len(code) and code[index].isspace():
         index += 1
     if index == len(code) or code[index] != "(":
         return chevrons
-    depth = 0
-    for index in range(index, min(len(code), index + 20000)):
-        depth += {"(": 1, ")": -1}.get(code[index], 0)
-        if depth == 0:
-            return index
-    return chevrons
+    close = _per_text(code, _closing_parens).get(index, -1)
+    return close if index < close < index + 20000 else chevrons
+
+
+def _argument_ends(_code: str) -> dict[int, int]:
+    """Filled by _call_end: the end of the launch arguments after each `>>>`."""
+    return {}
+
+
+def _chevrons(code: str) -> list[int]:
+    """Every offset where `>>>` starts (overlapping ones too, as str.find sees them), in order."""
+    found, start = [], code.find(">>>")
+    while start != -1:
+        found.append(start)
+        start = code.find(">>>", start + 1)
+    return found
+
+
+def _closing_parens(code: str) -> dict[int, int]:
+    """Each `(` that is closed, to its `)`: one pass for the arguments of every launch."""
+    closing: dict[int, int] = {}
+    opened: list[int] = []
+    for match in _PARENS.finditer(code):
+        if match.group() == "(":
+            opened.append(match.start())
+        elif opened:
+            closing[opened.pop()] = match.start()
+    return closing
 
 
 _NOT_A_NAME = frozenset({"__launch_bounds__", "__attribute__", "alignas", "__declspec", "decltype", "noexcept",
                          "__cluster_dims__", "__maxnreg__"})
 
 
-def _kernel_name(code: str, offset: int) -> tuple[int, str] | None:
+def _kernel_definitions(lexed: Lexed, code: str) -> Iterator[tuple[tuple[int, str] | None, int]]:
+    """(name, offset) of the kernel each `__global__` defines; one in the head of the one before belongs to the
+    same declaration (and is not read again: a head of 20,000 `__global__` words is read once)."""
+    head_end = -1
+    for word, offset in lexed.words:
+        if word == "__global__" and offset >= head_end:
+            name, head_end = _kernel_name(code, offset)
+            yield name, offset
+
+
+def _kernel_name(code: str, offset: int) -> tuple[tuple[int, str] | None, int]:
     """(start, text) of the name of the function the `__global__` at OFFSET qualifies, when a body follows: the
-    last top-level `(...)` group of its head that follows a name (not __launch_bounds__ and the like)."""
+    last top-level `(...)` group of its head that follows a name (not __launch_bounds__ and the like); and the
+    offset where its head ends."""
     if _in_directive(code, offset):
-        return None  # `#define KERNEL __global__`: not a function until the macro is used
+        return None, offset  # `#define KERNEL __global__`: not a function until the macro is used
     found = None
     depth = 0
-    for index in range(offset, min(len(code), offset + 20000)):
+    end = min(len(code), offset + 20000)
+    for index in range(offset, end):
         char = code[index]
         if char == "(":
             if depth == 0:
@@ -546,8 +669,8 @@ def _kernel_name(code: str, offset: int) -> tuple[int, str] | None:
         elif char == ")":
             depth -= 1
         elif depth == 0 and char in "{;}":
-            return found if char == "{" else None  # a body, or only a declaration
-    return None
+            return (found if char == "{" else None), index  # a body, or only a declaration
+    return None, end
 
 
 def _name_before(code: str, offset: int) -> tuple[int, str] | None:

@@ -3,7 +3,9 @@ leaves the old file whole. Reports, baselines, cache entries, translations and t
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterable
@@ -39,13 +41,17 @@ def _is_special(path: Path) -> bool:
 def stage(
     target: Path, data: bytes, new_mode: int | None = None, *, make_parents: bool = True, durable: bool = True
 ) -> Path:
-    """A synced temp file beside TARGET holding DATA, with TARGET's mode (new files: NEW_MODE or 0o666 less
-    the umask); the caller renames it over TARGET with replace()."""
+    """A synced temp file beside TARGET holding DATA, with TARGET's mode (new files, and a symlink the rename
+    replaces: NEW_MODE or 0o666 less the umask); the caller renames it over TARGET with replace()."""
     if make_parents:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(target.parent)
     try:
-        mode = os.stat(target, follow_symlinks=False).st_mode & 0o7777
+        info = os.stat(target, follow_symlinks=False)
     except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode):
+        mode = info.st_mode & 0o7777
+    else:  # new, or a symlink the rename replaces: a link's own mode is 0777, never a file's
         mode = new_mode or default_mode()
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.", suffix=TEMP_SUFFIX)
     try:
@@ -64,6 +70,82 @@ def stage(
 def replace(tmp: Path, target: Path) -> None:
     """Rename TMP over TARGET (a symlink at TARGET is replaced, never followed)."""
     os.replace(tmp, target)
+
+
+def leftovers(targets: Iterable[Path]) -> list[Path]:
+    """The temp files stage() made beside TARGETS and no one removed (a run killed before it could)."""
+    wanted: dict[Path, set[str]] = {}
+    for target in targets:
+        wanted.setdefault(target.parent, set()).add(f".{target.name[:64]}.")
+    found = []
+    for directory, prefixes in sorted(wanted.items()):
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in sorted(names):
+            match = _TEMP_NAME.fullmatch(name)
+            if match and match.group(1) in prefixes:
+                found.append(directory / name)
+    return found
+
+
+_TEMP_NAME = re.compile(r"(\..*\.)[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX), re.DOTALL)  # mkstemp's 8 random characters
+
+
+def make_dirs(path: Path) -> None:
+    """`mkdir -p` that a tree thousands of levels deep cannot break: no recursion (Path.mkdir(parents=True)
+    recurses once per missing level), and each level made relative to its parent's descriptor (a full path
+    costs the kernel one lookup per component). Raises OSError."""
+    if path.is_dir():
+        return
+    fd = os.open(path.anchor or ".", _TRAVERSE)
+    try:
+        for part in path.parts[1:] if path.anchor else path.parts:
+            try:
+                os.mkdir(part, dir_fd=fd)
+            except FileExistsError:
+                pass
+            try:
+                below = os.open(part, _TRAVERSE, dir_fd=fd)
+            except NotADirectoryError:
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path)) from None
+            os.close(fd)
+            fd = below
+    finally:
+        os.close(fd)
+
+
+def remove_tree(top: Path) -> None:
+    """`rm -r TOP` as make_dirs() makes trees: no recursion (shutil.rmtree recurses once per level), one open
+    descriptor at a time, each step relative to it; a symlink is removed, never followed."""
+    fd = os.open(top, _DIRECTORY | _NOFOLLOW)
+    names: list[str] = []
+    while True:
+        below = None
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    below = below or entry.name
+                else:
+                    os.unlink(entry.name, dir_fd=fd)
+        if below is not None:
+            names.append(below)
+            step = os.open(below, _DIRECTORY | _NOFOLLOW, dir_fd=fd)
+        else:
+            step = os.open("..", _DIRECTORY, dir_fd=fd) if names else -1
+        os.close(fd)  # before the rmdir: removing a directory still open costs the file system a journal entry
+        if below is None:
+            if not names:
+                os.rmdir(top)
+                return
+            os.rmdir(names.pop(), dir_fd=step)
+        fd = step
+
+
+_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_TRAVERSE = _DIRECTORY | getattr(os, "O_PATH", 0)  # O_PATH: a directory we may enter but not list is fine
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def discard(paths: Iterable[Path]) -> None:

@@ -47,4 +47,6 @@ def _declared_float(doc: CudaDocument, offset: int, dest: str) -> bool:
         return False
     body = doc.data[function.start_byte : offset].decode("utf-8", "replace")
     name = re.escape(base.group(1))
-    return re.search(rf"\b{_FLOAT_TYPE}\s*(?:const\s*)?\*\s*(?:const\s+)?(?:__restrict__\s+)?{name}\b", body) is not None
+    # `scalar_t* grad`, `const float* __restrict__ out`, and a reference to a pointer: `scalar_t* &grad_value`
+    pattern = rf"\b{_FLOAT_TYPE}\s*(?:const\s*)?\*\s*(?:const\s+)?(?:__restrict__\s+)?&?\s*{name}\b"
+    return re.search(pattern, body) is not None

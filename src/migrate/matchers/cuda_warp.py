@@ -87,8 +87,20 @@ _WARP_BLOCKS = """
 (declaration type: (type_identifier) @type declarator: (init_declarator
   value: [(argument_list . (number_literal) @x) (initializer_list . (number_literal) @x)])
   (#eq? @type "dim3") (#match? @x "^32[uU]?$"))
+(kernel_call_syntax . (_) . (number_literal) @x (#match? @x "^32[uU]?$"))
+(launch_bounds . (number_literal) @x (#match? @x "^32[uU]?$"))
 """
 _MASK_PARAMETERS = "(optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value)"
+_WARP_MATRIX = """
+((namespace_identifier) @op (#eq? @op "wmma"))
+((identifier) @op (#match? @op "^(load_matrix|store_matrix|mma)_sync$"))
+"""
+_TYPED_NAMES = """
+(parameter_declaration type: (_) @type declarator: (identifier) @name)
+(optional_parameter_declaration type: (_) @type declarator: (identifier) @name default_value: (_) @value)
+(declaration type: (_) @type declarator: [(identifier) @name (init_declarator declarator: (identifier) @name)])
+(field_declaration type: (_) @type declarator: (field_identifier) @name)
+"""
 
 _FULL_MASK = re.compile(
     r"^(?:0x0*[fF]{8}[uUlL]*|4294967295[uUlL]*|~0[uU]|~0x0+[uU]"
@@ -98,15 +110,18 @@ _FULL_MASK = re.compile(
     r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))$"
 )
 _WARP_HELPER = re.compile(r"warp|shfl|shuffle", re.I)
+
 _MASK_NAME = re.compile(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
+# A definition may carry a project prefix (`#define BNB_FULL_WARP_MASK 0xffffffffull`); a use is judged by the
+# name alone only without one (a prefixed macro is usually defined per platform in a header).
+_DEFINED_MASK_NAME = re.compile(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 _SIZE_NAME = re.compile(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
 _LOG_SIZE_NAME = re.compile(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
 _FIVE = re.compile(r"^\(?\s*5[uUlL]*\s*\)?$")
 _THIRTY_TWO = re.compile(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
-_THIRTY_TWO_BITS = frozenset(
-    {"int", "unsigned", "unsigned int", "signed", "signed int", "uint32_t", "int32_t", "std::uint32_t",
-     "std::int32_t", "uint", "u32", "__uint32_t"}
-)
+_NARROW_TYPE = re.compile(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
+                          r"|uint32|UInt32|unsigned_int)$")
+_NARROW_LITERAL = re.compile(r"^\(?(?:0[xX][0-9a-fA-F]+|\d+)[uU]?\)?$")  # an int or unsigned literal: 32 bits
 _THREAD_BUILTIN = re.compile(r"\b(?:threadIdx|blockDim|thread_rank)\b")
 _THREAD_NAME = re.compile(
     r"^(?:tid|tidx|ltid|tx|lane|laneid|laneId|lane_id|laneIdx|lane_idx|lane_index|thread_id|threadId|thread_idx"
@@ -116,7 +131,8 @@ _LANE_LITERALS = {"&": ("31", "0x1f", "32-1"), "%": ("32",), ">>": ("5",), "/": 
                   "*": ("32",)}
 # kNThreads / 32, blockSize / 32: a warp count; warp_id * 32: a warp's first lane; lane_idx = i & 31: a lane.
 _THREAD_COUNT = re.compile(
-    r"^(?:k_?)?(?:n_?|num_?|active_?|block_?)?threads(?:_?per_?block)?$|^(?:k_?)?block_?(?:size|dim)(?:_?x)?$", re.I
+    r"^(?:k_?)?(?:n_?|num_?|active_?|block_?|max_?)?threads(?:_?(?:per|in)_?(?:block|cta|tb|group|wg))?$"
+    r"|^(?:k_?)?(?:block|cta)_?(?:size|dim|threads)(?:_?x)?$", re.I
 )
 _WARP_INDEX = re.compile(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
 _TARGETS = {"&": re.compile("lane", re.I), "%": re.compile("lane", re.I), ">>": re.compile("warp", re.I),
@@ -190,11 +206,53 @@ def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
             yield _span(value)
 
 
+def _narrow_masks(doc: CudaDocument) -> Iterator[Hit]:
+    """A mask a warp sync call gets in 32 bits (a variable declared `unsigned`/`uint32_t`/`U32`, or an int literal)
+    that is not an all-lanes value (full-mask reports those): HIP's *_sync builtins static_assert a 64-bit mask."""
+    declared: dict[str, list[tuple[int, int | None, str]]] | None = None
+    constants: dict[str, str] = {}
+    for groups in doc.matches(_MASK_ARGS):
+        mask, function = groups["mask"][0], doc.node_text(groups["fn"][0])
+        if function in doc.compat_names:
+            continue
+        if declared is None:
+            declared, constants = _declarations(doc), _constants(doc)
+        text = _normal(doc.node_text(mask))
+        if _is_full_mask(text, constants):
+            continue
+        if _NARROW_LITERAL.match(text) or (re.fullmatch(r"[A-Za-z_]\w*", text) and _narrow_name(doc, declared, text, mask)):
+            yield _span(mask, symbol=function)
+
+
+def _narrow_name(doc: CudaDocument, declared: dict[str, list[tuple[int, int | None, str]]], name: str, use: Node) -> bool:
+    """NAME, as seen at USE, is declared with a 32-bit type: the last declaration before it in its function, else
+    those outside functions (a parameter with an all-lanes default is full-mask's)."""
+    function = doc.enclosing_function(use.start_byte)
+    scope = function.start_byte if function else None
+    places = declared.get(name, [])
+    local = [t for start, owner, t in places if owner == scope and start < use.start_byte and scope is not None]
+    types = local[-1:] or [t for _, owner, t in places if owner is None]
+    return bool(types) and all(_NARROW_TYPE.match(t) for t in types)
+
+
+def _declarations(doc: CudaDocument) -> dict[str, list[tuple[int, int | None, str]]]:
+    """Per name, its declarations in the file: (where, the enclosing function's start or None, the type)."""
+    found: dict[str, list[tuple[int, int | None, str]]] = {}
+    for groups in doc.matches(_TYPED_NAMES):
+        node = groups["name"][0]
+        function = doc.enclosing_function(node.start_byte)
+        kind = " ".join(doc.node_text(groups["type"][0]).split())
+        if "value" in groups and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
+            kind = "all-lanes default"  # `unsigned mask = 0xffffffff`: full-mask reports the default
+        found.setdefault(doc.node_text(node), []).append((node.start_byte, function.start_byte if function else None, kind))
+    return found
+
+
 def _mask_definitions(doc: CudaDocument, used: set[str]) -> Iterator[Hit]:
     """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`: the one line to widen, when passed as a warp mask."""
     for groups in (*doc.matches(_MASK_MACROS), *doc.matches(_INITS)):
         name = doc.node_text(groups["name"][0])
-        if (name in used or _MASK_NAME.match(name)) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
+        if (name in used or _DEFINED_MASK_NAME.match(name)) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
             yield _span(groups["name"][0], symbol=name)
 
 
@@ -202,7 +260,7 @@ def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
     ballots: set[str] = set()
     for groups in doc.matches(_BALLOT_DECLS):
         ballots.add(doc.node_text(groups["name"][0]))
-        if " ".join(doc.node_text(groups["type"][0]).split()) in _THIRTY_TWO_BITS:
+        if _NARROW_TYPE.match(" ".join(doc.node_text(groups["type"][0]).split())):
             yield _span(groups["decl"][0], symbol=doc.node_text(groups["fn"][0]))
     ballots.update(doc.node_text(g["name"][0]) for g in doc.matches(_BALLOT_ASSIGNS))
     for groups in doc.matches(_BIT_COUNTS):
@@ -290,7 +348,9 @@ def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
     lhs = doc.node_text(groups["lhs"][0])
     if "bit" in groups:  # only a lane: `1u << tid` may be a block-wide bitmap, `1u << signXo` a sign bit
         return re.search(r"\bthreadIdx\s*\.\s*x\b|[Ll]ane", lhs) is not None
-    return re.search(r"mask|[Ll]ane", lhs) is not None  # `~0u << (32 - bits)` is bit packing, not lanes
+    # `~0u << (32 - bits)` is bit packing; a mask, a lane, a thread index or a warp-sized shift is lanes
+    shift = doc.node_text(groups["shift"][0])
+    return re.search(r"mask|[Ll]ane|threadIdx", lhs) is not None or re.search(r"warp", shift, re.I) is not None
 
 
 def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
@@ -329,9 +389,10 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
             yield _span(node)
     for groups in doc.matches(_FIXED_WIDTHS):
         yield _span(groups["width"][0], symbol=doc.node_text(groups["fn"][0]))
-    if doc.captures(_INTRINSIC_CALLS).get("fn"):  # threadIdx.x is the lane only where warp intrinsics run
+    if doc.captures(_INTRINSIC_CALLS).get("fn") or doc.captures(_WARP_MATRIX).get("op"):
+        # threadIdx.x is the lane only where warp intrinsics or warp-wide matrix ops (wmma fragments) run
         for groups in doc.matches(_WARP_BLOCKS):
-            yield _span(groups["x"][0], symbol="dim3")
+            yield _span(groups["x"][0], symbol="dim3" if "type" in groups else "block size")
 
 
 def _is_shared(doc: CudaDocument, declaration: Node) -> bool:
@@ -379,11 +440,12 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _FIXED_WIDTHS, _WARP_BLOCKS,
-                _MASK_PARAMETERS):
+                _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "full-mask": _full_masks,
+    "narrow-mask": _narrow_masks,
     "ballot-width": _ballot_widths,
     "lane-math": _lane_maths,
     "size-constant": _size_constants,
@@ -392,6 +454,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
 }
 _NEEDLES = {
     "full-mask": ["_sync", "__syncwarp"],
+    "narrow-mask": ["_sync", "__syncwarp"],
     "ballot-width": ["__ballot", "__activemask"],
     "lane-math": ["threadIdx", "blockDim", "thread_rank", "lane", "Lane", "tid", "thread_id", "threadId", "tx",
                   "hreads", "HREADS", "lock_size", "lockSize", "LOCK_SIZE", "warp", "Warp", "WARP", "wid"],
@@ -441,6 +504,7 @@ _WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"for{_W}\([^{{}}]{{0,300}}?(?:(?:<|!=){_W}(?:32|0x20)u?{_NUMBER_END}|<={_W}(?:31|16)u?{_NUMBER_END}"
     rf"|={_W}16u?{_W};)",
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
+    rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).
@@ -462,8 +526,8 @@ _LANE_OPERATIONS = {  # the operator and literal pairs of _LANE_MATHS that _LANE
 }
 _OPERATOR = {"31&": "&", "0x1f&": "&", "32*": "*"}
 _ASSIGNED = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\(|\{)")
-_NEEDED_BY = {"bit": re.compile(r"threadIdx|[Ll]ane"), "width": re.compile(r"mask|[Ll]ane"),
-              "left-width": re.compile(r"mask|[Ll]ane")}
+_NEEDED_BY = {"bit": re.compile(r"threadIdx|[Ll]ane"), "width": re.compile(r"mask|[Ll]ane|threadIdx|[Ww]arp|WARP"),
+              "left-width": re.compile(r"mask|[Ll]ane|threadIdx|[Ww]arp|WARP")}
 _THREAD_VALUE = re.compile(r"(?:threadIdx|blockDim|thread_rank)\b")
 _BOUND_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:=(?!=)|\(|\{)")
 
@@ -521,6 +585,26 @@ def _maybe_full_mask(view: Code) -> bool:
     return sync and _MASK_NAMES.search(view.lower) is not None  # a mask named for all lanes, maybe via a macro
 
 
+_SYNC_ARGUMENT = re.compile(rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync{_W}\("
+                            rf"{_W}([A-Za-z_]\w*|(?:0x[0-9a-f]+|\d+)u?){_W},|__syncwarp{_W}\({_W}([A-Za-z_]\w*|(?:0x[0-9a-f]+|\d+)u?)"
+                            rf"{_W}\)")
+
+
+def _maybe_narrow_mask(view: Code) -> bool:
+    """A warp sync call whose mask is an int literal, or a name the file declares after a 32-bit type word: what
+    _narrow_masks needs (it also rules out all-lanes values, which full-mask reports)."""
+    if _SYNC_NAMES.isdisjoint(view.words):
+        return False
+    for match in _SYNC_ARGUMENT.finditer(view.lower):
+        argument = match.group(1) or match.group(2)
+        if argument[0].isdigit():
+            return True
+        declared = rf"\b(?:u?int32_t|unsigned|int|uint|u32|uint32|unsigned_int)(?:{_W}const)?{_W}&?{_W}{re.escape(argument)}\b"
+        if re.search(declared, view.lower):
+            return True
+    return False
+
+
 _SIZE_VALUE = re.compile(rf"warp\w*{_W}(?:={_W})?\(?{_W}(32|0x20|5){_NUMBER_END}")
 
 
@@ -540,14 +624,15 @@ def _maybe_size_constant(view: Code) -> bool:
 def _maybe_literal_size(view: Code) -> bool:
     """A warp intrinsic or a call of a helper named for warps or shuffles, and one of _literal_sizes' shapes."""
     code = view.lower
-    intrinsics = not _INTRINSIC_NAMES.isdisjoint(view.words) or "__reduce_" in code
-    if not (intrinsics or any(p.search(code) for p in _HELPER_CALLS)):
+    intrinsics = not _INTRINSIC_NAMES.isdisjoint(view.words) or "__reduce_" in code or "wmma" in code
+    if not (intrinsics or "mma_sync" in code or any(p.search(code) for p in _HELPER_CALLS)):
         return False
     return any(p.search(code) for p in _WARP_SHAPES)
 
 
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
+    "narrow-mask": _maybe_narrow_mask,
     "ballot-width": names_in(_BALLOT_NAMES),
     "lane-math": _maybe_lane_math,
     "size-constant": _maybe_size_constant,
@@ -565,7 +650,7 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return _NEEDLES[params["check"]]
 
 
-_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES, "literal-size": _INTRINSIC_NAMES,
+_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES, "literal-size": _INTRINSIC_NAMES,
                 "warpsize-constant": frozenset({"warpSize"})}
 
 

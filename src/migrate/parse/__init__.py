@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ class Document:
     guarded_ranges: list[tuple[int, int]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # parts left out (a bad line), the rest was scanned
     lexed: Any = None  # C/C++/CUDA: the token-level lexer's pass (tokenscan.Lexed), once made
+    _range_index: tuple[list[tuple[int, int]], int, list[int], list[int]] | None = field(
+        default=None, init=False, repr=False, compare=False)
 
     @cached_property
     def lines(self) -> list[str]:
@@ -49,7 +52,18 @@ class Document:
 
     def is_guarded(self, line: int) -> bool:
         """True when the line sits in code already kept apart for HIP/ROCm."""
-        return any(start <= line <= end for start, end in self.guarded_ranges)
+        return self.in_ranges(self.guarded_ranges, line)
+
+    def in_ranges(self, ranges: list[tuple[int, int]], line: int) -> bool:
+        """LINE lies in one of RANGES (inclusive line ranges): a bisection, the ranges merged once per list."""
+        if not ranges:
+            return False
+        index = self._range_index
+        if index is None or index[0] is not ranges or index[1] != len(ranges):
+            index = self._range_index = (ranges, len(ranges), *_merged(ranges))
+        starts, ends = index[2], index[3]
+        found = bisect.bisect_right(starts, line) - 1
+        return found >= 0 and line <= ends[found]
 
     @cached_property
     def _suppressions(self) -> dict[int, set[str]]:
@@ -70,6 +84,19 @@ class Document:
             if rule_id in ids or _ALL_RULES in ids:
                 return True
         return False
+
+
+def _merged(ranges: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """RANGES sorted and merged where they overlap or touch: (starts, ends)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for start, end in sorted(r for r in ranges if r[0] <= r[1]):
+        if ends and start <= ends[-1] + 1:
+            ends[-1] = max(ends[-1], end)
+        else:
+            starts.append(start)
+            ends.append(end)
+    return starts, ends
 
 
 Parser = Callable[[SourceFile, str], Document]
@@ -146,4 +173,4 @@ def _load_parsers() -> None:
     _loaded = True
     from migrate.parse import cuda, python  # noqa: F401  (registers parsers)
     from migrate.parse import cmake, docker, makefile, markdown, pyproject, requirements  # noqa: F401
-    from migrate.parse import setup_py, shell, yamlfiles  # noqa: F401
+    from migrate.parse import gitmodules, inferconfig, setup_py, shell, yamlfiles  # noqa: F401

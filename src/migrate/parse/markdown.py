@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -63,7 +64,7 @@ def markdown_items(text: str) -> list[Item]:
             starts.append(starts[-1] + len(line) + 1)
 
         def origin(offset: int, first: int = first, starts: list[int] = starts) -> tuple[int, int]:
-            index = max(k for k, s in enumerate(starts) if s <= offset)
+            index = bisect.bisect_right(starts, offset) - 1
             return first + index + 1, offset - starts[index] + 1
 
         found.extend(shell_items(body, origin))

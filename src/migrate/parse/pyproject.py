@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import configparser
 import re
 import sys
@@ -19,32 +20,78 @@ else:  # pragma: no cover
 
 
 class _Locator:
-    """Finds the line and column of a value in the file text (TOML parsers keep no positions)."""
+    """Finds the line and column of a value in the file text (TOML parsers keep no positions).
+
+    Lines are indexed once by the first characters of what can start a value (after a quote) or a key, so each
+    look-up reads only the lines that can hold it: a file of 10,000 dependencies is not read 10,000 times."""
 
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines()
         self._given: set[tuple[str, int, int]] = set()
+        self._cursors: dict[tuple[str, bool], int] = {}
+        self._places: dict[tuple[str, bool], list[tuple[int, int]]] = {}
+        self._indexes: dict[bool, tuple[list[str], list[int]]] = {}
 
     def find(self, needle: str, *, key: bool = False) -> tuple[int, int]:
+        places = self._places.get((needle, key))
+        if places is None:
+            places = self._places[(needle, key)] = self._search(needle, key)
+        return self._next((needle, key), places)
+
+    def _search(self, needle: str, key: bool) -> list[tuple[int, int]]:
         pattern = (
             re.compile(rf"^\s*[\"']?{re.escape(needle)}[\"']?\s*=") if key else re.compile(rf"[\"']{re.escape(needle)}")
         )
         found = []
-        for number, line in enumerate(self.lines, start=1):
-            if line.lstrip().startswith("#"):
-                continue
+        for number in self._candidates(needle, key):
+            line = self.lines[number - 1]
             match = pattern.search(line)
             if match:
                 found.append((number, (len(line) - len(line.lstrip()) if key else match.start() + 1) + (1 if key else 0)))
-        return self._next(needle, found)
+        return found
 
-    def _next(self, needle: str, found: list[tuple[int, int]]) -> tuple[int, int]:
-        """The first place of NEEDLE not handed out yet: the same requirement in two extras sits on two lines."""
-        for place in found:
-            if (needle, *place) not in self._given:
-                self._given.add((needle, *place))
-                return place
+    def _candidates(self, needle: str, key: bool) -> list[int]:
+        """The numbers of the lines that may hold NEEDLE (as a key, or after a quote), in order."""
+        if key not in self._indexes:
+            self._indexes[key] = self._index(key)
+        starts, numbers = self._indexes[key]
+        prefix = needle[:_PREFIX]
+        first = last = bisect.bisect_left(starts, prefix)
+        while last < len(starts) and starts[last].startswith(prefix):
+            last += 1
+        return sorted(set(numbers[first:last]))
+
+    def _index(self, key: bool) -> tuple[list[str], list[int]]:
+        """The first characters of every key (KEY) or of the text after every quote, sorted, with their lines."""
+        pairs: list[tuple[str, int]] = []
+        for number, line in enumerate(self.lines, start=1):
+            stripped = line.lstrip()
+            if stripped.startswith("#"):
+                continue
+            if key:
+                pairs.append((stripped[:_PREFIX], number))
+                if stripped[:1] in ("'", '"'):
+                    pairs.append((stripped[1 : _PREFIX + 1], number))
+            else:
+                pairs.extend((line[m.end() : m.end() + _PREFIX], number) for m in _QUOTE.finditer(line))
+        pairs.sort()
+        return [start for start, _ in pairs], [number for _, number in pairs]
+
+    def _next(self, wanted: tuple[str, bool], found: list[tuple[int, int]]) -> tuple[int, int]:
+        """The first place of the needle not handed out yet: the same requirement in two extras sits on two lines."""
+        needle = wanted[0]
+        cursor = self._cursors.get(wanted, 0)  # the places before it are all handed out
+        while cursor < len(found) and (needle, *found[cursor]) in self._given:
+            cursor += 1
+        self._cursors[wanted] = cursor
+        if cursor < len(found):
+            self._given.add((needle, *found[cursor]))
+            return found[cursor]
         return found[0] if found else (1, 1)
+
+
+_PREFIX = 24  # characters of a value that index the lines
+_QUOTE = re.compile(r"[\"']")
 
 
 def _load_toml(text: str) -> dict[str, Any]:
@@ -169,13 +216,12 @@ class _LineLocator(_Locator):
     """setup.cfg values are unquoted: find them as the text of a line."""
 
     def __init__(self, where: _Locator) -> None:
+        super().__init__("")
         self.lines = where.lines
-        self._given = set()
+        self._by_text: dict[str, list[int]] = {}
+        for number, line in enumerate(self.lines, start=1):
+            for text in {line.strip(), line.split("=", 1)[-1].strip()}:
+                self._by_text.setdefault(text, []).append(number)
 
-    def find(self, needle: str, *, key: bool = False) -> tuple[int, int]:
-        found = [
-            (number, line.index(needle) + 1)
-            for number, line in enumerate(self.lines, start=1)
-            if line.strip() == needle or line.split("=", 1)[-1].strip() == needle
-        ]
-        return self._next(needle, found)
+    def _search(self, needle: str, key: bool) -> list[tuple[int, int]]:
+        return [(number, self.lines[number - 1].index(needle) + 1) for number in sorted(self._by_text.get(needle, []))]

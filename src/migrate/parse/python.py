@@ -240,7 +240,7 @@ class PythonDocument(Document):
 
     def is_guarded(self, line: int) -> bool:
         """As for any document, with the ROCm-guarded ranges found when a hit first asks (most files have none)."""
-        return any(start <= line <= end for start, end in self.guarded_ranges or self.hip_guarded_ranges)
+        return self.in_ranges(self.guarded_ranges or self.hip_guarded_ranges, line)
 
     def in_annotation(self, node: ast.AST) -> bool:
         """NODE is part of a type annotation (naming a type there is no use of it)."""

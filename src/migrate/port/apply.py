@@ -17,6 +17,8 @@ from migrate import gitcmd, writer
 from migrate.discover import discover, list_files
 from migrate.errors import MigrateError
 from migrate.model import Finding, Skipped, SourceFile
+from migrate.port import repo
+from migrate.port.lock import ApplyLock, hold
 from migrate.port.plan import FileChange, Plan
 from migrate.port.translate import Engine, Translation, is_translatable, translate_file
 
@@ -24,6 +26,8 @@ DEFAULT_BRANCH = "rocm-port"
 COMMIT_MESSAGE = "Port to ROCm/HIP (migrate apply)"
 _NO_NEWLINE = b"\\ No newline at end of file\n"
 _COLORS = {b"+": b"\x1b[32m", b"-": b"\x1b[31m", b"@": b"\x1b[36m"}
+# Signals that end a run the way Ctrl-C does: rolled back, exit 130 (SIGHUP: the terminal went away).
+_INTERRUPTS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 class ApplyError(MigrateError):
@@ -31,7 +35,7 @@ class ApplyError(MigrateError):
 
 
 class ApplyInterrupted(ApplyError):
-    """Ctrl-C or SIGTERM while writing: rolled back, exit 130."""
+    """Ctrl-C, SIGTERM or SIGHUP while writing: rolled back, exit 130."""
 
     exit_code = 130
 
@@ -54,18 +58,19 @@ def plan_port(
     from migrate.port.strategy import choose, plan_kept_sources
 
     sources, skipped = _sources(root, max_file_size)
-    scanned = _scan_findings(root, max_file_size) if side_files or strategy == "auto" else ()
+    scanned, supported = _scan(root, max_file_size) if side_files or strategy != "fork" else ((), False)
     choice = choose(strategy, scanned, sources)
     if choice.name != "fork":
-        side = _side(root, sources, in_place, unsafe_fixes, scanned, targets) if side_files else None
-        return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side)
+        side = _side(root, sources, in_place, unsafe_fixes, scanned, targets, supported) if side_files else None
+        return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side, scanned=scanned,
+                                 targets=targets, rocm=engine.options.rocm_version)
     chosen = [s for s in sources if is_translatable(s.relpath) and (include_vendored or not s.vendored)]
     translations = [translate_file(s.path, s.relpath, engine) for s in chosen]
     changes = [FileChange(t.relpath, t.original, t.translated) for t in translations if t.changed]
     skipped += [Skipped(t.relpath, t.skipped) for t in translations if t.skipped]
     findings = [f for t in translations for f in t.findings]
     if side_files:
-        extra, extra_findings = _side(root, sources, in_place, unsafe_fixes, scanned, targets)
+        extra, extra_findings = _side(root, sources, in_place, unsafe_fixes, scanned, targets, supported)
         changes += extra
         findings += extra_findings
     return Plan(root, engine.name, tuple(sorted(changes, key=lambda c: c.relpath)), tuple(sorted(findings)),
@@ -74,20 +79,22 @@ def plan_port(
 
 def _side(
     root: Path, sources: list[SourceFile], in_place: bool, unsafe_fixes: bool, scanned: tuple[Finding, ...],
-    targets: tuple[str, ...],
+    targets: tuple[str, ...], rocm_supported: bool,
 ) -> tuple[list[FileChange], list[Finding]]:
     from migrate.port.sidefiles import side_changes
 
     return side_changes(root, sources, in_place=in_place, unsafe_fixes=unsafe_fixes, scan_findings=scanned,
-                        gfx_targets=targets)
+                        gfx_targets=targets, rocm_supported=rocm_supported)
 
 
-def _scan_findings(root: Path, max_file_size: int) -> tuple[Finding, ...]:
-    """The scan's findings, which say which requirement lines are CUDA-only and what replaces them."""
+def _scan(root: Path, max_file_size: int) -> tuple[tuple[Finding, ...], bool]:
+    """The scan's findings (which say which requirement lines are CUDA-only and what replaces them), and whether the
+    repository already builds for ROCm (then its torch.version.cuda tests are its own CUDA/ROCm switches)."""
     from migrate.config import Settings
     from migrate.scan import scan
 
-    return scan(root, Settings(max_file_size=max_file_size, jobs=1)).findings
+    result = scan(root, Settings(max_file_size=max_file_size, jobs=1))
+    return result.findings, result.rocm is not None and result.rocm.level == "supported"
 
 
 def plan_from_translations(root: Path, engine: str, translations: Iterable[Translation]) -> Plan:
@@ -149,12 +156,31 @@ def _colorize(diff: bytes) -> bytes:
 # -- writing -------------------------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def prepared(root: Path, *, branch: str = DEFAULT_BRANCH, allow_dirty: bool = False) -> Iterator[ApplyLock | None]:
+    """Before a port into ROOT's tree is planned: the repository found (a `.git` git refuses is an error, never a
+    plain directory), locked for this apply, and checked (branch name, a commit, no operation under way, clean
+    unless ALLOW_DIRTY). Yields the lock for write_port, or None outside git."""
+    found = repo.find(root)
+    if found is None:
+        yield None
+        return
+    _check_branch_name(root, branch)
+    with hold(found) as held:
+        _check_has_commit(root)
+        changed = repo.status(root)
+        repo.check_idle(found.git_dir, changed)
+        _check_clean(changed, allow_dirty)
+        yield held
+
+
 def write_port(
     plan: Plan, *, out_dir: Path | None = None, branch: str = DEFAULT_BRANCH, allow_dirty: bool = False,
-    use_git: bool = True,
+    use_git: bool = True, lock: ApplyLock | None = None,
 ) -> ApplyResult:
-    """Write the plan: into a ported copy (OUT_DIR), or into the tree on a new git branch with one commit.
-    Any failure or interrupt rolls the tree (and the repository) back to where it was."""
+    """Write the plan: into a ported copy (OUT_DIR), or into the tree on a new git branch with one commit, under
+    the repository's apply LOCK (taken here when not given). Any failure or interrupt rolls the tree (and the
+    repository) back to where it was; USE_GIT=False writes in place, as outside git."""
     if out_dir is not None:
         target = _fresh_dir(out_dir, plan.root, inside="the repository")
         with _emptied_on_failure(target):
@@ -162,15 +188,23 @@ def write_port(
             return ApplyResult(write_changes(target, plan.changes), out_dir=out_dir)
     if not plan.changes:
         return ApplyResult(())
-    if not (use_git and gitcmd.toplevel(plan.root)):
+    found = lock.repository if lock is not None else repo.find(plan.root) if use_git else None
+    if found is None:
         with _transaction(plan, None):
             return ApplyResult(write_changes(plan.root, plan.changes))
-    start = _git_start(plan, branch, allow_dirty)
-    with _transaction(plan, start):
-        _start_branch(plan.root, start)
-        written = write_changes(plan.root, plan.changes)
-        _commit(plan.root, written, branch)
-        commit = gitcmd.text(plan.root, "rev-parse", "--short", "HEAD", what="read the commit")
+    with contextlib.ExitStack() as stack:
+        if lock is None:
+            _check_branch_name(plan.root, branch)
+            _check_has_commit(plan.root)
+        held = lock or stack.enter_context(hold(found))
+        start = _git_start(plan, found, branch, allow_dirty)
+        held.record(branch=branch, head=start.head, ref=start.ref,
+                    files=((found.prefix + c.relpath, c.old is not None, c.new) for c in plan.changes))
+        with _transaction(plan, start):
+            _start_branch(plan.root, start)
+            written = write_changes(plan.root, plan.changes)
+            _commit(plan.root, written, branch)
+            commit = gitcmd.text(plan.root, "rev-parse", "--short", "HEAD", what="read the commit")
     return ApplyResult(written, branch=branch, commit=commit)
 
 
@@ -261,7 +295,7 @@ def _copy_tree(base: Path, target: Path) -> None:
     """Copy the repository's files (the shared file lister's view) into TARGET."""
     for relpath in _copyable(base, (rel for rel, _ in list_files(base))):
         destination = target / relpath
-        destination.parent.mkdir(parents=True, exist_ok=True)
+        writer.make_dirs(destination.parent)
         shutil.copy2(base / relpath, destination, follow_symlinks=False)
 
 
@@ -290,13 +324,15 @@ def _emptied_on_failure(target: Path) -> Iterator[None]:
     """A ported copy that fails half-way is removed again (TARGET was checked new or empty before)."""
     try:
         yield
-    except BaseException:
+    except BaseException as exc:
         with _signals_ignored():
             for entry in list(target.iterdir()):
                 if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry)
+                    writer.remove_tree(entry)
                 else:
                     entry.unlink()
+        if isinstance(exc, OSError):
+            raise ApplyError(f"cannot write the ported copy in {target}: {_reason(exc)}; removed again") from None
         raise
 
 
@@ -306,7 +342,6 @@ def _emptied_on_failure(target: Path) -> Iterator[None]:
 @dataclass
 class _GitStart:
     """Where the repository was before the port: HEAD (a branch or a commit), the index, the branch to make."""
-
     branch: str
     head: str
     ref: str | None
@@ -317,8 +352,8 @@ class _GitStart:
 
 @contextlib.contextmanager
 def _transaction(plan: Plan, start: _GitStart | None) -> Iterator[None]:
-    """Run the write with SIGTERM as an interrupt; on any failure restore the files and the repository."""
-    previous = _on_signal(signal.SIGTERM, _interrupt)
+    """Run the write with SIGTERM and SIGHUP as interrupts; on any failure restore the files and the repository."""
+    previous = [(signum, _on_signal(signum, _interrupt)) for signum in _INTERRUPTS]
     try:
         yield
     except BaseException as exc:
@@ -330,7 +365,8 @@ def _transaction(plan: Plan, start: _GitStart | None) -> Iterator[None]:
             raise ApplyError(f"{_reason(exc)}; rolled back: {undone}") from None
         raise
     finally:
-        _on_signal(signal.SIGTERM, previous)
+        for signum, handler in previous:
+            _on_signal(signum, handler)
 
 
 def _interrupt(_signum: int, _frame: FrameType | None) -> None:
@@ -348,7 +384,7 @@ def _on_signal(signum: signal.Signals, handler: object) -> object:
 @contextlib.contextmanager
 def _signals_ignored() -> Iterator[None]:
     """The rollback itself must not be interrupted half-way."""
-    saved = [(s, _on_signal(s, signal.SIG_IGN)) for s in (signal.SIGINT, signal.SIGTERM)]
+    saved = [(s, _on_signal(s, signal.SIG_IGN)) for s in (signal.SIGINT, *_INTERRUPTS)]
     try:
         yield
     finally:
@@ -408,33 +444,34 @@ def _short(ref: str | None) -> str | None:
 # -- git -----------------------------------------------------------------------------------------------------------
 
 
-def ensure_clean(root: Path, *, allow_dirty: bool = False) -> None:
-    """Refuse a git work tree with no commit or with uncommitted changes (unless ALLOW_DIRTY); a no-op outside git."""
-    if gitcmd.toplevel(root):
-        _check_has_commit(root)
-        _check_clean(root, allow_dirty)
-
-
 def _check_has_commit(root: Path) -> None:
     if not gitcmd.run(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").ok:
         raise ApplyError("the repository has no commit yet: commit first (the port is a branch off a commit), "
                          "or use --out-dir")
 
 
-def _check_clean(root: Path, allow_dirty: bool) -> None:
-    status = _git(root, "status", "--porcelain", "--untracked-files=no", what="read the work tree status")
-    if status.strip() and not allow_dirty:
-        count = len(status.strip().splitlines())
-        raise ApplyError(f"the work tree has {count} uncommitted change(s); commit or stash them, or pass --allow-dirty")
+def _check_clean(changed: list[tuple[str, str]], allow_dirty: bool) -> None:
+    if changed and not allow_dirty:
+        raise ApplyError(f"the work tree has {len(changed)} uncommitted change(s); commit or stash them, "
+                         "or pass --allow-dirty")
 
 
-def _git_start(plan: Plan, branch: str, allow_dirty: bool) -> _GitStart:
-    """Check everything the branch write needs, before anything is written, and note where we start."""
+def _check_branch_name(root: Path, branch: str) -> None:
+    """A name `git branch` would take as given: not HEAD, not a ref path (refs/heads/x), not @{-1} or -."""
+    done = gitcmd.run(root, "check-ref-format", "--branch", branch)
+    if branch.startswith(("-", "refs/")) or not done.ok or os.fsdecode(done.stdout).strip() != branch:
+        raise ApplyError(f"--branch {branch!r} is not a valid git branch name (give a short name, such as "
+                         f"{DEFAULT_BRANCH})")
+
+
+def _git_start(plan: Plan, found: repo.Repository, branch: str, allow_dirty: bool) -> _GitStart:
+    """Check everything the branch write needs (under the lock), before anything is written, and note where we
+    start."""
     root = plan.root
-    if branch.startswith("-") or not gitcmd.run(root, "check-ref-format", f"refs/heads/{branch}").ok:
-        raise ApplyError(f"--branch {branch!r} is not a valid git branch name")
-    _check_has_commit(root)
-    _check_clean(root, allow_dirty)
+    changed = repo.status(root)
+    repo.check_idle(found.git_dir, changed)
+    _check_clean(changed, allow_dirty)
+    repo.check_untouched(found.prefix, (c.relpath for c in plan.changes), changed)
     if gitcmd.run(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").ok:
         raise ApplyError(f"git could not create branch {branch}: it already exists (pass --branch NAME)")
     _check_tracked(root, plan.changes)
@@ -470,14 +507,12 @@ def _start_branch(root: Path, start: _GitStart) -> None:
 
 def _commit(root: Path, written: tuple[str, ...], branch: str) -> None:
     """Stage and commit exactly the written files (the user's own staged changes stay staged, uncommitted)."""
-    paths = b"".join(os.fsencode(p) + b"\0" for p in written)
-    _git_paths(root, paths, "add", "-f", what="stage the port")
-    _git_paths(root, paths, "commit", "-q", "--no-verify", "-m", COMMIT_MESSAGE, what=f"commit the port on {branch}")
+    _git_paths(root, written, "add", "-f", what="stage the port")
+    _git_paths(root, written, "commit", "-q", "--no-verify", "-m", COMMIT_MESSAGE, what=f"commit the port on {branch}")
 
 
-def _git_paths(root: Path, paths: bytes, *args: str, what: str) -> None:
-    """git ARGS on the NUL-separated PATHS, read from stdin (no argument-length limit), taken literally."""
-    done = gitcmd.run(root, "--literal-pathspecs", *args, "--pathspec-from-file=-", "--pathspec-file-nul", stdin=paths)
+def _git_paths(root: Path, paths: Iterable[str], *args: str, what: str) -> None:
+    done = gitcmd.run_paths(root, paths, *args)
     if not done.ok:
         raise ApplyError(f"git could not {what}: {done.describe()}")
 
@@ -526,11 +561,24 @@ def translate_paths(
         destination = _fresh_dir(out_dir, base)
         done = {t.relpath: t for t in translations if t.skipped is None}
         changes = [_mirrored(base, rel, done.get(rel)) for rel in _copyable(base, listed)]
+    elif changes:
+        _check_no_link_above(base)
     plan = plan_from_translations(base, engine.name, translations)
     with _transaction(Plan(destination, engine.name, tuple(changes)), None):
         written = write_changes(destination, changes)
     return TranslateOutcome(engine.name, tuple(c.relpath for c in plan.changes), written, destination,
                             plan.findings, tuple(sorted({*plan.skipped, *skipped})))
+
+
+def _check_no_link_above(base: Path) -> None:
+    """Refuse to write in place under BASE when a directory on the way to it is a symlink: `translate vdir/*.cu`
+    with vdir a link out of the tree would rewrite the files it points at. The way is taken from the deepest
+    directory that holds both BASE and the current directory (BASE itself when they share only the root)."""
+    common = Path(os.path.commonpath([base, Path.cwd()]))
+    top = base if common == Path(common.anchor) else common
+    for directory in [base, *(parent for parent in base.parents if top in parent.parents)]:
+        if directory.is_symlink():
+            raise ApplyError(f"{directory} is a symlinked directory: not written through (name the real path)")
 
 
 def _translate_one(given: list[Path], output: Path, engine: Engine) -> TranslateOutcome:
@@ -580,13 +628,17 @@ def _join(prefix: str, relpath: str) -> str:
 
 def _fresh_dir(out_dir: Path, base: Path, *, inside: str = "the input") -> Path:
     """OUT_DIR resolved and created: it must be outside BASE and new or empty."""
-    target = out_dir.resolve()
-    resolved = base.resolve()
-    if target == resolved or resolved in target.parents:
-        raise ApplyError(f"--out-dir {out_dir} is inside {inside}; choose a directory outside it")
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ApplyError(f"--out-dir {out_dir} exists and is not an empty directory")
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target = out_dir.resolve()
+        resolved = base.resolve()
+        if target == resolved or resolved in target.parents:
+            raise ApplyError(f"--out-dir {out_dir} is inside {inside}; choose a directory outside it")
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise ApplyError(f"--out-dir {out_dir} exists and is not an empty directory")
+        writer.make_dirs(target)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop in OUT_DIR
+        reason = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+        raise ApplyError(f"cannot create --out-dir {out_dir}: {reason}") from None
     return target
 
 

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from migrate.bounded import read_bytes
 from migrate.port.apply import plan_port, write_port
 from migrate.errors import InputError, ToolNotFound
 from migrate.model import Finding, Severity, Skipped
@@ -23,6 +24,9 @@ RULE_COMPILE_ERROR = "hipcc-error"
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<msg>.*)$", re.M)
 _TOO_NEW = ("invalid target id", "unsupported cuda gpu architecture", "unknown target cpu", "unsupported hip gpu")
 _KEPT_FLAGS = ("-I", "-D", "-U", "-isystem", "-std=", "-include")
+_SPLIT_FLAGS = ("-I", "-isystem", "-D", "-include")  # also written with the value as the next argument
+_PATH_FLAGS = ("-isystem", "-include", "-I")
+_MAX_COMPILE_DB = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,7 @@ def verify(
         write_port(plan, out_dir=copy)
         extra = as_torch_builds(copy, engine) if plan.strategy == "extension" else []
         units = _units(copy)
-        flags = _flags_from_compile_db(root, copy)
+        flags = _flags_from_compile_db(root, copy, toolchain_dirs(compiler))
         with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
             runs = list(pool.map(lambda rel: _compile(compiler, target, copy, rel, flags.get(rel), extra), units))
         done = tuple(Unit(rel, run) for rel, run in zip(units, runs))
@@ -140,41 +144,66 @@ def _hipcc(compiler: Path, target: str, path: Path, flags: list[str], cwd: Path)
     return run_tool(command, cwd=cwd, env={"HIP_PLATFORM": "amd"})
 
 
-def _flags_from_compile_db(root: Path, tree: Path) -> dict[str, list[str]]:
-    """Include paths and defines per unit from compile_commands.json, re-rooted into the translated copy."""
+def _flags_from_compile_db(root: Path, tree: Path, toolchain: tuple[Path, ...] = ()) -> dict[str, list[str]]:
+    """Include paths and defines per unit from compile_commands.json, re-rooted into the translated copy. The file
+    is the repository's: only paths inside it (or in the TOOLCHAIN's own directories) reach the compiler, whose
+    errors would otherwise show the text of any file on the machine."""
+    base = root.resolve()
     for candidate in (root / "compile_commands.json", root / "build" / "compile_commands.json"):
-        if candidate.is_file():
+        if os.path.lexists(candidate):
+            if _within(candidate.resolve(), (base,)) is None:
+                return {}  # a symlink out of the tree: not read
             try:
-                entries = json.loads(candidate.read_text(encoding="utf-8"))
+                entries = json.loads(read_bytes(candidate, limit=_MAX_COMPILE_DB).decode("utf-8"))
             except (OSError, ValueError):
                 return {}
-            return dict(_db_entry(root.resolve(), tree, e) for e in entries if isinstance(e, dict) and "file" in e)
+            if not isinstance(entries, list):
+                return {}
+            return dict(_db_entry(base, tree, e, toolchain) for e in entries if isinstance(e, dict) and "file" in e)
     return {}
 
 
-def _db_entry(root: Path, tree: Path, entry: dict[str, object]) -> tuple[str, list[str]]:
+def toolchain_dirs(compiler: Path) -> tuple[Path, ...]:
+    """The header and library directories that come with the compiler: its own install's, and ROCm's."""
+    prefixes = {compiler.resolve().parent.parent, Path(os.environ.get("ROCM_PATH") or "/opt/rocm"), Path("/opt/rocm")}
+    return tuple(sorted({(prefix / part).resolve() for prefix in prefixes for part in ("include", "lib")}))
+
+
+def _db_entry(root: Path, tree: Path, entry: dict[str, object], toolchain: tuple[Path, ...]) -> tuple[str, list[str]]:
     directory = Path(str(entry.get("directory", root)))
     file = (directory / str(entry["file"])).resolve()
     raw = entry.get("arguments") or shlex.split(str(entry.get("command", "")))
     args = [str(a) for a in raw] if isinstance(raw, list) else []
     flags = []
     for index, arg in enumerate(args):
-        if arg in ("-I", "-isystem", "-D", "-include") and index + 1 < len(args):
+        if arg in _SPLIT_FLAGS and index + 1 < len(args):
             arg = arg + args[index + 1]
-        if arg.startswith(_KEPT_FLAGS) and arg not in ("-I", "-isystem", "-D", "-include"):
-            flags.append(_reroot(arg, directory, root, tree))
+        if arg.startswith(_KEPT_FLAGS) and arg not in _SPLIT_FLAGS and not arg.startswith("-include-"):
+            kept = _reroot(arg, directory, root, tree, toolchain)
+            if kept is not None:
+                flags.append(kept)
     rel = file.relative_to(root).as_posix() if root in file.parents else str(file)
     return rel, flags
 
 
-def _reroot(flag: str, directory: Path, root: Path, tree: Path) -> str:
-    for prefix in ("-isystem", "-I"):
+def _reroot(flag: str, directory: Path, root: Path, tree: Path, toolchain: tuple[Path, ...]) -> str | None:
+    """FLAG with a path inside ROOT moved into TREE, one in the toolchain kept; None for any other path."""
+    for prefix in _PATH_FLAGS:
         if flag.startswith(prefix):
-            path = Path(os.path.normpath(directory / flag[len(prefix) :]))
-            if path == root or root in path.parents:
-                path = tree / path.relative_to(root)
-            return f"{prefix}{path}"
+            path = Path(os.path.normpath(directory / flag[len(prefix) :])).resolve()
+            inside = _within(path, (root,))
+            if inside is not None:
+                return f"{prefix}{tree / inside}"
+            return f"{prefix}{path}" if _within(path, toolchain) is not None else None
     return flag
+
+
+def _within(path: Path, directories: tuple[Path, ...]) -> Path | None:
+    """PATH relative to the first of DIRECTORIES that holds it (or is it); None when none does."""
+    for directory in directories:
+        if path == directory or directory in path.parents:
+            return path.relative_to(directory)
+    return None
 
 
 def _findings(unit: Unit, tree: Path, root: Path) -> list[Finding]:

@@ -65,6 +65,7 @@ def risk_fields(assessed: risk.Risk) -> dict[str, Any]:
         "risk_score": assessed.score,
         "effort_days": assessed.effort.to_dict(),
         "verdict": assessed.verdict,
+        "verdict_basis": assessed.basis,
         "drivers": [d.to_dict() for d in assessed.drivers],
         "blockers": assessed.blockers,
     }

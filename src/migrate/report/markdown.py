@@ -237,14 +237,23 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
+def _one_line(text: str) -> str:
+    """TEXT on one line, runs of blanks as one space. Only ASCII blanks: a line separator (U+2028) or a control
+    character in a file name stays itself, and is shown escaped like any other."""
+    return _BLANKS.sub(" ", text).strip(" ")
+
+
+_BLANKS = re.compile(r"[ \t\n\r\f\v]+")
+
+
 def _text(text: str) -> str:
     """Scanned-repo text as literal Markdown: no markup, no HTML, one line."""
-    return _SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    return _SPECIAL.sub(r"\\\1", _one_line(text))
 
 
 def _code(text: str) -> str:
     """An inline code span that holds any backticks in TEXT."""
-    text = " ".join(text.split())
+    text = _one_line(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text else ""

@@ -39,8 +39,11 @@ def lines(result: ScanResult, assessed: risk.Risk) -> list[tuple[str, str]]:
 
 
 def per_program(assessed: risk.Risk) -> str:
-    """' per program (median of N)' when a collection of programs is priced per program, else ''."""
-    return f" per program (median of {assessed.collection.programs})" if assessed.collection else ""
+    """' per program (N in 10 of M programs take at most this)' when a collection is priced per program, else ''."""
+    collection = assessed.collection
+    if collection is None:
+        return ""
+    return f" per program ({round(collection.percentile * 10)} in 10 of {collection.programs} programs take at most this)"
 
 
 def _already(result: ScanResult) -> str:
@@ -87,4 +90,6 @@ def _component(component: risk.Component, weights: risk.Weights) -> str:
 def _collection(collection: risk.Collection) -> str:
     blocked = f"; blocked: {', '.join(collection.blocked[:5])}" if collection.blocked else ""
     more = f" and {len(collection.blocked) - 5} more" if len(collection.blocked) > 5 else ""
-    return f"{collection.programs} programs, median {risk.format_days(collection.median)} each{blocked}{more}"
+    typical = risk.format_days(collection.typical)
+    return (f"{collection.programs} programs, {round(collection.percentile * 10)} in 10 take at most {typical} each "
+            f"(median {risk.format_days(collection.median)}){blocked}{more}")

@@ -128,6 +128,8 @@ def _skipped(console: Console, result: ScanResult) -> None:
     if not result.skipped:
         return
     console.print(f"[bold]Skipped[/bold] ({len(result.skipped)}):")
+    if result.unscanned:
+        console.print(f"  [bold]{result.unscanned} file(s) not scanned: the scan ran out of its time budget[/bold]")
     for skip in result.skipped[:20]:
         console.print(f"  {_d(skip.path)}: {_d(skip.reason)}")
     if len(result.skipped) > 20:

@@ -447,7 +447,8 @@ def build_findings(tmp_path: Path, code: str, name: str, kind: FileKind) -> list
     return sorted((f.line, f.rule) for f in result.findings if f.rule in BUILD_RULES)
 
 
-BUILD_RULES = {"nvcc-only-flags", "cuda-link-library", "tensorrt-link", "arch-specific-sources", "clang-cuda-arch-flag"}
+BUILD_RULES = {"nvcc-only-flags", "cuda-link-library", "tensorrt-link", "arch-specific-sources", "clang-cuda-arch-flag",
+               "nvcc-flag-hipcc-rejects", "nvcc-flag-hipcc-ignores"}
 
 
 def test_nvcc_flags_in_a_python_build_helper_but_not_in_other_python(tmp_path: Path) -> None:
@@ -459,7 +460,7 @@ def test_nvcc_flags_in_a_python_build_helper_but_not_in_other_python(tmp_path: P
         "ext = load('k', ['k.cu'], extra_cuda_cflags=flags + ['--expt-relaxed-constexpr'])\n"
     )
     assert build_findings(tmp_path, helper, "jit.py", FileKind.PYTHON) == [
-        (3, "nvcc-only-flags"), (5, "nvcc-only-flags")]
+        (3, "nvcc-flag-hipcc-ignores"), (5, "nvcc-flag-hipcc-rejects")]
     plain = "OPTIONS = ['-lineinfo', '--use_fast_math']\n"
     assert build_findings(tmp_path, plain, "cli.py", FileKind.PYTHON) == []
 

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
+from migrate.assessment import assess
 from migrate.cli import cli
 from migrate.model import Finding, Occurrence, ScanResult, Severity, Skipped, Substitution
 from migrate.report import render
@@ -76,7 +77,7 @@ def test_fixture_sarif_is_valid(name: str, make_repo, monkeypatch: pytest.Monkey
 
 
 def test_sarif_is_valid_and_maps_levels() -> None:
-    data = json.loads(sarif.render(sample()))
+    data = json.loads(sarif.render(assess(sample())))
     jsonschema.validate(data, sarif_schema())
     run = data["runs"][0]
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
@@ -94,7 +95,7 @@ def test_sarif_is_valid_and_maps_levels() -> None:
 
 
 def fingerprints(result: ScanResult) -> list[str]:
-    return [r["partialFingerprints"]["rocmMigrate/v1"] for r in json.loads(sarif.render(result))["runs"][0]["results"]]
+    return [r["partialFingerprints"]["rocmMigrate/v1"] for r in json.loads(sarif.render(assess(result)))["runs"][0]["results"]]
 
 
 def test_fingerprints_survive_line_shifts_and_tell_repeats_apart() -> None:
@@ -110,12 +111,12 @@ def test_fingerprints_survive_line_shifts_and_tell_repeats_apart() -> None:
 
 def test_sarif_uris_are_percent_encoded() -> None:
     result = sample(findings=(make(f"odd dir/{EVIL}.cu", 1, "r", Severity.LOW),))
-    uri = json.loads(sarif.render(result))["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    uri = json.loads(sarif.render(assess(result)))["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri == "odd%20dir/%3Cscript%3Ealert%281%29%3C/script%3E.cu"
 
 
 def test_markdown_sections_in_order() -> None:
-    text = markdown.render(sample())
+    text = markdown.render(assess(sample()))
     headings = [line for line in text.splitlines() if line.startswith("### ")]
     assert headings == [
         "### What drives the effort", "### Porting checklist", "### What to install instead",
@@ -129,14 +130,14 @@ def test_markdown_sections_in_order() -> None:
 
 
 def test_markdown_aggregates_repeated_renames() -> None:
-    text = markdown.render(sample())
+    text = markdown.render(assess(sample()))
     assert "- **L30, 31, 32** ×3 low `cuda-runtime-api`: mechanical renames: `cudaMalloc` → `hipMalloc`" in text
     assert text.count("cuda-runtime-api") == 1
 
 
 def test_markdown_escapes_repo_text() -> None:
     finding = make(f"src/{EVIL}.cu", 3, "r", Severity.HIGH, message=f"bad {EVIL} *x*", evidence=f"f(); // {EVIL} ` tick")
-    text = markdown.render(sample(findings=(finding,), skipped=(Skipped(f"{EVIL}.cu", EVIL),)))
+    text = markdown.render(assess(sample(findings=(finding,), skipped=(Skipped(f"{EVIL}.cu", EVIL),))))
     outside_code = re.sub(r"(`+)(.+?)\1", "", text)
     assert "<script>" not in outside_code
     assert "bad \\<script\\>alert(1)\\</script\\> \\*x\\*" in text
@@ -147,7 +148,7 @@ def test_markdown_truncates_with_a_note() -> None:
     findings = tuple(
         sorted(make(f"src/mod{i:04d}/file.cu", n, f"rule-{n}", Severity.MEDIUM, message="x" * 80) for i in range(400) for n in (1, 2, 3))
     )
-    text = markdown.render(sample(findings=findings))
+    text = markdown.render(assess(sample(findings=findings)))
     assert len(text) <= markdown.LIMIT
     assert "> **Truncated:**" in text and "more findings in" in text
     shown = text.count("#### `src/mod")
@@ -155,7 +156,7 @@ def test_markdown_truncates_with_a_note() -> None:
 
 
 def test_markdown_without_findings() -> None:
-    text = markdown.render(sample(findings=(), skipped=(), substitutions=()))
+    text = markdown.render(assess(sample(findings=(), skipped=(), substitutions=())))
     assert "**Verdict:** trivial · **Risk:** 0/100 · **Effort:** 0 engineer-days" in text
     assert text.endswith("No findings: nothing CUDA-specific stands in the way.\n")
 
@@ -238,7 +239,7 @@ def test_markdown_groups_repeats_of_a_rule_by_message() -> None:
         make("k.cu", 5, "no-hip", Severity.MEDIUM, message="cudaFoo has none"),
         make("k.cu", 6, "no-hip", Severity.MEDIUM, message="cudaBar has none"),
     ]))
-    text = markdown.render(sample(findings=findings))
+    text = markdown.render(assess(sample(findings=findings)))
     assert "- **L3, 9** ×2 high `warp-full-mask`: 32-bit mask\n  - L3: `a(0xffffffff);`\n  - L9: `b(0xffffffff);`\n" in text
     assert "- **L5** medium `no-hip`: cudaFoo has none\n" in text and "- **L6** medium `no-hip`: cudaBar has none\n" in text
 
@@ -306,7 +307,7 @@ def test_sarif_related_locations_hold_the_other_places(tmp_path: Path, monkeypat
 def test_markdown_and_html_list_the_places_collapsed() -> None:
     places = tuple(Occurrence(o["line"], o["column"], o["end_line"], o["evidence"]) for o in OCCURRENCES)  # type: ignore[arg-type]
     finding = make("src/sort.cu", 4, "thrust-usage", Severity.LOW, evidence=places[0].evidence, occurrences=places)
-    text = markdown.render(sample(findings=(finding,)))
+    text = markdown.render(assess(sample(findings=(finding,))))
     assert (
         "  <details><summary>2 places in this file</summary>\n\n"
         "  - L4: `thrust::sort(thrust::device, d, d + n);`\n"
@@ -319,7 +320,7 @@ def test_markdown_and_html_list_the_places_collapsed() -> None:
         '<li><span class="line">L4</span> <code>thrust::sort(thrust::device, d, d + n);</code></li>'
         '<li><span class="line">L6</span> <code>thrust::reverse(d, d + n);</code></li></ul></details>'
     ) in page
-    assert "places in this file</summary>" not in markdown.render(sample()) + render(sample(), "html")
+    assert "places in this file</summary>" not in markdown.render(assess(sample())) + render(sample(), "html")
 
 
 @pytest.mark.parametrize("finding", [

@@ -13,8 +13,9 @@ import jinja2
 from markupsafe import Markup
 
 from migrate import risk, targets
+from migrate.assessment import Assessment
 from migrate.report import status
-from migrate.model import Finding, ScanResult, Severity
+from migrate.model import Finding, Severity
 
 ROWS_SHOWN = 5000  # beyond this a browser table stops being useful; JSON has them all
 _BARS = 12
@@ -30,10 +31,9 @@ class Bar:
     width: float  # 0..100, share of the longest bar
 
 
-def render(result: ScanResult) -> str:
+def render(record: Assessment) -> str:
     """The report as one HTML document."""
-    weights = risk.load_weights()
-    assessed = risk.assess_result(result, weights)
+    result, assessed, weights = record.result, record.risk, record.weights
     return _template().render(
         result=result,
         risk=assessed,
@@ -43,24 +43,17 @@ def render(result: ScanResult) -> str:
         by_severity=Counter(f.severity for f in result.findings),
         categories=sorted({f.category for f in result.findings}),
         labels={c: risk.label(c, weights) for c in {f.category for f in result.findings}},
-        per_target=_per_target(result),
+        per_target=_per_target(record),
         effort_bars=_effort_bars(assessed, weights),
         directory_bars=_directory_bars(assessed),
-        checklist=[(item, risk.format_days(item.effort)) for item in _checklist(result, weights)],
+        checklist=[(item, risk.format_days(item.effort)) for item in record.checklist],
         rows=result.findings[:ROWS_SHOWN],
         hidden_rows=max(0, len(result.findings) - ROWS_SHOWN),
         files_with_findings=len({f.path for f in result.findings}),
         suggestion=_suggestion,
-        status_lines=status.lines(result, assessed),
+        status_lines=status.lines(record),
         script=Markup(_script()[0]),
         script_hash=Markup(_script()[1]),
-    )
-
-
-def _checklist(result: ScanResult, weights: risk.Weights) -> tuple[risk.ChecklistItem, ...]:
-    return risk.checklist(
-        result.findings, weights, gfx_targets=result.targets, guarded=result.guarded,
-        context=risk.Context.of(result),
     )
 
 
@@ -86,12 +79,10 @@ def _template() -> jinja2.Template:
     return env.get_template("report.html.j2")
 
 
-def _per_target(result: ScanResult) -> list[tuple[str, int, risk.Risk, str]]:
-    if len(result.targets) < 2:
-        return []
+def _per_target(record: Assessment) -> list[tuple[str, int, risk.Risk, str]]:
     return [
         (gfx, targets.wavefront_size(gfx), assessed, risk.format_days(assessed.effort))
-        for gfx, assessed in risk.per_target(result)
+        for gfx, assessed in record.per_target
     ]
 
 

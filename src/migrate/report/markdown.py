@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from migrate import risk
+from migrate import risk, targets
+from migrate.assessment import Assessment
 from migrate.report import status
 from migrate.model import Finding, ScanResult, Severity, Substitution
 
@@ -21,11 +22,10 @@ _URL = re.compile(r"https?://[^\s<>]+")
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
 
 
-def render(result: ScanResult, *, limit: int = LIMIT) -> str:
+def render(record: Assessment, *, limit: int = LIMIT) -> str:
     """The report: summary, drivers, checklist, substitutions, skips, then findings by file until LIMIT."""
-    weights = risk.load_weights()
-    assessed = risk.assess_result(result, weights)
-    head = _summary(result, assessed) + _status(result, assessed) + _per_target(result) + _drivers(assessed) + _checklist(result, weights)
+    result, assessed = record.result, record.risk
+    head = _summary(result, assessed) + _status(record) + _per_target(record) + _drivers(assessed) + _checklist(record)
     head += _substitutions(result, limit // 2 - len(head))  # the other half is for the findings
     head += _skipped(result)
     return head + _findings(result, assessed, limit - len(head))
@@ -52,19 +52,17 @@ def _summary(result: ScanResult, assessed: risk.Risk) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def _status(result: ScanResult, assessed: risk.Risk) -> str:
+def _status(record: Assessment) -> str:
     """The ROCm status statement: what already ports, what HIP never compiles, what remains."""
-    found = status.lines(result, assessed)
+    found = status.lines(record)
     return "".join(f"- **{label}:** {_text(text)}\n" for label, text in found) + "\n" if found else ""
 
 
-def _per_target(result: ScanResult) -> str:
-    if len(result.targets) < 2:
+def _per_target(record: Assessment) -> str:
+    if not record.per_target:
         return ""
-    from migrate import targets
-
     rows = ["### Per target", "", "| target | wavefront | verdict | risk | effort |", "| --- | --- | --- | --- | --- |"]
-    for gfx, assessed in risk.per_target(result):
+    for gfx, assessed in record.per_target:
         rows.append(
             f"| {_text(gfx)} | {targets.wavefront_size(gfx)} | {assessed.verdict} | {assessed.score} "
             f"| {risk.format_days(assessed.effort)} |"
@@ -78,11 +76,8 @@ def _drivers(assessed: risk.Risk) -> str:
     return "### What drives the effort\n\n" + "".join(f"- {_text(d.text)}\n" for d in assessed.drivers) + "\n"
 
 
-def _checklist(result: ScanResult, weights: risk.Weights) -> str:
-    items = risk.checklist(
-        result.findings, weights, gfx_targets=result.targets, guarded=result.guarded,
-        context=risk.Context.of(result),
-    )
+def _checklist(record: Assessment) -> str:
+    items = record.checklist
     if not items:
         return ""
     lines = ["### Porting checklist", ""]

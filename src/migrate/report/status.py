@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from migrate import risk, rocm_status
+from migrate.assessment import Assessment
 from migrate.model import Evidence, ScanResult
 
 _KIND_WORDS = (
@@ -14,12 +15,12 @@ _KIND_WORDS = (
 _SHOWN = 3
 
 
-def lines(result: ScanResult, assessed: risk.Risk) -> list[tuple[str, str]]:
+def lines(record: Assessment) -> list[tuple[str, str]]:
     """Status, what already ports, what HIP never compiles, the remaining gaps, the CUDA-only add-ons."""
+    result, assessed, weights = record.result, record.risk, record.weights
     status = result.rocm
     if status is None:
         return []
-    weights = risk.load_weights()
     found = [("ROCm status", f"{status.level} (evidence score {status.score})")]
     found.append(("Already ports", _already(result)))
     if result.guarded_findings:

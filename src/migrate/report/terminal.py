@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from migrate import risk
+from migrate.assessment import Assessment
 from migrate.report import status
 from migrate.model import Finding, ScanResult, Severity
 from migrate.report.escape import visible
@@ -27,12 +28,14 @@ _WORST_FILES = 5
 _TOP_FINDINGS = 15
 
 
-def render(result: ScanResult, *, color: bool = False, width: int = 100) -> str:
+def render(record: Assessment, *, color: bool = False, width: int = 100) -> str:
+    """The summary, WIDTH columns wide, in colour or not."""
+    result = record.result
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False)
     _header(console, result)
-    _status(console, result)
-    _risk(console, result)
+    _status(console, record)
+    _risk(console, record)
     if result.findings:
         _counts(console, result)
         _worst_files(console, result.findings)
@@ -54,14 +57,14 @@ def _header(console: Console, result: ScanResult) -> None:
     )
 
 
-def _status(console: Console, result: ScanResult) -> None:
+def _status(console: Console, record: Assessment) -> None:
     """The ROCm status lines first: what already ports decides how to read the rest."""
-    for label, text in status.lines(result, risk.assess_result(result)):
+    for label, text in status.lines(record):
         console.print(Text.assemble((f"{label}: ", "bold"), text))
 
 
-def _risk(console: Console, result: ScanResult) -> None:
-    assessed = risk.assess_result(result)
+def _risk(console: Console, record: Assessment) -> None:
+    assessed = record.risk
     blockers = f", {assessed.blockers} blocker" + ("s" if assessed.blockers != 1 else "") if assessed.blockers else ""
     console.print(
         f"Verdict: [bold]{assessed.verdict}[/bold] (risk {assessed.score}/100), "
@@ -69,8 +72,8 @@ def _risk(console: Console, result: ScanResult) -> None:
     )
     for driver in assessed.drivers:
         console.print(f"  - {_d(driver.text)}")
-    if len(result.targets) > 1:
-        per_target = (f"{gfx} {a.verdict} ({risk.format_days(a.effort)})" for gfx, a in risk.per_target(result))
+    if record.per_target:
+        per_target = (f"{gfx} {a.verdict} ({risk.format_days(a.effort)})" for gfx, a in record.per_target)
         console.print("Per target: " + _d("; ".join(per_target)))
 
 

@@ -71,6 +71,20 @@ def test_golden_reports(name: str, fmt: str, suffix: str, make_repo, monkeypatch
     check_golden(output, EXPECTED / f"{name}.{suffix}", update_golden)
 
 
+FIRST_SCREEN = '<section class="card" id="first-screen">'
+
+
+@pytest.mark.parametrize("name", REPO_NAMES)
+def test_golden_first_screen(name: str, make_repo, monkeypatch: pytest.MonkeyPatch, update_golden: bool) -> None:
+    """The first screen of each fixture in the terminal (the whole summary) and in HTML (its first section); the
+    Markdown goldens above hold it too."""
+    repo = make_repo(name)
+    check_golden(run_scan(repo, monkeypatch), EXPECTED / f"{name}.txt", update_golden)
+    page = run_scan(repo, monkeypatch, "--format", "html")
+    start = page.index(FIRST_SCREEN)
+    check_golden(page[start : page.index("</section>", start)] + "</section>\n", EXPECTED / f"{name}.first.html", update_golden)
+
+
 @pytest.mark.parametrize("name", REPO_NAMES)
 def test_fixture_sarif_is_valid(name: str, make_repo, monkeypatch: pytest.MonkeyPatch) -> None:
     jsonschema.validate(json.loads(run_scan(make_repo(name), monkeypatch, "--format", "sarif")), sarif_schema())
@@ -119,10 +133,13 @@ def test_markdown_sections_in_order() -> None:
     text = markdown.render(assess(sample()))
     headings = [line for line in text.splitlines() if line.startswith("### ")]
     assert headings == [
-        "### What drives the effort", "### Porting checklist", "### What to install instead",
-        "### Skipped files (1)", "### Findings by file",
+        "### Porting checklist", "### What to install instead (most effort removed first)",
+        "### Skipped files (1)", "### Findings by component (one row per rule; `--format json` lists every finding)",
     ]
     assert text.startswith("## ROCm porting report: ")
+    first = ["**Verdict:**", "**Why ", "**What drives the effort**", "> **Most of what blocks this port is TensorRT",
+             "**First actions**", "- **Findings:**", "\n---\n"]
+    assert [text.index(part) for part in first] == sorted(text.index(part) for part in first)
     assert "```sh\napt install migraphx\npip install migraphx\n```" in text
     assert "Source: <https://rocm.docs.amd.com/projects/AMDMIGraphX> (as of 2026-10)." in text
     checklist = [line.split("**")[1] for line in text.splitlines() if line.startswith("- [ ] ")]
@@ -131,7 +148,8 @@ def test_markdown_sections_in_order() -> None:
 
 def test_markdown_aggregates_repeated_renames() -> None:
     text = markdown.render(assess(sample()))
-    assert "- **L30, 31, 32** ×3 low `cuda-runtime-api`: mechanical renames: `cudaMalloc` → `hipMalloc`" in text
+    assert "- **low** `cuda-runtime-api` ×3: mechanical renames: `cudaMalloc` → `hipMalloc`\n" in text
+    assert "  <details><summary>2 more places</summary>\n\n  - `csrc/k.cu:31`: `call_31(x);`\n" in text
     assert text.count("cuda-runtime-api") == 1
 
 
@@ -151,13 +169,14 @@ def test_markdown_truncates_with_a_note() -> None:
     text = markdown.render(assess(sample(findings=findings)))
     assert len(text) <= markdown.LIMIT
     assert "> **Truncated:**" in text and "more findings in" in text
-    shown = text.count("#### `src/mod")
-    assert 0 < shown < 400 and f"{(400 - shown) * 3} more findings in {400 - shown} files" in text
+    shown = text.count("#### custom ops/kernels (src/mod")
+    assert 0 < shown < 400 and f"{(400 - shown) * 3} more findings in {400 - shown} components" in text
 
 
 def test_markdown_without_findings() -> None:
     text = markdown.render(assess(sample(findings=(), skipped=(), substitutions=())))
-    assert "**Verdict:** trivial · **Risk:** 0/100 · **Effort:** 0 engineer-days" in text
+    assert "**Verdict:** trivial (risk 0/100), effort 0 engineer-days, for gfx942  \n" in text
+    assert "**First actions**" not in text and "**What drives the effort**" not in text
     assert text.endswith("No findings: nothing CUDA-specific stands in the way.\n")
 
 
@@ -192,17 +211,20 @@ def test_html_escapes_and_is_self_contained() -> None:
 
 def test_html_shows_counts_table_and_copy_buttons() -> None:
     page = render(sample(), "html")
-    assert page.count("<tr data-severity=") == 7
+    assert page.count("<tr data-severity=") == 5  # the three renames of one rule in csrc/ are one row
+    assert 'data-component="csrc" data-count="3"' in page
     assert '<div class="big" id="count-total">7</div>' in page
     assert '<span id="count-blocker">1</span>' in page and '<span id="count-low">3</span>' in page
-    assert page.count('<button class="copy"') == 1
+    assert page.count('<button class="copy"') == 2  # the first action's command and the substitute's
     assert 'id="chart-effort"' in page and 'id="chart-directories"' in page
 
 
 def test_terminal_shows_verdict_and_drivers() -> None:
     text = render(sample(), "terminal")
     assert "Verdict: very-hard" in text or "Verdict: hard" in text
-    assert "  - infer: TensorRT use (1 rule, 1 finding in 1 file) " in text
+    assert "  1. inference/deployment path (infer/): TensorRT use, 1 finding in 1 file, blocked, " in text
+    assert "  2. custom ops/kernels (csrc/): " in text
+    assert "  1. tensorrt → MIGraphX — removes " in text and "     $ apt install migraphx\n" in text
 
 
 @pytest.mark.parametrize("name, fmt", [("r.md", "md"), ("r.html", "html"), ("r.sarif", "sarif"), ("r.sarif.json", "sarif"), ("r.json", "json")])
@@ -232,7 +254,7 @@ def test_fixture_repos_are_calibrated(name: str, verdicts: set[str], make_repo, 
     assert summary["verdict"] in verdicts
 
 
-def test_markdown_groups_repeats_of_a_rule_by_message() -> None:
+def test_markdown_collapses_a_rule_in_one_component_to_one_row() -> None:
     findings = tuple(sorted([
         make("k.cu", 3, "warp-full-mask", Severity.HIGH, message="32-bit mask", evidence="a(0xffffffff);"),
         make("k.cu", 9, "warp-full-mask", Severity.HIGH, message="32-bit mask", evidence="b(0xffffffff);"),
@@ -240,8 +262,9 @@ def test_markdown_groups_repeats_of_a_rule_by_message() -> None:
         make("k.cu", 6, "no-hip", Severity.MEDIUM, message="cudaBar has none"),
     ]))
     text = markdown.render(assess(sample(findings=findings)))
-    assert "- **L3, 9** ×2 high `warp-full-mask`: 32-bit mask\n  - L3: `a(0xffffffff);`\n  - L9: `b(0xffffffff);`\n" in text
-    assert "- **L5** medium `no-hip`: cudaFoo has none\n" in text and "- **L6** medium `no-hip`: cudaBar has none\n" in text
+    assert ("- **high** `warp-full-mask` ×2: 32-bit mask\n  `k.cu:3`: `a(0xffffffff);`\n\n"
+            "  <details><summary>1 more place</summary>\n\n  - `k.cu:9`: `b(0xffffffff);`\n\n  </details>\n") in text
+    assert "- **medium** `no-hip` ×2: cudaFoo has none\n  `k.cu:5`: " in text and "  - `k.cu:6`: " in text
 
 
 def test_terminal_shows_each_target_when_several() -> None:

@@ -131,6 +131,9 @@ def actions(record: Assessment) -> tuple[Action, ...]:
         if item.paths:
             why += ": " + ", ".join(item.paths[:3]) + (f" and {len(item.paths) - 3} more" if len(item.paths) > 3 else "")
         found.append(Action(f"{item.phase.title}: {item.phase.hint}", why))
+    if not found:
+        targets = ", ".join(record.result.targets)
+        found.append(Action(f"Build it for ROCm and run its tests on {targets}", "nothing on the main path to port"))
     return tuple(found)
 
 
@@ -196,12 +199,17 @@ def _tensor_core(finding: Finding) -> bool:
 def counts(record: Assessment) -> list[tuple[str, str]]:
     """The counts, each saying what it counts and how it differs from its neighbour."""
     result = record.result
-    by_severity = Counter(f.severity for f in result.findings)
+    statuses = [risk.status_of(f, record.context, record.weights) for f in result.findings]
+    by_status = Counter(statuses)
+    work = Counter(f.severity for f, s in zip(result.findings, statuses) if s == "remaining")
+    levels = ", ".join(f"{work[s]} {s.label}" for s in sorted(Severity, reverse=True) if work.get(s))
     files = len({f.path for f in result.findings})
-    levels = ", ".join(f"{by_severity.get(s, 0)} {s.label}" for s in sorted(Severity, reverse=True))
+    parts = [f"{by_status['remaining']} to port" + (f" ({levels})" if levels else "")]
+    if by_status["optional-gap"]:
+        parts.append(f"{by_status['optional-gap']} in CUDA-only add-ons")
+    parts.append(f"{by_status['covered']} need nothing on ROCm (informational, or handled by its HIP build)")
     found = [("Findings", f"{_plural(len(result.findings), 'finding')} in {files} of {result.files_scanned} files "
-                          f"scanned ({levels}): blocker and high need a substitute or a rewrite, low are mostly "
-                          f"renames hipify makes, info needs nothing on ROCm")]
+                          f"scanned: " + ", ".join(parts))]
     if result.guarded:
         found.append(("Already handled", f"{_plural(result.guarded, 'more NVIDIA-only place')} in code a HIP build "
                                          f"never compiles (behind HIP guards, or another backend's code), not among "

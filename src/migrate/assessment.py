@@ -118,11 +118,17 @@ def _removals(result: ScanResult, efforts: Mapping[Finding, Effort]) -> tuple[Re
             if cost.high > 0:
                 count[sub_id] += 1
                 paths[sub_id].add(finding.path)
-    base = substitutions.knowledge_base()
-    found = [Removal(s, effort[s.id], count[s.id], frozenset(paths[s.id]),
-                     base[s.id].rocm[0] if s.id in base and base[s.id].rocm else s.rocm)
+    found = [Removal(s, effort[s.id], count[s.id], frozenset(paths[s.id]), _first_substitute(s))
              for s in result.substitutions]
     return tuple(sorted(found, key=lambda r: (-r.effort.mid, -r.findings, r.substitution.id)))
+
+
+def _first_substitute(sub: Substitution) -> str:
+    """The first of SUB's ROCm substitutes, whole (one may hold a '; ' of its own)."""
+    entry = substitutions.knowledge_base().get(sub.id)
+    if entry is not None and entry.rocm and "; ".join(entry.rocm) == sub.rocm:
+        return entry.rocm[0]
+    return sub.rocm.split("; ")[0]
 
 
 def _answers(finding: Finding, proposed: set[str]) -> tuple[str, ...]:

@@ -55,7 +55,7 @@ def role(name: str, categories: tuple[str, ...]) -> str:
 
 def title(component: risk.Component) -> str:
     """'custom ops/kernels (csrc/)': what the component is, and where."""
-    return f"{role(component.name, component.categories)} ({folder(component.name)})"
+    return name_title(component.name, component.categories)
 
 
 def name_title(name: str, categories: tuple[str, ...] = ()) -> str:

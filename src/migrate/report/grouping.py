@@ -44,8 +44,7 @@ def groups(record: Assessment, findings: Iterable[Finding] | None = None) -> lis
     for finding in chosen:
         by_key[(record.context.component(finding.path), finding.rule)].append(finding)
     titles = titles_of(record)
-    found = [Group(name, titles.get(name) or components.name_title(name, (members[0].category,)), rule, tuple(members))
-             for (name, rule), members in by_key.items()]
+    found = [Group(name, titles[name], rule, tuple(members)) for (name, rule), members in by_key.items()]
     return sorted(found, key=lambda g: (-g.severity, -len(g.findings), g.component, g.rule))
 
 

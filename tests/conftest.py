@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -74,10 +75,40 @@ def require_tool(name: str) -> str:
     found = shutil.which(name)
     if found:
         return found
-    message = f"{name} is not installed"
+    _missing(f"{name} is not installed")
+
+
+def _missing(message: str) -> NoReturn:
     if os.environ.get("MIGRATE_REQUIRE_TOOLS"):
         pytest.fail(f"{message} (MIGRATE_REQUIRE_TOOLS is set)")
     pytest.skip(message)
+
+
+REAL_HEADERS = ROOT / ".venv" / "real-headers"  # scripts/real_headers.py unpacks them there (setup.sh --test)
+
+
+def torch_extension_flags(name: str) -> list[str]:
+    """nvcc's flags for a PyTorch CUDA extension unit as torch's BuildExtension passes them, against the real
+    PyTorch headers: the ones scripts/real_headers.py unpacked, else an importable torch's (found, not imported)."""
+    import importlib.util
+    import sysconfig
+
+    include = REAL_HEADERS / "torch" / "include"
+    if not include.is_dir():
+        spec = importlib.util.find_spec("torch")
+        include = Path(spec.origin).parent / "include" if spec is not None and spec.origin else include
+    if not (include / "torch" / "extension.h").is_file():
+        _missing("the PyTorch headers are not installed (bash scripts/setup.sh --test unpacks them)")
+    libraries = REAL_HEADERS / "cuda-libs" / "include"
+    return [
+        f"-I{include}", f"-I{include / 'torch' / 'csrc' / 'api' / 'include'}", f"-I{sysconfig.get_paths()['include']}",
+        *([f"-I{libraries}"] if libraries.is_dir() else []),
+        # a CUDA wheel ships c10/cuda/impl/cuda_cmake_macros.h, which a CPU wheel lacks; torch's switch for its absence
+        "-DC10_CUDA_NO_CMAKE_CONFIGURE_FILE",
+        "-DTORCH_API_INCLUDE_EXTENSION_H", f"-DTORCH_EXTENSION_NAME={name}",
+        "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__", "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
+        "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr", "-std=c++20", "-Xcompiler", "-fPIC",
+    ]
 
 
 def check_golden(actual: str, golden: Path, update: bool) -> None:

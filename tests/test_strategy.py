@@ -18,7 +18,8 @@ from migrate.config import Settings
 from migrate.discover import discover
 from migrate.parse.cuda import parse_cuda
 from migrate.model import FileKind, SourceFile
-from migrate.port.extension import rocm_build_flags, rocm_guards
+from migrate.port.buildflags import rocm_build_flags
+from migrate.port.guards import rocm_guards
 from migrate.scan import scan
 from migrate.port.strategy import choose
 from migrate.port.translate import Engine
@@ -190,7 +191,7 @@ def test_build_flags_inline_lists_and_jit_load() -> None:
     assert ported is not None and ast.parse(ported)
     assert ('    flags = ["-lineinfo", "-Xptxas=-v"]\n'
             '    if IS_HIP_EXTENSION:  # ROCm torch: hipcc gets --offload-arch from PYTORCH_ROCM_ARCH\n'
-            '        flags = ["-gline-tables-only", "-Xptxas=-v"]\n') in ported
+            '        flags = ["-gline-tables-only"]\n') in ported  # ptxas options mean nothing to hipcc
     assert rocm_build_flags("import torch\nflags = ['-gencode', 'arch=compute_80,code=sm_80']\n") is None  # not a build
     probe = 'from torch.utils.cpp_extension import load\nimport subprocess\nsubprocess.call(["nvcc", "--version"])\n'
     assert rocm_build_flags(probe) is None  # a command, not a flag list
@@ -242,8 +243,9 @@ def test_rocm_guards_cases() -> None:
         "1: no #ifdef USE_ROCM branch written: shares its line with other code, or sits in a macro; add the ROCm branch by hand"])
 
 
-def test_extension_guards_compile_with_hipcc_and_nvcc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """verify compiles the port as a ROCm torch would (hipified, -DUSE_ROCM=1); the fork leaves the PTX and fails."""
+def test_extension_guards_compile_with_hipcc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify compiles the port as a ROCm torch would (hipified, -DUSE_ROCM=1); the fork leaves the PTX and fails.
+    The torch declarations are stand-ins (tests/data/torch_headers says why); test_real_headers.py uses the real ones."""
     require_tool("hipcc")
     monkeypatch.setenv("CPATH", str(TORCH_HEADERS))
     root = _copy("cuda-extension", tmp_path)
@@ -257,13 +259,6 @@ def test_extension_guards_compile_with_hipcc_and_nvcc(tmp_path: Path, monkeypatc
     for relpath in ("csrc/common.cuh", "csrc/softmax.cu", "csrc/rmsnorm.cu"):
         doc = parse_cuda(SourceFile(out / relpath, relpath, FileKind.CUDA, 0), (out / relpath).read_text())
         assert not doc.root.has_error  # the CUDA side still parses
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        return
-    for unit in ("csrc/softmax.cu", "csrc/rmsnorm.cu", "csrc/binding.cpp"):
-        done = subprocess.run([nvcc, f"-I{TORCH_HEADERS}", "-arch=sm_80", "-c", unit, "-o", os.devnull],
-                              cwd=out, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
 
 
 # -- CMake and Make: one compat header --------------------------------------------------------------------------

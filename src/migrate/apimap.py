@@ -99,10 +99,14 @@ class HeaderMap:
             found = self.headers.get(name) or next((h for prefix, h in self.prefixes if name.startswith(prefix)), None)
         if found is not None and rocm is not None:
             found = self.spellings.get(found, found)
-        if found is not None and rocm is not None and found in self.versioned:
-            since, before = self.versioned[found]
-            return found if rocm >= since else before
-        return found
+        return self.in_release(found, rocm) if found is not None and rocm is not None else found
+
+    def in_release(self, header: str, rocm: Version) -> str:
+        """HEADER as ROCm release ROCM names it (hip/hip_bf16.h is hip/hip_bfloat16.h before 6.0)."""
+        if header in self.versioned:
+            since, before = self.versioned[header]
+            return header if rocm >= since else before
+        return header
 
 
 @cache

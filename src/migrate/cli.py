@@ -349,12 +349,41 @@ def strategy_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None, options: Any = None) -> Any:
+def _engine(root: Path | None, engine: str, hipify_clang: Path | None, hipify_perl: Path | None, options: Any = None,
+            *, release: Callable[[], Any] | None = None) -> Any:
+    """The engine --engine names; the builtin one translates for the ROCm release RELEASE() picks, and says so."""
+    from dataclasses import replace
+
     from migrate.port.translate import Options, select_engine
 
     chosen = select_engine(engine, hipify_clang=hipify_clang, hipify_perl=hipify_perl, root=root, options=options or Options())
-    click.echo(f"engine: {chosen.name}" + (f" ({chosen.executable})" if chosen.executable else ""), err=True)
+    line = f"engine: {chosen.name}" + (f" ({chosen.executable})" if chosen.executable else "")
+    if release is not None and chosen.name == "builtin":  # hipify-perl and hipify-clang have no release option
+        target = release()
+        chosen = replace(chosen, options=replace(chosen.options, rocm=target.version))
+        line += f"; {target.describe()}"
+    click.echo(line, err=True)
     return chosen
+
+
+def _release(path: Path, rocm: str | None, *, hipcc: Path | None = None) -> Callable[[], Any]:
+    """What picks the ROCm release: --rocm, the repository's `rocm` setting, or the installed toolchain's."""
+
+    def choose() -> Any:
+        from migrate.config import load_settings
+        from migrate.toolchain import choose_rocm
+
+        settings = load_settings(path, {})
+        return choose_rocm(rocm, settings.rocm, settings.config_file, hipcc=hipcc)
+
+    return choose
+
+
+def rocm_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--rocm", metavar="VERSION",
+        help="ROCm release to port for (default: the repository's `rocm` setting, else the installed ROCm's).",
+    )(func)
 
 
 def _echo_findings(findings: Any, skipped: Any = ()) -> None:
@@ -371,7 +400,7 @@ def _echo_findings(findings: Any, skipped: Any = ()) -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the one translated file here.")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), help="Write a translated mirror of the tree here.")
 @click.option("--in-place", is_flag=True, help="Rewrite the files where they are.")
-@click.option("--rocm", metavar="VERSION", help="ROCm release to translate for (default: the newest known).")
+@rocm_option
 @click.option("--roc", is_flag=True, help="ROCm library names (rocBLAS, rocSPARSE, rocRAND, MIOpen) instead of hip* wrappers.")
 @click.option("--launch-syntax", type=click.Choice(["cuda", "hipLaunchKernelGGL"]), default="cuda", show_default=True,
               help="Keep kernel<<<...>>> launches, or write hipLaunchKernelGGL calls.")
@@ -384,7 +413,7 @@ def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None
 
     base = paths[0] if len(paths) == 1 and paths[0].is_dir() else None
     options = make_options(rocm=rocm, roc=roc, launch_syntax=launch_syntax)
-    chosen = _engine(base, engine, hipify_clang, hipify_perl, options)
+    chosen = _engine(base, engine, hipify_clang, hipify_perl, options, release=_release(paths[0], rocm))
     done = translate_paths(paths, chosen, output=output, out_dir=out_dir, in_place=in_place)
     _echo_findings(done.findings, done.skipped)
     click.echo(f"translated {len(done.translated)} file(s) with {done.engine}; wrote {len(done.written)} under {done.destination}")
@@ -404,21 +433,24 @@ def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None
 @target_option
 @engine_options
 @strategy_option
+@rocm_option
 def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, allow_dirty: bool, in_place: bool,
                   unsafe_fixes: bool, sources_only: bool, max_file_size: int | None, targets: tuple[str, ...] | None, engine: str,
-                  hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
+                  hipify_clang: Path | None, hipify_perl: Path | None, strategy: str, rocm: str | None) -> None:
     """Port a repository: the whole change as a diff (--dry-run), on a git branch, or into a copy."""
     from contextlib import nullcontext
 
     from migrate.config import load_settings
     from migrate.port.apply import plan_port, prepared, render_diff, write_port
+    from migrate.port.translate import make_options
 
     settings = load_settings(path, {"max_file_size": max_file_size, "targets": targets})
+    options = make_options(rocm=rocm)
     if dry_run and sys.stdout is None:
         raise InputError("stdout is closed: --dry-run has nowhere to print the diff")
     in_tree = not dry_run and out_dir is None
     with prepared(path, branch=branch, allow_dirty=allow_dirty) if in_tree else nullcontext() as lock:
-        chosen = _engine(path, engine, hipify_clang, hipify_perl)
+        chosen = _engine(path, engine, hipify_clang, hipify_perl, options, release=_release(path, rocm))
         plan = plan_port(path, chosen, max_file_size=settings.max_file_size, side_files=not sources_only,
                          in_place=in_place, unsafe_fixes=unsafe_fixes, targets=settings.targets, strategy=strategy)
         click.echo(f"strategy: {plan.strategy} ({plan.reason})", err=True)
@@ -442,15 +474,18 @@ def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, 
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Parallel compiles (0: one per core).")
 @engine_options
 @strategy_option
+@rocm_option
 def verify(path: Path, targets: tuple[str, ...] | None, hipcc: Path | None, max_file_size: int | None, jobs: int,
-           engine: str, hipify_clang: Path | None, hipify_perl: Path | None, strategy: str) -> None:
+           engine: str, hipify_clang: Path | None, hipify_perl: Path | None, strategy: str, rocm: str | None) -> None:
     """Port into a temp dir (by --strategy) and compile each unit with hipcc -fsyntax-only for the target(s)."""
     from migrate.config import load_settings
+    from migrate.port.translate import make_options
     from migrate.port.verify import find_hipcc, verify as run_verify
 
     settings = load_settings(path, {"targets": targets, "max_file_size": max_file_size})
+    options = make_options(rocm=rocm)
     find_hipcc(hipcc)
-    chosen = _engine(path, engine, hipify_clang, hipify_perl)
+    chosen = _engine(path, engine, hipify_clang, hipify_perl, options, release=_release(path, rocm, hipcc=hipcc))
     failed = 0
     for gfx in settings.targets:
         result = run_verify(path, gfx, chosen, hipcc=hipcc, max_file_size=settings.max_file_size, jobs=jobs,

@@ -3,7 +3,8 @@
 Keys, in [tool.migrate] of pyproject.toml or at the top level of .migrate.toml (which wins): targets, include,
 exclude, disable (rule ids), severity (a table rule id = level), fail-on, rule-dirs (extra rule files, same
 schema), max-file-size, jobs (capped to the cores available), time-budget (seconds for the whole scan, at most the
-default), baseline (a file inside the repository).
+default), baseline (a file inside the repository), rocm (the ROCm release translate, apply and verify port for,
+instead of the installed one).
 `_` and `-` are interchangeable; anything else is a ConfigError. A pyproject.toml that is not valid TOML
 gives no settings (the scan reports it as skipped); an invalid .migrate.toml is a ConfigError."""
 
@@ -51,6 +52,7 @@ class Settings:
     diff_base: str | None = None  # a git ref; only findings on lines changed since it are kept
     cache_dir: str | None = None  # None: no cache (the CLI fills in the user cache directory)
     config_file: str | None = None  # where the repository's settings came from, for messages
+    rocm: str | None = None  # the ROCm release a port targets; None: the installed toolchain's
 
 
 def load_settings(root: Path, options: Mapping[str, Any]) -> Settings:
@@ -276,6 +278,19 @@ def _path(raw: Any, base: Path) -> str:
     return str(base / raw)
 
 
+def _release(raw: Any, _base: Path) -> str:
+    """A ROCm release such as "6.2", written as a string: TOML's 6.10 would be the number 6.1."""
+    from migrate.apimap import parse_version
+
+    if not isinstance(raw, str):
+        raise TypeError('expected a ROCm release as a string, such as "6.2"')
+    try:
+        parse_version(raw.strip())
+    except ValueError:
+        raise ValueError(f'{raw!r} is not a ROCm release such as "6.2"') from None
+    return raw.strip()
+
+
 def _globs(raw: Any, _base: Path) -> tuple[str, ...]:
     return _strings(raw)
 
@@ -292,4 +307,5 @@ _KEYS: dict[str, tuple[str, Callable[[Any, Path], Any]]] = {
     "jobs": ("jobs", _jobs),
     "time-budget": ("time_budget", _budget),
     "baseline": ("baseline", _path),
+    "rocm": ("rocm", _release),
 }

@@ -106,18 +106,23 @@ def find_rocm(env: Mapping[str, str], opt: Path = Path("/opt")) -> Path | None:
 
 def rocm_version(rocm: Path) -> str:
     """From .info/version, rocm_version.h, or the directory name."""
+    return rocm_version_source(rocm)[0]
+
+
+def rocm_version_source(rocm: Path) -> tuple[str, str]:
+    """The install's version and the file (or directory name) it was read from."""
     for name in (".info/version", ".info/version-dev"):
         with _quiet():
             text = (rocm / name).read_text(encoding="utf-8").strip()
             if text:
-                return text
+                return text, str(rocm / name)
     header = rocm / "include" / "rocm-core" / "rocm_version.h"
     with _quiet():
         parts = re.findall(r"#define\s+ROCM_VERSION_(?:MAJOR|MINOR|PATCH)\s+(\d+)", header.read_text(encoding="utf-8"))
         if len(parts) == 3:
-            return ".".join(parts)
+            return ".".join(parts), str(header)
     match = re.search(r"(\d+\.\d+(?:\.\d+)?)", rocm.name)
-    return match.group(1) if match else "unknown"
+    return (match.group(1), f"the directory name {rocm}") if match else ("unknown", str(rocm))
 
 
 def find_gpus(env: Mapping[str, str], rocm: Path | None) -> tuple[tuple[str, ...], str]:

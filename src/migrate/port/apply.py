@@ -58,18 +58,19 @@ def plan_port(
     from migrate.port.strategy import choose, plan_kept_sources
 
     sources, skipped = _sources(root, max_file_size)
-    scanned = _scan_findings(root, max_file_size) if side_files or strategy == "auto" else ()
+    scanned, supported = _scan(root, max_file_size) if side_files or strategy != "fork" else ((), False)
     choice = choose(strategy, scanned, sources)
     if choice.name != "fork":
-        side = _side(root, sources, in_place, unsafe_fixes, scanned, targets) if side_files else None
-        return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side)
+        side = _side(root, sources, in_place, unsafe_fixes, scanned, targets, supported) if side_files else None
+        return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side, scanned=scanned,
+                                 targets=targets, rocm=engine.options.rocm_version)
     chosen = [s for s in sources if is_translatable(s.relpath) and (include_vendored or not s.vendored)]
     translations = [translate_file(s.path, s.relpath, engine) for s in chosen]
     changes = [FileChange(t.relpath, t.original, t.translated) for t in translations if t.changed]
     skipped += [Skipped(t.relpath, t.skipped) for t in translations if t.skipped]
     findings = [f for t in translations for f in t.findings]
     if side_files:
-        extra, extra_findings = _side(root, sources, in_place, unsafe_fixes, scanned, targets)
+        extra, extra_findings = _side(root, sources, in_place, unsafe_fixes, scanned, targets, supported)
         changes += extra
         findings += extra_findings
     return Plan(root, engine.name, tuple(sorted(changes, key=lambda c: c.relpath)), tuple(sorted(findings)),
@@ -78,20 +79,22 @@ def plan_port(
 
 def _side(
     root: Path, sources: list[SourceFile], in_place: bool, unsafe_fixes: bool, scanned: tuple[Finding, ...],
-    targets: tuple[str, ...],
+    targets: tuple[str, ...], rocm_supported: bool,
 ) -> tuple[list[FileChange], list[Finding]]:
     from migrate.port.sidefiles import side_changes
 
     return side_changes(root, sources, in_place=in_place, unsafe_fixes=unsafe_fixes, scan_findings=scanned,
-                        gfx_targets=targets)
+                        gfx_targets=targets, rocm_supported=rocm_supported)
 
 
-def _scan_findings(root: Path, max_file_size: int) -> tuple[Finding, ...]:
-    """The scan's findings, which say which requirement lines are CUDA-only and what replaces them."""
+def _scan(root: Path, max_file_size: int) -> tuple[tuple[Finding, ...], bool]:
+    """The scan's findings (which say which requirement lines are CUDA-only and what replaces them), and whether the
+    repository already builds for ROCm (then its torch.version.cuda tests are its own CUDA/ROCm switches)."""
     from migrate.config import Settings
     from migrate.scan import scan
 
-    return scan(root, Settings(max_file_size=max_file_size, jobs=1)).findings
+    result = scan(root, Settings(max_file_size=max_file_size, jobs=1))
+    return result.findings, result.rocm is not None and result.rocm.level == "supported"
 
 
 def plan_from_translations(root: Path, engine: str, translations: Iterable[Translation]) -> Plan:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import tree_sitter
 
-from migrate.apimap import api_names, header_map, lookup
+from migrate.apimap import Version, api_names, header_map, lookup
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.port.plan import FileChange
 
@@ -40,8 +40,11 @@ class _Use:
     unsupported: tuple[Finding, ...]
 
 
-def compat_changes(root: Path, sources: Sequence[SourceFile]) -> tuple[list[FileChange], list[Finding]]:
-    """The compat header and, in each source using CUDA names, its include in place of the CUDA headers."""
+def compat_changes(
+    root: Path, sources: Sequence[SourceFile], *, rocm: Version | None = None,
+) -> tuple[list[FileChange], list[Finding]]:
+    """The compat header (its HIP headers as ROCm release ROCM names them) and, in each source using CUDA names,
+    its include in place of the CUDA headers."""
     from migrate.port.translate import is_translatable
 
     chosen = [s for s in sources if not s.vendored and is_translatable(s.relpath)
@@ -57,7 +60,7 @@ def compat_changes(root: Path, sources: Sequence[SourceFile]) -> tuple[list[File
         message = f"{header} exists and was not written by migrate: no compat header written; rename it and re-run"
         return [], [*findings, Finding(header, 1, 1, RULE_HEADER_TAKEN, "other", Severity.MEDIUM, 1, message, "")]
     earlier = re.findall(r"^#include <(.+)>$", old.decode("utf-8", "replace").partition("\n#else\n")[2], re.M) if old else []
-    text = compat_header(uses, earlier)
+    text = compat_header(uses, earlier, rocm=rocm)
     changes = [FileChange(header, old, text.encode("utf-8"), reason="CUDA -> HIP compat header")]
     for use in uses:
         new = _with_compat_include(use, posixpath.relpath(header, posixpath.dirname(use.source.relpath) or "."))
@@ -73,13 +76,15 @@ def _existing(path: Path) -> bytes | None:
         return None
 
 
-def compat_header(uses: Sequence[_Use], earlier: Sequence[str] = ()) -> str:
+def compat_header(uses: Sequence[_Use], earlier: Sequence[str] = (), *, rocm: Version | None = None) -> str:
     """`#define cudaX hipX` for exactly the names the sources use, the HIP headers on AMD, the CUDA ones elsewhere
     (with the CUDA headers an EARLIER run moved into the header)."""
     names = sorted({n for u in uses for n in u.names})
     cuda_headers = list(dict.fromkeys(["cuda_runtime.h", *(h for u in uses for _, _, h in u.includes), *earlier]))
     hmap = header_map()
     hip_headers = list(dict.fromkeys(h for c in cuda_headers if (h := hmap.hip_header(c)) is not None))
+    if rocm is not None:
+        hip_headers = list(dict.fromkeys(hmap.in_release(h, rocm) for h in hip_headers))
     lines = [
         f"// CUDA -> HIP names used by this project, {_MARKER} (regenerate after adding CUDA calls).",
         "// The sources keep their CUDA names and include this header: on AMD (hipcc, CMake's HIP language) each",

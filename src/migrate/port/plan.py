@@ -1,4 +1,4 @@
-"""The one plan/change type every port strategy produces and the writer consumes."""
+"""The one plan/change type every port strategy produces and the writer consumes, and the Python line edit."""
 
 from __future__ import annotations
 
@@ -17,6 +17,19 @@ class FileChange:
     new: bytes
     reason: str = "translated to HIP"
     mode: int | None = None  # for a new file; an existing file keeps its own mode
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One edit of a Python line: a span (1-based line, byte columns) and its replacement; unsafe fixes wait for
+    --unsafe-fixes."""
+
+    line: int
+    start: int
+    end: int
+    text: str
+    safe: bool
+    message: str
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from migrate.model import FileKind, Finding, Severity, SourceFile
-from migrate.port.plan import FileChange
+from migrate.port.hipccflags import hipcc_word, path_map
+from migrate.port.plan import FileChange, Fix
 
 HIP_CHECK = "(torch.version.cuda or torch.version.hip)"
 _CUDA_LOCAL = re.compile(r"\+cu\d+")
@@ -29,31 +29,31 @@ RULE_SAFE = "fix-torch-version-hip"
 RULE_UNSAFE = "fix-nvidia-smi"
 
 
-@dataclass(frozen=True)
-class Fix:
-    """One Python edit: a span of a line (1-based line, byte columns) and its replacement."""
-
-    line: int
-    start: int
-    end: int
-    text: str
-    safe: bool
-    message: str
-
-
 def side_changes(
     root: Path, sources: Sequence[SourceFile], *, in_place: bool = False, unsafe_fixes: bool = False,
-    scan_findings: Sequence[Finding] = (), gfx_targets: Sequence[str] = ("gfx942",),
+    scan_findings: Sequence[Finding] = (), gfx_targets: Sequence[str] = ("gfx942",), rocm_supported: bool = False,
 ) -> tuple[list[FileChange], list[Finding]]:
-    """The non-source changes of a port, and findings for the fixes left unapplied."""
+    """The non-source changes of a port, and findings for the fixes left unapplied (a repository that already builds
+    for ROCm keeps its torch.version.cuda tests: they are its CUDA/ROCm switches)."""
+    from migrate.port.pyswitch import capability_helpers
+
     cuda_only = _cuda_only_lines(scan_findings)
+    python = {s.relpath: text for s in sources if s.kind is FileKind.PYTHON and not s.vendored
+              and (text := _read(s)) is not None}
+    helpers = capability_helpers(python)
+    by_path: dict[str, list[Finding]] = {}
+    for finding in scan_findings:
+        by_path.setdefault(finding.path, []).append(finding)
     changes: list[FileChange] = []
     findings: list[Finding] = []
     for source in sources:
         if source.vendored:
             continue
         if source.kind is FileKind.PYTHON:
-            change, left = _python(source, unsafe_fixes)
+            if source.relpath not in python:
+                continue
+            change, left = _python(source.relpath, python[source.relpath], unsafe_fixes, helpers,
+                                   by_path.get(source.relpath, []), rocm_supported)
             changes.extend(change)
             findings.extend(left)
         elif source.kind is FileKind.REQUIREMENTS:
@@ -95,15 +95,16 @@ def _change(relpath: str, old: bytes | None, new: str, reason: str) -> FileChang
 # -- Python --------------------------------------------------------------------------------------------------------
 
 
-def python_fixes(text: str) -> list[Fix]:
-    """Safe: torch.version.cuda as a condition also accepts HIP. Unsafe: nvidia-smi commands -> amd-smi."""
+def python_fixes(text: str, *, cuda_checks: bool = True) -> list[Fix]:
+    """Safe: torch.version.cuda as a condition also accepts HIP (with CUDA_CHECKS). Unsafe: nvidia-smi commands ->
+    amd-smi."""
     if "torch.version.hip" in text and _SMI not in text:
         return []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    dual = "torch.version.hip" in text  # already dual-path: leave its checks alone
+    dual = "torch.version.hip" in text or not cuda_checks  # already dual-path: leave its checks alone
     fixes = [] if dual else [_fix_condition(n) for n in _condition_uses(tree)]
     fixes += [_fix_smi(n) for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_smi_command(n)]
     return sorted(fixes, key=lambda f: (f.line, f.start))
@@ -163,21 +164,26 @@ def _fix_smi(node: ast.Call) -> Fix:
     return Fix(first.lineno, start, start + len(_SMI), "amd-smi", False, message)
 
 
-def _python(source: SourceFile, unsafe_fixes: bool) -> tuple[list[FileChange], list[Finding]]:
-    text = _read(source)
-    if text is None or ("torch.version.cuda" not in text and _SMI not in text):
-        return [], []
-    fixes = python_fixes(text)
+def _python(
+    relpath: str, text: str, unsafe_fixes: bool, helpers: frozenset[str], findings: Sequence[Finding],
+    rocm_supported: bool,
+) -> tuple[list[FileChange], list[Finding]]:
+    """The safe Python fixes (and the unsafe ones when asked) and the ROCm switches (pyswitch.py) of one file."""
+    from migrate.port.pyswitch import switch_fixes
+
+    fixes = python_fixes(text, cuda_checks=not rocm_supported) if "torch.version.cuda" in text or _SMI in text else []
+    if "torch" in text:
+        fixes += switch_fixes(text, relpath, helpers=helpers, findings=findings)
     applied = [f for f in fixes if f.safe or unsafe_fixes]
-    left = [_unapplied(source.relpath, f, text) for f in fixes if f not in applied]
+    left = [_unapplied(relpath, f, text) for f in fixes if f not in applied]
     if not applied:
         return [], left
     new = _apply_fixes(text, applied)
     try:
-        compile(new, source.relpath, "exec", dont_inherit=True)  # compiled, never run: the edit must still parse
+        compile(new, relpath, "exec", dont_inherit=True)  # compiled, never run: the edit must still parse
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [], left
-    return [_change(source.relpath, text.encode("utf-8"), new, "Python fixes")], left
+    return [_change(relpath, text.encode("utf-8"), new, "Python fixes")], left
 
 
 def _apply_fixes(text: str, fixes: list[Fix]) -> str:
@@ -481,16 +487,6 @@ def _cmake(source: SourceFile, gfx_targets: Sequence[str]) -> list[FileChange]:
 # -- Makefiles -----------------------------------------------------------------------------------------------------
 
 _CUDA_VAR_LIB64 = re.compile(r"(\$[({]CUDA_(?:HOME|PATH|DIR|ROOT)[)}])/lib64")
-_ARCH_WITH_VALUE = frozenset({"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code"})
-
-
-@cache
-def _hipcc_flags() -> dict[str, Any]:
-    import yaml
-
-    from migrate.ruleset import data_path
-
-    return dict(yaml.safe_load(data_path("hipcc_flags.yaml").read_text(encoding="utf-8")))
 
 
 def rocm_makefile(text: str, gfx_targets: Sequence[str]) -> str | None:
@@ -507,7 +503,7 @@ def _hipcc_line(line: str, offload: str) -> str:
         return line
     body = line.rstrip("\r\n")
     ending = line[len(body) :]
-    for old, new in _hipcc_flags()["paths"].items():
+    for old, new in path_map().items():
         body = body.replace(old, new)
     body = _CUDA_VAR_LIB64.sub(r"\1/lib", body)
     parts = re.split(r"(\s+)", body)  # words at even indexes, the whitespace between them at odd ones
@@ -516,27 +512,12 @@ def _hipcc_line(line: str, offload: str) -> str:
         if drop_next or not parts[index]:
             drop_next, parts[index] = False, ""
             continue
-        parts[index], drop_next, is_arch = hipcc_word(parts[index])
-        if is_arch:
+        word = hipcc_word(parts[index])
+        parts[index], drop_next = " ".join(word.words), word.drop_next
+        if word.arch:
             parts[index], placed = ("" if placed else offload), True
     joined = "".join(parts)
     return (re.sub(r"(?<=\S)[ \t]{2,}", " ", joined).rstrip() if joined != body else joined) + ending
-
-
-def hipcc_word(word: str) -> tuple[str, bool, bool]:
-    """(replacement, drop the next word, is an arch flag)."""
-    from migrate.parse.manifest import NVCC_ARCH_FLAG
-
-    flags = _hipcc_flags()
-    if word in _ARCH_WITH_VALUE:
-        return "", True, True
-    if word.endswith("/nvcc"):
-        return "hipcc", False, False
-    if NVCC_ARCH_FLAG.match(word) or ("arch=compute_" in word and "code=" in word):
-        return "", False, True
-    if word in flags["keep_value"]:
-        return "", False, False
-    return flags["words"].get(word, word), False, False
 
 
 def _makefile(source: SourceFile, gfx_targets: Sequence[str]) -> list[FileChange]:

@@ -6,10 +6,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from migrate.errors import InputError
 from migrate.model import FileKind, Finding, Skipped, SourceFile
 from migrate.port.plan import FileChange, Plan
+
+if TYPE_CHECKING:
+    from migrate.apimap import Version
 
 STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")
 # (strategy, rules whose finding shows the project is of that kind, what the finding means), in priority order
@@ -17,6 +21,8 @@ _KINDS = (
     ("extension", frozenset({"torch-cuda-extension-build", "python-cpp-extension"}), "builds a PyTorch CUDA extension"),
     ("cmake", frozenset({"cmake-cuda-language", "cmake-find-cuda"}), "builds CUDA with CMake"),
     ("make", frozenset({"nvcc-invocation"}), "calls nvcc from a Makefile"),
+    # a JIT of the project's own (Python that finds nvcc through CUDA_HOME or runs it): the sources stay one tree
+    ("extension", frozenset({"python-nvcc-call", "python-cuda-home"}), "builds its CUDA sources from Python"),
 )
 # a build the scan leaves quiet because it already handles ROCm: a torch extension, or CMake with a HIP path
 _EXTENSION_BUILD = re.compile(rb"\bCUDAExtension\b|\bcpp_extension\b[^\n]*\bload(?:_inline)?\b")
@@ -26,6 +32,8 @@ _PYTHON_KINDS = frozenset({FileKind.SETUP_PY, FileKind.PYTHON})
 _CMAKE_KINDS = frozenset({FileKind.CMAKE})
 _WHY = {
     "extension": "a ROCm torch hipifies the CUDA sources at build time, so they keep their CUDA names",
+    "jit": "the sources keep their CUDA names, with ROCm branches under #ifdef USE_ROCM (its build must hipify them "
+           "and pass -DUSE_ROCM=1 on ROCm, as a ROCm torch does)",
     "cmake": "a USE_HIP build path and one compat header, so the same sources build for NVIDIA and AMD",
     "make": "a Makefile.rocm and one compat header, so the same sources build for NVIDIA and AMD",
     "header": "one compat header, so the same sources build with nvcc and hipcc",
@@ -51,9 +59,10 @@ def choose(requested: str, findings: Sequence[Finding], sources: Sequence[Source
     for name, rules, what in _KINDS:
         found = sorted((f for f in findings if f.rule in rules and not f.vendored and _is_build_file(f.path, name)),
                        key=Finding.key)
+        jit = "python-nvcc-call" in rules
         if found:
-            return Choice(name, f"{found[0].path}:{found[0].line} {what} ({found[0].rule}): {_WHY[name]}")
-        quiet = _quiet_build(name, sources)
+            return Choice(name, f"{found[0].path}:{found[0].line} {what} ({found[0].rule}): {_WHY['jit' if jit else name]}")
+        quiet = None if jit else _quiet_build(name, sources)
         if quiet is not None:
             return Choice(name, quiet)
     return Choice("header", f"no CUDA extension, CMake or nvcc Makefile build found: {_WHY['header']}")
@@ -99,21 +108,28 @@ def _is_build_file(path: str, strategy: str) -> bool:
 
 def plan_kept_sources(
     root: Path, choice: Choice, engine: str, sources: Sequence[SourceFile], skipped: Sequence[Skipped], *,
-    side: tuple[list[FileChange], list[Finding]] | None,
+    side: tuple[list[FileChange], list[Finding]] | None, scanned: Sequence[Finding] = (),
+    targets: Sequence[str] = ("gfx942",), rocm: Version | None = None,
 ) -> Plan:
-    """The plan of a port that keeps the CUDA sources (extension, cmake, make): guards or a compat header,
-    with the side files (SIDE) where asked."""
+    """The plan of a port that keeps the CUDA sources (extension, cmake, make, header): ROCm branches, and for the
+    builds that are not torch extensions one compat header (for ROCm release ROCM), with the side files (SIDE) where
+    asked."""
+    from migrate.port.guards import HIP_MACRO, guard_changes, repo_facts
 
+    facts = repo_facts(sources, scanned, targets)
     if choice.name == "extension":
         from migrate.port.extension import extension_changes
 
-        changes, findings = extension_changes(sources, side=side)
+        changes, findings = extension_changes(sources, facts, side=side)
     else:
         from migrate.port.buildsys import compat_changes
 
-        changes, findings = compat_changes(root, sources)
+        changes, findings = compat_changes(root, sources, rocm=rocm)
+        by_path = {c.relpath: c for c in changes}
+        findings += guard_changes(sources, by_path, facts, HIP_MACRO)
+        changes = list(by_path.values())
         if side is not None:
-            changes += side[0]
+            changes += [c for c in side[0] if c.relpath not in by_path]
             findings += side[1]
     return Plan(root, engine, tuple(sorted(changes, key=lambda c: c.relpath)), tuple(sorted(findings)),
                 tuple(sorted(skipped)), strategy=choice.name, reason=choice.reason)

@@ -1,0 +1,347 @@
+"""Does the translation compute what the original computes? Build both with nvcc (the translation on HIP's NVIDIA
+platform), run both where an NVIDIA GPU is present, and compare.
+
+Usage:
+  python benchmarks/run_translated.py --hip-include DIR [--hip-include DIR ...] [--tree DIR ...] [--no-programs]
+      [--work DIR] [--reuse | --translate-only] [--arch sm_90] [--json FILE] [--jobs N]
+
+Programs: each file of fixtures/translate/programs (unless --no-programs), and each directory under a --tree that
+holds a `main(` in a .cu file (its .cu/.cpp files, built together; cuda-samples' layout). A program that checks
+itself prints a line starting PASS or FAIL (and a digest of its result); the outputs agree when those lines are
+equal, else when the whole outputs are.
+
+Engines: the builtin one, for the ROCm release of the HIP headers given; hipify-perl when $MIGRATE_HIPIFY_PERL (or
+--hipify-perl, or PATH) has it. --hip-include takes checkouts (or their include directories) of ROCm's HIP
+(include/hip), hipother (hipnv/include) and clr (hipamd/include: hip_runtime_api.h includes one of its headers);
+hip/hip_version.h, which a ROCm build generates, is written into the work directory from HIP's VERSION file.
+
+Translation needs this project's Python packages; building and running need only nvcc and the standard library:
+--reuse builds from the translations an earlier run left in --work (how a machine without those packages runs it).
+Without a GPU (nvidia-smi lists none) the programs are built only, and the report says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = ROOT / "fixtures" / "translate" / "programs"
+SOURCES = (".cu", ".cpp", ".cc")
+HEADERS = (".cuh", ".h", ".hpp", ".inl")
+TEXT = (*SOURCES, *HEADERS)
+_MAIN = re.compile(rb"\bint\s+main\s*\(")
+_VERDICT = re.compile(r"^(PASS|FAIL)\b.*$", re.M)
+_BUILD_TIMEOUT = 600
+_RUN_TIMEOUT = 120
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program to build: its name, its directory, its sources (relative), extra include directories."""
+
+    name: str
+    directory: Path
+    sources: tuple[str, ...]
+    includes: tuple[Path, ...] = ()
+
+
+@dataclass
+class Outcome:
+    """What happened to one build of a program (the original, or one engine's translation)."""
+
+    built: bool = False
+    build_error: str = ""
+    ran: bool | None = None  # None: not run (no GPU, or not built)
+    exit_code: int | None = None
+    verdict: str = ""  # the PASS/FAIL line, if the program checks itself
+    stdout: str = field(default="", repr=False)
+
+
+@dataclass
+class Row:
+    """One program: its original and each translation."""
+
+    program: str
+    original: Outcome
+    translations: dict[str, Outcome]
+
+    def agrees(self, engine: str) -> bool | None:
+        mine, theirs = self.translations[engine], self.original
+        if not (mine.ran and theirs.ran):
+            return None
+        if mine.verdict or theirs.verdict:
+            return mine.verdict == theirs.verdict
+        return (mine.exit_code, mine.stdout) == (theirs.exit_code, theirs.stdout)
+
+
+def main() -> int:
+    args = _arguments()
+    work = args.work.resolve()
+    programs = _programs(args)
+    hip = _hip_includes(args.hip_include, work)
+    if not args.reuse:
+        _translate_all(programs, work, _engines(args.hipify_perl), hip.release)
+    if args.translate_only:
+        print(f"translations written under {work / 'translated'}")
+        return 0
+    engines = sorted(p.name for p in (work / "translated").iterdir()) if (work / "translated").is_dir() else []
+    gpu = _gpus()
+    probe = _probe(hip.flags, work, args.arch)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(lambda p: _row(p, engines, work, hip.flags, probe, args.arch, gpu), programs))
+    _print(rows, engines, gpu, probe, hip)
+    if args.json:
+        args.json.write_text(json.dumps(_as_json(rows, engines, gpu, probe, hip), indent=2) + "\n")
+    return 0
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hip-include", type=Path, action="append", required=True, metavar="DIR")
+    parser.add_argument("--tree", type=Path, action="append", default=[], help="A tree of CUDA programs.")
+    parser.add_argument("--no-programs", action="store_true", help="Leave out fixtures/translate/programs.")
+    parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "out" / "run-translated")
+    parser.add_argument("--reuse", action="store_true", help="Build the translations already in --work.")
+    parser.add_argument("--translate-only", action="store_true", help="Translate into --work; build nothing.")
+    parser.add_argument("--hipify-perl", default=None)
+    parser.add_argument("--arch", default="sm_90", help="nvcc -arch (default sm_90: H100/H200).")
+    parser.add_argument("--json", type=Path, default=None, help="Also write the results here.")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    return parser.parse_args()
+
+
+# -- what to build -------------------------------------------------------------------------------------------------
+
+
+def _programs(args: argparse.Namespace) -> list[Program]:
+    found = [] if args.no_programs else [Program(p.stem, PROGRAMS, (p.name,)) for p in sorted(PROGRAMS.glob("*.cu"))]
+    for tree in args.tree:
+        found += _tree_programs(tree.resolve())
+    return found
+
+
+def _tree_programs(tree: Path) -> list[Program]:
+    """Each directory with a main() in one of its .cu files; the tree's Common/common/include directories."""
+    shared = tuple(d for d in (tree / "Common", tree / "common", tree / "include") if d.is_dir())
+    found = []
+    for directory in sorted({p.parent for p in tree.rglob("*.cu")}):
+        sources = sorted(p.name for p in directory.iterdir() if p.suffix in SOURCES and p.is_file())
+        if any(_MAIN.search((directory / s).read_bytes()) for s in sources if s.endswith(".cu")):
+            name = directory.relative_to(tree).as_posix().replace("/", "__")
+            found.append(Program(f"{tree.name}/{name}", directory, tuple(sources), shared))
+    return found
+
+
+# -- translation (needs this project's packages) ---------------------------------------------------------------------
+
+
+def _engines(given: str | None) -> dict[str, str | None]:
+    perl = given or os.environ.get("MIGRATE_HIPIFY_PERL") or shutil.which("hipify-perl")
+    return {"builtin": None, **({"hipify-perl": perl} if perl and Path(perl).is_file() else {})}
+
+
+def _translate_all(programs: list[Program], work: Path, engines: dict[str, str | None], release: str) -> None:
+    sys.path.insert(0, str(ROOT / "src"))
+    from migrate.port.translate import Options, translate_bytes
+    from migrate.tools import run_tool
+
+    options = Options(rocm=release)
+    shutil.rmtree(work / "translated", ignore_errors=True)
+    shared = sorted({d for p in programs for d in p.includes})
+    for engine, perl in engines.items():
+
+        def translate(source: Path, target: Path) -> None:
+            data = source.read_bytes()
+            if perl is None:
+                target.write_bytes(translate_bytes(data, source.name, options).translated)
+            else:
+                run = run_tool(["perl", perl, "-quiet-warnings", source])
+                target.write_bytes(run.stdout if run.ok and run.stdout else data)
+
+        for program in programs:  # its sources and the headers beside them
+            headers = [p for p in program.directory.iterdir() if p.suffix in HEADERS and p.is_file()]
+            files = [program.directory / s for s in program.sources] + headers
+            _mirror(program.directory, files, _translated_dir(work, engine, program), translate)
+        for directory in shared:
+            files = [p for p in directory.rglob("*") if p.suffix in TEXT and p.is_file()]
+            _mirror(directory, files, _translated_include(work, engine, directory), translate)
+
+
+def _mirror(source: Path, files: list[Path], target: Path, translate: Callable[[Path, Path], None]) -> None:
+    for path in sorted(files):
+        out = target / path.relative_to(source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        translate(path, out)
+
+
+def _translated_dir(work: Path, engine: str, program: Program) -> Path:
+    return work / "translated" / engine / program.name.replace("/", "__")
+
+
+def _translated_include(work: Path, engine: str, directory: Path) -> Path:
+    return work / "translated-include" / engine / f"{directory.parent.name}__{directory.name}"
+
+
+# -- building and running (nvcc and the standard library only) -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HipHeaders:
+    """The include flags for HIP's NVIDIA platform and the HIP release they are."""
+
+    flags: tuple[str, ...]
+    release: str
+
+
+def _hip_includes(given: list[Path], work: Path) -> HipHeaders:
+    dirs: list[Path] = []
+    release = ""
+    for path in (p.resolve() for p in given):
+        for candidate in (path, path / "include", path / "hipnv" / "include", path / "hipamd" / "include"):
+            if (candidate / "hip").is_dir() and candidate not in dirs:
+                dirs.append(candidate)
+        if (path / "VERSION").is_file():
+            release = _release(path / "VERSION")
+    if not dirs:
+        raise SystemExit(f"no hip/ include directory under {', '.join(map(str, given))}")
+    generated = work / "hip-version"
+    (generated / "hip").mkdir(parents=True, exist_ok=True)
+    major, minor = (release or "6.0").split(".")
+    (generated / "hip" / "hip_version.h").write_text(
+        "// Written by benchmarks/run_translated.py from HIP's VERSION file (a ROCm build generates it).\n#pragma once\n"
+        f"#define HIP_VERSION_MAJOR {major}\n#define HIP_VERSION_MINOR {minor}\n#define HIP_VERSION_PATCH 0\n"
+        '#define HIP_VERSION_GITHASH ""\n#define HIP_VERSION_BUILD_ID 0\n#define HIP_VERSION_BUILD_NAME ""\n'
+        "#define HIP_VERSION (HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH)\n")
+    flags = ("-D__HIP_PLATFORM_NVIDIA__", f"-I{generated}", *(f"-I{d}" for d in dirs))
+    return HipHeaders(flags, release or "6.0")
+
+
+def _release(version_file: Path) -> str:
+    """HIP's VERSION file: '#HIP_VERSION_MAJOR' then the number, and so on."""
+    numbers = [line.strip() for line in version_file.read_text().splitlines() if line.strip().isdigit()]
+    return ".".join(numbers[:2]) if len(numbers) >= 2 else ""
+
+
+def _probe(flags: tuple[str, ...], work: Path, arch: str) -> str:
+    """'' when an empty HIP program builds with these headers, else nvcc's first error (one cause for every program)."""
+    probe = work / "probe.cu"
+    probe.write_text("#include <hip/hip_runtime.h>\nint main() { return hipDeviceSynchronize() == hipSuccess ? 0 : 1; }\n")
+    done = _nvcc([*flags, f"-arch={arch}", str(probe), "-o", str(work / "probe")], work)
+    return "" if done.returncode == 0 else _first_error(done.stderr)
+
+
+def _gpus() -> list[str]:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return []
+    done = subprocess.run([smi, "-L"], capture_output=True, text=True, check=False)
+    return [line for line in done.stdout.splitlines() if line.startswith("GPU ")] if done.returncode == 0 else []
+
+
+def _row(program: Program, engines: list[str], work: Path, hip: tuple[str, ...], probe: str, arch: str,
+         gpu: list[str]) -> Row:
+    bin_dir = work / "bin" / program.name.replace("/", "__")
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    original = _build(program.directory, program, [], bin_dir / "original", arch, program.includes)
+    translations = {}
+    for engine in engines:
+        if probe:
+            translations[engine] = Outcome(build_error="not built: the HIP headers do not build with this nvcc")
+            continue
+        source = _translated_dir(work, engine, program)
+        includes = tuple(_translated_include(work, engine, d) for d in program.includes)
+        translations[engine] = _build(source, program, ["-x", "cu", *hip], bin_dir / engine, arch, includes)
+    if gpu:
+        for outcome, name in ((original, "original"), *((translations[e], e) for e in engines)):
+            _run(outcome, bin_dir / name, program.directory)
+    return Row(program.name, original, translations)
+
+
+def _build(source: Path, program: Program, extra: list[str], binary: Path, arch: str,
+           shared: tuple[Path, ...]) -> Outcome:
+    includes = [f"-I{d}" for d in (source, *shared)]
+    command = [f"-arch={arch}", "-O2", "-w", *extra, *includes, *(str(source / s) for s in program.sources),
+               "-o", str(binary)]
+    done = _nvcc(command, source)
+    return Outcome(built=done.returncode == 0, build_error="" if done.returncode == 0 else _first_error(done.stderr))
+
+
+def _nvcc(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(["nvcc", *arguments], cwd=cwd, capture_output=True, text=True, errors="replace",
+                              timeout=_BUILD_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(["nvcc"], 124, "", f"nvcc timed out after {_BUILD_TIMEOUT}s")
+
+
+def _run(outcome: Outcome, binary: Path, cwd: Path) -> None:
+    if not outcome.built:
+        return
+    try:
+        done = subprocess.run([str(binary)], cwd=cwd, capture_output=True, text=True, errors="replace",
+                              timeout=_RUN_TIMEOUT, check=False, stdin=subprocess.DEVNULL)
+        outcome.ran, outcome.exit_code, outcome.stdout = True, done.returncode, done.stdout
+    except subprocess.TimeoutExpired:
+        outcome.ran, outcome.exit_code = True, 124
+    found = _VERDICT.search(outcome.stdout)
+    outcome.verdict = found.group(0).strip() if found else ""
+
+
+def _first_error(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "failed")[:300]
+
+
+# -- the report ------------------------------------------------------------------------------------------------------
+
+
+def _print(rows: list[Row], engines: list[str], gpu: list[str], probe: str, hip: HipHeaders) -> None:
+    print(f"GPU: {', '.join(gpu)}" if gpu else "GPU: none (nvidia-smi lists none): built only, nothing run")
+    print(f"HIP headers: release {hip.release}; " + (f"do NOT build with this nvcc: {probe}" if probe else "build"))
+    print("program | original | " + " | ".join(engines))
+    for row in rows:
+        cells = [_cell(row.original)] + [_cell(row.translations[e], row.agrees(e)) for e in engines]
+        print(f"{row.program} | " + " | ".join(cells))
+    for engine in ["original", *engines]:
+        outcomes = [r.original if engine == "original" else r.translations[engine] for r in rows]
+        summary = f"{engine}: built {sum(o.built for o in outcomes)}/{len(rows)}"
+        if gpu:
+            passed = sum(o.verdict.startswith("PASS") for o in outcomes)
+            summary += f", ran {sum(bool(o.ran) for o in outcomes)}, self-check passed {passed}"
+            if engine != "original":
+                agree = [r.agrees(engine) for r in rows]
+                summary += f", agree with the original {sum(a is True for a in agree)}/{sum(a is not None for a in agree)}"
+        print(summary)
+
+
+def _cell(outcome: Outcome, agrees: bool | None = None) -> str:
+    if not outcome.built:
+        return f"build failed ({outcome.build_error[:120]})"
+    if outcome.ran is None:
+        return "built"
+    check = outcome.verdict.split()[0] if outcome.verdict else "no self-check"
+    agreement = "" if agrees is None else (", agrees" if agrees else ", DIFFERS")
+    return f"ran (exit {outcome.exit_code}), {check}{agreement}"
+
+
+def _as_json(rows: list[Row], engines: list[str], gpu: list[str], probe: str, hip: HipHeaders) -> dict[str, object]:
+    return {
+        "gpu": gpu, "hip_release": hip.release, "hip_probe_error": probe, "engines": engines,
+        "programs": [{"program": r.program, "original": asdict(r.original),
+                      "translations": {e: {**asdict(r.translations[e]), "agrees": r.agrees(e)} for e in engines}}
+                     for r in rows],
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

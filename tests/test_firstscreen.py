@@ -111,3 +111,13 @@ def test_counts_say_what_they_count() -> None:
     assert counts["Already handled"].startswith(
         "1 more NVIDIA-only place in code a HIP build never compiles (behind HIP guards, or another backend's code), "
         "not among the findings above and not in the effort: 1 inline PTX in 1 file")
+
+
+def test_a_cutlass_kernel_library_leads_with_composable_kernel() -> None:
+    gemm = [make(f"csrc/gemm{n}.cu", 3, "cutlass-usage", Severity.HIGH, category="cuda-library",
+                 evidence="cutlass::gemm::device::Gemm<float> op;", substitutions=("cutlass",)) for n in range(5)]
+    found = screen(*gemm, substitutions=("cutlass",))
+    assert found.lead is not None and found.lead.heading.startswith("Most of what blocks this port is CUTLASS/CuTe: 100%")
+    assert "Composable Kernel" in found.lead.text and "hipBLASLt" in found.lead.text
+    assert found.actions[0].what.startswith("cutlass → Composable Kernel")
+    assert found.unchanged == ()  # a GEMM library is a port, not a binary-only stack or inline PTX

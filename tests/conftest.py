@@ -136,3 +136,14 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(migrate.scan, "scan_file", counting)
     return seen
+
+
+def parse_file(tmp_path: Path, relpath: str, kind, text: str):
+    """TEXT written at RELPATH under TMP_PATH and parsed as a file of KIND (a Document, or Skipped)."""
+    from migrate.model import SourceFile
+    from migrate.parse import parse
+
+    path = tmp_path / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return parse(SourceFile(path, relpath, kind, len(text)))

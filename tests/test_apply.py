@@ -16,7 +16,7 @@ from migrate.port.apply import ApplyError, FileChange, plan_port, render_diff, w
 from migrate.cli import cli
 from migrate.port.translate import Engine
 
-from conftest import FIXTURES, GIT_ENV, git, init_repo
+from conftest import FIXTURES, GIT_ENV, git, init_repo, require_tool
 
 INPUTS = FIXTURES / "translate" / "input"
 GOLDEN = FIXTURES / "translate" / "expected"
@@ -406,6 +406,25 @@ LDFLAGS := -L$(CUDA_HOME)/lib -lamdhip64 -lhipblas
 """
     assert rocm_makefile(out, ["gfx90a", "gfx942"]) == out
     assert rocm_makefile("all:\n\tg++ -O2 main.cpp\n", ["gfx90a"]) is None
+
+
+# Options nvcc takes and hipcc stops on, or accepts and ignores (rules/data/hipcc_flags.yaml says which).
+NVCC_ONLY = ("-O2 -deviceemu -Xptxas -v --ptxas-options=-v -maxrregcount=32 --maxrregcount 32 -Xfatbin -compress-all "
+             "-Xcudafe --diag_suppress=177 -ccbin g++ --default-stream per-thread -res-usage --expt-extended-lambda")
+
+
+def test_makefile_variant_drops_options_hipcc_rejects_and_hipcc_compiles(tmp_path: Path) -> None:
+    from migrate.port.sidefiles import rocm_makefile
+
+    out = rocm_makefile(f"NVCC := nvcc\nNVCCFLAGS := {NVCC_ONLY}\n", ["gfx90a"])
+    assert out == "NVCC := hipcc\nNVCCFLAGS := -O2\n"
+    hipcc = require_tool("hipcc")
+    source = tmp_path / "k.hip"
+    source.write_text("#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n")
+    compile_with = [hipcc, "--offload-arch=gfx90a", "-fsyntax-only", str(source)]
+    env = {**os.environ, "HIP_PLATFORM": "amd"}
+    assert subprocess.run([*compile_with, "-O2"], env=env, capture_output=True).returncode == 0
+    assert subprocess.run([*compile_with, *NVCC_ONLY.split()], env=env, capture_output=True).returncode != 0
 
 
 def test_apply_writes_makefile_rocm_beside_the_original(tmp_path: Path) -> None:

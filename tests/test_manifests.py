@@ -10,18 +10,14 @@ from click.testing import CliRunner
 
 from migrate.cli import cli
 from migrate.config import Settings
-from migrate.model import FileKind, Skipped, SourceFile
-from migrate.parse import parse
+from migrate.model import FileKind, Skipped
 from migrate.parse.manifest import Positions
 from migrate.parse.shell import shell_items
 from migrate.scan import scan
 
+from conftest import parse_file
 
-def _parse(tmp_path: Path, relpath: str, kind: FileKind, text: str):
-    path = tmp_path / relpath
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return parse(SourceFile(path, relpath, kind, len(text)))
+_parse = parse_file
 
 
 def _items(doc, kind: str) -> list[tuple]:

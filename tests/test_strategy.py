@@ -196,6 +196,9 @@ def test_build_flags_inline_lists_and_jit_load() -> None:
     probe = 'from torch.utils.cpp_extension import load\nimport subprocess\nsubprocess.call(["nvcc", "--version"])\n'
     assert rocm_build_flags(probe) is None  # a command, not a flag list
     assert rocm_build_flags("from torch.utils.cpp_extension import load\nflags = ['-O3']\n") is None  # nothing nvcc-only
+    fatbin = 'from torch.utils.cpp_extension import load\nflags = ["-O3", "-Xfatbin", "-compress-all"]\n'
+    assert 'if IS_HIP_EXTENSION:  # ROCm torch: hipcc gets --offload-arch from PYTORCH_ROCM_ARCH\n    flags = ["-O3"]\n' in (
+        rocm_build_flags(fatbin) or "")  # hipcc 5.2 rejects -compress-all: the option goes with its value
 
 
 def test_jit_extension_port_compiles_with_hipcc(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
@@ -43,8 +44,14 @@ _NAMES = {
     "setup.py": FileKind.SETUP_PY, "pyproject.toml": FileKind.PYPROJECT, "setup.cfg": FileKind.SETUP_CFG,
     "pipfile": FileKind.PIPFILE, "cmakelists.txt": FileKind.CMAKE, "makefile": FileKind.MAKEFILE,
     "gnumakefile": FileKind.MAKEFILE, "dockerfile": FileKind.DOCKERFILE, "containerfile": FileKind.DOCKERFILE,
-    ".gitlab-ci.yml": FileKind.CI_WORKFLOW,
+    ".gitlab-ci.yml": FileKind.CI_WORKFLOW, ".gitmodules": FileKind.GITMODULES,
+    "make.config": FileKind.MAKEFILE, "make.inc": FileKind.MAKEFILE, "make.defs": FileKind.MAKEFILE,
+    "make.rules": FileKind.MAKEFILE,
 }
+# Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make (Makefile.in / .am are autotools templates).
+_MAKEFILE_NAME = re.compile(r"^(?:gnu)?makefile[._-](?!(?:in|am)$)[\w.-]+$|\.(?:make|mak)$")
+# DeepStream nvinfer and deepstream-app configs are INI text files named after what they configure.
+_INFER_CONFIG_NAME = re.compile(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt|ini|cfg)$")
 
 
 def classify(relpath: str) -> FileKind | None:
@@ -53,6 +60,8 @@ def classify(relpath: str) -> FileKind | None:
     name = name.lower()
     if name in _NAMES:
         return _NAMES[name]
+    if _MAKEFILE_NAME.search(name):
+        return FileKind.MAKEFILE
     if name.startswith(("dockerfile.", "containerfile.")) or name.endswith(".dockerfile"):
         return FileKind.DOCKERFILE
     if name.startswith(("requirements", "constraints")) and name.endswith((".txt", ".in")):
@@ -64,6 +73,8 @@ def classify(relpath: str) -> FileKind | None:
         return _classify_yaml(PurePosixPath(relpath), name)
     if name.endswith(".in") and not name.startswith(("requirements", "constraints")):
         return None
+    if _INFER_CONFIG_NAME.search(name):
+        return FileKind.INFER_CONFIG
     return _EXTENSIONS.get(suffix)
 
 

@@ -81,6 +81,8 @@ class FileKind(str, enum.Enum):
     MARKDOWN = "markdown"
     YAML = "yaml"
     COG = "cog"  # Replicate cog.yaml
+    GITMODULES = "gitmodules"  # .gitmodules (git config syntax)
+    INFER_CONFIG = "infer-config"  # INI-style inference configs (DeepStream nvinfer / deepstream-app)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ from functools import cache, cached_property
 from multiprocessing.pool import IMapIterator
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from migrate import matchers, preproc, rocm_status, targets, tokenscan
 from migrate.baseline import load as load_baseline
 from migrate.baseline import new_findings
@@ -189,11 +191,14 @@ def _status(evidence: list[Evidence], guarded: int, sources: list[SourceFile]) -
 
 
 def _without_first_party(findings: list[Finding], packages: frozenset[str], ruleset: Ruleset) -> list[Finding]:
-    """Drop import findings of PACKAGES, those the repository defines itself: scanning flash-attn, its own
-    `from flash_attn import ...` lines are not a dependency on flash-attn."""
+    """Drop import and dependency findings of PACKAGES, those the repository defines itself: scanning DeepSpeed,
+    its own `import deepspeed` and the `pip install deepspeed` of its README are not a dependency on DeepSpeed."""
     import_rules = {r.id for r in ruleset.rules if r.match.get("imports")}
+    package_rules = {r.id for r in ruleset.rules if r.match.get("matcher") == "manifest-package"}
+    names = {canonicalize_name(p) for p in packages}
     return [f for f in findings
-            if not (f.rule in import_rules and f.symbol and f.symbol.split(".")[0] in packages)]
+            if not (f.rule in import_rules and f.symbol and f.symbol.split(".")[0] in packages)
+            and not (f.rule in package_rules and f.symbol in names)]
 
 
 def _narrow(

@@ -63,6 +63,8 @@ def _words(doc: Document, *, options: bool) -> Iterator[tuple[str, int, int]]:
             yield from _python_words(doc, options=options)
         return
     for item in items(doc, CMAKE):
+        if item.name.startswith("find_"):
+            continue  # HINTS and PATHS of a search: places to look, not build flags or sources
         for arg, (line, column) in zip(item.args, item.positions):
             yield from _split(arg, line, column)
     yield from _make_words(doc)

@@ -11,13 +11,19 @@ from migrate.parse import Document
 from migrate.parse.manifest import COMMAND, items
 
 
+_POSITIONS = ("any", "last")
+
+
 def _validate(params: Mapping[str, Any]) -> None:
     check(params, lists=("tools", "subcommands"), regexes=("args",), required=("tools",))
+    if params.get("position", "any") not in _POSITIONS:
+        raise ValueError(f"manifest-command: 'position' must be one of {', '.join(_POSITIONS)}")
 
 
 @register("manifest-command", validate=_validate, needles=lambda p: needles(p, list(p["tools"])))
 def match_command(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
-    """Each run of a tool in `tools` (after `subcommands`, if given); with `args`, each argument matching it."""
+    """Each run of a tool in `tools` (after `subcommands`, if given); with `args`, each argument matching it (or,
+    with `position: last`, the last argument only: the destination of cp, mv, install)."""
     subcommands = params.get("subcommands")
     pattern = compiled(params["args"]) if "args" in params else None
     for item in items(doc, COMMAND):
@@ -28,6 +34,7 @@ def match_command(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
         if pattern is None:
             yield Hit(item.line, item.column, symbol=item.name)
             continue
-        for arg, (line, column) in zip(item.args, item.positions):
+        placed = list(zip(item.args, item.positions))
+        for arg, (line, column) in placed[-1:] if params.get("position") == "last" else placed:
             if pattern.search(arg):
                 yield Hit(line, column, symbol=f"{item.name} {arg}")

@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+from packaging.version import InvalidVersion, Version
 
 from migrate.matchers import Hit, register
 from migrate.matchers.manifest_common import check, compiled, literal_prefixes, name_matches, needles, search
 from migrate.parse import Document
-from migrate.parse.manifest import INDEX, PACKAGE, items
+from migrate.parse.manifest import INDEX, PACKAGE, Item, items
 
 _ECOSYSTEMS = ("any", "pip", "conda")
+# A version constraint after the name: pip (==, ~=, <), conda (=), Poetry (^, ~, a bare version).
+_CONSTRAINT = re.compile(r"(===|==|~=|<=|>=|!=|\^|~|<|>|=)?\s*v?(\d+(?:\.\d+)*)(\.\*)?")
+_NAME = re.compile(r"^\s*(?:[\w.-]+::)?[A-Za-z0-9][\w.-]*(?:\s*\[[^\]]*\])?")
 
 
 def _validate(params: Mapping[str, Any]) -> None:
     check(params, lists=("names", "exclude"), regexes=("local", "extras", "url", "unless_index"), required=("names",))
     if params.get("ecosystem", "any") not in _ECOSYSTEMS:
         raise ValueError(f"manifest-package: 'ecosystem' must be one of {', '.join(_ECOSYSTEMS)}")
+    for key in ("before", "since"):
+        if key in params:
+            try:
+                Version(str(params[key]))
+            except InvalidVersion:
+                raise ValueError(f"manifest-package: '{key}' must be a version, not {params[key]!r}") from None
 
 
 # a requirements file may only include the file that names the package (-r / -c, followed by the parser)
@@ -46,4 +58,35 @@ def match_package(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
             continue
         if "url" in params and not compiled(params["url"]).search(item.url):
             continue
+        if "before" in params and not predates(item, Version(str(params["before"]))):
+            continue
+        if "since" in params and predates(item, Version(str(params["since"]))):
+            continue
         yield Hit(item.line, item.column, symbol=item.name)
+
+
+def predates(item: Item, release: Version) -> bool:
+    """True when every version ITEM's constraint allows is older than RELEASE (an exact pin, an upper bound)."""
+    if item.url:
+        return False  # a URL's digits are no constraint
+    text = _NAME.sub("", item.value.split(";", 1)[0], count=1)
+    return any(_bound_below(op or "==", version, bool(star), release) for op, version, star in _CONSTRAINT.findall(text))
+
+
+def _bound_below(op: str, version: str, star: bool, release: Version) -> bool:
+    parts = [int(p) for p in version.split(".")]
+    if op in ("==", "===", "=") and star:
+        return Version(".".join(map(str, _bumped(parts, len(parts) - 1)))) <= release
+    if op in ("==", "===", "=", "<="):
+        return Version(version) < release
+    if op == "<":
+        return Version(version) <= release
+    if op in ("~=", "~", "^") and len(parts) > 1:
+        position = len(parts) - 2 if op == "~=" else (1 if op == "~" else next((i for i, p in enumerate(parts) if p), 0))
+        return Version(".".join(map(str, _bumped(parts, min(position, len(parts) - 1))))) <= release
+    return False
+
+
+def _bumped(parts: list[int], position: int) -> list[int]:
+    """The first version past every version that agrees with PARTS up to POSITION (0.37.* -> 0.38)."""
+    return [*parts[:position], parts[position] + 1]

@@ -173,4 +173,4 @@ def _load_parsers() -> None:
     _loaded = True
     from migrate.parse import cuda, python  # noqa: F401  (registers parsers)
     from migrate.parse import cmake, docker, makefile, markdown, pyproject, requirements  # noqa: F401
-    from migrate.parse import setup_py, shell, yamlfiles  # noqa: F401
+    from migrate.parse import gitmodules, inferconfig, setup_py, shell, yamlfiles  # noqa: F401

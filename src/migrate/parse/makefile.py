@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse import register
-from migrate.parse.manifest import ENV, Item, ManifestDocument, Positions
-from migrate.parse.shell import shell_items
+from migrate.parse.manifest import Item, ManifestDocument, Positions
+from migrate.parse.shell import assignment_items, shell_items
 
 _ASSIGN = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*(?::{1,3}|\?|\+|!)?=\s*(.*)$", re.S)
 _DIRECTIVE = re.compile(r"^\s*(?:ifeq|ifneq|ifdef|ifndef|else|endif|include|-include|sinclude|define|endef|vpath)\b")
@@ -48,7 +48,7 @@ def makefile_items(text: str) -> list[Item]:
         assignment = _ASSIGN.match(code.strip())
         if assignment and ":" not in code.split("=", 1)[0].rstrip(":"):
             indent = len(code) - len(code.lstrip())
-            found.append(Item(ENV, assignment.group(1), *positions.at(offset + indent), value=assignment.group(2)))
+            found.extend(assignment_items(assignment.group(1), assignment.group(2), positions.at(offset + indent)))
             value_at = offset + code.index(assignment.group(2)) if assignment.group(2) else offset
             found.extend(shell_items(assignment.group(2), _shifted(positions, value_at)))
     return found

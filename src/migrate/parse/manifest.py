@@ -14,10 +14,13 @@ from packaging.version import InvalidVersion, Version
 from migrate.parse import Document
 
 PACKAGE, INDEX, IMAGE, COMMAND, ENV, FACT, CMAKE = "package", "index", "image", "command", "env", "fact", "cmake"
+READ = "env-read"  # a shell expansion of a variable ($NAME, ${NAME:-default})
 NVCC_ARCH_FLAG = re.compile(
     r"^(?:-gencode(?:=.*)?|--generate-code(?:=.*)?|(?:-arch|--gpu-architecture)=(?:sm|compute)_\w+|"
     r"-code=(?:sm|compute)_\w+.*|arch=compute_\w+,code=.*|(?:sm|compute)_\d+[a-z]?)$"
 )
+LOCATION = re.compile(r"^(?:(?:git|hg|svn|bzr)\+|https?://|file:|\.{1,2}/|/)")  # a requirement given as a place
+_ARCHIVE_SUFFIX = re.compile(r"(?:\.git|\.zip|\.tar\.gz|\.tgz)$")
 _WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 
 
@@ -98,6 +101,19 @@ def requirement_item(text: str, line: int, column: int, *, strict: bool = True) 
         local=_local(pinned[0]) if pinned else "",
         url=requirement.url or "",
     )
+
+
+def location_items(value: str, line: int, column: int) -> list[Item]:
+    """A bare URL or path requirement: named by #egg=, else by the last path segment of a remote URL."""
+    if "#egg=" in value:
+        name = value.split("#egg=", 1)[1].split("&", 1)[0]
+    elif "://" in value:
+        last = value.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+        name = _ARCHIVE_SUFFIX.sub("", last.split("@", 1)[0])
+    else:
+        return []  # a local path: nothing to say about its name
+    item = requirement_item(name, line, column, strict=False)
+    return [] if item is None else [Item(item.kind, item.name, line, column, value=value, url=value)]
 
 
 def _local(version: str) -> str:

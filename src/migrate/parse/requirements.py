@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from migrate.discover import classify
 from migrate.model import FileKind, SourceFile
 from migrate.parse import ParseError, register
-from migrate.parse.manifest import FACT, INDEX, Item, ManifestDocument, requirement_item
+from migrate.parse.manifest import FACT, INDEX, LOCATION, Item, ManifestDocument, location_items, requirement_item
 
 _COMMENT = re.compile(r"(^|\s)#.*$")
 _OPTION = re.compile(r"^(-[a-zA-Z]|--[a-z-]+)(?:[=\s]\s*(\S.*))?$")
@@ -17,21 +17,8 @@ _INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "-f", "--f
 _INCLUDE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint"})
 _TRAILING_OPTIONS = re.compile(r"\s+--(?:hash|global-option|config-settings|install-option)[=\s]\S+")
 _MAX_INCLUDE_DEPTH = 5
-_LOCATION = re.compile(r"^(?:(?:git|hg|svn|bzr)\+|https?://|file:|\.{1,2}/|/)")
-_ARCHIVE_SUFFIX = re.compile(r"(?:\.git|\.zip|\.tar\.gz|\.tgz)$")
-
-
-def _location_item(value: str, line: int, column: int) -> list[Item]:
-    """A bare URL or path requirement: named by #egg=, else by the last path segment of a remote URL."""
-    if "#egg=" in value:
-        name = value.split("#egg=", 1)[1].split("&", 1)[0]
-    elif "://" in value:
-        last = value.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
-        name = _ARCHIVE_SUFFIX.sub("", last.split("@", 1)[0])
-    else:
-        return []  # a local path: nothing to say about its name
-    item = requirement_item(name, line, column, strict=False)
-    return [] if item is None else [Item(item.kind, item.name, line, column, value=value, url=value)]
+# pip reads a line with a path separator that is no requirement as a path (pip's _looks_like_path).
+_LOCAL_PATH = re.compile(r"^[\w.-]+/[^\s;:@]*(?:\s|$)")
 
 
 def logical_lines(text: str) -> Iterator[tuple[int, int, str]]:
@@ -67,9 +54,11 @@ def requirement_items(text: str, *, base: Path | None = None, root: Path | None 
             found.extend(_option_items(option.group(1), option.group(2) or "", line, column, base, root, seen))
             continue
         content = _TRAILING_OPTIONS.sub("", content)
-        if _LOCATION.match(content) and not content.split("#", 1)[0].endswith(".whl"):
-            found.extend(_location_item(content, line, column))
+        if LOCATION.match(content) and not content.split("#", 1)[0].endswith(".whl"):
+            found.extend(location_items(content, line, column))
             continue
+        if _LOCAL_PATH.match(content):
+            continue  # pip installs a local directory (submodules/simple-knn): nothing to say about its name
         try:
             item = requirement_item(content, line, column)
         except ValueError as exc:
@@ -88,7 +77,7 @@ def _option_items(option: str, value: str, line: int, column: int, base: Path | 
     if option in _INDEX_OPTIONS and value:
         return [Item(INDEX, value, line, column + len(option) + 1, value=option)]
     if option in ("-e", "--editable"):
-        return _location_item(value, line, column)
+        return location_items(value, line, column)
     if option in _INCLUDE_OPTIONS and value:
         return [Item(FACT, "requirements-include", line, column, value=value), *_included(value, line, column, base,
                                                                                           root, seen)]

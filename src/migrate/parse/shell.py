@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse import register
-from migrate.parse.manifest import COMMAND, ENV, IMAGE, INDEX, PACKAGE, Item, ManifestDocument, Positions, arch_flag_items
-from migrate.parse.manifest import requirement_item
+from migrate.parse.manifest import COMMAND, ENV, IMAGE, INDEX, PACKAGE, READ, Item, ManifestDocument, Positions
+from migrate.parse.manifest import LOCATION, arch_flag_items, location_items, requirement_item
 
 Origin = Callable[[int], tuple[int, int]]
 ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
@@ -22,8 +22,13 @@ _OPERATORS = ("&&", "||", ";;", "<<-", "<<", ">>", "$(", "|", ";", "&", "(", ")"
 _SEPARATORS = frozenset({"\n", "&&", "||", ";;", "|", ";", "&", "(", ")", "$(", "`"})
 _REDIRECTS = frozenset({"<", ">", ">>", "<<", "<<-"})
 _WORD_END = frozenset(" \t\r\n;&|()<>`")
+_OPERATOR_START = frozenset(op[0] for op in _OPERATORS)
+_PLAIN = re.compile(r"[^ \t\r\n;&|()<>`'\"\\$]+")
 _WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "then", "do", "else", "!", "{"})
 _DECLARE = frozenset({"export", "declare", "local", "readonly", "typeset", "set"})
+_PRINTERS = frozenset({"echo", "printf", "logger"})  # what they expand is only shown, unless piped or substituted
+_CAPTURING = frozenset({"|", "$(", "`"})
+_EXPANSION = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _PIP_VALUE_OPTIONS = frozenset(
     {"-r", "--requirement", "-c", "--constraint", "-t", "--target", "--prefix", "--root", "--src", "--platform",
      "--python-version", "--implementation", "--abi", "--upgrade-strategy", "--trusted-host", "-C",
@@ -43,6 +48,8 @@ IMAGE_REFERENCE = re.compile(
     r"^(?:docker://)?(?:(?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d+)?[/#])?[a-z0-9._-]+(?:/[a-z0-9._-]+)+"
     r"(?::[A-Za-z0-9_][\w.-]*|@sha256:[0-9a-f]+)?$"
 )
+# enroot names an imported image registry+org+name+tag.sqsh; clusters often rename it registry_org_name_tag.sqsh
+_ENROOT_NGC = re.compile(r"(?:^|/)(?:nvcr\.io[_+])?nvidia[_+]([a-z0-9-]+)[_+]([\w.-]+)\.sqsh$")
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,7 @@ def tokenize(text: str) -> list[Word]:
             end = text.find("\n", i)
             i = n if end < 0 else end
         else:
-            operator = next((op for op in _OPERATORS if text.startswith(op, i)), None)
+            operator = next((op for op in _OPERATORS if text.startswith(op, i)), None) if char in _OPERATOR_START else None
             if operator:
                 words.append(Word(operator, i, True))
                 i += len(operator)
@@ -105,8 +112,10 @@ def _word(text: str, start: int) -> tuple[str, int]:
         elif text.startswith("$(", i):
             break
         else:
-            out.append(char)
-            i += 1
+            plain = _PLAIN.match(text, i)  # a run of ordinary characters at once: the common case
+            end = plain.end() if plain else i + 1
+            out.append(text[i:end])
+            i = end
     return "".join(out), max(i, start + 1)
 
 
@@ -144,10 +153,11 @@ def _skip_heredocs(text: str, i: int, heredocs: list[tuple[str, bool]]) -> int:
     return i
 
 
-def commands(words: list[Word]) -> Iterator[list[Word]]:
-    """The simple commands: runs of words between separators, redirections and their targets removed."""
+def commands(words: list[Word]) -> Iterator[tuple[list[Word], bool]]:
+    """The simple commands, redirections and their targets removed: (words, whether the output is captured by a
+    pipe or a command substitution)."""
     current: list[Word] = []
-    skip_next = False
+    captured = skip_next = False
     for word in words:
         if skip_next and not word.operator:
             skip_next = False
@@ -157,51 +167,72 @@ def commands(words: list[Word]) -> Iterator[list[Word]]:
             skip_next = True
         elif word.operator and word.text in _SEPARATORS:
             if current:
-                yield current
-            current = []
+                yield current, captured or word.text == "|"
+            current, captured = [], word.text in _CAPTURING
         elif not word.operator:
             current.append(word)
     if current:
-        yield current
+        yield current, captured
 
 
 def shell_items(text: str, origin: Origin) -> list[Item]:
     """Every item of a shell snippet; ORIGIN maps an offset in TEXT to its (line, column) in the file."""
     found: list[Item] = []
-    for command in commands(tokenize(text)):
-        found.extend(command_items(command, origin))
+    for command, captured in commands(tokenize(text)):
+        found.extend(command_items(command, origin, captured=captured))
     return found
 
 
-def command_items(command: list[Word], origin: Origin) -> Iterator[Item]:
-    """Items of one simple command: assignments, the tool and its arguments, pip/conda packages."""
+def command_items(command: list[Word], origin: Origin, *, captured: bool = False) -> Iterator[Item]:
+    """Items of one simple command: assignments, the tool and its arguments, pip/conda packages, and the variables
+    it expands (not those an `echo` only shows: CAPTURED says its output is piped or substituted)."""
     yield from arch_flag_items([(w.text, *origin(w.offset)) for w in command])
     i = 0
     while i < len(command):
         word = command[i]
         assignment = ASSIGNMENT.match(word.text)
         if assignment:
-            yield Item(ENV, assignment.group(1), *origin(word.offset), value=assignment.group(2))
+            yield from assignment_items(assignment.group(1), assignment.group(2), origin(word.offset))
         elif word.text in _DECLARE:
             yield from _declared(command[i + 1 :], origin)
-            return
+            break
         elif word.text in _WRAPPERS or (word.text.startswith("-") and i > 0 and command[i - 1].text in _WRAPPERS):
             pass
         else:
             yield from _invocation(command[i:], origin)
-            return
+            break
         i += 1
+    if captured or command[min(i, len(command) - 1)].text not in _PRINTERS:
+        yield from _expansions(command, origin)
+
+
+def assignment_items(name: str, value: str, where: tuple[int, int]) -> Iterator[Item]:
+    """NAME=VALUE: the variable, and the image VALUE names when it is one (BASE_IMAGE=nvcr.io/nvidia/pytorch)."""
+    yield Item(ENV, name, *where, value=value)
+    image = image_reference(value)
+    if image:
+        yield Item(IMAGE, image, where[0], where[1] + len(name) + 1)
+
+
+def _expansions(command: list[Word], origin: Origin) -> Iterator[Item]:
+    for word in command:
+        if "$" in word.text:
+            passed = ASSIGNMENT.match(word.text)
+            for match in _EXPANSION.finditer(word.text):
+                if not (passed and passed.group(1) == match.group(1)):  # X="$X" hands the value on unread
+                    yield Item(READ, match.group(1), *origin(word.offset + match.start()))
 
 
 def _declared(words: list[Word], origin: Origin) -> Iterator[Item]:
     for word in words:
         assignment = ASSIGNMENT.match(word.text)
         if assignment:
-            yield Item(ENV, assignment.group(1), *origin(word.offset), value=assignment.group(2))
+            yield from assignment_items(assignment.group(1), assignment.group(2), origin(word.offset))
 
 
 def _invocation(words: list[Word], origin: Origin) -> Iterator[Item]:
-    tool = words[0].text.rsplit("/", 1)[-1]
+    first = words[0].text
+    tool = first if first.startswith("-") else first.rsplit("/", 1)[-1]  # an option (a Makefile value) is no tool path
     args = tuple(w.text for w in words[1:])
     yield Item(
         COMMAND, tool, *origin(words[0].offset), value=" ".join(args), args=args,
@@ -221,17 +252,29 @@ def image_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
     """Image references among a container tool's arguments (`--container-image=` values too)."""
     for word in words:
         text = word.text.partition("=")[2] if word.text.startswith("--") else word.text
-        if "/" in text and not text.startswith(("/", ".", "~", "-")) and is_image(text):
+        image = image_reference(text)
+        if image:
             start = word.offset + (len(word.text) - len(text))
-            yield Item(IMAGE, image_name(text), *origin(start))
+            yield Item(IMAGE, image, *origin(start))
 
 
-def is_image(text: str) -> bool:
+def image_reference(text: str) -> str | None:
+    """The image TEXT names: a reference (nvidia/cuda:12.4.1-devel, nvcr.io/nvidia/pytorch), or an enroot squashfs
+    file imported from NGC (/enroot/nvcr.io_nvidia_pytorch_23.06-py3.sqsh, nvidia+pytorch+23.06-py3.sqsh)."""
+    if text.endswith(".sqsh"):
+        ngc = _ENROOT_NGC.search(text)
+        return f"nvcr.io/nvidia/{ngc.group(1)}:{ngc.group(2)}" if ngc else None
+    if "/" in text and not text.startswith(("/", ".", "~", "-", "$")) and _is_image(text):
+        return _image_name(text)
+    return None
+
+
+def _is_image(text: str) -> bool:
     """An image reference with a tag, digest, docker:// or registry host (`data/x` is a path)."""
     return bool(IMAGE_REFERENCE.match(text)) and (":" in text or "@" in text or text.startswith(("docker://", "nvcr.io")))
 
 
-def image_name(text: str) -> str:
+def _image_name(text: str) -> str:
     """`docker://nvcr.io#nvidia/pytorch:24.01` -> `nvcr.io/nvidia/pytorch:24.01` (enroot writes a #)."""
     return text.removeprefix("docker://").replace("#", "/", 1)
 
@@ -262,6 +305,9 @@ def pip_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
             i += 1 if inline else 2
         elif option in _PIP_VALUE_OPTIONS:
             i += 1 if inline else 2
+        elif LOCATION.match(text) and "://" in text and not text.split("#", 1)[0].endswith(".whl"):
+            yield from location_items(text, *origin(words[i].offset))
+            i += 1
         elif text.startswith("-") or "$" in text or text.startswith((".", "/", "~")) or not text:
             i += 1
         else:

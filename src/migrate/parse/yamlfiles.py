@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
+from itertools import chain
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse import ParseError, register
+from migrate.parse.inferconfig import ENGINE_FILE, engine_files, infer_sections
 from migrate.parse.manifest import ENV, FACT, IMAGE, INDEX, Item, ManifestDocument, requirement_item
 from migrate.parse.requirements import requirement_items
-from migrate.parse.shell import conda_item, image_name, is_image, shell_items
+from migrate.parse.shell import assignment_items, conda_item, image_reference, shell_items
 
 Path_ = tuple[str, ...]
 _GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "nvidia.com/mig")
@@ -106,7 +108,7 @@ def _env_items(node: Node) -> Iterator[Item]:
     """`environment:`/`env:` as a mapping, a list of NAME=value strings, or a list of {name, value}."""
     if isinstance(node, MappingNode):
         for key, value in node.value:
-            yield Item(ENV, str(key.value), *_pos(key), value=_scalar(value) or "")
+            yield from assignment_items(str(key.value), _scalar(value) or "", _pos(key))
     elif isinstance(node, SequenceNode):
         for item in node.value:
             text = _scalar(item)
@@ -170,8 +172,9 @@ def _buffer_lines(buffer: str | None) -> list[str]:
 _LINES: tuple[str | None, list[str]] = (None, [])
 
 
-def conda_items(root: Node) -> Iterator[Item]:
-    """environment.yml: channels and dependencies, including the nested pip list."""
+def conda_items(root: Node, problems: list[str] | None = None) -> Iterator[Item]:
+    """environment.yml: channels and dependencies, including the nested pip list (a pip line pip would reject is
+    left out and described in PROBLEMS)."""
     for channel in _sequence(_get(root, "channels")):
         if _scalar(channel):
             yield Item(INDEX, str(channel.value), *_pos(channel), value="conda-channel")
@@ -181,9 +184,12 @@ def conda_items(root: Node) -> Iterator[Item]:
         for pip_line in _sequence(_get(dep, "pip")):
             if _scalar(pip_line):
                 line, column = _pos(pip_line)
-                for item in requirement_items(str(pip_line.value)):
+                rejected: list[str] = []
+                for item in requirement_items(str(pip_line.value), problems=rejected):
                     yield Item(item.kind, item.name, line, column, value=item.value, args=item.args,
                                local=item.local, url=item.url)
+                if problems is not None:
+                    problems.extend(f"line {line} skipped: {p.split(' skipped: ', 1)[-1]}" for p in rejected)
 
 
 def _sequence(node: Node | None) -> list[Node]:
@@ -253,7 +259,10 @@ def _document(source: SourceFile, text: str, extract: Callable[[Node], Iterator[
 @register(FileKind.CONDA)
 def parse_conda(source: SourceFile, text: str) -> ManifestDocument:
     """A conda environment file."""
-    return _document(source, text, conda_items)
+    problems: list[str] = []
+    doc = _document(source, text, lambda root: conda_items(root, problems))
+    doc.problems = problems
+    return doc
 
 
 @register(FileKind.COMPOSE)
@@ -287,22 +296,47 @@ def cog_items(root: Node) -> Iterator[Item]:
 
 
 def image_items(root: Node) -> Iterator[Item]:
-    """Any YAML (launcher configs, Helm values): values of `*image*` keys that read as image references."""
+    """Any YAML (launcher configs, Helm values): values of `*image*` keys that read as image references, and values
+    that name a serialized TensorRT engine."""
     for path, _key, value in _walk(root):
         text = _scalar(value)
-        if text and "image" in path[-1].lower() and "/" in text and is_image(text):
-            yield Item(IMAGE, image_name(text), *_pos(value))
+        if not text:
+            continue
+        image = image_reference(text) if "image" in path[-1].lower() else None
+        if image:
+            yield Item(IMAGE, image, *_pos(value))
+        elif ENGINE_FILE.search(text):
+            yield from engine_files([(path[-1], text, *_pos(value))])
+
+
+def infer_config_items(root: Node) -> Iterator[Item]:
+    """A DeepStream YAML config: its inference sections (`property:`, `primary-gie:`)."""
+    if not isinstance(root, MappingNode):
+        return
+    sections = [
+        (str(key.value).lower(), *_pos(key), [(str(k.value).lower(), _scalar(v) or "", *_pos(k)) for k, v in value.value
+                                              if isinstance(k, ScalarNode)])
+        for key, value in root.value if isinstance(key, ScalarNode) and isinstance(value, MappingNode)
+    ]
+    yield from infer_sections(sections)
 
 
 def _other_yaml(root: Node) -> Iterator[Item]:
-    return kubernetes_items(root) if is_kubernetes(root) else image_items(root)
+    if is_kubernetes(root):
+        return kubernetes_items(root)
+    return chain(image_items(root), infer_config_items(root))
+
+
+_OTHER_YAML_WORDS = ("apiversion", "image", ".engine", ".plan", "property", "-gie")
 
 
 @register(FileKind.KUBERNETES, FileKind.YAML)
 def parse_yaml(source: SourceFile, text: str) -> ManifestDocument:
-    """Any other YAML: a Kubernetes manifest (apiVersion + kind), or else only its image references."""
-    if "apiVersion" not in text and "image" not in text.lower():
-        return ManifestDocument(source=source, text=text)  # neither could yield an item: spare the YAML parse
+    """Any other YAML: a Kubernetes manifest (apiVersion + kind), or else only its image references, DeepStream
+    inference sections and TensorRT engine files."""
+    low = text.lower()
+    if not any(word in low for word in _OTHER_YAML_WORDS):
+        return ManifestDocument(source=source, text=text)  # nothing could yield an item: spare the YAML parse
     return _document(source, text, _other_yaml)
 
 

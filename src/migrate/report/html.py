@@ -61,17 +61,17 @@ def render(record: Assessment) -> str:
         files_with_findings=len({f.path for f in result.findings}),
         suggestion=_suggestion,
         details=status.details(record),
-        script=Markup(_script()[0]),
-        script_hash=Markup(_script()[1]),
+        script=Markup(page_script("migrate.report", "report.js")[0]),
+        script_hash=Markup(page_script("migrate.report", "report.js")[1]),
     )
 
 
 @cache
-def _script() -> tuple[str, str]:
-    """The report's own script and its hash for the Content-Security-Policy, which allows that script alone (no
-    inline script a file name could smuggle in would run): a hash, not a nonce, so the report stays the same
-    for the same scan."""
-    source = resources.files("migrate.report").joinpath("templates", "report.js").read_text(encoding="utf-8")
+def page_script(package: str, name: str) -> tuple[str, str]:
+    """A page's own script (PACKAGE's templates/NAME) and its hash for the Content-Security-Policy, which allows
+    that script alone (no inline script a file name could smuggle in would run): a hash, not a nonce, so the page
+    stays the same for the same data."""
+    source = resources.files(package).joinpath("templates", name).read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii")
     return source, f"'sha256-{digest}'"
 

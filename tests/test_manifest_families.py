@@ -1,0 +1,218 @@
+"""The manifest families of issue 19: .gitmodules, DeepStream configs, Makefile fragments, variables that name
+images or are read by scripts, version bounds of a pin, and what a repository says about its own package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from migrate.config import Settings
+from migrate.discover import classify
+from migrate.matchers import get
+from migrate.matchers.manifest_package import predates
+from migrate.model import FileKind
+from migrate.parse.gitmodules import repository_name
+from migrate.parse.manifest import Item, Positions
+from migrate.parse.shell import image_reference, shell_items
+from migrate.scan import scan
+
+from conftest import parse_file
+
+_parse = parse_file
+
+
+def _items(doc, kind: str) -> list[tuple]:
+    return [(i.name, i.line, i.column, i.value) for i in doc.manifest if i.kind == kind]
+
+
+def _shell(text: str, kind: str) -> list[tuple[str, int, int]]:
+    return [(i.name, i.line, i.column) for i in shell_items(text, Positions(text).at) if i.kind == kind]
+
+
+# --- .gitmodules ---------------------------------------------------------------------------------
+
+
+def test_gitmodules_urls_are_read_as_text(tmp_path: Path) -> None:
+    text = (
+        '[submodule "csrc/cutlass"]\n\tpath = csrc/cutlass\n\turl = https://github.com/NVIDIA/cutlass.git\n'
+        '[submodule "a \\"quoted\\" name"]\n\tURL = "git@github.com:NVlabs/tiny-cuda-nn" ; a comment\n'
+        '[core]\n\turl = https://example.com/not-a-submodule\n'
+        '# url = https://github.com/NVIDIA/cub\n'
+    )
+    doc = _parse(tmp_path, ".gitmodules", FileKind.GITMODULES, text)
+    assert [(i.name, i.line, i.column, i.url, i.args) for i in doc.manifest] == [
+        ("cutlass", 3, 8, "https://github.com/NVIDIA/cutlass.git", ("submodule", "csrc/cutlass")),
+        ("tiny-cuda-nn", 5, 8, "git@github.com:NVlabs/tiny-cuda-nn", ("submodule", 'a "quoted" name')),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "name"),
+    [("https://github.com/NVIDIA/cub.git", "cub"), ("git@github.com:NVIDIA/thrust", "thrust"),
+     ("https://gitlab.inria.fr/bkerbl/simple-knn/", "simple-knn"), ("../relative/Apex.git", "apex")],
+)
+def test_repository_name(url: str, name: str) -> None:
+    assert repository_name(url) == name
+
+
+# --- DeepStream inference configs ----------------------------------------------------------------
+
+
+def test_infer_config_sections_and_engine_files(tmp_path: Path) -> None:
+    text = (
+        "[property]\ngpu-id=0\n# model-engine-file=old.engine\nmodel-engine-file=m_b1_gpu0_fp16.engine\n"
+        "network-mode=2\n\n[class-attrs-all]\npre-cluster-threshold=0.2\n"
+        "[primary-gie]\nenable=1\nconfig-file=config_infer_primary.txt\ngie-unique-id=1\n"
+        "[tracker]\nll-config-file=tracker.plan\n"
+    )
+    doc = _parse(tmp_path, "config_infer_primary.txt", FileKind.INFER_CONFIG, text)
+    assert _items(doc, "fact") == [
+        ("deepstream-infer", 1, 1, "property"),
+        ("tensorrt-engine-file", 4, 1, "model-engine-file=m_b1_gpu0_fp16.engine"),
+        ("deepstream-infer", 9, 1, "primary-gie"),
+        ("tensorrt-engine-file", 14, 1, "ll-config-file=tracker.plan"),
+    ]
+
+
+def test_infer_config_without_nvinfer_keys_is_quiet(tmp_path: Path) -> None:
+    doc = _parse(tmp_path, "infer.cfg", FileKind.INFER_CONFIG, "[property]\nname=x\nthreads=4\n")
+    assert doc.manifest == []
+
+
+def test_deepstream_yaml_config(tmp_path: Path) -> None:
+    text = "property:\n  gpu-id: 0\n  onnx-file: m.onnx\n  model-engine-file: m.engine\nother:\n  file: notes.txt\n"
+    doc = _parse(tmp_path, "configs/pgie.yml", FileKind.YAML, text)
+    assert _items(doc, "fact") == [
+        ("tensorrt-engine-file", 4, 22, "model-engine-file=m.engine"), ("deepstream-infer", 1, 1, "property"),
+    ]
+
+
+# --- discovery -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [("common/make.config", FileKind.MAKEFILE), ("cuda/nw/Makefile_nvidia", FileKind.MAKEFILE),
+     ("Makefile.cuda", FileKind.MAKEFILE), ("rules.make", FileKind.MAKEFILE), ("make.inc", FileKind.MAKEFILE),
+     ("Makefile.in", None), ("Makefile.am", None), (".gitmodules", FileKind.GITMODULES),
+     ("configs/config_infer_primary_yoloV8.txt", FileKind.INFER_CONFIG),
+     ("deepstream_app_config.txt", FileKind.INFER_CONFIG), ("dstest1_pgie_config.txt", FileKind.INFER_CONFIG),
+     ("notes.txt", None), ("config.txt", None)],
+)
+def test_classify_fragments_and_configs(path: str, kind: FileKind | None) -> None:
+    assert classify(path) == kind
+
+
+# --- shell: variables that name images, variables a script reads --------------------------------
+
+
+def test_assignment_naming_an_image_is_an_image() -> None:
+    text = 'BASE_IMAGE="nvcr.io/nvidia/pytorch"\nexport SERVE=nvcr.io/nvidia/tritonserver:24.05-py3 N=2\nOUT=/tmp/x\n'
+    assert _shell(text, "image") == [("nvcr.io/nvidia/pytorch", 1, 12), ("nvcr.io/nvidia/tritonserver:24.05-py3", 2, 14)]
+
+
+@pytest.mark.parametrize(
+    ("text", "image"),
+    [("/netscratch/enroot/nvcr.io_nvidia_pytorch_22.02-py3.sqsh", "nvcr.io/nvidia/pytorch:22.02-py3"),
+     ("nvidia+cuda+12.1.0-devel-ubuntu22.04.sqsh", "nvcr.io/nvidia/cuda:12.1.0-devel-ubuntu22.04"),
+     ("/data/enroot/my_env.sqsh", None), ("nvcr.io/nvidia/nemo:24.05", "nvcr.io/nvidia/nemo:24.05"),
+     ("/abs/dir:1", None), ("$IMAGE", None)],
+)
+def test_image_reference(text: str, image: str | None) -> None:
+    assert image_reference(text) == image
+
+
+def test_expansions_are_reads_outside_echo() -> None:
+    text = (
+        'gpu_list="${CUDA_VISIBLE_DEVICES:-0}"\n'
+        'echo "using $CUDA_VISIBLE_DEVICES"\n'
+        'if [ -n "$NVIDIA_VISIBLE_DEVICES" ]; then python t.py --gpus $CUDA_VISIBLE_DEVICES; fi\n'
+        "printf '%s' $HOME\n"
+        'CUDA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES" torchrun t.py\n'
+        "ngpus=$(echo $CUDA_VISIBLE_DEVICES | tr ',' ' ' | wc -w)\n"
+    )
+    assert _shell(text, "env-read") == [
+        ("CUDA_VISIBLE_DEVICES", 1, 10), ("NVIDIA_VISIBLE_DEVICES", 3, 9), ("CUDA_VISIBLE_DEVICES", 3, 62),
+        ("CUDA_VISIBLE_DEVICES", 6, 14),
+    ]
+
+
+def test_pip_install_of_a_git_url_names_the_repository() -> None:
+    text = "pip install ninja git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch ./local\n"
+    assert _shell(text, "package") == [("ninja", 1, 13), ("tiny-cuda-nn", 1, 19)]
+
+
+def test_makefile_option_value_is_kept_whole(tmp_path: Path) -> None:
+    text = "LDFLAGS = -L/usr/local/cuda/lib64 -lcudart\n"
+    doc = _parse(tmp_path, "Makefile", FileKind.MAKEFILE, text)
+    assert [(i.name, i.args) for i in doc.manifest if i.kind == "command"] == [("-L/usr/local/cuda/lib64", ("-lcudart",))]
+
+
+# --- conda and requirements: local paths -------------------------------------------------------
+
+
+def test_conda_pip_local_path_and_bad_line_leave_the_rest(tmp_path: Path) -> None:
+    text = (
+        "dependencies:\n  - cudatoolkit=11.6\n  - pip:\n    - submodules/simple-knn\n"
+        "    - this is not a requirement\n    - GPUtil\n"
+    )
+    doc = _parse(tmp_path, "environment.yml", FileKind.CONDA, text)
+    assert [(i.name, i.line) for i in doc.manifest] == [("cudatoolkit", 2), ("gputil", 6)]
+    assert len(doc.problems) == 1  # packaging words the reason; the line and the requirement are ours
+    assert doc.problems[0].startswith("line 5 skipped: invalid requirement 'this is not a requirement': ")
+
+
+# --- version bounds ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("bitsandbytes==0.37.0", True), ("bitsandbytes", False), ("bitsandbytes>=0.41", False),
+     ("bitsandbytes<0.45", True), ("bitsandbytes<0.49.0", True), ("bitsandbytes<=0.49.0", False),
+     ("bitsandbytes~=0.41.1", True), ("bitsandbytes~=0.48", False), ("bitsandbytes==0.48.*", True),
+     ("bitsandbytes==0.49.*", False), ("bitsandbytes ^0.37", True), ("bitsandbytes ^1.0", False),
+     ("bitsandbytes 0.37.0", True), ("conda-forge::bitsandbytes=0.37", True), ("bitsandbytes>=0.37,<0.49", True),
+     ('bitsandbytes[x]==0.40.0; python_version > "3.8"', True)],
+)
+def test_predates(value: str, expected: bool) -> None:
+    assert predates(Item("package", "bitsandbytes", 1, 1, value=value), Version("0.49.0")) is expected
+
+
+def test_a_url_is_no_version_bound() -> None:
+    url = "https://x.org/whl/cu118/bitsandbytes-0.37.0-py3-none-any.whl"
+    assert not predates(Item("package", "bitsandbytes", 1, 1, value=url, url=url), Version("0.49.0"))
+
+
+@pytest.mark.parametrize(
+    ("matcher", "params", "message"),
+    [("manifest-package", {"names": ["x"], "before": "soon"}, "'before' must be a version"),
+     ("manifest-env", {"names": ["X"], "access": "write"}, "'access' must be one of set, read, any"),
+     ("manifest-command", {"tools": ["cp"], "position": "first"}, "'position' must be one of any, last")],
+)
+def test_new_parameters_are_validated(matcher: str, params: dict, message: str) -> None:
+    found = get(matcher)
+    assert found is not None and found.validate is not None
+    with pytest.raises(ValueError, match=message):
+        found.validate({"matcher": matcher, **params})
+
+
+# --- whole scans ---------------------------------------------------------------------------------
+
+
+def test_a_repository_installing_itself_is_no_dependency(tmp_path: Path) -> None:
+    (tmp_path / "deepspeed").mkdir()
+    (tmp_path / "deepspeed" / "__init__.py").write_text("")
+    (tmp_path / "README.md").write_text("```bash\npip install deepspeed\npip install bitsandbytes==0.37.0\n```\n")
+    found = [(f.path, f.line, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [("README.md", 3, "bitsandbytes-pre-rocm-pin")]
+
+
+def test_arch_specific_sources_are_one_finding_per_file(tmp_path: Path) -> None:
+    (tmp_path / "CMakeLists.txt").write_text(
+        "add_library(k src/gemm_sm80.cu src/common.cu)\nlist(APPEND SRC csrc/gemm_4bit_sm80.cu)\n"
+        "set(MORE src/attn_sm90a.cu)\n"
+    )
+    findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "arch-specific-sources"]
+    assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(1, [1, 2, 3])]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from migrate.assessment import Assessment, assess
 from migrate.gcpause import paused
 from migrate.model import ScanResult
+
+if TYPE_CHECKING:
+    from migrate.assessment import Assessment
 
 FORMATS = ("terminal", "json", "md", "html", "sarif")
 _MODULES = {"md": "markdown"}
@@ -17,6 +19,7 @@ def render(subject: Assessment | ScanResult, fmt: str, **options: Any) -> str:
     """Render SUBJECT in format FMT (one of FORMATS); a bare scan result is assessed first."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
+    from migrate.assessment import Assessment, assess  # here: importing migrate.report.escape stays light
     from migrate.report.escape import document, surrogates
 
     module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")

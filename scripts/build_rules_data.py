@@ -173,13 +173,91 @@ _ARCH_TEMPLATES = (
 _GFX = re.compile(r"^gfx[0-9a-f]+$")
 
 
+# Entries the shared reference lacks, checked by hand against the sources they cite (read 2026-11-26). They are
+# ways to run CUDA code unchanged, not ROCm substitutes: no rule proposes them, and the report names them only
+# where a port cannot handle the code (inline PTX without tensor-core code, binary-only stacks).
+RUN_UNCHANGED_ENTRIES: list[dict[str, Any]] = [
+    {
+        "id": "scale-cuda-compiler",
+        "kind": "cli-tool",
+        "cuda": ["nvcc builds of CUDA source kept as they are: inline PTX, CUDA runtime and driver API behaviour"],
+        "rocm": [
+            "SCALE (Spectral Compute): an nvcc-compatible compiler for AMD GPUs with its own CUDA runtime, driver "
+            "and math APIs; its CUDA-X wrapper libraries call the ROCm libraries",
+        ],
+        "install": ["SCALE's own packages (docs.scale-lang.com); it is not part of ROCm"],
+        "archs": ["gfx950"],
+        "rocm_versions": "SCALE stable docs",
+        "risk": "medium",
+        "caveats": [
+            "Builds the CUDA source as it is, inline PTX included (its documentation: 'zero code changes'); the "
+            "result is a SCALE build, not a HIP port, and stays on SCALE's toolchain.",
+            "Its manual lists behaviour that differs from NVIDIA CUDA: no per-thread default stream (the legacy "
+            "default stream is used), NVRTC runs the compiler as a subprocess, host-side __half math needs a "
+            "host compiler with _Float16.",
+            "Tensor-core code (MMA/WMMA, wgmma, TMA) and some CUDA-X libraries (cuBLASLt) were reported incomplete "
+            "in 2024 discussions; check SCALE's list of tested projects before relying on it.",
+            "Proprietary (free to use); a separate toolchain to install and keep current beside ROCm.",
+        ],
+        "sources": [
+            "https://docs.scale-lang.com/stable",
+            "https://docs.scale-lang.com/manual/differences",
+            "https://docs.scale-lang.com/stable/manual/library/overview",
+        ],
+        "as_of": "SCALE stable documentation, stored copy read 2026-11-26",
+        "confidence": "medium",
+        "unconfirmed": [
+            "The rest of SCALE's GPU target table: the stored page lists MI350X/MI355X (gfx950) first and was "
+            "not read further.",
+            "Tensor-core coverage in the current release (the 2024 reports may be out of date).",
+        ],
+    },
+    {
+        "id": "zluda",
+        "kind": "system-library",
+        "cuda": ["binary-only CUDA applications and libraries (no source to port): run as shipped"],
+        "rocm": [
+            "ZLUDA: a drop-in libcuda replacement that runs unmodified CUDA binaries on AMD GPUs through HIP, "
+            "compiling their PTX at load time",
+        ],
+        "install": ["a ZLUDA release from github.com/vosen/ZLUDA; on Linux put its libcuda.so first "
+                    "on LD_LIBRARY_PATH"],
+        "archs": ["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
+                  "gfx1200", "gfx1201"],
+        "rocm_versions": "ZLUDA main (work in progress)",
+        "risk": "high",
+        "caveats": [
+            "AMD Radeon RX 5000 series and newer only: server-class GPUs (Instinct, gfx9xx) and older consumer "
+            "GPUs are not supported.",
+            "Work in progress: the project says it may not work with a given application yet; PyTorch support "
+            "was its top priority with initial support planned for late 2025.",
+            "Needs PTX in the binary: applications built without PTX (SASS only) cannot run.",
+            "Performance libraries (cuBLAS, cuDNN, ...) are covered only in part; OptiX is unlikely ever to be "
+            "supported; TensorRT is not among the software it lists.",
+        ],
+        "sources": [
+            "https://github.com/vosen/ZLUDA/blob/master/README.md",
+            "https://github.com/vosen/ZLUDA/blob/master/docs/src/supported-hw.md",
+            "https://github.com/vosen/ZLUDA/blob/master/docs/src/supported-sw.md",
+        ],
+        "as_of": "ZLUDA README and docs/src, stored copies read 2026-11-26",
+        "confidence": "medium",
+        "unconfirmed": [
+            "Each RDNA target by name: the docs say 'Radeon RX 5000 series and newer (desktop and integrated)'.",
+            "Library coverage in the current release (cuBLAS, cuDNN).",
+        ],
+    },
+]
+
+
 def build_substitutions(reference: Path) -> int:
     """rocm_substitutions.yaml -> rules/data/substitutions.yaml (the project's schema)."""
     raw = yaml.safe_load((reference / "rocm_substitutions.yaml").read_text(encoding="utf-8"))
-    entries = [_substitution(e) for e in [*raw, *PROJECT_ENTRIES] if e["id"] not in DROPPED_ENTRIES]
+    own = [*PROJECT_ENTRIES, *RUN_UNCHANGED_ENTRIES]
+    entries = [_substitution(e) for e in [*raw, *own] if e["id"] not in DROPPED_ENTRIES]
     header = (
         "# Generated by scripts/build_rules_data.py from the shared reference rocm_substitutions.yaml\n"
-        "# (compiled 2026-11-22) and the script's PROJECT_ENTRIES. Do not edit; see docs/knowledge-base.md for the\n"
+        "# (compiled 2026-11-22) and the script's own entries. Do not edit; see docs/knowledge-base.md for the\n"
         "# schema and what was dropped.\n"
         "# Install commands carry target placeholders: {archs} (gfx;gfx), {archs_space}, {archs_comma},\n"
         "# {offload_arch} (--offload-arch=gfx per target), {device_extra} (device-gfxNNN, or device-all).\n"

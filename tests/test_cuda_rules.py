@@ -13,6 +13,7 @@ from migrate.errors import RuleFileError
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse.cuda import CudaDocument, parse_cuda
 from migrate.ruleset import load, load_builtin
+from migrate.assessment import assess
 from migrate.report.json import render as render_json
 from migrate.scan import scan, scan_file
 
@@ -260,7 +261,7 @@ def test_guarded_findings_are_info_not_work(tmp_path: Path) -> None:
 def test_the_json_report_lists_guarded_sites_as_info(tmp_path: Path) -> None:
     (tmp_path / "g.cu").write_text(
         '#ifndef USE_ROCM\n__device__ void f() { asm("trap;"); }\n#endif\n__device__ void g() { asm("trap;"); }\n')
-    data = json.loads(render_json(scan(tmp_path, Settings())))
+    data = json.loads(render_json(assess(scan(tmp_path, Settings()))))
     assert [(f["line"], f["rule"], f["severity"], f["status"]) for f in data["findings"]] == [
         (2, "inline-ptx", "info", "guarded"), (4, "inline-ptx", "blocker", "remaining")]
     assert (data["summary"]["findings"], data["summary"]["guarded_findings"]) == (1, 1)

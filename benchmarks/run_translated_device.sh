@@ -20,6 +20,6 @@ for tree in ${TREES:-}; do trees+=(--tree "$tree"); done
 mkdir -p "$out"
 nvidia-smi -L
 nvcc --version | tail -2
-PYTHONUNBUFFERED=1 timeout 540 python3 benchmarks/run_translated.py --reuse --work benchmarks/out/run-translated \
+PYTHONUNBUFFERED=1 timeout 420 python3 benchmarks/run_translated.py --reuse --work benchmarks/out/run-translated \
   "${includes[@]}" ${trees[@]+"${trees[@]}"} --jobs "$(nproc)" --run-timeout "${RUN_TIMEOUT:-60}" \
   --json "$out/run_translated.json" 2>&1 | tee "$out/run_translated.txt"

@@ -26,6 +26,7 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
     """The findings of RUNS (each rule with its hits) in DOC, and the parts of the file its parser left out."""
     findings: list[Finding] = []
     held: list[Finding] = []
+    sites = 0
     for rule, found in runs:
         # Each rule's first hits are kept (as many as a report can show), the rest only counted: a file of 300,000
         # calls costs a count, not 300,000 findings.
@@ -44,8 +45,11 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
                 hits.append(hit)
             else:
                 more += 1
-        if guarded:
+        if rule.per_file and len(guarded) > 1:
+            held.append(_folded(doc, rule, guarded, more_guarded, settings).guarded())
+        elif guarded:
             held.extend(f.guarded() for f in _capped(doc, rule, guarded, more_guarded, settings, MAX_FINDINGS_PER_RULE))
+        sites += len(guarded) + more_guarded
         if rule.per_file and len(hits) > 1:
             findings.append(_folded(doc, rule, hits, more, settings))
         elif hits:
@@ -53,7 +57,7 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
             findings.extend(_capped(doc, rule, hits, more, settings, room))
     relpath = doc.source.relpath
     skipped = Skipped(relpath, "; ".join(doc.problems)) if doc.problems else None
-    return FileResult(relpath, tuple(findings), skipped=skipped, guarded=len(held), partial=skipped is not None,
+    return FileResult(relpath, tuple(findings), skipped=skipped, guarded=sites, partial=skipped is not None,
                       guarded_findings=tuple(held))
 
 

@@ -16,7 +16,8 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 import migrate.scan.budget
 import migrate.scan.pool
 from migrate.cli import cli
-from migrate.config import DEFAULT_TIME_BUDGET, Settings, load_settings
+from migrate.config import Settings, load_settings
+from migrate.defaults import DEFAULT_TIME_BUDGET
 from migrate.errors import ConfigError
 from migrate.parse import ParseError
 from migrate.parse.yamlfiles import MAX_EXPANDED_NODES, _bound_aliases

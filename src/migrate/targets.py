@@ -69,7 +69,10 @@ def get(gfx: str) -> Target | None:
 
 
 def validate(gfx_targets: tuple[str, ...]) -> tuple[str, ...]:
-    """The targets unchanged, or an InputError naming the unknown ones and listing the known ones."""
+    """The targets unchanged, or an InputError naming one that is not a gfx name, or the unknown ones."""
+    for name in gfx_targets:
+        if not name.startswith("gfx"):
+            raise InputError(f"{name!r} is not a gfx target name (e.g. gfx942, gfx1100)")
     unknown = [t for t in gfx_targets if t not in known()]
     if unknown:
         names = ", ".join(unknown)

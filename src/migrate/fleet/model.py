@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from migrate.defaults import DEFAULT_TARGETS
+
 DONE, FAILED = "done", "failed"
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -21,7 +23,7 @@ class Job:
     source: str  # an absolute local path, or a URL git can fetch
     ref: str = ""  # branch, tag or commit of a URL; empty: the remote's HEAD
     name: str = ""
-    targets: tuple[str, ...] = ("gfx942",)
+    targets: tuple[str, ...] = DEFAULT_TARGETS
     timeout: float = 900.0  # seconds for the clone and the scan together
     memory: int = 4 << 30  # bytes of address space the scan process may use
     remote: bool = False  # cloned (shallow) before the scan; else scanned where it is

@@ -13,9 +13,8 @@ from migrate.model import FileKind, Finding, Skipped, SourceFile
 from migrate.port.buildsys import compat_changes
 from migrate.port.extension import extension_changes
 from migrate.port.guards import HIP_MACRO, guard_changes, repo_facts
-from migrate.port.plan import FileChange, Plan
+from migrate.port.plan import STRATEGIES, FileChange, Plan
 
-STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")
 # (strategy, rules whose finding shows the project is of that kind, what the finding means), in priority order
 _KINDS = (
     ("extension", frozenset({"torch-cuda-extension-build", "python-cpp-extension"}), "builds a PyTorch CUDA extension"),

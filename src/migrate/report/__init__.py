@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from migrate.gcpause import paused
 from migrate.model import ScanResult
 from migrate.report.escape import document, surrogates
+from migrate.report.formats import FORMATS
 
 if TYPE_CHECKING:
     from migrate.assessment import Assessment
 
-FORMATS = ("terminal", "json", "md", "html", "sarif")
 _MODULES = {"md": "markdown"}
 
 

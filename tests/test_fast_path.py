@@ -206,15 +206,13 @@ def test_the_api_name_regex_is_compiled_once_per_process() -> None:
     assert names_pattern(api_map().keys()) is first  # the same names share the one compiled regex
 
 
-def test_words_found_the_same_before_and_after_the_regex_is_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_words_found_the_same_before_and_after_the_regex_is_compiled() -> None:
     """A few files look every identifier up; later ones use the one compiled regex: the same words either way."""
     words = table(load_builtin(), FileKind.CUDA).tokens.words
     texts = [read_text(s) for s in _sources(FIXTURES) if s.kind in CODE]
     texts.append(VENDORED_KERNEL + "\nint x2cudaMalloc = cudaMallocHost_x + cudaMalloc(p) + é_cudaFree;\n")
-    monkeypatch.setattr(lexer, "_WORD_PATTERNS", {})
-    monkeypatch.setattr(lexer, "_LEXED", {})
-    monkeypatch.setattr(lexer, "_COMPILE_AFTER", len(texts))
-    looked_up = [lexer.lex(text, words).words for text in texts]
-    assert words not in lexer._WORD_PATTERNS
-    assert [lexer.lex(text, words).words for text in texts] == looked_up
-    assert words in lexer._WORD_PATTERNS and sum(map(len, looked_up)) > 500
+    looked_up = [lexer.looked_up(text, words) for text in texts]
+    assert [lexer.matched(text, words) for text in texts] == looked_up
+    assert sum(map(len, looked_up)) > 500
+    assert [w for w, _ in lexer.looked_up("x2cudaMalloc = cudaMallocHost_x + cudaMalloc(p) + é_cudaFree", words)] == [
+        "cudaMalloc"]

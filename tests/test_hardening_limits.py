@@ -13,7 +13,6 @@ import yaml
 from click.testing import CliRunner
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-import migrate.scan.budget
 import migrate.scan.pool
 from migrate.cli import cli
 from migrate.config import Settings, load_settings
@@ -64,14 +63,13 @@ SHAPES = {
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
-def test_per_line_work_is_linear(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(migrate.scan.budget, "FILE_TIME_BUDGET", 3.0)
+def test_per_line_work_is_linear(tmp_path: Path, name: str) -> None:
     text, rule = SHAPES[name]
     (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / name).write_text(text)
     start = time.perf_counter()
-    result = scan(tmp_path, Settings(jobs=1, max_file_size=10 << 20))
-    assert time.perf_counter() - start < migrate.scan.budget.FILE_TIME_BUDGET
+    result = scan(tmp_path, Settings(jobs=1, max_file_size=10 << 20, file_time_budget=3.0))
+    assert time.perf_counter() - start < 3.0
     assert result.skipped == () and result.files_scanned == 1
     if rule is not None:
         assert rule in {f.rule for f in result.findings}

@@ -21,7 +21,9 @@ from typing import Any
 from migrate import targets
 from migrate.apimap import parse_version
 from migrate.bounded import Refused, read_bytes
-from migrate.defaults import DEFAULT_BASELINE, DEFAULT_MAX_FILE_SIZE, DEFAULT_TARGETS, DEFAULT_TIME_BUDGET
+from migrate.defaults import (
+    DEFAULT_BASELINE, DEFAULT_FILE_TIME_BUDGET, DEFAULT_MAX_FILE_SIZE, DEFAULT_TARGETS, DEFAULT_TIME_BUDGET,
+)
 from migrate.errors import ConfigError, InputError
 from migrate.model import Severity
 
@@ -44,6 +46,7 @@ class Settings:
     extra_rule_dirs: tuple[str, ...] = ()
     fail_on: Severity | None = None
     time_budget: float = DEFAULT_TIME_BUDGET
+    file_time_budget: float = DEFAULT_FILE_TIME_BUDGET  # seconds one file may take (not a config key: tests lower it)
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
     baseline: str | None = None  # a baseline file; findings in it are left out
     diff_base: str | None = None  # a git ref; only findings on lines changed since it are kept

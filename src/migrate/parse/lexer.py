@@ -158,16 +158,24 @@ def _words(words: frozenset[str]) -> re.Pattern[str]:
 
 
 def _found_words(code: str, words: frozenset[str]) -> list[tuple[str, int]]:
-    """(word, offset) of each of WORDS in CODE. One longest-match regex of the words once it is compiled (in the
-    parent before the workers start) or once this process has lexed a few files; before that, every identifier
-    looked up in WORDS (compiling ~8,000 names costs 0.2 s, more than `migrate check` on a few files)."""
-    pattern = _WORD_PATTERNS.get(words)
-    if pattern is None:
+    """(word, offset) of each of WORDS in CODE: matched by the one regex of the words once it is compiled (in the
+    parent before the workers start) or once this process has lexed a few files; before that, looked up (compiling
+    ~8,000 names costs 0.2 s, more than `migrate check` on a few files)."""
+    if words not in _WORD_PATTERNS:
         _LEXED[words] = _LEXED.get(words, 0) + 1
         if _LEXED[words] <= _COMPILE_AFTER:
-            return [(m.group(), m.start()) for m in _IDENT.finditer(code) if m.group() in words]
-        pattern = _words(words)
-    return [(m.group(), m.start()) for m in pattern.finditer(code)
+            return looked_up(code, words)
+    return matched(code, words)
+
+
+def looked_up(code: str, words: frozenset[str]) -> list[tuple[str, int]]:
+    """(word, offset) of each identifier of CODE that is one of WORDS."""
+    return [(m.group(), m.start()) for m in _IDENT.finditer(code) if m.group() in words]
+
+
+def matched(code: str, words: frozenset[str]) -> list[tuple[str, int]]:
+    """What looked_up finds, by one longest-match regex of WORDS (compiled once per process)."""
+    return [(m.group(), m.start()) for m in _words(words).finditer(code)
             if m.start() == 0 or not is_word_char(code[m.start() - 1])]
 
 

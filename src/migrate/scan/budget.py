@@ -7,22 +7,19 @@ import signal
 import threading
 from collections.abc import Iterator
 
-FILE_TIME_BUDGET = 20.0  # seconds a file may take; past it the file is skipped
-
 
 class OverBudget(Exception):
-    """A file took longer than FILE_TIME_BUDGET."""
+    """A file took longer than its time budget."""
 
 
-def reason() -> str:
-    """Why a file over its budget is skipped."""
-    return f"took longer than the time budget of {FILE_TIME_BUDGET:g} s a file"
+def reason(seconds: float) -> str:
+    """Why a file over its budget of SECONDS is skipped."""
+    return f"took longer than the time budget of {seconds:g} s a file"
 
 
 @contextlib.contextmanager
-def file_budget() -> Iterator[None]:
-    """Raise OverBudget in this block after FILE_TIME_BUDGET seconds (a no-op where SIGALRM is missing or off the
-    main thread)."""
+def file_budget(seconds: float) -> Iterator[None]:
+    """Raise OverBudget in this block after SECONDS (a no-op where SIGALRM is missing or off the main thread)."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -31,7 +28,7 @@ def file_budget() -> Iterator[None]:
         raise OverBudget
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, FILE_TIME_BUDGET)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-import migrate.cache
+import migrate.cache.store
 import migrate.memo
 import migrate.scan.pool
 from migrate.baseline import render as render_baseline
@@ -25,7 +25,7 @@ OLD = 1_600_000_000
 @pytest.fixture(autouse=True)
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files count as settled at once: what two seconds later would see, without sleeping in a test."""
-    monkeypatch.setattr(migrate.cache, "_SETTLED_NS", 0)
+    monkeypatch.setattr(migrate.cache.store, "_SETTLED_NS", 0)
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_the_memo_is_skipped_without_a_cache_and_for_files_just_changed(tmp_path
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     root = repo(tmp_path)
     assert report(run(root, cache=False)) == report(run(root))
-    monkeypatch.setattr(migrate.cache, "_SETTLED_NS", 10**18)  # every file changed "just now"
+    monkeypatch.setattr(migrate.cache.store, "_SETTLED_NS", 10**18)  # every file changed "just now"
     (tmp_path / "cache2").mkdir(mode=0o700)
     CliRunner().invoke(cli, ["scan", str(root), "--cache-dir", str(tmp_path / "cache2"), "--jobs", "1"])
     assert not (tmp_path / "cache2" / "reports").exists()

@@ -1,4 +1,5 @@
-"""The matcher contract and registry: each matcher is one small module with @register."""
+"""The matcher contract and registry: a matcher is a MatchFunction (a parsed file and a rule's parameters -> hits),
+registered by name with @register in a module of its own; its parameter check and its FastPath hooks are optional."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from migrate import __version__
 from migrate.bounded import Refused, read_bytes
 from migrate.errors import InputError
 from migrate.model import Finding
-from migrate.report.escape import in_json
+from migrate.escape import in_json
 
 SCHEMA = "rocm-migrate/baseline/1"
 MAX_BASELINE = 64 * 1024 * 1024  # ~250,000 accepted findings

@@ -195,7 +195,7 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
     _refuse_unstaged_in_hook(root, files)
     result = run_scan(root, settings, files=files)
     _warn_unscanned(result.unscanned, settings.time_budget)
-    from migrate.report.escape import visible
+    from migrate.escape import visible
 
     failing = [f for f in result.findings if settings.fail_on is not None and f.severity >= settings.fail_on]
     for finding in failing:
@@ -285,7 +285,7 @@ def _refuse_unstaged_in_hook(root: Path, files: tuple[Path, ...]) -> None:
     named = [os.path.relpath(os.path.abspath(f), root).replace(os.sep, "/") for f in files]
     differ = [p for p in unstaged(root) if not named or any(n in (".", p) or p.startswith(n + "/") for n in named)]
     if differ:
-        from migrate.report.escape import visible
+        from migrate.escape import visible
 
         raise InputError(visible(
             f"{len(differ)} checked file(s) have unstaged changes, and git runs check as a hook on what is staged: "
@@ -371,7 +371,7 @@ def rocm_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _echo_findings(findings: Any, skipped: Any = ()) -> None:
-    from migrate.report.escape import visible
+    from migrate.escape import visible
 
     for f in findings:
         click.echo(visible(f"{f.path}:{f.line}:{f.column}: {f.severity.label}: {f.message} [{f.rule}]"), err=True)
@@ -528,7 +528,7 @@ def _fleet_progress() -> Any:
 
 def _echo_fleet(done: Any, duplicates: int) -> None:
     from migrate.fleet.model import DONE
-    from migrate.report.escape import visible
+    from migrate.escape import visible
 
     finished = [o for o in done.outcomes if o.status == DONE]
     click.echo(f"{len(done.outcomes)} repositories: {len(finished)} audited, {len(done.outcomes) - len(finished)} "

@@ -10,7 +10,7 @@ import sys
 import time
 
 from migrate.fleet.model import Job, ScanOptions, failed, memory_reason, pack, request
-from migrate.report.escape import visible
+from migrate.escape import visible
 
 _DIED_OF_MEMORY = (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)
 # What a process says when its memory cap (RLIMIT_AS) refuses an allocation: Python, the loader, libc, C++.

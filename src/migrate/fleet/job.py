@@ -18,7 +18,7 @@ from pathlib import Path
 
 from migrate.errors import InputError, MigrateError
 from migrate.fleet.model import Job, Outcome, ScanOptions, failed, memory_reason, pack, redacted
-from migrate.report.escape import visible
+from migrate.escape import visible
 
 _PARENT_POLL = 0.5  # seconds between checks that the worker that started us is still there
 

@@ -10,7 +10,7 @@ from typing import Any
 from migrate import __version__, risk, targets
 from migrate.assessment import Assessment
 from migrate.model import SCHEMA, Finding, ScanResult, Severity
-from migrate.report.escape import in_json
+from migrate.escape import in_json
 
 
 def summary(record: Assessment) -> dict[str, Any]:

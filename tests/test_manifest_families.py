@@ -216,3 +216,30 @@ def test_arch_specific_sources_are_one_finding_per_file(tmp_path: Path) -> None:
     )
     findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "arch-specific-sources"]
     assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(1, [1, 2, 3])]
+
+
+OPTIONAL_GROUPS = {
+    "pyproject.toml": (
+        '[project]\nname = "demo"\ndependencies = ["bitsandbytes==0.37.0"]\n\n'
+        '[project.optional-dependencies]\ncu118 = ["bitsandbytes==0.41.1"]\n\n'
+        '[dependency-groups]\ndev = ["bitsandbytes<0.45"]\n'
+    ),
+    "setup.py": (
+        "from setuptools import setup\n\n"
+        "setup(\n    install_requires=['bitsandbytes==0.37.0'],\n"
+        "    extras_require={'int8': ['bitsandbytes==0.41.1']},\n)\n"
+    ),
+    "setup.cfg": (
+        "[options]\ninstall_requires =\n    bitsandbytes==0.37.0\n\n"
+        "[options.extras_require]\nint8 =\n    bitsandbytes==0.41.1\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONAL_GROUPS))
+def test_packages_of_optional_groups_are_optional_gaps_not_main_path_work(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text(OPTIONAL_GROUPS[name])
+    found = [(f.line, f.status) for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "bitsandbytes-pre-rocm-pin"]
+    required, *extras = found
+    assert required[1] == "remaining"
+    assert extras and all(status == "optional-gap" for _, status in extras)

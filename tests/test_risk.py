@@ -406,6 +406,8 @@ def test_a_cuda_only_install_dependency_keeps_a_supported_repository_moderate() 
     assert risk.assess(kernels, W, context=supported).verdict == "easy"
     assert risk.assess([*kernels, required], W, context=supported).verdict == "moderate"
     assert risk.assess([*kernels, in_tests], W, context=supported).verdict == "easy"
+    an_extra = required.with_status("optional-gap")  # `pip install pkg[cute]`: not the main install
+    assert risk.assess([*kernels, an_extra], W, context=supported).verdict == "easy"
 
 
 def test_what_a_python_project_replaces_decides_between_trivial_easy_and_moderate() -> None:

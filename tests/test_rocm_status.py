@@ -347,3 +347,35 @@ def test_sources_the_cmake_build_lists_only_for_cuda_are_never_compiled_for_hip(
     assert sorted(f.path for f in result.guarded_findings if f.rule == "inline-ptx") == [
         "csrc/fp8/quant.cu", "csrc/marlin/gemm.cu", "csrc/marlin/helpers.cuh"]
     assert result.rocm is not None and not {e.kind for e in result.rocm.evidence} & rocm_status.SOURCE_LISTS
+
+
+FALLBACK_OP = """\
+#include <torch/extension.h>
+at::Tensor pool(const at::Tensor& x) {
+  if (x.is_cuda()) {
+#ifdef WITH_CUDA
+    return pool_cuda(x);
+#else
+    AT_ERROR("no GPU build");
+#endif
+  }
+  return pool_cpu(x);
+}
+"""
+
+
+@pytest.mark.parametrize(("define", "expected"), [
+    ("if CUDA_HOME is not None:", ("remaining", "high")),
+    ("if CUDA_HOME is not None or torch.version.hip:", ("guarded", "info")),
+])
+def test_a_build_macro_fallback_is_work_unless_the_build_has_a_rocm_branch(
+    tmp_path: Path, define: str, expected: tuple[str, str]
+) -> None:
+    write(tmp_path, "csrc/pool.cpp", FALLBACK_OP)
+    write(tmp_path, "setup.py", f"import torch\nfrom torch.utils.cpp_extension import CUDA_HOME\nmacros = []\n"
+                                f"{define}\n    macros.append(('WITH_CUDA', None))\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    every = [*result.findings, *result.guarded_findings]
+    found = [(f.status, f.severity.label) for f in every if f.rule == "cuda-macro-cpu-fallback"]
+    assert found == [expected]
+    assert (expected[0] == "guarded") == any(f.rule == "cuda-macro-cpu-fallback" for f in result.guarded_findings)

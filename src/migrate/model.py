@@ -159,7 +159,8 @@ class Finding:
     vendored: bool = field(compare=False, default=False)
     symbol: str | None = field(compare=False, default=None)
     effort: tuple[float, float] | None = field(compare=False, default=None)  # the rule's override, if any
-    status: str = field(compare=False, default="remaining")  # guarded / covered / optional-gap / remaining
+    # guarded / covered / optional-gap (a CUDA-only add-on, a package of an optional extra) / remaining
+    status: str = field(compare=False, default="remaining")
     occurrences: tuple[Occurrence, ...] = field(compare=False, default=())  # per_file rules: every place, first = line
 
     def key(self) -> tuple[str, int, int, str]:

@@ -237,6 +237,7 @@ class Context:
     build_dirs: tuple[str, ...] = ()
     hipify_dirs: tuple[str, ...] = ()
     ported: frozenset[str] = frozenset()  # components with ROCm evidence of their own
+    rocm_builds: tuple[str, ...] = ()  # directories whose build file already has a ROCm branch ("" the root)
     level: str = "none"
     _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
 
@@ -252,7 +253,8 @@ class Context:
         bare = cls(build_dirs=dirs, hipify_dirs=status.hipify_dirs, level=status.level)
         kinds = {"build", "guard", "hip-source", "runtime"}
         ported = frozenset(bare.component(e.path) for e in status.evidence if e.kind in kinds)
-        return replace(bare, ported=ported)
+        rocm_builds = tuple(sorted({e.path.rpartition("/")[0] for e in status.evidence if e.kind == "build"}))
+        return replace(bare, ported=ported, rocm_builds=rocm_builds)
 
     def component(self, path: str) -> str:
         """The build unit of PATH: its nearest directory with a build file, else its kernel directory
@@ -276,6 +278,10 @@ class Context:
                     return "/".join(parts[index : index + 2])
             return "/".join(parts[:2])
         return parts[0]
+
+    def built_for_rocm(self, path: str) -> bool:
+        """A build file in PATH's directory or above already has a ROCm branch."""
+        return any(not d or path.startswith(d + "/") for d in self.rocm_builds)
 
     def hipifies(self, path: str) -> bool:
         """The build turns PATH's CUDA names into HIP ones (a torch extension, a HIP CMake build)."""
@@ -309,14 +315,17 @@ def is_c(path: str) -> bool:
 
 
 def status_of(finding: Finding, context: Context, weights: Weights) -> str:
-    """guarded (never compiled for HIP), covered (nothing to do on ROCm), optional-gap (a CUDA-only add-on of a
-    supported repository) or remaining."""
+    """guarded (never compiled for HIP, or a build macro test whose build already has a ROCm branch), covered
+    (nothing to do on ROCm), optional-gap (a CUDA-only add-on of a supported repository, or a package of an
+    optional extra) or remaining."""
     if finding.status != "remaining":
         return finding.status
     if finding.severity == Severity.INFO:
         return "covered"
     if finding.severity <= weights.mechanical_max and context.hipifies(finding.path):
         return "covered"
+    if finding.category == "cuda-build-config" and is_c(finding.path) and context.built_for_rocm(finding.path):
+        return "guarded"  # a build macro test in code whose build already has a ROCm branch (it sets the macro)
     component = context.component(finding.path)
     if context.level == "supported" and context.ported and component != "." and component not in context.ported:
         return "optional-gap"
@@ -325,7 +334,13 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
 
 def with_status(findings: Iterable[Finding], context: Context, weights: Weights) -> tuple[Finding, ...]:
     """FINDINGS, each with its status in CONTEXT."""
-    return tuple(f if (s := status_of(f, context, weights)) == f.status else f.with_status(s) for f in findings)
+    return tuple(_given(f, status_of(f, context, weights)) for f in findings)
+
+
+def _given(finding: Finding, status: str) -> Finding:
+    if status == finding.status:
+        return finding
+    return finding.guarded() if status == "guarded" else finding.with_status(status)
 
 
 @dataclass(frozen=True)
@@ -530,14 +545,15 @@ def _single(finding: Finding, weights: Weights) -> tuple[float, float]:
 
 
 def _components(every: list[Finding], status: list[str], costs: Costs, context: Context) -> tuple[Component, ...]:
-    """Per component, its remaining and optional work, costliest first."""
-    groups: dict[str, list[int]] = defaultdict(list)
+    """Per component, its remaining and its optional work (an extra's packages apart from the main install),
+    costliest first."""
+    groups: dict[tuple[str, bool], list[int]] = defaultdict(list)
     for i, finding in enumerate(every):
         if status[i] in _PROPER:
-            groups[context.component(finding.path)].append(i)
+            groups[context.component(finding.path), status[i] == "optional-gap"].append(i)
     lows, highs = costs
     found = []
-    for name, group in groups.items():
+    for (name, optional), group in groups.items():
         by_category: dict[str, float] = defaultdict(float)
         for i in group:
             by_category[every[i].category] += (lows[i] + highs[i]) / 2 + 1e-9  # by effort; a free category still shows
@@ -546,7 +562,7 @@ def _components(every: list[Finding], status: list[str], costs: Costs, context: 
             rules=tuple(sorted({every[i].rule for i in group})),
             categories=tuple(c for c, _ in sorted(by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
             effort=_sum(costs, group), blocked=any(every[i].severity == Severity.BLOCKER for i in group),
-            optional=all(status[i] == "optional-gap" for i in group),
+            optional=optional,
         ))
     return tuple(sorted(found, key=lambda c: (c.optional, -c.effort.mid, c.name)))
 

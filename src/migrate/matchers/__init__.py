@@ -27,6 +27,7 @@ class Hit:
     note: str | None = None  # appended to the message
     hip: str | None = None
     symbol: str | None = None
+    optional: bool = False  # in an optional part of the project (an extra of its package): not on its main path
 
 
 class MatchFunction(Protocol):

@@ -62,7 +62,7 @@ def match_package(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
             continue
         if "since" in params and predates(item, Version(str(params["since"]))):
             continue
-        yield Hit(item.line, item.column, symbol=item.name)
+        yield Hit(item.line, item.column, symbol=item.name, optional=item.optional)
 
 
 def predates(item: Item, release: Version) -> bool:

@@ -30,8 +30,9 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
-    "fallback_severity", "hip_aware", "numbers", "unless_file", "switches",
+    "fallback_severity", "hip_aware", "numbers", "unless_file", "switches", "values",
 }
+_VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
 _STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls"}
 _ROLES = {"code", "argv", "prose", "doc"}
@@ -44,9 +45,10 @@ FALLBACK_MESSAGE = (
 
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "python")
-    if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings", "numbers", "switches")):
+    if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings", "numbers", "switches",
+                                       "values")):
         raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings, numbers, "
-                         "switches")
+                         "switches, values")
     for key in ("imports", "names", "exclude_names", "decorators", "needles"):
         if key in params and not all(isinstance(v, str) for v in as_list(params[key])):
             raise ValueError(f"python matcher: '{key}' must be a list of dotted names")
@@ -58,6 +60,10 @@ def _validate(params: Mapping[str, Any]) -> None:
         check_regex(string, "assigned_to", required=False)
         if not set(as_list(string.get("roles", ["code", "argv"]))) <= _ROLES:
             raise ValueError(f"python strings entry: roles must be among {sorted(_ROLES)}")
+    for value in params.get("values", []):
+        check_keys(value, _VALUE_KEYS, "python values entry")
+        if not (isinstance(value.get("name"), str) and type(value.get("above")) is int):
+            raise ValueError("python values entry needs 'name' (a keyword or variable) and 'above' (an integer)")
     if "fallback_severity" in params:
         Severity.parse(str(params["fallback_severity"]))
     check_regex(params, "unless_file", required=False)
@@ -101,6 +107,7 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
         words.extend(f".{m}(" for m in as_list(call.get("method", [])))
         if "name" not in call and "method" not in call:
             words.extend(as_list(call["keyword"]))
+    words.extend(value["name"] for value in params.get("values", []))
     return sorted(set(words))
 
 
@@ -121,6 +128,8 @@ def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
     if params.get("numbers") or any(_string_entry(text, e) for e in params.get("strings", [])):
         return True
     if "switches" in params and _names_a_switch(text, params["switches"]):
+        return True
+    if any(has_word(text, value["name"]) for value in params.get("values", [])):
         return True
     return any(_call_entry(text, entry) for entry in params.get("calls", []))
 
@@ -164,6 +173,7 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
         return  # the file already handles the AMD side (a peak table that lists MI300X)
     hits = [*_imports(doc, params), *_names(doc, params), *_calls(doc, params)]
     hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params), *_switches(doc, params)]
+    hits += _values(doc, params)
     seen: set[int] = set()
     for node, symbol, line in sorted(hits, key=lambda h: (h[2], h[0].col_offset)):
         if line in seen:
@@ -394,6 +404,41 @@ def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         value = _constant_product(node)
         if value is not None and any(math.isclose(value, w, rel_tol=1e-6) for w in wanted):
             yield node, f"{value:g}", node.lineno
+
+
+def _values(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """Integer literals above a bound given to a setting by name: the keyword `num_warps=32`, the dict entry
+    `"num_warps": 32`, the assignment `num_warps = 32` (or one arm of `32 if c else 16`)."""
+    for entry in params.get("values", []):
+        name, above = entry["name"], entry["above"]
+        for given in _given_values(doc, name):
+            for arm, number in _int_arms(given):
+                if number > above:
+                    yield arm, entry.get("symbol") or f"{name}={number}", arm.lineno
+
+
+def _given_values(doc: PythonDocument, name: str) -> Iterator[ast.expr]:
+    """The expressions given to NAME: as a keyword, a dict key, an assigned variable (tuple unpacking included)."""
+    for call in doc.of_type(ast.Call):
+        yield from (k.value for k in call.keywords if k.arg == name)
+    for table in doc.of_type(ast.Dict):
+        yield from (v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant) and k.value == name)
+    for assign in doc.of_type(ast.Assign):
+        for target in assign.targets:
+            if isinstance(target, ast.Name) and target.id == name:
+                yield assign.value
+            elif isinstance(target, ast.Tuple) and isinstance(assign.value, ast.Tuple):
+                pairs = zip(target.elts, assign.value.elts)
+                yield from (v for t, v in pairs if isinstance(t, ast.Name) and t.id == name)
+
+
+def _int_arms(node: ast.expr) -> list[tuple[ast.Constant, int]]:
+    """The integer literals NODE may be, with their values: itself, or the arms of a conditional expression."""
+    if isinstance(node, ast.IfExp):
+        return _int_arms(node.body) + _int_arms(node.orelse)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return [(node, node.value)]
+    return []
 
 
 def _constant_product(node: ast.expr, depth: int = 0) -> float | None:

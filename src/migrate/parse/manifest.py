@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -37,6 +37,12 @@ class Item:
     positions: tuple[tuple[int, int], ...] = ()  # (line, column) of each argument
     local: str = ""  # a package's local version label (cu121 in torch==2.3.1+cu121)
     url: str = ""  # a package's direct URL
+    optional: bool = False  # a package of an optional group: an extra, a dev, test or docs group
+
+
+def optional(items: Iterable[Item]) -> Iterator[Item]:
+    """ITEMS as members of an optional group."""
+    return (replace(item, optional=True) for item in items)
 
 
 @dataclass

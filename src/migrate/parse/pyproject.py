@@ -11,7 +11,7 @@ from typing import Any
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import ParseError, register
-from migrate.parse.manifest import FACT, INDEX, PACKAGE, Item, ManifestDocument, requirement_item
+from migrate.parse.manifest import FACT, INDEX, PACKAGE, Item, ManifestDocument, optional, requirement_item
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -135,9 +135,9 @@ def pyproject_items(data: dict[str, Any], where: _Locator) -> Iterator[Item]:
     project = data.get("project", {})
     yield from _requirements(project.get("dependencies"), where)
     for extra in (project.get("optional-dependencies") or {}).values():
-        yield from _requirements(extra, where)
+        yield from optional(_requirements(extra, where))
     for group in (data.get("dependency-groups") or {}).values():
-        yield from _requirements(group, where)
+        yield from optional(_requirements(group, where))
     yield from _requirements(data.get("build-system", {}).get("requires"), where)
     tool = data.get("tool", {})
     yield from _poetry(tool.get("poetry") or {}, where)
@@ -147,9 +147,9 @@ def pyproject_items(data: dict[str, Any], where: _Locator) -> Iterator[Item]:
 
 def _poetry(poetry: dict[str, Any], where: _Locator) -> Iterator[Item]:
     yield from _table_dependencies(poetry.get("dependencies"), where)
-    yield from _table_dependencies(poetry.get("dev-dependencies"), where)
+    yield from optional(_table_dependencies(poetry.get("dev-dependencies"), where))
     for group in (poetry.get("group") or {}).values():
-        yield from _table_dependencies(group.get("dependencies") if isinstance(group, dict) else None, where)
+        yield from optional(_table_dependencies(group.get("dependencies") if isinstance(group, dict) else None, where))
     yield from _indexes(poetry.get("source"), where, "poetry-source")
 
 
@@ -203,13 +203,20 @@ def parse_setup_cfg(source: SourceFile, text: str) -> ManifestDocument:
     except configparser.Error as exc:
         raise ParseError(f"invalid setup.cfg: {str(exc).splitlines()[0]}") from None
     where = _Locator(text)
+    lines = _LineLocator(where)
+    required = list(_requirements(_cfg_values(parser, "options", ("install_requires", "setup_requires")), lines))
+    extras = list(optional(_requirements(_cfg_values(parser, "options.extras_require", None), lines)))
+    return ManifestDocument(source=source, text=text, manifest=required + extras)
+
+
+def _cfg_values(parser: configparser.ConfigParser, section: str, keys: tuple[str, ...] | None) -> list[str]:
+    """The requirement lines of a setup.cfg section (of KEYS, or every key)."""
     values: list[str] = []
-    for section, keys in (("options", ("install_requires", "setup_requires")), ("options.extras_require", None)):
-        if parser.has_section(section):
-            for key, value in parser.items(section):
-                if keys is None or key in keys:
-                    values.extend(v.strip() for v in value.splitlines() if v.strip() and not v.strip().startswith("#"))
-    return ManifestDocument(source=source, text=text, manifest=list(_requirements(values, _LineLocator(where))))
+    if parser.has_section(section):
+        for key, value in parser.items(section):
+            if keys is None or key in keys:
+                values.extend(v.strip() for v in value.splitlines() if v.strip() and not v.strip().startswith("#"))
+    return values
 
 
 class _LineLocator(_Locator):

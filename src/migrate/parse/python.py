@@ -15,8 +15,11 @@ from migrate.model import FileKind, SourceFile
 from migrate.parse.document import Document, ParseError, register
 
 HIP_VERSION = "torch.version.hip"
-# Names that by convention say "this is a ROCm/HIP build" (torch's IS_HIP_EXTENSION, triton's is_hip()).
-_HIP_FLAG = re.compile(r"^_?(?:(?:is|use|on|has|with|using)_?)?(?:hip|rocm|amd)(?:_[a-z0-9]+)*$", re.I)
+# Names that by convention say "this is a ROCm/HIP build" (torch's IS_HIP_EXTENSION, triton's is_hip()) or name an
+# AMD-only GPU family (is_cdna(), IS_RDNA3, is_gfx942).
+_HIP_FLAG = re.compile(
+    r"^_?(?:(?:is|use|on|has|with|using)_?)?(?:hip|rocm|amd|cdna\d*|rdna\d*|gfx\d+[a-z]?)(?:_[a-z0-9]+)*$", re.I
+)
 _HIP_WORD = re.compile(r"\b(?:hip|rocm|amd)\b", re.I)  # "hip" == backend, "+rocm" in torch.__version__
 _AMD_ATTRIBUTES = frozenset({"gcnArchName"})  # device properties only AMD GPUs have
 # Calls whose string arguments are words for people, not code.
@@ -26,7 +29,7 @@ PROSE_CALLS = frozenset(
 )
 PROSE_KEYWORDS = frozenset({"help", "description", "msg", "message", "epilog", "usage", "reason", "desc"})
 _WRAPPERS = (ast.JoinedStr, ast.FormattedValue, ast.BinOp, ast.IfExp, ast.BoolOp)
-_HIP_HINT = re.compile(r"hip|rocm|amd|gcnarch", re.I)
+_HIP_HINT = re.compile(r"hip|rocm|amd|gcnarch|cdna|rdna|gfx\d", re.I)
 # ROCm's command-line tools: an except clause that runs one is the ROCm fallback of what the try attempted.
 _ROCM_TOOL = re.compile(r"(?:^|[\s/])(?:rocm-smi|amd-smi|rocminfo|hipconfig|hipcc)(?:\s|$)")
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import register
-from migrate.parse.manifest import ENV, FACT, Item, arch_flag_items, requirement_item
+from migrate.parse.manifest import ENV, FACT, Item, arch_flag_items, optional, requirement_item
 from migrate.parse.python import PythonDocument, parse_python
 
 _REQUIREMENT_KEYWORDS = frozenset({"install_requires", "setup_requires", "extras_require", "tests_require"})
+_OPTIONAL_KEYWORDS = frozenset({"extras_require", "tests_require"})
 _EXTENSIONS = frozenset({"CUDAExtension", "cpp_extension.CUDAExtension", "torch.utils.cpp_extension.CUDAExtension"})
 _ENV_READERS = frozenset({"os.environ.get", "os.getenv", "os.environ.setdefault", "os.environ.pop", "environ.get",
                           "getenv"})
@@ -87,7 +88,9 @@ def _call_items(doc: PythonDocument, call: ast.Call) -> Iterator[Item]:
         yield Item(FACT, "cuda-extension", call.lineno, call.col_offset + 1, value=name)
     if name.rsplit(".", 1)[-1] == "setup" or name == "setuptools.setup":
         for keyword in call.keywords:
-            if keyword.arg in _REQUIREMENT_KEYWORDS:
+            if keyword.arg in _OPTIONAL_KEYWORDS:
+                yield from optional(_requirements(doc, keyword.value))
+            elif keyword.arg in _REQUIREMENT_KEYWORDS:
                 yield from _requirements(doc, keyword.value)
     if name in _ENV_READERS and call.args and isinstance(call.args[0], ast.Constant):
         key = call.args[0]

@@ -103,7 +103,7 @@ def build(record: Assessment) -> FirstScreen:
 
 def drivers(record: Assessment) -> tuple[DriverLine, ...]:
     """The components that drive the effort, each named for what it is."""
-    by_name = {c.name: c for c in record.risk.components}
+    by_name = {c.name: c for c in record.risk.components if not c.optional}  # drivers are required work
     lines = []
     for driver in record.risk.drivers:
         component = by_name[driver.component]

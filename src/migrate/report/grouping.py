@@ -50,7 +50,8 @@ def groups(record: Assessment, findings: Iterable[Finding] | None = None) -> lis
 
 def titles_of(record: Assessment) -> dict[str, str]:
     """Each component's title: from its work where it has some, else from the kinds of its findings."""
-    titles = {c.name: components.title(c) for c in record.risk.components}
+    # a component's required work names it, not the optional part of it (an extra's packages) listed after
+    titles = {c.name: components.title(c) for c in reversed(record.risk.components)}
     kinds: dict[str, Counter[str]] = defaultdict(Counter)
     for finding in record.result.findings:
         name = record.context.component(finding.path)

@@ -106,6 +106,7 @@ def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings,
         vendored=doc.source.vendored,
         symbol=hit.symbol,
         effort=rule.effort,
+        status="optional-gap" if hit.optional else "remaining",
         occurrences=occurrences,
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1] / "src"
@@ -84,6 +85,49 @@ def test_a_function_level_import_counts(tmp_path: Path) -> None:
     module.write_text("def f():\n    from migrate.scan import scan\n\n    from .. import model\n")
     known = {"migrate.scan": Path(), "migrate.model": Path(), "migrate.port.m": module}
     assert imported("migrate.port.m", module, known) == {"migrate.scan", "migrate.model"}
+
+
+def the_picture() -> tuple[dict[str, str], dict[str, set[str]]]:
+    """docs/architecture.md's picture: each module or package its box names -> the box; each box -> those it points to."""
+    text = (SOURCE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = text.split("```mermaid", 1)[1].split("```", 1)[0]
+    boxes: dict[str, str] = {}
+    for box, label in re.findall(r'^\s*(\w+)\["([^"]+)"\]', block, re.M):
+        for name in re.findall(r"\b(\w+)\.py\b", label) + re.findall(r"^(\w+)/", label):
+            boxes[name] = box
+    arrows: dict[str, set[str]] = {}
+    for left, right in re.findall(r"^\s*([\w &]+?)\s*-->\s*([\w &]+?)\s*$", block, re.M):
+        for a in left.split("&"):
+            arrows.setdefault(a.strip(), set()).update(b.strip() for b in right.split("&"))
+    return boxes, arrows
+
+
+def box_of(module: str, boxes: dict[str, str]) -> str:
+    """The box of MODULE: its package's (migrate.scan.file -> scan/) or its own (migrate.risk -> risk.py)."""
+    parts = module.split(".")
+    return boxes[parts[1]] if len(parts) > 1 else "package"
+
+
+def test_the_architecture_picture_is_the_import_graph() -> None:
+    """Every import between two boxes follows the picture's arrows (those into the ground floor are not drawn), and
+    every arrow is an import."""
+    boxes, arrows = the_picture()
+    graph = import_graph()
+    assert {box_of(m, boxes) for m in graph} - {"package"} == set(boxes.values())  # each module has its box
+
+    def reached(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(arrows.get(start, ()))
+        while todo:
+            if (box := todo.pop()) not in seen:
+                seen.add(box)
+                todo += arrows.get(box, ())
+        return seen
+
+    imports = {(box_of(a, boxes), box_of(b, boxes)) for a, targets in graph.items() for b in targets}
+    imports = {(a, b) for a, b in imports if a != b and "package" not in (a, b)}
+    assert sorted((a, b) for a, b in imports if b != "ground" and b not in reached(a)) == []
+    assert sorted((a, b) for a, targets in arrows.items() for b in targets if (a, b) not in imports) == []
 
 
 def test_each_module_says_its_job_in_its_docstring() -> None:

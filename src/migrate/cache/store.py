@@ -24,6 +24,7 @@ from migrate.writer import write_file
 
 FORMAT = 6
 MAX_FILE = 256 * 1024 * 1024  # a shard, report or ruleset file larger than this is not one of ours
+_SETTLED_NS = 2_000_000_000  # a file modified this recently may change again within the same mtime tick
 _KEEP_STORES = 32  # namespaces (repository x rules x settings x version) kept; older ones are removed
 # Settings that decide which files are scanned or how a run goes, but not what one file yields.
 _NOT_PER_FILE = frozenset(
@@ -84,9 +85,6 @@ def stat_stamp(source: SourceFile) -> str | None:
     if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < _SETTLED_NS:
         return None
     return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{source.kind.value}:{int(source.vendored)}"
-
-
-_SETTLED_NS = 2_000_000_000  # a file modified this recently may change again within the same mtime tick
 
 
 def content_key(source: SourceFile) -> str | None:

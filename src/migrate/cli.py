@@ -79,7 +79,6 @@ def _targets(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...
     from migrate.targets import validate
 
     names = tuple(t.strip() for v in value for t in v.split(",") if t.strip())
-
     return validate(names) or None
 
 

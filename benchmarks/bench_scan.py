@@ -245,27 +245,27 @@ def bench(root: Path, jobs: int) -> None:
 
 def check(root: Path, jobs: int) -> bool:
     """Scan ROOT with the fast path and with a full parse; print the comparison, True when first-party is equal."""
-    import migrate.scan
+    import migrate.scan.file
     from migrate.config import Settings
     from migrate.ruleset import load_builtin
-    from migrate.tokenscan import token_matcher
+    from migrate.scan import Shortcuts, scan
+    from migrate.scan.prefilter import token_form
 
     results = {}
-    parse = migrate.scan.parse
-    for label, token_level in (("fast path", True), ("full parse", False)):
-        migrate.scan.token_level = token_level
+    parse = migrate.scan.file.parse
+    for label, tokens in (("fast path", True), ("full parse", False)):
         parsed = multiprocessing.Value("i", 0)  # shared memory: the forked workers count too
-        migrate.scan.parse = _counting(parse, parsed)
+        migrate.scan.file.parse = _counting(parse, parsed)
         cpu = time.process_time() + _children_cpu()
-        results[label] = migrate.scan.scan(root, Settings(jobs=jobs)).findings
+        results[label] = scan(root, Settings(jobs=jobs), shortcuts=Shortcuts(tokens=tokens)).findings
         print(f"  {label}: {len(results[label]):,} findings, {parsed.value:,} C/C++/CUDA files parsed, "
               f"{time.process_time() + _children_cpu() - cpu:.1f} CPU s")
-    migrate.scan.token_level, migrate.scan.parse = True, parse
+    migrate.scan.file.parse = parse
     fast, full = results["fast path"], results["full parse"]
     equal = [f for f in fast if not f.vendored] == [f for f in full if not f.vendored]
     print(f"  first-party findings identical: {'yes' if equal else 'NO'} ({sum(not f.vendored for f in fast):,})")
     code = {"cuda", "cpp", "c"}
-    tree_rules = {r.id for r in load_builtin().rules if code & set(r.languages) and token_matcher(r) is None}
+    tree_rules = {r.id for r in load_builtin().rules if code & set(r.languages) and token_form(r) is None}
     fast_rules = collections.Counter(f.rule for f in fast if f.vendored)
     full_rules = collections.Counter(f.rule for f in full if f.vendored)
     print("  vendored findings by rule (full parse -> tokens; '-' marks a rule that needs the tree):")

@@ -126,15 +126,15 @@ def check_golden(actual: str, golden: Path, update: bool) -> None:
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The relpaths scan_file actually scanned (in this process)."""
     seen: list[str] = []
-    import migrate.scan
+    import migrate.scan.pool
 
-    real = migrate.scan.scan_file
+    real = migrate.scan.pool.scan_file
 
-    def counting(source, ruleset, settings):  # type: ignore[no-untyped-def]
+    def counting(source, *rest):  # type: ignore[no-untyped-def]
         seen.append(source.relpath)
-        return real(source, ruleset, settings)
+        return real(source, *rest)
 
-    monkeypatch.setattr(migrate.scan, "scan_file", counting)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", counting)
     return seen
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import migrate.cache
-import migrate.scan
+import migrate.cache.store
+import migrate.scan.pool
 from migrate.cli import cli
 from migrate.config import Settings
 from migrate.model import ScanResult
@@ -85,7 +85,7 @@ def test_settings_change_is_never_served_stale(tmp_path: Path, calls: list[str])
 def test_tool_version_change_is_never_served_stale(tmp_path: Path, calls: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     root = repo(tmp_path, files=1)
     scan(root, settings_for(tmp_path))
-    monkeypatch.setattr(migrate.cache, "__version__", "99.0")
+    monkeypatch.setattr(migrate.cache.store, "__version__", "99.0")
     calls.clear()
     scan(root, settings_for(tmp_path))
     assert calls == ["k0.cu"]
@@ -99,13 +99,13 @@ def shard(tmp_path: Path) -> Path:
 
 def entries(store: Path) -> dict[str, list[object]]:
     found = json.loads(store.read_bytes())
-    assert found["format"] == migrate.cache.FORMAT
+    assert found["format"] == migrate.cache.store.FORMAT
     return found["entries"]  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize(
     "garbage",
-    [b"", b"{not json", b"\x80\x05\x95", json.dumps({"format": migrate.cache.FORMAT, "entries": {"k0.cu": ["x", {}]}}).encode(),
+    [b"", b"{not json", b"\x80\x05\x95", json.dumps({"format": migrate.cache.store.FORMAT, "entries": {"k0.cu": ["x", {}]}}).encode(),
      b'["a", "list"]', b"\x00\xff", b"[" * 100000],
 )
 def test_corrupt_cache_file_is_ignored_and_replaced(tmp_path: Path, calls: list[str], garbage: bytes) -> None:
@@ -125,21 +125,23 @@ def test_corrupt_entry_with_a_matching_key_is_a_miss(tmp_path: Path, calls: list
     store = shard(tmp_path)
     found = entries(store)
     found["k0.cu"] = [found["k0.cu"][0], "not a result"]
-    store.write_text(json.dumps({"format": migrate.cache.FORMAT, "entries": found}))
+    store.write_text(json.dumps({"format": migrate.cache.store.FORMAT, "entries": found}))
     calls.clear()
     assert summary(scan(root, settings_for(tmp_path))) == summary(expected)
     assert calls == ["k0.cu"]
 
 
-FINDING_FIELDS = 16  # path .. occurrences, as cache._findings_data writes them
+FINDING_KEYS = ["rule", "category", "severity", "path", "line", "column", "end_line", "message", "evidence", "hip",
+                "substitutions", "vendored", "symbol", "effort", "status", "occurrences"]  # Finding.to_dict's
 
 
 @pytest.mark.parametrize("where", [
-    *((0, i) for i in range(FINDING_FIELDS)),  # each field of a finding
-    (0, "severity-range"), (0, "occurrence"), (0, "substitution"), (0, "short"), (5, "directive"), (6, "evidence"),
+    *(("finding", key) for key in FINDING_KEYS),  # each field of a finding
+    ("finding", "severity-label"), ("finding", "occurrence"), ("finding", "substitution"), ("finding", "missing"),
+    ("finding", "unknown"), ("result", "directive"), ("result", "evidence"), ("result", "relpath"),
 ])
 def test_an_entry_with_any_field_of_the_wrong_shape_is_a_miss(
-    tmp_path: Path, calls: list[str], where: tuple[int, object]
+    tmp_path: Path, calls: list[str], where: tuple[str, str]
 ) -> None:
     root = repo(tmp_path, files=1)
     expected = scan(root, settings_for(tmp_path))
@@ -147,23 +149,26 @@ def test_an_entry_with_any_field_of_the_wrong_shape_is_a_miss(
     found = entries(store)
     data = found["k0.cu"][2]
     part, field = where
-    if part == 0:
-        finding = data[0][0]
-        if field == "severity-range":
-            finding[5] = 99
-        elif field == "occurrence":
-            finding[15] = [[1, 2, 3, 4]]  # evidence must be text
-        elif field == "substitution":
-            finding[10] = ["ok", 7]
-        elif field == "short":
-            finding.pop()
-        else:
-            finding[field] = {"not": "a field"}
-    elif part == 5:
-        data[5] = [[1, "if"]]
+    finding = data["findings"][0]
+    if (part, field) == ("finding", "severity-label"):
+        finding["severity"] = "huge"
+    elif field == "occurrence":
+        finding["occurrences"] = [{"line": 1, "column": 2, "end_line": 3, "evidence": 4}]  # evidence must be text
+    elif field == "substitution":
+        finding["substitutions"] = ["ok", 7]
+    elif field == "missing":
+        del finding["rule"]
+    elif field == "unknown":
+        finding["colour"] = "red"
+    elif part == "finding":
+        finding[field] = {"not": "a field"}
+    elif field == "directive":
+        data["directives"] = [[1, "if"]]
+    elif field == "evidence":
+        data["evidence"] = [{"kind": "guard", "path": "k0.cu", "line": "1", "text": "t", "weight": 1}]
     else:
-        data[6] = [["guard", "k0.cu", "1", "t", 1]]
-    store.write_text(json.dumps({"format": migrate.cache.FORMAT, "entries": found}))
+        data["relpath"] = "k1.cu"  # another file's result under this file's name
+    store.write_text(json.dumps({"format": migrate.cache.store.FORMAT, "entries": found}))
     calls.clear()
     assert summary(scan(root, settings_for(tmp_path))) == summary(expected)
     assert calls == ["k0.cu"]
@@ -205,7 +210,7 @@ def test_process_pool_results_are_cached(tmp_path: Path, monkeypatch: pytest.Mon
     def no_scanning(*_args: object) -> None:
         raise AssertionError("a cached file was scanned again")
 
-    monkeypatch.setattr(migrate.scan, "scan_file", no_scanning)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", no_scanning)
     assert scan(root, settings_for(tmp_path, jobs=2)) == cold
     assert len(cold.findings) == 140
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,19 @@ def test_bad_configuration_is_one_error_naming_the_key(tmp_path: Path, text: str
         load_settings(tmp_path, {})
     assert message in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(("name", "message"), [("sm_80", "'sm_80' is not a gfx target name"),
+                                              ("gfx9999", "unknown target gfx9999 (known targets: gfx906")])
+def test_a_target_name_is_checked_alike_in_the_config_and_on_the_command_line(tmp_path: Path, name: str,
+                                                                             message: str) -> None:
+    (tmp_path / ".migrate.toml").write_text(f'targets = ["{name}"]\n')
+    with pytest.raises(ConfigError, match=re.escape(f".migrate.toml: targets: {message}")):
+        load_settings(tmp_path, {})
+    result = CliRunner().invoke(cli, ["scan", str(tmp_path / "elsewhere"), "--target", f"gfx942,{name}"])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"migrate: error: {message}")
+    assert result.output.count("\n") == 1
 
 
 def test_bad_configuration_exits_2_with_one_line(tmp_path: Path) -> None:

@@ -331,8 +331,8 @@ def test_every_cuda_rule_feeds_the_prefilter() -> None:
     for rule in load_builtin().rules:
         if rule.source.rsplit("/", 1)[-1].startswith("cuda-"):
             matcher = matchers.get(rule.match["matcher"])
-            assert matcher is not None and matcher.needles is not None
-            assert matcher.needles(rule.match), rule.id
+            assert matcher is not None and matcher.fast.needles is not None
+            assert matcher.fast.needles(rule.match), rule.id
 
 
 @pytest.mark.parametrize(
@@ -383,9 +383,9 @@ def test_needles_never_hide_a_finding_in_the_fixtures() -> None:
         doc = parse_cuda(SourceFile(path, path.name, KINDS[path.suffix], len(text)), text)
         for rule in rules:
             matcher = matchers.get(rule.match["matcher"])
-            assert matcher is not None and matcher.needles is not None
+            assert matcher is not None and matcher.fast.needles is not None
             if list(matcher.function(doc, rule.match)):
-                assert any(n in text for n in matcher.needles(rule.match)), (path.name, rule.id)
+                assert any(n in text for n in matcher.fast.needles(rule.match)), (path.name, rule.id)
 
 
 def test_helpers_named_for_warps_mark_warp_code(tmp_path: Path) -> None:

@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-import migrate.scan
+import migrate.scan.file
 from migrate.config import Settings
 from migrate.discover import discover
 from migrate.model import FileKind, Finding, SourceFile
 from migrate.parse import read_text
 from migrate.ruleset import load_builtin
-from migrate.scan import _applicable, _rule_needles, _table, scan, scan_file
-from migrate.tokenscan import token_matcher
+from migrate.parse import lexer
+from migrate.scan import Shortcuts, scan, scan_file
+from migrate.scan.prefilter import applicable, rule_needles, table, token_form
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 CODE = (FileKind.CUDA, FileKind.CPP, FileKind.C)
@@ -61,7 +62,7 @@ def _substring_reference(kind: FileKind, text: str) -> set[str]:
     """The rules a per-rule `needle in text` check keeps: what the one-pass search must reproduce."""
     kept = set()
     for rule in load_builtin().for_kind(kind):
-        needles = _rule_needles(rule)
+        needles = rule_needles(rule)
         if needles is None or any(n in text for n in needles):
             kept.add(rule.id)
     return kept
@@ -79,7 +80,7 @@ def test_one_pass_applicability_equals_a_search_per_rule(tmp_path: Path) -> None
             text = read_text(source)
         except Exception:
             continue
-        assert {r.id for r in _applicable(_table(load_builtin(), source.kind), text)} == _substring_reference(source.kind, text), (
+        assert {r.id for r in applicable(table(load_builtin(), source.kind), text)} == _substring_reference(source.kind, text), (
             source.relpath
         )
         checked += 1
@@ -89,12 +90,11 @@ def test_one_pass_applicability_equals_a_search_per_rule(tmp_path: Path) -> None
 def test_overlapping_needles_are_all_found() -> None:
     # '__global__' and '<<<' sit next to words that are needles of other rules
     text = "x<<<__global__cuda::std::atomic"
-    assert {r.id for r in _applicable(_table(load_builtin(), FileKind.CUDA), text)} == _substring_reference(FileKind.CUDA, text)
+    assert {r.id for r in applicable(table(load_builtin(), FileKind.CUDA), text)} == _substring_reference(FileKind.CUDA, text)
 
 
-def _scan(root: Path, token_level: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Finding, ...]:
-    monkeypatch.setattr(migrate.scan, "token_level", token_level)
-    return scan(root, Settings(jobs=1)).findings
+def _scan(root: Path, tokens: bool) -> tuple[Finding, ...]:
+    return scan(root, Settings(jobs=1), shortcuts=Shortcuts(tokens=tokens)).findings
 
 
 @pytest.fixture
@@ -112,9 +112,9 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
-def test_first_party_findings_are_identical_with_the_full_parse(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fast = [f for f in _scan(tree, True, monkeypatch) if not f.vendored]
-    full = [f for f in _scan(tree, False, monkeypatch) if not f.vendored]
+def test_first_party_findings_are_identical_with_the_full_parse(tree: Path) -> None:
+    fast = [f for f in _scan(tree, True) if not f.vendored]
+    full = [f for f in _scan(tree, False) if not f.vendored]
     assert fast == full and len(fast) > 100
 
 
@@ -128,17 +128,17 @@ def test_library_shaped_fast_path_equals_parsing_every_file(tmp_path: Path, monk
     root = tmp_path / "library"
     shutil.copytree(FIXTURES / "fastpath", root)
     parsed: list[str] = []
-    parse = migrate.scan.parse
+    parse = migrate.scan.file.parse
     def counted(source: SourceFile, text: str) -> object:
         if source.kind in CODE:
             parsed.append(source.relpath)
         return parse(source, text)
 
-    monkeypatch.setattr(migrate.scan, "parse", counted)
-    fast = _scan(root, True, monkeypatch)
+    monkeypatch.setattr(migrate.scan.file, "parse", counted)
+    fast = _scan(root, True)
     parsed_by_fast_path = len(parsed)
     parsed.clear()
-    full = _scan(root, False, monkeypatch)
+    full = _scan(root, False)
     assert _described(fast) == _described(full)
     assert {"warp-full-mask", "warp-lane-math", "warp-ballot-32bit", "warp-size-constant", "warp-literal-32",
             "warpsize-compile-time", "cooperative-groups-missing", "cooperative-groups-limited", "cub-warp-primitives",
@@ -147,12 +147,12 @@ def test_library_shaped_fast_path_equals_parsing_every_file(tmp_path: Path, monk
     assert parsed_by_fast_path < len(parsed) == 13
 
 
-def test_vendored_code_finds_the_token_rules_of_the_full_parse(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_vendored_code_finds_the_token_rules_of_the_full_parse(tree: Path) -> None:
     """Per file, the token-level rules that fire are those that fire with the full parse."""
     rules = {r.id: r for r in load_builtin().rules}
-    token_rules = {rule_id for rule_id, rule in rules.items() if token_matcher(rule) is not None}
-    fast = {(f.path, f.rule) for f in _scan(tree, True, monkeypatch) if f.vendored}
-    full = {(f.path, f.rule) for f in _scan(tree, False, monkeypatch) if f.vendored and f.rule in token_rules}
+    token_rules = {rule_id for rule_id, rule in rules.items() if token_form(rule) is not None}
+    fast = {(f.path, f.rule) for f in _scan(tree, True) if f.vendored}
+    full = {(f.path, f.rule) for f in _scan(tree, False) if f.vendored and f.rule in token_rules}
     assert fast == full and len(fast) > 20
 
 
@@ -206,17 +206,13 @@ def test_the_api_name_regex_is_compiled_once_per_process() -> None:
     assert names_pattern(api_map().keys()) is first  # the same names share the one compiled regex
 
 
-def test_words_found_the_same_before_and_after_the_regex_is_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_words_found_the_same_before_and_after_the_regex_is_compiled() -> None:
     """A few files look every identifier up; later ones use the one compiled regex: the same words either way."""
-    import migrate.tokenscan as tokenscan
-
-    words = _table(load_builtin(), FileKind.CUDA).tokens.words
+    words = table(load_builtin(), FileKind.CUDA).tokens.words
     texts = [read_text(s) for s in _sources(FIXTURES) if s.kind in CODE]
     texts.append(VENDORED_KERNEL + "\nint x2cudaMalloc = cudaMallocHost_x + cudaMalloc(p) + é_cudaFree;\n")
-    monkeypatch.setattr(tokenscan, "_WORD_PATTERNS", {})
-    monkeypatch.setattr(tokenscan, "_LEXED", {})
-    monkeypatch.setattr(tokenscan, "_COMPILE_AFTER", len(texts))
-    looked_up = [tokenscan.lex(text, words).words for text in texts]
-    assert words not in tokenscan._WORD_PATTERNS
-    assert [tokenscan.lex(text, words).words for text in texts] == looked_up
-    assert words in tokenscan._WORD_PATTERNS and sum(map(len, looked_up)) > 500
+    looked_up = [lexer.looked_up(text, words) for text in texts]
+    assert [lexer.matched(text, words) for text in texts] == looked_up
+    assert sum(map(len, looked_up)) > 500
+    assert [w for w, _ in lexer.looked_up("x2cudaMalloc = cudaMallocHost_x + cudaMalloc(p) + é_cudaFree", words)] == [
+        "cudaMalloc"]

@@ -104,7 +104,7 @@ def test_new_cache_directory_is_private(tmp_path: Path) -> None:
 
 
 def test_an_old_file_is_not_read_again_but_any_edit_is_seen(tmp_path: Path) -> None:
-    import migrate.cache
+    import migrate.cache.store
 
     root = repo(tmp_path)
     old = 1_600_000_000
@@ -113,7 +113,7 @@ def test_an_old_file_is_not_read_again_but_any_edit_is_seen(tmp_path: Path) -> N
     cold = scan(root, settings_for(tmp_path))
     assert all(stamp is None for stamp in _stamps(tmp_path)), "files changed in the last two seconds are hashed"
     os.utime(root / "k0.cu", (old, old))
-    migrate.cache._SETTLED_NS = 0  # what two seconds later would see, without sleeping in a test
+    migrate.cache.store._SETTLED_NS = 0  # what two seconds later would see, without sleeping in a test
     try:
         assert scan(root, settings_for(tmp_path)) == cold
         assert all(stamp for stamp in _stamps(tmp_path))
@@ -121,7 +121,7 @@ def test_an_old_file_is_not_read_again_but_any_edit_is_seen(tmp_path: Path) -> N
         os.utime(root / "k1.cu", (old, old))  # and the old mtime: only ctime tells
         warm = scan(root, settings_for(tmp_path))
     finally:
-        migrate.cache._SETTLED_NS = 2_000_000_000
+        migrate.cache.store._SETTLED_NS = 2_000_000_000
     assert {f.symbol for f in warm.findings if f.path == "k1.cu"} != {f.symbol for f in cold.findings if f.path == "k1.cu"}
 
 
@@ -133,21 +133,21 @@ def _stamps(tmp_path: Path) -> list[object]:
 
 
 def test_a_file_changed_while_it_is_scanned_is_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import migrate.cache
-    import migrate.scan
+    import migrate.cache.store
+    import migrate.scan.pool
 
     root = repo(tmp_path)
-    real = migrate.scan.scan_file
+    real = migrate.scan.pool.scan_file
 
-    def editing(source, ruleset, settings):  # type: ignore[no-untyped-def]
-        result = real(source, ruleset, settings)
+    def editing(source, *rest):  # type: ignore[no-untyped-def]
+        result = real(source, *rest)
         if source.relpath == "k1.cu":  # an editor saves the file while its result is on the way
             (root / "k1.cu").write_text("void g() {}\n" + KERNEL)
         return result
 
-    monkeypatch.setattr(migrate.cache, "_SETTLED_NS", 0)
-    monkeypatch.setattr(migrate.scan, "scan_file", editing)
+    monkeypatch.setattr(migrate.cache.store, "_SETTLED_NS", 0)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", editing)
     scan(root, settings_for(tmp_path))
-    monkeypatch.setattr(migrate.scan, "scan_file", real)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", real)
     again = scan(root, settings_for(tmp_path))
     assert [f.line for f in again.findings if f.path == "k1.cu"] == [3, 4]  # the new content, not a stale result

@@ -13,9 +13,10 @@ import yaml
 from click.testing import CliRunner
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-import migrate.scan
+import migrate.scan.pool
 from migrate.cli import cli
-from migrate.config import DEFAULT_TIME_BUDGET, Settings, load_settings
+from migrate.config import Settings, load_settings
+from migrate.defaults import DEFAULT_TIME_BUDGET
 from migrate.errors import ConfigError
 from migrate.parse import ParseError
 from migrate.parse.yamlfiles import MAX_EXPANDED_NODES, _bound_aliases
@@ -62,14 +63,13 @@ SHAPES = {
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
-def test_per_line_work_is_linear(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(migrate.scan, "FILE_TIME_BUDGET", 3.0)
+def test_per_line_work_is_linear(tmp_path: Path, name: str) -> None:
     text, rule = SHAPES[name]
     (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / name).write_text(text)
     start = time.perf_counter()
-    result = scan(tmp_path, Settings(jobs=1, max_file_size=10 << 20))
-    assert time.perf_counter() - start < migrate.scan.FILE_TIME_BUDGET
+    result = scan(tmp_path, Settings(jobs=1, max_file_size=10 << 20, file_time_budget=3.0))
+    assert time.perf_counter() - start < 3.0
     assert result.skipped == () and result.files_scanned == 1
     if rule is not None:
         assert rule in {f.rule for f in result.findings}
@@ -94,12 +94,12 @@ def test_time_budget_ends_with_a_partial_result(tmp_path: Path) -> None:
 
 
 def test_time_budget_stops_the_worker_pool(tmp_path: Path) -> None:
-    for index in range(migrate.scan._PARALLEL_FROM + 6):
+    for index in range(migrate.scan.pool.PARALLEL_FROM + 6):
         (tmp_path / f"k{index}.cu").write_text(CUDA_CALL)
     code, data, _ = scan_json(tmp_path, "--no-cache", "--jobs", "2", "--time-budget", "0.000001")
     assert code == 0 and data["summary"]["files_scanned"] == 0
     assert {s["reason"][: len(NOT_SCANNED)] for s in data["skipped"]} == {NOT_SCANNED}
-    assert len(data["skipped"]) == migrate.scan._PARALLEL_FROM + 6
+    assert len(data["skipped"]) == migrate.scan.pool.PARALLEL_FROM + 6
 
 
 def test_out_of_time_keeps_what_was_scanned_and_the_next_run_goes_on(tmp_path: Path) -> None:

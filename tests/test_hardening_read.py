@@ -118,15 +118,16 @@ def test_hook_survives_a_yaml_alias_bomb(tmp_path: Path, monkeypatch: pytest.Mon
     assert result.exit_code == 0, result.output
 
 
-def test_each_file_has_a_time_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import migrate.scan
+def test_each_file_has_a_time_budget(tmp_path: Path) -> None:
+    from migrate.config import Settings
+    from migrate.scan import scan
 
     body = "".join(f"  cudaMalloc(p, {n});\n" for n in range(20000))
     (tmp_path / "slow.cu").write_text("void f(float** p) {\n" + body + "}\n")
-    monkeypatch.setattr(migrate.scan, "FILE_TIME_BUDGET", 0.05)
-    code, data, _ = run_scan(tmp_path, "--jobs", "1")
-    assert code == 0
-    assert skips(data) == {"slow.cu": "took longer than the time budget of 0.05 s a file"}
+    (tmp_path / "fast.cu").write_text("void g(float** p) { cudaMalloc(p, 4); }\n")
+    result = scan(tmp_path, Settings(jobs=1, file_time_budget=0.05))
+    assert [(s.path, s.reason) for s in result.skipped] == [("slow.cu", "took longer than the time budget of 0.05 s a file")]
+    assert {f.path for f in result.findings} == {"fast.cu"}
 
 
 # --- item 8: a baseline named in the repository's config is a bounded regular file inside it -----------------

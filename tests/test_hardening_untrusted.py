@@ -22,7 +22,7 @@ from migrate.cli import cli
 from migrate.config import Settings
 from migrate.port.verify import _flags_from_compile_db
 from migrate.report import render
-from migrate.report.escape import document, in_json, visible
+from migrate.escape import document, in_json, visible
 from migrate.ruleset import load
 from migrate.scan import scan
 from migrate.writer import default_mode

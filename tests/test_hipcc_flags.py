@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from migrate.ruleset import data_path, load_builtin
+from migrate.data import data_path
+from migrate.ruleset import load_builtin
 
 from conftest import require_tool
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-import migrate.cache
+import migrate.cache.store
 import migrate.memo
-import migrate.scan
+import migrate.scan.pool
 from migrate.baseline import render as render_baseline
 from migrate.cli import cli
 
@@ -25,7 +25,7 @@ OLD = 1_600_000_000
 @pytest.fixture(autouse=True)
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files count as settled at once: what two seconds later would see, without sleeping in a test."""
-    monkeypatch.setattr(migrate.cache, "_SETTLED_NS", 0)
+    monkeypatch.setattr(migrate.cache.store, "_SETTLED_NS", 0)
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_the_memo_is_skipped_without_a_cache_and_for_files_just_changed(tmp_path
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     root = repo(tmp_path)
     assert report(run(root, cache=False)) == report(run(root))
-    monkeypatch.setattr(migrate.cache, "_SETTLED_NS", 10**18)  # every file changed "just now"
+    monkeypatch.setattr(migrate.cache.store, "_SETTLED_NS", 10**18)  # every file changed "just now"
     (tmp_path / "cache2").mkdir(mode=0o700)
     CliRunner().invoke(cli, ["scan", str(root), "--cache-dir", str(tmp_path / "cache2"), "--jobs", "1"])
     assert not (tmp_path / "cache2" / "reports").exists()
@@ -150,16 +150,16 @@ def test_reports_of_a_tree_that_changed_while_it_was_scanned_are_not_kept(
     tmp_path: Path, scans: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo(tmp_path)
-    real = migrate.scan.scan_file
+    real = migrate.scan.pool.scan_file
 
-    def editing(source, ruleset, settings):  # type: ignore[no-untyped-def]
+    def editing(source, *rest):  # type: ignore[no-untyped-def]
         if source.relpath == "k.cu":  # an editor saves the file while the scan runs
             (root / "k.cu").write_text(KERNEL + "void g() { cudaFree(0); }\n")
-        return real(source, ruleset, settings)
+        return real(source, *rest)
 
-    monkeypatch.setattr(migrate.scan, "scan_file", editing)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", editing)
     run(root)
-    monkeypatch.setattr(migrate.scan, "scan_file", real)
+    monkeypatch.setattr(migrate.scan.pool, "scan_file", real)
     assert not list((tmp_path / "cache" / "reports").glob("*/*"))
     assert report(run(root)) == report(run(root, cache=False))
 

@@ -14,7 +14,7 @@ import pytest
 
 from migrate.port.apply import plan_port, write_port
 from migrate.port.buildflags import port_flag_lists
-from migrate.port.extension import as_torch_builds
+from migrate.port.verify import as_torch_builds
 from migrate.port.hipccflags import hipcc_word
 from migrate.port.translate import Engine
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-import migrate.scan
 from migrate.config import Settings
 from migrate.discover import discover
 from migrate.matchers import Code
@@ -15,6 +14,7 @@ from migrate.matchers.python_common import has_name, has_string, string_candidat
 from migrate.model import FileKind, FileResult, SourceFile
 from migrate.parse.python import _walk
 from migrate.ruleset import load_builtin
+from migrate.scan import Shortcuts, prefilter, scan_file
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -52,9 +52,9 @@ def _sources(root: Path) -> list[SourceFile]:
     return [s for s in found if isinstance(s, SourceFile) and s.kind in (FileKind.PYTHON, FileKind.SETUP_PY)]
 
 
-def _results(sources: list[SourceFile], *, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[FileResult]:
-    monkeypatch.setattr(migrate.scan, "python_candidates", fast)
-    return [migrate.scan.scan_file(source, load_builtin(), Settings()) for source in sources]
+def _results(sources: list[SourceFile], *, fast: bool) -> list[FileResult]:
+    shortcuts = Shortcuts(python_candidates=fast)
+    return [scan_file(source, load_builtin(), Settings(), shortcuts) for source in sources]
 
 
 @pytest.fixture
@@ -64,25 +64,25 @@ def samples(tmp_path: Path) -> list[SourceFile]:
     return _sources(tmp_path)
 
 
-def test_fast_path_equals_full_parse_on_samples(samples: list[SourceFile], monkeypatch: pytest.MonkeyPatch) -> None:
-    fast = _results(samples, fast=True, monkeypatch=monkeypatch)
-    full = _results(samples, fast=False, monkeypatch=monkeypatch)
+def test_fast_path_equals_full_parse_on_samples(samples: list[SourceFile]) -> None:
+    fast = _results(samples, fast=True)
+    full = _results(samples, fast=False)
     assert fast == full
     fired = {f.rule for result in full for f in result.findings}
     assert len(fired) >= 15  # the samples exercise most Python rules, not only the quiet path
 
 
-def test_fast_path_equals_full_parse_on_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fast_path_equals_full_parse_on_fixtures() -> None:
     sources = [*_sources(FIXTURES / "repos"), *_sources(FIXTURES / "rules")]
-    fast = _results(sources, fast=True, monkeypatch=monkeypatch)
-    full = _results(sources, fast=False, monkeypatch=monkeypatch)
+    fast = _results(sources, fast=True)
+    full = _results(sources, fast=False)
     assert fast == full and sum(len(r.findings) for r in full) > 50
 
 
 def _parsed(text: str) -> bool:
     """Whether the scan would parse TEXT: some rule of the Python kind keeps a candidate after the needles."""
-    table = migrate.scan._table(load_builtin(), FileKind.PYTHON)
-    return bool(migrate.scan._with_candidates(migrate.scan._applicable(table, text), Code(text, ())))
+    table = prefilter.table(load_builtin(), FileKind.PYTHON)
+    return bool(prefilter.with_candidates(prefilter.applicable(table, text), Code(text, ())))
 
 
 def test_a_file_without_candidates_is_not_parsed() -> None:

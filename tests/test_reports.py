@@ -360,11 +360,13 @@ def test_json_writes_each_finding_as_json_dumps_of_its_dict(finding: Finding) ->
 
 
 def test_importing_the_escaper_does_not_load_the_assessment() -> None:
-    """migrate.report.escape is imported by every command and by fleet jobs under a memory cap: the report package
-    loads the assessment (rules, weights, knowledge base) only when a report is rendered."""
+    """migrate.escape is imported by every command and by fleet jobs under a memory cap, and the report formats by
+    the CLI at start-up: the report package loads the assessment (rules, weights, knowledge base) only when a report
+    is rendered."""
     import subprocess
     import sys
 
-    code = "import sys, migrate.report.escape; print(sorted(m for m in ('migrate.assessment', 'migrate.risk') if m in sys.modules))"
+    code = ("import sys, migrate.escape, migrate.report.formats; "
+            "print(sorted(m for m in ('migrate.assessment', 'migrate.risk') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

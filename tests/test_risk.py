@@ -12,7 +12,7 @@ import pytest
 from migrate import risk
 from migrate.errors import RuleFileError
 from migrate.model import Finding, Rule, ScanResult, Severity
-from migrate.ruleset import data_path
+from migrate.data import data_path
 
 W = risk.load_weights()
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from migrate import preproc, risk, rocm_status, tokenscan
+from migrate import preproc, risk, rocm_status
+from migrate.parse.lexer import lex
 from migrate.cli import cli
 from migrate.config import Settings
 from migrate.model import FileKind
@@ -19,7 +20,7 @@ W = risk.load_weights()
 
 def directives(text: str) -> tuple[preproc.Directive, ...]:
     """The preprocessor lines of a C/C++/CUDA text, as the scan reads them (from the lexer's pass)."""
-    return tokenscan.lex(text, frozenset()).directives
+    return lex(text, frozenset()).directives
 
 
 def write(root: Path, relpath: str, text: str) -> None:
@@ -158,7 +159,7 @@ def test_source_evidence_reads_the_lexed_code() -> None:
     text = ('// #include <hip/commented_out.h>\n#include "hip/hip_runtime.h"\n  #  include <hip/hip_fp16.h>\n'
             '#include <cuda.h>\n/* #include <hip/in_a_comment.h>\n */\n#ifdef USE_ROCM\n#include <hip/a.h>\n'
             '#include <hip/b.h>\n#endif\n')
-    lexed = tokenscan.lex(text, frozenset())
+    lexed = lex(text, frozenset())
     found = rocm_status.source_evidence("k.cu", text, lexed.includes, lexed.directives)
     assert [(e.kind, e.line, e.text, e.weight) for e in found] == [
         ("hip-source", 2, '#include "hip/hip_runtime.h"', 2),

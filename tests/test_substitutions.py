@@ -9,7 +9,8 @@ import yaml
 
 from migrate import substitutions, targets
 from migrate.model import Finding, Severity
-from migrate.ruleset import data_path, load_builtin
+from migrate.data import data_path
+from migrate.ruleset import load_builtin
 
 _KINDS = {"python-package", "import", "docker-image", "system-library", "cuda-library", "env-var", "build-system",
           "cli-tool"}
@@ -148,7 +149,7 @@ def test_torch_rocm_indexes_are_sourced_and_well_formed() -> None:
 
     import yaml
 
-    from migrate.ruleset import data_path
+    from migrate.data import data_path
 
     table = yaml.safe_load(data_path("torch_rocm_indexes.yaml").read_text(encoding="utf-8"))
     assert table["sources"] and table["as_of"]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from functools import cache
 
-import yaml
-
-from migrate.ruleset import data_path
+from migrate.data import load_yaml, table_rows
 
 LIBRARY_HEADERS = {
     "runtime": "hip/hip_runtime.h", "driver": "hip/hip_runtime.h", "device": "hip/hip_runtime.h",
@@ -40,8 +37,6 @@ class ApiEntry:
 
 
 _COLUMNS = ("library", "section", "cuda_name", "hip_name", "roc_name", "status", "note")
-# libyaml's loader when PyYAML has it: the data files load several times faster.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @cache
@@ -54,15 +49,14 @@ def api_names() -> frozenset[str]:
 def api_map() -> dict[str, ApiEntry]:
     """CUDA name -> entry; where a name sits in two libraries, the first library (by file order) wins."""
     table: dict[str, ApiEntry] = {}
-    with open(data_path("cuda_api_map.tsv"), newline="", encoding="utf-8") as handle:
-        rows = csv.reader((line for line in handle if not line.startswith("#")), delimiter="\t")
-        header = next(rows)
-        positions = [header.index(column) for column in _COLUMNS]  # by name: the file may gain columns
-        for row in rows:
-            entry = ApiEntry(*(row[i] for i in positions))
-            existing = table.get(entry.cuda_name)
-            if existing is None or (not existing.has_hip and entry.has_hip):
-                table[entry.cuda_name] = entry
+    rows = table_rows("cuda_api_map.tsv")
+    header = next(rows)
+    positions = [header.index(column) for column in _COLUMNS]  # by name: the file may gain columns
+    for row in rows:
+        entry = ApiEntry(*(row[i] for i in positions))
+        existing = table.get(entry.cuda_name)
+        if existing is None or (not existing.has_hip and entry.has_hip):
+            table[entry.cuda_name] = entry
     return table
 
 
@@ -112,7 +106,7 @@ class HeaderMap:
 @cache
 def header_map() -> HeaderMap:
     """The header and namespace data, loaded once."""
-    raw = yaml.load(data_path("hip_headers.yaml").read_text(encoding="utf-8"), Loader=_LOADER)
+    raw = load_yaml("hip_headers.yaml")
     versioned = {k: (parse_version(str(v["since"])), str(v["before"])) for k, v in raw.get("versioned", {}).items()}
     return HeaderMap(
         dict(raw["headers"]), tuple(raw.get("prefixes", {}).items()), dict(raw.get("namespaces", {})),
@@ -161,7 +155,7 @@ class EngineRules:
 @cache
 def engine_rules() -> EngineRules:
     """The engine data, loaded once."""
-    raw = yaml.load(data_path("hip_engine.yaml").read_text(encoding="utf-8"), Loader=_LOADER)
+    raw = load_yaml("hip_engine.yaml")
     warp = raw["warp"]
     return EngineRules(
         str(raw["default_rocm"]),

@@ -12,6 +12,7 @@ from migrate import __version__
 from migrate.bounded import Refused, read_bytes
 from migrate.errors import InputError
 from migrate.model import Finding
+from migrate.escape import in_json
 
 SCHEMA = "rocm-migrate/baseline/1"
 MAX_BASELINE = 64 * 1024 * 1024  # ~250,000 accepted findings
@@ -36,7 +37,6 @@ def render(findings: Iterable[Finding]) -> str:
         for f, print_ in fingerprints(findings)
     ]
     document = {"schema": SCHEMA, "tool": {"name": "rocm-migrate", "version": __version__}, "findings": entries}
-    from migrate.report.escape import in_json
 
     return in_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
 

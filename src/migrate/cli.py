@@ -15,8 +15,11 @@ from typing import Any
 import click
 
 from migrate import __version__
+from migrate.defaults import DEFAULT_BASELINE, DEFAULT_TARGETS, DEFAULT_TIME_BUDGET
 from migrate.errors import InputError, MigrateError, interrupted
 from migrate.model import Severity
+from migrate.port.plan import STRATEGIES
+from migrate.report.formats import FORMATS, REPORT_SUFFIXES, format_of
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SEVERITIES = [s.label for s in Severity]
@@ -73,29 +76,14 @@ def cli() -> None:
 
 
 def _targets(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...] | None:
-    names = tuple(t.strip() for v in value for t in v.split(",") if t.strip())
-    for name in names:
-        if not name.startswith("gfx"):
-            raise click.BadParameter(f"{name!r} is not a gfx target name (e.g. gfx942, gfx1100)")
     from migrate.targets import validate
 
+    names = tuple(t.strip() for v in value for t in v.split(",") if t.strip())
     return validate(names) or None
 
 
-FORMATS = ("terminal", "json", "md", "html", "sarif")
-REPORT_SUFFIXES = {
-    ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".sarif": "sarif", ".sarif.json": "sarif",
-    ".json": "json", ".txt": "terminal",
-}
-
-
-def _suffix(path: Path) -> str:
-    double = "".join(path.suffixes[-2:]).lower()
-    return double if double in REPORT_SUFFIXES else path.suffix.lower()
-
-
 def _report_path(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
-    if value is not None and _suffix(value) not in REPORT_SUFFIXES:
+    if value is not None and format_of(value) is None:
         raise click.BadParameter(f"cannot tell the format of {value.name!r}: use one of {', '.join(REPORT_SUFFIXES)}")
     return value
 
@@ -124,8 +112,6 @@ def cache_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def scan_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """What any command that scans takes besides its own options: extra rules and the time budget."""
-    from migrate.config import DEFAULT_TIME_BUDGET
-
     func = click.option(
         "--rule-dir", "rule_dirs", multiple=True, metavar="DIR",
         type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -175,7 +161,7 @@ def scan(path: Path, fmt: str, output: Path | None, report: Path | None, **optio
     if output is not None:
         requests.append(Request("terminal", color))
     if report is not None:
-        requests.append(Request(REPORT_SUFFIXES[_suffix(report)]))
+        requests.append(Request(format_of(report) or "terminal"))
     reports = scan_reports(path, settings, requests, progress=_progress_bar())
     if output is None:
         click.echo(reports.texts[0], nl=False)
@@ -208,7 +194,7 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
     _refuse_unstaged_in_hook(root, files)
     result = run_scan(root, settings, files=files)
     _warn_unscanned(result.unscanned, settings.time_budget)
-    from migrate.report.escape import visible
+    from migrate.escape import visible
 
     failing = [f for f in result.findings if settings.fail_on is not None and f.severity >= settings.fail_on]
     for finding in failing:
@@ -233,7 +219,7 @@ def baseline_command(path: Path, output: Path | None, **options: Any) -> None:
     from dataclasses import replace
 
     from migrate.baseline import render as render_baseline
-    from migrate.config import DEFAULT_BASELINE, load_settings
+    from migrate.config import load_settings
     from migrate.scan import scan as run_scan
 
     settings = replace(load_settings(path, options), baseline=None, diff_base=None)
@@ -259,7 +245,6 @@ def doctor(fmt: str) -> None:
 @target_option
 def explain(item_id: str, targets: tuple[str, ...] | None) -> None:
     """Print a rule, a substitution (install commands filled in for --target) or a gfx target in full."""
-    from migrate.config import DEFAULT_TARGETS
     from migrate.explain import explain as describe
     from migrate.ruleset import load_builtin
 
@@ -299,7 +284,7 @@ def _refuse_unstaged_in_hook(root: Path, files: tuple[Path, ...]) -> None:
     named = [os.path.relpath(os.path.abspath(f), root).replace(os.sep, "/") for f in files]
     differ = [p for p in unstaged(root) if not named or any(n in (".", p) or p.startswith(n + "/") for n in named)]
     if differ:
-        from migrate.report.escape import visible
+        from migrate.escape import visible
 
         raise InputError(visible(
             f"{len(differ)} checked file(s) have unstaged changes, and git runs check as a hook on what is staged: "
@@ -340,8 +325,6 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def strategy_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    from migrate.port.strategy import STRATEGIES
-
     return click.option(
         "--strategy", type=click.Choice(STRATEGIES), default="auto", show_default=True,
         help="auto: from the build (extension: guards only; cmake/make: a HIP build path and a compat header; "
@@ -387,7 +370,7 @@ def rocm_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _echo_findings(findings: Any, skipped: Any = ()) -> None:
-    from migrate.report.escape import visible
+    from migrate.escape import visible
 
     for f in findings:
         click.echo(visible(f"{f.path}:{f.line}:{f.column}: {f.severity.label}: {f.message} [{f.rule}]"), err=True)
@@ -408,7 +391,7 @@ def _echo_findings(findings: Any, skipped: Any = ()) -> None:
 def translate(paths: tuple[Path, ...], output: Path | None, out_dir: Path | None, in_place: bool, rocm: str | None,
               roc: bool, launch_syntax: str, engine: str, hipify_clang: Path | None, hipify_perl: Path | None) -> None:
     """Translate CUDA sources to HIP (hipify-clang, hipify-perl or the builtin engine)."""
-    from migrate.port.apply import translate_paths
+    from migrate.port.translate_paths import translate_paths
     from migrate.port.translate import make_options
 
     base = paths[0] if len(paths) == 1 and paths[0].is_dir() else None
@@ -518,7 +501,6 @@ def fleet(sources: Path, out: Path, workers: int | None, scheduler: str | None, 
           cache_dir: Path | None) -> None:
     """Audit many repositories at once on a Dask cluster (SOURCES: a list file, its YAML form, or a folder of
     checkouts) into one store and one fleet report."""
-    from migrate.config import DEFAULT_TARGETS
     from migrate.fleet.model import Job, ScanOptions
     from migrate.fleet.runner import Plan, run_fleet
     from migrate.fleet.sources import parse_size, read_sources
@@ -545,7 +527,7 @@ def _fleet_progress() -> Any:
 
 def _echo_fleet(done: Any, duplicates: int) -> None:
     from migrate.fleet.model import DONE
-    from migrate.report.escape import visible
+    from migrate.escape import visible
 
     finished = [o for o in done.outcomes if o.status == DONE]
     click.echo(f"{len(done.outcomes)} repositories: {len(finished)} audited, {len(done.outcomes) - len(finished)} "

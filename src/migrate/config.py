@@ -18,16 +18,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from migrate import targets
+from migrate.apimap import parse_version
 from migrate.bounded import Refused, read_bytes
-from migrate.errors import ConfigError
+from migrate.defaults import (
+    DEFAULT_BASELINE, DEFAULT_FILE_TIME_BUDGET, DEFAULT_MAX_FILE_SIZE, DEFAULT_TARGETS, DEFAULT_TIME_BUDGET,
+)
+from migrate.errors import ConfigError, InputError
 from migrate.model import Severity
 
-DEFAULT_TARGETS = ("gfx942",)
-DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
-DEFAULT_BASELINE = ".migrate-baseline.json"
-# Seconds a whole scan may take before it stops with what it has (files not reached are skipped, with the reason);
-# a tree of 200,000 files takes about a minute. A repository's own config may lower it, not raise it.
-DEFAULT_TIME_BUDGET = 600.0
 CONFIG_FILES = (".migrate.toml", "pyproject.toml")  # the first that has settings wins
 _RULE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MAX_CONFIG_FILE = 4 * 1024 * 1024
@@ -47,6 +46,7 @@ class Settings:
     extra_rule_dirs: tuple[str, ...] = ()
     fail_on: Severity | None = None
     time_budget: float = DEFAULT_TIME_BUDGET
+    file_time_budget: float = DEFAULT_FILE_TIME_BUDGET  # seconds one file may take (not a config key: tests lower it)
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
     baseline: str | None = None  # a baseline file; findings in it are left out
     diff_base: str | None = None  # a git ref; only findings on lines changed since it are kept
@@ -169,7 +169,7 @@ def _parse_table(table: Mapping[str, Any], base: Path, where: str) -> dict[str, 
         field_name, convert = _KEYS[key]
         try:
             values[field_name] = convert(raw, base)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, InputError) as exc:
             raise ConfigError(f"{where} {raw_key}: {exc}") from None
     return values
 
@@ -184,17 +184,9 @@ def _strings(raw: Any) -> tuple[str, ...]:
 
 def _targets(raw: Any, _base: Path) -> tuple[str, ...]:
     names = _strings(raw)
-    for name in names:
-        if not name.startswith("gfx"):
-            raise ValueError(f"{name!r} is not a gfx target name (e.g. gfx942, gfx1100)")
     if not names:
         raise ValueError("needs at least one target")
-    from migrate.targets import known
-
-    unknown = [name for name in names if name not in known()]
-    if unknown:
-        raise ValueError(f"unknown target {', '.join(unknown)} (known targets: {', '.join(known())})")
-    return names
+    return targets.validate(names)
 
 
 def _rule_ids(raw: Any, _base: Path) -> frozenset[str]:
@@ -280,8 +272,6 @@ def _path(raw: Any, base: Path) -> str:
 
 def _release(raw: Any, _base: Path) -> str:
     """A ROCm release such as "6.2", written as a string: TOML's 6.10 would be the number 6.1."""
-    from migrate.apimap import parse_version
-
     if not isinstance(raw, str):
         raise TypeError('expected a ROCm release as a string, such as "6.2"')
     try:

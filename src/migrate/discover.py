@@ -9,6 +9,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
+from migrate import gitcmd
 from migrate.errors import InputError
 from migrate.model import FileKind, Skipped, SourceFile
 
@@ -245,8 +246,6 @@ def _candidates(root: Path) -> Iterator[tuple[str | Skipped, bool, bool]]:
 def _git_files(root: Path) -> tuple[list[str], list[str]] | None:
     """Tracked plus untracked-but-not-ignored files under ROOT (which may be any directory of a work tree), and
     submodule paths; None outside git, and for an ignored directory named explicitly (it is walked instead)."""
-    from migrate import gitcmd
-
     ignored = gitcmd.run(root, "check-ignore", "-q", "--", ".").returncode  # 0 ignored, 1 not, else not in git
     if ignored != 1:
         return None

@@ -56,6 +56,7 @@ class Severity(enum.IntEnum):
 
 
 _SEVERITY_LABELS = {s: s.name.lower() for s in Severity}  # label is read per finding per report: precomputed
+_BY_LABEL = {label: s for s, label in _SEVERITY_LABELS.items()}
 
 
 class FileKind(str, enum.Enum):
@@ -128,6 +129,17 @@ class Occurrence:
     def to_dict(self) -> dict[str, Any]:
         return {"line": self.line, "column": self.column, "end_line": self.end_line, "evidence": self.evidence}
 
+    @classmethod
+    def from_dict(cls, data: Any) -> Occurrence:
+        """The occurrence to_dict gave DATA; ValueError for anything else."""
+        if not (type(data) is dict and data.keys() == _OCCURRENCE_KEYS and type(data["line"]) is int
+                and type(data["column"]) is int and type(data["end_line"]) is int and type(data["evidence"]) is str):
+            raise ValueError("not an occurrence")
+        return cls(data["line"], data["column"], data["end_line"], data["evidence"])
+
+
+_OCCURRENCE_KEYS = {"line", "column", "end_line", "evidence"}
+
 
 @dataclass(frozen=True, order=True)
 class Finding:
@@ -171,6 +183,7 @@ class Finding:
         return clone
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field, the optional ones only when set: the JSON report's finding, and what the cache keeps."""
         data: dict[str, Any] = {
             "rule": self.rule,
             "category": self.category,
@@ -187,10 +200,45 @@ class Finding:
             data["substitutions"] = list(self.substitutions)
         if self.vendored:
             data["vendored"] = True
+        if self.symbol is not None:
+            data["symbol"] = self.symbol
+        if self.effort is not None:
+            data["effort"] = list(self.effort)
         data["status"] = self.status
         if self.occurrences:
             data["occurrences"] = [o.to_dict() for o in self.occurrences]
         return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Finding:
+        """The finding to_dict gave DATA; ValueError for anything else (the cache reads files others could write).
+        Explicit type tests, no helper per field: a warm scan of a large tree reads 100,000 findings."""
+        if not (type(data) is dict and _FINDING_KEYS <= data.keys() <= _FINDING_KEYS_ALL
+                and type(data["rule"]) is str and type(data["category"]) is str and type(data["path"]) is str
+                and type(data["line"]) is int and type(data["column"]) is int and type(data["end_line"]) is int
+                and type(data["message"]) is str and type(data["evidence"]) is str and type(data["status"]) is str
+                and (data["hip"] is None or type(data["hip"]) is str) and type(data["severity"]) is str
+                and data["severity"] in _BY_LABEL):
+            raise ValueError("not a finding")
+        substitutions = data.get("substitutions", [])
+        symbol, effort, vendored = data.get("symbol"), data.get("effort"), data.get("vendored", False)
+        if not (type(substitutions) is list and all(type(s) is str for s in substitutions)
+                and (symbol is None or type(symbol) is str) and type(vendored) is bool
+                and (effort is None or type(effort) is list and len(effort) == 2
+                     and all(type(e) in (int, float) for e in effort))):
+            raise ValueError("not a finding")
+        places = data.get("occurrences", [])
+        if type(places) is not list:
+            raise ValueError("not a finding")
+        return cls(data["path"], data["line"], data["column"], data["rule"], data["category"],
+                   _BY_LABEL[data["severity"]], data["end_line"], data["message"], data["evidence"], data["hip"],
+                   tuple(substitutions), vendored, symbol, (effort[0], effort[1]) if effort is not None else None,
+                   data["status"], tuple(Occurrence.from_dict(o) for o in places))
+
+
+_FINDING_KEYS = {"rule", "category", "severity", "path", "line", "column", "end_line", "message", "evidence", "hip",
+                 "status"}
+_FINDING_KEYS_ALL = _FINDING_KEYS | {"substitutions", "vendored", "symbol", "effort", "occurrences"}
 
 
 def ordered(findings: Iterable[Finding]) -> list[Finding]:
@@ -216,6 +264,14 @@ class Skipped:
     def to_dict(self) -> dict[str, str]:
         return {"path": self.path, "reason": self.reason}
 
+    @classmethod
+    def from_dict(cls, data: Any) -> Skipped:
+        """The skip to_dict gave DATA; ValueError for anything else."""
+        if not (type(data) is dict and data.keys() == {"path", "reason"} and type(data["path"]) is str
+                and type(data["reason"]) is str):
+            raise ValueError("not a skipped file")
+        return cls(data["path"], data["reason"])
+
 
 @dataclass(frozen=True)
 class FileResult:
@@ -230,6 +286,37 @@ class FileResult:
     directives: tuple[tuple[int, str, str], ...] = ()  # C preprocessor lines: (line, keyword, argument)
     evidence: tuple[Evidence, ...] = ()  # what this file shows of an existing ROCm port
     unscanned: bool = False  # the scan's time budget ran out before this file was read
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field but `unscanned` (a file not reached gives no result to keep), for the cache."""
+        return {
+            "relpath": self.relpath, "findings": [f.to_dict() for f in self.findings],
+            "skipped": self.skipped.to_dict() if self.skipped else None, "guarded": self.guarded,
+            "partial": self.partial, "guarded_findings": [f.to_dict() for f in self.guarded_findings],
+            "directives": [list(d) for d in self.directives], "evidence": [e.to_dict() for e in self.evidence],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> FileResult:
+        """The result to_dict gave DATA; ValueError for anything else."""
+        if not (type(data) is dict and data.keys() == _RESULT_KEYS and type(data["relpath"]) is str
+                and type(data["guarded"]) is int and type(data["partial"]) is bool
+                and all(type(data[k]) is list for k in ("findings", "guarded_findings", "directives", "evidence"))):
+            raise ValueError("not a file result")
+        directives = data["directives"]
+        if not all(type(d) is list and len(d) == 3 and type(d[0]) is int and type(d[1]) is str and type(d[2]) is str
+                   for d in directives):
+            raise ValueError("not a file result")
+        return cls(
+            data["relpath"], tuple(Finding.from_dict(f) for f in data["findings"]),
+            skipped=None if data["skipped"] is None else Skipped.from_dict(data["skipped"]), guarded=data["guarded"],
+            partial=data["partial"], guarded_findings=tuple(Finding.from_dict(f) for f in data["guarded_findings"]),
+            directives=tuple((d[0], d[1], d[2]) for d in directives),
+            evidence=tuple(Evidence.from_dict(e) for e in data["evidence"]),
+        )
+
+
+_RESULT_KEYS = {"relpath", "findings", "skipped", "guarded", "partial", "guarded_findings", "directives", "evidence"}
 
 
 @dataclass(frozen=True)
@@ -300,6 +387,15 @@ class Evidence:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path, "line": self.line, "text": self.text, "weight": self.weight}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Evidence:
+        """The evidence to_dict gave DATA; ValueError for anything else."""
+        if not (type(data) is dict and data.keys() == {"kind", "path", "line", "text", "weight"}
+                and type(data["kind"]) is str and type(data["path"]) is str and type(data["line"]) is int
+                and type(data["text"]) is str and type(data["weight"]) is int):
+            raise ValueError("not a piece of evidence")
+        return cls(data["kind"], data["path"], data["line"], data["text"], data["weight"])
 
 
 @dataclass(frozen=True)

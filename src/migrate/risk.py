@@ -15,8 +15,10 @@ from typing import Any
 import yaml
 
 from migrate import targets
+from migrate.data import data_path, load_yaml, read_yaml
 from migrate.errors import RuleFileError
 from migrate.model import CATEGORIES, Finding, RocmStatus, Rule, ScanResult, Severity, ordered
+from migrate.ruleset import load_builtin
 
 VERDICTS = ("trivial", "easy", "moderate", "hard", "very-hard")
 
@@ -158,12 +160,9 @@ class ChecklistItem:
 @cache
 def load_weights(path: Path | None = None) -> Weights:
     """The weights from PATH (default: the built-in rules/data/risk.yaml), validated."""
-    from migrate.ruleset import data_path
-
     source = path or data_path("risk.yaml")
     try:
-        raw = yaml.safe_load(source.read_text(encoding="utf-8"))
-        return _weights(raw)
+        return _weights(read_yaml(source) if path else load_yaml("risk.yaml"))
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
         raise RuleFileError(f"{source}: invalid risk weights: {exc}") from None
 
@@ -730,8 +729,6 @@ def per_target(
     """The assessment on each target GPU (RULES by id give the wavefront tables; default built-in)."""
     weights = weights or load_weights()
     if rules is None:
-        from migrate.ruleset import load_builtin
-
         rules = {r.id: r for r in load_builtin().rules}
     entries = []
     for gfx in result.targets:

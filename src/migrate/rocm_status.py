@@ -12,6 +12,8 @@ from typing import Any
 
 from migrate import preproc
 from migrate.model import Evidence, FileKind, Finding, RocmStatus
+from migrate.parse import ParseError
+from migrate.parse.cmake import commands
 from migrate.parse.manifest import Positions
 
 LEVELS = ("none", "partial", "supported")
@@ -266,9 +268,6 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     the first (unless also listed elsewhere). Only for CMake files that have both kinds of branch."""
     if "CUDA" not in text or not _HIP_TEST.search(text):
         return ()
-    from migrate.parse.cmake import commands
-    from migrate.parse import ParseError
-
     try:
         found = commands(text)
     except ParseError:

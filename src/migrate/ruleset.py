@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import yaml
 
 from migrate import matchers
 from migrate.bounded import Refused, read_bytes
+from migrate.data import rules_dir
 from migrate.errors import RuleFileError, interrupted
 from migrate.model import CATEGORIES, FileKind, Rule, Severity
 
@@ -25,19 +26,6 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _LANGUAGES = frozenset(k.value for k in FileKind)
 _LISTS_OF_STRINGS = ("languages", "substitutions")
 MAX_RULE_FILE = 16 * 1024 * 1024
-
-
-def rules_dir() -> Path:
-    """The built-in rules: shipped inside the wheel, or beside src/ in a source checkout."""
-    packaged = resources.files("migrate") / "rules"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "rules"
-
-
-def data_path(name: str) -> Path:
-    """A knowledge file under rules/data/ (API map, substitutions, GPU targets, risk weights)."""
-    return rules_dir() / "data" / name
 
 
 @dataclass(frozen=True)
@@ -55,8 +43,6 @@ class Ruleset:
     @property
     def version(self) -> str:
         """A digest of every rule, so caches can tell when the rules changed."""
-        import hashlib
-
         digest = hashlib.sha256()
         for rule in self.rules:
             digest.update(repr((rule.id, rule.severity, rule.match, rule.languages, rule.message)).encode())

@@ -6,10 +6,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-import yaml
-
+from migrate.data import load_yaml
 from migrate.errors import InputError
-from migrate.ruleset import data_path
 
 UNKNOWN_WAVEFRONT = 0
 CURRENT_LINES = ("rocm_7_0_to_7_2", "core_sdk_7_14_to_10_1")  # the two release streams of 2026
@@ -36,10 +34,8 @@ class Target:
         return self.family == "RDNA"
 
 
-@cache
 def _data() -> dict[str, Any]:
-    with open(data_path("gpu_archs.yaml"), encoding="utf-8") as handle:
-        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # type: ignore[no-any-return]
+    return load_yaml("gpu_archs.yaml")  # type: ignore[no-any-return]
 
 
 @cache
@@ -73,7 +69,10 @@ def get(gfx: str) -> Target | None:
 
 
 def validate(gfx_targets: tuple[str, ...]) -> tuple[str, ...]:
-    """The targets unchanged, or an InputError naming the unknown ones and listing the known ones."""
+    """The targets unchanged, or an InputError naming one that is not a gfx name, or the unknown ones."""
+    for name in gfx_targets:
+        if not name.startswith("gfx"):
+            raise InputError(f"{name!r} is not a gfx target name (e.g. gfx942, gfx1100)")
     unknown = [t for t in gfx_targets if t not in known()]
     if unknown:
         names = ", ".join(unknown)

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrate.apimap import engine_rules
+from migrate.doctor import find_rocm, rocm_version_source
 from migrate.tools import find_tool, run_tool
 
 _MAJOR_MINOR = re.compile(r"(\d+)\.(\d+)")
@@ -35,8 +37,6 @@ class RocmTarget:
     def describe(self) -> str:
         """'targets ROCm 5.2 (hipcc --version)', for the line every porting command prints."""
         if not self.version:
-            from migrate.apimap import engine_rules
-
             return f"targets ROCm {engine_rules().default_rocm}, the newest release migrate knows ({self.source})"
         return f"targets ROCm {self.version} ({self.source})"
 
@@ -89,8 +89,6 @@ def _from_hipconfig() -> RocmTarget | None:
 
 
 def _from_install() -> RocmTarget | None:
-    from migrate.doctor import find_rocm, rocm_version_source
-
     rocm = find_rocm(os.environ)
     if rocm is None:
         return None

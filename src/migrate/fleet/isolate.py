@@ -9,9 +9,8 @@ import subprocess
 import sys
 import time
 
-from migrate.fleet.job import memory_reason, request
-from migrate.fleet.model import Job, ScanOptions, failed, pack
-from migrate.report.escape import visible
+from migrate.fleet.model import Job, ScanOptions, failed, memory_reason, pack, request
+from migrate.escape import visible
 
 _DIED_OF_MEMORY = (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)
 # What a process says when its memory cap (RLIMIT_AS) refuses an allocation: Python, the loader, libc, C++.

@@ -13,12 +13,12 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 from migrate.errors import InputError, MigrateError
-from migrate.fleet.model import Job, Outcome, ScanOptions, failed, pack, redacted
-from migrate.report.escape import visible
+from migrate.fleet.model import Job, Outcome, ScanOptions, failed, memory_reason, pack, redacted
+from migrate.escape import visible
 
 _PARENT_POLL = 0.5  # seconds between checks that the worker that started us is still there
 
@@ -42,17 +42,15 @@ def main() -> None:
     sys.stdout.buffer.flush()
 
 
-def request(job: Job, options: ScanOptions) -> bytes:
-    """The stdin main() reads."""
-    return json.dumps({"job": job.to_dict(), "options": asdict(options)}).encode("utf-8", "surrogatepass")
-
-
 def audit(job: Job, options: ScanOptions) -> tuple[Outcome, dict[str, str]]:
     """JOB's outcome and its reports (json, html): the repository cloned if remote, scanned, summarized."""
+    # Imported here, after main() capped this process's memory: the cap counts the scanner's modules too, and the
+    # thread that follows the parent must start before them (under a small cap it could not start after).
     from migrate.config import load_settings
     from migrate.fleet.summary import summarize
     from migrate.memo import Request, scan_reports
     from migrate.scan import ruleset_for
+    from migrate.writer import remove_tree
 
     root, commit = _checkout(job, options)
     try:
@@ -63,15 +61,13 @@ def audit(job: Job, options: ScanOptions) -> tuple[Outcome, dict[str, str]]:
         return summarize(job, json.loads(texts[0]), titles, commit), {"json": texts[0], "html": texts[1]}
     finally:
         if job.remote:
-            from migrate.writer import remove_tree
-
             with contextlib.suppress(OSError):
                 remove_tree(root)
 
 
 def _checkout(job: Job, options: ScanOptions) -> tuple[Path, str]:
     """Where JOB's repository is to be scanned, and its commit."""
-    from migrate.fleet.clone import clone, commit_of
+    from migrate.fleet.clone import clone, commit_of  # after the memory cap, as in audit()
 
     if not job.remote:
         root = Path(job.source)
@@ -81,11 +77,6 @@ def _checkout(job: Job, options: ScanOptions) -> tuple[Path, str]:
     base = Path(options.clone_dir or Path(tempfile.gettempdir()) / f"rocm-migrate-fleet-{os.getuid()}")
     dest = base / job.slug
     return dest, clone(job.source, job.ref, dest)
-
-
-def memory_reason(limit: int) -> str:
-    """Why a job stopped at its memory cap."""
-    return f"reached the memory cap of {limit / (1 << 20):,.0f} MiB"
 
 
 def peak_mb() -> float:

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from migrate.defaults import DEFAULT_TARGETS
+
 DONE, FAILED = "done", "failed"
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -21,7 +23,7 @@ class Job:
     source: str  # an absolute local path, or a URL git can fetch
     ref: str = ""  # branch, tag or commit of a URL; empty: the remote's HEAD
     name: str = ""
-    targets: tuple[str, ...] = ("gfx942",)
+    targets: tuple[str, ...] = DEFAULT_TARGETS
     timeout: float = 900.0  # seconds for the clone and the scan together
     memory: int = 4 << 30  # bytes of address space the scan process may use
     remote: bool = False  # cloned (shallow) before the scan; else scanned where it is
@@ -150,6 +152,16 @@ class ScanOptions:
     no_cache: bool = False
     jobs: int = 1  # processes inside one scan: the fleet runs scans side by side already
     clone_dir: str | None = None  # None: a folder in the worker's temp directory
+
+
+def request(job: Job, options: ScanOptions) -> bytes:
+    """What a job process reads on stdin (migrate.fleet.job)."""
+    return json.dumps({"job": job.to_dict(), "options": asdict(options)}).encode("utf-8", "surrogatepass")
+
+
+def memory_reason(limit: int) -> str:
+    """Why a job stopped at its memory cap."""
+    return f"reached the memory cap of {limit / (1 << 20):,.0f} MiB"
 
 
 def pack(outcome: Outcome, reports: dict[str, str]) -> bytes:

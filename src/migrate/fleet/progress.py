@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from migrate.fleet.model import DONE, Outcome
 from migrate.fleet.runner import Counts
-from migrate.report.escape import visible
+from migrate.escape import visible
 
 
 def status_text(counts: Counts) -> str:

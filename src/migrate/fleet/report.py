@@ -19,7 +19,7 @@ from markupsafe import Markup
 from migrate import __version__, risk
 from migrate.fleet.model import DONE, FAILED, Outcome
 from migrate.fleet.since import Changes
-from migrate.report.escape import document, in_json, surrogates, visible
+from migrate.escape import document, in_json, surrogates, visible
 from migrate.report.html import page_script
 from migrate.substitutions import knowledge_base
 

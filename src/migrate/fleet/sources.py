@@ -17,7 +17,7 @@ import yaml
 from migrate.bounded import Refused, read_bytes
 from migrate.errors import InputError
 from migrate.fleet.model import Job
-from migrate.report.escape import visible
+from migrate.escape import visible
 from migrate.targets import validate
 
 SCHEMES = ("https", "http", "ssh", "git", "file")  # the transports a clone may use; git's ext:: and others never

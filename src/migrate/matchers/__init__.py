@@ -1,4 +1,5 @@
-"""The matcher contract and registry: each matcher is one small module with @register."""
+"""The matcher contract and registry: a matcher is a MatchFunction (a parsed file and a rule's parameters -> hits),
+registered by name with @register in a module of its own; its parameter check and its FastPath hooks are optional."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from migrate.model import Severity
-from migrate.parse import Document
+from migrate.parse.document import Document
+from migrate.parse.lexer import Lexed
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,15 @@ class Hit:
 
 
 class MatchFunction(Protocol):
+    """What a matcher is: each place in DOC (a parsed file) where a rule whose `match:` mapping is PARAMS fires."""
+
     def __call__(self, doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]: ...
+
+
+class TokenMatch(Protocol):
+    """The same rule decided on the C/C++ lexer's pass alone (TEXT is the file's text), no tree."""
+
+    def __call__(self, lexed: Lexed, text: str, params: Mapping[str, Any], /) -> Iterator[Hit]: ...
 
 
 Validator = Callable[[Mapping[str, Any]], None]
@@ -38,12 +48,16 @@ Needles = Callable[[Mapping[str, Any]], "list[str] | None"]
 
 class Code:
     """What the tests that decide whether to parse a file look at: a C/C++ file's code with comments and string
-    literals blanked, and its #include paths; a Python file's text as written (its tests read string literals)."""
+    literals blanked, its #include paths and its asm templates; a Python file's text as written (its tests read
+    string literals)."""
 
-    def __init__(self, text: str, includes: Sequence[str], words: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, text: str, includes: Sequence[str], words: frozenset[str] = frozenset(), asm: Sequence[str] = (),
+    ) -> None:
         self.text = text
         self.includes = includes
         self.words = words  # C/C++: the identifiers of the matchers' `identifiers` that the lexer found in the code
+        self.asm = asm  # C/C++: the template of each asm statement
 
     @cached_property
     def lower(self) -> str:
@@ -63,17 +77,34 @@ Identifiers = Callable[[Mapping[str, Any]], frozenset[str]]
 
 
 @dataclass(frozen=True)
+class FastPath:
+    """A matcher's optional hooks, each asked with a rule's parameters, that let a scan skip work: none may change
+    what the matcher finds, only spare a search or a parse that would find nothing.
+
+    needles      strings one of which must occur in a file's text for the rule to fire (None: it always runs); the
+                 prefilter searches them before anything else is done with the file.
+    candidates   a test on a file's Code (its text and what the lexer found) that must pass for a parse of the file
+                 to change what the rule finds: where it fails, a rule that needs the tree finds nothing, and a rule
+                 with a tokens form finds only what its tokens find. A file none of whose rules passes is not parsed.
+    identifiers  the C/C++ identifiers the lexer looks for in its one pass (Code.words and the tokens form read them).
+    tokens       the rule decided on the lexer's pass alone, in every C/C++ file, parsed or not (vendored code never
+                 is); it must find what the matcher finds on the file's tree.
+    """
+
+    needles: Needles | None = None
+    candidates: Candidates | None = None
+    identifiers: Identifiers | None = None
+    tokens: TokenMatch | None = None
+
+
+@dataclass(frozen=True)
 class Matcher:
-    """A registered matcher: the function, a check for its rule parameters, its prefilter words, and for matchers
-    that need a C/C++ file's tree, the test on its code that must pass for a rule to fire (else the file is not
-    parsed for it)."""
+    """A registered matcher: the function, the check of its rule parameters, and its fast-path hooks."""
 
     name: str
     function: MatchFunction
     validate: Validator | None = None
-    needles: Needles | None = None
-    candidates: Candidates | None = None
-    identifiers: Identifiers | None = None  # C/C++ names the lexer finds for the rule (and its test, Code.words)
+    fast: FastPath = FastPath()
 
 
 _REGISTRY: dict[str, Matcher] = {}
@@ -82,16 +113,13 @@ _loaded = False
 
 def register(
     name: str, *, validate: Validator | None = None, needles: Needles | None = None,
-    candidates: Candidates | None = None, identifiers: Identifiers | None = None,
+    candidates: Candidates | None = None, identifiers: Identifiers | None = None, tokens: TokenMatch | None = None,
 ) -> Callable[[MatchFunction], MatchFunction]:
-    """Add a matcher under NAME. VALIDATE raises ValueError on bad rule params; NEEDLES lists
-    strings one of which must occur in a file for the matcher to have any chance (None: always run);
-    CANDIDATES gives the code test a C/C++ rule needs to pass before the file is parsed for it, and IDENTIFIERS
-    the names the lexer finds for the rule in its one pass over the code (its token form and Code.words read
-    them)."""
+    """Add a matcher under NAME. VALIDATE raises ValueError on bad rule parameters; the others are its FastPath hooks
+    (needles, candidates and identifiers take a rule's parameters; TOKENS is the rule decided on tokens)."""
 
     def wrap(function: MatchFunction) -> MatchFunction:
-        _REGISTRY[name] = Matcher(name, function, validate, needles, candidates, identifiers)
+        _REGISTRY[name] = Matcher(name, function, validate, FastPath(needles, candidates, identifiers, tokens))
         return function
 
     return wrap

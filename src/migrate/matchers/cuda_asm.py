@@ -1,21 +1,27 @@
-"""Inline assembly (asm / asm volatile / __asm__) whose template is PTX, in code and in macro bodies."""
+"""Inline assembly (asm / asm volatile / __asm__) whose template is PTX, in code and in macro bodies: the statements
+are the lexer's, in every C/C++ file; only an unknown template in device code needs the tree."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
+from functools import cache
 from typing import Any
 
-from migrate import tokenscan
-from migrate.matchers import Hit, register
-from migrate.parse import Document
+from migrate.matchers import Code, CodeTest, Hit, register
 from migrate.parse.cuda import CudaDocument
+from migrate.parse.document import Document
+from migrate.parse.lexer import Lexed
+
+# AMD GCN/CDNA mnemonics (s_nop, v_add_f32, ds_swizzle_b32, ...): already-ported asm, not PTX.
+_GCN = re.compile(r"^\s*(?:s|v|ds|buffer|global|flat|scratch|exp)_[a-z0-9_]+\b")
 
 
 def _validate(params: Mapping[str, Any]) -> None:
     pattern = params.get("pattern")
     if not isinstance(pattern, (str, list)) or not pattern:
         raise ValueError("inline-asm needs a 'pattern': a regex over the assembly template, or a list of them")
-    tokenscan.asm_pattern(pattern)
+    asm_pattern(pattern)
     if not isinstance(params.get("device_code", False), bool):
         raise ValueError("'device_code' must be true or false")
 
@@ -24,17 +30,52 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return ["asm"]
 
 
-@register("inline-asm", validate=_validate, needles=_needles)
+def _candidates(params: Mapping[str, Any]) -> CodeTest:
+    """A device-code rule needs the tree where the code has asm the pattern does not find and that is not AMD's
+    (only the tree tells device code from host code); on the pattern alone, tokens decide."""
+    if not params.get("device_code"):
+        return _never
+    pattern = asm_pattern(params["pattern"])
+    return lambda code: any(unknown_device_asm(t) and not pattern.search(t) for t in code.asm)
+
+
+def _never(_code: Code) -> bool:
+    return False
+
+
+def asm_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each asm statement whose template the rule's pattern finds."""
+    pattern = asm_pattern(params["pattern"])
+    for offset, template in lexed.templates:
+        if pattern.search(template):
+            yield Hit(*lexed.point(offset))
+
+
+@register("inline-asm", validate=_validate, needles=_needles, candidates=_candidates, tokens=asm_hits)
 def match_inline_asm(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
-    """Each asm statement whose template matches PATTERN (or, with device_code, any non-empty one in device code).
-    The statements are the lexer's (as in every C/C++ file); only device code needs the tree."""
+    """Each asm statement whose template matches PATTERN (or, with device_code, any non-empty one in device code)."""
     if not isinstance(doc, CudaDocument) or "asm" not in doc.text:
         return
-    lexed = tokenscan.lexed(doc, frozenset())
-    pattern = tokenscan.asm_pattern(params["pattern"])
+    lexed = doc.lexed_for(frozenset())
+    pattern = asm_pattern(params["pattern"])
     device_code = params.get("device_code", False)
-    for offset, template in tokenscan.asm_statements(lexed):
-        unknown = device_code and tokenscan.unknown_device_asm(template)
+    for offset, template in lexed.templates:
+        unknown = device_code and unknown_device_asm(template)
         in_device = unknown and doc.in_device_code(doc.byte_offset(offset))
         if in_device or pattern.search(template):
             yield Hit(*lexed.point(offset))
+
+
+def asm_pattern(pattern: str | list[str]) -> re.Pattern[str]:
+    """An inline-asm rule's pattern (a regex or a list of them), compiled once."""
+    return _regex(pattern if isinstance(pattern, str) else "|".join(f"(?:{p})" for p in pattern))
+
+
+@cache
+def _regex(source: str) -> re.Pattern[str]:
+    return re.compile(source)
+
+
+def unknown_device_asm(template: str) -> bool:
+    """Non-empty asm that is not recognisably AMD's: in CUDA device code it can only be PTX."""
+    return bool(template.strip()) and _GCN.match(template) is None

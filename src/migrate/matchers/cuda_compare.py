@@ -1,15 +1,18 @@
 """Comparisons of a macro (`__CUDA_ARCH__ >= 800`, `CUDA_VERSION < 12000`) in code and #if conditions, or its uses as a
-value (`return CUDART_VERSION;`), found on
-tokens in every file: tree-sitter reads an #if condition only where it makes sense of the code around it."""
+value (`return CUDART_VERSION;`), found on tokens in every file: tree-sitter reads an #if condition only where it
+makes sense of the code around it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate import tokenscan
 from migrate.matchers import Hit, register
-from migrate.parse import Document
+from migrate.matchers.cuda_common import directive_head, in_directive
+from migrate.parse.cuda import CudaDocument
+from migrate.parse.document import Document
+from migrate.parse.lexer import Lexed
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -20,10 +23,76 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("'uses' must be true or false")
 
 
+_COMPARISON_AFTER = re.compile(
+    r"[ \t]*(<=|>=|==|!=|<(?![<=])|>(?![>=]))[ \t]*(\(*[ \t]*[-!]?[ \t]*[A-Za-z_0-9]\w*)"
+)
+
+
+_COMPARISON_BEFORE = re.compile(r"([A-Za-z_0-9]\w*\)*)([ \t]*)(<=|>=|==|!=|<|>)[ \t]*$")
+
+
+def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """A comparison (< <= > >= == !=) with one of the rule's names as an operand, in code or in an #if / #elif
+    condition (a #define body is not an expression yet): once per line, at the comparison's left operand. With
+    `uses: true`, instead each line of code (no directive) that uses one of the names as a value, not compared."""
+    if params.get("uses"):
+        yield from _value_hits(lexed, code, frozenset(params["names"]))
+        return
+    names = frozenset(params["names"])
+    seen: set[int] = set()
+    for word, offset in lexed.words:
+        if word not in names or not _expression_context(code, offset):
+            continue
+        place = _comparison(code, offset, offset + len(word))
+        if place is None:
+            continue
+        start, symbol = place
+        line, column = lexed.point(start)
+        if line not in seen:
+            seen.add(line)
+            yield Hit(line, column, symbol=" ".join(symbol.split()))
+
+
 @register("cuda-compare", validate=_validate, needles=lambda p: list(p["names"]),
-          identifiers=lambda p: frozenset(p["names"]))
+          identifiers=lambda p: frozenset(p["names"]), tokens=compare_hits)
 def match_cuda_compare(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line comparing one of `names` with < <= > >= == or !=, at the comparison's left operand (with `uses`,
     each line of code using one as a value instead)."""
-    lexed = tokenscan.lexed(doc, frozenset(params["names"]))
-    return tokenscan.compare_hits(lexed, lexed.code, params)
+    if not isinstance(doc, CudaDocument):
+        return iter(())
+    lexed = doc.lexed_for(frozenset(params["names"]))
+    return compare_hits(lexed, lexed.code, params)
+
+
+def _value_hits(lexed: Lexed, code: str, names: frozenset[str]) -> Iterator[Hit]:
+    """Each line of code (outside directives, so `#ifdef NAME` and `defined(NAME)` stay quiet) where one of NAMES is
+    used as a value: returned, assigned, printed or computed with, not compared (the comparison rule's place)."""
+    seen: set[int] = set()
+    for word, offset in lexed.words:
+        if word not in names or in_directive(code, offset) or _comparison(code, offset, offset + len(word)):
+            continue
+        line, column = lexed.point(offset)
+        if line not in seen:
+            seen.add(line)
+            yield Hit(line, column, symbol=word)
+
+
+def _comparison(code: str, start: int, end: int) -> tuple[int, str] | None:
+    """(offset of the left operand, the comparison's text) when the name at START..END is compared."""
+    after = _COMPARISON_AFTER.match(code, end)
+    if after and not (after.group(1) == ">" and code[after.end(1) :].lstrip().startswith("::")):
+        return start, code[start : after.end()]
+    before = _COMPARISON_BEFORE.search(code, max(0, start - 80), start)
+    if before is None or before.end() != start:
+        return None
+    if before.group(3) == "<" and not before.group(2) and code[start - 1] == "<":
+        return None  # Foo<NAME: a template argument
+    if code[before.start() - 1 : before.start()] in (".", ":", ">") or code[before.start(3) - 1] in "<>-=!":
+        return None  # a member, a scoped name, or part of <<, >>, ->, <=>
+    return before.start(), code[before.start() : end]
+
+
+def _expression_context(code: str, offset: int) -> bool:
+    """Code, or the condition of an #if / #elif; not another directive."""
+    head = directive_head(code, offset)
+    return not head.startswith("#") or re.match(r"#\s*(?:if|elif)\b", head) is not None

@@ -1,14 +1,17 @@
-"""#include of a CUDA header, with its HIP header (rules/data/hip_headers.yaml) as the suggestion."""
+"""#include of a CUDA header, with its HIP header (rules/data/hip_headers.yaml) as the suggestion; decided on the
+lexer's includes in every C/C++ file."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import cache
 from typing import Any
 
-from migrate import tokenscan
+from migrate.apimap import header_map
 from migrate.matchers import Hit, register
-from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument
+from migrate.parse.document import Document
+from migrate.parse.lexer import Lexed
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -21,9 +24,26 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return sorted({h.rstrip("*").split("/")[0] or h for h in params["headers"]})
 
 
-@register("cuda-include", validate=_validate, needles=_needles)
+def include_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each #include of one of the rule's headers or a header under one of its prefixes."""
+    names, prefixes = _headers(tuple(params["headers"]))
+    for name, offset in lexed.includes:
+        if name in names or name.startswith(prefixes):
+            hip = header_map().hip_header(name)
+            line, column = lexed.point(offset)
+            yield Hit(line, column, hip=f"#include <{hip}>" if hip else None, symbol=name)
+
+
+@register("cuda-include", validate=_validate, needles=_needles, tokens=include_hits)
 def match_cuda_include(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each #include of one of the rule's headers (the lexer's includes, as in every C/C++ file)."""
     if not isinstance(doc, CudaDocument):
         return iter(())
-    return tokenscan.include_hits(tokenscan.lexed(doc, frozenset()), doc.text, params)
+    return include_hits(doc.lexed_for(frozenset()), doc.text, params)
+
+
+@cache
+def _headers(headers: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """A cuda-include rule's headers: (exact names, prefixes), from names and prefixes ending in `/` or `*`."""
+    prefixes = tuple(h.rstrip("*") for h in headers if h.endswith(("/", "*")))
+    return frozenset(h for h in headers if not h.endswith(("/", "*"))), prefixes

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from functools import cache, lru_cache
 from typing import Any
 
-from migrate import tokenscan
 from migrate.matchers import Hit, register
-from migrate.parse import Document
+from migrate.parse.cuda import CudaDocument
+from migrate.parse.document import Document
+from migrate.parse.lexer import Lexed
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -33,9 +37,67 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return [*params["namespaces"], *params.get("using", ())]
 
 
-@register("cuda-namespace", validate=_validate, needles=_needles, identifiers=lambda p: frozenset(_needles(p)))
+def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """The rule's namespaces as a scope (`ns::`, or only `ns::member` for the given members) or defined
+    (`namespace ns`), `using namespace` of the given names, and #include paths matching its `include`: once per line."""
+    namespaces, members = frozenset(params["namespaces"]), params.get("members")
+    using = frozenset(params.get("using", ()))
+    places: list[tuple[int, str]] = []
+    for word, offset in lexed.words:
+        if word not in namespaces and word not in using:
+            continue
+        end = offset + len(word)
+        used = _scoped_member(code, end, members) if members else _scope_or_definition(code, offset, end)
+        if word in namespaces and used:
+            places.append((offset, word))
+        elif word in using and code[max(0, offset - 32) : offset].split()[-2:] == ["using", "namespace"]:
+            places.append((offset, word))
+    if params.get("include"):
+        places.extend((offset, f"<{path}>") for path, offset in lexed.includes if _included(params["include"], path))
+    seen: set[int] = set()
+    for offset, symbol in sorted(places):
+        line, column = lexed.point(offset)
+        if line not in seen:
+            seen.add(line)
+            yield Hit(line, column, symbol=symbol)
+
+
+@register("cuda-namespace", validate=_validate, needles=_needles, identifiers=lambda p: frozenset(_needles(p)),
+          tokens=namespace_hits)
 def match_cuda_namespace(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line naming one of the namespaces as a scope (`ns::`, or `ns::member`) or defining it
     (`namespace ns`), a `using namespace` of the `using` names, or an #include path matching `include`."""
-    lexed = tokenscan.lexed(doc, frozenset(_needles(params)))
-    return tokenscan.namespace_hits(lexed, lexed.code, params)
+    if not isinstance(doc, CudaDocument):
+        return iter(())
+    lexed = doc.lexed_for(frozenset(_needles(params)))
+    return namespace_hits(lexed, lexed.code, params)
+
+
+@lru_cache(maxsize=65536)
+def _included(pattern: str, path: str) -> bool:
+    """PATTERN (a rule's regex of #include paths) finds PATH: a tree includes the same headers thousands of times."""
+    return _regex(pattern).search(path) is not None
+
+
+def _scope_or_definition(code: str, start: int, end: int) -> bool:
+    return code[end : end + 8].lstrip().startswith("::") or _defines_namespace(code, start)
+
+
+def _scoped_member(code: str, end: int, members: list[str]) -> bool:
+    """`ns::member` written without blanks (as the rule's query compared the qualified name's text)."""
+    if not code.startswith("::", end):
+        return False
+    name = _IDENT.match(code, end + 2)
+    return name is not None and any(name.group().startswith(m) if m.endswith("_") else name.group() == m
+                                    for m in members)
+
+
+def _defines_namespace(code: str, offset: int) -> bool:
+    """`namespace ns` (a definition); `using namespace ns;` names no namespace_identifier in the tree."""
+    before = code[max(0, offset - 32) : offset].split()
+    return before[-1:] == ["namespace"] and before[-2:-1] != ["using"]
+
+
+@cache
+def _regex(source: str) -> re.Pattern[str]:
+    return re.compile(source)

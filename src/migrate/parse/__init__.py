@@ -1,176 +1,23 @@
-"""Read a discovered file and parse it with the parser for its kind; failures become Skipped."""
+"""Read a discovered file and parse it with the parser registered for its kind; failures become Skipped."""
 
 from __future__ import annotations
 
-import bisect
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+# Each parser module registers itself for its file kinds as it is imported.
+from migrate.parse import cmake, cuda, docker, gitmodules, inferconfig, makefile, markdown  # noqa: F401
+from migrate.parse import pyproject, python, requirements, setup_py, shell, yamlfiles  # noqa: F401
+from migrate.model import Skipped, SourceFile
+from migrate.parse.document import Document, ParseError, parser_for, read_text
 
-from migrate.bounded import Refused, read_bytes
-from migrate.model import FileKind, Skipped, SourceFile
-
-# A line this long is data, not code (a minified bundle, an embedded blob, generated tables): matching it
-# would only repeat the blob in every finding.
-LONG_LINE = 10_000
-EVIDENCE = 240  # characters of a long line kept around a finding, so evidence never grows with the line
-_SUPPRESS = re.compile(r"(?:#|//|/\*)\s*migrate:\s*ignore(?:\[([^\]]*)\])?")
-_ALL_RULES = "*"
-
-
-class ParseError(Exception):
-    """The file could not be parsed; the message is the reason shown to the user."""
-
-
-@dataclass
-class Document:
-    """A parsed file: its text, its lines, and whatever tree its parser made."""
-
-    source: SourceFile
-    text: str
-    tree: Any = None
-    guarded_ranges: list[tuple[int, int]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # parts left out (a bad line), the rest was scanned
-    lexed: Any = None  # C/C++/CUDA: the token-level lexer's pass (tokenscan.Lexed), once made
-    _range_index: tuple[list[tuple[int, int]], int, list[int], list[int]] | None = field(
-        default=None, init=False, repr=False, compare=False)
-
-    @cached_property
-    def lines(self) -> list[str]:
-        return self.text.splitlines()
-
-    def line_text(self, line: int, column: int = 1) -> str:
-        """The source line (1-based), stripped, for a finding's evidence: a window around COLUMN when long."""
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        if len(text) <= EVIDENCE:
-            return text.strip()
-        start = max(0, min(column - 1 - EVIDENCE // 3, len(text) - EVIDENCE))
-        window = text[start : start + EVIDENCE].strip()
-        return ("..." if start > 0 else "") + window + ("..." if start + EVIDENCE < len(text) else "")
-
-    def is_guarded(self, line: int) -> bool:
-        """True when the line sits in code already kept apart for HIP/ROCm."""
-        return self.in_ranges(self.guarded_ranges, line)
-
-    def in_ranges(self, ranges: list[tuple[int, int]], line: int) -> bool:
-        """LINE lies in one of RANGES (inclusive line ranges): a bisection, the ranges merged once per list."""
-        if not ranges:
-            return False
-        index = self._range_index
-        if index is None or index[0] is not ranges or index[1] != len(ranges):
-            index = self._range_index = (ranges, len(ranges), *_merged(ranges))
-        starts, ends = index[2], index[3]
-        found = bisect.bisect_right(starts, line) - 1
-        return found >= 0 and line <= ends[found]
-
-    @cached_property
-    def _suppressions(self) -> dict[int, set[str]]:
-        found: dict[int, set[str]] = {}
-        if "migrate:" not in self.text:
-            return found
-        for number, text in enumerate(self.lines, start=1):
-            match = _SUPPRESS.search(text)
-            if match:
-                ids = {i.strip() for i in (match.group(1) or _ALL_RULES).split(",") if i.strip()}
-                found[number] = ids
-        return found
-
-    def is_suppressed(self, line: int, rule_id: str) -> bool:
-        """A `migrate: ignore[rule]` comment on this line or the one above silences the rule."""
-        for number in (line, line - 1):
-            ids = self._suppressions.get(number, set())
-            if rule_id in ids or _ALL_RULES in ids:
-                return True
-        return False
-
-
-def _merged(ranges: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
-    """RANGES sorted and merged where they overlap or touch: (starts, ends)."""
-    starts: list[int] = []
-    ends: list[int] = []
-    for start, end in sorted(r for r in ranges if r[0] <= r[1]):
-        if ends and start <= ends[-1] + 1:
-            ends[-1] = max(ends[-1], end)
-        else:
-            starts.append(start)
-            ends.append(end)
-    return starts, ends
-
-
-Parser = Callable[[SourceFile, str], Document]
-_PARSERS: dict[FileKind, Parser] = {}
-
-
-def register(*kinds: FileKind) -> Callable[[Parser], Parser]:
-    """Declare the parser for some file kinds."""
-
-    def wrap(func: Parser) -> Parser:
-        for kind in kinds:
-            _PARSERS[kind] = func
-        return func
-
-    return wrap
-
-
-def read_text(source: SourceFile) -> str:
-    """The file's text; raises ParseError for binary, non-UTF-8 or minified content, or a file that changed
-    into something else (a FIFO, a much larger file) since discovery."""
-    try:
-        data = read_bytes(source.path, limit=2 * source.size + 65536)
-    except OSError as exc:
-        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
-    except Refused as exc:
-        raise ParseError(f"cannot read: {exc}") from None
-    if b"\0" in data[:8192]:
-        raise ParseError("binary file")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
-    _refuse_minified(text)
-    return text
-
-
-def _refuse_minified(text: str) -> None:
-    if len(text) <= LONG_LINE:
-        return
-    lines = text.split("\n")
-    if max(map(len, lines)) <= LONG_LINE:  # the common case, decided in C
-        return
-    for number, line in enumerate(lines, start=1):
-        if len(line) > LONG_LINE:
-            raise ParseError(f"looks minified or generated (line {number} is {len(line):,} characters long)")
+__all__ = ["Document", "ParseError", "parse", "read_text"]
 
 
 def parse(source: SourceFile, text: str | None = None) -> Document | Skipped:
     """Parse one file with the parser registered for its kind."""
-    _load_parsers()
     try:
         if text is None:
             text = read_text(source)
-        parser = _PARSERS.get(source.kind, _plain)
-        return parser(source, text)
+        return parser_for(source.kind)(source, text)
     except ParseError as exc:
         return Skipped(source.relpath, str(exc))
     except (RecursionError, MemoryError):
         return Skipped(source.relpath, "too deeply nested to parse")
-
-
-def _plain(source: SourceFile, text: str) -> Document:
-    return Document(source=source, text=text)
-
-
-_loaded = False
-
-
-def _load_parsers() -> None:
-    # a flag, not `if _PARSERS`: importing one parser module early (a matcher does) must not hide the rest
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    from migrate.parse import cuda, python  # noqa: F401  (registers parsers)
-    from migrate.parse import cmake, docker, makefile, markdown, pyproject, requirements  # noqa: F401
-    from migrate.parse import gitmodules, inferconfig, setup_py, shell, yamlfiles  # noqa: F401

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import ParseError, register
+from migrate.parse.document import ParseError, register
 from migrate.parse.manifest import CMAKE, Item, ManifestDocument, Positions, arch_flag_items
 
 _COMMAND = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

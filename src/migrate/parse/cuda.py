@@ -12,8 +12,10 @@ from typing import Any, TypeVar
 import tree_sitter
 import tree_sitter_cuda
 
+from migrate.alternation import longest_match
 from migrate.model import FileKind, SourceFile
-from migrate.parse import Document, register
+from migrate.parse.document import Document, register
+from migrate.parse.lexer import DEVICE_MACRO, Lexed, lex
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
@@ -110,8 +112,6 @@ _MACRO_NAMES = register_query(
 _FUNCTIONS = register_query("[(function_definition) (lambda_expression)] @fn")
 _MACROS = register_query("(preproc_def name: (identifier) @name value: (preproc_arg) @value)")
 CUDA_QUALIFIERS = frozenset({"__global__", "__device__", "__host__"})
-# Qualifier macros such as C10_HOST_DEVICE, CUTLASS_DEVICE, DEVICE_INLINE, __DEVICE__ stand for __device__.
-DEVICE_MACRO = re.compile(r"(?:^|_)(?:DEVICE|GLOBAL)(?:_|$)")
 
 
 @dataclass(frozen=True)
@@ -135,6 +135,7 @@ class CudaDocument(Document):
     _query_cache: dict[str, Groups] = field(default_factory=dict, repr=False)
     _bundle_cache: dict[_Bundle, dict[int, list[Groups]]] = field(default_factory=dict, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    lexed: Lexed | None = field(default=None, repr=False)  # the lexer's pass, once made (the scan's, or lexed_for's)
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -245,11 +246,16 @@ class CudaDocument(Document):
         return flags
 
     def is_guarded(self, line: int) -> bool:
-        """True when the line sits in an #if block that tests a HIP macro: the lexer's ranges (tokenscan), the
-        same whether the file is parsed or not."""
-        from migrate import tokenscan  # tokenscan imports this module
+        """True when the line sits in an #if block that tests a HIP macro: the lexer's ranges, the same whether the
+        file is parsed or not."""
+        return any(start <= line <= end for start, end in self.lexed_for(frozenset()).guarded)
 
-        return any(start <= line <= end for start, end in tokenscan.lexed(self, frozenset()).guarded)
+    def lexed_for(self, words: frozenset[str]) -> Lexed:
+        """The lexer's pass over this file for WORDS: the scan's own when it lexed the file first, else made now."""
+        found = self.lexed
+        if found is None or not (words is found.searched or words <= found.searched):
+            found = self.lexed = lex(self.text, words | found.searched if found else words)
+        return found
 
     def byte_offset(self, offset: int) -> int:
         """The byte offset of a character offset (the tree counts bytes, the lexer characters)."""
@@ -384,25 +390,6 @@ def names_pattern(names: Collection[str]) -> re.Pattern[bytes] | None:
         words = {n for n in key if n.isascii()}
         _NAME_PATTERNS[key] = re.compile(longest_match(words).encode() + rb"\b") if words else None
     return _NAME_PATTERNS[key]
-
-
-def longest_match(words: set[str]) -> str:
-    """An alternation of WORDS factored by common prefixes, longest match first."""
-    root: dict[str, Any] = {}
-    for word in words:
-        node = root
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-    return _branch(root)
-
-
-def _branch(node: dict[str, Any]) -> str:
-    branches = [re.escape(char) + _branch(child) for char, child in sorted(node.items()) if char]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-    return f"(?:{body})?" if "" in node else body
 
 
 @register(FileKind.CUDA, FileKind.CPP, FileKind.C)

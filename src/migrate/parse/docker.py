@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import ParseError, register
+from migrate.parse.document import ParseError, register
 from migrate.parse.manifest import ENV, IMAGE, Item, ManifestDocument, Positions
 from migrate.parse.shell import shell_items
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import register
+from migrate.parse.document import register
 from migrate.parse.manifest import PACKAGE, Item, ManifestDocument
 
 _SECTION = re.compile(r"^\s*\[\s*submodule\s+\"((?:[^\"\\]|\\.)*)\"\s*\]")

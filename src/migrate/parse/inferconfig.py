@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import register
+from migrate.parse.document import register
 from migrate.parse.manifest import FACT, Item, ManifestDocument
 
 # Keys only the nvinfer plugin (and the gie groups of deepstream-app) read: a [property] section with none of

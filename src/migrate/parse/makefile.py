@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import register
+from migrate.parse.document import register
 from migrate.parse.manifest import Item, ManifestDocument, Positions
 from migrate.parse.shell import assignment_items, shell_items
 

@@ -11,7 +11,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from migrate.parse import Document
+from migrate.parse.document import Document
 
 PACKAGE, INDEX, IMAGE, COMMAND, ENV, FACT, CMAKE = "package", "index", "image", "command", "env", "fact", "cmake"
 READ = "env-read"  # a shell expansion of a variable ($NAME, ${NAME:-default})

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import register
+from migrate.parse.document import register
 from migrate.parse.manifest import Item, ManifestDocument
 from migrate.parse.shell import shell_items
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import ParseError, register
+from migrate.parse.document import ParseError, register
 from migrate.parse.manifest import FACT, INDEX, PACKAGE, Item, ManifestDocument, optional, requirement_item
 
 if sys.version_info >= (3, 11):

@@ -12,7 +12,7 @@ from typing import Any
 
 from migrate.gcpause import paused
 from migrate.model import FileKind, SourceFile
-from migrate.parse import Document, ParseError, register
+from migrate.parse.document import Document, ParseError, register
 
 HIP_VERSION = "torch.version.hip"
 # Names that by convention say "this is a ROCm/HIP build" (torch's IS_HIP_EXTENSION, triton's is_hip()) or name an

@@ -8,7 +8,7 @@ from pathlib import Path, PurePosixPath
 
 from migrate.discover import classify
 from migrate.model import FileKind, SourceFile
-from migrate.parse import ParseError, register
+from migrate.parse.document import ParseError, register
 from migrate.parse.manifest import FACT, INDEX, LOCATION, Item, ManifestDocument, location_items, requirement_item
 
 _COMMENT = re.compile(r"(^|\s)#.*$")

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import register
+from migrate.parse.document import register
 from migrate.parse.manifest import ENV, FACT, Item, arch_flag_items, optional, requirement_item
 from migrate.parse.python import PythonDocument, parse_python
 

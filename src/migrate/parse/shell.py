@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import register
+from migrate.parse.document import register
 from migrate.parse.manifest import COMMAND, ENV, IMAGE, INDEX, PACKAGE, READ, Item, ManifestDocument, Positions
 from migrate.parse.manifest import LOCATION, arch_flag_items, location_items, requirement_item
 

@@ -10,7 +10,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse import ParseError, register
+from migrate.parse.document import ParseError, register
 from migrate.parse.inferconfig import ENGINE_FILE, engine_files, infer_sections
 from migrate.parse.manifest import ENV, FACT, IMAGE, INDEX, Item, ManifestDocument, requirement_item
 from migrate.parse.requirements import requirement_items

@@ -14,13 +14,17 @@ from pathlib import Path
 from types import FrameType
 
 from migrate import gitcmd, writer
+from migrate.config import Settings
 from migrate.discover import discover, list_files
 from migrate.errors import MigrateError
 from migrate.model import Finding, Skipped, SourceFile
 from migrate.port import repo
 from migrate.port.lock import ApplyLock, hold
 from migrate.port.plan import FileChange, Plan
+from migrate.port.sidefiles import side_changes
+from migrate.port.strategy import choose, plan_kept_sources
 from migrate.port.translate import Engine, Translation, is_translatable, translate_file
+from migrate.scan import scan
 
 DEFAULT_BRANCH = "rocm-port"
 COMMIT_MESSAGE = "Port to ROCm/HIP (migrate apply)"
@@ -55,8 +59,6 @@ def plan_port(
     in_place: bool = False, unsafe_fixes: bool = False, targets: tuple[str, ...] = ("gfx942",), strategy: str = "auto",
 ) -> Plan:
     """Port the tree in memory by STRATEGY (see migrate.port.strategy; fork translates every source); nothing is written."""
-    from migrate.port.strategy import choose, plan_kept_sources
-
     sources, skipped = _sources(root, max_file_size)
     scanned, supported = _scan(root, max_file_size) if side_files or strategy != "fork" else ((), False)
     choice = choose(strategy, scanned, sources)
@@ -81,8 +83,6 @@ def _side(
     root: Path, sources: list[SourceFile], in_place: bool, unsafe_fixes: bool, scanned: tuple[Finding, ...],
     targets: tuple[str, ...], rocm_supported: bool,
 ) -> tuple[list[FileChange], list[Finding]]:
-    from migrate.port.sidefiles import side_changes
-
     return side_changes(root, sources, in_place=in_place, unsafe_fixes=unsafe_fixes, scan_findings=scanned,
                         gfx_targets=targets, rocm_supported=rocm_supported)
 
@@ -90,19 +90,8 @@ def _side(
 def _scan(root: Path, max_file_size: int) -> tuple[tuple[Finding, ...], bool]:
     """The scan's findings (which say which requirement lines are CUDA-only and what replaces them), and whether the
     repository already builds for ROCm (then its torch.version.cuda tests are its own CUDA/ROCm switches)."""
-    from migrate.config import Settings
-    from migrate.scan import scan
-
     result = scan(root, Settings(max_file_size=max_file_size, jobs=1))
     return result.findings, result.rocm is not None and result.rocm.level == "supported"
-
-
-def plan_from_translations(root: Path, engine: str, translations: Iterable[Translation]) -> Plan:
-    """A plan made of already computed translations (the translate command)."""
-    done = list(translations)
-    changes = tuple(FileChange(t.relpath, t.original, t.translated) for t in done if t.changed)
-    skipped = tuple(sorted(Skipped(t.relpath, t.skipped) for t in done if t.skipped))
-    return Plan(root, engine, changes, tuple(sorted(f for t in done for f in t.findings)), skipped)
 
 
 def _sources(root: Path, max_file_size: int) -> tuple[list[SourceFile], list[Skipped]]:
@@ -182,7 +171,7 @@ def write_port(
     the repository's apply LOCK (taken here when not given). Any failure or interrupt rolls the tree (and the
     repository) back to where it was; USE_GIT=False writes in place, as outside git."""
     if out_dir is not None:
-        target = _fresh_dir(out_dir, plan.root, inside="the repository")
+        target = fresh_dir(out_dir, plan.root, inside="the repository")
         with _emptied_on_failure(target):
             _copy_tree(plan.root.resolve(), target)
             return ApplyResult(write_changes(target, plan.changes), out_dir=out_dir)
@@ -293,13 +282,13 @@ def _python_error(source: bytes) -> str | None:
 
 def _copy_tree(base: Path, target: Path) -> None:
     """Copy the repository's files (the shared file lister's view) into TARGET."""
-    for relpath in _copyable(base, (rel for rel, _ in list_files(base))):
+    for relpath in copyable(base, (rel for rel, _ in list_files(base))):
         destination = target / relpath
         writer.make_dirs(destination.parent)
         shutil.copy2(base / relpath, destination, follow_symlinks=False)
 
 
-def _copyable(base: Path, relpaths: Iterable[str]) -> Iterator[str]:
+def copyable(base: Path, relpaths: Iterable[str]) -> Iterator[str]:
     """The listed files that are regular files, or symlinks that stay inside BASE."""
     for relpath in relpaths:
         path = base / relpath
@@ -317,6 +306,22 @@ def _inside(path: Path, base: Path) -> bool:
     except (ValueError, OSError, RuntimeError):
         return False
     return True
+
+
+def fresh_dir(out_dir: Path, base: Path, *, inside: str = "the input") -> Path:
+    """OUT_DIR resolved and created: it must be outside BASE and new or empty."""
+    try:
+        target = out_dir.resolve()
+        resolved = base.resolve()
+        if target == resolved or resolved in target.parents:
+            raise ApplyError(f"--out-dir {out_dir} is inside {inside}; choose a directory outside it")
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise ApplyError(f"--out-dir {out_dir} exists and is not an empty directory")
+        writer.make_dirs(target)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop in OUT_DIR
+        reason = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+        raise ApplyError(f"cannot create --out-dir {out_dir}: {reason}") from None
+    return target
 
 
 @contextlib.contextmanager
@@ -522,128 +527,3 @@ def _git(root: Path, *args: str, what: str) -> str:
     if not run.ok:
         raise ApplyError(f"git could not {what}: {run.describe()}")
     return os.fsdecode(run.stdout).strip()
-
-
-# -- the translate command: files and directories, to -o / --out-dir / in place -------------------------------------
-
-
-@dataclass(frozen=True)
-class TranslateOutcome:
-    """What `migrate translate` did."""
-
-    engine: str
-    translated: tuple[str, ...]
-    written: tuple[str, ...]
-    destination: Path
-    findings: tuple[Finding, ...] = ()
-    skipped: tuple[Skipped, ...] = ()
-
-
-def translate_paths(
-    paths: Iterable[Path], engine: Engine, *, output: Path | None = None, out_dir: Path | None = None,
-    in_place: bool = False,
-) -> TranslateOutcome:
-    """Translate files and directories to OUTPUT (one file), OUT_DIR (a mirrored tree) or in place; directories
-    are listed as scan lists them, and a symlink is never followed."""
-    given = [Path(os.path.abspath(p)) for p in paths]
-    if sum((output is not None, out_dir is not None, in_place)) != 1:
-        raise ApplyError("choose exactly one of -o FILE, --out-dir DIR or --in-place")
-    for path in given:
-        if not os.path.lexists(path):
-            raise ApplyError(f"path does not exist: {path}")
-    if output is not None:
-        return _translate_one(given, output, engine)
-    base, sources, skipped, listed = _expand(given)
-    translations = [translate_file(s.path, s.relpath, engine) for s in sources if is_translatable(s.relpath)]
-    changes = [FileChange(t.relpath, t.original, t.translated) for t in translations if t.changed]
-    destination = base
-    if out_dir is not None:
-        destination = _fresh_dir(out_dir, base)
-        done = {t.relpath: t for t in translations if t.skipped is None}
-        changes = [_mirrored(base, rel, done.get(rel)) for rel in _copyable(base, listed)]
-    elif changes:
-        _check_no_link_above(base)
-    plan = plan_from_translations(base, engine.name, translations)
-    with _transaction(Plan(destination, engine.name, tuple(changes)), None):
-        written = write_changes(destination, changes)
-    return TranslateOutcome(engine.name, tuple(c.relpath for c in plan.changes), written, destination,
-                            plan.findings, tuple(sorted({*plan.skipped, *skipped})))
-
-
-def _check_no_link_above(base: Path) -> None:
-    """Refuse to write in place under BASE when a directory on the way to it is a symlink: `translate vdir/*.cu`
-    with vdir a link out of the tree would rewrite the files it points at. The way is taken from the deepest
-    directory that holds both BASE and the current directory (BASE itself when they share only the root)."""
-    common = Path(os.path.commonpath([base, Path.cwd()]))
-    top = base if common == Path(common.anchor) else common
-    for directory in [base, *(parent for parent in base.parents if top in parent.parents)]:
-        if directory.is_symlink():
-            raise ApplyError(f"{directory} is a symlinked directory: not written through (name the real path)")
-
-
-def _translate_one(given: list[Path], output: Path, engine: Engine) -> TranslateOutcome:
-    if len(given) != 1 or not given[0].is_file():
-        raise ApplyError("-o takes exactly one input file; use --out-dir for several files or a directory")
-    done = translate_file(given[0], given[0].name, engine)
-    if done.skipped:
-        raise ApplyError(f"{given[0]}: {done.skipped}")
-    try:
-        writer.write_file(output, done.translated, mode=given[0].stat().st_mode & 0o7777)
-    except OSError as exc:
-        raise ApplyError(f"cannot write {output}: {exc.strerror or exc}") from None
-    translated = (given[0].name,) if done.changed else ()
-    return TranslateOutcome(engine.name, translated, (output.name,), output.parent, done.findings)
-
-
-def _expand(given: list[Path]) -> tuple[Path, list[SourceFile], list[Skipped], list[str]]:
-    """The common base directory; the sources under the paths (the one file lister's view, relative to the
-    base); what was skipped; and every listed file (for a mirror)."""
-    from migrate.config import Settings
-
-    limit = Settings().max_file_size
-    base = given[0] if len(given) == 1 and given[0].is_dir() and not given[0].is_symlink() else Path(
-        os.path.commonpath([p if p.is_dir() and not p.is_symlink() else p.parent for p in given]))
-    sources: list[SourceFile] = []
-    skipped: list[Skipped] = []
-    listed: list[str] = []
-    for path in given:
-        prefix = path.relative_to(base).as_posix()
-        if path.is_symlink():
-            skipped.append(Skipped(prefix, "symlink; not followed"))
-            continue
-        top, files = (path, ()) if path.is_dir() else (path.parent, (path,))
-        within = top.relative_to(base).as_posix()
-        for item in discover(top, files=files, max_file_size=limit):
-            if isinstance(item, Skipped):
-                skipped.append(Skipped(_join(within, item.path), item.reason))
-            else:
-                sources.append(replace(item, relpath=_join(within, item.relpath)))
-        listed += [_join(prefix, rel) for rel, _ in list_files(path)] if path.is_dir() else [prefix]
-    return base, sources, skipped, sorted(set(listed))
-
-
-def _join(prefix: str, relpath: str) -> str:
-    return f"{prefix}/{relpath}" if prefix and prefix != "." else relpath
-
-
-def _fresh_dir(out_dir: Path, base: Path, *, inside: str = "the input") -> Path:
-    """OUT_DIR resolved and created: it must be outside BASE and new or empty."""
-    try:
-        target = out_dir.resolve()
-        resolved = base.resolve()
-        if target == resolved or resolved in target.parents:
-            raise ApplyError(f"--out-dir {out_dir} is inside {inside}; choose a directory outside it")
-        if target.exists() and (not target.is_dir() or any(target.iterdir())):
-            raise ApplyError(f"--out-dir {out_dir} exists and is not an empty directory")
-        writer.make_dirs(target)
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop in OUT_DIR
-        reason = (exc.strerror or exc) if isinstance(exc, OSError) else exc
-        raise ApplyError(f"cannot create --out-dir {out_dir}: {reason}") from None
-    return target
-
-
-def _mirrored(base: Path, relpath: str, done: Translation | None) -> FileChange:
-    source = base / relpath
-    mode = source.stat().st_mode & 0o7777
-    data = done.translated if done is not None else source.read_bytes()
-    return FileChange(relpath, None, data, reason="translated" if done else "copied", mode=mode)

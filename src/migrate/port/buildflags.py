@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from migrate.model import Finding, Severity, SourceFile
+from migrate.port.hipccflags import hipcc_word, is_dropped_prefix
 from migrate.port.plan import FileChange
 
 HIP_FLAG = "IS_HIP_EXTENSION"
@@ -141,8 +142,6 @@ def _reached(expr: ast.AST, parents: dict[ast.AST, ast.AST]) -> Iterator[ast.AST
 
 def _hip_flags(text: str, node: ast.List | ast.Tuple) -> str | None:
     """The hipcc version of a flag list, or None when it has no nvcc-only flag (or is a command, not flags)."""
-    from migrate.port.hipccflags import hipcc_word, is_dropped_prefix
-
     first = node.elts[0] if node.elts else None
     if isinstance(first, ast.Constant) and isinstance(first.value, str) and not first.value.lstrip().startswith("-"):
         return None  # ["nvcc", "--version"], a list of sources: not a flag list

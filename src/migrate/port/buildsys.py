@@ -8,16 +8,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 import tree_sitter
 
 from migrate.apimap import Version, api_names, header_map, lookup
 from migrate.model import FileKind, Finding, Severity, SourceFile
+from migrate.parse.cuda import CudaDocument, captures, parse_cuda
 from migrate.port.plan import FileChange
-
-if TYPE_CHECKING:
-    from migrate.parse.cuda import CudaDocument
+from migrate.port.translate import RULE_UNSUPPORTED, is_translatable
 
 COMPAT_HEADER = "cuda_hip_compat.h"
 RULE_HEADER_TAKEN = "compat-header-exists"
@@ -45,8 +43,6 @@ def compat_changes(
 ) -> tuple[list[FileChange], list[Finding]]:
     """The compat header (its HIP headers as ROCm release ROCM names them) and, in each source using CUDA names,
     its include in place of the CUDA headers."""
-    from migrate.port.translate import is_translatable
-
     chosen = [s for s in sources if not s.vendored and is_translatable(s.relpath)
               and PurePosixPath(s.relpath).name != COMPAT_HEADER]
     uses = [u for s in chosen if (u := _use(s)) is not None]
@@ -103,8 +99,6 @@ def _hip_name(name: str) -> str:
 
 
 def _use(source: SourceFile) -> _Use | None:
-    from migrate.parse.cuda import CudaDocument, captures, parse_cuda
-
     try:
         data = source.path.read_bytes()
         text = data.decode("utf-8")
@@ -172,8 +166,6 @@ def _with_compat_include(use: _Use, include: str) -> bytes:
 
 
 def _unsupported(doc: CudaDocument, name: str, line: int, column: int) -> Finding:
-    from migrate.port.translate import RULE_UNSUPPORTED
-
     message = f"{name} has no HIP equivalent: the compat header cannot map it; port this use by hand"
     return Finding(doc.source.relpath, line, column, RULE_UNSUPPORTED, "unsupported-api", Severity.MEDIUM, line,
                    message, doc.line_text(line), symbol=name)

@@ -8,18 +8,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import tree_sitter
 
+from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
+from migrate.parse.cuda import CudaDocument, parse_cuda
 from migrate.port.branches import Branch, Edit, render
 from migrate.port.plan import FileChange
-from migrate.port.typename import TypeNames, typename_edits
-from migrate.port.warpsize import WarpSizes, warp_size_edits
-
-if TYPE_CHECKING:
-    from migrate.parse.cuda import CudaDocument
+from migrate.port.translate import is_translatable
+from migrate.port.typename import TypeNames, type_names, typename_edits
+from migrate.port.warpsize import WarpSizes, plan_warp_sizes, warp_size_edits
 
 RULE_LEFT = "rocm-guard-not-written"
 TORCH_MACRO = "USE_ROCM"  # a ROCm torch compiles extensions with -DUSE_ROCM=1
@@ -44,10 +44,6 @@ class Facts:
 
 def repo_facts(sources: Sequence[SourceFile], findings: Sequence[Finding], targets: Sequence[str]) -> Facts:
     """The Facts of the repository's own (not vendored) C/C++/CUDA SOURCES, read with the scan's FINDINGS."""
-    from migrate.port.translate import is_translatable
-    from migrate.port.typename import type_names
-    from migrate.port.warpsize import plan_warp_sizes
-
     own = [s for s in sources if not s.vendored and is_translatable(s.relpath)]
     texts = {s.relpath: text for s in own if (text := _text(s)) is not None and not nvidia_arch_only(s.relpath, text)}
     return Facts(plan_warp_sizes(texts, findings, targets), type_names(texts))
@@ -72,8 +68,6 @@ def guard_changes(
 ) -> list[Finding]:
     """Add the ROCm branches of every own C/C++/CUDA source to CHANGES (on top of an earlier change to it); the
     places left for a hand port."""
-    from migrate.port.translate import is_translatable
-
     findings: list[Finding] = []
     for source in sources:
         if source.vendored or not is_translatable(source.relpath):
@@ -90,11 +84,7 @@ def guard_changes(
 
 @cache
 def _data() -> dict[str, Any]:
-    import yaml
-
-    from migrate.ruleset import data_path
-
-    return dict(yaml.safe_load(data_path("rocm_guards.yaml").read_text(encoding="utf-8")))
+    return dict(load_yaml("rocm_guards.yaml"))
 
 
 def _guarded_source(
@@ -126,8 +116,6 @@ def rocm_guards(
 ) -> tuple[str | None, list[Finding]]:
     """TEXT with an `#ifdef MACRO` branch beside each statement using PTX or a warp *_sync intrinsic (and, with the
     repository's FACTS, beside each warp-size constant it makes per-platform, plus the `typename`s hipcc needs)."""
-    from migrate.parse.cuda import CudaDocument, parse_cuda
-
     facts = facts or Facts()
     source = SourceFile(path=Path(relpath), relpath=relpath, kind=FileKind.CUDA, size=len(text))
     doc = parse_cuda(source, text)

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from migrate.data import load_yaml
+from migrate.parse.manifest import NVCC_ARCH_FLAG
+
 _ARCH_WITH_VALUE = frozenset({"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code"})
 
 
@@ -21,11 +24,7 @@ class Word:
 
 @cache
 def _data() -> dict[str, Any]:
-    import yaml
-
-    from migrate.ruleset import data_path
-
-    return dict(yaml.safe_load(data_path("hipcc_flags.yaml").read_text(encoding="utf-8")))
+    return dict(load_yaml("hipcc_flags.yaml"))
 
 
 def path_map() -> dict[str, str]:
@@ -35,8 +34,6 @@ def path_map() -> dict[str, str]:
 
 def hipcc_word(word: str) -> Word:
     """The hipcc form of one nvcc command-line WORD."""
-    from migrate.parse.manifest import NVCC_ARCH_FLAG
-
     data = _data()
     if word in _ARCH_WITH_VALUE:
         return Word((), drop_next=True, arch=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from migrate import gitcmd, writer
 from migrate.port.repo import Repository, RepositoryError
-from migrate.report.escape import visible
+from migrate.escape import visible
 from migrate.tools import ToolRun
 
 LOCK_NAME = "migrate-apply.lock"

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from migrate.model import Finding, Skipped
 
+STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")  # how a port may go; auto picks from the build
+
 
 @dataclass(frozen=True)
 class FileChange:

@@ -5,13 +5,21 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import yaml
+
+from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
+from migrate.parse import ParseError
+from migrate.parse.cmake import commands
 from migrate.port.hipccflags import hipcc_word, path_map
 from migrate.port.plan import FileChange, Fix
+from migrate.port.pyswitch import capability_helpers, switch_fixes
+from migrate.substitutions import knowledge_base
 
 HIP_CHECK = "(torch.version.cuda or torch.version.hip)"
 _CUDA_LOCAL = re.compile(r"\+cu\d+")
@@ -35,8 +43,6 @@ def side_changes(
 ) -> tuple[list[FileChange], list[Finding]]:
     """The non-source changes of a port, and findings for the fixes left unapplied (a repository that already builds
     for ROCm keeps its torch.version.cuda tests: they are its CUDA/ROCm switches)."""
-    from migrate.port.pyswitch import capability_helpers
-
     cuda_only = _cuda_only_lines(scan_findings)
     python = {s.relpath: text for s in sources if s.kind is FileKind.PYTHON and not s.vendored
               and (text := _read(s)) is not None}
@@ -71,8 +77,6 @@ def side_changes(
 
 def _against_disk(root: Path, change: FileChange) -> FileChange:
     """A side file that already exists is an edit of it, not a new file."""
-    from dataclasses import replace
-
     existing = root / change.relpath
     if change.old is None and existing.is_file() and not existing.is_symlink():
         return replace(change, old=existing.read_bytes())
@@ -169,8 +173,6 @@ def _python(
     rocm_supported: bool,
 ) -> tuple[list[FileChange], list[Finding]]:
     """The safe Python fixes (and the unsafe ones when asked) and the ROCm switches (pyswitch.py) of one file."""
-    from migrate.port.pyswitch import switch_fixes
-
     fixes = python_fixes(text, cuda_checks=not rocm_supported) if "torch.version.cuda" in text or _SMI in text else []
     if "torch" in text:
         fixes += switch_fixes(text, relpath, helpers=helpers, findings=findings)
@@ -233,17 +235,11 @@ def _rocm_index(text: str) -> tuple[str, str | None]:
 
 @cache
 def _torch_indexes() -> dict[str, Any]:
-    import yaml
-
-    from migrate.ruleset import data_path
-
-    return yaml.safe_load(data_path("torch_rocm_indexes.yaml").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return load_yaml("torch_rocm_indexes.yaml")  # type: ignore[no-any-return]
 
 
 def _current_rocm_index() -> str:
     """The ROCm wheel index of the knowledge base's first torch install command."""
-    from migrate.substitutions import knowledge_base
-
     for command in knowledge_base()["torch-cuda-wheels"].install:
         found = _INDEX_URL.search(command)
         if found:
@@ -253,8 +249,6 @@ def _current_rocm_index() -> str:
 
 def _cuda_only_lines(findings: Sequence[Finding]) -> dict[str, dict[int, str]]:
     """path -> line -> the ROCm substitute, for requirement lines the scan found CUDA-only."""
-    from migrate.substitutions import knowledge_base
-
     base = knowledge_base()
     found: dict[str, dict[int, str]] = {}
     for finding in findings:
@@ -305,8 +299,6 @@ def _sibling(relpath: str, tag: str) -> str:
 
 
 def _image(entry_id: str, pattern: str) -> str:
-    from migrate.substitutions import knowledge_base
-
     for command in knowledge_base()[entry_id].install:
         found = re.search(pattern, command)
         if found:
@@ -348,8 +340,6 @@ def _dockerfile(source: SourceFile, in_place: bool) -> list[FileChange]:
 
 def compose_override(text: str) -> str | None:
     """A compose override giving each NVIDIA-GPU service the AMD devices; None when no service uses a GPU."""
-    import yaml
-
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
@@ -402,9 +392,6 @@ endif()
 
 def rocm_cmake(text: str, gfx_targets: Sequence[str]) -> str | None:
     """CMakeLists with CUDA in project(): HIP behind a USE_HIP option, the CUDA build kept; None otherwise."""
-    from migrate.parse import ParseError
-    from migrate.parse.cmake import commands
-
     if "USE_HIP" in text:
         return None
     try:

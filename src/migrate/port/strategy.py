@@ -6,16 +6,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
+from migrate.apimap import Version
 from migrate.errors import InputError
 from migrate.model import FileKind, Finding, Skipped, SourceFile
-from migrate.port.plan import FileChange, Plan
+from migrate.port.buildsys import compat_changes
+from migrate.port.extension import extension_changes
+from migrate.port.guards import HIP_MACRO, guard_changes, repo_facts
+from migrate.port.plan import STRATEGIES, FileChange, Plan
 
-if TYPE_CHECKING:
-    from migrate.apimap import Version
-
-STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")
 # (strategy, rules whose finding shows the project is of that kind, what the finding means), in priority order
 _KINDS = (
     ("extension", frozenset({"torch-cuda-extension-build", "python-cpp-extension"}), "builds a PyTorch CUDA extension"),
@@ -114,16 +113,10 @@ def plan_kept_sources(
     """The plan of a port that keeps the CUDA sources (extension, cmake, make, header): ROCm branches, and for the
     builds that are not torch extensions one compat header (for ROCm release ROCM), with the side files (SIDE) where
     asked."""
-    from migrate.port.guards import HIP_MACRO, guard_changes, repo_facts
-
     facts = repo_facts(sources, scanned, targets)
     if choice.name == "extension":
-        from migrate.port.extension import extension_changes
-
         changes, findings = extension_changes(sources, facts, side=side)
     else:
-        from migrate.port.buildsys import compat_changes
-
         changes, findings = compat_changes(root, sources, rocm=rocm)
         by_path = {c.relpath: c for c in changes}
         findings += guard_changes(sources, by_path, facts, HIP_MACRO)

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 
 from migrate.apimap import ApiEntry, CallRule, Version, api_map, engine_rules, header_map, lookup, parse_version
+from migrate.discover import classify
 from migrate.errors import InputError, MigrateError, ToolNotFound
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse import ParseError
@@ -539,6 +540,4 @@ def translate_many(files: Iterable[tuple[Path, str]], engine: Engine) -> tuple[T
 
 def is_translatable(relpath: str) -> bool:
     """True for the C, C++ and CUDA sources an engine translates."""
-    from migrate.discover import classify
-
     return classify(relpath) in TRANSLATED_KINDS

@@ -7,14 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import tree_sitter
 
+from migrate.parse.cuda import CudaDocument
 from migrate.port.branches import Edit
-
-if TYPE_CHECKING:
-    from migrate.parse.cuda import CudaDocument
 
 # a member type: `using NAME =`, `typedef ... NAME;`, `struct NAME {` / `class NAME :`
 _TYPE_DECLARATION = re.compile(

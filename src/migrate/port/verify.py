@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import shlex
+import sysconfig
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from migrate.bounded import read_bytes
+from migrate.discover import VENDOR_DIRS
 from migrate.port.apply import plan_port, write_port
 from migrate.errors import InputError, ToolNotFound
 from migrate.model import Finding, Severity, Skipped
-from migrate.port.extension import as_torch_builds
+from migrate.port.translate_paths import translate_paths
 from migrate.tools import ToolRun, find_tool, run_tool
 from migrate.port.translate import Engine, original_line
 
@@ -124,8 +127,6 @@ def _units(tree: Path) -> list[str]:
 
 
 def _vendored(relpath: str) -> bool:
-    from migrate.discover import VENDOR_DIRS
-
     return any(part.lower() in VENDOR_DIRS for part in relpath.split("/")[:-1])
 
 
@@ -239,3 +240,19 @@ def _line(path: Path, line: int) -> str:
     except OSError:
         return ""
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def as_torch_builds(tree: Path, engine: Engine) -> list[str]:
+    """Hipify TREE in place as a ROCm torch does at build time; the flags its hipcc gets (torch's include
+    directories when torch is installed beside migrate)."""
+    translate_paths([tree], engine, in_place=True)
+    return ["-DUSE_ROCM=1", "-D__HIP_PLATFORM_AMD__=1", *_torch_includes()]
+
+
+def _torch_includes() -> list[str]:
+    spec = importlib.util.find_spec("torch")  # finds the package without importing it
+    if spec is None or spec.origin is None:
+        return []
+    base = Path(spec.origin).parent / "include"
+    found = [base, base / "torch" / "csrc" / "api" / "include", Path(sysconfig.get_paths()["include"])]
+    return [f"-I{d}" for d in found if d.is_dir()]

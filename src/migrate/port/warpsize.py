@@ -9,13 +9,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
 
 from migrate.model import Finding
+from migrate.parse.cuda import CudaDocument
 from migrate.port.branches import Branch, Edit
-
-if TYPE_CHECKING:
-    from migrate.parse.cuda import CudaDocument
+from migrate.targets import UNKNOWN_WAVEFRONT, known
 
 ROCM_WARP = 64
 NOTE = "  // 64-lane wavefronts (CDNA); build RDNA targets with -mwavefrontsize64"
@@ -86,8 +84,6 @@ def plan_warp_sizes(texts: Mapping[str, str], findings: Sequence[Finding], targe
 
 
 def _any_wave64(targets: Iterable[str]) -> bool:
-    from migrate.targets import UNKNOWN_WAVEFRONT, known
-
     table = known()
     return any(table[t].wavefront in (64, UNKNOWN_WAVEFRONT) if t in table else True for t in targets)
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from migrate.escape import document, surrogates
 from migrate.gcpause import paused
 from migrate.model import ScanResult
+from migrate.report.formats import FORMATS
 
 if TYPE_CHECKING:
     from migrate.assessment import Assessment
 
-FORMATS = ("terminal", "json", "md", "html", "sarif")
 _MODULES = {"md": "markdown"}
 
 
@@ -19,8 +20,7 @@ def render(subject: Assessment | ScanResult, fmt: str, **options: Any) -> str:
     """Render SUBJECT in format FMT (one of FORMATS); a bare scan result is assessed first."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
-    from migrate.assessment import Assessment, assess  # here: importing migrate.report.escape stays light
-    from migrate.report.escape import document, surrogates
+    from migrate.assessment import Assessment, assess  # here: the CLI imports report.formats at start-up, light
 
     module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")
     with paused():  # a large report builds many small objects and no cycles

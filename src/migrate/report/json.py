@@ -10,7 +10,7 @@ from typing import Any
 from migrate import __version__, risk, targets
 from migrate.assessment import Assessment
 from migrate.model import SCHEMA, Finding, ScanResult, Severity
-from migrate.report.escape import in_json
+from migrate.escape import in_json
 
 
 def summary(record: Assessment) -> dict[str, Any]:
@@ -127,6 +127,10 @@ def finding_json(finding: Finding) -> str:
         text += ', "substitutions": [' + ", ".join(map(_STRING, finding.substitutions)) + "]"
     if finding.vendored:
         text += ', "vendored": true'
+    if finding.symbol is not None:
+        text += f', "symbol": {_STRING(finding.symbol)}'
+    if finding.effort is not None:
+        text += f', "effort": {json.dumps(list(finding.effort))}'
     text += f', "status": {_STRING(finding.status)}'
     if finding.occurrences:
         text += ', "occurrences": [' + ", ".join(

@@ -10,7 +10,7 @@ from migrate import __version__, risk
 from migrate.assessment import Assessment
 from migrate.baseline import fingerprints
 from migrate.model import Finding, Rule, Severity
-from migrate.report.escape import in_json
+from migrate.escape import in_json
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 ROOT_ID = "SRCROOT"

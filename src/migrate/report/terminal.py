@@ -15,7 +15,7 @@ from migrate import risk
 from migrate.assessment import Assessment
 from migrate.report import firstscreen, grouping, status
 from migrate.model import Finding, ScanResult, Severity
-from migrate.report.escape import visible
+from migrate.escape import visible
 
 SEVERITY_STYLE = {
     Severity.INFO: "dim",

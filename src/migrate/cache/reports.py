@@ -1,0 +1,81 @@
+"""The report memo: the reports of the last scan of a tree, handed back whole while nothing it read has changed."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from migrate.bounded import Refused, read_bytes
+from migrate.cache.store import (
+    FORMAT, MAX_FILE, atomic_write, dumps, load_json, namespace, private_dir, prune, stat_stamp,
+)
+from migrate.config import Settings
+from migrate.model import Severity, SourceFile
+from migrate.ruleset import Ruleset
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportMemo:
+    """The reports of the last scan of a tree, kept whole: a scan of the same files (by their stat stamps), rules,
+    settings and code hands them back without reading a result. Layout: CACHE_DIR/reports/<namespace>/<key>/, one
+    UTF-8 file per report and `worst.json` (the highest severity found, for --fail-on)."""
+
+    place: Path
+
+    def get(self, names: list[str]) -> tuple[dict[str, str], Severity | None] | None:
+        """The reports NAMES, and the worst severity, when all were kept for this key; else None."""
+        kept = load_json(self.place / "worst.json")
+        worst = kept.get("worst", -1) if isinstance(kept, dict) and kept.get("format") == FORMAT else -1
+        if not (worst is None or type(worst) is int and worst in Severity.__members__.values()):
+            return None
+        texts = {}
+        for name in names:
+            try:
+                texts[name] = read_bytes(self.place / f"{name}.txt", limit=MAX_FILE, private=True).decode()
+            except (OSError, Refused, UnicodeDecodeError):
+                return None
+        return texts, None if worst is None else Severity(worst)
+
+    def put(self, texts: dict[str, str], worst: Severity | None) -> None:
+        """Keep TEXTS (name -> report) for this key, and drop what older scans of the tree kept. Failures are
+        ignored."""
+        with contextlib.suppress(OSError, Refused):
+            private_dir(self.place)
+            for name, text in texts.items():
+                atomic_write(self.place / f"{name}.txt", text.encode())
+            kept = {"format": FORMAT, "worst": None if worst is None else int(worst)}
+            atomic_write(self.place / "worst.json", dumps(kept))
+            for entry in os.scandir(self.place.parent):
+                if entry.name != self.place.name and not entry.name.startswith("."):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+            prune(self.place.parent.parent)
+
+
+def open_memo(
+    root: Path, ruleset: Ruleset, settings: Settings, sources: Iterable[SourceFile], extra: Iterable[str]
+) -> ReportMemo | None:
+    """The report memo for a scan of SOURCES whose result also depends on EXTRA (the root as written, skipped
+    files, the repository's packages...); None without a cache directory, with a baseline file that cannot be
+    read, or when a file changed too recently for its stamp to be trusted."""
+    if not settings.cache_dir:
+        return None
+    digest = hashlib.sha256()
+    for part in extra:
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    if settings.baseline:
+        try:
+            digest.update(hashlib.sha256(read_bytes(settings.baseline, limit=MAX_FILE)).digest())
+        except (OSError, Refused):  # the scan reports what is wrong with it
+            return None
+    for source in sources:
+        found = stat_stamp(source)
+        if found is None:
+            return None
+        digest.update(f"{source.relpath}\0{found}\n".encode("utf-8", "surrogateescape"))
+    place = Path(settings.cache_dir) / "reports" / namespace(root, ruleset, settings) / digest.hexdigest()[:32]
+    return ReportMemo(place)

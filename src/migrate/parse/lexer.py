@@ -1,0 +1,328 @@
+"""The C/C++/CUDA lexer: a few regex passes over a file, no tree-sitter parse.
+
+It blanks comments, string literals and #include paths, then finds what rules can decide without the tree: the
+identifiers they look for (CUDA API names, namespaces, macros compared), #include paths, #define names, HIP-guarded
+#if blocks, asm statements, `<<<` and, when asked, the brace blocks that are device code. The token-level matchers
+(their `tokens` hook) read this pass in every C/C++ file, parsed or not; the scan reads the ROCm evidence and the
+preprocessor lines of a file from it too."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, TypeVar
+
+from migrate import preproc
+from migrate.alternation import longest_match
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+# Qualifier macros such as C10_HOST_DEVICE, CUTLASS_DEVICE, DEVICE_INLINE, __DEVICE__ stand for __device__.
+DEVICE_MACRO = re.compile(r"(?:^|_)(?:DEVICE|GLOBAL)(?:_|$)")
+_Value = TypeVar("_Value")
+
+
+@dataclass(frozen=True)
+class Lexed:
+    """What the lexer found in one file's code (never inside comments or strings)."""
+
+    words: list[tuple[str, int]]  # (name, offset) of every interesting identifier
+    includes: list[tuple[str, int]]  # (header, offset of the path)
+    asm: list[tuple[str, int]]  # (template source, offset of the asm keyword)
+    launches: list[int]  # offsets of <<<
+    defined: frozenset[str]  # macro names the file #defines
+    guarded: list[tuple[int, int]]  # line ranges of #if blocks that test a HIP macro
+    directives: tuple[preproc.Directive, ...]  # the conditional, #define and #undef lines (preproc.directive_at)
+    lines: _Lines
+    code: str  # the text with comments, string literals and #include paths blanked (same offsets and lines)
+    searched: frozenset[str]  # the words looked for
+
+    def point(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a character offset."""
+        return self.lines.point(offset)
+
+    @cached_property
+    def blocks(self) -> list[tuple[int, int, bool]]:
+        """(start, end, device) of each brace block: its head (the code since the statement before it) makes it
+        device code when it carries __global__ / __device__ or a macro for them; a block inside one is device code
+        too, as the tree's functions and lambdas are."""
+        found: list[tuple[int, int, bool]] = []
+        stack: list[tuple[int, bool]] = []
+        code = self.code
+        brace = -1  # the brace before: a head is searched back for `;` only that far, never to the file's start
+        for match in _BRACES.finditer(code):
+            start = match.start()
+            if code[start] == "{":
+                head = code[max(code.rfind(";", brace + 1, start), brace) + 1 : start]
+                outer = stack[-1][1] if stack else False
+                stack.append((start, outer or ("(" in head and self._device_head(head))))
+            elif stack:
+                opened, device = stack.pop()
+                found.append((opened, start, device))
+            brace = start
+        return found
+
+    def _device_head(self, head: str) -> bool:
+        """The words before the head's first `(` (return type and qualifiers, as the tree reads them) name
+        __global__ or __device__, or a macro for them."""
+        for word in _IDENT.findall(head[: head.find("(")]):
+            if word in ("__global__", "__device__") or DEVICE_MACRO.search(word):
+                return True
+            if word in self.defined and _DEVICE_QUALIFIER.search(self._macro_body(word)):
+                return True
+        return False
+
+    def _macro_body(self, name: str) -> str:
+        """_macro_body of NAME in the code, found once per name (a head per block asks again)."""
+        bodies = self._macro_bodies
+        if name not in bodies:
+            bodies[name] = _macro_body(self.code, name)
+        return bodies[name]
+
+    @cached_property
+    def _macro_bodies(self) -> dict[str, str]:
+        return {}
+
+    def in_device_code(self, offset: int) -> bool:
+        """Inside a block whose head (or an enclosing one's) is a device function's or lambda's."""
+        starts, device = self._device_runs
+        return device[bisect.bisect_right(starts, offset) - 1]
+
+    @cached_property
+    def _device_runs(self) -> tuple[list[int], list[bool]]:
+        """Where device code starts and stops: (offsets, whether the offsets from each one on up to the next are
+        device code). The blocks nest, and a block inside a device block is device code itself, so the innermost
+        block around an offset decides; one bisection a question instead of a walk over every block."""
+        starts, device = [0], [False]
+        open_blocks: list[tuple[int, bool]] = []  # (end, device) of the blocks around the current offset
+        for start, end, inside in sorted(self.blocks):
+            while open_blocks and open_blocks[-1][0] <= start:
+                starts.append(open_blocks.pop()[0])
+                device.append(open_blocks[-1][1] if open_blocks else False)
+            starts.append(start + 1)
+            device.append(inside)
+            open_blocks.append((end, inside))
+        while open_blocks:
+            starts.append(open_blocks.pop()[0])
+            device.append(open_blocks[-1][1] if open_blocks else False)
+        return starts, device
+
+    @cached_property
+    def templates(self) -> list[tuple[int, str]]:
+        """(offset of the asm keyword, template) of each asm statement, its string literals joined."""
+        return [(offset, _template(source)) for source, offset in self.asm]
+
+    def memo(self, key: str, compute: Callable[[], _Value]) -> _Value:
+        """COMPUTE(), made once per pass: what a matcher derives from it for every rule (the names a file declares)."""
+        memos = self._memos
+        if key not in memos:
+            memos[key] = compute()
+        return memos[key]  # type: ignore[no-any-return]
+
+    @cached_property
+    def _memos(self) -> dict[str, Any]:
+        return {}
+
+
+# Comments, strings and #include paths: every branch starts with a literal character, so the regex engine skips
+# to candidates.
+_SKIPPED = re.compile(
+    r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|R"(?P<delim>[^()\\\s]{0,16})\([\s\S]*?\)(?P=delim)"'
+    r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n]){1,8}\'|#[ \t]*include[ \t]*(?P<include>[<"][^>"\n]*[>"])'
+)
+
+
+_DIRECTIVE = re.compile(r"#[ \t]*(?P<keyword>define|undef|ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b")
+
+
+_DEFINED_NAME = re.compile(r"[ \t]+([A-Za-z_]\w*)")
+
+
+_GAP = r"(?:\s|\\\n|//[^\n]*|/\*[\s\S]*?\*/)*"  # blanks, line continuations and comments
+
+
+_ASM = re.compile(
+    rf"(?:asm|__asm__|__asm){_GAP}(?:(?:volatile|__volatile__|goto|inline){_GAP})*\({_GAP}"
+    rf'((?:(?:R"(?P<delim>[^()\\\s]{{0,16}})\([\s\S]*?\)(?P=delim)"|"(?:\\.|[^"\\])*"){_GAP})+)'
+)
+
+
+def _words(words: frozenset[str]) -> re.Pattern[str]:
+    """WORDS, longest first; the left word boundary is checked by the caller (a leading \\b would stop the
+    engine from skipping ahead to the first characters of the words). Compiled once per process."""
+    if words not in _WORD_PATTERNS:
+        _WORD_PATTERNS[words] = re.compile(f"(?:{longest_match(set(words))})\\b")
+    return _WORD_PATTERNS[words]
+
+
+def _found_words(code: str, words: frozenset[str]) -> list[tuple[str, int]]:
+    """(word, offset) of each of WORDS in CODE: matched by the one regex of the words once it is compiled (in the
+    parent before the workers start) or once this process has lexed a few files; before that, looked up (compiling
+    ~8,000 names costs 0.2 s, more than `migrate check` on a few files)."""
+    if words not in _WORD_PATTERNS:
+        _LEXED[words] = _LEXED.get(words, 0) + 1
+        if _LEXED[words] <= _COMPILE_AFTER:
+            return looked_up(code, words)
+    return matched(code, words)
+
+
+def looked_up(code: str, words: frozenset[str]) -> list[tuple[str, int]]:
+    """(word, offset) of each identifier of CODE that is one of WORDS."""
+    return [(m.group(), m.start()) for m in _IDENT.finditer(code) if m.group() in words]
+
+
+def matched(code: str, words: frozenset[str]) -> list[tuple[str, int]]:
+    """What looked_up finds, by one longest-match regex of WORDS (compiled once per process)."""
+    return [(m.group(), m.start()) for m in _words(words).finditer(code)
+            if m.start() == 0 or not is_word_char(code[m.start() - 1])]
+
+
+_WORD_PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
+
+
+_LEXED: dict[frozenset[str], int] = {}
+
+
+_COMPILE_AFTER = 32  # files lexed for a set of words before its regex is compiled
+
+
+def _code_view(text: str) -> tuple[str, list[tuple[str, int]]]:
+    """TEXT with its comments, string literals and #include paths blanked (newlines kept), and the includes."""
+    includes: list[tuple[str, int]] = []
+
+    def blank(match: re.Match[str]) -> str:
+        skipped = match.group()
+        if match.group("include") is not None:
+            start = match.start()
+            if not text[text.rfind("\n", 0, start) + 1 : start].strip():
+                includes.append((match.group("include")[1:-1].strip(), match.start("include")))
+        return " " * len(skipped) if "\n" not in skipped else _NOT_NEWLINE.sub(" ", skipped)
+
+    return _SKIPPED.sub(blank, text), includes
+
+
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+_BRACES = re.compile(r"[{}]")
+
+
+_DEVICE_QUALIFIER = re.compile(r"\b(?:__device__|__global__)\b")
+
+
+def _macro_body(code: str, name: str) -> str:
+    """The body of `#define NAME body` in CODE (its first line), or ''."""
+    match = re.search(rf"#[ \t]*define[ \t]+{re.escape(name)}\b([^\n]*)", code)
+    return match.group(1) if match else ""
+
+
+def lex(text: str, words: frozenset[str]) -> Lexed:
+    """The interesting parts of TEXT's code, from a few regex passes that each skip ahead in C."""
+    code, includes = _code_view(text)
+    found = _found_words(code, words)
+    defined: set[str] = set()
+    conditionals = _Conditionals()
+    counter = _Lines(text)
+    directives = []
+    for match in _DIRECTIVE.finditer(code):
+        start = match.start()
+        line_start = code.rfind("\n", 0, start) + 1
+        if code[line_start:start].strip():
+            continue
+        keyword, line = match.group("keyword"), counter.line(start)
+        if (directive := preproc.directive_at(text, line_start, line)) is not None:
+            directives.append(directive)
+        if keyword == "define":
+            if name := _DEFINED_NAME.match(code, match.end()):
+                defined.add(name.group(1))
+        elif keyword != "undef":
+            conditionals.directive(keyword, code[match.end() : code.find("\n", match.end()) % (len(code) + 1)], line)
+    asm = []
+    for start in _asm_keywords(code):
+        statement = _ASM.match(text, start)
+        if statement and not _is_asm_label(text, statement):
+            asm.append((statement.group(1), start))
+    launches = [m.start() for m in re.finditer("<<<", code)]
+    return Lexed(found, includes, asm, launches, frozenset(defined), conditionals.ranges, tuple(directives), counter,
+                 code, words)
+
+
+def _asm_keywords(code: str) -> Iterator[int]:
+    """Offsets of the words asm, __asm and __asm__ (found by plain search: a regex of them stops at every `a`)."""
+    start = code.find("asm")
+    while start != -1:
+        begin = start - 2 if code.startswith("__", start - 2) else start
+        end = start + 3 + (2 if code.startswith("__", start + 3) and begin < start else 0)
+        if (begin == 0 or not is_word_char(code[begin - 1])) and (end == len(code) or not is_word_char(code[end])):
+            yield begin
+        start = code.find("asm", start + 3)
+
+
+def is_word_char(char: str) -> bool:
+    """A character of a C identifier (or of a number)."""
+    return char.isalnum() or char == "_"
+
+
+class _Lines:
+    """1-based line numbers of offsets, counted incrementally (offsets mostly come in order)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offset = 0
+        self.number = 1
+
+    def line(self, offset: int) -> int:
+        if offset < self.offset:  # counted back from where we are: a kernel's end, then the next kernel's start
+            self.number -= self.text.count("\n", offset, self.offset)
+        else:
+            self.number += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.number
+
+    def point(self, offset: int) -> tuple[int, int]:
+        line = self.line(offset)
+        return line, offset - self.text.rfind("\n", 0, offset)
+
+
+class _Conditionals:
+    """The #if / #elif / #endif nesting, giving the line ranges of blocks any branch of which tests a HIP macro."""
+
+    def __init__(self) -> None:
+        self.stack: list[list[Any]] = []  # [start line, tests a HIP macro]
+        self.ranges: list[tuple[int, int]] = []
+
+    def directive(self, name: str, rest: str, line: int) -> None:
+        hip = any(preproc.tests_hip(word) for word in _IDENT.findall(rest))
+        if name.startswith("if"):
+            self.stack.append([line, hip])
+        elif name.startswith("el") and name != "else" and self.stack:
+            self.stack[-1][1] = self.stack[-1][1] or hip
+        elif name == "endif" and self.stack:
+            start, hip_branch = self.stack.pop()
+            if hip_branch:
+                self.ranges.append((start, line))
+
+
+def _is_asm_label(text: str, match: re.Match[str]) -> bool:
+    """`int f(int x) __asm("llvm.amdgcn...");` names a declaration's symbol (Composable Kernel binds LLVM
+    intrinsics this way): one word after a declarator's `)`, never `volatile`, unlike an asm statement."""
+    before = match.start() - 1
+    while before >= 0 and text[before].isspace():
+        before -= 1
+    template = match.group(1).strip()
+    return (before >= 0 and text[before] == ")" and "volatile" not in match.group(0)
+            and template.count('"') == 2 and not any(c.isspace() for c in template[1:-1]))
+
+
+def _template(code: str) -> str:
+    return " ".join(_STRING.findall(code)).replace("\\n", "\n").replace("\\t", "\t")
+
+
+_STRING = re.compile(r'"((?:\\.|[^"\\])*)"')
+
+
+def warm(words: frozenset[str]) -> None:
+    """Compile the lexer's regex for WORDS now: forked workers then share it."""
+    _words(words)

@@ -1,0 +1,136 @@
+"""A rule's hits in one file -> findings, complete when made: suppressed and HIP-guarded lines sorted out, severity
+from overrides, the hit or the targets, and a file's findings kept bounded (past the caps they fold into one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from functools import cache
+
+from migrate import targets
+from migrate.config import Settings
+from migrate.matchers import Hit
+from migrate.model import FileResult, Finding, Occurrence, Rule, Severity, Skipped
+from migrate.parse.document import Document
+
+_OCCURRENCE_EVIDENCE = 200  # characters per occurrence: a minified line must not blow up the report
+# Findings one file may give (the largest real counts are a few hundred): past them a rule's findings fold into one
+# that carries the count and the first places as occurrences, so memory and reports stay bounded.
+MAX_FINDINGS_PER_RULE = 1_000
+MAX_FINDINGS_PER_FILE = 5_000
+MAX_OCCURRENCES = 1_000
+_KEPT_HITS = MAX_FINDINGS_PER_RULE + MAX_OCCURRENCES
+
+
+def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings: Settings) -> FileResult:
+    """The findings of RUNS (each rule with its hits) in DOC, and the parts of the file its parser left out."""
+    findings: list[Finding] = []
+    held: list[Finding] = []
+    sites = 0
+    for rule, found in runs:
+        # Each rule's first hits are kept (as many as a report can show), the rest only counted: a file of 300,000
+        # calls costs a count, not 300,000 findings.
+        hits: list[Hit] = []
+        guarded: list[Hit] = []
+        more = more_guarded = 0
+        for hit in found:
+            if doc.is_suppressed(hit.line, rule.id):
+                continue
+            if doc.is_guarded(hit.line):
+                if len(guarded) < _KEPT_HITS:
+                    guarded.append(hit)
+                else:
+                    more_guarded += 1
+            elif len(hits) < _KEPT_HITS:
+                hits.append(hit)
+            else:
+                more += 1
+        if rule.per_file and len(guarded) > 1:
+            held.append(_folded(doc, rule, guarded, more_guarded, settings).guarded())
+        elif guarded:
+            held.extend(f.guarded() for f in _capped(doc, rule, guarded, more_guarded, settings, MAX_FINDINGS_PER_RULE))
+        sites += len(guarded) + more_guarded
+        if rule.per_file and len(hits) > 1:
+            findings.append(_folded(doc, rule, hits, more, settings))
+        elif hits:
+            room = max(1, min(MAX_FINDINGS_PER_RULE, MAX_FINDINGS_PER_FILE - len(findings)))
+            findings.extend(_capped(doc, rule, hits, more, settings, room))
+    relpath = doc.source.relpath
+    skipped = Skipped(relpath, "; ".join(doc.problems)) if doc.problems else None
+    return FileResult(relpath, tuple(findings), skipped=skipped, guarded=sites, partial=skipped is not None,
+                      guarded_findings=tuple(held))
+
+
+def _capped(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Settings, room: int) -> list[Finding]:
+    """A finding per hit (HITS, and MORE only counted), at most ROOM: past that, the last one stands for the rest,
+    with their count and the first places as its occurrences."""
+    count = len(hits) + more
+    if count <= room:
+        return [_finding(doc, rule, hit, settings) for hit in hits]
+    shown = [_finding(doc, rule, hit, settings) for hit in hits[: room - 1]]
+    rest = hits[room - 1 :]
+    places = tuple(_occurrence(doc, hit.line, hit.column, hit.end_line or hit.line) for hit in rest[:MAX_OCCURRENCES])
+    note = (f"({count - room + 1:,} places in this file past the first {room - 1:,} findings of this rule, "
+            f"folded here; the first {len(places):,} are listed.)")
+    first = rest[0]
+    folded = replace(first, note=f"{first.note} {note}" if first.note else note)
+    return [*shown, _finding(doc, rule, folded, settings, occurrences=places)]
+
+
+def _occurrence(doc: Document, line: int, column: int, end_line: int) -> Occurrence:
+    return Occurrence(line, column, end_line, doc.line_text(line)[:_OCCURRENCE_EVIDENCE])
+
+
+def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings,
+             occurrences: tuple[Occurrence, ...] = ()) -> Finding:
+    severity = _overrides(settings.severity_overrides).get(rule.id)
+    if severity is None:
+        severity = hit.severity if hit.severity is not None else _target_severity(rule, settings.targets)
+    message = hit.message or rule.message
+    if hit.note:
+        message = f"{message} {hit.note}"
+    if rule.by_wavefront and hit.severity is None:
+        message = f"{message} {targets.wavefront_note(settings.targets)}"
+    return Finding(
+        path=doc.source.relpath,
+        line=hit.line,
+        column=hit.column,
+        rule=rule.id,
+        category=rule.category,
+        severity=severity,
+        end_line=hit.end_line or hit.line,
+        message=message,
+        evidence=doc.line_text(hit.line, hit.column),
+        hip=hit.hip if hit.hip is not None else rule.hip,
+        substitutions=rule.substitutions,
+        vendored=doc.source.vendored,
+        symbol=hit.symbol,
+        effort=rule.effort,
+        status="optional-gap" if hit.optional else "remaining",
+        occurrences=occurrences,
+    )
+
+
+@cache
+def _overrides(pairs: tuple[tuple[str, Severity], ...]) -> dict[str, Severity]:
+    return dict(pairs)
+
+
+def _folded(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Settings) -> Finding:
+    """A once-per-file rule's hits as one finding at the first place, carrying every place as an occurrence (the
+    first MAX_OCCURRENCES of them, when there are more; MORE hits were only counted)."""
+    first = min(hits, key=lambda h: (h.line, h.column))
+    places = sorted({(h.line, h.column, h.end_line or h.line) for h in hits})
+    occurrences = tuple(_occurrence(doc, *place) for place in places[:MAX_OCCURRENCES])
+    note = f"({len(places)} places in this file.)"
+    if len(places) + more > len(occurrences):
+        note = f"({len(places) + more:,} places in this file; the first {len(occurrences):,} are listed.)"
+    return _finding(doc, rule, replace(first, note=note), settings, occurrences=occurrences)
+
+
+def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:
+    """For wavefront-dependent rules, the worst severity over the targets."""
+    if not rule.by_wavefront:
+        return rule.severity
+    table = dict(rule.by_wavefront)
+    return max(table.get(targets.wavefront_size(t), rule.severity) for t in gfx_targets)

@@ -1,0 +1,170 @@
+"""Orchestrate a scan: discover -> each file's result (stored, or scanned) -> the project's findings. Pure: returns a
+ScanResult."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrate import preproc, rocm_status
+from migrate.cache import Cache, load_ruleset, open_cache
+from migrate.config import Settings, check_rule_ids
+from migrate.data import rules_dir
+from migrate.discover import discover
+from migrate.gcpause import paused
+from migrate.gitdiff import Changes, changed_lines
+from migrate.model import Evidence, FileResult, Finding, ScanResult, Skipped, SourceFile, ordered
+from migrate.ruleset import Ruleset, load, load_builtin
+from migrate.scan import pool, project
+from migrate.scan.file import Shortcuts
+from migrate.scan.pool import Progress
+from migrate.substitutions import propose
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a scan reads besides the rules: the files discovery chose and those it skipped, the lines changed
+    since --diff-base, and the Python packages the repository defines itself."""
+
+    sources: tuple[SourceFile, ...]
+    skipped: tuple[Skipped, ...]
+    changes: Changes | None
+    packages: frozenset[str]
+    complete: bool  # the whole tree: no files named, no --diff-base
+
+
+def scan(
+    root: Path,
+    settings: Settings,
+    *,
+    files: Iterable[Path] = (),
+    progress: Progress | None = None,
+    shortcuts: Shortcuts = Shortcuts(),
+) -> ScanResult:
+    """Scan ROOT (or only FILES inside it) and return every finding and skip, sorted."""
+    return scan_inputs(root, settings, inputs(root, settings, files), progress=progress, shortcuts=shortcuts)
+
+
+def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs:
+    """The files a scan of ROOT (or of FILES inside it) reads, and what else its result depends on."""
+    sources: list[SourceFile] = []
+    skipped: list[Skipped] = []
+    named = list(files)
+    for item in discover(
+        root, files=named, exclude=settings.exclude, include=settings.include, max_file_size=settings.max_file_size
+    ):
+        if isinstance(item, Skipped):
+            skipped.append(item)
+        else:
+            sources.append(item)
+    changes = changed_lines(root, settings.diff_base) if settings.diff_base else None
+    if changes is not None:
+        sources = [s for s in sources if s.relpath in changes]
+    return Inputs(tuple(sources), tuple(skipped), changes, own_packages(root), not named and changes is None)
+
+
+def own_packages(root: Path) -> frozenset[str]:
+    """The Python packages the repository defines: directories with an __init__.py at the top, in src/ or in
+    python/ (its own `import flash_attn` is not a dependency on flash-attn)."""
+    found: set[str] = set()
+    for base in ("", "src", "python"):
+        with contextlib.suppress(OSError), os.scandir(root / base) as entries:
+            found.update(e.name for e in entries if e.is_dir() and os.path.isfile(os.path.join(e.path, "__init__.py")))
+    return frozenset(found)
+
+
+def scan_inputs(
+    root: Path, settings: Settings, found: Inputs, *, progress: Progress | None = None,
+    shortcuts: Shortcuts = Shortcuts(),
+) -> ScanResult:
+    """Scan the files FOUND names: every finding and skip, sorted."""
+    ruleset = ruleset_for(settings)
+    sources, skipped, changes = list(found.sources), list(found.skipped), found.changes
+    store = open_cache(root, ruleset, settings)
+    deadline = time.monotonic() + settings.time_budget
+    findings: list[Finding] = []
+    guarded = unreadable = unscanned = 0
+    held: list[Finding] = []
+    evidence: list[Evidence] = []
+    conditionals: dict[str, tuple[preproc.Directive, ...]] = {}
+    with paused():  # the results the workers send (findings, evidence): many objects, no cycles
+        for result in _results(sources, ruleset, settings, progress, store, deadline, shortcuts):
+            unscanned += result.unscanned
+            findings.extend(result.findings)
+            guarded += result.guarded
+            held.extend(result.guarded_findings)
+            evidence.extend(result.evidence)
+            if result.directives:
+                conditionals[result.relpath] = tuple(preproc.Directive(*d) for d in result.directives)
+            if result.skipped:
+                skipped.append(result.skipped)
+                unreadable += not result.partial
+    store.save(complete=found.complete and not unscanned)
+    with paused():  # the findings of a whole tree, restatused and sorted: no cycles to collect
+        own = project.without_first_party(findings, found.packages, ruleset)
+        findings, moved = project.never_compiled(own, conditionals, evidence)
+        held.extend(moved)
+        guarded += len(moved)
+        status = project.status_of([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
+        findings = project.with_status(rocm_status.variants(findings, (s.relpath for s in sources)), status)
+        built = [f for f in findings if f.status == "guarded"]  # macro tests whose build already sets the macro
+        if built:
+            findings = [f for f in findings if f.status != "guarded"]
+            held.extend(built)
+            guarded += len(built)
+        kept, baselined = project.narrow(tuple(ordered(findings)), settings, changes)
+        return ScanResult(
+            root=str(root),
+            targets=settings.targets,
+            files_scanned=len(sources) - unreadable,
+            findings=kept,
+            skipped=tuple(sorted(set(skipped))),
+            guarded=guarded,
+            vendored_paths=tuple(sorted(s.relpath for s in sources if s.vendored)),
+            baselined=baselined,
+            substitutions=propose(kept, settings.targets),
+            guarded_findings=tuple(sorted(held, key=Finding.key)),
+            rocm=status,
+            unscanned=unscanned,
+        )
+
+
+def ruleset_for(settings: Settings) -> Ruleset:
+    """The built-in rules plus the user's extra rule directories, less the disabled ones (cached when allowed)."""
+    return load_ruleset(settings, lambda: _load_rules(settings))
+
+
+def _load_rules(settings: Settings) -> Ruleset:
+    if settings.extra_rule_dirs:
+        every = load([rules_dir(), *(Path(d) for d in settings.extra_rule_dirs)])
+    else:
+        every = load_builtin()
+    check_rule_ids(settings, {rule.id for rule in every.rules})
+    if not settings.disabled_rules:
+        return every
+    return Ruleset(tuple(r for r in every.rules if r.id not in settings.disabled_rules))
+
+
+def _results(
+    sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, store: Cache,
+    deadline: float, shortcuts: Shortcuts,
+) -> Iterator[FileResult]:
+    """Stored results for unchanged files; the others scanned (in a process pool when many) and stored, until
+    DEADLINE: the files not scanned by then are skipped, with the reason (and not stored)."""
+    misses = []
+    for source in sources:
+        hit = store.get(source)
+        if hit is None:
+            misses.append(source)
+        else:
+            yield hit
+    by_path = {s.relpath: s for s in misses}
+    for result in pool.computed(misses, ruleset, settings, progress, deadline, shortcuts):
+        yield store.put(by_path.pop(result.relpath), result)
+    reason = f"not scanned: the scan ran out of its time budget ({settings.time_budget:g} s; see --time-budget)"
+    for relpath in by_path:
+        yield FileResult(relpath, skipped=Skipped(relpath, reason), unscanned=True)

@@ -1,0 +1,98 @@
+"""The files' results, scanned in this process or, for many files, by a pool of forked workers, until a deadline."""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from multiprocessing.pool import IMapIterator
+
+from migrate.config import Settings
+from migrate.model import FileResult, SourceFile
+from migrate.parse.lexer import warm
+from migrate.ruleset import Ruleset
+from migrate.scan import prefilter
+from migrate.scan.file import TOKEN_KINDS, Shortcuts, scan_file
+
+Progress = Callable[[int, int], None]
+PARALLEL_FROM = 64  # below this many files a process pool costs more than it saves
+
+
+def computed(
+    sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, deadline: float,
+    shortcuts: Shortcuts,
+) -> Iterator[FileResult]:
+    """Each source's result, in the order they are done, until DEADLINE (a file started before it may finish)."""
+    total = len(sources)
+    jobs = worker_count(settings)
+    if jobs <= 1 or total < PARALLEL_FROM:
+        for done, source in enumerate(sources, start=1):
+            if time.monotonic() >= deadline:
+                return
+            yield scan_file(source, ruleset, settings, shortcuts)
+            if progress:
+                progress(done, total)
+        return
+    for kind in {s.kind for s in sources if s.kind in TOKEN_KINDS}:
+        warm(prefilter.table(ruleset, kind).tokens.words)  # compiled once here, shared by the forked workers
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, shortcuts)) as pool:
+        done = 0
+        batches = pool.imap_unordered(_worker_scan, _batches(sources, jobs))
+        while (results := _next_batch(batches, deadline)) is not None:
+            for result in results:
+                done += 1
+                yield result
+            if progress:
+                progress(done, total)
+    # leaving the block terminates the workers, those still busy past the deadline too
+
+
+def worker_count(settings: Settings) -> int:
+    """settings.jobs (0: one per core), never more than the cores this process may use: `jobs` may come
+    from the scanned repository's own configuration."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(settings.jobs or cores, cores))
+
+
+def _next_batch(batches: IMapIterator[list[FileResult]], deadline: float) -> list[FileResult] | None:
+    """The next batch of results the workers finish before DEADLINE; None when they are all done or time is up."""
+    try:
+        return batches.next(timeout=max(0.0, deadline - time.monotonic()))
+    except (StopIteration, multiprocessing.TimeoutError):
+        return None
+
+
+def _batches(sources: list[SourceFile], jobs: int) -> Iterator[list[SourceFile]]:
+    """Work units of similar byte size, largest files first: the cost follows bytes, not file count, and
+    starting the big ones early keeps one 2 MB header from leaving the other cores idle at the end."""
+    budget = max(64 * 1024, sum(s.size for s in sources) // (jobs * 16))
+    batch: list[SourceFile] = []
+    size = 0
+    for source in sorted(sources, key=lambda s: s.size, reverse=True):
+        batch.append(source)
+        size += source.size
+        if size >= budget:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+_worker_state: tuple[Ruleset, Settings, Shortcuts] | None = None
+
+
+def _init_worker(ruleset: Ruleset, settings: Settings, shortcuts: Shortcuts) -> None:
+    global _worker_state
+    _worker_state = (ruleset, settings, shortcuts)
+    gc.enable()  # forked inside the parent's paused() block
+    gc.freeze()  # what the parent built (rules, compiled regexes) is never garbage: keep collections short
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent alone handles it
+
+
+def _worker_scan(sources: list[SourceFile]) -> list[FileResult]:
+    assert _worker_state is not None
+    return [scan_file(source, *_worker_state) for source in sources]

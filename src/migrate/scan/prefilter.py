@@ -1,0 +1,168 @@
+"""Which of a file's rules can fire, decided before a parse: the rules' needles in its text, then the matchers' tests
+on its code; for C/C++, which rules the lexer's tokens decide and which need the tree."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+
+from migrate import matchers
+from migrate.alternation import longest_match
+from migrate.matchers import Code, CodeTest, TokenMatch
+from migrate.model import FileKind, Rule
+from migrate.parse.lexer import Lexed
+from migrate.ruleset import Ruleset
+
+_STALE = 16  # matches that find no new rule before the needle regex is narrowed to the missing rules
+_PATTERNS = 256  # narrowed needle regexes compiled per kind and process, at most
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one file kind's rules run on C/C++ tokens: the words the lexer looks for, the rules decided on tokens,
+    and the test on a file's code that asks for its tree, rule by rule."""
+
+    words: frozenset[str]
+    token_rules: tuple[tuple[Rule, TokenMatch], ...]
+    tree_tests: tuple[tuple[Rule, CodeTest], ...]
+
+    def needing_tree(self, lexed: Lexed) -> tuple[Rule, ...]:
+        """The rules whose findings in a first-party file would change with its tree: those whose test passes on
+        its code (a rule without tokens finds nothing where its test fails)."""
+        code = Code(lexed.code, [path for path, _ in lexed.includes], frozenset(word for word, _ in lexed.words),
+                    [template for _, template in lexed.templates])
+        return tuple(rule for rule, test in self.tree_tests if test(code))
+
+
+@dataclass(frozen=True)
+class KindRules:
+    """One kind's rules, which of them (a bit mask) each needle satisfies with the needles that are its prefixes,
+    and regexes of the needles of sets of rules."""
+
+    rules: tuple[Rule, ...]
+    searched: int  # the rules with needles
+    rules_of: dict[str, int]
+    patterns: dict[int, re.Pattern[str]] = field(default_factory=dict)
+
+    def pattern(self, mask: int, compile_new: bool = True) -> re.Pattern[str]:
+        """The longest-match regex of the needles of the rules in MASK (or of all rules, not to compile more)."""
+        found = self.patterns.get(mask)
+        if found is None:
+            if not compile_new:
+                return self.patterns[self.searched]
+            words = {n for index, rule in enumerate(self.rules) if mask >> index & 1 for n in rule_needles(rule) or ()}
+            found = self.patterns[mask] = re.compile(longest_match(words) if words else "(?!)")
+        return found
+
+    @cached_property
+    def tokens(self) -> Plan:
+        """How these rules run on tokens."""
+        return _plan(self.rules)
+
+
+def applicable(table: KindRules, text: str) -> tuple[Rule, ...]:
+    """The rules of TABLE whose needles occur in TEXT (rules without needles always apply).
+
+    Once common needles keep matching, the search looks only for the needles of the rules not yet
+    found, so it either removes a rule or runs to the end of the file in C."""
+    remaining = table.searched  # a bit mask over table.rules
+    position, pattern, stale = 0, table.pattern(remaining), 0
+    while remaining:
+        match = pattern.search(text, position)
+        if match is None:
+            break
+        left = remaining & ~table.rules_of[match.group()]
+        stale = 0 if left != remaining else stale + 1
+        if stale > _STALE and left:  # narrow the regex to the rules still missing
+            pattern, stale = table.pattern(left, compile_new=len(table.patterns) < _PATTERNS), 0
+        remaining, position = left, match.start() + 1
+    if not remaining:
+        return table.rules
+    return tuple(rule for index, rule in enumerate(table.rules) if not remaining >> index & 1)
+
+
+def with_candidates(rules: tuple[Rule, ...], code: Code) -> tuple[Rule, ...]:
+    """The RULES whose matcher's test finds a candidate in CODE (a Python file's text): the rest cannot fire."""
+    return tuple(rule for rule in rules if _code_test(rule)(code))
+
+
+@cache
+def _code_test(rule: Rule) -> CodeTest:
+    candidates = _hooks(rule).candidates
+    return candidates(rule.match) if candidates else _always
+
+
+_TABLES: dict[FileKind, tuple[Ruleset, KindRules]] = {}
+
+
+def table(ruleset: Ruleset, kind: FileKind) -> KindRules:
+    """The needle table of KIND's rules (kept per process while the ruleset stays the same object)."""
+    kept = _TABLES.get(kind)
+    if kept is None or kept[0] is not ruleset:
+        kept = _TABLES[kind] = (ruleset, _kind_rules(ruleset.for_kind(kind)))
+    return kept[1]
+
+
+def _kind_rules(rules: tuple[Rule, ...]) -> KindRules:
+    by_needle: dict[str, int] = {}
+    searched = 0
+    for index, rule in enumerate(rules):
+        found = rule_needles(rule)
+        if found is not None:
+            searched |= 1 << index
+        for needle in found or ():
+            by_needle[needle] = by_needle.get(needle, 0) | 1 << index
+    # A match is the longest needle starting at a position; every needle that is a prefix of it occurs there too.
+    rules_of = {}
+    for needle in by_needle:
+        rules_of[needle] = 0
+        for other, mask in by_needle.items():
+            if needle.startswith(other):
+                rules_of[needle] |= mask
+    return KindRules(rules, searched, rules_of)
+
+
+@cache
+def rule_needles(rule: Rule) -> frozenset[str] | None:
+    """Strings one of which must occur in a file for RULE to fire; None when it must always run."""
+    needles = _hooks(rule).needles
+    found = needles(rule.match) if needles else None
+    return frozenset(found) if found is not None else None
+
+
+def _plan(rules: tuple[Rule, ...]) -> Plan:
+    """The token plan of RULES (made once per ruleset and kind): the lexer looks for the identifiers every rule's
+    matcher declares, for the token rules and for the code tests alike."""
+    tests = []
+    identifiers: set[str] = set()
+    for rule in rules:
+        hooks = _hooks(rule)
+        identifiers.update(hooks.identifiers(rule.match) if hooks.identifiers else ())
+        if hooks.candidates:
+            tests.append((rule, hooks.candidates(rule.match)))
+        elif hooks.tokens is None:
+            tests.append((rule, _always))
+    kept = tuple((r, m) for r in rules if (m := token_form(r)) is not None)
+    words = frozenset(identifiers)
+    # One object per set of words: the regex cache and Lexed.searched compare sets of ~8,000 names, which costs
+    # 30 µs a file unless they are the same object.
+    return Plan(_SAME_WORDS.setdefault(words, words), kept, tuple(tests))
+
+
+_SAME_WORDS: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _always(_code: Code) -> bool:
+    return True
+
+
+def token_form(rule: Rule) -> TokenMatch | None:
+    """RULE decided on tokens alone, or None when it needs the tree (it does not run on vendored code)."""
+    return _hooks(rule).tokens
+
+
+def _hooks(rule: Rule) -> matchers.FastPath:
+    matcher = matchers.get(rule.match["matcher"])
+    assert matcher is not None  # the ruleset validated every matcher name
+    return matcher.fast

@@ -1,0 +1,72 @@
+"""The files' findings read as one project: the repository's own packages are no dependency, code a HIP build never
+compiles moves aside, the ROCm status of the whole tree gives each finding its status, and the baseline and
+--diff-base leave out what the user accepted or did not change."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from migrate import preproc, risk, rocm_status
+from migrate.baseline import load as load_baseline
+from migrate.baseline import new_findings
+from migrate.config import Settings
+from migrate.gitdiff import Changes, keep_changed
+from migrate.model import Evidence, Finding, RocmStatus, SourceFile
+from migrate.ruleset import Ruleset
+
+
+def without_first_party(findings: list[Finding], packages: frozenset[str], ruleset: Ruleset) -> list[Finding]:
+    """Drop import and dependency findings of PACKAGES, those the repository defines itself: scanning DeepSpeed,
+    its own `import deepspeed` and the `pip install deepspeed` of its README are not a dependency on DeepSpeed."""
+    import_rules = {r.id for r in ruleset.rules if r.match.get("imports")}
+    package_rules = {r.id for r in ruleset.rules if r.match.get("matcher") == "manifest-package"}
+    names = {canonicalize_name(p) for p in packages}
+    return [f for f in findings
+            if not (f.rule in import_rules and f.symbol and f.symbol.split(".")[0] in packages)
+            and not (f.rule in package_rules and f.symbol in names)]
+
+
+def never_compiled(
+    findings: list[Finding], conditionals: dict[str, tuple[preproc.Directive, ...]], evidence: list[Evidence]
+) -> tuple[list[Finding], list[Finding]]:
+    """(findings a HIP build compiles, the rest): #if branches HIP rules out, other vendors' backends, and
+    sources the CMake build lists only for CUDA."""
+    findings, moved = rocm_status.never_compiled(findings, conditionals, _other_backends())
+    lists = [e for e in evidence if e.kind in rocm_status.SOURCE_LISTS]
+    findings, listed = rocm_status.cuda_only(findings, lists)
+    return findings, moved + listed
+
+
+@cache
+def _other_backends() -> re.Pattern[str]:
+    return re.compile(risk.load_weights().status["other_backends"])
+
+
+def status_of(evidence: list[Evidence], guarded: int, sources: list[SourceFile]) -> RocmStatus:
+    """The repository's ROCm status from the evidence its files gave."""
+    builds = [s.relpath for s in sources if rocm_status.is_build_file(s.relpath)]
+    extensions = [e.path.rpartition("/")[0] for e in evidence if e.kind == "torch-extension"]
+    return rocm_status.assess(evidence, risk.load_weights().status, guarded=guarded, build_files=builds,
+                              extension_dirs=extensions)
+
+
+def with_status(findings: list[Finding], status: RocmStatus) -> list[Finding]:
+    """Each finding's status (covered, optional-gap, remaining) in the light of the repository's ROCm status."""
+    return list(risk.with_status(findings, risk.Context.from_status(status), risk.load_weights()))
+
+
+def narrow(
+    findings: tuple[Finding, ...], settings: Settings, changes: Changes | None
+) -> tuple[tuple[Finding, ...], int]:
+    """Leave out the baseline's findings (counted), then those off the lines changed since --diff-base."""
+    baselined = 0
+    if settings.baseline:
+        new = new_findings(findings, load_baseline(Path(settings.baseline)))
+        baselined, findings = len(findings) - len(new), new
+    if changes is not None:
+        findings = keep_changed(findings, changes)
+    return findings, baselined

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from migrate.config import Settings
 from migrate.port.apply import plan_port, write_port
+from migrate.port.plan import PortOptions
 from migrate.port.buildflags import port_flag_lists
 from migrate.port.extension import as_torch_builds
 from migrate.port.hipccflags import hipcc_word
@@ -31,7 +33,8 @@ def _copy(name: str, tmp_path: Path) -> Path:
 
 
 def _plan(root: Path, strategy: str = "auto"):  # type: ignore[no-untyped-def]
-    return plan_port(root, BUILTIN, max_file_size=1 << 20, targets=("gfx942",), strategy=strategy)
+    settings = Settings(max_file_size=1 << 20, targets=("gfx942",))
+    return plan_port(root, settings, PortOptions(BUILTIN, strategy=strategy))
 
 
 def _changed(plan) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -267,7 +270,7 @@ def test_warp_size_constant_is_64_on_rocm_where_every_user_follows_it(tmp_path: 
 
 def test_warp_size_stays_32_for_rdna_only_targets(tmp_path: Path) -> None:
     root = _copy("warp-size", tmp_path)
-    plan = plan_port(root, BUILTIN, max_file_size=1 << 20, targets=("gfx1100",))
+    plan = plan_port(root, Settings(max_file_size=1 << 20, targets=("gfx1100",)), PortOptions(BUILTIN))
     reduce = next(c.new.decode() for c in plan.changes if c.relpath == "csrc/reduce.cuh")
     assert "#define WARP_SIZE 64" not in reduce and "for (int offset = 16;" in reduce
     assert "    v += __shfl_down(v, offset, 32);\n" in reduce  # 32 lanes as on CUDA

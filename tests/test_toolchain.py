@@ -192,14 +192,16 @@ def test_apply_and_verify_use_the_installed_rocm(tmp_path: Path) -> None:
 def test_the_compat_header_names_the_headers_of_the_target_release(tmp_path: Path) -> None:
     """The header/cmake/make ports include HIP headers in one compat header: ROCm 5.2 has no hip/hip_bf16.h."""
     from migrate.port.apply import plan_port
+    from migrate.config import Settings
+    from migrate.port.plan import PortOptions
     from migrate.port.translate import Engine, Options
 
     (tmp_path / "convert.cu").write_text("#include <cuda_bf16.h>\n__global__ void k(__nv_bfloat16 *x) {}\n"
                                          "int main() { cudaDeviceSynchronize(); return 0; }\n")
 
     def header(rocm: str) -> str:
-        plan = plan_port(tmp_path, Engine("builtin", options=Options(rocm=rocm)), max_file_size=1 << 20,
-                         side_files=False, strategy="header")
+        engine = Engine("builtin", options=Options(rocm=rocm))
+        plan = plan_port(tmp_path, Settings(), PortOptions(engine, side_files=False, strategy="header"))
         return next(c.new.decode() for c in plan.changes if c.relpath == "cuda_hip_compat.h")
 
     assert "#include <hip/hip_bfloat16.h>\n" in header("5.2") and "hip_bf16.h" not in header("5.2")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import tree_sitter
 
+from migrate.bounded import Refused, read_source
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.port.branches import Branch, Edit, render
 from migrate.port.plan import FileChange
@@ -61,9 +62,9 @@ def nvidia_arch_only(relpath: str, text: str) -> bool:
 
 def _text(source: SourceFile) -> str | None:
     try:
-        data = source.path.read_bytes()
+        data = read_source(source)
         return None if b"\0" in data[:8192] else data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, Refused, UnicodeDecodeError):
         return None
 
 
@@ -101,10 +102,10 @@ def _guarded_source(
     source: SourceFile, earlier: FileChange | None, facts: Facts, macro: str,
 ) -> tuple[FileChange | None, list[Finding]]:
     try:
-        old = source.path.read_bytes()
+        old = read_source(source)
         data = earlier.new if earlier is not None else old
         text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, Refused, UnicodeDecodeError):
         return earlier, []
     if b"\0" in data[:8192] or not _may_change(text, source.relpath, facts) or nvidia_arch_only(source.relpath, text):
         return earlier, []

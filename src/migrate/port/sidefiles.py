@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from migrate.bounded import Refused, read_bytes, read_source
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.port.hipccflags import hipcc_word, path_map
 from migrate.port.plan import FileChange, Fix
+
+if TYPE_CHECKING:
+    from migrate.config import Settings
+    from migrate.port.plan import PortOptions
 
 HIP_CHECK = "(torch.version.cuda or torch.version.hip)"
 _CUDA_LOCAL = re.compile(r"\+cu\d+")
@@ -30,11 +36,12 @@ RULE_UNSAFE = "fix-nvidia-smi"
 
 
 def side_changes(
-    root: Path, sources: Sequence[SourceFile], *, in_place: bool = False, unsafe_fixes: bool = False,
-    scan_findings: Sequence[Finding] = (), gfx_targets: Sequence[str] = ("gfx942",), rocm_supported: bool = False,
+    root: Path, sources: Sequence[SourceFile], settings: Settings, options: PortOptions, *,
+    scan_findings: Sequence[Finding] = (), rocm_supported: bool = False,
 ) -> tuple[list[FileChange], list[Finding]]:
-    """The non-source changes of a port, and findings for the fixes left unapplied (a repository that already builds
-    for ROCm keeps its torch.version.cuda tests: they are its CUDA/ROCm switches)."""
+    """The non-source changes of a port for the GPU targets of SETTINGS, and findings for the fixes left unapplied
+    (a repository that already builds for ROCm keeps its torch.version.cuda tests: they are its CUDA/ROCm
+    switches)."""
     from migrate.port.pyswitch import capability_helpers
 
     cuda_only = _cuda_only_lines(scan_findings)
@@ -52,38 +59,43 @@ def side_changes(
         if source.kind is FileKind.PYTHON:
             if source.relpath not in python:
                 continue
-            change, left = _python(source.relpath, python[source.relpath], unsafe_fixes, helpers,
+            change, left = _python(source.relpath, python[source.relpath], options.unsafe_fixes, helpers,
                                    by_path.get(source.relpath, []), rocm_supported)
             changes.extend(change)
             findings.extend(left)
         elif source.kind is FileKind.REQUIREMENTS:
-            changes.extend(_requirements(source, in_place, cuda_only.get(source.relpath, {})))
+            changes.extend(_requirements(source, options.in_place, cuda_only.get(source.relpath, {})))
         elif source.kind is FileKind.DOCKERFILE:
-            changes.extend(_dockerfile(source, in_place))
+            changes.extend(_dockerfile(source, options.in_place))
         elif source.kind is FileKind.COMPOSE:
             changes.extend(_compose(source))
         elif source.kind is FileKind.CMAKE and PurePosixPath(source.relpath).name == "CMakeLists.txt":
-            changes.extend(_cmake(source, gfx_targets))
+            changes.extend(_cmake(source, settings.targets))
         elif source.kind is FileKind.MAKEFILE and not source.relpath.endswith(".rocm"):
-            changes.extend(_makefile(source, gfx_targets))
-    return [_against_disk(root, c) for c in changes if _against_disk(root, c).old != c.new], findings
+            changes.extend(_makefile(source, settings.targets))
+    on_disk = (_against_disk(root, c, settings.max_file_size) for c in changes)
+    return [c for c in on_disk if c is not None and c.old != c.new], findings
 
 
-def _against_disk(root: Path, change: FileChange) -> FileChange:
-    """A side file that already exists is an edit of it, not a new file."""
+def _against_disk(root: Path, change: FileChange, limit: int) -> FileChange | None:
+    """A side file that already exists is an edit of it, not a new file; None when it exists but is not a file we
+    read (larger than LIMIT, a FIFO, a device): the port leaves it alone."""
     from dataclasses import replace
 
     existing = root / change.relpath
-    if change.old is None and existing.is_file() and not existing.is_symlink():
-        return replace(change, old=existing.read_bytes())
-    return change
+    if change.old is not None or existing.is_symlink() or not os.path.lexists(existing):
+        return change
+    try:
+        return replace(change, old=read_bytes(existing, limit=limit))
+    except (OSError, Refused):
+        return None
 
 
 def _read(source: SourceFile) -> str | None:
     try:
-        data = source.path.read_bytes()
+        data = read_source(source)
         return None if b"\0" in data[:8192] else data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, Refused, UnicodeDecodeError):
         return None
 
 

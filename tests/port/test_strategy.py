@@ -26,9 +26,9 @@ from migrate.port.strategy import choose
 from migrate.port.translate import Engine
 from migrate.port.verify import verify
 
-from conftest import GIT_ENV, REPOS, init_repo, require_tool
+from conftest import GIT_ENV, REPOS, ROOT, init_repo, require_tool
 
-TORCH_HEADERS = Path(__file__).parent / "data" / "torch_headers"
+TORCH_HEADERS = ROOT / "tests" / "data" / "torch_headers"
 BUILTIN = Engine("builtin")
 KERNEL = ("#include <cuda_runtime.h>\n__global__ void k(float *x) { x[threadIdx.x] = 1; }\n"
           "int main() { float *d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); cudaDeviceSynchronize(); cudaFree(d); return 0; }\n")

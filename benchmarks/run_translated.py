@@ -3,20 +3,24 @@ platform), run both where an NVIDIA GPU is present, and compare.
 
 Usage:
   python benchmarks/run_translated.py --hip-include DIR [--hip-include DIR ...] [--tree DIR ...] [--no-programs]
-      [--work DIR] [--reuse | --translate-only] [--arch sm_90] [--json FILE] [--jobs N]
+      [--work DIR] [--reuse | --translate-only] [--arch sm_90] [--json FILE] [--jobs N] [--run-timeout S]
 
 Programs: each file of fixtures/translate/programs (unless --no-programs), and each directory under a --tree that
-holds a `main(` in a .cu file (its .cu/.cpp files, built together; cuda-samples' layout). A program that checks
-itself prints a line starting PASS or FAIL (and a digest of its result); the outputs agree when those lines are
-equal, else when the whole outputs are.
+holds a .cu file and a `main(` in one of its .cu/.cpp files (built together; cuda-samples' layout). A program that
+checks itself prints lines saying PASS/PASSED/passed or FAIL/FAILED/failed (this project's programs: a line starting
+PASS or FAIL with a digest of its result; cuda-samples: "Result = PASS", "Test passed"); the outputs agree when
+those lines are equal, else when the whole outputs are.
 
 Engines: the builtin one, for the ROCm release of the HIP headers given; hipify-perl when $MIGRATE_HIPIFY_PERL (or
---hipify-perl, or PATH) has it. --hip-include takes checkouts (or their include directories) of ROCm's HIP
-(include/hip), hipother (hipnv/include) and clr (hipamd/include: hip_runtime_api.h includes one of its headers);
+--hipify-perl, or PATH) has it. --hip-include takes an installed include directory (DIR/hip or DIR/include/hip
+holding hip/hip_version.h, whose release is used), or checkouts of ROCm's HIP (include/hip), hipother
+(hipnv/include) and clr (hipamd/include: hip_runtime_api.h includes one of its headers); for checkouts,
 hip/hip_version.h, which a ROCm build generates, is written into the work directory from HIP's VERSION file.
+Translations are built with -include hip/driver_types.h, as hip_runtime.h brings it in on AMD (see _PLATFORM).
 
 Translation needs this project's Python packages; building and running need only nvcc and the standard library:
 --reuse builds from the translations an earlier run left in --work (how a machine without those packages runs it).
+Builds run in parallel (--jobs); the programs then run one at a time, in their own directory, as they share the GPU.
 Without a GPU (nvidia-smi lists none) the programs are built only, and the report says so.
 """
 
@@ -40,9 +44,10 @@ SOURCES = (".cu", ".cpp", ".cc")
 HEADERS = (".cuh", ".h", ".hpp", ".inl")
 TEXT = (*SOURCES, *HEADERS)
 _MAIN = re.compile(rb"\bint\s+main\s*\(")
-_VERDICT = re.compile(r"^(PASS|FAIL)\b.*$", re.M)
+_VERDICT = re.compile(r"^.*\b(?:PASS(?:ED)?|FAIL(?:ED)?|[Pp]assed|[Ff]ailed)\b.*$", re.M)
+_FAILED = re.compile(r"\b(?:FAIL(?:ED)?|[Ff]ailed)\b")
+_VERSION_DEFINE = re.compile(r"^#define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)\s*$", re.M)
 _BUILD_TIMEOUT = 600
-_RUN_TIMEOUT = 120
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,7 @@ class Outcome:
     build_error: str = ""
     ran: bool | None = None  # None: not run (no GPU, or not built)
     exit_code: int | None = None
-    verdict: str = ""  # the PASS/FAIL line, if the program checks itself
+    verdict: str = ""  # the lines saying PASS or FAIL, if the program checks itself
     stdout: str = field(default="", repr=False)
 
 
@@ -98,7 +103,10 @@ def main() -> int:
     gpu = _gpus()
     probe = _probe(hip.flags, work, args.arch)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(lambda p: _row(p, engines, work, hip.flags, probe, args.arch, gpu), programs))
+        rows = list(pool.map(lambda p: _row(p, engines, work, hip.flags, probe, args.arch), programs))
+    if gpu:  # one program at a time: they share the GPU, and some time themselves against a limit
+        for program, row in zip(programs, rows):
+            _run_row(row, _bin_dir(work, program), program.directory, args.run_timeout)
     _print(rows, engines, gpu, probe, hip)
     if args.json:
         args.json.write_text(json.dumps(_as_json(rows, engines, gpu, probe, hip), indent=2) + "\n")
@@ -116,7 +124,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--hipify-perl", default=None)
     parser.add_argument("--arch", default="sm_90", help="nvcc -arch (default sm_90: H100/H200).")
     parser.add_argument("--json", type=Path, default=None, help="Also write the results here.")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="Parallel builds.")
+    parser.add_argument("--run-timeout", type=int, default=120, metavar="S", help="Seconds each run may take.")
     return parser.parse_args()
 
 
@@ -131,12 +140,12 @@ def _programs(args: argparse.Namespace) -> list[Program]:
 
 
 def _tree_programs(tree: Path) -> list[Program]:
-    """Each directory with a main() in one of its .cu files; the tree's Common/common/include directories."""
+    """Each directory with a .cu file and a main() in one of its sources; the tree's Common/common/include dirs."""
     shared = tuple(d for d in (tree / "Common", tree / "common", tree / "include") if d.is_dir())
     found = []
     for directory in sorted({p.parent for p in tree.rglob("*.cu")}):
         sources = sorted(p.name for p in directory.iterdir() if p.suffix in SOURCES and p.is_file())
-        if any(_MAIN.search((directory / s).read_bytes()) for s in sources if s.endswith(".cu")):
+        if any(_MAIN.search((directory / s).read_bytes()) for s in sources):
             name = directory.relative_to(tree).as_posix().replace("/", "__")
             found.append(Program(f"{tree.name}/{name}", directory, tuple(sources), shared))
     return found
@@ -203,27 +212,52 @@ class HipHeaders:
     release: str
 
 
+# On AMD, hip_runtime.h brings in hip/driver_types.h, and translations test its guard where CUDA code tested
+# __DRIVER_TYPES_H__ (cuda-samples' helper_cuda.h); on the NVIDIA platform only CUDA's driver_types.h comes in.
+_PLATFORM = ("-D__HIP_PLATFORM_NVIDIA__", "-include", "hip/driver_types.h")
+
+
 def _hip_includes(given: list[Path], work: Path) -> HipHeaders:
+    """The flags that build translations on HIP's NVIDIA platform with the given headers, and their release."""
+    dirs = _include_dirs(given)
+    installed = next((d / "hip" / "hip_version.h" for d in dirs if (d / "hip" / "hip_version.h").is_file()), None)
+    if installed is not None:  # an installed tree: its own hip_version.h says the release
+        return HipHeaders((*_PLATFORM, *(f"-I{d}" for d in dirs)), _header_release(installed) or "6.0")
+    versions = [p.resolve() / "VERSION" for p in given if (p.resolve() / "VERSION").is_file()]
+    release = _release(versions[-1]) if versions else ""
+    generated = _write_version_header(work, release or "6.0")
+    return HipHeaders((*_PLATFORM, f"-I{generated}", *(f"-I{d}" for d in dirs)), release or "6.0")
+
+
+def _include_dirs(given: list[Path]) -> list[Path]:
+    """The directories holding hip/ among each given path and its include, hipnv/include, hipamd/include."""
     dirs: list[Path] = []
-    release = ""
     for path in (p.resolve() for p in given):
         for candidate in (path, path / "include", path / "hipnv" / "include", path / "hipamd" / "include"):
             if (candidate / "hip").is_dir() and candidate not in dirs:
                 dirs.append(candidate)
-        if (path / "VERSION").is_file():
-            release = _release(path / "VERSION")
     if not dirs:
         raise SystemExit(f"no hip/ include directory under {', '.join(map(str, given))}")
+    return dirs
+
+
+def _write_version_header(work: Path, release: str) -> Path:
+    """hip/hip_version.h for RELEASE in the work directory (a ROCm build generates it); the directory to include."""
     generated = work / "hip-version"
     (generated / "hip").mkdir(parents=True, exist_ok=True)
-    major, minor = (release or "6.0").split(".")
+    major, minor = release.split(".")
     (generated / "hip" / "hip_version.h").write_text(
         "// Written by benchmarks/run_translated.py from HIP's VERSION file (a ROCm build generates it).\n#pragma once\n"
         f"#define HIP_VERSION_MAJOR {major}\n#define HIP_VERSION_MINOR {minor}\n#define HIP_VERSION_PATCH 0\n"
         '#define HIP_VERSION_GITHASH ""\n#define HIP_VERSION_BUILD_ID 0\n#define HIP_VERSION_BUILD_NAME ""\n'
         "#define HIP_VERSION (HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH)\n")
-    flags = ("-D__HIP_PLATFORM_NVIDIA__", f"-I{generated}", *(f"-I{d}" for d in dirs))
-    return HipHeaders(flags, release or "6.0")
+    return generated
+
+
+def _header_release(version_header: Path) -> str:
+    """hip_version.h: its HIP_VERSION_MAJOR and HIP_VERSION_MINOR defines, as '6.3'; '' without both."""
+    numbers = dict(_VERSION_DEFINE.findall(version_header.read_text(errors="replace")))
+    return f"{numbers['MAJOR']}.{numbers['MINOR']}" if {"MAJOR", "MINOR"} <= numbers.keys() else ""
 
 
 def _release(version_file: Path) -> str:
@@ -248,9 +282,9 @@ def _gpus() -> list[str]:
     return [line for line in done.stdout.splitlines() if line.startswith("GPU ")] if done.returncode == 0 else []
 
 
-def _row(program: Program, engines: list[str], work: Path, hip: tuple[str, ...], probe: str, arch: str,
-         gpu: list[str]) -> Row:
-    bin_dir = work / "bin" / program.name.replace("/", "__")
+def _row(program: Program, engines: list[str], work: Path, hip: tuple[str, ...], probe: str, arch: str) -> Row:
+    """The program built as it is and from each engine's translation (not run)."""
+    bin_dir = _bin_dir(work, program)
     bin_dir.mkdir(parents=True, exist_ok=True)
     original = _build(program.directory, program, [], bin_dir / "original", arch, program.includes)
     translations = {}
@@ -261,10 +295,17 @@ def _row(program: Program, engines: list[str], work: Path, hip: tuple[str, ...],
         source = _translated_dir(work, engine, program)
         includes = tuple(_translated_include(work, engine, d) for d in program.includes)
         translations[engine] = _build(source, program, ["-x", "cu", *hip], bin_dir / engine, arch, includes)
-    if gpu:
-        for outcome, name in ((original, "original"), *((translations[e], e) for e in engines)):
-            _run(outcome, bin_dir / name, program.directory)
     return Row(program.name, original, translations)
+
+
+def _bin_dir(work: Path, program: Program) -> Path:
+    return work / "bin" / program.name.replace("/", "__")
+
+
+def _run_row(row: Row, bin_dir: Path, cwd: Path, timeout: int) -> None:
+    """Run the original and each translation that built, one after the other, in the program's directory."""
+    for name, outcome in (("original", row.original), *row.translations.items()):
+        _run(outcome, bin_dir / name, cwd, timeout)
 
 
 def _build(source: Path, program: Program, extra: list[str], binary: Path, arch: str,
@@ -284,17 +325,21 @@ def _nvcc(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         return subprocess.CompletedProcess(["nvcc"], 124, "", f"nvcc timed out after {_BUILD_TIMEOUT}s")
 
 
-def _run(outcome: Outcome, binary: Path, cwd: Path) -> None:
+def _run(outcome: Outcome, binary: Path, cwd: Path, timeout: int) -> None:
     if not outcome.built:
         return
     try:
         done = subprocess.run([str(binary)], cwd=cwd, capture_output=True, text=True, errors="replace",
-                              timeout=_RUN_TIMEOUT, check=False, stdin=subprocess.DEVNULL)
+                              timeout=timeout, check=False, stdin=subprocess.DEVNULL)
         outcome.ran, outcome.exit_code, outcome.stdout = True, done.returncode, done.stdout
     except subprocess.TimeoutExpired:
         outcome.ran, outcome.exit_code = True, 124
-    found = _VERDICT.search(outcome.stdout)
-    outcome.verdict = found.group(0).strip() if found else ""
+    outcome.verdict = _verdict(outcome.stdout)
+
+
+def _verdict(stdout: str) -> str:
+    """The lines of a program's output that say PASS or FAIL (its self-check), in order."""
+    return "\n".join(line.strip() for line in _VERDICT.findall(stdout))
 
 
 def _first_error(stderr: str) -> str:
@@ -316,7 +361,7 @@ def _print(rows: list[Row], engines: list[str], gpu: list[str], probe: str, hip:
         outcomes = [r.original if engine == "original" else r.translations[engine] for r in rows]
         summary = f"{engine}: built {sum(o.built for o in outcomes)}/{len(rows)}"
         if gpu:
-            passed = sum(o.verdict.startswith("PASS") for o in outcomes)
+            passed = sum(_check(o.verdict) == "PASS" for o in outcomes)
             summary += f", ran {sum(bool(o.ran) for o in outcomes)}, self-check passed {passed}"
             if engine != "original":
                 agree = [r.agrees(engine) for r in rows]
@@ -329,9 +374,14 @@ def _cell(outcome: Outcome, agrees: bool | None = None) -> str:
         return f"build failed ({outcome.build_error[:120]})"
     if outcome.ran is None:
         return "built"
-    check = outcome.verdict.split()[0] if outcome.verdict else "no self-check"
+    check = _check(outcome.verdict) or "no self-check"
     agreement = "" if agrees is None else (", agrees" if agrees else ", DIFFERS")
     return f"ran (exit {outcome.exit_code}), {check}{agreement}"
+
+
+def _check(verdict: str) -> str:
+    """'FAIL' when a self-check line says so, 'PASS' when the others do, '' without self-check lines."""
+    return "" if not verdict else "FAIL" if _FAILED.search(verdict) else "PASS"
 
 
 def _as_json(rows: list[Row], engines: list[str], gpu: list[str], probe: str, hip: HipHeaders) -> dict[str, object]:

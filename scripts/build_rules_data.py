@@ -90,6 +90,63 @@ DROPPED_ENTRIES = {
     "env-hsa-override-gfx-version": "an unofficial override, not a substitute",
     "env-rocm-feature-flags": "ROCm-only knobs with no CUDA counterpart, not a substitute",
 }
+# Entries the project adds itself, in the reference's schema, each with its sources and the date they were read: the
+# CUDA-only Python stacks the rules name that the reference does not cover.
+PROJECT_ENTRIES: list[dict[str, Any]] = [
+    {
+        "id": "nvidia-warp",
+        "kind": "python-package",
+        "cuda": ["NVIDIA Warp (warp-lang, import warp; @wp.kernel, wp.launch)"],
+        "rocm": ["Triton kernels or PyTorch ops (Warp has no HIP backend)", "Warp's CPU device (device='cpu')"],
+        "install": [],
+        "archs": ["none: no AMD build"],
+        "rocm_versions": "n/a",
+        "risk": "high",
+        "caveats": ["Warp's accelerator backend is CUDA only: on a ROCm machine kernels run on its CPU device."],
+        "sources": ["https://nvidia.github.io/warp/stable/user_guide/installation.html",
+                    "https://nvidia.github.io/warp/v1.19/user_guide/compatibility.html"],
+        "as_of": "Warp 1.19 documentation, read 2026-11-26",
+        "confidence": "high",
+    },
+    {
+        "id": "cuda-tile",
+        "kind": "python-package",
+        "cuda": ["cuTile Python (cuda-tile, import cuda.tile; @ct.kernel) and TileGym kernels"],
+        "rocm": ["Triton kernels (AMD backend)", "Composable Kernel (CK-Tile) for C++ tile kernels"],
+        "install": [],
+        "archs": ["none: no AMD build"],
+        "rocm_versions": "n/a",
+        "risk": "high",
+        "caveats": ["cuTile compiles through NVIDIA's Tile IR (tileiras, ptxas) for compute capability 8.x/10.x/11.x/12.x "
+                    "with driver r580+; there is no AMD backend."],
+        "sources": ["https://pypi.org/project/cuda-tile/", "https://docs.nvidia.com/cupti-python/quickstart.html"],
+        "as_of": "cuda-tile 1.8 on PyPI, read 2026-11-26",
+        "confidence": "high",
+    },
+    {
+        "id": "gptq-awq-kernels",
+        "kind": "python-package",
+        "cuda": ["auto-gptq (import auto_gptq)", "autoawq (import awq)", "exllama / exllamav2 kernels",
+                 "Marlin int4 kernels"],
+        "rocm": ["auto-gptq built with ROCM_VERSION set (ROCm 5.7 wheels on the autogptq index); no Marlin kernels",
+                 "autoawq through its ExLlamaV2 kernels (its GEMM kernels are CUDA only)",
+                 "exllamav2 built from source against a ROCm torch (its setup.py has a HIP branch)",
+                 "GPTQModel, which AutoGPTQ points to as its successor"],
+        "install": ["ROCM_VERSION=5.7 pip install auto-gptq --no-build-isolation"],
+        "archs": ["the ROCm torch's targets (PYTORCH_ROCM_ARCH)"],
+        "rocm_versions": "ROCm 5.6/5.7 era builds (auto-gptq 0.7); later ROCm releases untested upstream",
+        "risk": "medium",
+        "caveats": ["AutoGPTQ is unmaintained and AutoAWQ deprecated (2025): new ROCm fixes will not come from them.",
+                    "Marlin (use_marlin=True) and AWQ GEMM kernels have no ROCm build."],
+        "sources": ["https://github.com/AutoGPTQ/AutoGPTQ/blob/9f7d37072917ab3a7545835f23e808294a542153/README.md",
+                    "https://github.com/AutoGPTQ/AutoGPTQ/blob/9f7d37072917ab3a7545835f23e808294a542153/setup.py",
+                    "https://github.com/casper-hansen/AutoAWQ/blob/88e4c76b20755db275574e6a03c83c84ba3bece5/README.md",
+                    "https://github.com/turboderp/exllamav2/blob/b9c025b4b1ee78c0d34e700f2e474a02dfb13c90/setup.py"],
+        "as_of": "AutoGPTQ 2025-04-11, AutoAWQ 2025-05-11, exllamav2 2024-12-30 (repository heads), read 2026-11-26",
+        "confidence": "medium",
+        "unconfirmed": ["Whether current ROCm 6.x/7.x builds of auto-gptq and exllamav2 compile without changes."],
+    },
+]
 # A substitute line naming one of these is dropped: placeholders, stale uploads, removed providers.
 _UNTRUSTED = re.compile(
     r"placeholder|\bstale\b|deprecated|archived|ROCMExecutionProvider|onnxruntime-rocm|older:", re.IGNORECASE
@@ -118,14 +175,92 @@ _ARCH_TEMPLATES = (
 _GFX = re.compile(r"^gfx[0-9a-f]+$")
 
 
+# Entries the shared reference lacks, checked by hand against the sources they cite (read 2026-11-26). They are
+# ways to run CUDA code unchanged, not ROCm substitutes: no rule proposes them, and the report names them only
+# where a port cannot handle the code (inline PTX without tensor-core code, binary-only stacks).
+RUN_UNCHANGED_ENTRIES: list[dict[str, Any]] = [
+    {
+        "id": "scale-cuda-compiler",
+        "kind": "cli-tool",
+        "cuda": ["nvcc builds of CUDA source kept as they are: inline PTX, CUDA runtime and driver API behaviour"],
+        "rocm": [
+            "SCALE (Spectral Compute): an nvcc-compatible compiler for AMD GPUs with its own CUDA runtime, driver "
+            "and math APIs; its CUDA-X wrapper libraries call the ROCm libraries",
+        ],
+        "install": ["SCALE's own packages (docs.scale-lang.com); it is not part of ROCm"],
+        "archs": ["gfx950"],
+        "rocm_versions": "SCALE stable docs",
+        "risk": "medium",
+        "caveats": [
+            "Builds the CUDA source as it is, inline PTX included (its documentation: 'zero code changes'); the "
+            "result is a SCALE build, not a HIP port, and stays on SCALE's toolchain.",
+            "Its manual lists behaviour that differs from NVIDIA CUDA: no per-thread default stream (the legacy "
+            "default stream is used), NVRTC runs the compiler as a subprocess, host-side __half math needs a "
+            "host compiler with _Float16.",
+            "Tensor-core code (MMA/WMMA, wgmma, TMA) and some CUDA-X libraries (cuBLASLt) were reported incomplete "
+            "in 2024 discussions; check SCALE's list of tested projects before relying on it.",
+            "Proprietary (free to use); a separate toolchain to install and keep current beside ROCm.",
+        ],
+        "sources": [
+            "https://docs.scale-lang.com/stable",
+            "https://docs.scale-lang.com/manual/differences",
+            "https://docs.scale-lang.com/stable/manual/library/overview",
+        ],
+        "as_of": "SCALE stable documentation, stored copy read 2026-11-26",
+        "confidence": "medium",
+        "unconfirmed": [
+            "The rest of SCALE's GPU target table: the stored page lists MI350X/MI355X (gfx950) first and was "
+            "not read further.",
+            "Tensor-core coverage in the current release (the 2024 reports may be out of date).",
+        ],
+    },
+    {
+        "id": "zluda",
+        "kind": "system-library",
+        "cuda": ["binary-only CUDA applications and libraries (no source to port): run as shipped"],
+        "rocm": [
+            "ZLUDA: a drop-in libcuda replacement that runs unmodified CUDA binaries on AMD GPUs through HIP, "
+            "compiling their PTX at load time",
+        ],
+        "install": ["a ZLUDA release from github.com/vosen/ZLUDA; on Linux put its libcuda.so first "
+                    "on LD_LIBRARY_PATH"],
+        "archs": ["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
+                  "gfx1200", "gfx1201"],
+        "rocm_versions": "ZLUDA main (work in progress)",
+        "risk": "high",
+        "caveats": [
+            "AMD Radeon RX 5000 series and newer only: server-class GPUs (Instinct, gfx9xx) and older consumer "
+            "GPUs are not supported.",
+            "Work in progress: the project says it may not work with a given application yet; PyTorch support "
+            "was its top priority with initial support planned for late 2025.",
+            "Needs PTX in the binary: applications built without PTX (SASS only) cannot run.",
+            "Performance libraries (cuBLAS, cuDNN, ...) are covered only in part; OptiX is unlikely ever to be "
+            "supported; TensorRT is not among the software it lists.",
+        ],
+        "sources": [
+            "https://github.com/vosen/ZLUDA/blob/master/README.md",
+            "https://github.com/vosen/ZLUDA/blob/master/docs/src/supported-hw.md",
+            "https://github.com/vosen/ZLUDA/blob/master/docs/src/supported-sw.md",
+        ],
+        "as_of": "ZLUDA README and docs/src, stored copies read 2026-11-26",
+        "confidence": "medium",
+        "unconfirmed": [
+            "Each RDNA target by name: the docs say 'Radeon RX 5000 series and newer (desktop and integrated)'.",
+            "Library coverage in the current release (cuBLAS, cuDNN).",
+        ],
+    },
+]
+
+
 def build_substitutions(reference: Path) -> int:
     """rocm_substitutions.yaml -> rules/data/substitutions.yaml (the project's schema)."""
     raw = yaml.safe_load((reference / "rocm_substitutions.yaml").read_text(encoding="utf-8"))
-    entries = [_substitution(e) for e in raw if e["id"] not in DROPPED_ENTRIES]
+    own = [*PROJECT_ENTRIES, *RUN_UNCHANGED_ENTRIES]
+    entries = [_substitution(e) for e in [*raw, *own] if e["id"] not in DROPPED_ENTRIES]
     header = (
         "# Generated by scripts/build_rules_data.py from the shared reference rocm_substitutions.yaml\n"
-        "# (compiled 2026-11-22). Do not edit; see docs/knowledge-base.md for the schema and what was dropped.\n"
-        "# Read by src/migrate/substitutions.py.\n"
+        "# (compiled 2026-11-22) and the script's own entries. Do not edit; see docs/knowledge-base.md for the\n"
+        "# schema and what was dropped. Read by src/migrate/substitutions.py.\n"
         "# Install commands carry target placeholders: {archs} (gfx;gfx), {archs_space}, {archs_comma},\n"
         "# {offload_arch} (--offload-arch=gfx per target), {device_extra} (device-gfxNNN, or device-all).\n"
     )

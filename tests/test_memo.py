@@ -162,3 +162,21 @@ def test_reports_of_a_tree_that_changed_while_it_was_scanned_are_not_kept(
     monkeypatch.setattr(migrate.scan, "scan_file", real)
     assert not list((tmp_path / "cache" / "reports").glob("*/*"))
     assert report(run(root)) == report(run(root, cache=False))
+
+
+def test_a_scan_is_assessed_once_for_every_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One assessment feeds the printed report and the written one: no renderer assesses again."""
+    import migrate.risk
+
+    calls: list[int] = []
+    real = migrate.risk.assess
+
+    def counting(findings, weights, **options):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(findings, weights, **options)
+
+    monkeypatch.setattr(migrate.risk, "assess", counting)
+    root = repo(tmp_path)
+    done = run(root, "--report", str(tmp_path / "out.html"), cache=False)
+    assert done.exit_code == 0 and (tmp_path / "out.html").exists(), done.output
+    assert len(calls) == 1

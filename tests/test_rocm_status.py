@@ -303,7 +303,8 @@ def test_the_terminal_report_leads_with_the_status(make_repo, monkeypatch: pytes
     lines = output.splitlines()
     assert lines[1].startswith("ROCm status: supported")
     assert lines[2].startswith("Already ports: build (CMakeLists.txt:8, CMakeLists.txt:9), 9 guarded sites")
-    assert any(line.startswith("CUDA-only add-ons (not in the verdict): contrib/fastgemm → inline PTX") for line in lines)
+    assert any(line.startswith("CUDA-only add-ons (not in the verdict): custom ops/kernels (contrib/fastgemm/) → inline PTX")
+               for line in lines)
 
 
 def test_a_cuda_variant_beside_a_rocm_one_is_covered(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrate.assessment import assess
 from migrate.cache import ReportMemo, open_memo
 from migrate.config import Settings
 from migrate.model import Severity
@@ -46,7 +47,8 @@ def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
     if kept is not None:
         return Reports(tuple(kept[0][name] for name in names), kept[1])
     result = scan_inputs(root, settings, found, progress=progress)
-    texts = {r.name: render(result, r.fmt, color=r.color) if r.fmt == "terminal" else render(result, r.fmt)
+    record = assess(result)  # once, for every format asked for
+    texts = {r.name: render(record, r.fmt, color=r.color) if r.fmt == "terminal" else render(record, r.fmt)
              for r in requests}
     worst = max((f.severity for f in result.findings), default=None)
     if memo and not result.unscanned and memo == _memo(root, settings, found):  # nothing changed meanwhile

@@ -413,22 +413,6 @@ def assess(
     )
 
 
-def assess_result(result: ScanResult, weights: Weights | None = None) -> Risk:
-    """The assessment of a whole scan (computed once per result when the built-in weights are used)."""
-    if weights is not None and weights is not load_weights():
-        return assess(result.findings, weights, guarded=result.guarded, context=Context.of(result))
-    # Known by identity: every report asks again, and hashing a ScanResult hashes each of its findings.
-    for known, assessed in _ASSESSED:
-        if known is result:
-            return assessed
-    assessed = assess(result.findings, load_weights(), guarded=result.guarded, context=Context.of(result))
-    _ASSESSED[:] = [(result, assessed), *_ASSESSED[:3]]
-    return assessed
-
-
-_ASSESSED: list[tuple[ScanResult, Risk]] = []  # the last few results assessed with the built-in weights
-
-
 Costs = tuple[list[float], list[float]]  # low and high effort per finding, by index into the ordered findings
 
 

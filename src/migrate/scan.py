@@ -442,6 +442,7 @@ def _match_tokens(doc: Document, lexed: tokenscan.Lexed, plan: tokenscan.Plan, s
 def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings: Settings) -> FileResult:
     findings: list[Finding] = []
     held: list[Finding] = []
+    sites = 0
     for rule, found in runs:
         # Each rule's first hits are kept (as many as a report can show), the rest only counted: a file of 300,000
         # calls costs a count, not 300,000 findings.
@@ -460,8 +461,11 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
                 hits.append(hit)
             else:
                 more += 1
-        if guarded:
+        if rule.per_file and len(guarded) > 1:
+            held.append(_folded(doc, rule, guarded, more_guarded, settings).guarded())
+        elif guarded:
             held.extend(f.guarded() for f in _capped(doc, rule, guarded, more_guarded, settings, MAX_FINDINGS_PER_RULE))
+        sites += len(guarded) + more_guarded
         if rule.per_file and len(hits) > 1:
             findings.append(_folded(doc, rule, hits, more, settings))
         elif hits:
@@ -469,7 +473,7 @@ def _result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings:
             findings.extend(_capped(doc, rule, hits, more, settings, room))
     relpath = doc.source.relpath
     skipped = Skipped(relpath, "; ".join(doc.problems)) if doc.problems else None
-    return FileResult(relpath, tuple(findings), skipped=skipped, guarded=len(held), partial=skipped is not None,
+    return FileResult(relpath, tuple(findings), skipped=skipped, guarded=sites, partial=skipped is not None,
                       guarded_findings=tuple(held))
 
 

@@ -37,6 +37,11 @@ def _tree(root: Path) -> Path:
     (root / "samples" / "twice" / "twice.cu").write_text(PROGRAM)
     (root / "samples" / "lib").mkdir()
     (root / "samples" / "lib" / "kernels.cu").write_text("__global__ void k() {}\n")  # no main: not a program
+    (root / "samples" / "split").mkdir()  # cuda-samples often keep main() in a .cpp beside the kernels
+    (root / "samples" / "split" / "kernels.cu").write_text("__global__ void k() {}\nvoid launch() { k<<<1, 1>>>(); }\n")
+    (root / "samples" / "split" / "main.cpp").write_text("void launch();\nint main() { launch(); return 0; }\n")
+    (root / "samples" / "host").mkdir()  # no .cu: not a program
+    (root / "samples" / "host" / "main.cpp").write_text("int main() { return 0; }\n")
     return root
 
 
@@ -44,12 +49,44 @@ def test_programs_of_a_tree(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "cuda-samples")
     found = run_translated._tree_programs(tree)
     assert [(p.name, p.sources, p.includes) for p in found] == [
+        ("cuda-samples/samples__split", ("kernels.cu", "main.cpp"), (tree / "Common",)),
         ("cuda-samples/samples__twice", ("twice.cu",), (tree / "Common",))]
 
 
 def test_hip_release_from_the_version_file(tmp_path: Path) -> None:
     (tmp_path / "VERSION").write_text("#HIP_VERSION_MAJOR\n6\n#HIP_VERSION_MINOR\n0\n#HIP_VERSION_PATCH\n2\n")
     assert run_translated._release(tmp_path / "VERSION") == "6.0"
+
+
+def test_hip_release_of_an_installed_tree(tmp_path: Path) -> None:
+    """An include directory with its own hip/hip_version.h: its release, and nothing written to shadow it."""
+    (tmp_path / "rocm" / "include" / "hip").mkdir(parents=True)
+    (tmp_path / "rocm" / "include" / "hip" / "hip_version.h").write_text(
+        "#pragma once\n#define HIP_VERSION_MAJOR 6\n#define HIP_VERSION_MINOR 3\n#define HIP_VERSION_PATCH 0\n")
+    hip = run_translated._hip_includes([tmp_path / "rocm"], tmp_path / "work")
+    assert hip == run_translated.HipHeaders(("-D__HIP_PLATFORM_NVIDIA__", "-include", "hip/driver_types.h",
+                                             f"-I{(tmp_path / 'rocm' / 'include').resolve()}"), "6.3")
+    assert not (tmp_path / "work").exists()
+
+
+def test_hip_release_of_checkouts_is_written(tmp_path: Path) -> None:
+    (tmp_path / "HIP" / "include" / "hip").mkdir(parents=True)
+    (tmp_path / "HIP" / "VERSION").write_text("#HIP_VERSION_MAJOR\n6\n#HIP_VERSION_MINOR\n3\n#HIP_VERSION_PATCH\n0\n")
+    hip = run_translated._hip_includes([tmp_path / "HIP"], tmp_path / "work")
+    generated = (tmp_path / "work" / "hip-version").resolve()
+    assert hip.flags[3] == f"-I{generated}" and hip.release == "6.3"
+    assert "#define HIP_VERSION_MINOR 3\n" in (generated / "hip" / "hip_version.h").read_text()
+
+
+def test_self_check_lines_of_both_styles() -> None:
+    """This project's `PASS name digest=` line, cuda-samples' `Result = PASS` and `Test passed`; FAIL wins."""
+    sample = "GPU Device 0\nTime= 0.031 msec\nResult = PASS\n\nNOTE: results not meaningful\n"
+    assert run_translated._verdict(sample) == "Result = PASS"
+    assert run_translated._verdict("PASS warp digest=17\n") == "PASS warp digest=17"
+    assert run_translated._verdict("SinglePass reduction\n1.5 GB/s\n") == ""
+    both = run_translated._verdict("basic PASSED\nTest failed!\n")
+    assert (both, run_translated._check(both)) == ("basic PASSED\nTest failed!", "FAIL")
+    assert [run_translated._check(v) for v in ("Test passed", "")] == ["PASS", ""]
 
 
 def test_agreement_prefers_the_self_check_line() -> None:
@@ -60,6 +97,25 @@ def test_agreement_prefers_the_self_check_line() -> None:
     row = run_translated.Row("p", ran, {"a": same, "b": other, "c": run_translated.Outcome(built=True)})
     assert [row.agrees(e) for e in "abc"] == [True, False, None]
     assert run_translated.Row("q", unchecked, {"a": unchecked}).agrees("a") is True
+
+
+def test_runs_one_after_the_other_in_the_program_directory(tmp_path: Path) -> None:
+    """Each build that exists runs to its end before the next starts; a translation that did not build is not run."""
+    log, bin_dir, cwd = tmp_path / "log", tmp_path / "bin", tmp_path / "program"
+    bin_dir.mkdir()
+    cwd.mkdir()
+    for name in ("original", "builtin"):
+        script = bin_dir / name
+        script.write_text(f'#!/bin/sh\necho start {name} >> {log}\nsleep 0.2\necho end {name} >> {log}\n'
+                          f'echo "$(basename "$PWD") Test passed"\n')
+        script.chmod(0o755)
+    row = run_translated.Row("p", run_translated.Outcome(built=True), {
+        "builtin": run_translated.Outcome(built=True), "hipify-perl": run_translated.Outcome(build_error="x")})
+    run_translated._run_row(row, bin_dir, cwd, timeout=10)
+    assert log.read_text().split("\n") == ["start original", "end original", "start builtin", "end builtin", ""]
+    assert [(o.ran, o.exit_code, o.verdict) for o in (row.original, *row.translations.values())] == [
+        (True, 0, "program Test passed"), (True, 0, "program Test passed"), (None, None, "")]
+    assert row.agrees("builtin") is True and row.agrees("hipify-perl") is None
 
 
 @pytest.mark.slow
@@ -81,9 +137,10 @@ def test_builds_without_a_gpu_and_says_so(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[0] == "GPU: none (nvidia-smi lists none): built only, nothing run"
     assert lines[1].startswith("HIP headers: release 6.0; do NOT build with this nvcc: ") and "error" in lines[1]
-    assert lines[3] == ("cuda-samples/samples__twice | built | "
-                        "build failed (not built: the HIP headers do not build with this nvcc)")
-    assert lines[4:] == ["original: built 1/1", "builtin: built 0/1"]
+    assert lines[3:5] == [f"cuda-samples/samples__{name} | built | "
+                          "build failed (not built: the HIP headers do not build with this nvcc)"
+                          for name in ("split", "twice")]
+    assert lines[5:] == ["original: built 2/2", "builtin: built 0/2"]
     translated = (work / "translated" / "builtin" / "cuda-samples__samples__twice" / "twice.cu").read_text()
     assert "hipMalloc(&d, sizeof(h));" in translated and translated.startswith("#include <hip/hip_runtime.h>\n")
     helper = work / "translated-include" / "builtin" / "cuda-samples__Common" / "helper.h"

@@ -13,6 +13,7 @@ from migrate.errors import RuleFileError
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse.cuda import CudaDocument, parse_cuda
 from migrate.ruleset import load, load_builtin
+from migrate.assessment import assess
 from migrate.report.json import render as render_json
 from migrate.scan import scan, scan_file
 
@@ -260,7 +261,7 @@ def test_guarded_findings_are_info_not_work(tmp_path: Path) -> None:
 def test_the_json_report_lists_guarded_sites_as_info(tmp_path: Path) -> None:
     (tmp_path / "g.cu").write_text(
         '#ifndef USE_ROCM\n__device__ void f() { asm("trap;"); }\n#endif\n__device__ void g() { asm("trap;"); }\n')
-    data = json.loads(render_json(scan(tmp_path, Settings())))
+    data = json.loads(render_json(assess(scan(tmp_path, Settings()))))
     assert [(f["line"], f["rule"], f["severity"], f["status"]) for f in data["findings"]] == [
         (2, "inline-ptx", "info", "guarded"), (4, "inline-ptx", "blocker", "remaining")]
     assert (data["summary"]["findings"], data["summary"]["guarded_findings"]) == (1, 1)
@@ -447,7 +448,8 @@ def build_findings(tmp_path: Path, code: str, name: str, kind: FileKind) -> list
     return sorted((f.line, f.rule) for f in result.findings if f.rule in BUILD_RULES)
 
 
-BUILD_RULES = {"nvcc-only-flags", "cuda-link-library", "tensorrt-link", "arch-specific-sources", "clang-cuda-arch-flag"}
+BUILD_RULES = {"nvcc-only-flags", "cuda-link-library", "tensorrt-link", "arch-specific-sources", "clang-cuda-arch-flag",
+               "nvcc-flag-hipcc-rejects", "nvcc-flag-hipcc-ignores"}
 
 
 def test_nvcc_flags_in_a_python_build_helper_but_not_in_other_python(tmp_path: Path) -> None:
@@ -459,7 +461,7 @@ def test_nvcc_flags_in_a_python_build_helper_but_not_in_other_python(tmp_path: P
         "ext = load('k', ['k.cu'], extra_cuda_cflags=flags + ['--expt-relaxed-constexpr'])\n"
     )
     assert build_findings(tmp_path, helper, "jit.py", FileKind.PYTHON) == [
-        (3, "nvcc-only-flags"), (5, "nvcc-only-flags")]
+        (3, "nvcc-flag-hipcc-ignores"), (5, "nvcc-flag-hipcc-rejects")]
     plain = "OPTIONS = ['-lineinfo', '--use_fast_math']\n"
     assert build_findings(tmp_path, plain, "cli.py", FileKind.PYTHON) == []
 

@@ -85,6 +85,7 @@ FIRES = [
     ("from distutils import spawn\nsmi = spawn.find_executable('nvidia-smi')\n", "python-nvidia-smi", 2, "medium"),
     ("nvidia_smi = 'nvidia-smi'\n", "python-nvidia-smi", 1, "medium"),
     ("kwargs = {'load_in_4bit': True}\n", "python-hf-bitsandbytes", 1, "low"),
+    ("m = AutoModel.from_pretrained(\n    'x',\n    load_in_8bit=True,\n)\n", "python-hf-bitsandbytes", 3, "low"),
     ("kwargs = {}\nkwargs['attn_implementation'] = 'flash_attention_2'\n", "python-hf-flash-attention", 2, "medium"),
     ("import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '9.0')\n", "python-torch-cuda-arch-list", 2, "low"),
 ]
@@ -143,7 +144,7 @@ def test_preceding_hip_guard_in_the_function_lowers_to_low(tmp_path: Path) -> No
         import torch
         def toolkit():
             if torch.version.hip:
-                return "rocm"
+                log("rocm")
             return int(torch.version.cuda.split(".")[0])
         def other():
             return int(torch.version.cuda.split(".")[0])
@@ -152,6 +153,22 @@ def test_preceding_hip_guard_in_the_function_lowers_to_low(tmp_path: Path) -> No
         ("python-torch-version-cuda", 5, "low"),
         ("python-torch-version-cuda", 7, "medium"),
     ]
+
+
+def test_code_after_a_hip_branch_that_returns_is_guarded(tmp_path: Path) -> None:
+    source = """
+        import torch
+        def toolkit():
+            if torch.version.hip:
+                return "rocm"
+            return int(torch.version.cuda.split(".")[0])
+        def other():
+            return int(torch.version.cuda.split(".")[0])
+    """
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"))
+    result = scan(tmp_path, Settings(jobs=1))
+    assert [(f.rule, f.line, f.severity.label) for f in result.findings] == [("python-torch-version-cuda", 7, "medium")]
+    assert [(f.rule, f.line, f.status) for f in result.guarded_findings] == [("python-torch-version-cuda", 5, "guarded")]
 
 
 def test_hip_branch_chain_is_not_work(tmp_path: Path) -> None:
@@ -182,12 +199,15 @@ def test_triton_is_hip_helper_guards_inline_asm(tmp_path: Path) -> None:
                 return x
             return tl.inline_asm_elementwise("ex2.approx.f32 $0, $1;", "=r,r", [x], tl.float32, True, 1)
     """
-    assert findings(tmp_path, source) == [("python-triton-kernel", 5, "low"), ("python-triton-inline-asm", 9, "low")]
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"))
+    result = scan(tmp_path, Settings(jobs=1))
+    assert [(f.rule, f.line) for f in result.findings] == [("python-triton-kernel", 5)]
+    assert [(f.rule, f.line) for f in result.guarded_findings] == [("python-triton-inline-asm", 9)]
 
 
 def test_availability_flag_lowers_an_import(tmp_path: Path) -> None:
     source = "from .utils import is_flash_attn_available\nif is_flash_attn_available():\n    from flash_attn import flash_attn_func\n"
-    assert findings(tmp_path, source) == [("python-flash-attn", 3, "low")]
+    assert findings(tmp_path, source) == [("python-attention-switch", 2, "low"), ("python-flash-attn", 3, "low")]
 
 
 def test_symbol_groups_repeated_uses(tmp_path: Path) -> None:
@@ -289,7 +309,7 @@ def _also_annotations(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py"])
+@pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py", "attention_patches.py", "hopper/setup.py"])
 def test_per_file_rules_still_match_every_later_use(name: str) -> None:
     """A per-file rule reports its first use; the matcher must still see every later one (its occurrences)."""
     path = FIXTURES / "rules" / "python" / name
@@ -325,3 +345,20 @@ def test_checking_that_an_optional_module_loaded_is_no_use(tmp_path: Path) -> No
             pynvml.nvmlInit()
     """
     assert findings(tmp_path, source) == [("python-nvml", 5, "low")]
+
+
+def test_a_once_per_file_rule_folds_its_guarded_sites_too(tmp_path: Path) -> None:
+    source = """
+        import torch
+        if torch.version.hip is None:
+            import bitsandbytes as bnb
+            opt = bnb.optim.Adam8bit(params)
+            lin = bnb.nn.Linear8bitLt(4, 4)
+    """
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"))
+    result = scan(tmp_path, Settings(jobs=1))
+    assert result.findings == ()
+    [held] = result.guarded_findings
+    assert (held.rule, held.line, held.status, [o.line for o in held.occurrences]) == (
+        "python-bitsandbytes", 3, "guarded", [3, 4, 5])
+    assert result.guarded == 3

@@ -1,7 +1,9 @@
-"""Walk the annotated rule fixtures: `ruleid: ID` marks a line that must fire ID, `ok: ID` one that must not.
+"""Walk the annotated rule fixtures: `ruleid: ID` marks a line that must fire ID, `ok: ID` one that must not, and
+`guarded: ID` one where ID must be reported as guarded (code that already handles ROCm: info, never work).
 
 An annotation stands alone on the line(s) above its target, or trails the target line itself.
-A finding on a line that carries no `ruleid:` for its rule fails the test too.
+A finding on a line that carries no `ruleid:` for its rule fails the test too; so does a guarded finding without its
+`guarded:` annotation, in a file that has any.
 """
 
 from __future__ import annotations
@@ -21,13 +23,19 @@ from migrate.scan import scan
 from conftest import FIXTURES
 
 RULE_FIXTURES = FIXTURES / "rules"
-_ANNOTATION = re.compile(r"(?:#|//|/\*|<!--|;)\s*(ruleid|ok):\s*([a-z0-9-]+(?:\s*,\s*[a-z0-9-]+)*)")
+_ANNOTATION = re.compile(r"(?:#|//|/\*|<!--|;)\s*(ruleid|ok|guarded):\s*([a-z0-9-]+(?:\s*,\s*[a-z0-9-]+)*)")
+Lines = dict[int, set[str]]
 
 
-def annotations(path: Path) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+def annotations(path: Path) -> tuple[Lines, Lines]:
     """(line -> rules that must fire there, line -> rules that must not)."""
-    must: dict[int, set[str]] = defaultdict(set)
-    must_not: dict[int, set[str]] = defaultdict(set)
+    must, must_not, _guarded = all_annotations(path)
+    return must, must_not
+
+
+def all_annotations(path: Path) -> tuple[Lines, Lines, Lines]:
+    """(line -> rules that must fire there, that must not, that must be reported as guarded)."""
+    found_by_kind: dict[str, Lines] = {kind: defaultdict(set) for kind in ("ruleid", "ok", "guarded")}
     pending: list[tuple[str, list[str]]] = []
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     for number, text in enumerate(lines, start=1):
@@ -39,17 +47,18 @@ def annotations(path: Path) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
         if not text.strip():
             continue
         for kind, ids in pending + found:
-            (must if kind == "ruleid" else must_not)[number].update(ids)
+            found_by_kind[kind][number].update(ids)
         pending = []
-    return must, must_not
+    return found_by_kind["ruleid"], found_by_kind["ok"], found_by_kind["guarded"]
 
 
 @cache
 def fixture_findings() -> dict[str, list[Finding]]:
+    """The fixtures' findings by path, guarded ones included (their status says which they are)."""
     result = scan(RULE_FIXTURES, Settings(jobs=1, max_file_size=10**7))
     assert not result.skipped, f"rule fixtures were skipped: {result.skipped}"
     grouped: dict[str, list[Finding]] = defaultdict(list)
-    for finding in result.findings:
+    for finding in (*result.findings, *result.guarded_findings):
         grouped[finding.path].append(finding)
     return grouped
 
@@ -61,11 +70,16 @@ def _fixture_files() -> list[Path]:
 @pytest.mark.parametrize("path", _fixture_files(), ids=lambda p: str(p.relative_to(RULE_FIXTURES)))
 def test_fixture_annotations(path: Path) -> None:
     relpath = path.relative_to(RULE_FIXTURES).as_posix()
-    must, must_not = annotations(path)
-    fired: dict[int, set[str]] = defaultdict(set)
+    must, must_not, guarded = all_annotations(path)
+    fired: Lines = defaultdict(set)
+    held: Lines = defaultdict(set)
     for finding in fixture_findings().get(relpath, []):
-        fired[finding.line].add(finding.rule)
-    problems = []
+        (held if finding.status == "guarded" else fired)[finding.line].add(finding.rule)
+    problems = [f"{relpath}:{line}: {rule} is not reported as guarded"
+                for line, ids in sorted(guarded.items()) for rule in sorted(ids - held[line])]
+    if guarded:
+        problems += [f"{relpath}:{line}: unexpected guarded {rule} (no annotation)"
+                     for line, ids in sorted(held.items()) for rule in sorted(ids - guarded[line])]
     for line, ids in sorted(must.items()):
         for rule in sorted(ids - fired[line]):
             problems.append(f"{relpath}:{line}: expected {rule}, got {sorted(fired[line]) or 'nothing'}")

@@ -198,9 +198,10 @@ def demo() -> dict:
     from conftest import REPOS
 
     result = scan(REPOS / "manifests-demo", Settings(jobs=1, targets=("gfx942", "gfx1100")))
+    from migrate.assessment import assess
     from migrate.report.json import as_dict
 
-    return as_dict(result)
+    return as_dict(assess(result))
 
 
 def test_demo_malformed_files_are_skipped_and_the_rest_scanned(demo: dict) -> None:

@@ -102,7 +102,7 @@ def test_auto_reads_the_project_kind_from_the_scan(tmp_path: Path) -> None:
     (indirect / "setup.py").write_text(setup.replace("        CUDAExtension(", "        Extension(").replace(
         "nvcc_flags = [", "Extension = CUDAExtension\nnvcc_flags = ["))
     assert chosen(indirect) == ("extension", (
-        "setup.py:4 builds a PyTorch CUDA extension (the scan reports no work in its build): "
+        "setup.py:6 builds a PyTorch CUDA extension (torch-cuda-extension-build): "
         "a ROCm torch hipifies the CUDA sources at build time, so they keep their CUDA names"))
     cmake_hip = _copy("cmake-hpc", tmp_path / "cmake-hip")  # a HIP path of its own and no CUDA left in CMake
     (cmake_hip / "CMakeLists.txt").write_text("project(heatsolve LANGUAGES CXX)\nset(CMAKE_HIP_STANDARD 17)\n"

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
+from migrate.assessment import assess
 from migrate.cli import cli
 from migrate.model import Finding, Occurrence, ScanResult, Severity, Skipped, Substitution
 from migrate.report import render
@@ -63,13 +64,27 @@ def test_golden_reports(name: str, fmt: str, suffix: str, make_repo, monkeypatch
     check_golden(output, EXPECTED / f"{name}.{suffix}", update_golden)
 
 
+FIRST_SCREEN = '<section class="card" id="first-screen">'
+
+
+@pytest.mark.parametrize("name", REPO_NAMES)
+def test_golden_first_screen(name: str, make_repo, monkeypatch: pytest.MonkeyPatch, update_golden: bool) -> None:
+    """The first screen of each fixture in the terminal (the whole summary) and in HTML (its first section); the
+    Markdown goldens above hold it too."""
+    repo = make_repo(name)
+    check_golden(run_scan(repo, monkeypatch), EXPECTED / f"{name}.txt", update_golden)
+    page = run_scan(repo, monkeypatch, "--format", "html")
+    start = page.index(FIRST_SCREEN)
+    check_golden(page[start : page.index("</section>", start)] + "</section>\n", EXPECTED / f"{name}.first.html", update_golden)
+
+
 @pytest.mark.parametrize("name", REPO_NAMES)
 def test_fixture_sarif_is_valid(name: str, make_repo, monkeypatch: pytest.MonkeyPatch) -> None:
     jsonschema.validate(json.loads(run_scan(make_repo(name), monkeypatch, "--format", "sarif")), sarif_schema())
 
 
 def test_sarif_is_valid_and_maps_levels() -> None:
-    data = json.loads(sarif.render(sample()))
+    data = json.loads(sarif.render(assess(sample())))
     jsonschema.validate(data, sarif_schema())
     run = data["runs"][0]
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
@@ -87,7 +102,7 @@ def test_sarif_is_valid_and_maps_levels() -> None:
 
 
 def fingerprints(result: ScanResult) -> list[str]:
-    return [r["partialFingerprints"]["rocmMigrate/v1"] for r in json.loads(sarif.render(result))["runs"][0]["results"]]
+    return [r["partialFingerprints"]["rocmMigrate/v1"] for r in json.loads(sarif.render(assess(result)))["runs"][0]["results"]]
 
 
 def test_fingerprints_survive_line_shifts_and_tell_repeats_apart() -> None:
@@ -103,18 +118,21 @@ def test_fingerprints_survive_line_shifts_and_tell_repeats_apart() -> None:
 
 def test_sarif_uris_are_percent_encoded() -> None:
     result = sample(findings=(make(f"odd dir/{EVIL}.cu", 1, "r", Severity.LOW),))
-    uri = json.loads(sarif.render(result))["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    uri = json.loads(sarif.render(assess(result)))["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri == "odd%20dir/%3Cscript%3Ealert%281%29%3C/script%3E.cu"
 
 
 def test_markdown_sections_in_order() -> None:
-    text = markdown.render(sample())
+    text = markdown.render(assess(sample()))
     headings = [line for line in text.splitlines() if line.startswith("### ")]
     assert headings == [
-        "### What drives the effort", "### Porting checklist", "### What to install instead",
-        "### Skipped files (1)", "### Findings by file",
+        "### Porting checklist", "### What to install instead (most effort removed first)",
+        "### Skipped files (1)", "### Findings by component (one row per rule; `--format json` lists every finding)",
     ]
     assert text.startswith("## ROCm porting report: ")
+    first = ["**Verdict:**", "**Why ", "**What drives the effort**", "> **Most of what blocks this port is TensorRT",
+             "**First actions**", "- **Findings:**", "\n---\n"]
+    assert [text.index(part) for part in first] == sorted(text.index(part) for part in first)
     assert "```sh\napt install migraphx\npip install migraphx\n```" in text
     assert "Source: <https://rocm.docs.amd.com/projects/AMDMIGraphX> (as of 2026-10)." in text
     checklist = [line.split("**")[1] for line in text.splitlines() if line.startswith("- [ ] ")]
@@ -122,14 +140,15 @@ def test_markdown_sections_in_order() -> None:
 
 
 def test_markdown_aggregates_repeated_renames() -> None:
-    text = markdown.render(sample())
-    assert "- **L30, 31, 32** ×3 low `cuda-runtime-api`: mechanical renames: `cudaMalloc` → `hipMalloc`" in text
+    text = markdown.render(assess(sample()))
+    assert "- **low** `cuda-runtime-api` ×3: mechanical renames: `cudaMalloc` → `hipMalloc`\n" in text
+    assert "  <details><summary>2 more places</summary>\n\n  - `csrc/k.cu:31`: `call_31(x);`\n" in text
     assert text.count("cuda-runtime-api") == 1
 
 
 def test_markdown_escapes_repo_text() -> None:
     finding = make(f"src/{EVIL}.cu", 3, "r", Severity.HIGH, message=f"bad {EVIL} *x*", evidence=f"f(); // {EVIL} ` tick")
-    text = markdown.render(sample(findings=(finding,), skipped=(Skipped(f"{EVIL}.cu", EVIL),)))
+    text = markdown.render(assess(sample(findings=(finding,), skipped=(Skipped(f"{EVIL}.cu", EVIL),))))
     outside_code = re.sub(r"(`+)(.+?)\1", "", text)
     assert "<script>" not in outside_code
     assert "bad \\<script\\>alert(1)\\</script\\> \\*x\\*" in text
@@ -140,16 +159,18 @@ def test_markdown_truncates_with_a_note() -> None:
     findings = tuple(
         sorted(make(f"src/mod{i:04d}/file.cu", n, f"rule-{n}", Severity.MEDIUM, message="x" * 80) for i in range(400) for n in (1, 2, 3))
     )
-    text = markdown.render(sample(findings=findings))
+    text = markdown.render(assess(sample(findings=findings)))
     assert len(text) <= markdown.LIMIT
     assert "> **Truncated:**" in text and "more findings in" in text
-    shown = text.count("#### `src/mod")
-    assert 0 < shown < 400 and f"{(400 - shown) * 3} more findings in {400 - shown} files" in text
+    shown = text.count("#### custom ops/kernels (src/mod")
+    assert 0 < shown < 400 and f"{(400 - shown) * 3} more findings in {400 - shown} components" in text
 
 
 def test_markdown_without_findings() -> None:
-    text = markdown.render(sample(findings=(), skipped=(), substitutions=()))
-    assert "**Verdict:** trivial · **Risk:** 0/100 · **Effort:** 0 engineer-days" in text
+    text = markdown.render(assess(sample(findings=(), skipped=(), substitutions=())))
+    assert "**Verdict:** trivial (risk 0/100), effort 0 engineer-days, for gfx942  \n" in text
+    assert "**What drives the effort**" not in text
+    assert "**First actions**\n\n1. Build it for ROCm and run its tests on gfx942 — nothing on the main path to port\n" in text
     assert text.endswith("No findings: nothing CUDA-specific stands in the way.\n")
 
 
@@ -184,17 +205,20 @@ def test_html_escapes_and_is_self_contained() -> None:
 
 def test_html_shows_counts_table_and_copy_buttons() -> None:
     page = render(sample(), "html")
-    assert page.count("<tr data-severity=") == 7
+    assert page.count("<tr data-severity=") == 5  # the three renames of one rule in csrc/ are one row
+    assert 'data-component="csrc" data-count="3"' in page
     assert '<div class="big" id="count-total">7</div>' in page
     assert '<span id="count-blocker">1</span>' in page and '<span id="count-low">3</span>' in page
-    assert page.count('<button class="copy"') == 1
+    assert page.count('<button class="copy"') == 2  # the first action's command and the substitute's
     assert 'id="chart-effort"' in page and 'id="chart-directories"' in page
 
 
 def test_terminal_shows_verdict_and_drivers() -> None:
     text = render(sample(), "terminal")
     assert "Verdict: very-hard" in text or "Verdict: hard" in text
-    assert "  - infer: TensorRT use (1 rule, 1 finding in 1 file) " in text
+    assert "  1. inference/deployment path (infer/): TensorRT use, 1 finding in 1 file, blocked, " in text
+    assert "  2. custom ops/kernels (csrc/): " in text
+    assert "  1. tensorrt → MIGraphX — removes " in text and "     $ apt install migraphx\n" in text
 
 
 @pytest.mark.parametrize("name, fmt", [("r.md", "md"), ("r.html", "html"), ("r.sarif", "sarif"), ("r.sarif.json", "sarif"), ("r.json", "json")])
@@ -224,16 +248,17 @@ def test_fixture_repos_are_calibrated(name: str, verdicts: set[str], make_repo, 
     assert summary["verdict"] in verdicts
 
 
-def test_markdown_groups_repeats_of_a_rule_by_message() -> None:
+def test_markdown_collapses_a_rule_in_one_component_to_one_row() -> None:
     findings = tuple(sorted([
         make("k.cu", 3, "warp-full-mask", Severity.HIGH, message="32-bit mask", evidence="a(0xffffffff);"),
         make("k.cu", 9, "warp-full-mask", Severity.HIGH, message="32-bit mask", evidence="b(0xffffffff);"),
         make("k.cu", 5, "no-hip", Severity.MEDIUM, message="cudaFoo has none"),
         make("k.cu", 6, "no-hip", Severity.MEDIUM, message="cudaBar has none"),
     ]))
-    text = markdown.render(sample(findings=findings))
-    assert "- **L3, 9** ×2 high `warp-full-mask`: 32-bit mask\n  - L3: `a(0xffffffff);`\n  - L9: `b(0xffffffff);`\n" in text
-    assert "- **L5** medium `no-hip`: cudaFoo has none\n" in text and "- **L6** medium `no-hip`: cudaBar has none\n" in text
+    text = markdown.render(assess(sample(findings=findings)))
+    assert ("- **high** `warp-full-mask` ×2: 32-bit mask\n  `k.cu:3`: `a(0xffffffff);`\n\n"
+            "  <details><summary>1 more place</summary>\n\n  - `k.cu:9`: `b(0xffffffff);`\n\n  </details>\n") in text
+    assert "- **medium** `no-hip` ×2: cudaFoo has none\n  `k.cu:5`: " in text and "  - `k.cu:6`: " in text
 
 
 def test_terminal_shows_each_target_when_several() -> None:
@@ -299,7 +324,7 @@ def test_sarif_related_locations_hold_the_other_places(tmp_path: Path, monkeypat
 def test_markdown_and_html_list_the_places_collapsed() -> None:
     places = tuple(Occurrence(o["line"], o["column"], o["end_line"], o["evidence"]) for o in OCCURRENCES)  # type: ignore[arg-type]
     finding = make("src/sort.cu", 4, "thrust-usage", Severity.LOW, evidence=places[0].evidence, occurrences=places)
-    text = markdown.render(sample(findings=(finding,)))
+    text = markdown.render(assess(sample(findings=(finding,))))
     assert (
         "  <details><summary>2 places in this file</summary>\n\n"
         "  - L4: `thrust::sort(thrust::device, d, d + n);`\n"
@@ -312,7 +337,7 @@ def test_markdown_and_html_list_the_places_collapsed() -> None:
         '<li><span class="line">L4</span> <code>thrust::sort(thrust::device, d, d + n);</code></li>'
         '<li><span class="line">L6</span> <code>thrust::reverse(d, d + n);</code></li></ul></details>'
     ) in page
-    assert "places in this file</summary>" not in markdown.render(sample()) + render(sample(), "html")
+    assert "places in this file</summary>" not in markdown.render(assess(sample())) + render(sample(), "html")
 
 
 @pytest.mark.parametrize("finding", [
@@ -325,3 +350,14 @@ def test_json_writes_each_finding_as_json_dumps_of_its_dict(finding: Finding) ->
     from migrate.report.json import finding_json
 
     assert finding_json(finding) == json.dumps(finding.to_dict(), ensure_ascii=False)
+
+
+def test_importing_the_escaper_does_not_load_the_assessment() -> None:
+    """migrate.report.escape is imported by every command and by fleet jobs under a memory cap: the report package
+    loads the assessment (rules, weights, knowledge base) only when a report is rendered."""
+    import subprocess
+    import sys
+
+    code = "import sys, migrate.report.escape; print(sorted(m for m in ('migrate.assessment', 'migrate.risk') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -21,6 +21,8 @@ _PY_BUILD_CONTEXT = ("cpp_extension", "extra_cuda_cflags", "nvcc", "CUDAExtensio
 _CMAKE_LINKS = frozenset({"target_link_libraries", "link_libraries", "target_link_options", "set_target_properties",
                           "set_property", "find_library"})
 _WORD = re.compile(r"[^\s,;\"']+")
+_STR_METHODS = frozenset({"endswith", "startswith", "removesuffix", "removeprefix", "replace", "find", "rfind", "index",
+                          "count", "split", "rsplit", "strip", "rstrip", "lstrip", "partition", "rpartition"})
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -85,18 +87,19 @@ def _python_words(doc: PythonDocument, *, options: bool) -> Iterator[tuple[str, 
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in doc.docstrings:
             words = node.value.split()
             if words and (all(w.startswith("-") for w in words) if options else len(words) == 1):
-                if not _platform_split(doc, node):
+                if not _said(doc, node):
                     yield from _split(node.value, node.lineno, node.col_offset + 2)
 
 
-def _platform_split(doc: PythonDocument, node: ast.AST) -> bool:
-    """Inside `if <ROCm test>: ... else: ...`: each branch already builds for one platform."""
+def _said(doc: PythonDocument, node: ast.Constant) -> bool:
+    """A string that is shown or looked for, not passed to a compiler: a message, a side of a comparison
+    (`assert "-lineinfo" in flags`), or the argument of a string method (`source.endswith("_sm90.cu")`)."""
     parent = doc.parents.get(node)
-    while parent is not None:
-        if isinstance(parent, (ast.If, ast.IfExp)) and doc.mentions_hip(parent.test):
-            return True
-        parent = doc.parents.get(parent)
-    return False
+    if isinstance(parent, ast.Compare):
+        return True
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr in _STR_METHODS:
+        return True
+    return doc.string_site(node).role in ("prose", "doc")
 
 
 def _split(text: str, line: int, column: int) -> Iterator[tuple[str, int, int]]:

@@ -14,6 +14,7 @@ from migrate.matchers.python_common import (
     check_keys,
     check_regex,
     has_attribute,
+    has_anchor,
     has_fallback,
     has_name,
     has_string,
@@ -29,12 +30,12 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
-    "fallback_severity", "hip_aware", "numbers", "unless_file",
+    "fallback_severity", "hip_aware", "numbers", "unless_file", "switches",
 }
-_CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol"}
-_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol"}
+_CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
+_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls"}
 _ROLES = {"code", "argv", "prose", "doc"}
-_MAX_DEPTH, _MAX_TEXTS = 32, 16
+_MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
 FALLBACK_MESSAGE = (
     "Optional import with a fallback in place (try/except ImportError or an availability check): "
     "the code still runs on ROCm without it; port or replace it for speed, not to make it work."
@@ -43,8 +44,9 @@ FALLBACK_MESSAGE = (
 
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "python")
-    if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings", "numbers")):
-        raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings, numbers")
+    if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings", "numbers", "switches")):
+        raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings, numbers, "
+                         "switches")
     for key in ("imports", "names", "exclude_names", "decorators", "needles"):
         if key in params and not all(isinstance(v, str) for v in as_list(params[key])):
             raise ValueError(f"python matcher: '{key}' must be a list of dotted names")
@@ -59,12 +61,14 @@ def _validate(params: Mapping[str, Any]) -> None:
     if "fallback_severity" in params:
         Severity.parse(str(params["fallback_severity"]))
     check_regex(params, "unless_file", required=False)
+    check_regex(params, "switches", required=False)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
         raise ValueError("python matcher: 'numbers' must be a list of numbers")
-    needs_words = params.get("strings") or params.get("numbers") or any("callee" in c for c in params.get("calls", []))
+    needs_words = params.get("strings") or params.get("numbers") or params.get("switches") or any(
+        "callee" in c for c in params.get("calls", []))
     if needs_words and not params.get("needles"):
-        raise ValueError("python matcher: a rule with 'strings', 'numbers' or a 'callee' regex needs 'needles' "
-                         "(literal words for the prefilter)")
+        raise ValueError("python matcher: a rule with 'strings', 'numbers', 'switches' or a 'callee' regex needs "
+                         "'needles' (literal words for the prefilter)")
 
 
 def _validate_call(call: Any) -> None:
@@ -73,6 +77,7 @@ def _validate_call(call: Any) -> None:
     check_keys(call, _CALL_KEYS, "python calls entry")
     check_regex(call, "regex", required=False)
     check_regex(call, "callee", required=False)
+    check_regex(call, "without", required=False)
     if "arg" in call and "regex" not in call:
         raise ValueError("python calls entry: 'arg' needs a 'regex' for the argument")
     if "regex" in call and not ("arg" in call or "keyword" in call):
@@ -115,6 +120,8 @@ def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
         return True
     if params.get("numbers") or any(_string_entry(text, e) for e in params.get("strings", [])):
         return True
+    if "switches" in params and _names_a_switch(text, params["switches"]):
+        return True
     return any(_call_entry(text, entry) for entry in params.get("calls", []))
 
 
@@ -125,7 +132,22 @@ def _call_entry(text: str, entry: Mapping[str, Any]) -> bool:
         return any(has_name(text, name) for name in as_list(entry["name"]))
     if "method" in entry:
         return any(has_attribute(text, method) for method in as_list(entry["method"]))
-    return "callee" in entry or any(has_word(text, k) for k in as_list(entry["keyword"]))
+    if "callee" in entry:
+        return _callee_written(text, entry["callee"])
+    return any(has_word(text, k) for k in as_list(entry["keyword"]))
+
+
+def _callee_written(text: str, callee: str) -> bool:
+    """The last part of a callee `(?:^|\\.)name$` regex is written in the text (a resolved name's parts all are)."""
+    body = callee.removeprefix("(?:^|\\.)").removesuffix("$")
+    if body == callee or has_anchor(body):
+        return True  # a shape this test does not know: no saving, but no miss
+    return re.search(rf"\b(?:{body})\b", text) is not None
+
+
+def _names_a_switch(text: str, switches: str) -> bool:
+    """A word of the text is a switch (`HAS_FLASH_ATTN`), as `switches` matches an identifier whole."""
+    return re.search(rf"(?<!\w)(?:{switches})(?!\w)", text) is not None
 
 
 def _string_entry(text: str, entry: Mapping[str, Any]) -> bool:
@@ -141,26 +163,28 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     if "unless_file" in params and re.search(params["unless_file"], doc.text):
         return  # the file already handles the AMD side (a peak table that lists MI300X)
     hits = [*_imports(doc, params), *_names(doc, params), *_calls(doc, params)]
-    hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params)]
+    hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params), *_switches(doc, params)]
     seen: set[int] = set()
-    for node, symbol in sorted(hits, key=lambda h: (h[0].lineno, h[0].col_offset)):
-        if node.lineno in seen:
+    for node, symbol, line in sorted(hits, key=lambda h: (h[2], h[0].col_offset)):
+        if line in seen:
             continue
-        seen.add(node.lineno)
-        yield _hit(doc, params, node, symbol)
+        seen.add(line)
+        yield _hit(doc, params, node, symbol, line)
 
 
-def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.stmt, symbol: str | None) -> Hit:
+def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.stmt, symbol: str | None,
+         line: int) -> Hit:
     severity = message = None
     fallback = params.get("fallback_severity")
     if fallback and _optional(doc, params, node):
         severity, message = Severity.parse(fallback), FALLBACK_MESSAGE
     elif params.get("hip_aware"):
         severity, message = hip_adjusted(doc, node)
+    single = line == node.lineno
     return Hit(
-        node.lineno,
-        node.col_offset + 1,
-        end_line=node.end_lineno,
+        line,
+        node.col_offset + 1 if single else 1,
+        end_line=node.end_lineno if single else line,
         severity=severity,
         message=message,
         symbol=symbol,
@@ -175,12 +199,12 @@ def _optional(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | a
     return bool(imports) and all(has_fallback(doc, i) for i in imports)
 
 
-Found = Iterator[tuple[ast.expr | ast.stmt, str]]
+Found = Iterator[tuple[ast.expr | ast.stmt, str, int]]  # the node, its symbol, the line to report
 
 
 def _imports(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     for site, wanted in _import_sites(doc, params):
-        yield site.node, wanted
+        yield site.node, wanted, site.node.lineno
 
 
 def _import_sites(doc: PythonDocument, params: Mapping[str, Any]) -> Iterator[tuple[ImportSite, str]]:
@@ -199,7 +223,7 @@ def _names(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
             continue  # nothing imports its module: spare building the reference table
         for ref in doc.refs_by_prefix.get(wanted, ()):
             if _bound_by_import(doc, ref.node) and not any(prefixed(ref.dotted, x) for x in excluded):
-                yield ref.node, ref.dotted
+                yield ref.node, ref.dotted, ref.node.lineno
 
 
 def _bound_by_import(doc: PythonDocument, node: ast.expr) -> bool:
@@ -216,6 +240,7 @@ def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         methods = as_list(entry.get("method", []))
         regex = re.compile(entry["regex"]) if "regex" in entry else None
         callee = re.compile(entry["callee"]) if "callee" in entry else None
+        without = re.compile(entry["without"]) if "without" in entry else None
         for site in _candidates(doc, entry):
             if (names and site.name not in names) or (methods and site.method not in methods):
                 continue
@@ -223,9 +248,11 @@ def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
                 continue
             if regex is None and "keyword" in entry and not _has_keyword(site.node, entry["keyword"]):
                 continue
-            where = site.node if regex is None else _matching_argument(site.node, entry, regex)
+            if without and _passes(site.node, without):
+                continue
+            where = _place(site.node, entry) if regex is None else _matching_argument(site.node, entry, regex)
             if where is not None:
-                yield where, entry.get("symbol") or site.name or f".{site.method}()"
+                yield where, entry.get("symbol") or site.name or f".{site.method}()", where.lineno
         if not names and not methods and "callee" not in entry and "keyword" in entry:
             yield from _keyword_entries(doc, entry, regex)
 
@@ -242,7 +269,7 @@ def _keyword_entries(doc: PythonDocument, entry: Mapping[str, Any], regex: re.Pa
         if not (isinstance(key, ast.Constant) and key.value in keywords) or _is_off(value):
             continue
         if regex is None or any(regex.search(t) for t in argument_texts(value)):
-            yield key, entry.get("symbol") or str(key.value)
+            yield key, entry.get("symbol") or str(key.value), key.lineno
 
 
 def _is_presence_test(doc: PythonDocument, node: ast.Name) -> bool:
@@ -273,6 +300,21 @@ def _has_keyword(call: ast.Call, keywords: Any) -> bool:
     return any(k.arg in as_list(keywords) and not _is_off(k.value) for k in call.keywords)
 
 
+def _passes(call: ast.Call, regex: re.Pattern[str]) -> bool:
+    """An argument of the call (by position or keyword) has a literal text REGEX matches."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return any(regex.search(text) for value in values for text in argument_texts(value))
+
+
+def _place(call: ast.Call, entry: Mapping[str, Any]) -> ast.expr:
+    """Where a call found by its keyword is reported: at that keyword (`load_in_8bit=True` on its own line of a long
+    call), else at the call."""
+    if any(k in entry for k in ("name", "method", "callee")):
+        return call
+    keywords = as_list(entry["keyword"])
+    return next((k.value for k in call.keywords if k.arg in keywords and not _is_off(k.value)), call)
+
+
 def _is_off(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and (node.value is False or node.value is None)
 
@@ -287,8 +329,9 @@ def _matching_argument(call: ast.Call, entry: Mapping[str, Any], regex: re.Patte
 
 
 def argument_texts(node: ast.expr, depth: int = 0) -> list[str]:
-    """The literal texts an argument may stand for: strings, f-strings' fixed parts, a list's first item,
-    both arms of `a if c else b`, `a + b`; bounded so that generated code cannot blow it up."""
+    """The literal texts an argument may stand for: strings, f-strings' fixed parts, a list's first item and its items
+    joined as a command line, both arms of `a if c else b`, `a + b`; bounded so that generated code cannot blow it
+    up."""
     if depth > _MAX_DEPTH:
         return []
     deeper = depth + 1
@@ -296,8 +339,10 @@ def argument_texts(node: ast.expr, depth: int = 0) -> list[str]:
         return [node.value]
     if isinstance(node, ast.JoinedStr):
         return ["".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)]  # type: ignore[misc]
-    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
-        return argument_texts(node.elts[0], deeper)
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:  # the program, and the whole command line
+        first = argument_texts(node.elts[0], deeper)
+        words = [(argument_texts(item, deeper) or ["{}"])[0] for item in node.elts[:_MAX_WORDS]]
+        return [*first, " ".join(words)] if len(words) > 1 else first
     if isinstance(node, ast.IfExp):
         return argument_texts(node.body, deeper) + argument_texts(node.orelse, deeper)
     if isinstance(node, ast.BoolOp):
@@ -317,7 +362,24 @@ def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     wanted = as_list(params.get("decorators", []))
     for item in doc.index.decorated if wanted else ():
         if item.name in wanted:
-            yield item.node, item.name
+            yield item.node, item.name, item.node.lineno
+
+
+def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """The tests of if / while / conditional expressions that name a flag or predicate `switches` matches whole
+    (`if HAS_FLASH_ATTN:`, `x if is_flash_attn_2_available() else y`): where code chooses a feature."""
+    if "switches" not in params:
+        return
+    regex = re.compile(params["switches"])
+    names = {n.id for n in doc.of_type(ast.Name)} | {n.attr for n in doc.of_type(ast.Attribute)}
+    if not any(regex.fullmatch(name) for name in names):
+        return  # most files name no such flag: spare walking every test
+    for node in doc.of_type(ast.If, ast.While, ast.IfExp):
+        for item in ast.walk(node.test):
+            name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else None
+            if name and regex.fullmatch(name):
+                yield node.test, name, node.test.lineno
+                break
 
 
 def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
@@ -331,7 +393,7 @@ def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
             continue  # the larger product is the number
         value = _constant_product(node)
         if value is not None and any(math.isclose(value, w, rel_tol=1e-6) for w in wanted):
-            yield node, f"{value:g}"
+            yield node, f"{value:g}", node.lineno
 
 
 def _constant_product(node: ast.expr, depth: int = 0) -> float | None:
@@ -355,11 +417,31 @@ def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         regex = re.compile(entry["regex"])
         roles = set(as_list(entry.get("roles", ["code", "argv"])))
         target = re.compile(entry["assigned_to"]) if "assigned_to" in entry else None
+        outside = set(as_list(entry.get("outside_calls")))
         for node in doc.strings:
-            if not regex.search(node.value):
+            found = regex.search(node.value)
+            if found is None:
                 continue
             site = doc.string_site(node)
-            if site.role not in roles:
+            if site.role not in roles or (outside and _argument_of(doc, node) in outside):
                 continue
             if target is None or (site.assigned_to and target.search(site.assigned_to)):
-                yield site.node, entry.get("symbol") or regex.search(site.node.value).group()  # type: ignore[union-attr]
+                yield site.node, entry.get("symbol") or found.group(), _line_of(doc, node, found.group())
+
+
+def _argument_of(doc: PythonDocument, node: ast.expr) -> str | None:
+    """The dotted callee of the call NODE is an argument of (through list, tuple and concatenation wrappers)."""
+    parent = doc.parents.get(node)
+    while isinstance(parent, (ast.List, ast.Tuple, ast.BinOp, ast.keyword)):
+        node, parent = parent, doc.parents.get(parent)  # type: ignore[assignment]
+    return doc.dotted(parent.func) if isinstance(parent, ast.Call) and node is not parent.func else None
+
+
+def _line_of(doc: PythonDocument, node: ast.Constant, matched: str) -> int:
+    """The line of a multi-line string (implicit concatenation, triple quotes) on which MATCHED is written."""
+    end = node.end_lineno or node.lineno
+    if end == node.lineno or not matched:
+        return node.lineno
+    probe = matched.splitlines()[0] if matched.strip() else matched
+    lines = doc.lines[node.lineno - 1 : end]
+    return node.lineno + next((i for i, text in enumerate(lines) if probe in text), 0)

@@ -147,7 +147,7 @@ def string_candidate(regex: str) -> tuple[re.Pattern[str], bool] | None:
         inner = inner[:-1]
     elif inner.endswith("\\b") and not inner.endswith("\\\\b"):
         inner = inner[:-2]
-    return None if not inner or _ANCHOR.search(inner) else (re.compile(inner), False)
+    return None if not inner or has_anchor(inner) else (re.compile(inner), False)
 
 
 def has_string(text: str, found: tuple[re.Pattern[str], bool] | None) -> bool:
@@ -158,6 +158,11 @@ def has_string(text: str, found: tuple[re.Pattern[str], bool] | None) -> bool:
     if not at_start:
         return pattern.search(text) is not None
     return any(m.start() > 0 and text[m.start() - 1] in _STRING_START for m in pattern.finditer(text))
+
+
+def has_anchor(regex: str) -> bool:
+    """REGEX holds an anchor or a lookaround, so searching a file's text with it is no test of a string or name."""
+    return _ANCHOR.search(regex) is not None
 
 
 def _anchored_prefix(regex: str) -> str | None:

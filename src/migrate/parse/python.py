@@ -27,6 +27,11 @@ PROSE_CALLS = frozenset(
 PROSE_KEYWORDS = frozenset({"help", "description", "msg", "message", "epilog", "usage", "reason", "desc"})
 _WRAPPERS = (ast.JoinedStr, ast.FormattedValue, ast.BinOp, ast.IfExp, ast.BoolOp)
 _HIP_HINT = re.compile(r"hip|rocm|amd|gcnarch", re.I)
+# ROCm's command-line tools: an except clause that runs one is the ROCm fallback of what the try attempted.
+_ROCM_TOOL = re.compile(r"(?:^|[\s/])(?:rocm-smi|amd-smi|rocminfo|hipconfig|hipcc)(?:\s|$)")
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_BLOCKS = ("body", "orelse", "finalbody")
+_TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 
 
 @dataclass(frozen=True)
@@ -377,7 +382,9 @@ class PythonDocument(Document):
 
     @cached_property
     def hip_guarded_ranges(self) -> list[tuple[int, int]]:
-        """Line ranges of if/elif chains whose tests check for ROCm: every branch is already ported."""
+        """Line ranges of code that already handles ROCm: if/elif chains and `a if <ROCm> else b` whose tests check
+        for ROCm (every branch is already ported), a try whose except falls back to a ROCm tool (`nvidia-smi`
+        tried first, `rocm-smi` after), and the functions called only from such code."""
         if not _HIP_HINT.search(self.text):
             return []
         ranges = []
@@ -386,8 +393,69 @@ class PythonDocument(Document):
             if id(node) in elifs:
                 continue
             if any(self.mentions_hip(test) for test in _chain_tests(node)):
-                ranges.append((node.lineno, node.end_lineno or node.lineno))
-        return ranges
+                ranges.append((node.lineno, self._rest_after_exit(node) or node.end_lineno or node.lineno))
+        for choice in self.of_type(ast.IfExp):
+            if self.mentions_hip(choice.test):
+                ranges.append((choice.lineno, choice.end_lineno or choice.lineno))
+        for attempt in self.of_type(ast.Try, *_TRY_STAR):
+            if any(self._falls_back_to_rocm(handler) for handler in attempt.handlers):
+                ranges.append((attempt.lineno, attempt.body[-1].end_lineno or attempt.lineno))
+        return ranges + self._reached_only_from(ranges) if ranges else ranges
+
+    def _rest_after_exit(self, node: ast.If) -> int | None:
+        """For `if <ROCm test>: ... return` with no else, the last line of its block: the code after it is the other
+        platform's branch. None when the if can fall through."""
+        if node.orelse or not isinstance(node.body[-1], _EXITS):
+            return None
+        parent = self.parents.get(node)
+        block: list[ast.stmt] = next((getattr(parent, f) for f in _BLOCKS if node in getattr(parent, f, ())), [])
+        return block[-1].end_lineno if block else None
+
+    def _falls_back_to_rocm(self, handler: ast.ExceptHandler) -> bool:
+        """The except clause runs a ROCm tool or checks for ROCm: the try already handles both platforms."""
+        start, end = handler.lineno, handler.end_lineno or handler.lineno
+        if not any(n in self._hint_lines for n in range(start, end + 1)):
+            return False
+        for node in ast.walk(handler):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _ROCM_TOOL.search(node.value):
+                return True
+            if isinstance(node, (ast.If, ast.IfExp)) and self.mentions_hip(node.test):
+                return True
+        return False
+
+    def _reached_only_from(self, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The functions (and methods) of this file whose every use is a call inside RANGES, or inside another such
+        function: helpers of the CUDA branch of a ROCm switch (`get_cuda_bare_metal_version` called only in the
+        `else` of `if IS_ROCM:`). A function used any other way (passed on, or not called here at all) is not."""
+        uses = self._uses_by_name
+        found: list[tuple[int, int]] = []
+        candidates = [f for f in self._structure.functions if uses.get(f.name)]
+        changed = True
+        while changed:
+            changed = False
+            for function in candidates:
+                span = (function.lineno, function.end_lineno or function.lineno)
+                if span in found:
+                    continue
+                inside = ranges + found
+                if all(called and any(s <= line <= e for s, e in inside) for line, called in uses[function.name]):
+                    found.append(span)
+                    changed = True
+        return found
+
+    @cached_property
+    def _uses_by_name(self) -> dict[str, list[tuple[int, bool]]]:
+        """Per function name defined here, each place it is named: (line, whether it is called there)."""
+        defined = {f.name for f in self._structure.functions}
+        uses: dict[str, list[tuple[int, bool]]] = {}
+        for node in self.of_type(ast.Name, ast.Attribute):
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            if name not in defined or not isinstance(node.ctx, ast.Load):
+                continue
+            parent = self.parents.get(node)
+            called = isinstance(parent, ast.Call) and parent.func is node
+            uses.setdefault(name, []).append((node.lineno, called))
+        return uses
 
     @cached_property
     def _hip_guard_lines(self) -> dict[int, list[int]]:

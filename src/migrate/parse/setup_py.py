@@ -35,6 +35,9 @@ def _strings(node: ast.AST) -> Iterator[tuple[ast.Constant, str]]:
 def _requirements(doc: PythonDocument, value: ast.AST) -> Iterator[Item]:
     if isinstance(value, ast.Name):
         value = _assigned(doc, value.id) or value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):  # extras_require=get_extras()
+        yield from _listed_requirements(_defined(doc, value.func.id))
+        return
     for const, text in _strings(value):
         if isinstance(value, ast.Dict) and const in value.keys:
             continue
@@ -43,11 +46,39 @@ def _requirements(doc: PythonDocument, value: ast.AST) -> Iterator[Item]:
             yield item
 
 
+def _defined(doc: PythonDocument, name: str) -> ast.FunctionDef | None:
+    return next((n for n in doc.module.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def _listed_requirements(function: ast.FunctionDef | None) -> Iterator[Item]:
+    """The requirements a setup.py helper lists: strings in its list and tuple literals, not those compared against
+    (`if platform in ["cuda", "cpu"]:`)."""
+    nodes = list(ast.walk(function)) if function else []
+    compared = {id(side) for node in nodes if isinstance(node, ast.Compare) for side in (node.left, *node.comparators)}
+    for node in nodes:
+        if isinstance(node, (ast.List, ast.Tuple)) and id(node) not in compared:
+            for const in node.elts:
+                if isinstance(const, ast.Constant) and isinstance(const.value, str):
+                    item = requirement_item(const.value, const.lineno, const.col_offset + 2, strict=False)
+                    if item is not None:
+                        yield item
+
+
 def _assigned(doc: PythonDocument, name: str) -> ast.AST | None:
     for node in doc.module.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             return node.value
     return None
+
+
+def _reference_items(doc: PythonDocument, node: ast.Name | ast.Attribute) -> Iterator[Item]:
+    """CUDAExtension named without a call (`extension = CUDAExtension`, called later under another name)."""
+    last = node.id if isinstance(node, ast.Name) else node.attr
+    if last != "CUDAExtension" or not isinstance(node.ctx, ast.Load) or doc.in_annotation(node):
+        return
+    parent = doc.parents.get(node)
+    if not (isinstance(parent, ast.Call) and parent.func is node) and not isinstance(parent, ast.Attribute):
+        yield Item(FACT, "cuda-extension", node.lineno, node.col_offset + 1, value=doc.dotted(node) or last)
 
 
 def _call_items(doc: PythonDocument, call: ast.Call) -> Iterator[Item]:
@@ -84,6 +115,8 @@ def setup_items(doc: PythonDocument) -> list[Item]:
     for node in doc.nodes:
         if isinstance(node, ast.Call):
             found.extend(_call_items(doc, node))
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            found.extend(_reference_items(doc, node))
         elif isinstance(node, ast.Subscript):
             found.extend(_env_subscript(doc, node))
         elif isinstance(node, (ast.If, ast.IfExp, ast.Assert)):

@@ -13,10 +13,12 @@ import jinja2
 from markupsafe import Markup
 
 from migrate import risk, targets
-from migrate.report import status
-from migrate.model import Finding, ScanResult, Severity
+from migrate.assessment import Assessment
+from migrate.report import firstscreen, grouping, status
+from migrate.model import Finding, Severity
 
-ROWS_SHOWN = 5000  # beyond this a browser table stops being useful; JSON has them all
+ROWS_SHOWN = 5000  # rows (a rule in a component each); beyond this a browser table stops being useful
+PLACES_SHOWN = 200  # folded places under one row; JSON has them all
 _BARS = 12
 
 
@@ -30,37 +32,37 @@ class Bar:
     width: float  # 0..100, share of the longest bar
 
 
-def render(result: ScanResult) -> str:
-    """The report as one HTML document."""
-    weights = risk.load_weights()
-    assessed = risk.assess_result(result, weights)
+def render(record: Assessment) -> str:
+    """The report as one HTML document: the first screen, the summary, then the rest."""
+    result, assessed, weights = record.result, record.risk, record.weights
+    groups = grouping.groups(record)
+    titles = grouping.titles_of(record)
+    present = {g.component for g in groups}
     return _template().render(
         result=result,
         risk=assessed,
+        screen=firstscreen.build(record),
+        sources_shown=firstscreen.SOURCES_SHOWN,
         effort=risk.format_days(assessed.effort),
         blocker_effort=risk.format_days(assessed.blocker_effort),
         severities=sorted(Severity, reverse=True),
         by_severity=Counter(f.severity for f in result.findings),
         categories=sorted({f.category for f in result.findings}),
+        components=[(name, titles[name]) for name in grouping.order(record) if name in present],
         labels={c: risk.label(c, weights) for c in {f.category for f in result.findings}},
-        per_target=_per_target(result),
+        per_target=_per_target(record),
         effort_bars=_effort_bars(assessed, weights),
         directory_bars=_directory_bars(assessed),
-        checklist=[(item, risk.format_days(item.effort)) for item in _checklist(result, weights)],
-        rows=result.findings[:ROWS_SHOWN],
-        hidden_rows=max(0, len(result.findings) - ROWS_SHOWN),
+        checklist=[(item, risk.format_days(item.effort)) for item in record.checklist],
+        removals=[(r.substitution, risk.format_days(r.effort) if r.effort.high else "") for r in record.removals],
+        rows=groups[:ROWS_SHOWN],
+        hidden_rows=sum(len(g.findings) for g in groups[ROWS_SHOWN:]),
+        places_shown=PLACES_SHOWN,
         files_with_findings=len({f.path for f in result.findings}),
         suggestion=_suggestion,
-        status_lines=status.lines(result, assessed),
+        details=status.details(record),
         script=Markup(page_script("migrate.report", "report.js")[0]),
         script_hash=Markup(page_script("migrate.report", "report.js")[1]),
-    )
-
-
-def _checklist(result: ScanResult, weights: risk.Weights) -> tuple[risk.ChecklistItem, ...]:
-    return risk.checklist(
-        result.findings, weights, gfx_targets=result.targets, guarded=result.guarded,
-        context=risk.Context.of(result),
     )
 
 
@@ -86,12 +88,10 @@ def _template() -> jinja2.Template:
     return env.get_template("report.html.j2")
 
 
-def _per_target(result: ScanResult) -> list[tuple[str, int, risk.Risk, str]]:
-    if len(result.targets) < 2:
-        return []
+def _per_target(record: Assessment) -> list[tuple[str, int, risk.Risk, str]]:
     return [
         (gfx, targets.wavefront_size(gfx), assessed, risk.format_days(assessed.effort))
-        for gfx, assessed in risk.per_target(result)
+        for gfx, assessed in record.per_target
     ]
 
 

@@ -8,12 +8,14 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from migrate import __version__, risk, targets
+from migrate.assessment import Assessment
 from migrate.model import SCHEMA, Finding, ScanResult, Severity
 from migrate.report.escape import in_json
 
 
-def summary(result: ScanResult) -> dict[str, Any]:
+def summary(record: Assessment) -> dict[str, Any]:
     """Counts by severity (every level) and by category (those present)."""
+    result = record.result
     by_severity = Counter(f.severity.label for f in result.findings)
     by_category = Counter(f.category for f in result.findings)
     return {
@@ -23,17 +25,17 @@ def summary(result: ScanResult) -> dict[str, Any]:
         "by_severity": {s.label: by_severity.get(s.label, 0) for s in Severity},
         "by_category": dict(sorted(by_category.items())),
         "guarded_findings": result.guarded,
-        **_risk(result),
-        "rocm_status": _rocm_status(result),
+        **_risk(record),
+        "rocm_status": _rocm_status(record),
     }
 
 
-def _rocm_status(result: ScanResult) -> dict[str, Any] | None:
+def _rocm_status(record: Assessment) -> dict[str, Any] | None:
     """The repository's ROCm level with its evidence; the components' remaining and optional work."""
+    result, assessed = record.result, record.risk
     status = result.rocm
     if status is None:
         return None
-    assessed = risk.assess_result(result)
     return {
         "level": status.level,
         "score": status.score,
@@ -48,13 +50,13 @@ def _rocm_status(result: ScanResult) -> dict[str, Any] | None:
     }
 
 
-def _risk(result: ScanResult) -> dict[str, Any]:
+def _risk(record: Assessment) -> dict[str, Any]:
     """Risk score, effort, verdict and drivers (migrate.risk); per target when several are given."""
-    fields = risk_fields(risk.assess_result(result))
-    if len(result.targets) > 1:
+    fields = risk_fields(record.risk)
+    if record.per_target:
         fields["per_target"] = [
             {"target": gfx, "wavefront": targets.wavefront_size(gfx), **risk_fields(assessed)}
-            for gfx, assessed in risk.per_target(result)
+            for gfx, assessed in record.per_target
         ]
     return fields
 
@@ -71,14 +73,15 @@ def risk_fields(assessed: risk.Risk) -> dict[str, Any]:
     }
 
 
-def as_dict(result: ScanResult, *, findings: bool = True) -> dict[str, Any]:
+def as_dict(record: Assessment, *, findings: bool = True) -> dict[str, Any]:
     """The report as JSON data (FINDINGS False: without the findings, for render to write them itself)."""
+    result = record.result
     return {
         "schema": SCHEMA,
         "tool": {"name": "rocm-migrate", "version": __version__},
         "root": result.root,
         "targets": list(result.targets),
-        "summary": summary(result),
+        "summary": summary(record),
         "findings": [f.to_dict() for f in listed(result)] if findings else [],
         "substitutions": [s.to_dict() for s in result.substitutions],
         "target_support": [targets.describe(gfx) for gfx in result.targets],
@@ -96,12 +99,12 @@ def listed(result: ScanResult) -> list[Finding]:
 _FINDINGS = "\0findings\0"
 
 
-def render(result: ScanResult) -> str:
+def render(record: Assessment) -> str:
     """Indented JSON with one finding per line: readable, diffable, and fast for 100,000 findings."""
-    data = as_dict(result, findings=False)
+    data = as_dict(record, findings=False)
     data["findings"] = _FINDINGS
     text = json.dumps(data, indent=2, ensure_ascii=False)
-    every = listed(result)
+    every = listed(record.result)
     lines = ",\n".join("    " + finding_json(f) for f in every)
     array = f"[\n{lines}\n  ]" if every else "[]"
     return in_json(text.replace(json.dumps(_FINDINGS), array, 1)) + "\n"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from migrate import risk
-from migrate.report import status
+from migrate import risk, targets
+from migrate.assessment import Assessment
+from migrate.report import firstscreen, grouping, status
 from migrate.model import Finding, ScanResult, Severity, Substitution
 
 LIMIT = 60_000  # characters; GitHub rejects comments over 65,536
@@ -14,57 +15,73 @@ _NOTE_RESERVE = 400
 _PATHS_SHOWN = 8
 _SKIPPED_SHOWN = 50
 _EVIDENCE_CHARS = 160
-_EVIDENCE_LINES = 5
 _CAVEATS_SHOWN = 4
 _OCCURRENCES_SHOWN = 50
+_PLACES_SHOWN = 50
 _URL = re.compile(r"https?://[^\s<>]+")
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
 
 
-def render(result: ScanResult, *, limit: int = LIMIT) -> str:
-    """The report: summary, drivers, checklist, substitutions, skips, then findings by file until LIMIT."""
-    weights = risk.load_weights()
-    assessed = risk.assess_result(result, weights)
-    head = _summary(result, assessed) + _status(result, assessed) + _per_target(result) + _drivers(assessed) + _checklist(result, weights)
-    head += _substitutions(result, limit // 2 - len(head))  # the other half is for the findings
+def render(record: Assessment, *, limit: int = LIMIT) -> str:
+    """The first screen, then the gaps, checklist, substitutes, skips, and findings by component until LIMIT."""
+    result = record.result
+    head = _first_screen(firstscreen.build(record), result) + _details(record) + _per_target(record) + _checklist(record)
+    head += _substitutions(record, limit // 2 - len(head))  # the other half is for the findings
     head += _skipped(result)
-    return head + _findings(result, assessed, limit - len(head))
+    return head + _findings(record, limit - len(head))
 
 
-def _summary(result: ScanResult, assessed: risk.Risk) -> str:
-    files = len({f.path for f in result.findings})
-    lines = [
-        f"## ROCm porting report: {assessed.verdict}",
-        "",
-        f"**Verdict:** {assessed.verdict} · **Risk:** {assessed.score}/100 · "
-        f"**Effort:** {risk.format_days(assessed.effort)}{status.per_program(assessed)}",
-        "",
-        f"{_count(len(result.findings), 'finding')} in {files} of {_count(result.files_scanned, 'file')} scanned, "
-        f"for {_text(', '.join(result.targets))}.",
-    ]
-    if assessed.blockers:
-        lines.append(
-            f"**{assessed.blockers} blocker(s)** with no ROCm equivalent, "
-            f"{risk.format_days(assessed.blocker_effort)} of the effort; listed apart in the checklist."
-        )
-    if result.guarded:
-        lines.append(f"{_count(result.guarded, 'finding')} already behind HIP guards (credited).")
-    return "\n".join(lines) + "\n\n"
+def _first_screen(screen: firstscreen.FirstScreen, result: ScanResult) -> str:
+    """Status, verdict and drivers, basis, counterpart, the first actions, run-unchanged notes, the counts."""
+    lines = [f"## ROCm porting report: {screen.verdict}", ""]
+    if screen.status:
+        lines += [*(f"- **{label}:** {_text(text)}" for label, text in screen.status), ""]
+    lines += [f"**Verdict:** {_text(screen.verdict_line)}, for {_text(', '.join(result.targets))}  ",
+              f"**Why {screen.verdict}:** {_text(screen.basis)}", ""]
+    if screen.drivers:
+        lines += ["**What drives the effort**", ""]
+        lines += [f"{n}. **{_text(d.title)}**: {_text(d.facts)}" for n, d in enumerate(screen.drivers, start=1)]
+        lines.append("")
+    if screen.lead is not None:
+        lines += _note(screen.lead)
+    if screen.actions:
+        lines += ["**First actions**", ""]
+        for number, action in enumerate(screen.actions, start=1):
+            why = f" — {_text(action.why)}" if action.why else ""
+            lines.append(f"{number}. {_text(action.what)}{why}")
+            if action.command:
+                lines += ["", *("   " + line for line in _fence(action.command, "sh").splitlines())]
+            elif action.install:
+                lines.append(f"   Install: {_text(action.install)}")
+        lines.append("")
+    for note in screen.unchanged:
+        lines += _note(note)
+    lines += [f"- **{label}:** {_text(text)}" for label, text in screen.counts]
+    return "\n".join(lines) + "\n\n---\n\n"
 
 
-def _status(result: ScanResult, assessed: risk.Risk) -> str:
-    """The ROCm status statement: what already ports, what HIP never compiles, what remains."""
-    found = status.lines(result, assessed)
+def _note(note: firstscreen.Note) -> list[str]:
+    """A knowledge-base fact as a quote: heading, text, limits, sources and date."""
+    lines = [f"> **{_text(note.heading)}**  ", f"> {_text(note.text)}"]
+    lines += [f"> - {_text(limit)}" for limit in note.limits]
+    when = f" (as of {_text('; '.join(note.as_of))})" if note.as_of else ""
+    shown = note.sources[:firstscreen.SOURCES_SHOWN]
+    more = f" and {len(note.sources) - len(shown)} more" if len(note.sources) > len(shown) else ""
+    lines.append(f"> Source: {'; '.join(_source(s) for s in shown)}{more}{when}.")
+    return [*lines, ""]
+
+
+def _details(record: Assessment) -> str:
+    """After the first screen: every remaining gap and the CUDA-only add-ons."""
+    found = status.details(record)
     return "".join(f"- **{label}:** {_text(text)}\n" for label, text in found) + "\n" if found else ""
 
 
-def _per_target(result: ScanResult) -> str:
-    if len(result.targets) < 2:
+def _per_target(record: Assessment) -> str:
+    if not record.per_target:
         return ""
-    from migrate import targets
-
     rows = ["### Per target", "", "| target | wavefront | verdict | risk | effort |", "| --- | --- | --- | --- | --- |"]
-    for gfx, assessed in risk.per_target(result):
+    for gfx, assessed in record.per_target:
         rows.append(
             f"| {_text(gfx)} | {targets.wavefront_size(gfx)} | {assessed.verdict} | {assessed.score} "
             f"| {risk.format_days(assessed.effort)} |"
@@ -72,17 +89,8 @@ def _per_target(result: ScanResult) -> str:
     return "\n".join(rows) + "\n\n"
 
 
-def _drivers(assessed: risk.Risk) -> str:
-    if not assessed.drivers:
-        return ""
-    return "### What drives the effort\n\n" + "".join(f"- {_text(d.text)}\n" for d in assessed.drivers) + "\n"
-
-
-def _checklist(result: ScanResult, weights: risk.Weights) -> str:
-    items = risk.checklist(
-        result.findings, weights, gfx_targets=result.targets, guarded=result.guarded,
-        context=risk.Context.of(result),
-    )
+def _checklist(record: Assessment) -> str:
+    items = record.checklist
     if not items:
         return ""
     lines = ["### Porting checklist", ""]
@@ -99,16 +107,16 @@ def _paths(paths: tuple[str, ...]) -> str:
     return shown + (f" and {len(paths) - _PATHS_SHOWN} more" if len(paths) > _PATHS_SHOWN else "")
 
 
-def _substitutions(result: ScanResult, budget: int) -> str:
-    if not result.substitutions:
+def _substitutions(record: Assessment, budget: int) -> str:
+    """Every substitute, the one that removes most effort first."""
+    if not record.removals:
         return ""
-    parts = ["### What to install instead\n\n"]
+    parts = ["### What to install instead (most effort removed first)\n\n"]
     used = len(parts[0]) + _NOTE_RESERVE
-    subs = sorted(result.substitutions, key=lambda s: s.id)
-    for index, sub in enumerate(subs):
-        block = _substitution(sub, result.targets)
+    for index, removal in enumerate(record.removals):
+        block = _substitution(removal.substitution, record.result.targets, removal.effort)
         if used + len(block) > budget:
-            rest = len(subs) - index
+            rest = len(record.removals) - index
             parts.append(f"> **Truncated:** {rest} more substitutes are not shown; `--format html` lists them all.\n\n")
             break
         parts.append(block)
@@ -116,8 +124,9 @@ def _substitutions(result: ScanResult, budget: int) -> str:
     return "".join(parts)
 
 
-def _substitution(sub: Substitution, gfx_targets: tuple[str, ...]) -> str:
-    facts = (("risk", sub.risk), ("confidence", sub.confidence))
+def _substitution(sub: Substitution, gfx_targets: tuple[str, ...], removes: risk.Effort) -> str:
+    facts = (("removes", risk.format_days(removes) if removes.high else ""), ("risk", sub.risk),
+             ("confidence", sub.confidence))
     about = ", ".join(f"{name} {value}" for name, value in facts if value)
     lines = [f"#### {_code(sub.id)}" + (f" ({_text(about)})" if about else ""), ""]
     lines.append(f"Replaces: {_text(sub.replaces)}  ")
@@ -149,23 +158,23 @@ def _skipped(result: ScanResult) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def _findings(result: ScanResult, assessed: risk.Risk, budget: int) -> str:
-    if not result.findings:
+def _findings(record: Assessment, budget: int) -> str:
+    """Findings by component, the costliest first; one row per rule, its other places folded."""
+    if not record.result.findings:
         return "No findings: nothing CUDA-specific stands in the way.\n"
-    by_file: dict[str, list[Finding]] = defaultdict(list)
-    for finding in result.findings:
-        by_file[finding.path].append(finding)
-    parts = ["### Findings by file\n\n"]
+    by_component: dict[str, list[grouping.Group]] = defaultdict(list)
+    for group in grouping.groups(record):
+        by_component[group.component].append(group)
+    parts = ["### Findings by component (one row per rule; `--format json` lists every finding)\n\n"]
     used = len(parts[0]) + _NOTE_RESERVE
-    order = [r.key for r in assessed.by_file]
-    order += sorted(set(by_file) - set(order))  # files with covered or optional findings only: after the work
-    for index, path in enumerate(order):
-        block = _file_block(path, by_file[path])
+    order = [name for name in grouping.order(record) if name in by_component]
+    for index, name in enumerate(order):
+        block = _component_block(by_component[name])
         if used + len(block) > budget:
             rest = order[index:]
-            hidden = sum(len(by_file[p]) for p in rest)
+            hidden = sum(len(g.findings) for n in rest for g in by_component[n])
             parts.append(
-                f"> **Truncated:** {hidden} more findings in {len(rest)} files are not shown, to keep this "
+                f"> **Truncated:** {hidden} more findings in {len(rest)} components are not shown, to keep this "
                 f"report under {LIMIT:,} characters. `migrate scan --format html` or `--format json` lists them all.\n"
             )
             break
@@ -174,42 +183,40 @@ def _findings(result: ScanResult, assessed: risk.Risk, budget: int) -> str:
     return "".join(parts)
 
 
-def _file_block(path: str, findings: list[Finding]) -> str:
-    worst = max(f.severity for f in findings)
-    lines = [f"#### {_code(path)} ({_count(len(findings), 'finding')}, worst {worst.label})", ""]
-    for group in _groups(findings):
+def _component_block(groups: list[grouping.Group]) -> str:
+    count = sum(len(g.findings) for g in groups)
+    worst = max(g.severity for g in groups)
+    lines = [f"#### {_text(groups[0].title)}: {_count(count, 'finding')}, worst {worst.label}", ""]
+    for group in groups:
         lines.extend(_group_lines(group))
     return "\n".join(lines).rstrip("\n") + "\n\n"  # a closing <details> leaves a blank line of its own
 
 
-def _groups(findings: list[Finding]) -> list[list[Finding]]:
-    """Per file: renames one group per rule (as a list of names), other findings per rule and message."""
-    groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
-    for finding in findings:
-        rename = finding.severity <= Severity.LOW and finding.hip
-        groups[(finding.rule, "" if rename else finding.message)].append(finding)
-    return sorted(groups.values(), key=lambda g: (-max(f.severity for f in g), g[0].line, g[0].rule))
-
-
-def _group_lines(group: list[Finding]) -> list[str]:
-    first = group[0]
-    worst = max(f.severity for f in group)
-    numbers = sorted({f.line for f in group})
-    where = "L" + ", ".join(map(str, numbers[:12])) + (f" (+{len(numbers) - 12} more)" if len(numbers) > 12 else "")
-    head = f"- **{where}**" + (f" ×{len(group)}" if len(group) > 1 else "") + f" {worst.label} {_code(first.rule)}: "
-    if len(group) > 1 and worst <= Severity.LOW and all(f.hip for f in group):
-        pairs = sorted({(f.symbol or f.evidence.strip(), f.hip or "") for f in group})
+def _group_lines(group: grouping.Group) -> list[str]:
+    """One row: severity, rule, count, message; the first place; the rest folded."""
+    first = group.first
+    times = f" ×{len(group.findings)}" if len(group.findings) > 1 else ""
+    head = f"- **{group.severity.label}** {_code(first.rule)}{times}: "
+    if group.rest and group.severity <= Severity.LOW and all(f.hip for f in group.findings):
+        pairs = sorted({(f.symbol or f.evidence.strip(), f.hip or "") for f in group.findings})
         shown = ", ".join(f"{_code(a)} → {_code(b)}" for a, b in pairs[:8])
-        return [head + "mechanical renames: " + shown + (f" and {len(pairs) - 8} more" if len(pairs) > 8 else "")]
-    suggestion = f" → {_text(first.hip)}" if first.hip else ""
-    if len(group) == 1 and first.evidence.strip():
-        return [head + _text(first.message), f"  {_evidence(first)}{suggestion}", *_occurrences(first)]
-    lines = [head + _text(first.message) + suggestion]
-    by_line = {f.line: f for f in reversed(group)}
-    lines += [f"  - L{n}: {_evidence(by_line[n])}" for n in numbers[:_EVIDENCE_LINES] if by_line[n].evidence.strip()]
-    if len(numbers) > _EVIDENCE_LINES:
-        lines.append(f"  - and {len(numbers) - _EVIDENCE_LINES} more lines")
+        head += "mechanical renames: " + shown + (f" and {len(pairs) - 8} more" if len(pairs) > 8 else "")
+    else:
+        head += _text(first.message) + (f" → {_text(first.hip)}" if first.hip else "")
+    lines = [head, f"  {_place(first)}", *_occurrences(first)]
+    if group.rest:
+        folded = group.rest[:_PLACES_SHOWN]
+        lines += ["", f"  <details><summary>{_count(len(group.rest), 'more place')}</summary>", ""]
+        lines += [f"  - {_place(f)}" for f in folded]
+        if len(group.rest) > len(folded):
+            lines.append(f"  - and {len(group.rest) - len(folded)} more (`--format json` lists them all)")
+        lines += ["", "  </details>", ""]
     return lines
+
+
+def _place(finding: Finding) -> str:
+    evidence = f": {_evidence(finding)}" if finding.evidence.strip() else ""
+    return f"{_code(f'{finding.path}:{finding.line}')}{evidence}"
 
 
 def _occurrences(finding: Finding) -> list[str]:

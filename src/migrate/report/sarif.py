@@ -7,10 +7,10 @@ from typing import Any
 from urllib.parse import quote
 
 from migrate import __version__, risk
+from migrate.assessment import Assessment
 from migrate.baseline import fingerprints
-from migrate.model import Finding, Rule, ScanResult, Severity
+from migrate.model import Finding, Rule, Severity
 from migrate.report.escape import in_json
-from migrate.ruleset import load_builtin
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 ROOT_ID = "SRCROOT"
@@ -24,22 +24,23 @@ LEVELS = {
 }
 
 
-def render(result: ScanResult) -> str:
+def render(record: Assessment) -> str:
     """The scan as one SARIF run."""
-    return in_json(json.dumps(as_dict(result), indent=2, ensure_ascii=False)) + "\n"
+    return in_json(json.dumps(as_dict(record), indent=2, ensure_ascii=False)) + "\n"
 
 
-def as_dict(result: ScanResult) -> dict[str, Any]:
+def as_dict(record: Assessment) -> dict[str, Any]:
+    """The SARIF log as data."""
+    result = record.result
     rule_ids = sorted({f.rule for f in result.findings})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
-    rules = load_builtin()
     firsts = {rule_id: next(f for f in result.findings if f.rule == rule_id) for rule_id in rule_ids}
     run = {
         "tool": {
             "driver": {
                 "name": "rocm-migrate",
                 "version": __version__,
-                "rules": [_rule(firsts[r], rules.by_id(r)) for r in rule_ids],
+                "rules": [_rule(firsts[r], record.rule(r), record.weights) for r in rule_ids],
             }
         },
         "originalUriBaseIds": {ROOT_ID: {"description": {"text": "The root of the scanned repository."}}},
@@ -50,14 +51,14 @@ def as_dict(result: ScanResult) -> dict[str, Any]:
                 "toolExecutionNotifications": [_skip_notification(s.path, s.reason) for s in result.skipped],
             }
         ],
-        "properties": _properties(result),
+        "properties": _properties(record),
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def _rule(finding: Finding, rule: Rule | None) -> dict[str, Any]:
+def _rule(finding: Finding, rule: Rule | None, weights: risk.Weights) -> dict[str, Any]:
     """A reportingDescriptor from the rule (or, for a rule we cannot load, its first finding)."""
-    label = risk.label(finding.category, risk.load_weights())
+    label = risk.label(finding.category, weights)
     title = rule.title if rule else f"{label}: {finding.rule}"
     message = rule.message if rule else finding.message
     hip = (rule.hip if rule else finding.hip) or "none known"
@@ -130,10 +131,10 @@ def _skip_notification(path: str, reason: str) -> dict[str, Any]:
     }
 
 
-def _properties(result: ScanResult) -> dict[str, Any]:
-    assessed = risk.assess_result(result)
+def _properties(record: Assessment) -> dict[str, Any]:
+    assessed = record.risk
     return {
-        "targets": list(result.targets),
+        "targets": list(record.result.targets),
         "verdict": assessed.verdict,
         "riskScore": assessed.score,
         "effortDays": assessed.effort.to_dict(),

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from migrate import risk, rocm_status
+from migrate.assessment import Assessment
 from migrate.model import Evidence, ScanResult
+from migrate.report import components
 
 _KIND_WORDS = (
     ("build", "build"), ("hip-source", "HIP sources"), ("ci", "CI"), ("runtime", "runtime dispatch"),
@@ -14,16 +16,20 @@ _KIND_WORDS = (
 _SHOWN = 3
 
 
-def lines(result: ScanResult, assessed: risk.Risk) -> list[tuple[str, str]]:
-    """Status, what already ports, what HIP never compiles, the remaining gaps, the CUDA-only add-ons."""
-    status = result.rocm
+def headline(record: Assessment) -> list[tuple[str, str]]:
+    """The ROCm status and what already ports: the first lines of the first screen."""
+    status = record.result.rocm
     if status is None:
         return []
-    weights = risk.load_weights()
-    found = [("ROCm status", f"{status.level} (evidence score {status.score})")]
-    found.append(("Already ports", _already(result)))
-    if result.guarded_findings:
-        found.append(("NVIDIA-only code never compiled for HIP", _never(result, weights)))
+    return [("ROCm status", f"{status.level} (evidence score {status.score})"), ("Already ports", _already(record.result))]
+
+
+def details(record: Assessment) -> list[tuple[str, str]]:
+    """After the first screen: the independent programs, every remaining gap and the CUDA-only add-ons."""
+    assessed, weights = record.risk, record.weights
+    if record.result.rocm is None:
+        return []
+    found = []
     if assessed.collection is not None:
         found.append(("Independent programs", _collection(assessed.collection)))
     gaps = [c for c in assessed.components if not c.optional]
@@ -65,7 +71,9 @@ def _where(evidence: Evidence) -> str:
     return f"{evidence.path}:{evidence.line}"
 
 
-def _never(result: ScanResult, weights: risk.Weights) -> str:
+def never(record: Assessment) -> str:
+    """What the code a HIP build never compiles holds, by kind: '4 inline PTX in 3 files, ...'."""
+    result, weights = record.result, record.weights
     by_category: Counter[str] = Counter(f.category for f in result.guarded_findings)
     files: dict[str, set[str]] = defaultdict(set)
     for finding in result.guarded_findings:
@@ -74,7 +82,8 @@ def _never(result: ScanResult, weights: risk.Weights) -> str:
         f"{n} {risk.label(category, weights)} in {_plural(len(files[category]), 'file')}"
         for category, n in by_category.most_common(_SHOWN)
     ]
-    return f"{len(result.guarded_findings)} sites: " + ", ".join(parts)
+    more = len(by_category) - _SHOWN
+    return ", ".join(parts) + (f" and {more} more kinds" if more > 0 else "")
 
 
 def _plural(count: int, noun: str) -> str:
@@ -84,7 +93,7 @@ def _plural(count: int, noun: str) -> str:
 def _component(component: risk.Component, weights: risk.Weights) -> str:
     kinds = ", ".join(risk.label(c, weights) for c in component.categories[:2])
     days = risk.format_days(component.effort, short=True)
-    return f"{component.name} → {kinds} ({_plural(component.findings, 'finding')}) → {days}"
+    return f"{components.title(component)} → {kinds} ({_plural(component.findings, 'finding')}) → {days}"
 
 
 def _collection(collection: risk.Collection) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable
 
 from rich.console import Console
@@ -12,7 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from migrate import risk
-from migrate.report import status
+from migrate.assessment import Assessment
+from migrate.report import firstscreen, grouping, status
 from migrate.model import Finding, ScanResult, Severity
 from migrate.report.escape import visible
 
@@ -27,16 +28,19 @@ _WORST_FILES = 5
 _TOP_FINDINGS = 15
 
 
-def render(result: ScanResult, *, color: bool = False, width: int = 100) -> str:
+def render(record: Assessment, *, color: bool = False, width: int = 100) -> str:
+    """The first screen, then the rest in short, WIDTH columns wide, in colour or not."""
+    result = record.result
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False)
     _header(console, result)
-    _status(console, result)
-    _risk(console, result)
+    _first_screen(console, firstscreen.build(record))
+    console.rule(style="dim")
+    _details(console, record)
     if result.findings:
         _counts(console, result)
         _worst_files(console, result.findings)
-        _top_findings(console, result.findings)
+        _top_findings(console, record)
     _skipped(console, result)
     return buffer.getvalue()
 
@@ -49,28 +53,56 @@ def _d(value: object) -> str:
 def _header(console: Console, result: ScanResult) -> None:
     console.print(
         f"[bold]rocm-migrate[/bold] scanned {result.files_scanned} files in {_d(result.root)} "
-        f"for {_d(', '.join(result.targets))}: {len(result.findings)} findings"
-        + (f", {result.guarded} already behind HIP guards" if result.guarded else "")
+        f"for {_d(', '.join(result.targets))}"
     )
 
 
-def _status(console: Console, result: ScanResult) -> None:
-    """The ROCm status lines first: what already ports decides how to read the rest."""
-    for label, text in status.lines(result, risk.assess_result(result)):
-        console.print(Text.assemble((f"{label}: ", "bold"), text))
+def _first_screen(console: Console, screen: firstscreen.FirstScreen) -> None:
+    """Status, verdict and drivers, basis, the project-level counterpart, the first actions, the counts."""
+    for label, text in screen.status:
+        _labelled(console, label, text)
+    console.print(f"Verdict: [bold]{_d(screen.verdict)}[/bold] " + _d(screen.verdict_line.removeprefix(screen.verdict + " ")))
+    _labelled(console, f"  Why {screen.verdict}", screen.basis)
+    for number, driver in enumerate(screen.drivers, start=1):
+        console.print(f"  {number}. [bold]{_d(driver.title)}[/bold]: {_d(driver.facts)}")
+    if screen.lead is not None:
+        _note(console, screen.lead)
+    if screen.actions:
+        console.print("[bold]First actions:[/bold]")
+    for number, action in enumerate(screen.actions, start=1):
+        console.print(f"  {number}. {_d(action.what)}" + (f" [dim]— {_d(action.why)}[/dim]" if action.why else ""))
+        if action.command:
+            console.print(Text("     $ " + visible(action.command)), soft_wrap=True)  # one line: copy-able
+        elif action.install:
+            console.print(Text("     install: " + visible(action.install)))
+    for note in screen.unchanged:
+        _note(console, note)
+    for label, text in screen.counts:
+        _labelled(console, label, text)
 
 
-def _risk(console: Console, result: ScanResult) -> None:
-    assessed = risk.assess_result(result)
-    blockers = f", {assessed.blockers} blocker" + ("s" if assessed.blockers != 1 else "") if assessed.blockers else ""
-    console.print(
-        f"Verdict: [bold]{assessed.verdict}[/bold] (risk {assessed.score}/100), "
-        f"effort {risk.format_days(assessed.effort)}{status.per_program(assessed)}{blockers}"
-    )
-    for driver in assessed.drivers:
-        console.print(f"  - {_d(driver.text)}")
-    if len(result.targets) > 1:
-        per_target = (f"{gfx} {a.verdict} ({risk.format_days(a.effort)})" for gfx, a in risk.per_target(result))
+def _labelled(console: Console, label: str, text: str) -> None:
+    console.print(Text.assemble((f"{label}: ", "bold"), visible(text)))
+
+
+def _note(console: Console, note: firstscreen.Note) -> None:
+    """A knowledge-base fact in short: the first limit and the first source (the md and html reports have all)."""
+    console.print(f"[bold]{_d(note.heading)}[/bold]")
+    console.print(f"  {_d(note.text)}")
+    if note.limits:
+        more = f" (+{len(note.limits) - 1} more limits in --format md|html)" if len(note.limits) > 1 else ""
+        console.print(f"  Limits: {_d(note.limits[0])}{more}")
+    sources = note.sources[0] + (f" (+{len(note.sources) - 1} more)" if len(note.sources) > 1 else "") if note.sources else ""
+    when = f"; as of {note.as_of[0]}" if note.as_of else ""
+    console.print(Text("  Source: " + visible(sources + when), style="dim"), soft_wrap=True)  # a URL stays whole
+
+
+def _details(console: Console, record: Assessment) -> None:
+    """After the first screen: the remaining gaps, the add-ons, per target."""
+    for label, text in status.details(record):
+        _labelled(console, label, text)
+    if record.per_target:
+        per_target = (f"{gfx} {a.verdict} ({risk.format_days(a.effort)})" for gfx, a in record.per_target)
         console.print("Per target: " + _d("; ".join(per_target)))
 
 
@@ -100,28 +132,21 @@ def _worst_files(console: Console, findings: Iterable[Finding]) -> None:
     console.print(table)
 
 
-def aggregate(findings: Iterable[Finding]) -> list[tuple[Finding, list[int]]]:
-    """Group repeated findings of one rule and symbol in one file: (first finding, all its lines)."""
-    groups: dict[tuple[str, str, str | None], list[Finding]] = defaultdict(list)
-    for finding in findings:
-        key = (finding.path, finding.rule, finding.symbol or f"{finding.line}:{finding.column}")
-        groups[key].append(finding)
-    return [(group[0], [f.line for f in group]) for group in groups.values()]
-
-
-def _top_findings(console: Console, findings: Iterable[Finding]) -> None:
-    important = [f for f in findings if f.severity >= Severity.MEDIUM]
+def _top_findings(console: Console, record: Assessment) -> None:
+    """Medium and above, one line per rule and component: the first place and how many more."""
+    important = [f for f in record.result.findings if f.severity >= Severity.MEDIUM]
     if not important:
         return
-    grouped = sorted(aggregate(important), key=lambda g: (-g[0].severity, g[0].path, g[0].line))
-    console.print(f"[bold]Findings at medium and above[/bold] ({len(important)}):")
-    for finding, lines in grouped[:_TOP_FINDINGS]:
-        where = f"{finding.path}:{lines[0]}" + (f" (+{len(lines) - 1} more)" if len(lines) > 1 else "")
-        label = Text(f"  {finding.severity.label:<8}", style=SEVERITY_STYLE[finding.severity])
-        label.append(visible(f"{where}  {finding.rule}: {finding.message}"))
+    rows = grouping.groups(record, important)
+    console.print(f"[bold]Findings at medium and above[/bold] ({len(important)}, one line per rule and component):")
+    for group in rows[:_TOP_FINDINGS]:
+        first = group.first
+        more = f" (+{len(group.rest)} more in {group.title})" if group.rest else ""
+        label = Text(f"  {group.severity.label:<8}", style=SEVERITY_STYLE[group.severity])
+        label.append(visible(f"{first.path}:{first.line}{more}  {first.rule}: {first.message}"))
         console.print(label, no_wrap=True, overflow="ellipsis")  # one line each; the reports have the rest
-    if len(grouped) > _TOP_FINDINGS:
-        console.print(f"  ... and {len(grouped) - _TOP_FINDINGS} more (--format md|html|json for all)")
+    if len(rows) > _TOP_FINDINGS:
+        console.print(f"  ... and {len(rows) - _TOP_FINDINGS} more (--format md|html|json for all)")
 
 
 def _skipped(console: Console, result: ScanResult) -> None:

@@ -1,7 +1,13 @@
-"""`migrate apply` honours the repository's [tool.migrate]: excluded files and disabled rules steer nothing."""
+"""`migrate apply` honours the repository's [tool.migrate]: excluded files and disabled rules steer nothing, its rule
+folders and severities load and are checked, its targets, release and size limit shape the port, and what the port
+would overwrite it reads only through the bounded reader."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,12 +19,18 @@ from migrate.port.apply import plan_port
 from migrate.port.plan import PortOptions
 from migrate.port.translate import Engine
 
-from conftest import GIT_ENV, git, init_repo
+from conftest import GIT_ENV, USER_RULE, git, init_repo
 
 WARP_HEADER = "#pragma once\nconstexpr int WARP_SIZE = 32;\n\n__device__ inline int lane_of(int tid) { return tid % WARP_SIZE; }\n"
 REDUCE = ("__global__ void sum(float* x) {\n  float v = x[threadIdx.x];\n  v += __shfl_down_sync(0xffffffff, v, 16);\n"
           "  x[threadIdx.x] = v;\n}\n")
 CONFIG = '[tool.migrate]\nexclude = ["legacy/"]\ndisable = ["warp-size-constant"]\n'
+TEAM = ('[tool.migrate]\nexclude = ["legacy/"]\ndisable = ["warp-size-constant", "team-gpu-wrappers"]\n'
+        'rule-dirs = ["team-rules"]\n[tool.migrate.severity]\ncudnn-api = "blocker"\n')
+KERNEL = ("#include <cuda_runtime.h>\n__global__ void k(float *x) { x[threadIdx.x] = 1; }\n"
+          "int main() { float *d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); cudaDeviceSynchronize(); return 0; }\n")
+MAKEFILE = "NVCC ?= nvcc\napp: kern.cu\n\t$(NVCC) -O2 -gencode arch=compute_80,code=sm_80 -o $@ $< -lcudart\n"
+BUILD = '[tool.migrate]\ntargets = ["gfx90a", "gfx1100"]\nrocm = "6.2"\nmax-file-size = 4096\n'
 
 
 @pytest.fixture(autouse=True)
@@ -74,3 +86,75 @@ def test_a_disabled_rule_that_does_not_exist_is_a_config_error(tmp_path: Path) -
     result = CliRunner().invoke(cli, ["apply", str(root), "--engine", "builtin", "--dry-run"])
     assert result.exit_code == 2
     assert "disable: unknown rule id(s): warp-size-constnat" in result.output
+
+
+def _team_project(root: Path, config: str, *, category: str = "other") -> Path:
+    """The project above with a rule folder of the team's own."""
+    (root / "team-rules").mkdir(parents=True)
+    (root / "team-rules" / "team.yaml").write_text(
+        USER_RULE.format(severity="medium").replace("category: other", f"category: {category}"))
+    return _project(root, config)
+
+
+def _diffed(output: str) -> list[str]:
+    return [line.split(" b/")[1] for line in output.splitlines() if line.startswith("diff --git")]
+
+
+def test_apply_loads_the_repositorys_rule_folders_and_severities(tmp_path: Path) -> None:
+    root = _team_project(tmp_path / "proj", TEAM)
+    result = CliRunner().invoke(cli, ["apply", str(root), "--engine", "builtin", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert _diffed(result.stdout) == ["kernels/sum.cu"]
+
+
+@pytest.mark.parametrize(("config", "category", "message"), [
+    (TEAM.replace('rule-dirs = ["team-rules"]\n', ""), "other",
+     "pyproject.toml: disable: unknown rule id(s): team-gpu-wrappers"),  # the team's rule id exists only in its folder
+    (TEAM.replace("cudnn-api =", "cudnn-apii ="), "other", "pyproject.toml: severity: unknown rule id(s): cudnn-apii"),
+    (TEAM, "nope", "team.yaml: rule team-gpu-wrappers: unknown category 'nope'"),
+])
+def test_apply_checks_the_rule_folders_and_severities_as_a_scan_does(tmp_path: Path, config: str, category: str,
+                                                                     message: str) -> None:
+    root = _team_project(tmp_path / "proj", config, category=category)
+    for args in (["--dry-run"], []):
+        result = CliRunner().invoke(cli, ["apply", str(root), "--engine", "builtin", *args])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.splitlines()[-1].startswith("migrate: error: ") and message in result.stderr.splitlines()[-1]
+        assert "Traceback" not in result.stderr
+    assert git(root, "branch", "--list").split() == ["*", "main"]
+
+
+def _make_project(root: Path) -> Path:
+    """A Make project, with a source larger than its configured size limit."""
+    root.mkdir(parents=True)
+    (root / "kern.cu").write_text(KERNEL)
+    (root / "big.cu").write_text(KERNEL + "// " + "x" * 5000 + "\n")
+    (root / "Makefile").write_text(MAKEFILE)
+    (root / "pyproject.toml").write_text(BUILD)
+    return init_repo(root)
+
+
+def test_apply_builds_for_the_repositorys_targets_release_and_size_limit(tmp_path: Path) -> None:
+    root = _make_project(tmp_path / "proj")
+    result = CliRunner().invoke(cli, ["apply", str(root), "--engine", "builtin"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[0] == 'engine: builtin; targets ROCm 6.2 (rocm = "6.2" in pyproject.toml [tool.migrate])'
+    assert "big.cu: skipped: larger than the size limit (5," in result.stderr
+    assert git(root, "diff", "--name-only", "main", "rocm-port").split() == ["Makefile.rocm", "cuda_hip_compat.h", "kern.cu"]
+    assert "--offload-arch=gfx90a --offload-arch=gfx1100" in (root / "Makefile.rocm").read_text()
+    assert (root / "big.cu").read_text().startswith("#include <cuda_runtime.h>\n")
+
+
+def test_a_fifo_where_the_port_would_write_is_left_alone_and_named(tmp_path: Path) -> None:
+    """An unbounded read of the FIFO would wait for a writer for ever; the bounded reader refuses it at once. A real
+    second process, so that a read that blocks fails on the time-out instead of holding the test run."""
+    root = _make_project(tmp_path / "proj")
+    os.mkfifo(root / "Makefile.rocm")
+    migrate = shutil.which("migrate", path=str(Path(sys.executable).parent))
+    assert migrate is not None
+    done = subprocess.run([migrate, "apply", ".", "--engine", "builtin", "--dry-run"], cwd=root, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, **GIT_ENV})
+    assert done.returncode == 0, done.stderr
+    assert ("Makefile.rocm:1:1: medium: Makefile.rocm exists and is not a file migrate reads (not a regular file): "
+            "not written; move it and re-run [side-file-exists]") in done.stderr.splitlines()
+    assert _diffed(done.stdout) == ["cuda_hip_compat.h", "kern.cu"]

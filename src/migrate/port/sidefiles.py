@@ -33,6 +33,7 @@ _INDEX_ANSWERED = frozenset({"torch-cuda-wheels"})  # the ROCm index swap alread
 _PY_NEWLINE = re.compile(rb"\r\n|\r|\n")  # the line ends of Python's tokenizer (str.splitlines knows more)
 RULE_SAFE = "fix-torch-version-hip"
 RULE_UNSAFE = "fix-nvidia-smi"
+RULE_SIDE_TAKEN = "side-file-exists"
 
 
 def side_changes(
@@ -73,13 +74,19 @@ def side_changes(
             changes.extend(_cmake(source, settings.targets))
         elif source.kind is FileKind.MAKEFILE and not source.relpath.endswith(".rocm"):
             changes.extend(_makefile(source, settings.targets))
-    on_disk = (_against_disk(root, c, settings.max_file_size) for c in changes)
-    return [c for c in on_disk if c is not None and c.old != c.new], findings
+    kept: list[FileChange] = []
+    for side in changes:
+        on_disk = _against_disk(root, side, settings.max_file_size)
+        if isinstance(on_disk, Finding):
+            findings.append(on_disk)
+        elif on_disk.old != on_disk.new:
+            kept.append(on_disk)
+    return kept, findings
 
 
-def _against_disk(root: Path, change: FileChange, limit: int) -> FileChange | None:
-    """A side file that already exists is an edit of it, not a new file; None when it exists but is not a file we
-    read (larger than LIMIT, a FIFO, a device): the port leaves it alone."""
+def _against_disk(root: Path, change: FileChange, limit: int) -> FileChange | Finding:
+    """A side file that already exists is an edit of it, not a new file; a finding when it exists but is not a file
+    we read (larger than LIMIT, a FIFO, a device): the port leaves it alone and says so."""
     from dataclasses import replace
 
     existing = root / change.relpath
@@ -87,8 +94,10 @@ def _against_disk(root: Path, change: FileChange, limit: int) -> FileChange | No
         return change
     try:
         return replace(change, old=read_bytes(existing, limit=limit))
-    except (OSError, Refused):
-        return None
+    except (OSError, Refused) as exc:
+        why = exc if isinstance(exc, Refused) else exc.strerror or exc
+        message = f"{change.relpath} exists and is not a file migrate reads ({why}): not written; move it and re-run"
+        return Finding(change.relpath, 1, 1, RULE_SIDE_TAKEN, "other", Severity.MEDIUM, 1, message, "")
 
 
 def _read(source: SourceFile) -> str | None:

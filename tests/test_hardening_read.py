@@ -199,6 +199,7 @@ def test_unreadable_directory_is_a_skipped_entry(tmp_path: Path) -> None:
         shutil.rmtree(repo)
 
 
+@pytest.mark.slow
 def test_very_deep_tree_does_not_recurse(tmp_path: Path) -> None:
     deep = tmp_path
     start = os.getcwd()

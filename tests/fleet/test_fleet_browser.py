@@ -14,7 +14,7 @@ from migrate.fleet.model import Outcome, TargetEffort
 from conftest import open_page
 from test_fleet_report import fleet
 
-pytestmark = pytest.mark.needs_tool("chromium")
+pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("chromium")]  # each test drives a real headless Chromium
 HOSTILE = "<img src=x onerror=alert(1)>\x1b[31m"
 
 

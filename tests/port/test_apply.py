@@ -416,6 +416,7 @@ NVCC_ONLY = ("-O2 -deviceemu -Xptxas -v --ptxas-options=-v -maxrregcount=32 --ma
              "-Xcudafe --diag_suppress=177 -ccbin g++ --default-stream per-thread -res-usage --expt-extended-lambda")
 
 
+@pytest.mark.slow
 def test_makefile_variant_drops_options_hipcc_rejects_and_hipcc_compiles(tmp_path: Path) -> None:
     from migrate.port.sidefiles import rocm_makefile
 

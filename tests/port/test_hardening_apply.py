@@ -204,6 +204,7 @@ def test_ctrl_c_rolls_back_and_exits_130(tmp_path: Path, monkeypatch: pytest.Mon
     assert not list(root.rglob("*.migrate-tmp")) and not (root / "src" / "new" / "Makefile.rocm").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("at", [2, 7])  # while writing, and after the last file (at git add / commit)
 def test_sigterm_rolls_back_and_exits_130(tmp_path: Path, at: int) -> None:
     root = _many(tmp_path)

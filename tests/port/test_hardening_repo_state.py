@@ -392,6 +392,7 @@ def _commit(root: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_plain_hook_refuses_a_staged_finding_hidden_by_an_unstaged_clean_up(tmp_path: Path) -> None:
     root = _hooked_repo(tmp_path)
     (root / "lane.cu").write_text(PTX)

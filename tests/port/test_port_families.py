@@ -94,6 +94,7 @@ def _rocm_lists(text: str) -> list[list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_ported_jit_flags_compile_with_hipcc(tmp_path: Path) -> None:
     """Each op's .cu compiles with Debian's hipcc under the flags the port gives a ROCm torch, hipified as that torch
     hipifies it; under the CUDA flags hipcc stops at the first nvcc-only option."""
@@ -247,6 +248,7 @@ def _same_ptx(original: Path, ported: Path, units: list[str]) -> None:
         assert ptx[0] == ptx[1] and ptx[0], unit
 
 
+@pytest.mark.slow
 def test_warp_size_constant_is_64_on_rocm_where_every_user_follows_it(tmp_path: Path) -> None:
     """reduce.cuh sizes all its warps by WARP_SIZE: the constant is 64 on ROCm, the ladder starts at WARP_SIZE / 2 and
     its shuffle keeps the wavefront's width. lanes.cu's kWarpSize sits beside `& 31` lane math and a 32-bit ballot
@@ -276,6 +278,7 @@ def test_warp_size_stays_32_for_rdna_only_targets(tmp_path: Path) -> None:
     assert "    v += __shfl_down(v, offset, 32);\n" in reduce  # 32 lanes as on CUDA
 
 
+@pytest.mark.slow
 def test_typename_before_a_dependent_type_used_as_a_cast(tmp_path: Path) -> None:
     """`Ktraits::BlockPrefixT(storage).InclusiveSum(v)` compiles with nvcc and not with clang; the port adds
     `typename` there only: Ktraits::kThreads (a value) and Ktraits::ScaleT::apply (a static function) stay."""

@@ -203,6 +203,7 @@ def test_build_flags_inline_lists_and_jit_load() -> None:
         rocm_build_flags(fatbin) or "")  # hipcc 5.2 rejects -compress-all: the option goes with its value
 
 
+@pytest.mark.slow
 def test_jit_extension_port_compiles_with_hipcc(tmp_path: Path) -> None:
     """No torch header needed here: the guarded warp reduction compiles as a ROCm torch's hipcc would see it."""
     require_tool("hipcc")
@@ -248,6 +249,7 @@ def test_rocm_guards_cases() -> None:
         "1: no #ifdef USE_ROCM branch written: shares its line with other code, or sits in a macro; add the ROCm branch by hand"])
 
 
+@pytest.mark.slow
 def test_extension_guards_compile_with_hipcc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """verify compiles the port as a ROCm torch would (hipified, -DUSE_ROCM=1); the fork leaves the PTX and fails.
     The torch declarations are stand-ins (tests/data/torch_headers says why); test_real_headers.py uses the real ones."""
@@ -316,6 +318,7 @@ def _runtime_only_cmake(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_cmake_port_builds_for_cuda_and_compiles_with_hipcc(tmp_path: Path) -> None:
     require_tool("hipcc")
     root = _runtime_only_cmake(tmp_path)
@@ -334,6 +337,7 @@ def test_cmake_port_builds_for_cuda_and_compiles_with_hipcc(tmp_path: Path) -> N
     assert (build / "heatsolve").is_file()
 
 
+@pytest.mark.slow
 def test_cmake_full_fixture_fails_only_on_missing_rocm_libraries(tmp_path: Path) -> None:
     """Debian ships no hipBLAS or rocThrust headers: the full fixture's errors are those includes, nothing in the port."""
     require_tool("hipcc")
@@ -343,6 +347,7 @@ def test_cmake_full_fixture_fails_only_on_missing_rocm_libraries(tmp_path: Path)
         ("src/reduce.cu", "hipcc: 'thrust/device_vector.h' file not found")}
 
 
+@pytest.mark.slow
 def test_make_port_builds_with_hipcc_and_nvcc(tmp_path: Path) -> None:
     require_tool("hipcc")
     require_tool("make")

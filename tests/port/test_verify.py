@@ -34,6 +34,7 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_translated_fixtures_compile_for_gfx90a(project: Path) -> None:
     require_tool("hipcc")
     result = verify(project, "gfx90a", Settings(max_file_size=1 << 20), PortOptions(Engine("builtin")))
@@ -43,6 +44,7 @@ def test_translated_fixtures_compile_for_gfx90a(project: Path) -> None:
     assert result.compiler.startswith("HIP ") and "clang " in result.compiler
 
 
+@pytest.mark.slow
 def test_compile_error_maps_to_the_original_line(project: Path) -> None:
     require_tool("hipcc")
     (project / "src" / "broken.cu").write_text(
@@ -57,6 +59,7 @@ def test_compile_error_maps_to_the_original_line(project: Path) -> None:
     assert [(f.path, f.line, f.evidence) for f in found] == [("src/broken.cu", 5, "cudaMemset(p, 0, missing_size);")]
 
 
+@pytest.mark.slow
 def test_error_after_the_inserted_runtime_include_maps_back(project: Path) -> None:
     """A .cu file without a CUDA include gets one more line (hip_runtime.h); errors still land on the original line."""
     require_tool("hipcc")
@@ -65,6 +68,7 @@ def test_error_after_the_inserted_runtime_include_maps_back(project: Path) -> No
     assert [(f.path, f.line, f.evidence) for f in found] == [("src/bare.cu", 3, "cudaMemset(p, 0, size);")]
 
 
+@pytest.mark.slow
 def test_warp_code_is_translated_for_the_compiler_rocm(project: Path) -> None:
     require_tool("hipcc")
     shutil.copy(INPUTS / "warp.cu", project / "src" / "warp.cu")
@@ -72,6 +76,7 @@ def test_warp_code_is_translated_for_the_compiler_rocm(project: Path) -> None:
     assert result.failed == ()
 
 
+@pytest.mark.slow
 def test_target_too_new_for_the_compiler(project: Path) -> None:
     require_tool("hipcc")
     with pytest.raises(InputError, match="target gfx942 is too new for the installed compiler"):
@@ -105,6 +110,7 @@ def test_include_flags_come_from_compile_commands(tmp_path: Path) -> None:
     assert _flags_from_compile_db(root, tree)["src/a.cu"] == [f"-I{tree / 'include'}", "-DUSE_FAST=1"]
 
 
+@pytest.mark.slow
 def test_ported_makefile_project_builds_with_hipcc(tmp_path: Path) -> None:
     """The whole port end to end: sources translated and Makefile.rocm written, then built by make + hipcc."""
     import os

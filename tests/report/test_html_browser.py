@@ -14,7 +14,7 @@ from migrate.report import render
 from conftest import init_repo, open_page
 from test_reports import EVIL, make, sample
 
-pytestmark = pytest.mark.needs_tool("chromium")
+pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("chromium")]  # each test drives a real headless Chromium
 
 
 def visible_rows(driver) -> list[str]:  # type: ignore[no-untyped-def]

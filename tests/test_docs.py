@@ -84,13 +84,15 @@ def test_no_doc_names_a_path_on_one_machine() -> None:
 
 
 _REPO_PATH = re.compile(
-    r"(?<![\w/.-])((?:src/migrate|tests|scripts|benchmarks|fixtures|rules)/[\w./-]*\w\.(?:py|sh|md|ya?ml|tsv|json|j2|js))\b")
+    r"(?<![\w/.-])((?:src/migrate|tests|scripts|benchmarks|fixtures|rules)/[\w./-]*\w"
+    r"\.(?:py|sh|md|ya?ml|tsv|json|j2|js))\b")
 
 
 def test_every_file_a_doc_names_exists() -> None:
     """Pages and rule headers that name a module, test or script by its path follow it when it moves."""
-    texts = {page: page.read_text(encoding="utf-8") for page in
-             [ROOT / "README.md", *DOCS.glob("*.md"), *(ROOT / "benchmarks").glob("*.md"), *(ROOT / "rules").glob("*.yaml")]}
+    pages = [ROOT / "README.md", *DOCS.glob("*.md"), *(ROOT / "benchmarks").glob("*.md"),
+             *(ROOT / "rules").glob("*.yaml")]
+    texts = {page: page.read_text(encoding="utf-8") for page in pages}
     texts |= {path: "".join(_leading_comments(path)) for path in DATA.iterdir()}
     missing = sorted(f"{page.relative_to(ROOT)}: {name}" for page, text in texts.items()
                      for name in _REPO_PATH.findall(text) if not (ROOT / name).exists())

@@ -119,7 +119,8 @@ def test_apply_checks_the_rule_folders_and_severities_as_a_scan_does(tmp_path: P
     for args in (["--dry-run"], []):
         result = CliRunner().invoke(cli, ["apply", str(root), "--engine", "builtin", *args])
         assert result.exit_code == 2, result.output
-        assert result.stderr.splitlines()[-1].startswith("migrate: error: ") and message in result.stderr.splitlines()[-1]
+        last = result.stderr.splitlines()[-1]
+        assert last.startswith("migrate: error: ") and message in last
         assert "Traceback" not in result.stderr
     assert git(root, "branch", "--list").split() == ["*", "main"]
 
@@ -138,9 +139,11 @@ def test_apply_builds_for_the_repositorys_targets_release_and_size_limit(tmp_pat
     root = _make_project(tmp_path / "proj")
     result = CliRunner().invoke(cli, ["apply", str(root), "--engine", "builtin"])
     assert result.exit_code == 0, result.output
-    assert result.stderr.splitlines()[0] == 'engine: builtin; targets ROCm 6.2 (rocm = "6.2" in pyproject.toml [tool.migrate])'
+    release = 'engine: builtin; targets ROCm 6.2 (rocm = "6.2" in pyproject.toml [tool.migrate])'
+    assert result.stderr.splitlines()[0] == release
     assert "big.cu: skipped: larger than the size limit (5," in result.stderr
-    assert git(root, "diff", "--name-only", "main", "rocm-port").split() == ["Makefile.rocm", "cuda_hip_compat.h", "kern.cu"]
+    written = git(root, "diff", "--name-only", "main", "rocm-port").split()
+    assert written == ["Makefile.rocm", "cuda_hip_compat.h", "kern.cu"]
     assert "--offload-arch=gfx90a --offload-arch=gfx1100" in (root / "Makefile.rocm").read_text()
     assert (root / "big.cu").read_text().startswith("#include <cuda_runtime.h>\n")
 

@@ -38,6 +38,7 @@ def odd_repo(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 def test_json_on_stdout_is_valid_utf8_with_the_name_escaped(odd_repo: Path) -> None:
     done = migrate("scan", ".", "--format", "json", "--no-cache", cwd=odd_repo)
     assert done.returncode == 0, done.stderr
@@ -45,6 +46,7 @@ def test_json_on_stdout_is_valid_utf8_with_the_name_escaped(odd_repo: Path) -> N
     assert {f["path"] for f in data["findings"]} == {"caf\\xe9.cu"}
 
 
+@pytest.mark.slow
 def test_sarif_encodes_the_name_bytes_in_the_uri(odd_repo: Path) -> None:
     done = migrate("scan", ".", "--format", "sarif", "--no-cache", cwd=odd_repo)
     assert done.returncode == 0, done.stderr
@@ -86,6 +88,7 @@ def test_rich_markup_in_file_names_is_shown_as_is(tmp_path: Path) -> None:
     assert "[bold]skipped.cu: not UTF-8 text" in result.stdout
 
 
+@pytest.mark.slow
 def test_terminal_escapes_in_file_names_never_reach_the_terminal(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

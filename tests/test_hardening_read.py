@@ -132,6 +132,7 @@ def test_each_file_has_a_time_budget(tmp_path: Path, monkeypatch: pytest.MonkeyP
 # --- item 8: a baseline named in the repository's config is a bounded regular file inside it -----------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["/dev/zero", "../outside.json", "fifo"])
 def test_baseline_from_config_must_be_a_regular_file_inside_the_repository(tmp_path: Path, where: str) -> None:
     repo = tmp_path / "repo"
@@ -179,6 +180,7 @@ def test_nul_byte_skip_names_no_line_none(tmp_path: Path) -> None:
 # --- items 21, 22: unreadable and very deep directories outside git ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_unreadable_directory_is_a_skipped_entry(tmp_path: Path) -> None:
     repo = Path(tempfile.mkdtemp(prefix="migrate-unreadable-dir-"))
     try:

@@ -154,6 +154,7 @@ def _run_without_torch(script: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", runner, str(script)], cwd=script.parent, capture_output=True, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("original", [GUARDED_SETUP, FALLBACK_SETUP], ids=["exits", "carries-on"])
 def test_port_keeps_a_setup_py_working_without_torch(tmp_path: Path, original: str) -> None:
     """IS_HIP_EXTENSION is imported inside the setup.py's own `try: import torch`, never above it: without torch the

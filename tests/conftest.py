@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import NoReturn
 
@@ -14,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 REPOS = FIXTURES / "repos"
 EXPECTED = FIXTURES / "expected"
+SARIF_SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
     "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
@@ -147,3 +152,42 @@ def parse_file(tmp_path: Path, relpath: str, kind, text: str):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return parse(SourceFile(path, relpath, kind, len(text)))
+
+
+@cache
+def sarif_schema() -> dict[str, object]:
+    """The OASIS SARIF 2.1.0 schema the SARIF outputs are validated against."""
+    return json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+CHROMIUM_FLAGS = (
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,1600",
+)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """A headless Chromium driven by selenium (the HTML report and the fleet report)."""
+    chromium, chromedriver = require_tool("chromium"), require_tool("chromedriver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="migrate-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def open_page(driver, page: str, path: Path):  # type: ignore[no-untyped-def]
+    """PAGE written to PATH and opened in DRIVER."""
+    path.write_text(page, encoding="utf-8")
+    driver.get(path.as_uri())
+    return driver

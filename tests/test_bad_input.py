@@ -94,6 +94,7 @@ def test_symlink_out_of_the_repository_is_not_followed(tmp_path: Path) -> None:
     assert skips(data) == {"link.cu": "symlink points outside the repository"}
 
 
+@pytest.mark.slow
 def test_unreadable_file_is_skipped(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         repo = tmp_path

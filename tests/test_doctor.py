@@ -122,6 +122,7 @@ def test_doctor_command_exits_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert as_json.exit_code == 0 and json.loads(as_json.stdout)["tools"][2]["name"] == "hipcc"
 
 
+@pytest.mark.slow
 def test_real_hipcc_is_asked_as_amd() -> None:
     path = require_tool("hipcc")
     tools = {t.name: t for t in doctor.diagnose().tools}

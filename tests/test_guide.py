@@ -27,9 +27,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from conftest import EXPECTED, GIT_ENV, KERNEL, ROOT, git, init_repo
+from conftest import EXPECTED, GIT_ENV, KERNEL, ROOT, git, init_repo, sarif_schema
 from test_check import NEW_CALL, _hook_repo, _pre_commit
-from test_reports import sarif_schema
 
 GUIDE = ROOT / "docs" / "guide.md"
 README = ROOT / "README.md"

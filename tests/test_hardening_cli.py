@@ -75,6 +75,7 @@ def test_check_refuses_a_file_outside_the_repository(tmp_path: Path, monkeypatch
         assert result.stderr == f"migrate: error: file is outside the scanned directory: {name}\n"
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_parallel_scan_exits_130_without_tracebacks(tmp_path: Path) -> None:
     body = "".join(f"void f{n}(float** p) {{ cudaMalloc(p, {n}); }}\n" for n in range(200))
     for index in range(600):

@@ -94,6 +94,7 @@ def test_diff_base_runs_nothing(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_apply_runs_nothing(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     git(root, "commit", "-q", "-am", "second")

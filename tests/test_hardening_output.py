@@ -38,6 +38,7 @@ def odd_repo(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 def test_json_on_stdout_is_valid_utf8_with_the_name_escaped(odd_repo: Path) -> None:
     done = migrate("scan", ".", "--format", "json", "--no-cache", cwd=odd_repo)
     assert done.returncode == 0, done.stderr
@@ -45,6 +46,7 @@ def test_json_on_stdout_is_valid_utf8_with_the_name_escaped(odd_repo: Path) -> N
     assert {f["path"] for f in data["findings"]} == {"caf\\xe9.cu"}
 
 
+@pytest.mark.slow
 def test_sarif_encodes_the_name_bytes_in_the_uri(odd_repo: Path) -> None:
     done = migrate("scan", ".", "--format", "sarif", "--no-cache", cwd=odd_repo)
     assert done.returncode == 0, done.stderr
@@ -53,6 +55,7 @@ def test_sarif_encodes_the_name_bytes_in_the_uri(odd_repo: Path) -> None:
     assert uris == {"caf%E9.cu"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["out.json", "out.sarif", "out.md", "out.html", "out.txt"])
 def test_every_report_file_is_written(odd_repo: Path, tmp_path: Path, name: str) -> None:
     done = migrate("scan", ".", "--no-cache", "--report", str(tmp_path / name), cwd=odd_repo)
@@ -63,6 +66,7 @@ def test_every_report_file_is_written(odd_repo: Path, tmp_path: Path, name: str)
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_baseline_of_an_odd_name_is_written_and_honoured(odd_repo: Path) -> None:
     done = migrate("baseline", ".", "--no-cache", cwd=odd_repo)
     assert done.returncode == 0, done.stderr
@@ -84,6 +88,7 @@ def test_rich_markup_in_file_names_is_shown_as_is(tmp_path: Path) -> None:
     assert "[bold]skipped.cu: not UTF-8 text" in result.stdout
 
 
+@pytest.mark.slow
 def test_terminal_escapes_in_file_names_never_reach_the_terminal(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -103,6 +108,7 @@ def test_terminal_escapes_in_file_names_never_reach_the_terminal(tmp_path: Path)
     assert b"\x1b" not in done.stdout and b"y\\x1b[2J.cu:" in done.stdout
 
 
+@pytest.mark.slow
 def test_closed_stdout_is_not_an_internal_error(tmp_path: Path) -> None:
     (tmp_path / "a.cu").write_text(CUDA_CALL)
     executable = shutil.which("migrate", path=str(Path(sys.executable).parent))
@@ -112,6 +118,7 @@ def test_closed_stdout_is_not_an_internal_error(tmp_path: Path) -> None:
         assert "internal error" not in done.stderr
 
 
+@pytest.mark.slow
 def test_broken_pipe_is_not_an_internal_error(tmp_path: Path) -> None:
     for index in range(300):
         (tmp_path / f"k{index}.cu").write_text(CUDA_CALL)

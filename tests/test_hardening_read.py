@@ -133,6 +133,7 @@ def test_each_file_has_a_time_budget(tmp_path: Path) -> None:
 # --- item 8: a baseline named in the repository's config is a bounded regular file inside it -----------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["/dev/zero", "../outside.json", "fifo"])
 def test_baseline_from_config_must_be_a_regular_file_inside_the_repository(tmp_path: Path, where: str) -> None:
     repo = tmp_path / "repo"
@@ -180,6 +181,7 @@ def test_nul_byte_skip_names_no_line_none(tmp_path: Path) -> None:
 # --- items 21, 22: unreadable and very deep directories outside git ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_unreadable_directory_is_a_skipped_entry(tmp_path: Path) -> None:
     repo = Path(tempfile.mkdtemp(prefix="migrate-unreadable-dir-"))
     try:
@@ -200,6 +202,7 @@ def test_unreadable_directory_is_a_skipped_entry(tmp_path: Path) -> None:
         shutil.rmtree(repo)
 
 
+@pytest.mark.slow
 def test_very_deep_tree_does_not_recurse(tmp_path: Path) -> None:
     deep = tmp_path
     start = os.getcwd()

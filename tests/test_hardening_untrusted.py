@@ -329,6 +329,7 @@ def slow_query_rules(tmp_path: Path) -> Path:
     return rules
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_rules_load_is_an_interrupt(tmp_path: Path) -> None:
     rules = slow_query_rules(tmp_path)
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))  # reading the rule takes less

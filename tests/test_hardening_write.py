@@ -129,6 +129,7 @@ def test_out_dir_copies_the_listed_files_only(tmp_path: Path) -> None:
 # -- #30: unreadable directories are reported -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_out_dir_reports_an_unreadable_directory(tmp_path: Path) -> None:
     base = Path(tempfile.mkdtemp(dir="/tmp"))
     try:
@@ -173,6 +174,7 @@ def _migrate_with_a_full_disk(*args: str) -> subprocess.CompletedProcess[str]:
                           preexec_fn=lambda: _limited(200), check=False, env={**os.environ, **GIT_ENV})
 
 
+@pytest.mark.slow
 def test_failed_baseline_keeps_the_old_file(tmp_path: Path) -> None:
     (tmp_path / "k.cu").write_text(KERNEL * 20)
     old = tmp_path / ".migrate-baseline.json"
@@ -184,6 +186,7 @@ def test_failed_baseline_keeps_the_old_file(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [old.name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ["-o", "--report"])
 def test_failed_report_keeps_the_old_file(tmp_path: Path, flag: str) -> None:
     (tmp_path / "k.cu").write_text(KERNEL)
@@ -196,6 +199,7 @@ def test_failed_report_keeps_the_old_file(tmp_path: Path, flag: str) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.cu", "old.json"]
 
 
+@pytest.mark.slow
 def test_failed_translate_output_keeps_the_old_file(tmp_path: Path) -> None:
     (tmp_path / "k.cu").write_text(KERNEL * 20)
     out = tmp_path / "out.cu"

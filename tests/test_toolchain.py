@@ -61,6 +61,19 @@ def test_debian_hipcc_says_5_2() -> None:
     assert detect_installed(hipcc=hipcc) == RocmTarget("5.2", f"{hipcc} --version")
 
 
+def test_a_hipcc_is_asked_once_until_it_changes(tmp_path: Path) -> None:
+    """Each `apply` in one process picks a release; the same compiler file answers once, a changed one again."""
+    log = tmp_path / "asked"
+    hipcc = tmp_path / "hipcc"
+    hipcc.write_text(f'#!/bin/sh\necho asked >> "{log}"\necho "HIP version: 6.1.40091-a8dbc0c19"\n')
+    hipcc.chmod(0o755)
+    assert detect_installed(hipcc=hipcc) == detect_installed(hipcc=hipcc) == RocmTarget("6.1", f"{hipcc} --version")
+    assert log.read_text() == "asked\n"
+    hipcc.write_text(f'#!/bin/sh\necho asked >> "{log}"\necho "HIP version: 6.2.41133-dd7f95766 (new)"\n')
+    assert detect_installed(hipcc=hipcc) == RocmTarget("6.2", f"{hipcc} --version")
+    assert log.read_text() == "asked\nasked\n"
+
+
 def test_hipconfig_when_hipcc_is_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     hipconfig = require_tool("hipconfig")
     wrapper = _bare(tmp_path, monkeypatch) / "hipconfig"  # Debian's finds hipconfig.pl beside itself: no symlink
@@ -159,6 +172,7 @@ def test_translate_without_a_toolchain_targets_the_newest(bare_machine: Path, tm
     assert line == f"engine: builtin; targets ROCm 10.1, the newest release migrate knows ({NOTHING_FOUND})"
 
 
+@pytest.mark.slow
 def test_hipify_perl_is_not_said_to_target_a_release(tmp_path: Path) -> None:
     perl = os.environ.get("MIGRATE_HIPIFY_PERL") or require_tool("hipify-perl")
     result = CliRunner().invoke(cli, ["translate", str(WARP), "-o", str(tmp_path / "o.cu"), "--engine", "perl",
@@ -167,6 +181,7 @@ def test_hipify_perl_is_not_said_to_target_a_release(tmp_path: Path) -> None:
     assert result.stderr.splitlines()[0] == f"engine: hipify-perl ({perl})"
 
 
+@pytest.mark.slow
 def test_apply_and_verify_use_the_installed_rocm(tmp_path: Path) -> None:
     require_tool("hipcc")
     repo = tmp_path / "repo"
@@ -192,14 +207,16 @@ def test_apply_and_verify_use_the_installed_rocm(tmp_path: Path) -> None:
 def test_the_compat_header_names_the_headers_of_the_target_release(tmp_path: Path) -> None:
     """The header/cmake/make ports include HIP headers in one compat header: ROCm 5.2 has no hip/hip_bf16.h."""
     from migrate.port.apply import plan_port
+    from migrate.config import Settings
+    from migrate.port.plan import PortOptions
     from migrate.port.translate import Engine, Options
 
     (tmp_path / "convert.cu").write_text("#include <cuda_bf16.h>\n__global__ void k(__nv_bfloat16 *x) {}\n"
                                          "int main() { cudaDeviceSynchronize(); return 0; }\n")
 
     def header(rocm: str) -> str:
-        plan = plan_port(tmp_path, Engine("builtin", options=Options(rocm=rocm)), max_file_size=1 << 20,
-                         side_files=False, strategy="header")
+        engine = Engine("builtin", options=Options(rocm=rocm))
+        plan = plan_port(tmp_path, Settings(), PortOptions(engine, side_files=False, strategy="header"))
         return next(c.new.decode() for c in plan.changes if c.relpath == "cuda_hip_compat.h")
 
     assert "#include <hip/hip_bfloat16.h>\n" in header("5.2") and "hip_bf16.h" not in header("5.2")

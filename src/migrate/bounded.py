@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from migrate.model import SourceFile
 
 
 class Refused(ValueError):
@@ -34,6 +38,12 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int, private: bool = Fals
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def read_source(source: SourceFile) -> bytes:
+    """A discovered file's bytes; Refused when it has become something else since discovery (not a regular file,
+    or much larger than it was)."""
+    return read_bytes(source.path, limit=2 * source.size + 65536)
 
 
 def check_private(info: os.stat_result) -> None:

@@ -425,17 +425,19 @@ def apply_command(path: Path, dry_run: bool, out_dir: Path | None, branch: str, 
 
     from migrate.config import load_settings
     from migrate.port.apply import plan_port, prepared, render_diff, write_port
+    from migrate.port.plan import PortOptions
     from migrate.port.translate import make_options
 
     settings = load_settings(path, {"max_file_size": max_file_size, "targets": targets})
-    options = make_options(rocm=rocm)
+    translation = make_options(rocm=rocm)
     if dry_run and sys.stdout is None:
         raise InputError("stdout is closed: --dry-run has nowhere to print the diff")
     in_tree = not dry_run and out_dir is None
     with prepared(path, branch=branch, allow_dirty=allow_dirty) if in_tree else nullcontext() as lock:
-        chosen = _engine(path, engine, hipify_clang, hipify_perl, options, release=_release(path, rocm))
-        plan = plan_port(path, chosen, max_file_size=settings.max_file_size, side_files=not sources_only,
-                         in_place=in_place, unsafe_fixes=unsafe_fixes, targets=settings.targets, strategy=strategy)
+        chosen = _engine(path, engine, hipify_clang, hipify_perl, translation, release=_release(path, rocm))
+        options = PortOptions(chosen, strategy=strategy, side_files=not sources_only, in_place=in_place,
+                              unsafe_fixes=unsafe_fixes)
+        plan = plan_port(path, settings, options)
         click.echo(f"strategy: {plan.strategy} ({plan.reason})", err=True)
         _echo_findings(plan.findings, plan.skipped)
         if dry_run:
@@ -462,17 +464,18 @@ def verify(path: Path, targets: tuple[str, ...] | None, hipcc: Path | None, max_
            engine: str, hipify_clang: Path | None, hipify_perl: Path | None, strategy: str, rocm: str | None) -> None:
     """Port into a temp dir (by --strategy) and compile each unit with hipcc -fsyntax-only for the target(s)."""
     from migrate.config import load_settings
+    from migrate.port.plan import PortOptions
     from migrate.port.translate import make_options
     from migrate.port.verify import find_hipcc, verify as run_verify
 
     settings = load_settings(path, {"targets": targets, "max_file_size": max_file_size})
-    options = make_options(rocm=rocm)
+    translation = make_options(rocm=rocm)
     find_hipcc(hipcc)
-    chosen = _engine(path, engine, hipify_clang, hipify_perl, options, release=_release(path, rocm, hipcc=hipcc))
+    chosen = _engine(path, engine, hipify_clang, hipify_perl, translation, release=_release(path, rocm, hipcc=hipcc))
+    options = PortOptions(chosen, strategy=strategy)
     failed = 0
     for gfx in settings.targets:
-        result = run_verify(path, gfx, chosen, hipcc=hipcc, max_file_size=settings.max_file_size, jobs=jobs,
-                            strategy=strategy)
+        result = run_verify(path, gfx, settings, options, hipcc=hipcc, jobs=jobs)
         _echo_findings(result.findings, result.skipped)
         failed += len(result.failed)
         ok = len(result.units) - len(result.failed)

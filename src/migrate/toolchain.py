@@ -9,6 +9,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from migrate.apimap import engine_rules
@@ -73,10 +74,23 @@ def _from_hipcc(explicit: str | Path | None) -> RocmTarget | None:
     compiler = find_tool("hipcc", explicit)
     if compiler is None:
         return None
+    try:
+        info = compiler.stat()
+    except OSError:
+        return None
+    version = _hipcc_release(str(compiler), (info.st_ino, info.st_size, info.st_mtime_ns))
+    source = "hipcc --version" if explicit is None else f"{compiler} --version"
+    return RocmTarget(version, source) if version is not None else None
+
+
+@cache
+def _hipcc_release(compiler: str, stamp: tuple[int, int, int]) -> str | None:
+    """The HIP release `COMPILER --version` prints ('' when it is not a release number; None when it prints none).
+    Asked once per process for each compiler file (STAMP: its inode, size and time): Debian's hipcc takes a third of
+    a second to answer, and a process that ports many trees asks for each."""
     run = run_tool([compiler, "--version"], env=_AMD, timeout=_PROBE_TIMEOUT)
     found = _HIPCC_VERSION.search(run.stdout.decode("utf-8", "replace"))
-    source = "hipcc --version" if explicit is None else f"{compiler} --version"
-    return RocmTarget(major_minor(found.group(1)) or "", source) if found else None
+    return (major_minor(found.group(1)) or "") if found else None
 
 
 def _from_hipconfig() -> RocmTarget | None:

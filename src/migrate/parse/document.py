@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from migrate.bounded import Refused, read_bytes
+from migrate.bounded import Refused, read_source
 from migrate.model import FileKind, Skipped, SourceFile
 
 # A line this long is data, not code (a minified bundle, an embedded blob, generated tables): matching it
@@ -126,7 +126,7 @@ def read_text(source: SourceFile) -> str:
     """The file's text; raises ParseError for binary, non-UTF-8 or minified content, or a file that changed
     into something else (a FIFO, a much larger file) since discovery."""
     try:
-        data = read_bytes(source.path, limit=2 * source.size + 65536)
+        data = read_source(source)
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
     except Refused as exc:

@@ -14,21 +14,23 @@ from pathlib import Path
 from types import FrameType
 
 from migrate import gitcmd, writer
+from migrate.bounded import Refused, read_bytes
 from migrate.config import Settings
 from migrate.discover import discover, list_files
 from migrate.errors import MigrateError
 from migrate.model import Finding, Skipped, SourceFile
 from migrate.port import repo
 from migrate.port.lock import ApplyLock, hold
-from migrate.port.plan import FileChange, Plan
+from migrate.port.plan import FileChange, Plan, PortOptions
 from migrate.port.sidefiles import side_changes
 from migrate.port.strategy import choose, plan_kept_sources
 from migrate.port.translate import Engine, Translation, is_translatable, translate_file
-from migrate.scan import scan
+from migrate.scan import Inputs, inputs, scan_inputs
 
 DEFAULT_BRANCH = "rocm-port"
 COMMIT_MESSAGE = "Port to ROCm/HIP (migrate apply)"
 _NO_NEWLINE = b"\\ No newline at end of file\n"
+_MAX_INDEX = 2 << 30  # git's index: a few hundred MB in the largest monorepos
 _COLORS = {b"+": b"\x1b[32m", b"-": b"\x1b[31m", b"@": b"\x1b[36m"}
 # Signals that end a run the way Ctrl-C does: rolled back, exit 130 (SIGHUP: the terminal went away).
 _INTERRUPTS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -54,52 +56,46 @@ class ApplyResult:
     out_dir: Path | None = None
 
 
-def plan_port(
-    root: Path, engine: Engine, *, max_file_size: int, include_vendored: bool = False, side_files: bool = True,
-    in_place: bool = False, unsafe_fixes: bool = False, targets: tuple[str, ...] = ("gfx942",), strategy: str = "auto",
-) -> Plan:
-    """Port the tree in memory by STRATEGY (see migrate.port.strategy; fork translates every source); nothing is written."""
-    sources, skipped = _sources(root, max_file_size)
-    scanned, supported = _scan(root, max_file_size) if side_files or strategy != "fork" else ((), False)
-    choice = choose(strategy, scanned, sources)
+def plan_port(root: Path, settings: Settings, options: PortOptions) -> Plan:
+    """Port the tree in memory by the strategy of OPTIONS (see migrate.port.strategy; fork translates every
+    source), with the files, rules and GPU targets of SETTINGS (the repository's [tool.migrate] included): an
+    excluded file is neither changed nor read, a disabled rule's findings steer nothing. Nothing is written."""
+    # a baseline and --diff-base narrow what a scan reports, not what a port changes; the port's writes stay the
+    # tree's (no result cache)
+    settings = replace(settings, baseline=None, diff_base=None, cache_dir=None)
+    found = inputs(root, settings)
+    sources, skipped = list(found.sources), list(found.skipped)
+    needs_scan = options.side_files or options.strategy != "fork"
+    scanned, supported = _scan(root, settings, found) if needs_scan else ((), False)
+    choice = choose(options.strategy, scanned, sources)
+    side = _side(root, sources, settings, options, scanned, supported) if options.side_files else None
     if choice.name != "fork":
-        side = _side(root, sources, in_place, unsafe_fixes, scanned, targets, supported) if side_files else None
-        return plan_kept_sources(root, choice, engine.name, sources, skipped, side=side, scanned=scanned,
-                                 targets=targets, rocm=engine.options.rocm_version)
-    chosen = [s for s in sources if is_translatable(s.relpath) and (include_vendored or not s.vendored)]
-    translations = [translate_file(s.path, s.relpath, engine) for s in chosen]
+        return plan_kept_sources(root, choice, sources, skipped, settings, options, side=side, scanned=scanned)
+    engine = options.engine
+    chosen = [s for s in sources if is_translatable(s.relpath) and (options.include_vendored or not s.vendored)]
+    translations = [translate_file(s.path, s.relpath, engine, limit=settings.max_file_size) for s in chosen]
     changes = [FileChange(t.relpath, t.original, t.translated) for t in translations if t.changed]
     skipped += [Skipped(t.relpath, t.skipped) for t in translations if t.skipped]
     findings = [f for t in translations for f in t.findings]
-    if side_files:
-        extra, extra_findings = _side(root, sources, in_place, unsafe_fixes, scanned, targets, supported)
-        changes += extra
-        findings += extra_findings
+    if side is not None:
+        changes += side[0]
+        findings += side[1]
     return Plan(root, engine.name, tuple(sorted(changes, key=lambda c: c.relpath)), tuple(sorted(findings)),
                 tuple(sorted(skipped)), reason=choice.reason)
 
 
 def _side(
-    root: Path, sources: list[SourceFile], in_place: bool, unsafe_fixes: bool, scanned: tuple[Finding, ...],
-    targets: tuple[str, ...], rocm_supported: bool,
+    root: Path, sources: list[SourceFile], settings: Settings, options: PortOptions, scanned: tuple[Finding, ...],
+    rocm_supported: bool,
 ) -> tuple[list[FileChange], list[Finding]]:
-    return side_changes(root, sources, in_place=in_place, unsafe_fixes=unsafe_fixes, scan_findings=scanned,
-                        gfx_targets=targets, rocm_supported=rocm_supported)
+    return side_changes(root, sources, settings, options, scan_findings=scanned, rocm_supported=rocm_supported)
 
 
-def _scan(root: Path, max_file_size: int) -> tuple[tuple[Finding, ...], bool]:
+def _scan(root: Path, settings: Settings, found: Inputs) -> tuple[tuple[Finding, ...], bool]:
     """The scan's findings (which say which requirement lines are CUDA-only and what replaces them), and whether the
     repository already builds for ROCm (then its torch.version.cuda tests are its own CUDA/ROCm switches)."""
-    result = scan(root, Settings(max_file_size=max_file_size, jobs=1))
+    result = scan_inputs(root, settings, found)
     return result.findings, result.rocm is not None and result.rocm.level == "supported"
-
-
-def _sources(root: Path, max_file_size: int) -> tuple[list[SourceFile], list[Skipped]]:
-    sources: list[SourceFile] = []
-    skipped: list[Skipped] = []
-    for item in discover(root, max_file_size=max_file_size):
-        (skipped if isinstance(item, Skipped) else sources).append(item)  # type: ignore[arg-type]
-    return sources, skipped
 
 
 # -- the dry run: one unified diff that `git apply` accepts ------------------------------------------------------
@@ -252,15 +248,20 @@ def _safe_target(root: Path, relpath: str) -> Path:
 
 def _check_unchanged(target: Path, change: FileChange) -> None:
     """Compare before replace: the file must still hold what the plan read (a new file must still be absent)."""
-    try:
-        current: bytes | None = target.read_bytes()
-    except FileNotFoundError:
-        current = None
-    except IsADirectoryError:
-        current = b""
-    if current != change.old:
+    if not _holds(target, change.old):
         raise ApplyError(f"{change.relpath} changed since the plan (edited, deleted or created meanwhile); "
                          "not overwritten: run apply again")
+
+
+def _holds(target: Path, data: bytes | None) -> bool:
+    """Whether TARGET holds exactly DATA (None: TARGET is absent); reads no more than DATA's size, and never waits
+    on a FIFO or a device."""
+    try:
+        if data is None:
+            return not os.path.lexists(target)
+        return read_bytes(target, limit=len(data)) == data
+    except (OSError, Refused):
+        return False
 
 
 def _check_parses(changes: Iterable[FileChange]) -> None:
@@ -403,7 +404,7 @@ def _roll_back(plan: Plan, start: _GitStart | None) -> str:
     for change in plan.changes:
         target = plan.root / change.relpath
         with contextlib.suppress(OSError):
-            if not target.is_symlink() and target.is_file() and target.read_bytes() == change.new:
+            if not target.is_symlink() and _holds(target, change.new):
                 if change.old is None:
                     target.unlink()
                     _remove_empty_parents(target.parent, plan.root)
@@ -484,10 +485,10 @@ def _git_start(plan: Plan, found: repo.Repository, branch: str, allow_dirty: boo
     head = _git(root, "rev-parse", "--verify", "HEAD", what="read HEAD")
     index_path = Path(_git(root, "rev-parse", "--path-format=absolute", "--git-path", "index", what="find the index"))
     try:
-        index: bytes | None = index_path.read_bytes()
+        index: bytes | None = read_bytes(index_path, limit=_MAX_INDEX)
     except FileNotFoundError:
         index = None
-    except OSError as exc:
+    except (OSError, Refused) as exc:
         raise ApplyError(f"cannot read the git index: {_reason(exc)}") from None
     return _GitStart(branch, head, os.fsdecode(ref.stdout).strip() if ref.ok else None, index_path, index)
 

@@ -7,6 +7,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from migrate.bounded import Refused, read_source
 from migrate.model import Finding, Severity, SourceFile
 from migrate.port.hipccflags import hipcc_word, is_dropped_prefix
 from migrate.port.plan import FileChange
@@ -41,9 +42,9 @@ class _Guard:
 def build_flags(source: SourceFile, earlier: FileChange | None) -> tuple[FileChange | None, list[Finding]]:
     """SOURCE (or the EARLIER change to it) with its nvcc flag lists given a hipcc variant, and the lists left."""
     try:
-        old = source.path.read_bytes()
+        old = read_source(source)
         text = (earlier.new if earlier else old).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, Refused, UnicodeDecodeError):
         return earlier, []
     new, left = port_flag_lists(text, source.relpath)
     if new is None:

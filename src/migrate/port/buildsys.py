@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 import tree_sitter
 
 from migrate.apimap import Version, api_names, header_map, lookup
+from migrate.bounded import Refused, read_bytes, read_source
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse.cuda import CudaDocument, captures, parse_cuda
 from migrate.port.plan import FileChange
@@ -39,10 +40,10 @@ class _Use:
 
 
 def compat_changes(
-    root: Path, sources: Sequence[SourceFile], *, rocm: Version | None = None,
+    root: Path, sources: Sequence[SourceFile], *, rocm: Version | None = None, limit: int,
 ) -> tuple[list[FileChange], list[Finding]]:
     """The compat header (its HIP headers as ROCm release ROCM names them) and, in each source using CUDA names,
-    its include in place of the CUDA headers."""
+    its include in place of the CUDA headers; an existing header larger than LIMIT is not ours."""
     chosen = [s for s in sources if not s.vendored and is_translatable(s.relpath)
               and PurePosixPath(s.relpath).name != COMPAT_HEADER]
     uses = [u for s in chosen if (u := _use(s)) is not None]
@@ -51,7 +52,7 @@ def compat_changes(
         return [], findings
     directory = posixpath.commonpath([posixpath.dirname(u.source.relpath) for u in uses])
     header = posixpath.join(directory, COMPAT_HEADER) if directory else COMPAT_HEADER
-    old = _existing(root / header)
+    old = _existing(root / header, limit)
     if old is not None and _MARKER.encode() not in old:
         message = f"{header} exists and was not written by migrate: no compat header written; rename it and re-run"
         return [], [*findings, Finding(header, 1, 1, RULE_HEADER_TAKEN, "other", Severity.MEDIUM, 1, message, "")]
@@ -65,11 +66,15 @@ def compat_changes(
     return [c for c in changes if c.old != c.new], findings
 
 
-def _existing(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
-    except OSError:
+def _existing(path: Path, limit: int) -> bytes | None:
+    """PATH's bytes; None when there is no file (or a symlink, which the writer refuses); b"" when it is one we do
+    not read (larger than LIMIT, a FIFO, a directory), which is not a header migrate wrote."""
+    if path.is_symlink() or not path.exists():
         return None
+    try:
+        return read_bytes(path, limit=limit)
+    except (OSError, Refused):
+        return b""
 
 
 def compat_header(uses: Sequence[_Use], earlier: Sequence[str] = (), *, rocm: Version | None = None) -> str:
@@ -100,9 +105,9 @@ def _hip_name(name: str) -> str:
 
 def _use(source: SourceFile) -> _Use | None:
     try:
-        data = source.path.read_bytes()
+        data = read_source(source)
         text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, Refused, UnicodeDecodeError):
         return None
     if b"\0" in data[:8192]:
         return None  # binary

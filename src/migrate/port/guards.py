@@ -12,6 +12,7 @@ from typing import Any
 
 import tree_sitter
 
+from migrate.bounded import Refused, read_source
 from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse.cuda import CudaDocument, parse_cuda
@@ -57,9 +58,9 @@ def nvidia_arch_only(relpath: str, text: str) -> bool:
 
 def _text(source: SourceFile) -> str | None:
     try:
-        data = source.path.read_bytes()
+        data = read_source(source)
         return None if b"\0" in data[:8192] else data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, Refused, UnicodeDecodeError):
         return None
 
 
@@ -91,10 +92,10 @@ def _guarded_source(
     source: SourceFile, earlier: FileChange | None, facts: Facts, macro: str,
 ) -> tuple[FileChange | None, list[Finding]]:
     try:
-        old = source.path.read_bytes()
+        old = read_source(source)
         data = earlier.new if earlier is not None else old
         text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, Refused, UnicodeDecodeError):
         return earlier, []
     if b"\0" in data[:8192] or not _may_change(text, source.relpath, facts) or nvidia_arch_only(source.relpath, text):
         return earlier, []

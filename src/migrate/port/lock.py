@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrate import gitcmd, writer
+from migrate.bounded import Refused, read_bytes
 from migrate.port.repo import Repository, RepositoryError
 from migrate.escape import visible
 from migrate.tools import ToolRun
 
 LOCK_NAME = "migrate-apply.lock"
 _JOURNAL_LIMIT = 64 << 20
+_WRITTEN_LIMIT = 1 << 30  # a file the port wrote: a ported source, far smaller (the journal may be planted)
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -181,8 +183,8 @@ def _inside(top: Path, relpath: str) -> bool:
 
 def _holds(path: Path, digest: str) -> bool:
     try:
-        return not path.is_symlink() and hashlib.sha256(path.read_bytes()).hexdigest() == digest
-    except OSError:
+        return not path.is_symlink() and hashlib.sha256(read_bytes(path, limit=_WRITTEN_LIMIT)).hexdigest() == digest
+    except (OSError, Refused):
         return False
 
 

@@ -1,13 +1,19 @@
-"""The one plan/change type every port strategy produces and the writer consumes, and the Python line edit."""
+"""The one plan/change type every port strategy produces and the writer consumes, the Python line edit, and the
+options a port is planned with."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from migrate.model import Finding, Skipped
 
 STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")  # how a port may go; auto picks from the build
+
+if TYPE_CHECKING:
+    from migrate.apimap import Version
+    from migrate.port.translate import Engine
 
 
 @dataclass(frozen=True)
@@ -45,3 +51,21 @@ class Plan:
     skipped: tuple[Skipped, ...] = ()
     strategy: str = "fork"
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class PortOptions:
+    """How a port is made beyond the repository's Settings (which give the files, rules and GPU targets): the
+    engine (with the ROCm release it ports for), the strategy, and what else the port changes."""
+
+    engine: Engine
+    strategy: str = "auto"
+    side_files: bool = True  # requirements, Dockerfiles, build files and Python fixes beside the sources
+    in_place: bool = False  # edit requirements and Dockerfiles instead of adding ROCm side files
+    unsafe_fixes: bool = False
+    include_vendored: bool = False  # fork: translate vendored sources too
+
+    @property
+    def rocm(self) -> Version:
+        """The ROCm release the port is for."""
+        return self.engine.options.rocm_version

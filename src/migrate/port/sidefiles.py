@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import cache
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from migrate.bounded import Refused, read_bytes, read_source
 from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse import ParseError
@@ -20,6 +22,10 @@ from migrate.port.hipccflags import hipcc_word, path_map
 from migrate.port.plan import FileChange, Fix
 from migrate.port.pyswitch import capability_helpers, switch_fixes
 from migrate.substitutions import knowledge_base
+
+if TYPE_CHECKING:
+    from migrate.config import Settings
+    from migrate.port.plan import PortOptions
 
 HIP_CHECK = "(torch.version.cuda or torch.version.hip)"
 _CUDA_LOCAL = re.compile(r"\+cu\d+")
@@ -35,14 +41,16 @@ _INDEX_ANSWERED = frozenset({"torch-cuda-wheels"})  # the ROCm index swap alread
 _PY_NEWLINE = re.compile(rb"\r\n|\r|\n")  # the line ends of Python's tokenizer (str.splitlines knows more)
 RULE_SAFE = "fix-torch-version-hip"
 RULE_UNSAFE = "fix-nvidia-smi"
+RULE_SIDE_TAKEN = "side-file-exists"
 
 
 def side_changes(
-    root: Path, sources: Sequence[SourceFile], *, in_place: bool = False, unsafe_fixes: bool = False,
-    scan_findings: Sequence[Finding] = (), gfx_targets: Sequence[str] = ("gfx942",), rocm_supported: bool = False,
+    root: Path, sources: Sequence[SourceFile], settings: Settings, options: PortOptions, *,
+    scan_findings: Sequence[Finding] = (), rocm_supported: bool = False,
 ) -> tuple[list[FileChange], list[Finding]]:
-    """The non-source changes of a port, and findings for the fixes left unapplied (a repository that already builds
-    for ROCm keeps its torch.version.cuda tests: they are its CUDA/ROCm switches)."""
+    """The non-source changes of a port for the GPU targets of SETTINGS, and findings for the fixes left unapplied
+    (a repository that already builds for ROCm keeps its torch.version.cuda tests: they are its CUDA/ROCm
+    switches)."""
     cuda_only = _cuda_only_lines(scan_findings)
     python = {s.relpath: text for s in sources if s.kind is FileKind.PYTHON and not s.vendored
               and (text := _read(s)) is not None}
@@ -58,36 +66,49 @@ def side_changes(
         if source.kind is FileKind.PYTHON:
             if source.relpath not in python:
                 continue
-            change, left = _python(source.relpath, python[source.relpath], unsafe_fixes, helpers,
+            change, left = _python(source.relpath, python[source.relpath], options.unsafe_fixes, helpers,
                                    by_path.get(source.relpath, []), rocm_supported)
             changes.extend(change)
             findings.extend(left)
         elif source.kind is FileKind.REQUIREMENTS:
-            changes.extend(_requirements(source, in_place, cuda_only.get(source.relpath, {})))
+            changes.extend(_requirements(source, options.in_place, cuda_only.get(source.relpath, {})))
         elif source.kind is FileKind.DOCKERFILE:
-            changes.extend(_dockerfile(source, in_place))
+            changes.extend(_dockerfile(source, options.in_place))
         elif source.kind is FileKind.COMPOSE:
             changes.extend(_compose(source))
         elif source.kind is FileKind.CMAKE and PurePosixPath(source.relpath).name == "CMakeLists.txt":
-            changes.extend(_cmake(source, gfx_targets))
+            changes.extend(_cmake(source, settings.targets))
         elif source.kind is FileKind.MAKEFILE and not source.relpath.endswith(".rocm"):
-            changes.extend(_makefile(source, gfx_targets))
-    return [_against_disk(root, c) for c in changes if _against_disk(root, c).old != c.new], findings
+            changes.extend(_makefile(source, settings.targets))
+    kept: list[FileChange] = []
+    for side in changes:
+        on_disk = _against_disk(root, side, settings.max_file_size)
+        if isinstance(on_disk, Finding):
+            findings.append(on_disk)
+        elif on_disk.old != on_disk.new:
+            kept.append(on_disk)
+    return kept, findings
 
 
-def _against_disk(root: Path, change: FileChange) -> FileChange:
-    """A side file that already exists is an edit of it, not a new file."""
+def _against_disk(root: Path, change: FileChange, limit: int) -> FileChange | Finding:
+    """A side file that already exists is an edit of it, not a new file; a finding when it exists but is not a file
+    we read (larger than LIMIT, a FIFO, a device): the port leaves it alone and says so."""
     existing = root / change.relpath
-    if change.old is None and existing.is_file() and not existing.is_symlink():
-        return replace(change, old=existing.read_bytes())
-    return change
+    if change.old is not None or existing.is_symlink() or not os.path.lexists(existing):
+        return change
+    try:
+        return replace(change, old=read_bytes(existing, limit=limit))
+    except (OSError, Refused) as exc:
+        why = exc if isinstance(exc, Refused) else exc.strerror or exc
+        message = f"{change.relpath} exists and is not a file migrate reads ({why}): not written; move it and re-run"
+        return Finding(change.relpath, 1, 1, RULE_SIDE_TAKEN, "other", Severity.MEDIUM, 1, message, "")
 
 
 def _read(source: SourceFile) -> str | None:
     try:
-        data = source.path.read_bytes()
+        data = read_source(source)
         return None if b"\0" in data[:8192] else data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, Refused, UnicodeDecodeError):
         return None
 
 

@@ -6,14 +6,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from migrate.apimap import Version
+from migrate.bounded import Refused, read_source
 from migrate.errors import InputError
 from migrate.model import FileKind, Finding, Skipped, SourceFile
 from migrate.port.buildsys import compat_changes
 from migrate.port.extension import extension_changes
 from migrate.port.guards import HIP_MACRO, guard_changes, repo_facts
 from migrate.port.plan import STRATEGIES, FileChange, Plan
+
+if TYPE_CHECKING:
+    from migrate.config import Settings
+    from migrate.port.plan import PortOptions
 
 # (strategy, rules whose finding shows the project is of that kind, what the finding means), in priority order
 _KINDS = (
@@ -87,8 +92,8 @@ def _first(sources: Sequence[SourceFile], kinds: frozenset[FileKind], pattern: r
         if source.vendored or source.kind not in kinds:
             continue
         try:
-            data = source.path.read_bytes()
-        except OSError:
+            data = read_source(source)
+        except (OSError, Refused):
             continue
         for found in pattern.finditer(data):
             start = data.rfind(b"\n", 0, found.start()) + 1
@@ -106,23 +111,22 @@ def _is_build_file(path: str, strategy: str) -> bool:
 
 
 def plan_kept_sources(
-    root: Path, choice: Choice, engine: str, sources: Sequence[SourceFile], skipped: Sequence[Skipped], *,
-    side: tuple[list[FileChange], list[Finding]] | None, scanned: Sequence[Finding] = (),
-    targets: Sequence[str] = ("gfx942",), rocm: Version | None = None,
+    root: Path, choice: Choice, sources: Sequence[SourceFile], skipped: Sequence[Skipped], settings: Settings,
+    options: PortOptions, *, side: tuple[list[FileChange], list[Finding]] | None, scanned: Sequence[Finding] = (),
 ) -> Plan:
-    """The plan of a port that keeps the CUDA sources (extension, cmake, make, header): ROCm branches, and for the
-    builds that are not torch extensions one compat header (for ROCm release ROCM), with the side files (SIDE) where
-    asked."""
-    facts = repo_facts(sources, scanned, targets)
+    """The plan of a port that keeps the CUDA sources (extension, cmake, make, header): ROCm branches for the GPU
+    targets of SETTINGS, and for the builds that are not torch extensions one compat header (for the ROCm release of
+    OPTIONS), with the side files (SIDE) where asked."""
+    facts = repo_facts(sources, scanned, settings.targets)
     if choice.name == "extension":
         changes, findings = extension_changes(sources, facts, side=side)
     else:
-        changes, findings = compat_changes(root, sources, rocm=rocm)
+        changes, findings = compat_changes(root, sources, rocm=options.rocm, limit=settings.max_file_size)
         by_path = {c.relpath: c for c in changes}
         findings += guard_changes(sources, by_path, facts, HIP_MACRO)
         changes = list(by_path.values())
         if side is not None:
             changes += [c for c in side[0] if c.relpath not in by_path]
             findings += side[1]
-    return Plan(root, engine, tuple(sorted(changes, key=lambda c: c.relpath)), tuple(sorted(findings)),
+    return Plan(root, options.engine.name, tuple(sorted(changes, key=lambda c: c.relpath)), tuple(sorted(findings)),
                 tuple(sorted(skipped)), strategy=choice.name, reason=choice.reason)

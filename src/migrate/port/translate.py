@@ -11,6 +11,8 @@ from functools import cache
 from pathlib import Path
 
 from migrate.apimap import ApiEntry, CallRule, Version, api_map, engine_rules, header_map, lookup, parse_version
+from migrate.bounded import Refused, read_bytes
+from migrate.defaults import DEFAULT_MAX_FILE_SIZE
 from migrate.discover import classify
 from migrate.errors import InputError, MigrateError, ToolNotFound
 from migrate.model import FileKind, Finding, Severity, SourceFile
@@ -125,12 +127,15 @@ def _compile_db(root: Path | None) -> Path | None:
     return None
 
 
-def translate_file(path: Path, relpath: str, engine: Engine) -> Translation:
-    """Translate one file with ENGINE; binary files come back skipped with a reason."""
+def translate_file(path: Path, relpath: str, engine: Engine, *, limit: int = DEFAULT_MAX_FILE_SIZE) -> Translation:
+    """Translate one file with ENGINE; binary files, and files larger than LIMIT or not regular, come back skipped
+    with a reason."""
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, limit=limit)
     except OSError as exc:
         return Translation(relpath, b"", b"", engine.name, skipped=f"cannot read: {exc.strerror or exc}")
+    except Refused as exc:
+        return Translation(relpath, b"", b"", engine.name, skipped=f"cannot read: {exc}")
     if b"\0" in data[:8192]:
         return Translation(relpath, data, data, engine.name, skipped="binary file")
     if engine.name == "hipify-perl":

@@ -9,7 +9,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from migrate import writer
-from migrate.config import Settings
+from migrate.bounded import Refused, read_bytes
+from migrate.defaults import DEFAULT_MAX_FILE_SIZE
 from migrate.discover import discover, list_files
 from migrate.model import Finding, Skipped, SourceFile
 from migrate.port.apply import ApplyError, copyable, fresh_dir, write_port
@@ -95,7 +96,6 @@ def _translate_one(given: list[Path], output: Path, engine: Engine) -> Translate
 def _expand(given: list[Path]) -> tuple[Path, list[SourceFile], list[Skipped], list[str]]:
     """The common base directory; the sources under the paths (the one file lister's view, relative to the
     base); what was skipped; and every listed file (for a mirror)."""
-    limit = Settings().max_file_size
     base = given[0] if len(given) == 1 and given[0].is_dir() and not given[0].is_symlink() else Path(
         os.path.commonpath([p if p.is_dir() and not p.is_symlink() else p.parent for p in given]))
     sources: list[SourceFile] = []
@@ -108,7 +108,7 @@ def _expand(given: list[Path]) -> tuple[Path, list[SourceFile], list[Skipped], l
             continue
         top, files = (path, ()) if path.is_dir() else (path.parent, (path,))
         within = top.relative_to(base).as_posix()
-        for item in discover(top, files=files, max_file_size=limit):
+        for item in discover(top, files=files, max_file_size=DEFAULT_MAX_FILE_SIZE):
             if isinstance(item, Skipped):
                 skipped.append(Skipped(_join(within, item.path), item.reason))
             else:
@@ -123,6 +123,9 @@ def _join(prefix: str, relpath: str) -> str:
 
 def _mirrored(base: Path, relpath: str, done: Translation | None) -> FileChange:
     source = base / relpath
-    mode = source.stat().st_mode & 0o7777
-    data = done.translated if done is not None else source.read_bytes()
-    return FileChange(relpath, None, data, reason="translated" if done else "copied", mode=mode)
+    info = source.stat()
+    try:
+        data = done.translated if done is not None else read_bytes(source, limit=info.st_size)
+    except Refused as exc:
+        raise ApplyError(f"cannot copy {relpath}: {exc}") from None
+    return FileChange(relpath, None, data, reason="translated" if done else "copied", mode=info.st_mode & 0o7777)

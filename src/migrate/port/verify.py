@@ -12,8 +12,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from migrate.bounded import read_bytes
+from migrate.bounded import Refused, read_bytes
 from migrate.discover import VENDOR_DIRS
 from migrate.port.apply import plan_port, write_port
 from migrate.errors import InputError, ToolNotFound
@@ -21,6 +22,10 @@ from migrate.model import Finding, Severity, Skipped
 from migrate.port.translate_paths import translate_paths
 from migrate.tools import ToolRun, find_tool, run_tool
 from migrate.port.translate import Engine, original_line
+
+if TYPE_CHECKING:
+    from migrate.config import Settings
+    from migrate.port.plan import PortOptions
 
 UNIT_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx")
 RULE_COMPILE_ERROR = "hipcc-error"
@@ -71,25 +76,26 @@ def find_hipcc(explicit: str | Path | None = None) -> Path:
 
 
 def verify(
-    root: Path, target: str, engine: Engine, *, hipcc: str | Path | None = None, max_file_size: int, jobs: int = 0,
-    strategy: str = "auto",
+    root: Path, target: str, settings: Settings, options: PortOptions, *, hipcc: str | Path | None = None,
+    jobs: int = 0,
 ) -> VerifyResult:
-    """Port ROOT into a temp dir by STRATEGY and compile each unit for TARGET; compiler errors become findings."""
+    """Port ROOT (SETTINGS: the repository's files and rules) into a temp dir by the strategy of OPTIONS, without
+    side files, and compile each unit for TARGET; compiler errors become findings."""
     compiler = find_hipcc(hipcc)
     version = _version(compiler)
-    engine = _for_compiler(engine, version)
+    options = replace(options, engine=_for_compiler(options.engine, version), side_files=False)
     with tempfile.TemporaryDirectory(prefix="migrate-verify-") as tmp:
         _check_target(compiler, target, version, Path(tmp))
-        plan = plan_port(root, engine, max_file_size=max_file_size, side_files=False, strategy=strategy)
+        plan = plan_port(root, settings, options)
         copy = Path(tmp) / "src"
         write_port(plan, out_dir=copy)
-        extra = as_torch_builds(copy, engine) if plan.strategy == "extension" else []
+        extra = as_torch_builds(copy, options.engine) if plan.strategy == "extension" else []
         units = _units(copy)
         flags = _flags_from_compile_db(root, copy, toolchain_dirs(compiler))
         with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
             runs = list(pool.map(lambda rel: _compile(compiler, target, copy, rel, flags.get(rel), extra), units))
         done = tuple(Unit(rel, run) for rel, run in zip(units, runs))
-        findings = sorted({f for unit in done for f in _findings(unit, copy, root)})
+        findings = sorted({f for unit in done for f in _findings(unit, copy, root, settings.max_file_size)})
     return VerifyResult(target, version, plan.engine, done, tuple(findings), plan.skipped, plan.strategy)
 
 
@@ -207,18 +213,18 @@ def _within(path: Path, directories: tuple[Path, ...]) -> Path | None:
     return None
 
 
-def _findings(unit: Unit, tree: Path, root: Path) -> list[Finding]:
+def _findings(unit: Unit, tree: Path, root: Path, limit: int) -> list[Finding]:
     if unit.ok:
         return []
-    found = [_finding(m, unit, tree, root) for m in _DIAGNOSTIC.finditer(unit.run.stderr)]
+    found = [_finding(m, unit, tree, root, limit) for m in _DIAGNOSTIC.finditer(unit.run.stderr)]
     if not found:
         message = f"hipcc failed: {unit.run.describe()}"
         found = [Finding(unit.relpath, 1, 1, RULE_COMPILE_ERROR, "other", Severity.HIGH, 1, message, "")]
     return found
 
 
-def _finding(match: re.Match[str], unit: Unit, tree: Path, root: Path) -> Finding:
-    """A compiler error on its line; the evidence is the original (untranslated) line."""
+def _finding(match: re.Match[str], unit: Unit, tree: Path, root: Path, limit: int) -> Finding:
+    """A compiler error on its line; the evidence is the original (untranslated) line (files read up to LIMIT)."""
     file = Path(match["file"])
     path = file if file.is_absolute() else tree / file
     try:
@@ -226,19 +232,24 @@ def _finding(match: re.Match[str], unit: Unit, tree: Path, root: Path) -> Findin
     except ValueError:
         relpath = unit.relpath  # an error in a system header, reported on the unit that included it
     line = int(match["line"])
-    original = root / relpath
-    if original.is_file() and path.is_file():
-        line = original_line(original.read_bytes(), path.read_bytes(), line)
-    evidence = _line(original if original.is_file() else path, line)
+    original, ported = _read(root / relpath, limit), _read(path, limit)
+    if original is not None and ported is not None:
+        line = original_line(original, ported, line)
+    text = original if original is not None else ported
+    evidence = _line(text, line) if text is not None else ""
     message = f"hipcc: {match['msg'].strip()}"
     return Finding(relpath, line, int(match["col"]), RULE_COMPILE_ERROR, "other", Severity.HIGH, line, message, evidence)
 
 
-def _line(path: Path, line: int) -> str:
+def _read(path: Path, limit: int) -> bytes | None:
     try:
-        lines = path.read_bytes().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return ""
+        return read_bytes(path, limit=limit)
+    except (OSError, Refused):
+        return None
+
+
+def _line(data: bytes, line: int) -> str:
+    lines = data.decode("utf-8", "replace").splitlines()
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 

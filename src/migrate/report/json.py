@@ -115,7 +115,7 @@ _STRING = encode_basestring  # what json.dumps(..., ensure_ascii=False) writes f
 
 def finding_json(finding: Finding) -> str:
     """json.dumps(finding.to_dict(), ensure_ascii=False), written directly: no dict per finding (a third of the
-    report's time on large scans). tests/test_reports.py holds the two equal."""
+    report's time on large scans). tests/report/test_reports.py holds the two equal."""
     hip = "null" if finding.hip is None else _STRING(finding.hip)
     text = (
         f'{{"rule": {_STRING(finding.rule)}, "category": {_STRING(finding.category)}, '

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from migrate.config import Settings
 from migrate.port.apply import plan_port, write_port
+from migrate.port.plan import PortOptions
 from migrate.port.translate import Engine
 
 from conftest import REPOS, require_tool, torch_extension_flags
@@ -21,7 +23,8 @@ def _ported(name: str, tmp_path: Path) -> Path:
     root = tmp_path / name
     shutil.copytree(REPOS / name, root)
     out = tmp_path / "ported"
-    write_port(plan_port(root, Engine("builtin"), max_file_size=1 << 20, targets=("gfx90a",)), out_dir=out)
+    write_port(plan_port(root, Settings(max_file_size=1 << 20, targets=("gfx90a",)), PortOptions(Engine("builtin"))),
+               out_dir=out)
     return out
 
 

@@ -11,10 +11,10 @@ import pytest
 from migrate.fleet import report
 from migrate.fleet.model import Outcome, TargetEffort
 
+from conftest import open_page
 from test_fleet_report import fleet
-from test_html_browser import browser, open_page  # noqa: F401 - the fixture
 
-pytestmark = pytest.mark.needs_tool("chromium")
+pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("chromium")]  # each test drives a real headless Chromium
 HOSTILE = "<img src=x onerror=alert(1)>\x1b[31m"
 
 

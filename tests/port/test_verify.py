@@ -10,6 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from migrate.cli import cli
+from migrate.config import Settings
+from migrate.port.plan import PortOptions
 from migrate.errors import InputError
 from migrate.port.translate import Engine
 from migrate.port.verify import _flags_from_compile_db, verify
@@ -32,15 +34,17 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_translated_fixtures_compile_for_gfx90a(project: Path) -> None:
     require_tool("hipcc")
-    result = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20)
+    result = verify(project, "gfx90a", Settings(max_file_size=1 << 20), PortOptions(Engine("builtin")))
     assert [u.relpath for u in result.units] == [
         "src/hip_ported.cpp", "src/kernels.cu", "src/runtime_api.cu", "src/use_lookalikes.cu"]
     assert result.findings == () and result.failed == ()
     assert result.compiler.startswith("HIP ") and "clang " in result.compiler
 
 
+@pytest.mark.slow
 def test_compile_error_maps_to_the_original_line(project: Path) -> None:
     require_tool("hipcc")
     (project / "src" / "broken.cu").write_text(
@@ -50,29 +54,33 @@ def test_compile_error_maps_to_the_original_line(project: Path) -> None:
     assert result.exit_code == 1, result.output
     assert "src/broken.cu:5:19: high: hipcc: use of undeclared identifier 'missing_size' [hipcc-error]" in result.stderr
     assert "gfx90a: 4/5 unit(s) compile with hipcc" in result.stdout
-    found = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20, strategy="fork").findings
+    options = PortOptions(Engine("builtin"), strategy="fork")
+    found = verify(project, "gfx90a", Settings(max_file_size=1 << 20), options).findings
     assert [(f.path, f.line, f.evidence) for f in found] == [("src/broken.cu", 5, "cudaMemset(p, 0, missing_size);")]
 
 
+@pytest.mark.slow
 def test_error_after_the_inserted_runtime_include_maps_back(project: Path) -> None:
     """A .cu file without a CUDA include gets one more line (hip_runtime.h); errors still land on the original line."""
     require_tool("hipcc")
     (project / "src" / "bare.cu").write_text("// no include: nvcc adds the runtime\nvoid f(float *p) {\n  cudaMemset(p, 0, size);\n}\n")
-    found = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20).findings
+    found = verify(project, "gfx90a", Settings(max_file_size=1 << 20), PortOptions(Engine("builtin"))).findings
     assert [(f.path, f.line, f.evidence) for f in found] == [("src/bare.cu", 3, "cudaMemset(p, 0, size);")]
 
 
+@pytest.mark.slow
 def test_warp_code_is_translated_for_the_compiler_rocm(project: Path) -> None:
     require_tool("hipcc")
     shutil.copy(INPUTS / "warp.cu", project / "src" / "warp.cu")
-    result = verify(project, "gfx90a", Engine("builtin"), max_file_size=1 << 20, strategy="fork")
+    result = verify(project, "gfx90a", Settings(max_file_size=1 << 20), PortOptions(Engine("builtin"), strategy="fork"))
     assert result.failed == ()
 
 
+@pytest.mark.slow
 def test_target_too_new_for_the_compiler(project: Path) -> None:
     require_tool("hipcc")
     with pytest.raises(InputError, match="target gfx942 is too new for the installed compiler"):
-        verify(project, "gfx942", Engine("builtin"), max_file_size=1 << 20)
+        verify(project, "gfx942", Settings(max_file_size=1 << 20), PortOptions(Engine("builtin")))
 
 
 def test_without_hipcc_exit_2(project: Path, tmp_path: Path) -> None:
@@ -102,6 +110,7 @@ def test_include_flags_come_from_compile_commands(tmp_path: Path) -> None:
     assert _flags_from_compile_db(root, tree)["src/a.cu"] == [f"-I{tree / 'include'}", "-DUSE_FAST=1"]
 
 
+@pytest.mark.slow
 def test_ported_makefile_project_builds_with_hipcc(tmp_path: Path) -> None:
     """The whole port end to end: sources translated and Makefile.rocm written, then built by make + hipcc."""
     import os
@@ -119,7 +128,8 @@ def test_ported_makefile_project_builds_with_hipcc(tmp_path: Path) -> None:
         "NVCC ?= nvcc\nNVCCFLAGS := -O2 --use_fast_math -gencode arch=compute_80,code=sm_80\n"
         "app: kern.cu\n\t$(NVCC) $(NVCCFLAGS) -o $@ $< -lcudart\n"
     )
-    plan = plan_port(tmp_path, Engine("builtin"), max_file_size=1 << 20, targets=("gfx90a",), strategy="fork")
+    settings = Settings(max_file_size=1 << 20, targets=("gfx90a",))
+    plan = plan_port(tmp_path, settings, PortOptions(Engine("builtin"), strategy="fork"))
     assert write_port(plan).written == ("Makefile.rocm", "kern.cu")
     env = {**os.environ, "HIP_PLATFORM": "amd"}
     done = subprocess.run(["make", "-f", "Makefile.rocm"], cwd=tmp_path, env=env, capture_output=True, text=True)

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from migrate.config import Settings
 from migrate.port.apply import plan_port, write_port
+from migrate.port.plan import PortOptions
 from migrate.port.buildflags import port_flag_lists
 from migrate.port.verify import as_torch_builds
 from migrate.port.hipccflags import hipcc_word
@@ -31,7 +33,8 @@ def _copy(name: str, tmp_path: Path) -> Path:
 
 
 def _plan(root: Path, strategy: str = "auto"):  # type: ignore[no-untyped-def]
-    return plan_port(root, BUILTIN, max_file_size=1 << 20, targets=("gfx942",), strategy=strategy)
+    settings = Settings(max_file_size=1 << 20, targets=("gfx942",))
+    return plan_port(root, settings, PortOptions(BUILTIN, strategy=strategy))
 
 
 def _changed(plan) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -91,6 +94,7 @@ def _rocm_lists(text: str) -> list[list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_ported_jit_flags_compile_with_hipcc(tmp_path: Path) -> None:
     """Each op's .cu compiles with Debian's hipcc under the flags the port gives a ROCm torch, hipified as that torch
     hipifies it; under the CUDA flags hipcc stops at the first nvcc-only option."""
@@ -150,6 +154,7 @@ def _run_without_torch(script: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", runner, str(script)], cwd=script.parent, capture_output=True, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("original", [GUARDED_SETUP, FALLBACK_SETUP], ids=["exits", "carries-on"])
 def test_port_keeps_a_setup_py_working_without_torch(tmp_path: Path, original: str) -> None:
     """IS_HIP_EXTENSION is imported inside the setup.py's own `try: import torch`, never above it: without torch the
@@ -244,6 +249,7 @@ def _same_ptx(original: Path, ported: Path, units: list[str]) -> None:
         assert ptx[0] == ptx[1] and ptx[0], unit
 
 
+@pytest.mark.slow
 def test_warp_size_constant_is_64_on_rocm_where_every_user_follows_it(tmp_path: Path) -> None:
     """reduce.cuh sizes all its warps by WARP_SIZE: the constant is 64 on ROCm, the ladder starts at WARP_SIZE / 2 and
     its shuffle keeps the wavefront's width. lanes.cu's kWarpSize sits beside `& 31` lane math and a 32-bit ballot
@@ -267,12 +273,13 @@ def test_warp_size_constant_is_64_on_rocm_where_every_user_follows_it(tmp_path: 
 
 def test_warp_size_stays_32_for_rdna_only_targets(tmp_path: Path) -> None:
     root = _copy("warp-size", tmp_path)
-    plan = plan_port(root, BUILTIN, max_file_size=1 << 20, targets=("gfx1100",))
+    plan = plan_port(root, Settings(max_file_size=1 << 20, targets=("gfx1100",)), PortOptions(BUILTIN))
     reduce = next(c.new.decode() for c in plan.changes if c.relpath == "csrc/reduce.cuh")
     assert "#define WARP_SIZE 64" not in reduce and "for (int offset = 16;" in reduce
     assert "    v += __shfl_down(v, offset, 32);\n" in reduce  # 32 lanes as on CUDA
 
 
+@pytest.mark.slow
 def test_typename_before_a_dependent_type_used_as_a_cast(tmp_path: Path) -> None:
     """`Ktraits::BlockPrefixT(storage).InclusiveSum(v)` compiles with nvcc and not with clang; the port adds
     `typename` there only: Ktraits::kThreads (a value) and Ktraits::ScaleT::apply (a static function) stay."""

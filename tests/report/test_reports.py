@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 
 import jsonschema
@@ -18,10 +17,9 @@ from migrate.model import Finding, Occurrence, ScanResult, Severity, Skipped, Su
 from migrate.report import render
 from migrate.report import markdown, sarif
 
-from conftest import EXPECTED, REPOS, check_golden, init_repo
+from conftest import EXPECTED, REPOS, check_golden, init_repo, sarif_schema
 
 REPO_NAMES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
-SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 EVIL = "<script>alert(1)</script>"
 
 
@@ -50,11 +48,6 @@ def sample(**changes: object) -> ScanResult:
         skipped=(Skipped("data/blob.cu", "not UTF-8"),), substitutions=(sub,),
     )
     return replace(result, **changes)  # type: ignore[arg-type]
-
-
-@cache
-def sarif_schema() -> dict[str, object]:
-    return json.loads(SCHEMA.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
 def run_scan(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from migrate.port.apply import plan_port, write_port
+from migrate.port.plan import PortOptions
 from migrate.cli import cli
 from migrate.config import Settings
 from migrate.discover import discover
@@ -25,9 +26,9 @@ from migrate.port.strategy import choose
 from migrate.port.translate import Engine
 from migrate.port.verify import verify
 
-from conftest import GIT_ENV, REPOS, init_repo, require_tool
+from conftest import GIT_ENV, REPOS, ROOT, init_repo, require_tool
 
-TORCH_HEADERS = Path(__file__).parent / "data" / "torch_headers"
+TORCH_HEADERS = ROOT / "tests" / "data" / "torch_headers"
 BUILTIN = Engine("builtin")
 KERNEL = ("#include <cuda_runtime.h>\n__global__ void k(float *x) { x[threadIdx.x] = 1; }\n"
           "int main() { float *d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); cudaDeviceSynchronize(); cudaFree(d); return 0; }\n")
@@ -47,8 +48,9 @@ def _copy(name: str, tmp_path: Path) -> Path:
     return target
 
 
-def _plan(root: Path, strategy: str = "auto", **options: object):  # type: ignore[no-untyped-def]
-    return plan_port(root, BUILTIN, max_file_size=1 << 20, targets=("gfx90a",), strategy=strategy, **options)  # type: ignore[arg-type]
+def _plan(root: Path, strategy: str = "auto", **flags: object):  # type: ignore[no-untyped-def]
+    options = PortOptions(BUILTIN, strategy=strategy, **flags)  # type: ignore[arg-type]
+    return plan_port(root, Settings(max_file_size=1 << 20, targets=("gfx90a",)), options)
 
 
 JIT = """from torch.utils.cpp_extension import load
@@ -201,6 +203,7 @@ def test_build_flags_inline_lists_and_jit_load() -> None:
         rocm_build_flags(fatbin) or "")  # hipcc 5.2 rejects -compress-all: the option goes with its value
 
 
+@pytest.mark.slow
 def test_jit_extension_port_compiles_with_hipcc(tmp_path: Path) -> None:
     """No torch header needed here: the guarded warp reduction compiles as a ROCm torch's hipcc would see it."""
     require_tool("hipcc")
@@ -210,7 +213,7 @@ def test_jit_extension_port_compiles_with_hipcc(tmp_path: Path) -> None:
     ops = next(c.new.decode() for c in plan.changes if c.relpath == "ops.py")
     assert ('    extra_cuda_cflags=(["-O3", "--use_fast_math", "-gencode=arch=compute_80,code=sm_80"] '
             'if not IS_HIP_EXTENSION else ["-O3", "-ffast-math"]),\n') in ops and ast.parse(ops)
-    result = verify(root, "gfx90a", BUILTIN, max_file_size=1 << 20)
+    result = verify(root, "gfx90a", Settings(max_file_size=1 << 20), PortOptions(BUILTIN))
     assert (result.strategy, [u.relpath for u in result.units], result.findings) == ("extension", ["csrc/ops.cu"], ())
 
 
@@ -246,16 +249,17 @@ def test_rocm_guards_cases() -> None:
         "1: no #ifdef USE_ROCM branch written: shares its line with other code, or sits in a macro; add the ROCm branch by hand"])
 
 
+@pytest.mark.slow
 def test_extension_guards_compile_with_hipcc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """verify compiles the port as a ROCm torch would (hipified, -DUSE_ROCM=1); the fork leaves the PTX and fails.
     The torch declarations are stand-ins (tests/data/torch_headers says why); test_real_headers.py uses the real ones."""
     require_tool("hipcc")
     monkeypatch.setenv("CPATH", str(TORCH_HEADERS))
     root = _copy("cuda-extension", tmp_path)
-    result = verify(root, "gfx90a", BUILTIN, max_file_size=1 << 20)
+    result = verify(root, "gfx90a", Settings(max_file_size=1 << 20), PortOptions(BUILTIN))
     assert (result.strategy, result.failed, result.findings) == ("extension", (), ())
     assert [u.relpath for u in result.units] == ["csrc/binding.cpp", "csrc/rmsnorm.cu", "csrc/softmax.cu"]
-    fork = verify(root, "gfx90a", BUILTIN, max_file_size=1 << 20, strategy="fork")
+    fork = verify(root, "gfx90a", Settings(max_file_size=1 << 20), PortOptions(BUILTIN, strategy="fork"))
     assert [u.relpath for u in fork.failed] == ["csrc/softmax.cu"]  # inline PTX: no engine translates it
     out = tmp_path / "ported"
     write_port(_plan(root), out_dir=out)
@@ -314,12 +318,13 @@ def _runtime_only_cmake(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_cmake_port_builds_for_cuda_and_compiles_with_hipcc(tmp_path: Path) -> None:
     require_tool("hipcc")
     root = _runtime_only_cmake(tmp_path)
     assert write_port(_plan(root), use_git=False).written == (
         "CMakeLists.txt", "Dockerfile.rocm", "src/cuda_hip_compat.h", "src/main.cpp", "src/stencil.cu")
-    result = verify(root, "gfx90a", BUILTIN, max_file_size=1 << 20)
+    result = verify(root, "gfx90a", Settings(max_file_size=1 << 20), PortOptions(BUILTIN))
     assert (result.strategy, [u.relpath for u in result.units], result.findings) == (
         "cmake", ["src/main.cpp", "src/stencil.cu"], ())
     require_tool("cmake")
@@ -332,15 +337,17 @@ def test_cmake_port_builds_for_cuda_and_compiles_with_hipcc(tmp_path: Path) -> N
     assert (build / "heatsolve").is_file()
 
 
+@pytest.mark.slow
 def test_cmake_full_fixture_fails_only_on_missing_rocm_libraries(tmp_path: Path) -> None:
     """Debian ships no hipBLAS or rocThrust headers: the full fixture's errors are those includes, nothing in the port."""
     require_tool("hipcc")
-    result = verify(_copy("cmake-hpc", tmp_path), "gfx90a", BUILTIN, max_file_size=1 << 20)
+    result = verify(_copy("cmake-hpc", tmp_path), "gfx90a", Settings(max_file_size=1 << 20), PortOptions(BUILTIN))
     assert {(f.path, f.message) for f in result.findings} == {
         ("src/cuda_hip_compat.h", "hipcc: 'hipblas/hipblas.h' file not found"),
         ("src/reduce.cu", "hipcc: 'thrust/device_vector.h' file not found")}
 
 
+@pytest.mark.slow
 def test_make_port_builds_with_hipcc_and_nvcc(tmp_path: Path) -> None:
     require_tool("hipcc")
     require_tool("make")

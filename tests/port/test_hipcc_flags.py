@@ -44,6 +44,7 @@ def _compiles(hipcc: str, options: str) -> bool:
     return done.returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.needs_tool("hipcc")
 def test_hipcc_rejects_and_ignores_what_the_data_says() -> None:
     hipcc = require_tool("hipcc")

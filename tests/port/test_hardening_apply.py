@@ -16,6 +16,8 @@ from migrate.port import apply as apply_module
 from migrate import writer
 from migrate.port.apply import ApplyError, plan_port, write_port
 from migrate.cli import cli
+from migrate.config import Settings
+from migrate.port.plan import PortOptions
 from migrate.port.translate import Engine
 
 from conftest import GIT_ENV, git, init_repo
@@ -134,7 +136,7 @@ def test_python_fix_lands_on_the_parsers_line(tmp_path: Path, odd: str) -> None:
 
 def test_an_edit_that_would_not_parse_is_refused(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"t.py": "import torch\nif torch.version.cuda:\n    pass\n"})
-    plan = plan_port(root, Engine("builtin"), max_file_size=1 << 20)
+    plan = plan_port(root, Settings(max_file_size=1 << 20), PortOptions(Engine("builtin")))
     [change] = plan.changes
     broken = apply_module.FileChange(change.relpath, change.old, b"if (:\n", reason=change.reason)
     with pytest.raises(ApplyError, match="t.py would no longer parse"):
@@ -202,6 +204,7 @@ def test_ctrl_c_rolls_back_and_exits_130(tmp_path: Path, monkeypatch: pytest.Mon
     assert not list(root.rglob("*.migrate-tmp")) and not (root / "src" / "new" / "Makefile.rocm").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("at", [2, 7])  # while writing, and after the last file (at git add / commit)
 def test_sigterm_rolls_back_and_exits_130(tmp_path: Path, at: int) -> None:
     root = _many(tmp_path)
@@ -244,7 +247,8 @@ def test_interrupt_outside_git_restores_the_files(tmp_path: Path, monkeypatch: p
 
 def test_file_edited_after_the_plan_is_not_overwritten(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"a.cu": KERNEL, "b.cu": KERNEL})
-    plan = plan_port(root, Engine("builtin"), max_file_size=1 << 20, side_files=False, strategy="fork")
+    plan = plan_port(root, Settings(max_file_size=1 << 20),
+                     PortOptions(Engine("builtin"), side_files=False, strategy="fork"))
     (root / "b.cu").write_text(KERNEL + "// saved meanwhile\n")
     git(root, "commit", "-qam", "edit")
     with pytest.raises(ApplyError, match="b.cu changed since the plan"):
@@ -255,7 +259,8 @@ def test_file_edited_after_the_plan_is_not_overwritten(tmp_path: Path) -> None:
 
 def test_file_deleted_after_the_plan_is_not_recreated(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"a.cu": KERNEL, "b.cu": KERNEL})
-    plan = plan_port(root, Engine("builtin"), max_file_size=1 << 20, side_files=False, strategy="fork")
+    plan = plan_port(root, Settings(max_file_size=1 << 20),
+                     PortOptions(Engine("builtin"), side_files=False, strategy="fork"))
     git(root, "rm", "-q", "b.cu")
     git(root, "commit", "-qm", "gone")
     with pytest.raises(ApplyError, match="b.cu changed since the plan"):
@@ -267,7 +272,7 @@ def test_new_file_that_appeared_after_the_plan_is_not_overwritten(tmp_path: Path
     root = tmp_path / "plain"
     root.mkdir()
     (root / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n")
-    plan = plan_port(root, Engine("builtin"), max_file_size=1 << 20)
+    plan = plan_port(root, Settings(max_file_size=1 << 20), PortOptions(Engine("builtin")))
     assert [c.relpath for c in plan.changes] == ["Dockerfile.rocm"]
     (root / "Dockerfile.rocm").write_text("# mine\n")
     with pytest.raises(ApplyError, match="Dockerfile.rocm changed since the plan"):

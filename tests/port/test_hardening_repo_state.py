@@ -220,6 +220,7 @@ def _wait_for(flag: Path, process: subprocess.Popen[str]) -> None:
         time.sleep(0.01)
 
 
+@pytest.mark.slow
 def test_second_apply_is_refused_while_the_first_writes(tmp_path: Path) -> None:
     root = _kernels(tmp_path, 3)
     first = _hooked(root, "pause", 1, tmp_path)
@@ -242,6 +243,7 @@ def test_second_apply_is_refused_while_the_first_writes(tmp_path: Path) -> None:
 # -- D16: SIGHUP rolls back; the run after a SIGKILL says what happened and undoes it ---------------------------------
 
 
+@pytest.mark.slow
 def test_sighup_rolls_back_like_sigterm(tmp_path: Path) -> None:
     root = _kernels(tmp_path)
     before = _state(root)
@@ -252,6 +254,7 @@ def test_sighup_rolls_back_like_sigterm(tmp_path: Path) -> None:
     assert _state(root) == before and not _temps(root)
 
 
+@pytest.mark.slow
 def test_run_after_a_sigkill_while_writing_rolls_it_back(tmp_path: Path) -> None:
     root = _kernels(tmp_path)
     (root / "README").write_text("my unstaged edit\n")
@@ -271,6 +274,7 @@ def test_run_after_a_sigkill_while_writing_rolls_it_back(tmp_path: Path) -> None
     assert git(root, "show", "rocm-port:k3.cu") == PORTED and (root / "README").read_text() == "my unstaged edit\n"
 
 
+@pytest.mark.slow
 def test_run_after_a_sigkill_past_the_commit_says_where_the_port_is(tmp_path: Path) -> None:
     root = _kernels(tmp_path)
     killed = _hooked(root, "SIGKILL", 5, tmp_path)  # four files renamed, then the commit
@@ -392,6 +396,7 @@ def _commit(root: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_plain_hook_refuses_a_staged_finding_hidden_by_an_unstaged_clean_up(tmp_path: Path) -> None:
     root = _hooked_repo(tmp_path)
     (root / "lane.cu").write_text(PTX)

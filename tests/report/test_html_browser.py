@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,40 +11,10 @@ from migrate.cli import cli
 from migrate.model import Finding, Occurrence, Severity, Skipped, Substitution
 from migrate.report import render
 
-from conftest import init_repo, require_tool
+from conftest import init_repo, open_page
 from test_reports import EVIL, make, sample
 
-pytestmark = pytest.mark.needs_tool("chromium")
-
-CHROMIUM_FLAGS = (
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,1600",
-)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    chromium, chromedriver = require_tool("chromium"), require_tool("chromedriver")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="migrate-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def open_page(driver, page: str, path: Path):  # type: ignore[no-untyped-def]
-    path.write_text(page, encoding="utf-8")
-    driver.get(path.as_uri())
-    return driver
+pytestmark = [pytest.mark.slow, pytest.mark.needs_tool("chromium")]  # each test drives a real headless Chromium
 
 
 def visible_rows(driver) -> list[str]:  # type: ignore[no-untyped-def]

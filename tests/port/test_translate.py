@@ -242,6 +242,7 @@ def _hipify_perl() -> Path:
     pytest.skip(message)
 
 
+@pytest.mark.slow
 def test_real_hipify_perl_translates_fixtures() -> None:
     perl = _hipify_perl()
     done = translate_file(INPUTS / "kernels.cu", "kernels.cu", select_engine("perl", hipify_perl=perl))
@@ -249,6 +250,7 @@ def test_real_hipify_perl_translates_fixtures() -> None:
     assert b"saxpy<<<grid, block, 0, stream>>>(n, 2.0f, x, y);" in done.translated
 
 
+@pytest.mark.slow
 def test_real_hipify_perl_gets_roc_and_launch_options() -> None:
     perl = _hipify_perl()
     options = make_options(roc=True, launch_syntax="hipLaunchKernelGGL")
@@ -259,6 +261,7 @@ def test_real_hipify_perl_gets_roc_and_launch_options() -> None:
     assert b"hipLaunchKernelGGL(saxpy, grid, block, 0, stream, n, 2.0f, x, y);" in kernels
 
 
+@pytest.mark.slow
 def test_real_hipify_perl_through_the_command(tmp_path: Path) -> None:
     perl = _hipify_perl()
     out = tmp_path / "k.hip"
@@ -352,6 +355,7 @@ def _compile(hipcc: str, path: Path) -> str:
     return "" if run.ok else run.stderr
 
 
+@pytest.mark.slow
 def test_translated_fixtures_compile_with_the_installed_hipcc(tmp_path: Path) -> None:
     """The builtin output for hipcc's own ROCm release compiles; before 6.2 the newest release's *_sync calls do not."""
     hipcc = require_tool("hipcc")

@@ -14,6 +14,8 @@ from migrate.port import apply as apply_module
 from migrate import writer
 from migrate.port.apply import ApplyError, FileChange, plan_port, render_diff, write_changes
 from migrate.cli import cli
+from migrate.config import Settings
+from migrate.port.plan import PortOptions
 from migrate.port.translate import Engine
 
 from conftest import FIXTURES, GIT_ENV, git, init_repo, require_tool
@@ -49,7 +51,8 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _plan(root: Path) -> apply_module.Plan:
-    return plan_port(root, Engine("builtin"), max_file_size=1 << 20, side_files=False, strategy="fork")
+    return plan_port(root, Settings(max_file_size=1 << 20),
+                     PortOptions(Engine("builtin"), side_files=False, strategy="fork"))
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -269,12 +272,12 @@ def test_dual_path_python_is_left_alone() -> None:
 def test_apply_python_fixes_safe_by_default(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text(PY)
     init_repo(tmp_path)
-    plan = plan_port(tmp_path, Engine("builtin"), max_file_size=1 << 20)
+    plan = plan_port(tmp_path, Settings(max_file_size=1 << 20), PortOptions(Engine("builtin")))
     [change] = plan.changes
     assert b"(torch.version.cuda or torch.version.hip) and" in change.new and b'"nvidia-smi"' in change.new
     assert [(f.rule, f.line) for f in plan.findings if f.path == "app.py" and f.rule.startswith("fix-")] == [
         ("fix-nvidia-smi", 11)]
-    unsafe = plan_port(tmp_path, Engine("builtin"), max_file_size=1 << 20, unsafe_fixes=True)
+    unsafe = plan_port(tmp_path, Settings(max_file_size=1 << 20), PortOptions(Engine("builtin"), unsafe_fixes=True))
     assert b'["amd-smi", "-L"]' in unsafe.changes[0].new
 
 
@@ -296,7 +299,7 @@ def test_cuda_only_requirement_is_commented_with_its_substitute(tmp_path: Path) 
     from migrate.discover import discover
 
     sources = [s for s in discover(tmp_path, max_file_size=1 << 20) if not isinstance(s, apply_module.Skipped)]
-    changes, _ = side_changes(tmp_path, sources, scan_findings=[finding])
+    changes, _ = side_changes(tmp_path, sources, Settings(), PortOptions(Engine("builtin")), scan_findings=[finding])
     [change] = changes
     assert change.relpath == "requirements-rocm.txt" and change.old is None
     text = change.new.decode()
@@ -348,7 +351,7 @@ def test_apply_writes_side_files_and_keeps_the_nvidia_path(tmp_path: Path) -> No
 def test_in_place_edits_the_originals(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").write_text("torch==2.3.1+cu121\n")
     (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n")
-    plan = plan_port(tmp_path, Engine("builtin"), max_file_size=1 << 20, in_place=True)
+    plan = plan_port(tmp_path, Settings(max_file_size=1 << 20), PortOptions(Engine("builtin"), in_place=True))
     assert [(c.relpath, c.new) for c in plan.changes] == [
         ("Dockerfile", b"FROM rocm/dev-ubuntu-24.04:7.2.4-complete\n"), ("requirements.txt", b"--index-url https://download.pytorch.org/whl/rocm6.0\ntorch==2.3.1\n")]
 
@@ -413,6 +416,7 @@ NVCC_ONLY = ("-O2 -deviceemu -Xptxas -v --ptxas-options=-v -maxrregcount=32 --ma
              "-Xcudafe --diag_suppress=177 -ccbin g++ --default-stream per-thread -res-usage --expt-extended-lambda")
 
 
+@pytest.mark.slow
 def test_makefile_variant_drops_options_hipcc_rejects_and_hipcc_compiles(tmp_path: Path) -> None:
     from migrate.port.sidefiles import rocm_makefile
 
@@ -431,7 +435,7 @@ def test_makefile_variant_drops_options_hipcc_rejects_and_hipcc_compiles(tmp_pat
 
 def test_apply_writes_makefile_rocm_beside_the_original(tmp_path: Path) -> None:
     (tmp_path / "Makefile").write_text(MAKEFILE)
-    plan = plan_port(tmp_path, Engine("builtin"), max_file_size=1 << 20, targets=("gfx90a",))
+    plan = plan_port(tmp_path, Settings(max_file_size=1 << 20, targets=("gfx90a",)), PortOptions(Engine("builtin")))
     [change] = plan.changes
     assert change.relpath == "Makefile.rocm" and change.old is None
     assert change.new.startswith(b"# hipcc variant of Makefile, written by `migrate apply`: make -f Makefile.rocm\n")

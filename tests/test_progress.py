@@ -57,6 +57,7 @@ def _stderr_on_terminal(command: list[str]) -> str:
     return b"".join(seen).decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_a_long_scan_draws_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     command = _command(_tree(tmp_path / "repo"), tmp_path / "report.json")
     shown = _stderr_on_terminal(command)
@@ -64,6 +65,7 @@ def test_a_long_scan_draws_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     assert f"/{FILES}" in shown  # done / total
 
 
+@pytest.mark.slow
 def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     command = _command(_tree(tmp_path / "repo"), tmp_path / "report.json")
     env = {**os.environ, "FORCE_COLOR": "1"}  # CI logs often ask for colour; a bar would still be noise there

@@ -7,6 +7,8 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from migrate.assessment import assess
 from migrate.model import Finding, Occurrence, ScanResult, Severity
 from migrate.report import pieces, render
@@ -32,6 +34,7 @@ def _result() -> ScanResult:
     return ScanResult(root="repo", targets=("gfx942",), files_scanned=FINDINGS, findings=ordered, skipped=())
 
 
+@pytest.mark.slow  # a report of 12,000 findings, rendered twice, about two seconds
 def test_a_json_report_is_written_piece_by_piece_with_the_bytes_render_gives(tmp_path: Path) -> None:
     record = assess(_result())
     target = tmp_path / "report.json"

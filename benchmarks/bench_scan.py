@@ -6,6 +6,10 @@
     python benchmarks/bench_scan.py --path ~/src/x --no-generated --check  # only it, plus the findings check
     python benchmarks/bench_scan.py --files 3000    # a smaller generated tree
 
+Each tree's scans are followed, in the same run, by a baseline (`rg --count` of CUDA words, else `grep -rcE`) and
+`migrate check` on ten of its `.cu` files, copied into a fresh git repository and edited before each of five runs;
+one line then gives issue 25's figures beside their targets.
+
 --check scans each tree twice more in this process: with the fast path (vendored C/C++/CUDA on tokens) and
 with a full tree-sitter parse of every file, and prints how many C/C++/CUDA files each parsed, whether the
 first-party findings are identical and, per token-level rule, the vendored findings of both. Real trees are read
@@ -25,6 +29,7 @@ import os
 import resource
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -220,27 +225,95 @@ def measure(command: list[str]) -> tuple[float, float, int, int]:
 
 
 def tree_size(root: Path) -> tuple[int, int]:
+    """Files and bytes of ROOT outside .git (git's own objects are not the tree)."""
     count = size = 0
-    for dirpath, _, names in os.walk(root):
+    for dirpath, folders, names in os.walk(root):
+        folders[:] = [f for f in folders if f != ".git"]
         for name in names:
             count += 1
             size += os.path.getsize(os.path.join(dirpath, name))
     return count, size
 
 
-def bench(root: Path, jobs: int) -> None:
-    """Time cold (no cache, cold cache) and warm scans of ROOT as whole processes."""
+CUDA_WORDS = "cuda|__global__|<<<"  # what a developer greps for to see how much CUDA a tree holds
+
+
+def baseline(root: Path, rounds: int = 3) -> tuple[str, float]:
+    """(command, best wall seconds of ROUNDS) of counting CUDA_WORDS in ROOT's files with ripgrep, else grep -r: the
+    floor a scan is compared with (both skip .git; ripgrep also what .gitignore excludes, as a scan does)."""
+    rg = shutil.which("rg")
+    if rg:
+        command = [rg, "--count", "--no-messages", CUDA_WORDS, str(root)]
+    else:
+        command = ["grep", "-rcE", "--exclude-dir=.git", CUDA_WORDS, str(root)]
+    best = min(_timed(command) for _ in range(rounds))
+    return " ".join([Path(command[0]).name, *command[1:]]), best
+
+
+def _timed(command: list[str], cwd: Path | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - start
+
+
+NEW_LINE = "\nvoid bench_added_{n}(float* p) {{ cudaMalloc(&p, {n}); }}\n"
+
+
+def check_latency(root: Path, migrate: str, changed: int = 10, rounds: int = 5) -> tuple[float, int] | None:
+    """(median wall seconds, files) of `migrate check` on CHANGED CUDA files of ROOT, each edited before each of
+    ROUNDS runs (their results then never come from the cache). The files are copied into a fresh git repository
+    under their own paths: ROOT is never written."""
+    names = sorted(p.relative_to(root) for p in root.rglob("*.cu") if ".git" not in p.parts)[:changed]
+    if not names:
+        return None
+    work = Path(tempfile.mkdtemp(prefix="migrate-bench-check-"))
+    try:
+        repo = work / "repo"
+        for name in names:
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / name, repo / name)
+        identity = ["-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+        for args in (["init", "-q"], ["add", "-A"], [*identity, "commit", "-qm", "copied"]):
+            subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+        command = [migrate, "check", *map(str, names), "--cache-dir", str(work / "cache")]
+        _timed(command, repo)  # the rules are validated and cached once, as on any machine that ran migrate before
+        seconds = []
+        for round_ in range(rounds):
+            for index, name in enumerate(names):
+                with open(repo / name, "a") as handle:
+                    handle.write(NEW_LINE.format(n=round_ * 100 + index))
+            seconds.append(_timed(command, repo))
+        return statistics.median(seconds), len(names)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def bench(root: Path, jobs: int, *, latency: bool = True) -> None:
+    """Time cold (no cache, cold cache) and warm scans of ROOT as whole processes, ripgrep over it in the same run,
+    and `migrate check` on ten of its files; print the figures beside issue 25's targets."""
     count, size = tree_size(root)
     migrate = shutil.which("migrate", path=str(Path(sys.executable).parent)) or "migrate"
-    print(f"tree {root}: {count:,} files, {size / 2**20:.0f} MB; cores: {os.cpu_count()}")
+    print(f"tree {root}: {count:,} files, {size / 2**20:.0f} MiB; cores: {os.cpu_count()}")
     command = [migrate, "scan", str(root), "--format", "json", "--output", os.devnull, "--jobs", str(jobs)]
     cache = tempfile.mkdtemp(prefix="migrate-bench-cache-")
     runs = [("no cache", ["--no-cache"]), ("cold cache", ["--cache-dir", cache]), ("warm cache", ["--cache-dir", cache])]
+    figures = {}
     for label, extra in runs:
         seconds, cpu, peak_kib, code = measure(command + extra)
+        figures[label] = seconds, peak_kib
         print(f"  {label}: {seconds:.2f} s ({cpu:.1f} CPU s), {count / seconds:,.0f} files/s, "
               f"{size / 2**20 / seconds:.1f} MB/s, peak RSS {peak_kib / 1024:.0f} MB (sum of each process's peak), exit {code}")
     shutil.rmtree(cache, ignore_errors=True)
+    grep, floor = baseline(root)
+    print(f"  baseline: {grep}: {floor:.2f} s (best of 3)")
+    cold, peak = figures["no cache"][0], max(p for _, p in figures.values())
+    warm = figures["warm cache"][0]
+    line = (f"  issue 25: cold {cold:.1f} s (target <= 10 s), {cold / floor:.0f}x the baseline (<= 37x), peak "
+            f"{peak / 2**20:.2f} GB (<= 0.5 GB), warm {cold / warm:.0f}x faster than cold (>= 30x)")
+    found = check_latency(root, migrate) if latency else None
+    if found:
+        line += f", check of {found[1]} changed files {found[0]:.3f} s median of 5 (<= 0.15 s)"
+    print(line)
 
 
 def check(root: Path, jobs: int) -> bool:
@@ -296,7 +369,11 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=15_000)
     parser.add_argument("--megabytes", type=int, default=250)
     parser.add_argument("--jobs", type=int, default=0)
+    parser.add_argument("--no-latency", action="store_true", help="do not time `migrate check` on ten changed files")
     args = parser.parse_args()
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("note: PYTHONDONTWRITEBYTECODE is set: every migrate process compiles its modules again (~0.1 s); an "
+              "installed migrate has them compiled")
     workdir = None
     roots = list(args.path)
     if not args.no_generated:
@@ -308,7 +385,7 @@ def main() -> None:
     equal = True
     try:
         for root in roots:
-            bench(root, args.jobs)
+            bench(root, args.jobs, latency=not args.no_latency)
             if args.check:
                 equal = check(root, args.jobs) and equal
     finally:

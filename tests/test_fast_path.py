@@ -93,6 +93,21 @@ def test_overlapping_needles_are_all_found() -> None:
     assert {r.id for r in applicable(table(load_builtin(), FileKind.CUDA), text)} == _substring_reference(FileKind.CUDA, text)
 
 
+def test_a_needle_across_the_search_windows_is_found() -> None:
+    """The search goes window by window: a needle that starts in one window and ends in the next still counts."""
+    from migrate.scan import prefilter
+
+    kinds = table(load_builtin(), FileKind.CUDA)
+    needles = sorted({n for rule in kinds.rules for n in rule_needles(rule) or ()}, key=len)
+    filler = "int value = 1;\n" * (prefilter._WINDOW // 8)
+    for needle in (needles[0], needles[len(needles) // 2], needles[-1]):
+        for shift in (1, len(needle) // 2, len(needle) - 1):
+            text = filler[: prefilter._WINDOW - shift] + needle + filler
+            found = applicable(kinds, text)
+            assert {r.id for r in found} == _substring_reference(FileKind.CUDA, text), (needle, shift)
+            assert any(needle in (rule_needles(r) or ()) for r in found)
+
+
 def _scan(root: Path, tokens: bool) -> tuple[Finding, ...]:
     return scan(root, Settings(jobs=1), shortcuts=Shortcuts(tokens=tokens)).findings
 

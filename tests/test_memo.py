@@ -146,6 +146,25 @@ def test_a_damaged_memo_is_a_miss(tmp_path: Path, scans: list[Path], damage: str
     assert scans == [root]
 
 
+def test_a_report_written_to_a_file_is_kept_as_a_file_and_copied_back(tmp_path: Path, scans: list[Path]) -> None:
+    """--output streams the report into the memo and copies it out; a warm scan copies the kept file again, and a
+    kept file that is gone is a miss."""
+    root = repo(tmp_path)
+    output = tmp_path / "out.json"
+    run(root, "--output", str(output))
+    first = output.read_bytes()
+    assert json.loads(first)["findings"]
+    [place] = (tmp_path / "cache" / "reports").glob("*/*")
+    assert (place / "json.txt").read_bytes() == first
+    scans.clear()
+    output.unlink()
+    run(root, "--output", str(output))
+    assert scans == [] and output.read_bytes() == first
+    (place / "json.txt").unlink()
+    run(root, "--output", str(output))
+    assert scans == [root] and output.read_bytes() == first
+
+
 def test_reports_of_a_tree_that_changed_while_it_was_scanned_are_not_kept(
     tmp_path: Path, scans: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,6 +178,7 @@ def test_reports_of_a_tree_that_changed_while_it_was_scanned_are_not_kept(
 
     monkeypatch.setattr(migrate.scan.pool, "scan_file", editing)
     run(root)
+    run(root, "--output", str(tmp_path / "out.json"))  # a report written as it is rendered is not kept either
     monkeypatch.setattr(migrate.scan.pool, "scan_file", real)
     assert not list((tmp_path / "cache" / "reports").glob("*/*"))
     assert report(run(root)) == report(run(root, cache=False))

@@ -157,20 +157,18 @@ def scan(path: Path, fmt: str, output: Path | None, report: Path | None, **optio
 
     settings = load_settings(path, options)
     color = _tty(sys.stdout)
-    requests = [Request(fmt, color and fmt == "terminal")]
+    requests = [Request(fmt, color and fmt == "terminal", path=output)]
     if output is not None:
         requests.append(Request("terminal", color))
     if report is not None:
-        requests.append(Request(format_of(report) or "terminal"))
+        requests.append(Request(format_of(report) or "terminal", path=report))
     reports = scan_reports(path, settings, requests, progress=_progress_bar())
     if output is None:
         click.echo(reports.texts[0], nl=False)
     else:
-        _write(output, reports.texts[0])
         click.echo(reports.texts[1], nl=False)
         click.echo(f"report written to {output}")
     if report is not None:
-        _write(report, reports.texts[-1])
         click.echo(f"report written to {report}", err=True)
     _warn_unscanned(reports.unscanned, settings.time_budget)
     failing = settings.fail_on is not None and reports.worst is not None and reports.worst >= settings.fail_on
@@ -293,12 +291,9 @@ def _refuse_unstaged_in_hook(root: Path, files: tuple[Path, ...]) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    from migrate.writer import write_file
+    from migrate.writer import write_report
 
-    try:
-        write_file(path, text)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_report(path, (text,))
 
 
 def _tty(stream: Any) -> bool:

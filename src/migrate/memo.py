@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrate.assessment import assess
+from migrate.assessment import Assessment, assess
 from migrate.cache import ReportMemo, open_memo
 from migrate.config import Settings
 from migrate.model import Severity
-from migrate.report import render
+from migrate.report import pieces, render
 from migrate.scan import Inputs, Progress, inputs, ruleset_for, scan_inputs
+from migrate.writer import write_report
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Request:
 
     fmt: str
     color: bool = False
+    path: Path | None = None  # written there as it is rendered, never whole in memory, instead of handed back
 
     @property
     def name(self) -> str:
@@ -30,30 +32,62 @@ class Request:
 
 @dataclass(frozen=True)
 class Reports:
-    """The reports of one run, in the order they were asked for, and the highest severity they report."""
+    """The reports of one run, in the order they were asked for (None for one written to its path), and the highest
+    severity they report."""
 
-    texts: tuple[str, ...]
+    texts: tuple[str | None, ...]
     worst: Severity | None
     unscanned: int = 0  # files the scan's time budget left unread (a memo never holds such a scan)
 
 
 def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
                  progress: Progress | None = None) -> Reports:
-    """The reports REQUESTS ask for of a scan of ROOT."""
+    """The reports REQUESTS ask for of a scan of ROOT; those with a path are written there."""
     found = inputs(root, settings)
     memo = _memo(root, settings, found)
     names = [request.name for request in requests]
-    kept = memo.get(names) if memo else None
+    files = {request.name for request in requests if request.path is not None}
+    kept = memo.get(names, files=files) if memo else None
     if kept is not None:
-        return Reports(tuple(kept[0][name] for name in names), kept[1])
+        for request in requests:
+            if request.path is not None:
+                _copy(Path(kept[0][request.name]), request.path)
+        return Reports(tuple(None if r.path else str(kept[0][r.name]) for r in requests), kept[1])
     result = scan_inputs(root, settings, found, progress=progress)
     record = assess(result)  # once, for every format asked for
-    texts = {r.name: render(record, r.fmt, color=r.color) if r.fmt == "terminal" else render(record, r.fmt)
-             for r in requests}
+    texts = {r.name: _rendered(record, r) for r in requests if r.path is None}
+    for request in requests:
+        if request.path is not None:
+            _write(record, request, memo)
     worst = max((f.severity for f in result.findings), default=None)
     if memo and not result.unscanned and memo == _memo(root, settings, found):  # nothing changed meanwhile
         memo.put(texts, worst)
-    return Reports(tuple(texts[name] for name in names), worst, result.unscanned)
+    elif memo and files:
+        memo.discard()
+    return Reports(tuple(texts.get(r.name) for r in requests), worst, result.unscanned)
+
+
+def _rendered(record: Assessment, request: Request) -> str:
+    if request.fmt == "terminal":
+        return render(record, request.fmt, color=request.color)
+    return render(record, request.fmt)
+
+
+def _write(record: Assessment, request: Request, memo: ReportMemo | None) -> None:
+    """REQUEST's report into its file, rendered as it is written: through the memo's copy when there is a memo
+    (the output may be a device such as /dev/null, which cannot be copied back)."""
+    assert request.path is not None
+    kept = memo.keep(request.name, pieces(record, request.fmt)) if memo else None
+    if kept is not None:
+        _copy(kept, request.path)
+    else:
+        write_report(request.path, pieces(record, request.fmt))
+
+
+def _copy(kept: Path, target: Path) -> None:
+    """A report the memo kept, copied to TARGET a block at a time."""
+    with open(kept, "rb") as handle:
+        write_report(target, iter(lambda: handle.read(1 << 20), b""))
 
 
 def _memo(root: Path, settings: Settings, found: Inputs) -> ReportMemo | None:

@@ -10,6 +10,7 @@ import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 TEMP_SUFFIX = ".migrate-tmp"
 
@@ -18,15 +19,53 @@ def write_file(path: Path, data: bytes | str, *, mode: int | None = None, durabl
     """Replace PATH with DATA atomically (str is written as UTF-8); an existing file keeps its mode, a new one
     gets MODE. DURABLE=False skips the fsync (for caches). Raises OSError; FileNotFoundError names the
     missing directory."""
-    content = data.encode("utf-8") if isinstance(data, str) else data
+    write_pieces(path, (data,), mode=mode, durable=durable)
+
+
+def write_pieces(path: Path, pieces: Iterable[bytes | str], *, mode: int | None = None, durable: bool = True) -> None:
+    """write_file of the concatenated PIECES, which are written as they come: a large report is never whole in
+    memory."""
     if not path.parent.is_dir():
         raise FileNotFoundError(2, f"directory {path.parent} does not exist", str(path))
     if _is_special(path):
         # /dev/null, /dev/stdout, a FIFO: renaming over it would replace the device node itself
         with open(path, "wb") as handle:
-            handle.write(content)
+            _write_all(handle, pieces)
         return
-    replace(stage(path, content, mode, make_parents=False, durable=durable), path)
+    replace(stage(path, pieces, mode, make_parents=False, durable=durable), path)
+
+
+def write_report(path: Path, pieces: Iterable[bytes | str]) -> None:
+    """write_pieces for what a user asked to be written (a report, a baseline): a failure is an InputError that
+    names the file."""
+    from migrate.errors import InputError
+
+    try:
+        write_pieces(path, pieces)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+_BLOCK = 1 << 18  # characters of text encoded and written at a time
+
+
+def _write_all(handle: BinaryIO, pieces: Iterable[bytes | str]) -> None:
+    """PIECES into HANDLE: text gathered to about _BLOCK characters, then encoded and written at once (a report
+    comes a finding a piece)."""
+    text: list[str] = []
+    size = 0
+    for piece in pieces:
+        if isinstance(piece, str):
+            text.append(piece)
+            size += len(piece)
+            if size < _BLOCK:
+                continue
+            piece, text, size = "".join(text).encode("utf-8"), [], 0
+        elif text:
+            handle.write("".join(text).encode("utf-8"))
+            text, size = [], 0
+        handle.write(piece)
+    handle.write("".join(text).encode("utf-8"))
 
 
 def _is_special(path: Path) -> bool:
@@ -39,10 +78,12 @@ def _is_special(path: Path) -> bool:
 
 
 def stage(
-    target: Path, data: bytes, new_mode: int | None = None, *, make_parents: bool = True, durable: bool = True
+    target: Path, data: bytes | Iterable[bytes | str], new_mode: int | None = None, *, make_parents: bool = True,
+    durable: bool = True,
 ) -> Path:
-    """A synced temp file beside TARGET holding DATA, with TARGET's mode (new files, and a symlink the rename
-    replaces: NEW_MODE or 0o666 less the umask); the caller renames it over TARGET with replace()."""
+    """A synced temp file beside TARGET holding DATA (bytes, or pieces written as they come), with TARGET's mode
+    (new files, and a symlink the rename replaces: NEW_MODE or 0o666 less the umask); the caller renames it over
+    TARGET with replace()."""
     if make_parents:
         make_dirs(target.parent)
     try:
@@ -56,7 +97,7 @@ def stage(
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            _write_all(handle, (data,) if isinstance(data, bytes) else data)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())

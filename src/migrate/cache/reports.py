@@ -7,10 +7,10 @@ import dataclasses
 import hashlib
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from migrate.bounded import Refused, read_bytes
+from migrate.bounded import Refused, check_private, read_bytes
 from migrate.cache.store import (
     FORMAT, MAX_FILE, atomic_write, dumps, load_json, namespace, private_dir, prune, stat_stamp,
 )
@@ -27,23 +27,47 @@ class ReportMemo:
 
     place: Path
 
-    def get(self, names: list[str]) -> tuple[dict[str, str], Severity | None] | None:
-        """The reports NAMES, and the worst severity, when all were kept for this key; else None."""
+    def get(
+        self, names: list[str], *, files: Collection[str] = ()
+    ) -> tuple[dict[str, str | Path], Severity | None] | None:
+        """The reports NAMES (those in FILES as the path of the file that keeps them, unread), and the worst
+        severity, when all were kept for this key; else None."""
         kept = load_json(self.place / "worst.json")
         worst = kept.get("worst", -1) if isinstance(kept, dict) and kept.get("format") == FORMAT else -1
         if not (worst is None or type(worst) is int and worst in Severity.__members__.values()):
             return None
-        texts = {}
+        texts: dict[str, str | Path] = {}
         for name in names:
+            path = self.place / f"{name}.txt"
             try:
-                texts[name] = read_bytes(self.place / f"{name}.txt", limit=MAX_FILE, private=True).decode()
+                if name in files:
+                    check_private(os.stat(path))
+                    texts[name] = path
+                else:
+                    texts[name] = read_bytes(path, limit=MAX_FILE, private=True).decode()
             except (OSError, Refused, UnicodeDecodeError):
                 return None
         return texts, None if worst is None else Severity(worst)
 
+    def keep(self, name: str, pieces: Iterable[str]) -> Path | None:
+        """Keep the report NAME, written from PIECES as they come, for put() to complete the entry; its file, or
+        None when it could not be written."""
+        path = self.place / f"{name}.txt"
+        with contextlib.suppress(OSError, Refused):
+            private_dir(self.place)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.place / "worst.json")  # the entry is incomplete until put() writes it again
+            atomic_write(path, pieces)
+            return path
+        return None
+
+    def discard(self) -> None:
+        """Remove what keep() wrote for this key (the scan saw a change: the entry is never completed)."""
+        shutil.rmtree(self.place, ignore_errors=True)
+
     def put(self, texts: dict[str, str], worst: Severity | None) -> None:
-        """Keep TEXTS (name -> report) for this key, and drop what older scans of the tree kept. Failures are
-        ignored."""
+        """Keep TEXTS (name -> report) for this key, beside those keep() wrote, and drop what older scans of the
+        tree kept. Failures are ignored."""
         with contextlib.suppress(OSError, Refused):
             private_dir(self.place)
             for name, text in texts.items():

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from migrate.data import rules_dir
 from migrate.errors import ConfigError
 from migrate.model import SourceFile
 from migrate.ruleset import Ruleset
-from migrate.writer import write_file
+from migrate.writer import write_pieces
 
 FORMAT = 6
 MAX_FILE = 256 * 1024 * 1024  # a shard, report or ruleset file larger than this is not one of ours
@@ -131,9 +132,9 @@ def dumps(document: Any) -> str:
     return json.dumps(document, separators=(",", ":"))
 
 
-def atomic_write(path: Path, content: str | bytes) -> None:
-    """CONTENT in PATH, private to the user, whole or not at all."""
-    write_file(path, content, mode=0o600, durable=False)
+def atomic_write(path: Path, content: str | bytes | Iterable[str]) -> None:
+    """CONTENT (or its pieces, written as they come) in PATH, private to the user, whole or not at all."""
+    write_pieces(path, (content,) if isinstance(content, (str, bytes)) else content, mode=0o600, durable=False)
 
 
 def prune(directory: Path) -> None:

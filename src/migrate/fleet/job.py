@@ -56,9 +56,10 @@ def audit(job: Job, options: ScanOptions) -> tuple[Outcome, dict[str, str]]:
     try:
         settings = load_settings(root, {"targets": job.targets, "jobs": options.jobs, "no_cache": options.no_cache,
                                         "cache_dir": options.cache_dir})
-        texts = scan_reports(root, settings, [Request("json"), Request("html")]).texts
+        report, page = scan_reports(root, settings, [Request("json"), Request("html")]).texts
+        assert report is not None and page is not None  # asked for as texts, not written to files
         titles = {rule.id: rule.title for rule in ruleset_for(settings).rules}
-        return summarize(job, json.loads(texts[0]), titles, commit), {"json": texts[0], "html": texts[1]}
+        return summarize(job, json.loads(report), titles, commit), {"json": report, "html": page}
     finally:
         if job.remote:
             with contextlib.suppress(OSError):

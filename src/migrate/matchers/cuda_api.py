@@ -13,7 +13,7 @@ from migrate.matchers import Hit, register
 from migrate.matchers.cuda_common import in_directive
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
-from migrate.parse.lexer import Lexed, is_word_char
+from migrate.parse.lexer import Lexed, has_whole_word, is_word_char
 
 _NEEDLE_LENGTH = 4
 
@@ -67,7 +67,7 @@ def _declared(lexed: Lexed) -> frozenset[str]:
     """The API names this file declares itself (a wrapper `cudaError_t cudaMalloc(...)`, a `#define`), as their
     neighbours show: every use of them is the file's own, not the CUDA API."""
     table = api_map()
-    enums = re.search(r"\benum\b", lexed.code) is not None
+    enums = has_whole_word(lexed.code, "enum")
     found = set(lexed.defined)
     for word, offset in lexed.words:
         if (word in table and word not in found and not in_directive(lexed.code, offset)

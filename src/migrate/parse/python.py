@@ -29,7 +29,9 @@ PROSE_CALLS = frozenset(
 )
 PROSE_KEYWORDS = frozenset({"help", "description", "msg", "message", "epilog", "usage", "reason", "desc"})
 _WRAPPERS = (ast.JoinedStr, ast.FormattedValue, ast.BinOp, ast.IfExp, ast.BoolOp)
-_HIP_HINT = re.compile(r"hip|rocm|amd|gcnarch|cdna|rdna|gfx\d", re.I)
+_HINT_WORDS = ("hip", "rocm", "amd", "gcnarch", "cdna", "rdna")  # in any case, or gfx and a digit: may test for ROCm
+_HIP_HINT = re.compile("|".join(_HINT_WORDS) + r"|gfx\d", re.I)
+_GFX = re.compile(r"gfx\d")
 # ROCm's command-line tools: an except clause that runs one is the ROCm fallback of what the try attempted.
 _ROCM_TOOL = re.compile(r"(?:^|[\s/])(?:rocm-smi|amd-smi|rocminfo|hipconfig|hipcc)(?:\s|$)")
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -93,6 +95,15 @@ class PythonIndex:
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=list)
     assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
     returns: list[ast.Return] = field(default_factory=list)
+
+
+def _may_hint(text: str) -> bool:
+    """_HIP_HINT finds something in TEXT; for ASCII text, decided by plain searches of its lower case (a
+    case-insensitive regex that starts with no literal tests every position)."""
+    if not text.isascii():
+        return _HIP_HINT.search(text) is not None
+    lower = text.lower()
+    return any(word in lower for word in _HINT_WORDS) or _GFX.search(lower) is not None
 
 
 @dataclass
@@ -388,7 +399,7 @@ class PythonDocument(Document):
         """Line ranges of code that already handles ROCm: if/elif chains and `a if <ROCm> else b` whose tests check
         for ROCm (every branch is already ported), a try whose except falls back to a ROCm tool (`nvidia-smi`
         tried first, `rocm-smi` after), and the functions called only from such code."""
-        if not _HIP_HINT.search(self.text):
+        if not _may_hint(self.text):
             return []
         ranges = []
         elifs = {id(n.orelse[0]) for n in self._structure.ifs if len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)}
@@ -464,7 +475,7 @@ class PythonDocument(Document):
     def _hip_guard_lines(self) -> dict[int, list[int]]:
         """Per enclosing function (id; 0 for the module), the end lines of hip checks that precede later code."""
         found: dict[int, list[int]] = {}
-        if not _HIP_HINT.search(self.text):
+        if not _may_hint(self.text):
             return found
         checks: list[ast.If | ast.Assert] = [*self._structure.ifs, *self._structure.asserts]
         for node in checks:

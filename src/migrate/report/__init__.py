@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from migrate.escape import document, surrogates
@@ -20,10 +21,27 @@ def render(subject: Assessment | ScanResult, fmt: str, **options: Any) -> str:
     """Render SUBJECT in format FMT (one of FORMATS); a bare scan result is assessed first."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
-    from migrate.assessment import Assessment, assess  # here: the CLI imports report.formats at start-up, light
-
+    if fmt == "json":
+        return "".join(pieces(subject, fmt))
     module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")
     with paused():  # a large report builds many small objects and no cycles
-        record = subject if isinstance(subject, Assessment) else assess(subject)
-        text = surrogates(module.render(record, **options))  # undecodable file-name bytes, escaped in every format
+        text = surrogates(module.render(_assessed(subject), **options))  # undecodable file-name bytes, escaped
     return document(text) if fmt in ("md", "html") else text  # json/sarif escape controls; terminal does per datum
+
+
+def pieces(subject: Assessment | ScanResult, fmt: str, **options: Any) -> Iterator[str]:
+    """render(SUBJECT, FMT, **OPTIONS) in pieces that add up to it, for a writer that never holds a large report
+    whole: JSON a finding a piece (its writer escapes every lone surrogate itself), the other formats in one."""
+    if fmt != "json":
+        yield render(subject, fmt, **options)
+        return
+    from migrate.report import json
+
+    with paused():
+        yield from json.chunks(_assessed(subject))
+
+
+def _assessed(subject: Assessment | ScanResult) -> Assessment:
+    from migrate.assessment import Assessment, assess  # here: the CLI imports report.formats at start-up, light
+
+    return subject if isinstance(subject, Assessment) else assess(subject)

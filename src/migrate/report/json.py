@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -101,13 +102,28 @@ _FINDINGS = "\0findings\0"
 
 def render(record: Assessment) -> str:
     """Indented JSON with one finding per line: readable, diffable, and fast for 100,000 findings."""
+    return "".join(chunks(record))
+
+
+def chunks(record: Assessment) -> Iterator[str]:
+    """The text of render(RECORD) in pieces, a finding a piece, for a writer that never holds the whole report (a
+    large tree's is 75 MB, and each whole-text copy of it as much again)."""
     data = as_dict(record, findings=False)
     data["findings"] = _FINDINGS
-    text = json.dumps(data, indent=2, ensure_ascii=False)
+    head, _, tail = json.dumps(data, indent=2, ensure_ascii=False).partition(json.dumps(_FINDINGS))
+    yield in_json(head)
     every = listed(record.result)
-    lines = ",\n".join("    " + finding_json(f) for f in every)
-    array = f"[\n{lines}\n  ]" if every else "[]"
-    return in_json(text.replace(json.dumps(_FINDINGS), array, 1)) + "\n"
+    if not every:
+        yield "[]"
+    lead = "[\n    "
+    for finding in every:
+        line = finding_json(finding)
+        # only a line with a character beyond ASCII can hold one that in_json escapes: most lines skip its search
+        yield lead + (line if line.isascii() else in_json(line))
+        lead = ",\n    "
+    if every:
+        yield "\n  ]"
+    yield in_json(tail) + "\n"
 
 
 _STRING = encode_basestring  # what json.dumps(..., ensure_ascii=False) writes for a str

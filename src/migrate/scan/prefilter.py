@@ -3,19 +3,16 @@ on its code; for C/C++, which rules the lexer's tokens decide and which need the
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache, cached_property
 
+from ahocorasick_rs import AhoCorasick
+
 from migrate import matchers
-from migrate.alternation import longest_match
 from migrate.matchers import Code, CodeTest, TokenMatch
 from migrate.model import FileKind, Rule
 from migrate.parse.lexer import Lexed
 from migrate.ruleset import Ruleset
-
-_STALE = 16  # matches that find no new rule before the needle regex is narrowed to the missing rules
-_PATTERNS = 256  # narrowed needle regexes compiled per kind and process, at most
 
 
 @dataclass(frozen=True)
@@ -37,23 +34,17 @@ class Plan:
 
 @dataclass(frozen=True)
 class KindRules:
-    """One kind's rules, which of them (a bit mask) each needle satisfies with the needles that are its prefixes,
-    and regexes of the needles of sets of rules."""
+    """One kind's rules, and which of them (a bit mask) each needle satisfies."""
 
     rules: tuple[Rule, ...]
     searched: int  # the rules with needles
     rules_of: dict[str, int]
-    patterns: dict[int, re.Pattern[str]] = field(default_factory=dict)
 
-    def pattern(self, mask: int, compile_new: bool = True) -> re.Pattern[str]:
-        """The longest-match regex of the needles of the rules in MASK (or of all rules, not to compile more)."""
-        found = self.patterns.get(mask)
-        if found is None:
-            if not compile_new:
-                return self.patterns[self.searched]
-            words = {n for index, rule in enumerate(self.rules) if mask >> index & 1 for n in rule_needles(rule) or ()}
-            found = self.patterns[mask] = re.compile(longest_match(words) if words else "(?!)")
-        return found
+    @cached_property
+    def needles(self) -> tuple[AhoCorasick, list[int], int]:
+        """An automaton of every needle, each needle's rules by its index, and the longest needle's length."""
+        names = sorted(self.rules_of)
+        return AhoCorasick(names), [self.rules_of[n] for n in names], max(map(len, names), default=1)
 
     @cached_property
     def tokens(self) -> Plan:
@@ -64,22 +55,20 @@ class KindRules:
 def applicable(table: KindRules, text: str) -> tuple[Rule, ...]:
     """The rules of TABLE whose needles occur in TEXT (rules without needles always apply).
 
-    Once common needles keep matching, the search looks only for the needles of the rules not yet
-    found, so it either removes a rule or runs to the end of the file in C."""
+    One pass of an automaton of every needle finds each needle that occurs, window by window, so that a file whose
+    rules all apply early is not searched to its end and a common needle's matches never pile up."""
     remaining = table.searched  # a bit mask over table.rules
-    position, pattern, stale = 0, table.pattern(remaining), 0
-    while remaining:
-        match = pattern.search(text, position)
-        if match is None:
-            break
-        left = remaining & ~table.rules_of[match.group()]
-        stale = 0 if left != remaining else stale + 1
-        if stale > _STALE and left:  # narrow the regex to the rules still missing
-            pattern, stale = table.pattern(left, compile_new=len(table.patterns) < _PATTERNS), 0
-        remaining, position = left, match.start() + 1
-    if not remaining:
-        return table.rules
+    automaton, masks, longest = table.needles
+    for start in range(0, len(text), _WINDOW):
+        window = text[start : start + _WINDOW + longest - 1]  # a needle that starts in the window ends in it
+        for index in {index for index, _, _ in automaton.find_matches_as_indexes(window, overlapping=True)}:
+            remaining &= ~masks[index]
+        if not remaining:
+            return table.rules
     return tuple(rule for index, rule in enumerate(table.rules) if not remaining >> index & 1)
+
+
+_WINDOW = 1 << 16  # characters of a file searched for needles at a time
 
 
 def with_candidates(rules: tuple[Rule, ...], code: Code) -> tuple[Rule, ...]:
@@ -109,18 +98,12 @@ def _kind_rules(rules: tuple[Rule, ...]) -> KindRules:
     searched = 0
     for index, rule in enumerate(rules):
         found = rule_needles(rule)
-        if found is not None:
-            searched |= 1 << index
-        for needle in found or ():
+        if found is None or "" in found:  # the empty needle is in every text
+            continue
+        searched |= 1 << index
+        for needle in found:
             by_needle[needle] = by_needle.get(needle, 0) | 1 << index
-    # A match is the longest needle starting at a position; every needle that is a prefix of it occurs there too.
-    rules_of = {}
-    for needle in by_needle:
-        rules_of[needle] = 0
-        for other, mask in by_needle.items():
-            if needle.startswith(other):
-                rules_of[needle] |= mask
-    return KindRules(rules, searched, rules_of)
+    return KindRules(rules, searched, by_needle)
 
 
 @cache

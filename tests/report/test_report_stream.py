@@ -1,0 +1,56 @@
+"""A JSON report is written as it is rendered: the same bytes as render(), in memory far below the report's size,
+and the escapes of non-ASCII lines kept."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from migrate.assessment import assess
+from migrate.model import Finding, Occurrence, ScanResult, Severity
+from migrate.report import pieces, render
+from migrate.writer import write_pieces
+
+FINDINGS = 12_000
+
+
+def _result() -> ScanResult:
+    """A tree's worth of findings, each with a long line of evidence; a few name files and lines beyond ASCII."""
+    findings = []
+    for index in range(FINDINGS):
+        odd = index % 997 == 0
+        name = "caf\udce9" if odd else "file"  # an undecodable byte of a file name
+        path = f"src/mod{index % 40}/{name}{index}.cu"
+        evidence = ("cudaMalloc(&buffer, bytes);  // " + "x" * 600) + ("\u202e\u00e9" if odd else "")
+        findings.append(Finding(
+            path=path, line=index % 500 + 1, column=3, rule="cuda-api-runtime", category="api",
+            severity=Severity.LOW, end_line=index % 500 + 1, message="cudaMalloc is hipMalloc in HIP.",
+            evidence=evidence, hip="hipMalloc", occurrences=(Occurrence(1, 1, 1, evidence),) if odd else (),
+        ))
+    ordered = tuple(sorted(findings, key=Finding.key))
+    return ScanResult(root="repo", targets=("gfx942",), files_scanned=FINDINGS, findings=ordered, skipped=())
+
+
+@pytest.mark.slow  # a report of 12,000 findings, rendered twice, about two seconds
+def test_a_json_report_is_written_piece_by_piece_with_the_bytes_render_gives(tmp_path: Path) -> None:
+    record = assess(_result())
+    target = tmp_path / "report.json"
+    tracemalloc.start()
+    try:
+        write_pieces(target, pieces(record, "json"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    written = target.read_bytes()
+    assert len(written) > 8 * 2**20
+    assert peak < len(written) / 4  # never whole: the whole text alone would be all of it
+    assert written.decode("utf-8") == render(record, "json")
+    data = json.loads(written)
+    assert len(data["findings"]) == FINDINGS
+    odd = [f for f in data["findings"] if "\\xe9" in f["path"]]
+    assert len(odd) == len(range(0, FINDINGS, 997))
+    assert odd[0]["evidence"].endswith("\u202e\u00e9")  # read back as written, shown escaped in the file
+    assert b"\\u202e" in written and "\u202e".encode() not in written

@@ -420,4 +420,5 @@ def test_what_a_python_project_replaces_decides_between_trivial_easy_and_moderat
                substitutions=("bitsandbytes",))
     assert risk.assess([*env, bnb], W).verdict == "easy"  # one CUDA-only package: not kernel rework
     image = make("Dockerfile", 1, "nvidia-cuda-image", "nvidia-docker", Severity.MEDIUM, substitutions=("cuda-image",))
+    assert risk.assess([*env, image], W).verdict == "easy"  # two things to replace: more than installing wheels
     assert risk.assess([*env, bnb, image], W).verdict == "moderate"  # three things to replace on the main path

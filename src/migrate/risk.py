@@ -61,8 +61,7 @@ class Weights:
     install_files: re.Pattern[str]
     environment_floor: int
     code_floor: int
-    substitutions_count: int
-    substitutions_floor: int
+    substitution_steps: tuple[tuple[int, int], ...]  # (things to replace on the main path, the score they floor at)
     supported_factor: float
     status: Mapping[str, Any]
     vendored_factor: float
@@ -196,8 +195,7 @@ def _weights(raw: dict[str, Any]) -> Weights:
         install_files=re.compile(raw["score"]["install_files"]),
         environment_floor=int(raw["score"]["environment_floor"]),
         code_floor=int(raw["score"]["code_floor"]),
-        substitutions_count=int(raw["score"]["substitutions"]["count"]),
-        substitutions_floor=int(raw["score"]["substitutions"]["floor"]),
+        substitution_steps=tuple((int(s["count"]), int(s["floor"])) for s in raw["score"]["substitutions"]),
         supported_factor=float(raw["units"]["supported_factor"]),
         status=_status_params(raw["rocm_status"]),
         vendored_factor=float(raw["vendored_factor"]),
@@ -624,8 +622,8 @@ def _severity_floor(items: list[Finding], floors: Mapping[Severity, int], weight
 def _project_floors(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
     """The lowest scores the project as a whole reads, whatever its effort: GPU code of its own needs a build and
     a run (kernel_floor); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one
-    CUDA-only package or index to replace is easy, several on the main path moderate (unless the repository
-    already installs on ROCm); a CUDA-only install dependency keeps a supported repository moderate."""
+    CUDA-only package or index to replace is easy, and so are two on the main path, three moderate (unless the
+    repository already installs on ROCm); a CUDA-only install dependency keeps a supported repository moderate."""
     found: list[Reason] = []
     if any(is_c(f.path) and not f.vendored for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
@@ -640,9 +638,10 @@ def _project_floors(every: list[Finding], items: list[Finding], context: Context
     if check is not None:
         found.append((weights.code_floor, f"CUDA-specific code to check: {check.rule} at {check.path}:{check.line}"))
     replaced = sorted({_decision(f) for f in environment if f.severity >= Severity.MEDIUM and f.substitutions})
-    if context.level != "supported" and len(replaced) >= weights.substitutions_count:
-        found.append((weights.substitutions_floor,
-                      f"{len(replaced)} things to replace on the main path: {', '.join(replaced)}"))
+    if context.level != "supported":
+        steps = [floor for count, floor in weights.substitution_steps if len(replaced) >= count]
+        if steps:
+            found.append((max(steps), f"{len(replaced)} things to replace on the main path: {', '.join(replaced)}"))
     install = next((f for f in items if _blocks_install(f, weights)), None)
     if context.level == "supported" and install is not None:
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "

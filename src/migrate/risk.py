@@ -332,10 +332,11 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
 
 def with_status(findings: Iterable[Finding], context: Context, weights: Weights) -> tuple[Finding, ...]:
     """FINDINGS, each with its status in CONTEXT."""
-    return tuple(_given(f, status_of(f, context, weights)) for f in findings)
+    return tuple(_in_status(f, status_of(f, context, weights)) for f in findings)
 
 
-def _given(finding: Finding, status: str) -> Finding:
+def _in_status(finding: Finding, status: str) -> Finding:
+    """FINDING in STATUS: a guarded one also reads info, as every guarded finding does."""
     if status == finding.status:
         return finding
     return finding.guarded() if status == "guarded" else finding.with_status(status)

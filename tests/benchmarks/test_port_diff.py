@@ -257,7 +257,7 @@ def test_every_pair_is_listed_with_full_commit_ids() -> None:
     ("pkg/attn.py", ("    use_fused = True",), ("    use_fused = not torch.version.hip",), "Python switch"),
     ("setup.py", (), ("if IS_HIP_EXTENSION:", "    extra = ['-fgpu-rdc']"), "build-file branch"),
     ("docs/install.md", ("pip install x",), ("pip install x-rocm",), "docs"),
-    ("csrc/k.cu", (), ("// Copyright (c) 2024, Advanced Micro Devices, Inc.",), "licence"),
+    ("csrc/k.cu", (), ("// Modified by the ROCm port team, 2024.",), "licence"),
     ("pkg/model.py", ("    return relationship(x)",), ("    return relationship(x, y)",), "no ROCm word"),
 ])
 def test_families_of_missed_hunks(path: str, removed: tuple[str, ...], added: tuple[str, ...], expected: str) -> None:

@@ -55,4 +55,4 @@ class LineLog:
         self._echo(visible(f"[{finished}/{counts.total}] {outcome.name}: {what}"))
 
     def close(self) -> None:
-        pass
+        """Nothing to close: each line was written whole."""

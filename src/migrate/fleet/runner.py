@@ -86,7 +86,7 @@ def run_fleet(plan: Plan, *, progress: Progress | None = None) -> FleetRun:
 
 
 def _audit(store: Store, plan: Plan, todo: Sequence[Job], resumed: int, progress: Progress | None) -> str:
-    """Run TODO on the cluster, storing each outcome as it comes; the cluster's address."""
+    """Run the jobs still to do on the cluster, storing each outcome as it comes; the cluster's address."""
     options = plan.options if plan.scheduler else replace(plan.options, clone_dir=str(plan.out.absolute() / "clones"))
     started = time.monotonic()
     done = failures = 0

@@ -116,13 +116,15 @@ def header_map() -> HeaderMap:
 
 @dataclass(frozen=True)
 class CallRule:
-    """An argument rewrite for one HIP call: wrap argument ARG, append one when there are ARITY, or drop one."""
+    """An argument rewrite for one HIP call: wrap argument ARG, append one when there are ARITY, drop one, or
+    call RENAME instead when there are ARITY."""
 
     arg: int = -1
     wrap: str = ""
     arity: int = 0
     append: str = ""
     drop: int = -1
+    rename: str = ""
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,14 @@ class EngineRules:
     renames: dict[str, str]
     calls: dict[str, CallRule]
     warp: WarpRules
+    versioned_renames: dict[str, tuple[Version, str, str]] = field(default_factory=dict)
+
+    def rename(self, name: str, rocm: Version) -> str | None:
+        """NAME's own rename for ROCm release ROCM ('' when that release has no counterpart; None: not renamed here)."""
+        if name in self.versioned_renames:
+            since, new, before = self.versioned_renames[name]
+            return new if rocm >= since else before
+        return self.renames.get(name)
 
 
 @cache
@@ -157,6 +167,8 @@ def engine_rules() -> EngineRules:
     """The engine data, loaded once."""
     raw = load_yaml("hip_engine.yaml")
     warp = raw["warp"]
+    versioned = {str(k): (parse_version(str(v["since"])), str(v["name"]), str(v["before"]))
+                 for k, v in raw.get("versioned_renames", {}).items()}
     return EngineRules(
         str(raw["default_rocm"]),
         {str(k): str(v) for k, v in raw["renames"].items()},
@@ -166,4 +178,5 @@ def engine_rules() -> EngineRules:
             frozenset(warp["masked"]), frozenset(str(m) for m in warp["full_masks"]), str(warp["full_mask"]),
             str(warp["wide_mask"]),
         ),
+        versioned,
     )

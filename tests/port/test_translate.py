@@ -323,6 +323,28 @@ def test_bf16_header_follows_the_rocm_release(rocm: str, header: bytes) -> None:
     assert out == b"#include <" + header + b">\n"
 
 
+@pytest.mark.parametrize(("rocm", "scalar", "pair"), [
+    ("5.2", b"hip_bfloat16 *x", b"__nv_bfloat162 *y"),  # the old struct; no pair type before hip_bf16.h
+    ("6.2", b"__hip_bfloat16 *x", b"__hip_bfloat162 *y"),
+])
+def test_bf16_types_follow_the_rocm_release(rocm: str, scalar: bytes, pair: bytes) -> None:
+    source = b"__global__ void k(__nv_bfloat16 *x, __nv_bfloat162 *y) {}\n"
+    out = translate_bytes(source, "b.cu", make_options(rocm=rocm))
+    assert scalar in out.translated and pair in out.translated
+    assert [f.symbol for f in out.findings] == ([] if rocm == "6.2" else ["__nv_bfloat162"])
+
+
+def test_stream_wait_event_gets_the_flags_cuda_defaults() -> None:
+    source = b"void f(cudaStream_t s, cudaEvent_t e) { cudaStreamWaitEvent(s, e); cudaStreamWaitEvent(s, e, 1); }\n"
+    assert b"{ hipStreamWaitEvent(s, e, 0); hipStreamWaitEvent(s, e, 1); }" in translate_bytes(source, "w.cpp").translated
+
+
+def test_event_create_with_flags_overload_calls_the_hip_function_that_takes_them() -> None:
+    source = b"void f(cudaEvent_t *e) { cudaEventCreate(e, cudaEventDisableTiming); cudaEventCreate(e); }\n"
+    out = translate_bytes(source, "e.cpp").translated
+    assert b"{ hipEventCreateWithFlags(e, hipEventDisableTiming); hipEventCreate(e); }" in out
+
+
 def test_hipify_header_spellings() -> None:
     source = b"#include <math_constants.h>\n#include <curand_mtgp32_host.h>\n#include <device_functions.h>\n"
     assert translate_bytes(source, "h.h").translated == (

@@ -176,7 +176,8 @@ def _candidates() -> frozenset[bytes]:
     """Every word whose presence means the engine may have work: CUDA names, namespaces, header stems."""
     hmap = header_map()
     names = {n for n, e in api_map().items() if e.is_rename or not e.has_hip or e.library == "cudnn"}
-    names |= set(hmap.namespaces) | set(engine_rules().renames) | engine_rules().warp.names
+    rules = engine_rules()
+    names |= set(hmap.namespaces) | set(rules.renames) | set(rules.versioned_renames) | rules.warp.names
     names |= {re.split(r"[./]", h)[0] for h in [*hmap.headers, *hmap.roc_headers, *(p for p, _ in hmap.prefixes)]}
     return frozenset(n.encode() for n in names)
 
@@ -215,6 +216,7 @@ def _identifier_edits(doc: CudaDocument, options: Options) -> tuple[list[Edit], 
             edits.extend(found[0])
             findings.extend(found[1])
         elif (target := _target_name(token.name, options)) is not None:
+            target = _overload_target(doc, token, target)
             if target != token.name:
                 edits.append((token.start_byte, token.end_byte, target.encode()))
             if target in rules.calls and target != token.name:
@@ -228,7 +230,8 @@ def _identifier_edits(doc: CudaDocument, options: Options) -> tuple[list[Edit], 
 def _token_names() -> frozenset[str]:
     """Every identifier the engine looks at: CUDA names, namespaces, its own renames, the warp intrinsics."""
     rules = engine_rules()
-    return frozenset(api_map().keys() | header_map().namespaces.keys() | rules.renames.keys() | rules.warp.names)
+    return frozenset(api_map().keys() | header_map().namespaces.keys() | rules.renames.keys()
+                     | rules.versioned_renames.keys() | rules.warp.names)
 
 
 def _is_namespace(doc: CudaDocument, token: Token) -> bool:
@@ -254,8 +257,9 @@ def _target_name(name: str, options: Options) -> str | None:
     entry = lookup(name)
     if options.roc and entry is not None and entry.roc_name:
         return entry.roc_name
-    if name in engine_rules().renames:
-        return engine_rules().renames[name]
+    renamed = engine_rules().rename(name, options.rocm_version)
+    if renamed is not None:
+        return renamed or None
     if entry is None:
         return name
     return entry.hip_name if _translatable(entry) else None
@@ -312,6 +316,15 @@ def _macro_args(data: bytes, after: int) -> tuple[list[Span], Span] | None:
 def _strip(data: bytes, span: Span) -> Span:
     text = data[span[0] : span[1]]
     return span[0] + len(text) - len(text.lstrip()), span[1] - len(text) + len(text.rstrip())
+
+
+def _overload_target(doc: CudaDocument, token: Token, target: str) -> str:
+    """The HIP function a C++ overload of CUDA's calls (`cudaEventCreate(&e, flags)`): HIP declares it by another name."""
+    rule = engine_rules().calls.get(target)
+    if rule is None or not rule.rename:
+        return target
+    found = _call_args(doc, token)
+    return rule.rename if found is not None and len(found[0]) == rule.arity else target
 
 
 def _call_edits(doc: CudaDocument, token: Token, rule: CallRule) -> list[Edit]:

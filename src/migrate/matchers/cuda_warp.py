@@ -73,6 +73,11 @@ _SHARED_ARRAYS = """
   (#match? @size "^32[uU]?$"))) @decl
 """
 _LOOPS = "(for_statement) @loop"
+# `if (tid < 32)`, `blockSize > 32`, `x[tid + 32]`: the warp-synchronous tail of a block reduction
+_WARP_TAILS = """
+(binary_expression left: (_) @lhs operator: ["<" "<=" ">" ">=" "+"] @op right: (number_literal) @rhs
+  (#match? @rhs "^32[uU]?$")) @tail
+"""
 _FIXED_WIDTHS = """
 (call_expression function: (identifier) @fn arguments: (argument_list (_) (_) (_) . (number_literal) @width .)
   (#match? @fn "^__shfl(_up|_down|_xor)?_sync$") (#match? @width "^32[uU]?$"))
@@ -132,7 +137,7 @@ _LANE_LITERALS = {"&": ("31", "0x1f", "32-1"), "%": ("32",), ">>": ("5",), "/": 
 # kNThreads / 32, blockSize / 32: a warp count; warp_id * 32: a warp's first lane; lane_idx = i & 31: a lane.
 _THREAD_COUNT = re.compile(
     r"^(?:k_?)?(?:n_?|num_?|active_?|block_?|max_?)?threads(?:_?(?:per|in)_?(?:block|cta|tb|group|wg))?$"
-    r"|^(?:k_?)?(?:block|cta)_?(?:size|dim|threads)(?:_?x)?$", re.I
+    r"|^(?:k_?)?(?:max_?)?(?:block|cta)_?(?:size|dim|threads)(?:_?x)?$", re.I
 )
 _WARP_INDEX = re.compile(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
 _TARGETS = {"&": re.compile("lane", re.I), "%": re.compile("lane", re.I), ">>": re.compile("warp", re.I),
@@ -382,6 +387,7 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
     warp_functions: set[int] | None = None
     candidates = [g["decl"][0] for g in doc.matches(_SHARED_ARRAYS) if _is_shared(doc, g["decl"][0])]
     candidates += [n for n in doc.captures(_LOOPS).get("loop", []) if _warp_sized_loop(doc, n)]
+    candidates += [g["tail"][0] for g in doc.matches(_WARP_TAILS) if _warp_tail(doc, g)]
     for node in sorted(candidates, key=lambda n: n.start_byte):
         warp_functions = _warp_functions(doc) if warp_functions is None else warp_functions
         function = doc.enclosing_function(node.start_byte)
@@ -389,10 +395,26 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
             yield _span(node)
     for groups in doc.matches(_FIXED_WIDTHS):
         yield _span(groups["width"][0], symbol=doc.node_text(groups["fn"][0]))
-    if doc.captures(_INTRINSIC_CALLS).get("fn") or doc.captures(_WARP_MATRIX).get("op"):
-        # threadIdx.x is the lane only where warp intrinsics or warp-wide matrix ops (wmma fragments) run
+    if doc.captures(_INTRINSIC_CALLS).get("fn") or doc.captures(_WARP_MATRIX).get("op") or _calls_warp_helper(doc):
+        # threadIdx.x is the lane only where warp intrinsics, warp helpers (WARP_SHFL, warp_reduce_sum: defined in
+        # another header) or warp-wide matrix ops (wmma fragments) run
         for groups in doc.matches(_WARP_BLOCKS):
             yield _span(groups["x"][0], symbol="dim3" if "type" in groups else "block size")
+
+
+def _calls_warp_helper(doc: CudaDocument) -> bool:
+    """A call of a function or macro named for warps or shuffles (`WARP_SHFL`, `warp_reduce_sum`)."""
+    return any(_WARP_HELPER.search(doc.node_text(n)) for n in doc.captures(_CALLS).get("callee", []))
+
+
+def _warp_tail(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
+    """`tid < 32`, `x[tid + 32]` on a thread index, `blockSize > 32` on a block's thread count: one warp's lanes."""
+    name = re.sub(r"\bthreadIdx\s*\.\s*x\b", "threadIdx", doc.node_text(groups["lhs"][0])).strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return False
+    if name == "threadIdx" or _THREAD_NAME.match(name):
+        return True
+    return doc.node_text(groups["op"][0]) != "+" and _THREAD_COUNT.match(name) is not None
 
 
 def _is_shared(doc: CudaDocument, declaration: Node) -> bool:
@@ -439,7 +461,7 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
-                _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _FIXED_WIDTHS, _WARP_BLOCKS,
+                _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS, _WARP_BLOCKS,
                 _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
     register_query(_source)
 
@@ -505,6 +527,7 @@ _WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"|={_W}16u?{_W};)",
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
     rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
+    rf"[<>+]=?{_W}32u?{_NUMBER_END}",  # _WARP_TAILS
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).

@@ -9,7 +9,7 @@ from typing import Any
 import tree_sitter
 
 from migrate.matchers import Code, CodeTest, Hit, names_in, register
-from migrate.model import FileKind
+from migrate.model import FileKind, Severity
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, register_query
 
@@ -73,6 +73,7 @@ _SHARED_ARRAYS = """
   (#match? @size "^32[uU]?$"))) @decl
 """
 _LOOPS = "(for_statement) @loop"
+_WARP_NAMES = '([(identifier) (type_identifier)] @name (#match? @name "[Ww][Aa][Rr][Pp]"))'  # a template argument is a type_identifier
 # `if (tid < 32)`, `blockSize > 32`, `x[tid + 32]`: the warp-synchronous tail of a block reduction
 _WARP_TAILS = """
 (binary_expression left: (_) @lhs operator: ["<" "<=" ">" ">=" "+"] @op right: (number_literal) @rhs
@@ -437,6 +438,50 @@ def _warp_sized_loop(doc: CudaDocument, loop: Node) -> bool:
     return from_sixteen or (doubling and re.search(r"<=16[uU]?$", condition) is not None)
 
 
+# A constant by its spelling (WARP_SIZE, THREADS_PER_WARP, kWarpSize), not a run-time value (warp_size, warpSize);
+# PyTorch's C10_WARP_SIZE is defined per platform.
+_CONSTANT_SPELLING = re.compile(r"^(?!C10_)[A-Z][A-Z0-9_]*$|^k[A-Z_]\w*$")
+_THIRTY_TWO_VALUE = re.compile(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
+
+
+def _is_size_name(name: str) -> bool:
+    """WARP_SIZE, THREADS_PER_WARP, kWarpSize: a warp size spelled as a constant (not its log, bits or a mask)."""
+    return (_CONSTANT_SPELLING.match(name) is not None and _SIZE_NAME.search(name.replace("_", "")) is not None
+            and re.search(r"BITS|LOG|SHIFT|MASK", name, re.I) is None)
+
+
+def _size_name_uses(doc: CudaDocument) -> Iterator[Hit]:
+    """Each use of a warp-size constant: low where this file binds it to 32, info where its definition is elsewhere
+    (the scan's project pass raises it to low when the repository #defines it as 32 and nothing else)."""
+    bound: dict[str, set[str]] = {}
+    for groups in doc.matches(_SIZE_DEFINITIONS):
+        bound.setdefault(doc.node_text(groups["name"][0]), set()).add(doc.node_text(groups["value"][0]).strip())
+    for node in doc.captures(_WARP_NAMES).get("name", []):
+        name = doc.node_text(node)
+        if not _is_size_name(name) or name in doc.compat_names:
+            continue
+        values = bound.get(name)
+        if values is not None and not all(_THIRTY_TWO_VALUE.match(v) for v in values):
+            continue  # bound to 64, to warpSize, or per platform here
+        if _defines(node):
+            continue
+        yield _span(node, symbol=name, severity=None if values else Severity.INFO)
+
+
+def _defines(node: Node) -> bool:
+    """NODE is the name a declaration or a parameter introduces, not a use."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type in ("struct_specifier", "class_specifier", "enum_specifier", "alias_declaration", "type_definition"):
+        return True
+    if parent.type in ("init_declarator", "optional_parameter_declaration", "parameter_declaration", "declaration",
+                       "enumerator", "preproc_def", "preproc_function_def"):
+        field = "name" if parent.type in ("enumerator", "preproc_def", "preproc_function_def") else "declarator"
+        return parent.child_by_field_name(field) == node
+    return False
+
+
 def _warpsize_constants(doc: CudaDocument) -> Iterator[Hit]:
     for token in doc.tokens_named(("warpSize",)):
         if token.node_type != "macro":
@@ -462,7 +507,7 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS, _WARP_BLOCKS,
-                _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
+                _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _WARP_NAMES):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -473,6 +518,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "size-constant": _size_constants,
     "literal-size": _literal_sizes,
     "warpsize-constant": _warpsize_constants,
+    "size-name-use": _size_name_uses,
 }
 _NEEDLES = {
     "full-mask": ["_sync", "__syncwarp"],
@@ -484,6 +530,7 @@ _NEEDLES = {
     "literal-size": ["__shfl", "__ballot", "__any", "__all", "__activemask", "__syncwarp", "__match_", "__reduce_",
                      "tiled_partition", "thread_block_tile", "warp", "Warp", "WARP"],
     "warpsize-constant": ["warpSize"],
+    "size-name-use": ["WARP", "Warp"],
 }
 
 
@@ -653,6 +700,14 @@ def _maybe_literal_size(view: Code) -> bool:
     return any(p.search(code) for p in _WARP_SHAPES)
 
 
+_CONSTANT_NAMES = re.compile(r"\b(?:[A-Z0-9_]*WARP[A-Z0-9_]*|k\w*Warp\w*)\b")
+
+
+def _maybe_size_name_use(view: Code) -> bool:
+    """A constant-spelled name that _size_name_uses takes for a warp size."""
+    return any(_is_size_name(m.group()) for m in _CONSTANT_NAMES.finditer(view.text))
+
+
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
     "narrow-mask": _maybe_narrow_mask,
@@ -661,6 +716,7 @@ _CANDIDATES: dict[str, CodeTest] = {
     "size-constant": _maybe_size_constant,
     "literal-size": _maybe_literal_size,
     "warpsize-constant": names_in(frozenset({"warpSize"})),
+    "size-name-use": _maybe_size_name_use,
 }
 
 

@@ -502,3 +502,15 @@ def test_a_warp_size_constant_defined_in_another_file_is_low_only_where_the_repo
     (tmp_path / "k.cu").write_text('#include "warp.h"\n' + _WARP_USES, encoding="utf-8")
     uses = [f for f in scan(tmp_path, Settings(jobs=1, targets=targets)).findings if f.rule == "warp-size-name-use"]
     assert [(f.path, f.line, f.severity) for f in uses] == [("k.cu", 2, severity)]
+
+
+def test_cmake_cuda_sources_and_variables_are_one_finding_per_file_with_every_place(tmp_path: Path) -> None:
+    cmake = ("set(CMAKE_CUDA_STANDARD 17)\nadd_library(k src/a.cu src/b.cpp)\n"
+             "target_include_directories(k PRIVATE ${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES})\n"
+             "list(APPEND SRCS src/c.cu src/d.hip)\nmessage(STATUS \"${CUDAToolkit_VERSION}\")\n")
+    path = tmp_path / "CMakeLists.txt"
+    path.write_text(cmake, encoding="utf-8")
+    result = scan_file(SourceFile(path, "CMakeLists.txt", FileKind.CMAKE, path.stat().st_size), load_builtin(), Settings())
+    places = {f.rule: [o.line for o in f.occurrences] for f in result.findings
+              if f.rule in ("cmake-cuda-sources", "cmake-cuda-variables")}
+    assert places == {"cmake-cuda-sources": [2, 4], "cmake-cuda-variables": [1, 3]}

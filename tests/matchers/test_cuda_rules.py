@@ -491,7 +491,8 @@ _WARP_USES = "__device__ int lane_of(int tid) { return tid % WARP_SIZE; }\n"
 
 @pytest.mark.parametrize(("header", "targets", "severity"), [
     ("#define WARP_SIZE 32\n", ("gfx942",), Severity.LOW),
-    ("#ifdef __HIP_PLATFORM_AMD__\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n", ("gfx942",), Severity.INFO),
+    ("#ifdef __HIP_PLATFORM_AMD__\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n", ("gfx942",),
+     Severity.INFO),
     ("#define WARP_SIZE 32\n", ("gfx1100",), Severity.INFO),
     ("// WARP_SIZE comes from a library header\n", ("gfx942",), Severity.INFO),
 ])
@@ -510,7 +511,8 @@ def test_cmake_cuda_sources_and_variables_are_one_finding_per_file_with_every_pl
              "list(APPEND SRCS src/c.cu src/d.hip)\nmessage(STATUS \"${CUDAToolkit_VERSION}\")\n")
     path = tmp_path / "CMakeLists.txt"
     path.write_text(cmake, encoding="utf-8")
-    result = scan_file(SourceFile(path, "CMakeLists.txt", FileKind.CMAKE, path.stat().st_size), load_builtin(), Settings())
+    source = SourceFile(path, "CMakeLists.txt", FileKind.CMAKE, path.stat().st_size)
+    result = scan_file(source, load_builtin(), Settings())
     places = {f.rule: [o.line for o in f.occurrences] for f in result.findings
               if f.rule in ("cmake-cuda-sources", "cmake-cuda-variables")}
     assert places == {"cmake-cuda-sources": [2, 4], "cmake-cuda-variables": [1, 3]}

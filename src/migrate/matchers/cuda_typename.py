@@ -46,6 +46,7 @@ def _candidates(params: Mapping[str, Any]) -> CodeTest:
 
 
 def _type_parameters(template: tree_sitter.Node) -> set[str]:
+    """The names of TEMPLATE's type parameters (`typename T`, `class U = int`)."""
     listed = template.child_by_field_name("parameters")
     if listed is None:
         return set()
@@ -127,4 +128,4 @@ def match_dependent_member_template(doc: Document, params: Mapping[str, Any]) ->
             dependent = _dependent(call, doc.node_text(scope))
         if dependent:
             seen.add(line)
-            yield Hit(line, call.start_point.column + 1, symbol=f"{doc.node_text(groups['name'][0])}")
+            yield Hit(line, call.start_point.column + 1, symbol=doc.node_text(groups["name"][0]))

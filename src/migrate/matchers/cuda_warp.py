@@ -73,7 +73,8 @@ _SHARED_ARRAYS = """
   (#match? @size "^32[uU]?$"))) @decl
 """
 _LOOPS = "(for_statement) @loop"
-_WARP_NAMES = '([(identifier) (type_identifier)] @name (#match? @name "[Ww][Aa][Rr][Pp]"))'  # a template argument is a type_identifier
+# names with "warp" in them; a template argument (`tiled_partition<WARP_SIZE>`) is a type_identifier
+_WARP_NAMES = '([(identifier) (type_identifier)] @name (#match? @name "[Ww][Aa][Rr][Pp]"))'
 # `if (tid < 32)`, `blockSize > 32`, `x[tid + 32]`: the warp-synchronous tail of a block reduction
 _WARP_TAILS = """
 (binary_expression left: (_) @lhs operator: ["<" "<=" ">" ">=" "+"] @op right: (number_literal) @rhs
@@ -506,8 +507,8 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
-                _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS, _WARP_BLOCKS,
-                _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _WARP_NAMES):
+                _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
+                _WARP_BLOCKS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _WARP_NAMES):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {

@@ -30,9 +30,10 @@ register_query(_MEMBER_TEMPLATE_CALLS)
 # A type by its name: CUB's collectives (BlockLoad, WarpReduce, ...) or a member type named ...T (BlockLoadT);
 # `Traits::make(x).run()` calls a static member function, which needs no `typename`.
 _TYPE_NAME = re.compile(r"^(?:Block|Warp|Device)[A-Z]\w*$|^[A-Z]\w*T$")
-_MAYBE = re.compile(r"::\s*(?:(?:Block|Warp|Device)[A-Z]\w*|[A-Z]\w*T)\s*\(")
+_MAYBE = re.compile(r"::\s*(?:(?:Block|Warp|Device)[A-Z]\w*|[A-Z]\w*T)\s*\([^;()]*\)\s*\.")
 _TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "optional_type_parameter_declaration"})
-_MAYBE_MEMBER_TEMPLATE = re.compile(r">\s*::\s*\w+\s*<[^;{}]*>\s*\(|\b[A-Z]\w*\s*::\s*\w+\s*<[^;{}]*>\s*\(")
+# a type parameter's spelling: T, Ktraits, Kernel_traits (not a macro namespace such as FLASH_NAMESPACE)
+_MAYBE_MEMBER_TEMPLATE = re.compile(r">\s*::\s*\w+\s*<[^;{}]*>\s*\(|\b(?:[A-Z]|[A-Z]\w*[a-z]\w*)\s*::\s*\w+\s*<[^;{}]*>\s*\(")
 _NAMES = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -98,7 +99,8 @@ def match_dependent_temporary(doc: Document, params: Mapping[str, Any]) -> Itera
         call, name, scope = groups["call"][0], doc.node_text(groups["name"][0]), doc.node_text(groups["scope"][0])
         line = call.start_point.row + 1
         written = doc.data[max(0, call.start_byte - 40) : call.start_byte].rstrip().endswith(b"typename")
-        if line not in seen and not written and _TYPE_NAME.match(name) and _dependent(call, scope):
+        shaped = call.parent is not None and _MAYBE.search(doc.node_text(call.parent)) is not None  # as the test
+        if line not in seen and not written and shaped and _TYPE_NAME.match(name) and _dependent(call, scope):
             seen.add(line)
             yield Hit(line, call.start_point.column + 1, symbol=f"{scope}::{name}")
 
@@ -118,7 +120,8 @@ def match_dependent_member_template(doc: Document, params: Mapping[str, Any]) ->
     for groups in doc.matches(_MEMBER_TEMPLATE_CALLS):
         call, scope = groups["call"][0], groups["scope"][0]
         line = call.start_point.row + 1
-        if line in seen:
+        whole = call.parent if call.parent is not None else call  # @call is the function: its parent the call
+        if line in seen or not _MAYBE_MEMBER_TEMPLATE.search(doc.node_text(whole)):  # as the candidates' test
             continue
         if scope.type == "template_type":
             arguments = scope.child_by_field_name("arguments")

@@ -73,8 +73,6 @@ _SHARED_ARRAYS = """
   (#match? @size "^32[uU]?$"))) @decl
 """
 _LOOPS = "(for_statement) @loop"
-# names with "warp" in them; a template argument (`tiled_partition<WARP_SIZE>`) is a type_identifier
-_WARP_NAMES = '([(identifier) (type_identifier)] @name (#match? @name "[Ww][Aa][Rr][Pp]"))'
 # `if (tid < 32)`, `blockSize > 32`, `x[tid + 32]`: the warp-synchronous tail of a block reduction
 _WARP_TAILS = """
 (binary_expression left: (_) @lhs operator: ["<" "<=" ">" ">=" "+"] @op right: (number_literal) @rhs
@@ -457,16 +455,16 @@ def _size_name_uses(doc: CudaDocument) -> Iterator[Hit]:
     bound: dict[str, set[str]] = {}
     for groups in doc.matches(_SIZE_DEFINITIONS):
         bound.setdefault(doc.node_text(groups["name"][0]), set()).add(doc.node_text(groups["value"][0]).strip())
-    for node in doc.captures(_WARP_NAMES).get("name", []):
-        name = doc.node_text(node)
-        if not _is_size_name(name) or name in doc.compat_names:
-            continue
-        values = bound.get(name)
+    # the names present, found on the bytes and confirmed on the tree (a query over every identifier costs more)
+    names = {n for n in _CONSTANT_NAMES.findall(doc.text) if _is_size_name(n)} - doc.compat_names
+    for token in doc.tokens_named(frozenset(names)):
+        values = bound.get(token.name)
         if values is not None and not all(_THIRTY_TWO_VALUE.match(v) for v in values):
             continue  # bound to 64, to warpSize, or per platform here
-        if _defines(node):
+        node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
+        if node is not None and token.node_type != "macro" and _defines(node):
             continue
-        yield _span(node, symbol=name, severity=None if values else Severity.INFO)
+        yield Hit(token.line, token.column, symbol=token.name, severity=None if values else Severity.INFO)
 
 
 def _defines(node: Node) -> bool:
@@ -508,7 +506,7 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
-                _WARP_BLOCKS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _WARP_NAMES):
+                _WARP_BLOCKS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {

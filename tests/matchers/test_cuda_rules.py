@@ -484,3 +484,35 @@ def test_makefile_link_line_and_flags(tmp_path: Path) -> None:
     makefile = "LDLIBS = -lcudart -lcuda -lm\nNVFLAGS = --use_fast_math -O3\nall:\n\tclang++ --cuda-gpu-arch=sm_80 k.cu\n"
     assert build_findings(tmp_path, makefile, "Makefile", FileKind.MAKEFILE) == [
         (1, "cuda-link-library"), (2, "nvcc-only-flags"), (4, "clang-cuda-arch-flag")]
+
+
+_WARP_USES = "__device__ int lane_of(int tid) { return tid % WARP_SIZE; }\n"
+
+
+@pytest.mark.parametrize(("header", "targets", "severity"), [
+    ("#define WARP_SIZE 32\n", ("gfx942",), Severity.LOW),
+    ("#ifdef __HIP_PLATFORM_AMD__\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n", ("gfx942",),
+     Severity.INFO),
+    ("#define WARP_SIZE 32\n", ("gfx1100",), Severity.INFO),
+    ("// WARP_SIZE comes from a library header\n", ("gfx942",), Severity.INFO),
+])
+def test_a_warp_size_constant_defined_in_another_file_is_low_only_where_the_repository_fixes_it_at_32(
+    tmp_path: Path, header: str, targets: tuple[str, ...], severity: Severity
+) -> None:
+    (tmp_path / "warp.h").write_text(header, encoding="utf-8")
+    (tmp_path / "k.cu").write_text('#include "warp.h"\n' + _WARP_USES, encoding="utf-8")
+    uses = [f for f in scan(tmp_path, Settings(jobs=1, targets=targets)).findings if f.rule == "warp-size-name-use"]
+    assert [(f.path, f.line, f.severity) for f in uses] == [("k.cu", 2, severity)]
+
+
+def test_cmake_cuda_sources_and_variables_are_one_finding_per_file_with_every_place(tmp_path: Path) -> None:
+    cmake = ("set(CMAKE_CUDA_STANDARD 17)\nadd_library(k src/a.cu src/b.cpp)\n"
+             "target_include_directories(k PRIVATE ${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES})\n"
+             "list(APPEND SRCS src/c.cu src/d.hip)\nmessage(STATUS \"${CUDAToolkit_VERSION}\")\n")
+    path = tmp_path / "CMakeLists.txt"
+    path.write_text(cmake, encoding="utf-8")
+    source = SourceFile(path, "CMakeLists.txt", FileKind.CMAKE, path.stat().st_size)
+    result = scan_file(source, load_builtin(), Settings())
+    places = {f.rule: [o.line for o in f.occurrences] for f in result.findings
+              if f.rule in ("cmake-cuda-sources", "cmake-cuda-variables")}
+    assert places == {"cmake-cuda-sources": [2, 4], "cmake-cuda-variables": [1, 3]}

@@ -9,7 +9,7 @@ from typing import Any
 import tree_sitter
 
 from migrate.matchers import Code, CodeTest, Hit, names_in, register
-from migrate.model import FileKind
+from migrate.model import FileKind, Severity
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, register_query
 
@@ -73,6 +73,11 @@ _SHARED_ARRAYS = """
   (#match? @size "^32[uU]?$"))) @decl
 """
 _LOOPS = "(for_statement) @loop"
+# `if (tid < 32)`, `blockSize > 32`, `x[tid + 32]`: the warp-synchronous tail of a block reduction
+_WARP_TAILS = """
+(binary_expression left: (_) @lhs operator: ["<" "<=" ">" ">=" "+"] @op right: (number_literal) @rhs
+  (#match? @rhs "^32[uU]?$")) @tail
+"""
 _FIXED_WIDTHS = """
 (call_expression function: (identifier) @fn arguments: (argument_list (_) (_) (_) . (number_literal) @width .)
   (#match? @fn "^__shfl(_up|_down|_xor)?_sync$") (#match? @width "^32[uU]?$"))
@@ -132,7 +137,7 @@ _LANE_LITERALS = {"&": ("31", "0x1f", "32-1"), "%": ("32",), ">>": ("5",), "/": 
 # kNThreads / 32, blockSize / 32: a warp count; warp_id * 32: a warp's first lane; lane_idx = i & 31: a lane.
 _THREAD_COUNT = re.compile(
     r"^(?:k_?)?(?:n_?|num_?|active_?|block_?|max_?)?threads(?:_?(?:per|in)_?(?:block|cta|tb|group|wg))?$"
-    r"|^(?:k_?)?(?:block|cta)_?(?:size|dim|threads)(?:_?x)?$", re.I
+    r"|^(?:k_?)?(?:max_?)?(?:block|cta)_?(?:size|dim|threads)(?:_?x)?$", re.I
 )
 _WARP_INDEX = re.compile(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
 _TARGETS = {"&": re.compile("lane", re.I), "%": re.compile("lane", re.I), ">>": re.compile("warp", re.I),
@@ -382,6 +387,7 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
     warp_functions: set[int] | None = None
     candidates = [g["decl"][0] for g in doc.matches(_SHARED_ARRAYS) if _is_shared(doc, g["decl"][0])]
     candidates += [n for n in doc.captures(_LOOPS).get("loop", []) if _warp_sized_loop(doc, n)]
+    candidates += [g["tail"][0] for g in doc.matches(_WARP_TAILS) if _warp_tail(doc, g)]
     for node in sorted(candidates, key=lambda n: n.start_byte):
         warp_functions = _warp_functions(doc) if warp_functions is None else warp_functions
         function = doc.enclosing_function(node.start_byte)
@@ -389,10 +395,26 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
             yield _span(node)
     for groups in doc.matches(_FIXED_WIDTHS):
         yield _span(groups["width"][0], symbol=doc.node_text(groups["fn"][0]))
-    if doc.captures(_INTRINSIC_CALLS).get("fn") or doc.captures(_WARP_MATRIX).get("op"):
-        # threadIdx.x is the lane only where warp intrinsics or warp-wide matrix ops (wmma fragments) run
+    if doc.captures(_INTRINSIC_CALLS).get("fn") or doc.captures(_WARP_MATRIX).get("op") or _calls_warp_helper(doc):
+        # threadIdx.x is the lane only where warp intrinsics, warp helpers (WARP_SHFL, warp_reduce_sum: defined in
+        # another header) or warp-wide matrix ops (wmma fragments) run
         for groups in doc.matches(_WARP_BLOCKS):
             yield _span(groups["x"][0], symbol="dim3" if "type" in groups else "block size")
+
+
+def _calls_warp_helper(doc: CudaDocument) -> bool:
+    """A call of a function or macro named for warps or shuffles (`WARP_SHFL`, `warp_reduce_sum`)."""
+    return any(_WARP_HELPER.search(doc.node_text(n)) for n in doc.captures(_CALLS).get("callee", []))
+
+
+def _warp_tail(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
+    """`tid < 32`, `x[tid + 32]` on a thread index, `blockSize > 32` on a block's thread count: one warp's lanes."""
+    name = re.sub(r"\bthreadIdx\s*\.\s*x\b", "threadIdx", doc.node_text(groups["lhs"][0])).strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return False
+    if name == "threadIdx" or _THREAD_NAME.match(name):
+        return True
+    return doc.node_text(groups["op"][0]) != "+" and _THREAD_COUNT.match(name) is not None
 
 
 def _is_shared(doc: CudaDocument, declaration: Node) -> bool:
@@ -413,6 +435,50 @@ def _warp_sized_loop(doc: CudaDocument, loop: Node) -> bool:
     doubling = re.search(r"(?:\*=2|<<=1|=\w+(?:\*2|<<1))$", update) is not None
     from_sixteen = halving and re.search(r"=16[uU]?$", start) is not None
     return from_sixteen or (doubling and re.search(r"<=16[uU]?$", condition) is not None)
+
+
+# A constant by its spelling (WARP_SIZE, THREADS_PER_WARP, kWarpSize), not a run-time value (warp_size, warpSize);
+# PyTorch's C10_WARP_SIZE is defined per platform.
+_CONSTANT_SPELLING = re.compile(r"^(?!C10_)[A-Z][A-Z0-9_]*$|^k[A-Z_]\w*$")
+_THIRTY_TWO_VALUE = re.compile(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
+
+
+def _is_size_name(name: str) -> bool:
+    """WARP_SIZE, THREADS_PER_WARP, kWarpSize: a warp size spelled as a constant (not its log, bits or a mask)."""
+    return (_CONSTANT_SPELLING.match(name) is not None and _SIZE_NAME.search(name.replace("_", "")) is not None
+            and re.search(r"BITS|LOG|SHIFT|MASK", name, re.I) is None)
+
+
+def _size_name_uses(doc: CudaDocument) -> Iterator[Hit]:
+    """Each use of a warp-size constant: low where this file binds it to 32, info where its definition is elsewhere
+    (the scan's project pass raises it to low when the repository #defines it as 32 and nothing else)."""
+    bound: dict[str, set[str]] = {}
+    for groups in doc.matches(_SIZE_DEFINITIONS):
+        bound.setdefault(doc.node_text(groups["name"][0]), set()).add(doc.node_text(groups["value"][0]).strip())
+    # the names present, found on the bytes and confirmed on the tree (a query over every identifier costs more)
+    names = {n for n in _CONSTANT_NAMES.findall(doc.text) if _is_size_name(n)} - doc.compat_names
+    for token in doc.tokens_named(frozenset(names)):
+        values = bound.get(token.name)
+        if values is not None and not all(_THIRTY_TWO_VALUE.match(v) for v in values):
+            continue  # bound to 64, to warpSize, or per platform here
+        node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
+        if node is not None and token.node_type != "macro" and _defines(node):
+            continue
+        yield Hit(token.line, token.column, symbol=token.name, severity=None if values else Severity.INFO)
+
+
+def _defines(node: Node) -> bool:
+    """NODE is the name a declaration or a parameter introduces, not a use."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type in ("struct_specifier", "class_specifier", "enum_specifier", "alias_declaration", "type_definition"):
+        return True
+    if parent.type in ("init_declarator", "optional_parameter_declaration", "parameter_declaration", "declaration",
+                       "enumerator", "preproc_def", "preproc_function_def"):
+        field = "name" if parent.type in ("enumerator", "preproc_def", "preproc_function_def") else "declarator"
+        return parent.child_by_field_name(field) == node
+    return False
 
 
 def _warpsize_constants(doc: CudaDocument) -> Iterator[Hit]:
@@ -439,8 +505,8 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
-                _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _FIXED_WIDTHS, _WARP_BLOCKS,
-                _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
+                _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
+                _WARP_BLOCKS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -451,6 +517,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "size-constant": _size_constants,
     "literal-size": _literal_sizes,
     "warpsize-constant": _warpsize_constants,
+    "size-name-use": _size_name_uses,
 }
 _NEEDLES = {
     "full-mask": ["_sync", "__syncwarp"],
@@ -462,6 +529,7 @@ _NEEDLES = {
     "literal-size": ["__shfl", "__ballot", "__any", "__all", "__activemask", "__syncwarp", "__match_", "__reduce_",
                      "tiled_partition", "thread_block_tile", "warp", "Warp", "WARP"],
     "warpsize-constant": ["warpSize"],
+    "size-name-use": ["WARP", "Warp"],
 }
 
 
@@ -505,6 +573,7 @@ _WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"|={_W}16u?{_W};)",
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
     rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
+    rf"[<>+]=?{_W}32u?{_NUMBER_END}",  # _WARP_TAILS
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).
@@ -630,6 +699,14 @@ def _maybe_literal_size(view: Code) -> bool:
     return any(p.search(code) for p in _WARP_SHAPES)
 
 
+_CONSTANT_NAMES = re.compile(r"\b(?:[A-Z0-9_]*WARP[A-Z0-9_]*|k\w*Warp\w*)\b")
+
+
+def _maybe_size_name_use(view: Code) -> bool:
+    """A constant-spelled name that _size_name_uses takes for a warp size."""
+    return any(_is_size_name(m.group()) for m in _CONSTANT_NAMES.finditer(view.text))
+
+
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
     "narrow-mask": _maybe_narrow_mask,
@@ -638,6 +715,7 @@ _CANDIDATES: dict[str, CodeTest] = {
     "size-constant": _maybe_size_constant,
     "literal-size": _maybe_literal_size,
     "warpsize-constant": names_in(frozenset({"warpSize"})),
+    "size-name-use": _maybe_size_name_use,
 }
 
 

@@ -66,7 +66,8 @@ def plan_warp_sizes(texts: Mapping[str, str], findings: Sequence[Finding], targe
             definitions.setdefault(name, []).append((finding.path, finding.line))
     users = {name: {p for p, text in texts.items() if re.search(rf"\b{name}\b", text)} for name in definitions}
     ladders = []
-    for finding in (f for f in mine if f.rule in _BLOCKING or f.occurrences):
+    # the uses of a constant (warp-size-name-use) follow it once it is per-platform: they never block it
+    for finding in (f for f in mine if f.rule in _BLOCKING or (f.occurrences and f.rule != "warp-size-name-use")):
         # a finding folding many places (the scan's cap) stands for lines not all listed: the file stays 32-wide
         rewritable = finding.rule == "warp-literal-32" and not finding.occurrences
         ladder = _ladder(texts, finding, definitions) if rewritable else None

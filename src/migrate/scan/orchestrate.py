@@ -105,7 +105,8 @@ def scan_inputs(
                 unreadable += not result.partial
     store.save(complete=found.complete and not unscanned)
     with paused():  # the findings of a whole tree, restatused and sorted: no cycles to collect
-        own = project.without_first_party(findings, found.packages, ruleset)
+        own = project.warp_constants(project.without_first_party(findings, found.packages, ruleset), conditionals,
+                                     settings.targets)
         findings, moved = project.never_compiled(own, conditionals, evidence)
         held.extend(moved)
         guarded += len(moved)

@@ -5,17 +5,18 @@ compiles moves aside, the ROCm status of the whole tree gives each finding its s
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from migrate import preproc, risk, rocm_status
+from migrate import preproc, risk, rocm_status, targets
 from migrate.baseline import load as load_baseline
 from migrate.baseline import new_findings
 from migrate.config import Settings
 from migrate.gitdiff import Changes, keep_changed
-from migrate.model import Evidence, Finding, RocmStatus, SourceFile
+from migrate.model import Evidence, Finding, RocmStatus, Severity, SourceFile
 from migrate.ruleset import Ruleset
 
 
@@ -28,6 +29,30 @@ def without_first_party(findings: list[Finding], packages: frozenset[str], rules
     return [f for f in findings
             if not (f.rule in import_rules and f.symbol and f.symbol.split(".")[0] in packages)
             and not (f.rule in package_rules and f.symbol in names)]
+
+
+WARP_SIZE_USE = "warp-size-name-use"
+_THIRTY_TWO = re.compile(r"\(?\s*(?:32|0x20)[uUlL]*\s*\)?")
+
+
+def warp_constants(
+    findings: list[Finding], conditionals: dict[str, tuple[preproc.Directive, ...]], gfx_targets: tuple[str, ...]
+) -> list[Finding]:
+    """Uses of a warp-size constant defined in another file come as info; they are low (on a 64-lane target) where
+    the repository #defines the name as 32 and as nothing else (no per-platform definition)."""
+    if not any(f.rule == WARP_SIZE_USE and f.severity is Severity.INFO for f in findings):
+        return findings
+    if all(targets.wavefront_size(t) != 64 for t in gfx_targets):
+        return findings
+    values: dict[str, set[str]] = {}
+    for directives in conditionals.values():
+        for directive in directives:
+            if directive.keyword == "define":
+                name, _, value = directive.argument.strip().partition(" ")
+                values.setdefault(name, set()).add(value.strip())
+    fixed = {name for name, found in values.items() if all(_THIRTY_TWO.fullmatch(v) for v in found)}
+    return [replace(f, severity=Severity.LOW, message=f"{f.message} ({f.symbol} is #defined as 32 in this repository.)")
+            if f.rule == WARP_SIZE_USE and f.severity is Severity.INFO and f.symbol in fixed else f for f in findings]
 
 
 def never_compiled(

@@ -1,0 +1,134 @@
+"""Dependent names written without the `typename` or `template` clang needs: a dependent type used as a temporary
+(`Ktraits::BlockLoadT(smem).Load(...)` in a template over Ktraits: "missing 'typename' prior to dependent type name"),
+and a member template of a dependent class called with template arguments (`Sums<N, 4>::dispatch<M>(...)`: "use
+'template' keyword to treat 'dispatch' as a dependent template name"). nvcc accepts both; clang (hipcc) stops."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import tree_sitter
+
+from migrate.matchers import Code, CodeTest, Hit, register
+from migrate.parse import Document
+from migrate.parse.cuda import CudaDocument, register_query
+
+# `P::NAME(args).member`: a temporary of the type P::NAME, then a member of it (the CUB/hipCUB idiom)
+_TEMPORARIES = """
+(field_expression argument: (call_expression
+  function: (qualified_identifier scope: (namespace_identifier) @scope name: (identifier) @name)) @call)
+"""
+# `Scope<...>::NAME<...>(args)` or `P::NAME<...>(args)`, without `::template`
+_MEMBER_TEMPLATE_CALLS = """
+(call_expression function: (qualified_identifier scope: [(template_type) (namespace_identifier)] @scope
+  name: (template_function name: (identifier) @name)) @call)
+"""
+register_query(_TEMPORARIES)
+register_query(_MEMBER_TEMPLATE_CALLS)
+# A type by its name: CUB's collectives (BlockLoad, WarpReduce, ...) or a member type named ...T (BlockLoadT);
+# `Traits::make(x).run()` calls a static member function, which needs no `typename`.
+_TYPE_NAME = re.compile(r"^(?:Block|Warp|Device)[A-Z]\w*$|^[A-Z]\w*T$")
+_MAYBE = re.compile(r"::\s*(?:(?:Block|Warp|Device)[A-Z]\w*|[A-Z]\w*T)\s*\([^;()]*\)\s*\.")
+_TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "optional_type_parameter_declaration"})
+# a type parameter's spelling: T, Ktraits, Kernel_traits (not a macro namespace such as FLASH_NAMESPACE)
+_MAYBE_MEMBER_TEMPLATE = re.compile(r">\s*::\s*\w+\s*<[^;{}]*>\s*\(|\b(?:[A-Z]|[A-Z]\w*[a-z]\w*)\s*::\s*\w+\s*<[^;{}]*>\s*\(")
+_NAMES = re.compile(r"[A-Za-z_]\w*")
+
+
+def _maybe_temporary(code: Code) -> bool:
+    """A template and a `::NAME(` with a type-like NAME: what the query and _TYPE_NAME need."""
+    return "template" in code.text and _MAYBE.search(code.text) is not None
+
+
+def _candidates(params: Mapping[str, Any]) -> CodeTest:
+    return _maybe_temporary
+
+
+def _type_parameters(template: tree_sitter.Node) -> set[str]:
+    """The names of TEMPLATE's type parameters (`typename T`, `class U = int`)."""
+    listed = template.child_by_field_name("parameters")
+    if listed is None:
+        return set()
+    return {(name.text or b"").decode() for parameter in listed.named_children if parameter.type in _TYPE_PARAMETERS
+            for name in parameter.named_children if name.type == "type_identifier"}
+
+
+def _all_parameters(template: tree_sitter.Node) -> set[str]:
+    """The names of every parameter of TEMPLATE, types and values (`typename T`, `int N`, `int N = 4`)."""
+    listed = template.child_by_field_name("parameters")
+    if listed is None:
+        return set()
+    names = set()
+    for parameter in listed.named_children:
+        name = parameter.child_by_field_name("declarator") or parameter.child_by_field_name("name")
+        if name is None:
+            name = next((c for c in parameter.named_children if c.type == "type_identifier"), None)
+        if name is not None and name.type in ("identifier", "type_identifier"):
+            names.add((name.text or b"").decode())
+    return names
+
+
+def _dependent(node: tree_sitter.Node, scope: str) -> bool:
+    """Whether SCOPE is a type parameter of a template around NODE."""
+    return _enclosing(node, lambda template: scope in _type_parameters(template))
+
+
+def _depends_on_parameters(node: tree_sitter.Node, words: set[str]) -> bool:
+    """Whether one of WORDS is a parameter (type or value) of a template around NODE."""
+    return _enclosing(node, lambda template: not words.isdisjoint(_all_parameters(template)))
+
+
+def _enclosing(node: tree_sitter.Node, test: Callable[[tree_sitter.Node], bool]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "template_declaration" and test(parent):
+            return True
+        parent = parent.parent
+    return False
+
+
+@register("dependent-type-temporary", needles=lambda p: ["template"], candidates=_candidates)
+def match_dependent_temporary(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each `P::NAME(args).member` where P is a type parameter of an enclosing template and NAME names a type."""
+    if not isinstance(doc, CudaDocument):
+        return
+    seen: set[int] = set()
+    for groups in doc.matches(_TEMPORARIES):
+        call, name, scope = groups["call"][0], doc.node_text(groups["name"][0]), doc.node_text(groups["scope"][0])
+        line = call.start_point.row + 1
+        written = doc.data[max(0, call.start_byte - 40) : call.start_byte].rstrip().endswith(b"typename")
+        shaped = call.parent is not None and _MAYBE.search(doc.node_text(call.parent)) is not None  # as the test
+        if line not in seen and not written and shaped and _TYPE_NAME.match(name) and _dependent(call, scope):
+            seen.add(line)
+            yield Hit(line, call.start_point.column + 1, symbol=f"{scope}::{name}")
+
+
+def _maybe_member_template(code: Code) -> bool:
+    """A template and a `>::NAME<...>(` or `Upper::NAME<...>(` call: what _MEMBER_TEMPLATE_CALLS needs."""
+    return "template" in code.text and _MAYBE_MEMBER_TEMPLATE.search(code.text) is not None
+
+
+@register("dependent-member-template", needles=lambda p: ["template"], candidates=lambda p: _maybe_member_template)
+def match_dependent_member_template(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each `Scope<...>::NAME<...>(args)` whose scope's template arguments name a parameter of an enclosing template
+    (or `P::NAME<...>(args)` with P a type parameter), written without `::template`."""
+    if not isinstance(doc, CudaDocument):
+        return
+    seen: set[int] = set()
+    for groups in doc.matches(_MEMBER_TEMPLATE_CALLS):
+        call, scope = groups["call"][0], groups["scope"][0]
+        line = call.start_point.row + 1
+        whole = call.parent if call.parent is not None else call  # @call is the function: its parent the call
+        if line in seen or not _MAYBE_MEMBER_TEMPLATE.search(doc.node_text(whole)):  # as the candidates' test
+            continue
+        if scope.type == "template_type":
+            arguments = scope.child_by_field_name("arguments")
+            words = set(_NAMES.findall(doc.node_text(arguments))) if arguments is not None else set()
+            dependent = bool(words) and _depends_on_parameters(call, words)
+        else:
+            dependent = _dependent(call, doc.node_text(scope))
+        if dependent:
+            seen.add(line)
+            yield Hit(line, call.start_point.column + 1, symbol=doc.node_text(groups["name"][0]))

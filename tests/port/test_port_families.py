@@ -32,8 +32,8 @@ def _copy(name: str, tmp_path: Path) -> Path:
     return target
 
 
-def _plan(root: Path, strategy: str = "auto"):  # type: ignore[no-untyped-def]
-    settings = Settings(max_file_size=1 << 20, targets=("gfx942",))
+def _plan(root: Path, strategy: str = "auto", targets: tuple[str, ...] = ("gfx942",)):  # type: ignore[no-untyped-def]
+    settings = Settings(max_file_size=1 << 20, targets=targets)
     return plan_port(root, settings, PortOptions(BUILTIN, strategy=strategy))
 
 
@@ -366,8 +366,10 @@ def test_capability_gates_and_warp_counts_branch_on_rocm(tmp_path: Path) -> None
     assert gates == [
         "torch.version.hip is None and torch.cuda.get_device_capability() >= (8, 9)",
         "torch.version.hip is None and major >= 9",
-        "torch.version.hip is None and cap in [(9, 0), (10, 0)]",
-    ]  # `>= 8` (bf16, tensor cores) holds on CDNA as well: left alone
+    ]  # `>= 8` (bf16, tensor cores) holds on CDNA as well: left alone; `cap in [(9, 0), (10, 0)]` is False on gfx942
+    both = _gates(_changed(_plan(root, targets=("gfx942", "gfx90a")))["model/device.py"])
+    assert both == [*gates, "torch.version.hip is None and cap in [(9, 0), (10, 0)]"]  # gfx90a reports 9.0
+    gates = both
     original = _gates_free((root / "model/device.py").read_text(), gates)
     for gate, before in zip(gates, original):
         for capability in ((8, 0), (8, 9), (9, 0), (10, 0)):  # NVIDIA GPUs: exactly as before
@@ -419,6 +421,24 @@ def test_python_switches_need_torch_and_leave_rocm_aware_files_alone() -> None:
     assert switch_fixes(low, "m.py") == []  # sm80/sm86 gates hold on CDNA GPUs as well
     chained = "import torch\nok = (8, 9) <= torch.cuda.get_device_capability() < (10, 0)\n"
     assert switch_fixes(chained, "m.py") == []  # a chained comparison: left for a hand port
+
+
+def test_gates_the_targets_already_fail_are_left_as_they_are() -> None:
+    """A Blackwell or consumer-GPU gate (`major == 10`, `not in [10, 12]`) already reads "no feature" on gfx942
+    (9.4): a maintainer leaves it. A gate gfx942 passes (`major == 9`, `>= (9, 0)`) gets the switch; RDNA 2 (gfx1030
+    reports 10.3) passes the Blackwell-family gates, so a port for it writes them."""
+    from migrate.port.pyswitch import rocm_capability, switch_fixes
+
+    assert [rocm_capability(g) for g in ("gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "sm_90")] == [
+        (9, 0), (9, 4), (9, 5), (10, 3), (11, 0), None]
+    text = ("import torch\nmajor, minor = torch.cuda.get_device_capability()\n"
+            "blackwell = major == 10\nconsumer = major not in [10, 11, 12]\nhopper = major == 9\n"
+            "sm100 = torch.cuda.get_device_capability() == (10, 0)\nrecent = torch.cuda.get_device_capability() >= (9, 0)\n")
+    lines = text.splitlines()
+    assert [lines[f.line - 1] for f in switch_fixes(text, "m.py")] == ["hopper = major == 9",
+                                                                        "recent = torch.cuda.get_device_capability() >= (9, 0)"]
+    assert [f.line for f in switch_fixes(text, "m.py", targets=("gfx1030",))] == [3, 4, 7]
+    assert [f.line for f in switch_fixes(text, "m.py", targets=("gfx942", "gfx1030"))] == [3, 4, 5, 7]
 
 
 def test_code_for_one_nvidia_architecture_gets_no_rocm_branch(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def side_changes(
             if source.relpath not in python:
                 continue
             change, left = _python(source.relpath, python[source.relpath], options.unsafe_fixes, helpers,
-                                   by_path.get(source.relpath, []), rocm_supported)
+                                   by_path.get(source.relpath, []), rocm_supported, settings.targets)
             changes.extend(change)
             findings.extend(left)
         elif source.kind is FileKind.REQUIREMENTS:
@@ -191,12 +191,13 @@ def _fix_smi(node: ast.Call) -> Fix:
 
 def _python(
     relpath: str, text: str, unsafe_fixes: bool, helpers: frozenset[str], findings: Sequence[Finding],
-    rocm_supported: bool,
+    rocm_supported: bool, targets: Sequence[str],
 ) -> tuple[list[FileChange], list[Finding]]:
-    """The safe Python fixes (and the unsafe ones when asked) and the ROCm switches (pyswitch.py) of one file."""
+    """The safe Python fixes (and the unsafe ones when asked) and the ROCm switches (pyswitch.py, for the GPU
+    TARGETS) of one file."""
     fixes = python_fixes(text, cuda_checks=not rocm_supported) if "torch.version.cuda" in text or _SMI in text else []
     if "torch" in text:
-        fixes += switch_fixes(text, relpath, helpers=helpers, findings=findings)
+        fixes += switch_fixes(text, relpath, helpers=helpers, findings=findings, targets=targets)
     applied = [f for f in fixes if f.safe or unsafe_fixes]
     left = [_unapplied(relpath, f, text) for f in fixes if f not in applied]
     if not applied:

@@ -10,6 +10,7 @@ import ast
 import operator
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from migrate.defaults import DEFAULT_TARGETS
 from migrate.model import Finding
@@ -27,9 +28,9 @@ _POSITIVE = (ast.GtE, ast.Gt, ast.Eq, ast.In)
 _FLIPPED: Mapping[type, type] = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
 _WHOLE = (ast.If, ast.While, ast.Return, ast.Assign, ast.Assert, ast.Call, ast.keyword, ast.Expr)
 _GFX = re.compile(r"gfx(\d+)([0-9a-f])[0-9a-f]$")
-_COMPARE: Mapping[type, Callable[[object, object], bool]] = {
+_COMPARE: Mapping[type, Callable[[Any, Any], Any]] = {
     ast.GtE: operator.ge, ast.Gt: operator.gt, ast.Eq: operator.eq, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.NotEq: operator.ne, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,  # type: ignore[operator]
+    ast.NotEq: operator.ne, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
 _TEST_FILE = re.compile(r"(?:^|/)(?:tests?/.*\.py|test_[^/]*\.py|[^/]*_test\.py)$")
 
@@ -132,7 +133,7 @@ def _passed_on_rocm(left: ast.expr, op: ast.cmpop, right: ast.expr, names: Mappi
             holds = _COMPARE[type(op)](value, constant)
         except TypeError:
             return True
-        if holds is isinstance(op, _POSITIVE):
+        if bool(holds) is isinstance(op, _POSITIVE):
             return True
     return False
 

@@ -475,3 +475,42 @@ def test_a_project_that_builds_for_rocm_keeps_its_torch_version_cuda_switches(tm
                 "    steps:\n      - run: python setup.py develop\n")
         changed = _changed(_plan(root)).get("ops/dispatch.py")
         assert changed == (None if rocm else dispatch.replace("if torch.version.cuda", "if (torch.version.cuda or torch.version.hip)"))
+
+
+VERSION_GUARDED = """template <typename T>
+__device__ T shfl_xor(T value, int lane_mask, int width = 32, unsigned int mask = 0xffffffff)
+{
+#if CUDA_VERSION >= 9000
+    return __shfl_xor_sync(mask, value, lane_mask, width);
+#else
+    return __shfl_xor(value, lane_mask, width);
+#endif
+}
+
+__device__ float reduce(float v)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    __syncwarp();
+#endif
+    v += __shfl_down_sync(0xffffffff, v, 1);
+    return v;
+}
+"""
+
+
+@pytest.mark.parametrize("macro", ["USE_ROCM", "__HIP_PLATFORM_AMD__"])
+def test_code_a_hip_build_never_compiles_gets_no_branch(macro: str) -> None:
+    """`#if CUDA_VERSION >= 9000` is false on ROCm (a ROCm torch hipifies CUDA_VERSION to TORCH_HIP_VERSION, 602 for
+    6.2; without torch it is not defined), so its `#else` with the non-sync form is what hipcc compiles: the port
+    leaves both, as the ROCm ports of apex and flash-attention did. Code under `__CUDA_ARCH__` is never compiled by
+    hipcc either. The shuffle outside them gets its branch."""
+    from migrate.port.guards import rocm_guards
+
+    new, left = rocm_guards(VERSION_GUARDED, "softmax.h", macro=macro)
+    assert left == [] and new == VERSION_GUARDED.replace(
+        "    v += __shfl_down_sync(0xffffffff, v, 1);\n",
+        f"#ifdef {macro}  // non-sync form: ROCm < 6.2 has no *_sync builtins; width 32 as on CUDA\n"
+        "    v += __shfl_down(v, 1, 32);\n#else\n    v += __shfl_down_sync(0xffffffff, v, 1);\n#endif\n")
+    legacy = VERSION_GUARDED.replace("CUDA_VERSION >= 9000", "CUDA_VERSION < 9000")  # the sync form is the #else now
+    ported, _ = rocm_guards(legacy, "softmax.h", macro=macro)
+    assert ported is not None and ported.count(f"#ifdef {macro}") == 2

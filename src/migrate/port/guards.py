@@ -12,6 +12,7 @@ from typing import Any
 
 import tree_sitter
 
+from migrate import preproc
 from migrate.bounded import Refused, read_source
 from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
@@ -28,6 +29,14 @@ HIP_MACRO = "__HIP_PLATFORM_AMD__"  # hip_runtime.h (or the compat header) defin
 # code for one NVIDIA architecture from Hopper on (TMA, wgmma, tcgen05): a ROCm build leaves it out, so no branches
 _NVIDIA_ARCH_PATH = re.compile(r"(?i)(?:^|[/_.-])(?:sm_?(?:9\d|1\d\d)a?|hopper|blackwell)(?=[/_.-]|$)")
 _NVIDIA_ARCH_PTX = re.compile(r"\b(?:wgmma|tcgen05|setmaxnreg|cp\.async\.bulk|fence\.proxy\.async)\b")
+# CUDA's version macros as a HIP build sees them: a ROCm torch hipifies CUDA_VERSION to TORCH_HIP_VERSION (major * 100
+# + minor, so below 1000 for every release), the others are never defined; with the compat header none is defined.
+_CUDA_VERSIONS = {
+    TORCH_MACRO: {"CUDA_VERSION": preproc.Macro(preproc.DEFINED, True, 700)},
+    HIP_MACRO: {"CUDA_VERSION": preproc.Macro(preproc.UNDEFINED, True)},
+}
+_NEVER_ON_HIP = {name: preproc.Macro(preproc.UNDEFINED, True)
+                 for name in ("CUDART_VERSION", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDA_ARCH__")}
 _STATEMENTS = frozenset({"expression_statement", "declaration", "return_statement", "for_statement",
                          "while_statement", "do_statement", "if_statement"})
 _STOP = frozenset({"compound_statement", "function_definition", "translation_unit", "preproc_def",
@@ -122,12 +131,14 @@ def rocm_guards(
     doc = parse_cuda(source, text)
     assert isinstance(doc, CudaDocument)
     wide = relpath in facts.warp.wide_files
+    dead = _never_compiled(doc, macro)
     branches: list[Branch] = []
     findings: list[Finding] = []
     for node in _targets(doc.root):
         line = node.start_point.row + 1
-        if doc.is_guarded(line) or (node.type == "call_expression" and _name(node) in doc.declared_names):
-            continue  # already dual-path, or the file's own overload of the intrinsic
+        if (doc.is_guarded(line) or any(start <= line <= end for start, end in dead)
+                or (node.type == "call_expression" and _name(node) in doc.declared_names)):
+            continue  # already dual-path, never compiled for HIP, or the file's own overload of the intrinsic
         branch, why = _branch(doc, node, wide)
         if branch is None:
             findings.append(_left(doc, line, why, macro))
@@ -139,6 +150,15 @@ def rocm_guards(
     if not branches and not edits:
         return None, findings
     return render(doc.data, branches, edits, macro).decode("utf-8"), findings
+
+
+def _never_compiled(doc: CudaDocument, macro: str) -> tuple[tuple[int, int], ...]:
+    """Line ranges a HIP build of the file never compiles because of CUDA's version macros: the `*_sync` form under
+    `#if CUDA_VERSION >= 9000` whose `#else` already holds the non-sync one needs no branch of its own."""
+    directives = doc.lexed_for(frozenset()).directives
+    if not any(name in d.argument for d in directives for name in ("CUDA_VERSION", "CUDACC_VER", "__CUDA_ARCH__")):
+        return ()
+    return preproc.dead_ranges(directives, {**_NEVER_ON_HIP, **_CUDA_VERSIONS[macro]})
 
 
 def _targets(root: tree_sitter.Node) -> Iterator[tree_sitter.Node]:

@@ -514,3 +514,22 @@ def test_code_a_hip_build_never_compiles_gets_no_branch(macro: str) -> None:
     legacy = VERSION_GUARDED.replace("CUDA_VERSION >= 9000", "CUDA_VERSION < 9000")  # the sync form is the #else now
     ported, _ = rocm_guards(legacy, "softmax.h", macro=macro)
     assert ported is not None and ported.count(f"#ifdef {macro}") == 2
+
+
+def test_sources_built_on_tensor_cores_are_left_whole_for_a_rewrite(tmp_path: Path) -> None:
+    """A kernel built on CUTLASS/CuTe, WMMA or mma.sync/ldmatrix PTX has no ROCm build: its ROCm form is a rewrite
+    (Composable Kernel, rocWMMA), so branches beside its shuffles would be half a port; the port says so once per
+    file. A CUTLASS include the file already keeps off ROCm does not count."""
+    shuffle = "__device__ float f(float v) {\n  v += __shfl_xor_sync(0xffffffff, v, 1);\n  return v;\n}\n"
+    (tmp_path / "setup.py").write_text(WARP_FORMS["setup.py"])
+    (tmp_path / "gemm.cuh").write_text("#include <cutlass/gemm/gemm.h>\n" + shuffle)
+    (tmp_path / "attn.cuh").write_text("#include <cute/tensor.hpp>\nusing namespace cute;\n" + shuffle)
+    (tmp_path / "frag.cuh").write_text(shuffle + '__device__ void g(unsigned *r, unsigned a) {\n'
+                                       '  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\\n" '
+                                       ': "=r"(r[0]) : "r"(a));\n}\n')
+    (tmp_path / "guarded.cuh").write_text("#ifndef USE_ROCM\n#include <cutlass/numeric_types.h>\n#endif\n" + shuffle)
+    (tmp_path / "reduce.cuh").write_text(shuffle)
+    plan = _plan(tmp_path)
+    assert sorted(_changed(plan)) == ["guarded.cuh", "reduce.cuh"]
+    assert sorted(f.path for f in plan.findings if "tensor cores" in f.message) == ["attn.cuh", "frag.cuh", "gemm.cuh"]
+    assert [f.line for f in plan.findings if f.path == "frag.cuh"] == [1]  # one finding a file, not one per PTX line

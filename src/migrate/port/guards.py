@@ -37,6 +37,9 @@ _CUDA_VERSIONS = {
 }
 _NEVER_ON_HIP = {name: preproc.Macro(preproc.UNDEFINED, True)
                  for name in ("CUDART_VERSION", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDA_ARCH__")}
+# scan rules that mark a source built on NVIDIA tensor cores (CUTLASS/CuTe, WMMA, mma.sync/ldmatrix PTX): its ROCm form
+# is a rewrite (Composable Kernel, rocWMMA, MFMA), so branches for its warp code would be half a port of it
+REWRITE_RULES = frozenset({"cutlass-include", "cutlass-usage", "cuda-wmma", "cuda-ptx-mma"})
 _STATEMENTS = frozenset({"expression_statement", "declaration", "return_statement", "for_statement",
                          "while_statement", "do_statement", "if_statement"})
 _STOP = frozenset({"compound_statement", "function_definition", "translation_unit", "preproc_def",
@@ -50,13 +53,15 @@ class Facts:
 
     warp: WarpSizes = field(default_factory=WarpSizes)
     types: TypeNames = field(default_factory=TypeNames)
+    rewritten: frozenset[str] = frozenset()  # sources built on tensor cores: left whole for a rewrite
 
 
 def repo_facts(sources: Sequence[SourceFile], findings: Sequence[Finding], targets: Sequence[str]) -> Facts:
     """The Facts of the repository's own (not vendored) C/C++/CUDA SOURCES, read with the scan's FINDINGS."""
     own = [s for s in sources if not s.vendored and is_translatable(s.relpath)]
     texts = {s.relpath: text for s in own if (text := _text(s)) is not None and not nvidia_arch_only(s.relpath, text)}
-    return Facts(plan_warp_sizes(texts, findings, targets), type_names(texts))
+    rewritten = frozenset(f.path for f in findings if f.rule in REWRITE_RULES)
+    return Facts(plan_warp_sizes(texts, findings, targets), type_names(texts), rewritten)
 
 
 def nvidia_arch_only(relpath: str, text: str) -> bool:
@@ -109,6 +114,8 @@ def _guarded_source(
     if b"\0" in data[:8192] or not _may_change(text, source.relpath, facts) or nvidia_arch_only(source.relpath, text):
         return earlier, []
     new, findings = rocm_guards(text, source.relpath, macro=macro, facts=facts)
+    if source.relpath in facts.rewritten:
+        return earlier, [_rewrite(source.relpath, macro)] if new is not None or findings else []
     if new is None:
         return earlier, findings
     reason = f"ROCm branches (#ifdef {macro})" + (f"; {earlier.reason}" if earlier else "")
@@ -275,6 +282,13 @@ def _operands(doc: CudaDocument, asm: tree_sitter.Node, kind: str) -> list[str]:
         else:
             stack[:0] = node.children
     return found
+
+
+def _rewrite(relpath: str, macro: str) -> Finding:
+    message = (f"no #ifdef {macro} branches written: the file is built on NVIDIA tensor cores (CUTLASS/CuTe, WMMA or "
+               "mma.sync/ldmatrix PTX), so its ROCm form is a rewrite (Composable Kernel, rocWMMA, MFMA builtins), "
+               "not branches beside its warp code")
+    return Finding(relpath, 1, 1, RULE_LEFT, "unsupported-api", Severity.MEDIUM, 1, message, "")
 
 
 def _left(doc: CudaDocument, line: int, why: str, macro: str) -> Finding:

@@ -226,13 +226,18 @@ def _dotted(node: ast.expr, *, call: bool = False) -> str:
 
 
 def _warp_count_fixes(tree: ast.Module) -> Iterator[Fix]:
+    """`num_warps=32` in a launch or config, and `num_warps = 32` assigned where a launch helper picks it (the
+    `calculate_settings` of Liger-Kernel and unsloth)."""
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+        if isinstance(node, ast.Call):
+            values = [k.value for k in node.keywords if k.arg == "num_warps"]
+        elif isinstance(node, ast.Assign):
+            values = [node.value] if [ast.unparse(t) for t in node.targets] == ["num_warps"] else []
+        else:
             continue
-        for keyword in node.keywords:
-            value = keyword.value
-            if (keyword.arg == "num_warps" and isinstance(value, ast.Constant) and type(value.value) is int
-                    and value.value > MAX_WARPS and value.lineno == value.end_lineno):
+        for value in values:
+            if (isinstance(value, ast.Constant) and type(value.value) is int and value.value > MAX_WARPS
+                    and value.lineno == value.end_lineno):
                 text = f"{value.value} if {HIP} is None else {MAX_WARPS}"
                 message = (f"{value.value} warps of 64 lanes exceed the 1024 threads of a block on AMD GPUs: "
                            f"{MAX_WARPS} there")

@@ -454,6 +454,14 @@ def test_code_for_one_nvidia_architecture_gets_no_rocm_branch(tmp_path: Path) ->
     (tmp_path / "tma.cuh").write_text(shuffle + 'asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");\n')
     (tmp_path / "reduce.cuh").write_text(shuffle)
     assert sorted(_changed(_plan(tmp_path))) == ["reduce.cuh"]
+    gate = "import torch\n\ndef test_tma():\n    assert torch.cuda.get_device_capability()[0] >= 9\n"
+    (tmp_path / "tests" / "hopper").mkdir(parents=True)
+    (tmp_path / "tests" / "hopper" / "test_tma.py").write_text(gate)
+    (tmp_path / "tests" / "test_gemm.py").write_text(gate)
+    (tmp_path / "hopper" / "setup.py").write_text(
+        'from torch.utils.cpp_extension import CUDAExtension\n'
+        'ext = CUDAExtension("fa3", ["mainloop.cu"], extra_compile_args={"nvcc": ["-O3", "--use_fast_math"]})\n')
+    assert sorted(_changed(_plan(tmp_path))) == ["reduce.cuh", "tests/test_gemm.py"]  # Hopper's tests and build too
 
 
 def test_a_project_that_builds_for_rocm_keeps_its_torch_version_cuda_switches(tmp_path: Path) -> None:

@@ -67,7 +67,13 @@ def repo_facts(sources: Sequence[SourceFile], findings: Sequence[Finding], targe
 def nvidia_arch_only(relpath: str, text: str) -> bool:
     """Whether a source is written for one NVIDIA architecture from Hopper on (named for it, or using its TMA, wgmma or
     tcgen05 instructions): a ROCm build leaves it out (the scan's arch-specific-sources), so the port adds nothing."""
-    return bool(_NVIDIA_ARCH_PATH.search(relpath) or _NVIDIA_ARCH_PTX.search(text))
+    return nvidia_arch_path(relpath) or bool(_NVIDIA_ARCH_PTX.search(text))
+
+
+def nvidia_arch_path(relpath: str) -> bool:
+    """Whether a path names one NVIDIA architecture from Hopper on (`hopper/`, `*_sm90.cu`, `bench_blackwell_*.py`):
+    code, tests and builds for it stay out of a ROCm port."""
+    return bool(_NVIDIA_ARCH_PATH.search(relpath))
 
 
 def _text(source: SourceFile) -> str | None:

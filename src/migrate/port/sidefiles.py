@@ -18,6 +18,7 @@ from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse import ParseError
 from migrate.parse.cmake import commands
+from migrate.port.guards import nvidia_arch_path
 from migrate.port.hipccflags import hipcc_word, path_map
 from migrate.port.plan import FileChange, Fix
 from migrate.port.pyswitch import capability_helpers, switch_fixes
@@ -64,7 +65,7 @@ def side_changes(
         if source.vendored:
             continue
         if source.kind is FileKind.PYTHON:
-            if source.relpath not in python:
+            if source.relpath not in python or nvidia_arch_path(source.relpath):
                 continue
             change, left = _python(source.relpath, python[source.relpath], options.unsafe_fixes, helpers,
                                    by_path.get(source.relpath, []), rocm_supported, settings.targets)

@@ -380,6 +380,8 @@ def test_capability_gates_and_warp_counts_branch_on_rocm(tmp_path: Path) -> None
             "else 16)") in changed["model/kernels.py"]
     assert "triton.Config({}, num_warps=16)" in changed["model/kernels.py"]  # 16 warps fit a block on AMD too
     assert "        num_warps = 32 if torch.version.hip is None else 16\n" in changed["model/kernels.py"]
+    warps = "32 if torch.version.hip is None else 16"
+    assert (_value(warps, None, (9, 0)), _value(warps, "6.2", (9, 4))) == (32, 16)  # CUDA keeps its 32
     assert "    max_warps = 64  #" in changed["model/kernels.py"]  # not a warp count it launches with
     assert _plan(_written(root, tmp_path)).changes == ()  # already dual-path: a second port changes nothing
 

@@ -437,10 +437,11 @@ def test_gates_the_targets_already_fail_are_left_as_they_are() -> None:
         (9, 0), (9, 4), (9, 5), (10, 3), (11, 0), None]
     text = ("import torch\nmajor, minor = torch.cuda.get_device_capability()\n"
             "blackwell = major == 10\nconsumer = major not in [10, 11, 12]\nhopper = major == 9\n"
-            "sm100 = torch.cuda.get_device_capability() == (10, 0)\nrecent = torch.cuda.get_device_capability() >= (9, 0)\n")
+            "sm100 = torch.cuda.get_device_capability() == (10, 0)\n"
+            "recent = torch.cuda.get_device_capability() >= (9, 0)\n")
     lines = text.splitlines()
-    assert [lines[f.line - 1] for f in switch_fixes(text, "m.py")] == ["hopper = major == 9",
-                                                                        "recent = torch.cuda.get_device_capability() >= (9, 0)"]
+    assert [lines[f.line - 1] for f in switch_fixes(text, "m.py")] == [
+        "hopper = major == 9", "recent = torch.cuda.get_device_capability() >= (9, 0)"]
     assert [f.line for f in switch_fixes(text, "m.py", targets=("gfx1030",))] == [3, 4, 7]
     assert [f.line for f in switch_fixes(text, "m.py", targets=("gfx942", "gfx1030"))] == [3, 4, 5, 7]
 

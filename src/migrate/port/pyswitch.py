@@ -1,8 +1,8 @@
 """Python switches a ROCm port writes where code chooses a CUDA-only feature: compute-capability gates of NVIDIA
 features from 8.9 on (FP8, TMA, wgmma, Hopper kernels), which AMD GPUs pass by accident (torch reports gfx90a as 9.0
-and gfx942 as 9.4), read as "no such feature" on ROCm where a GPU of the port's targets would pass them; Triton launches that ask for more than 16 warps (more than 1024
-threads on a 64-lane wavefront) ask for 16; tests of CUDA-only libraries are skipped on ROCm. Each edit keeps the
-CUDA path as it was: `torch.version.hip` is None there."""
+and gfx942 as 9.4), read as "no such feature" on ROCm where a GPU of the port's targets would pass them; Triton
+launches that ask for more than 16 warps (more than 1024 threads on a 64-lane wavefront) ask for 16; tests of
+CUDA-only libraries are skipped on ROCm. Each edit keeps the CUDA path as it was: `torch.version.hip` is None there."""
 
 from __future__ import annotations
 
@@ -98,7 +98,9 @@ def switch_fixes(text: str, relpath: str, *, helpers: frozenset[str] = frozenset
 # -- compute-capability gates -------------------------------------------------------------------------------------
 
 
-def _capability_fixes(tree: ast.Module, helpers: frozenset[str], capabilities: Sequence[tuple[int, int]]) -> Iterator[Fix]:
+def _capability_fixes(
+    tree: ast.Module, helpers: frozenset[str], capabilities: Sequence[tuple[int, int]],
+) -> Iterator[Fix]:
     scopes = _capability_names(tree, helpers)
     for scope, parent, node in _compares(tree, tree):
         names = {**scopes.get(tree, {}), **scopes.get(scope, {})}
@@ -106,8 +108,9 @@ def _capability_fixes(tree: ast.Module, helpers: frozenset[str], capabilities: S
         if _kind(right, names, helpers) and not _kind(left, names, helpers) and type(op) in _FLIPPED:
             left, op, right = right, _FLIPPED[type(op)](), left
         threshold = _threshold(_kind(left, names, helpers), op, right)
-        if threshold is None or threshold < FEATURE_FLOOR or not _passed_on_rocm(left, op, right, names, helpers,
-                                                                               capabilities):
+        if threshold is None or threshold < FEATURE_FLOOR:
+            continue
+        if not _passed_on_rocm(left, op, right, names, helpers, capabilities):
             continue
         whole = isinstance(parent, _WHOLE)  # the comparison is all of an `if`, a return, an argument: no parentheses
         head = f"{HIP} is None and " if isinstance(op, _POSITIVE) else f"{HIP} is not None or "

@@ -532,7 +532,7 @@ def test_code_a_hip_build_never_compiles_gets_no_branch(macro: str) -> None:
 def test_sources_built_on_tensor_cores_are_left_whole_for_a_rewrite(tmp_path: Path) -> None:
     """A kernel built on CUTLASS/CuTe, WMMA or mma.sync/ldmatrix PTX has no ROCm build: its ROCm form is a rewrite
     (Composable Kernel, rocWMMA), so branches beside its shuffles would be half a port; the port says so once per
-    file. A CUTLASS include the file already keeps off ROCm does not count."""
+    file. A CUTLASS include the file already keeps off ROCm, or PTX under `__CUDA_ARCH__`, does not count."""
     shuffle = "__device__ float f(float v) {\n  v += __shfl_xor_sync(0xffffffff, v, 1);\n  return v;\n}\n"
     (tmp_path / "setup.py").write_text(WARP_FORMS["setup.py"])
     (tmp_path / "gemm.cuh").write_text("#include <cutlass/gemm/gemm.h>\n" + shuffle)
@@ -542,7 +542,11 @@ def test_sources_built_on_tensor_cores_are_left_whole_for_a_rewrite(tmp_path: Pa
                                        ': "=r"(r[0]) : "r"(a));\n}\n')
     (tmp_path / "guarded.cuh").write_text("#ifndef USE_ROCM\n#include <cutlass/numeric_types.h>\n#endif\n" + shuffle)
     (tmp_path / "reduce.cuh").write_text(shuffle)
+    (tmp_path / "fallback.cuh").write_text(  # the PTX only nvcc compiles; hipcc takes the #else
+        shuffle + '__device__ void h(unsigned *r, unsigned a) {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n'
+        '  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\\n" : "=r"(r[0]) : "r"(a));\n'
+        '#else\n  r[0] = a;\n#endif\n}\n')
     plan = _plan(tmp_path)
-    assert sorted(_changed(plan)) == ["guarded.cuh", "reduce.cuh"]
+    assert sorted(_changed(plan)) == ["fallback.cuh", "guarded.cuh", "reduce.cuh"]
     assert sorted(f.path for f in plan.findings if "tensor cores" in f.message) == ["attn.cuh", "frag.cuh", "gemm.cuh"]
     assert [f.line for f in plan.findings if f.path == "frag.cuh"] == [1]  # one finding a file, not one per PTX line

@@ -4,7 +4,7 @@ PTX idiom, warp-size constants per platform (warpsize.py), and the `typename` hi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -53,14 +53,18 @@ class Facts:
 
     warp: WarpSizes = field(default_factory=WarpSizes)
     types: TypeNames = field(default_factory=TypeNames)
-    rewritten: frozenset[str] = frozenset()  # sources built on tensor cores: left whole for a rewrite
+    # sources built on tensor cores, with the lines that show it: left whole for a rewrite
+    rewritten: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def repo_facts(sources: Sequence[SourceFile], findings: Sequence[Finding], targets: Sequence[str]) -> Facts:
     """The Facts of the repository's own (not vendored) C/C++/CUDA SOURCES, read with the scan's FINDINGS."""
     own = [s for s in sources if not s.vendored and is_translatable(s.relpath)]
     texts = {s.relpath: text for s in own if (text := _text(s)) is not None and not nvidia_arch_only(s.relpath, text)}
-    rewritten = frozenset(f.path for f in findings if f.rule in REWRITE_RULES)
+    rewritten: dict[str, tuple[int, ...]] = {}
+    for finding in findings:
+        if finding.rule in REWRITE_RULES:
+            rewritten[finding.path] = (*rewritten.get(finding.path, ()), finding.line)
     return Facts(plan_warp_sizes(texts, findings, targets), type_names(texts), rewritten)
 
 
@@ -120,8 +124,6 @@ def _guarded_source(
     if b"\0" in data[:8192] or not _may_change(text, source.relpath, facts) or nvidia_arch_only(source.relpath, text):
         return earlier, []
     new, findings = rocm_guards(text, source.relpath, macro=macro, facts=facts)
-    if source.relpath in facts.rewritten:
-        return earlier, [_rewrite(source.relpath, macro)] if new is not None or findings else []
     if new is None:
         return earlier, findings
     reason = f"ROCm branches (#ifdef {macro})" + (f"; {earlier.reason}" if earlier else "")
@@ -145,11 +147,12 @@ def rocm_guards(
     assert isinstance(doc, CudaDocument)
     wide = relpath in facts.warp.wide_files
     dead = _never_compiled(doc, macro)
+    rewrite = any(not _within(line, dead) for line in facts.rewritten.get(relpath, ()))
     branches: list[Branch] = []
     findings: list[Finding] = []
     for node in _targets(doc.root):
         line = node.start_point.row + 1
-        if (doc.is_guarded(line) or any(start <= line <= end for start, end in dead)
+        if (doc.is_guarded(line) or _within(line, dead)
                 or (node.type == "call_expression" and _name(node) in doc.declared_names)):
             continue  # already dual-path, never compiled for HIP, or the file's own overload of the intrinsic
         branch, why = _branch(doc, node, wide)
@@ -160,6 +163,8 @@ def rocm_guards(
     sized, edits = warp_size_edits(doc, facts.warp)
     branches += sized
     edits += typename_edits(doc, facts.types)
+    if rewrite:  # tensor-core code a HIP build compiles: the file is rewritten, not branched
+        return None, [_rewrite(relpath, macro)] if branches or edits or findings else []
     if not branches and not edits:
         return None, findings
     return render(doc.data, branches, edits, macro).decode("utf-8"), findings
@@ -172,6 +177,10 @@ def _never_compiled(doc: CudaDocument, macro: str) -> tuple[tuple[int, int], ...
     if not any(name in d.argument for d in directives for name in ("CUDA_VERSION", "CUDACC_VER", "__CUDA_ARCH__")):
         return ()
     return preproc.dead_ranges(directives, {**_NEVER_ON_HIP, **_CUDA_VERSIONS[macro]})
+
+
+def _within(line: int, ranges: Sequence[tuple[int, int]]) -> bool:
+    return any(start <= line <= end for start, end in ranges)
 
 
 def _targets(root: tree_sitter.Node) -> Iterator[tree_sitter.Node]:

@@ -171,12 +171,12 @@ def rocm_guards(
 
 
 def _never_compiled(doc: CudaDocument, macro: str) -> tuple[tuple[int, int], ...]:
-    """Line ranges a HIP build of the file never compiles because of CUDA's version macros: the `*_sync` form under
-    `#if CUDA_VERSION >= 9000` whose `#else` already holds the non-sync one needs no branch of its own."""
+    """Line ranges a HIP build of the file never compiles because of CUDA's version and architecture macros: the
+    `*_sync` form under `#if CUDA_VERSION >= 9000` whose `#else` already holds the non-sync one needs no branch."""
     directives = doc.lexed_for(frozenset()).directives
     if not any(name in d.argument for d in directives for name in ("CUDA_VERSION", "CUDACC_VER", "__CUDA_ARCH__")):
         return ()
-    return preproc.dead_ranges(directives, {**_NEVER_ON_HIP, **_CUDA_VERSIONS[macro]})
+    return preproc.dead_ranges(directives, {**_NEVER_ON_HIP, **_CUDA_VERSIONS.get(macro, {})})
 
 
 def _within(line: int, ranges: Sequence[tuple[int, int]]) -> bool:

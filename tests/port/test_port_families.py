@@ -32,8 +32,8 @@ def _copy(name: str, tmp_path: Path) -> Path:
     return target
 
 
-def _plan(root: Path, strategy: str = "auto"):  # type: ignore[no-untyped-def]
-    settings = Settings(max_file_size=1 << 20, targets=("gfx942",))
+def _plan(root: Path, strategy: str = "auto", targets: tuple[str, ...] = ("gfx942",)):  # type: ignore[no-untyped-def]
+    settings = Settings(max_file_size=1 << 20, targets=targets)
     return plan_port(root, settings, PortOptions(BUILTIN, strategy=strategy))
 
 
@@ -366,8 +366,10 @@ def test_capability_gates_and_warp_counts_branch_on_rocm(tmp_path: Path) -> None
     assert gates == [
         "torch.version.hip is None and torch.cuda.get_device_capability() >= (8, 9)",
         "torch.version.hip is None and major >= 9",
-        "torch.version.hip is None and cap in [(9, 0), (10, 0)]",
-    ]  # `>= 8` (bf16, tensor cores) holds on CDNA as well: left alone
+    ]  # `>= 8` (bf16, tensor cores) holds on CDNA as well: left alone; `cap in [(9, 0), (10, 0)]` is False on gfx942
+    both = _gates(_changed(_plan(root, targets=("gfx942", "gfx90a")))["model/device.py"])
+    assert both == [*gates, "torch.version.hip is None and cap in [(9, 0), (10, 0)]"]  # gfx90a reports 9.0
+    gates = both
     original = _gates_free((root / "model/device.py").read_text(), gates)
     for gate, before in zip(gates, original):
         for capability in ((8, 0), (8, 9), (9, 0), (10, 0)):  # NVIDIA GPUs: exactly as before
@@ -377,6 +379,10 @@ def test_capability_gates_and_warp_counts_branch_on_rocm(tmp_path: Path) -> None
     assert ("_softmax_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=block, num_warps=32 if torch.version.hip is None "
             "else 16)") in changed["model/kernels.py"]
     assert "triton.Config({}, num_warps=16)" in changed["model/kernels.py"]  # 16 warps fit a block on AMD too
+    assert "        num_warps = 32 if torch.version.hip is None else 16\n" in changed["model/kernels.py"]
+    warps = "32 if torch.version.hip is None else 16"
+    assert (_value(warps, None, (9, 0)), _value(warps, "6.2", (9, 4))) == (32, 16)  # CUDA keeps its 32
+    assert "    max_warps = 64  #" in changed["model/kernels.py"]  # not a warp count it launches with
     assert _plan(_written(root, tmp_path)).changes == ()  # already dual-path: a second port changes nothing
 
 
@@ -421,6 +427,25 @@ def test_python_switches_need_torch_and_leave_rocm_aware_files_alone() -> None:
     assert switch_fixes(chained, "m.py") == []  # a chained comparison: left for a hand port
 
 
+def test_gates_the_targets_already_fail_are_left_as_they_are() -> None:
+    """A Blackwell or consumer-GPU gate (`major == 10`, `not in [10, 12]`) already reads "no feature" on gfx942
+    (9.4): a maintainer leaves it. A gate gfx942 passes (`major == 9`, `>= (9, 0)`) gets the switch; RDNA 2 (gfx1030
+    reports 10.3) passes the Blackwell-family gates, so a port for it writes them."""
+    from migrate.port.pyswitch import rocm_capability, switch_fixes
+
+    assert [rocm_capability(g) for g in ("gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "sm_90")] == [
+        (9, 0), (9, 4), (9, 5), (10, 3), (11, 0), None]
+    text = ("import torch\nmajor, minor = torch.cuda.get_device_capability()\n"
+            "blackwell = major == 10\nconsumer = major not in [10, 11, 12]\nhopper = major == 9\n"
+            "sm100 = torch.cuda.get_device_capability() == (10, 0)\n"
+            "recent = torch.cuda.get_device_capability() >= (9, 0)\n")
+    lines = text.splitlines()
+    assert [lines[f.line - 1] for f in switch_fixes(text, "m.py")] == [
+        "hopper = major == 9", "recent = torch.cuda.get_device_capability() >= (9, 0)"]
+    assert [f.line for f in switch_fixes(text, "m.py", targets=("gfx1030",))] == [3, 4, 7]
+    assert [f.line for f in switch_fixes(text, "m.py", targets=("gfx942", "gfx1030"))] == [3, 4, 5, 7]
+
+
 def test_code_for_one_nvidia_architecture_gets_no_rocm_branch(tmp_path: Path) -> None:
     """Hopper/Blackwell code (named for sm90+, or using wgmma/TMA) is left out of a ROCm build, as the scan's
     arch-specific-sources says: the port writes no branch into it."""
@@ -432,6 +457,14 @@ def test_code_for_one_nvidia_architecture_gets_no_rocm_branch(tmp_path: Path) ->
     (tmp_path / "tma.cuh").write_text(shuffle + 'asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");\n')
     (tmp_path / "reduce.cuh").write_text(shuffle)
     assert sorted(_changed(_plan(tmp_path))) == ["reduce.cuh"]
+    gate = "import torch\n\ndef test_tma():\n    assert torch.cuda.get_device_capability()[0] >= 9\n"
+    (tmp_path / "tests" / "hopper").mkdir(parents=True)
+    (tmp_path / "tests" / "hopper" / "test_tma.py").write_text(gate)
+    (tmp_path / "tests" / "test_gemm.py").write_text(gate)
+    (tmp_path / "hopper" / "setup.py").write_text(
+        'from torch.utils.cpp_extension import CUDAExtension\n'
+        'ext = CUDAExtension("fa3", ["mainloop.cu"], extra_compile_args={"nvcc": ["-O3", "--use_fast_math"]})\n')
+    assert sorted(_changed(_plan(tmp_path))) == ["reduce.cuh", "tests/test_gemm.py"]  # Hopper's tests and build too
 
 
 def test_a_project_that_builds_for_rocm_keeps_its_torch_version_cuda_switches(tmp_path: Path) -> None:
@@ -455,3 +488,65 @@ def test_a_project_that_builds_for_rocm_keeps_its_torch_version_cuda_switches(tm
                 "    steps:\n      - run: python setup.py develop\n")
         changed = _changed(_plan(root)).get("ops/dispatch.py")
         assert changed == (None if rocm else dispatch.replace("if torch.version.cuda", "if (torch.version.cuda or torch.version.hip)"))
+
+
+VERSION_GUARDED = """template <typename T>
+__device__ T shfl_xor(T value, int lane_mask, int width = 32, unsigned int mask = 0xffffffff)
+{
+#if CUDA_VERSION >= 9000
+    return __shfl_xor_sync(mask, value, lane_mask, width);
+#else
+    return __shfl_xor(value, lane_mask, width);
+#endif
+}
+
+__device__ float reduce(float v)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    __syncwarp();
+#endif
+    v += __shfl_down_sync(0xffffffff, v, 1);
+    return v;
+}
+"""
+
+
+@pytest.mark.parametrize("macro", ["USE_ROCM", "__HIP_PLATFORM_AMD__"])
+def test_code_a_hip_build_never_compiles_gets_no_branch(macro: str) -> None:
+    """`#if CUDA_VERSION >= 9000` is false on ROCm (a ROCm torch hipifies CUDA_VERSION to TORCH_HIP_VERSION, 602 for
+    6.2; without torch it is not defined), so its `#else` with the non-sync form is what hipcc compiles: the port
+    leaves both, as the ROCm ports of apex and flash-attention did. Code under `__CUDA_ARCH__` is never compiled by
+    hipcc either. The shuffle outside them gets its branch."""
+    from migrate.port.guards import rocm_guards
+
+    new, left = rocm_guards(VERSION_GUARDED, "softmax.h", macro=macro)
+    assert left == [] and new == VERSION_GUARDED.replace(
+        "    v += __shfl_down_sync(0xffffffff, v, 1);\n",
+        f"#ifdef {macro}  // non-sync form: ROCm < 6.2 has no *_sync builtins; width 32 as on CUDA\n"
+        "    v += __shfl_down(v, 1, 32);\n#else\n    v += __shfl_down_sync(0xffffffff, v, 1);\n#endif\n")
+    legacy = VERSION_GUARDED.replace("CUDA_VERSION >= 9000", "CUDA_VERSION < 9000")  # the sync form is the #else now
+    ported, _ = rocm_guards(legacy, "softmax.h", macro=macro)
+    assert ported is not None and ported.count(f"#ifdef {macro}") == 2
+
+
+def test_sources_built_on_tensor_cores_are_left_whole_for_a_rewrite(tmp_path: Path) -> None:
+    """A kernel built on CUTLASS/CuTe, WMMA or mma.sync/ldmatrix PTX has no ROCm build: its ROCm form is a rewrite
+    (Composable Kernel, rocWMMA), so branches beside its shuffles would be half a port; the port says so once per
+    file. A CUTLASS include the file already keeps off ROCm, or PTX under `__CUDA_ARCH__`, does not count."""
+    shuffle = "__device__ float f(float v) {\n  v += __shfl_xor_sync(0xffffffff, v, 1);\n  return v;\n}\n"
+    (tmp_path / "setup.py").write_text(WARP_FORMS["setup.py"])
+    (tmp_path / "gemm.cuh").write_text("#include <cutlass/gemm/gemm.h>\n" + shuffle)
+    (tmp_path / "attn.cuh").write_text("#include <cute/tensor.hpp>\nusing namespace cute;\n" + shuffle)
+    (tmp_path / "frag.cuh").write_text(shuffle + '__device__ void g(unsigned *r, unsigned a) {\n'
+                                       '  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\\n" '
+                                       ': "=r"(r[0]) : "r"(a));\n}\n')
+    (tmp_path / "guarded.cuh").write_text("#ifndef USE_ROCM\n#include <cutlass/numeric_types.h>\n#endif\n" + shuffle)
+    (tmp_path / "reduce.cuh").write_text(shuffle)
+    (tmp_path / "fallback.cuh").write_text(  # the PTX only nvcc compiles; hipcc takes the #else
+        shuffle + '__device__ void h(unsigned *r, unsigned a) {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n'
+        '  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\\n" : "=r"(r[0]) : "r"(a));\n'
+        '#else\n  r[0] = a;\n#endif\n}\n')
+    plan = _plan(tmp_path)
+    assert sorted(_changed(plan)) == ["fallback.cuh", "guarded.cuh", "reduce.cuh"]
+    assert sorted(f.path for f in plan.findings if "tensor cores" in f.message) == ["attn.cuh", "frag.cuh", "gemm.cuh"]
+    assert [f.line for f in plan.findings if f.path == "frag.cuh"] == [1]  # one finding a file, not one per PTX line

@@ -4,7 +4,7 @@ PTX idiom, warp-size constants per platform (warpsize.py), and the `typename` hi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -12,6 +12,7 @@ from typing import Any
 
 import tree_sitter
 
+from migrate import preproc
 from migrate.bounded import Refused, read_source
 from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
@@ -28,6 +29,17 @@ HIP_MACRO = "__HIP_PLATFORM_AMD__"  # hip_runtime.h (or the compat header) defin
 # code for one NVIDIA architecture from Hopper on (TMA, wgmma, tcgen05): a ROCm build leaves it out, so no branches
 _NVIDIA_ARCH_PATH = re.compile(r"(?i)(?:^|[/_.-])(?:sm_?(?:9\d|1\d\d)a?|hopper|blackwell)(?=[/_.-]|$)")
 _NVIDIA_ARCH_PTX = re.compile(r"\b(?:wgmma|tcgen05|setmaxnreg|cp\.async\.bulk|fence\.proxy\.async)\b")
+# CUDA's version macros as a HIP build sees them: a ROCm torch hipifies CUDA_VERSION to TORCH_HIP_VERSION (major * 100
+# + minor, so below 1000 for every release), the others are never defined; with the compat header none is defined.
+_CUDA_VERSIONS = {
+    TORCH_MACRO: {"CUDA_VERSION": preproc.Macro(preproc.DEFINED, True, 700)},
+    HIP_MACRO: {"CUDA_VERSION": preproc.Macro(preproc.UNDEFINED, True)},
+}
+_NEVER_ON_HIP = {name: preproc.Macro(preproc.UNDEFINED, True)
+                 for name in ("CUDART_VERSION", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDA_ARCH__")}
+# scan rules that mark a source built on NVIDIA tensor cores (CUTLASS/CuTe, WMMA, mma.sync/ldmatrix PTX): its ROCm form
+# is a rewrite (Composable Kernel, rocWMMA, MFMA), so branches for its warp code would be half a port of it
+REWRITE_RULES = frozenset({"cutlass-include", "cutlass-usage", "cuda-wmma", "cuda-ptx-mma"})
 _STATEMENTS = frozenset({"expression_statement", "declaration", "return_statement", "for_statement",
                          "while_statement", "do_statement", "if_statement"})
 _STOP = frozenset({"compound_statement", "function_definition", "translation_unit", "preproc_def",
@@ -41,19 +53,31 @@ class Facts:
 
     warp: WarpSizes = field(default_factory=WarpSizes)
     types: TypeNames = field(default_factory=TypeNames)
+    # sources built on tensor cores, with the lines that show it: left whole for a rewrite
+    rewritten: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def repo_facts(sources: Sequence[SourceFile], findings: Sequence[Finding], targets: Sequence[str]) -> Facts:
     """The Facts of the repository's own (not vendored) C/C++/CUDA SOURCES, read with the scan's FINDINGS."""
     own = [s for s in sources if not s.vendored and is_translatable(s.relpath)]
     texts = {s.relpath: text for s in own if (text := _text(s)) is not None and not nvidia_arch_only(s.relpath, text)}
-    return Facts(plan_warp_sizes(texts, findings, targets), type_names(texts))
+    rewritten: dict[str, tuple[int, ...]] = {}
+    for finding in findings:
+        if finding.rule in REWRITE_RULES:
+            rewritten[finding.path] = (*rewritten.get(finding.path, ()), finding.line)
+    return Facts(plan_warp_sizes(texts, findings, targets), type_names(texts), rewritten)
 
 
 def nvidia_arch_only(relpath: str, text: str) -> bool:
     """Whether a source is written for one NVIDIA architecture from Hopper on (named for it, or using its TMA, wgmma or
     tcgen05 instructions): a ROCm build leaves it out (the scan's arch-specific-sources), so the port adds nothing."""
-    return bool(_NVIDIA_ARCH_PATH.search(relpath) or _NVIDIA_ARCH_PTX.search(text))
+    return nvidia_arch_path(relpath) or bool(_NVIDIA_ARCH_PTX.search(text))
+
+
+def nvidia_arch_path(relpath: str) -> bool:
+    """Whether a path names one NVIDIA architecture from Hopper on (`hopper/`, `*_sm90.cu`, `bench_blackwell_*.py`):
+    code, tests and builds for it stay out of a ROCm port."""
+    return bool(_NVIDIA_ARCH_PATH.search(relpath))
 
 
 def _text(source: SourceFile) -> str | None:
@@ -122,12 +146,15 @@ def rocm_guards(
     doc = parse_cuda(source, text)
     assert isinstance(doc, CudaDocument)
     wide = relpath in facts.warp.wide_files
+    dead = _never_compiled(doc, macro)
+    rewrite = any(not _within(line, dead) for line in facts.rewritten.get(relpath, ()))
     branches: list[Branch] = []
     findings: list[Finding] = []
     for node in _targets(doc.root):
         line = node.start_point.row + 1
-        if doc.is_guarded(line) or (node.type == "call_expression" and _name(node) in doc.declared_names):
-            continue  # already dual-path, or the file's own overload of the intrinsic
+        if (doc.is_guarded(line) or _within(line, dead)
+                or (node.type == "call_expression" and _name(node) in doc.declared_names)):
+            continue  # already dual-path, never compiled for HIP, or the file's own overload of the intrinsic
         branch, why = _branch(doc, node, wide)
         if branch is None:
             findings.append(_left(doc, line, why, macro))
@@ -136,9 +163,24 @@ def rocm_guards(
     sized, edits = warp_size_edits(doc, facts.warp)
     branches += sized
     edits += typename_edits(doc, facts.types)
+    if rewrite:  # tensor-core code a HIP build compiles: the file is rewritten, not branched
+        return None, [_rewrite(relpath, macro)] if branches or edits or findings else []
     if not branches and not edits:
         return None, findings
     return render(doc.data, branches, edits, macro).decode("utf-8"), findings
+
+
+def _never_compiled(doc: CudaDocument, macro: str) -> tuple[tuple[int, int], ...]:
+    """Line ranges a HIP build of the file never compiles because of CUDA's version and architecture macros: the
+    `*_sync` form under `#if CUDA_VERSION >= 9000` whose `#else` already holds the non-sync one needs no branch."""
+    directives = doc.lexed_for(frozenset()).directives
+    if not any(name in d.argument for d in directives for name in ("CUDA_VERSION", "CUDACC_VER", "__CUDA_ARCH__")):
+        return ()
+    return preproc.dead_ranges(directives, {**_NEVER_ON_HIP, **_CUDA_VERSIONS.get(macro, {})})
+
+
+def _within(line: int, ranges: Sequence[tuple[int, int]]) -> bool:
+    return any(start <= line <= end for start, end in ranges)
 
 
 def _targets(root: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
@@ -255,6 +297,13 @@ def _operands(doc: CudaDocument, asm: tree_sitter.Node, kind: str) -> list[str]:
         else:
             stack[:0] = node.children
     return found
+
+
+def _rewrite(relpath: str, macro: str) -> Finding:
+    message = (f"no #ifdef {macro} branches written: the file is built on NVIDIA tensor cores (CUTLASS/CuTe, WMMA or "
+               "mma.sync/ldmatrix PTX), so its ROCm form is a rewrite (Composable Kernel, rocWMMA, MFMA builtins), "
+               "not branches beside its warp code")
+    return Finding(relpath, 1, 1, RULE_LEFT, "unsupported-api", Severity.MEDIUM, 1, message, "")
 
 
 def _left(doc: CudaDocument, line: int, why: str, macro: str) -> Finding:

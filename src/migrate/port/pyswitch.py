@@ -1,15 +1,18 @@
 """Python switches a ROCm port writes where code chooses a CUDA-only feature: compute-capability gates of NVIDIA
 features from 8.9 on (FP8, TMA, wgmma, Hopper kernels), which AMD GPUs pass by accident (torch reports gfx90a as 9.0
-and gfx942 as 9.4), read as "no such feature" on ROCm; Triton launches that ask for more than 16 warps (more than 1024
-threads on a 64-lane wavefront) ask for 16; tests of CUDA-only libraries are skipped on ROCm. Each edit keeps the
-CUDA path as it was: `torch.version.hip` is None there."""
+and gfx942 as 9.4), read as "no such feature" on ROCm where a GPU of the port's targets would pass them; Triton
+launches that ask for more than 16 warps (more than 1024 threads on a 64-lane wavefront) ask for 16; tests of
+CUDA-only libraries are skipped on ROCm. Each edit keeps the CUDA path as it was: `torch.version.hip` is None there."""
 
 from __future__ import annotations
 
 import ast
+import operator
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
+from migrate.defaults import DEFAULT_TARGETS
 from migrate.model import Finding
 from migrate.port.plan import Fix
 
@@ -24,6 +27,11 @@ _PROPERTIES = "torch.cuda.get_device_properties"
 _POSITIVE = (ast.GtE, ast.Gt, ast.Eq, ast.In)
 _FLIPPED: Mapping[type, type] = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
 _WHOLE = (ast.If, ast.While, ast.Return, ast.Assign, ast.Assert, ast.Call, ast.keyword, ast.Expr)
+_GFX = re.compile(r"gfx(\d+)([0-9a-f])[0-9a-f]$")
+_COMPARE: Mapping[type, Callable[[Any, Any], Any]] = {
+    ast.GtE: operator.ge, ast.Gt: operator.gt, ast.Eq: operator.eq, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.NotEq: operator.ne, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
 _TEST_FILE = re.compile(r"(?:^|/)(?:tests?/.*\.py|test_[^/]*\.py|[^/]*_test\.py)$")
 
 
@@ -56,9 +64,17 @@ def _major_minor(node: ast.expr, properties: set[str]) -> bool:
             ([f"{p}.major", f"{p}.minor"] for p in properties))
 
 
+def rocm_capability(gfx: str) -> tuple[int, int] | None:
+    """The compute capability torch reports for an AMD GPU: its gfx number read as major and minor (gfx90a 9.0,
+    gfx942 9.4, gfx1100 11.0); None for a name not of that shape."""
+    found = _GFX.fullmatch(gfx)
+    return (int(found.group(1)), int(found.group(2), 16)) if found else None
+
+
 def switch_fixes(text: str, relpath: str, *, helpers: frozenset[str] = frozenset(),
-                 findings: Sequence[Finding] = ()) -> list[Fix]:
-    """The switch edits of one Python file (none where it already branches on ROCm or does not import torch)."""
+                 findings: Sequence[Finding] = (), targets: Sequence[str] = DEFAULT_TARGETS) -> list[Fix]:
+    """The switch edits of one Python file for the GPU TARGETS (none where it already branches on ROCm or does not
+    import torch)."""
     if any(word in text for word in (HIP, "IS_HIP_EXTENSION", "is_hip")):
         return []
     try:
@@ -69,7 +85,8 @@ def switch_fixes(text: str, relpath: str, *, helpers: frozenset[str] = frozenset
                 for s in tree.body)
     if not torch:
         return []
-    fixes = list(_capability_fixes(tree, helpers))
+    capabilities = [c for c in map(rocm_capability, targets) if c is not None]
+    fixes = list(_capability_fixes(tree, helpers, capabilities))
     if "triton" in text:
         fixes += _warp_count_fixes(tree)
     pytest = any(isinstance(s, ast.Import) and any(a.name == "pytest" for a in s.names) for s in tree.body)
@@ -81,7 +98,9 @@ def switch_fixes(text: str, relpath: str, *, helpers: frozenset[str] = frozenset
 # -- compute-capability gates -------------------------------------------------------------------------------------
 
 
-def _capability_fixes(tree: ast.Module, helpers: frozenset[str]) -> Iterator[Fix]:
+def _capability_fixes(
+    tree: ast.Module, helpers: frozenset[str], capabilities: Sequence[tuple[int, int]],
+) -> Iterator[Fix]:
     scopes = _capability_names(tree, helpers)
     for scope, parent, node in _compares(tree, tree):
         names = {**scopes.get(tree, {}), **scopes.get(scope, {})}
@@ -91,6 +110,8 @@ def _capability_fixes(tree: ast.Module, helpers: frozenset[str]) -> Iterator[Fix
         threshold = _threshold(_kind(left, names, helpers), op, right)
         if threshold is None or threshold < FEATURE_FLOOR:
             continue
+        if not _passed_on_rocm(left, op, right, names, helpers, capabilities):
+            continue
         whole = isinstance(parent, _WHOLE)  # the comparison is all of an `if`, a return, an argument: no parentheses
         head = f"{HIP} is None and " if isinstance(op, _POSITIVE) else f"{HIP} is not None or "
         message = (f"compute capability {threshold[0]}.{threshold[1]}+ names an NVIDIA feature ROCm GPUs lack (they report "
@@ -98,6 +119,26 @@ def _capability_fixes(tree: ast.Module, helpers: frozenset[str]) -> Iterator[Fix
         yield Fix(node.lineno, node.col_offset, node.col_offset, head if whole else f"({head}", True, message)
         if not whole:
             yield Fix(node.end_lineno or node.lineno, node.end_col_offset or 0, node.end_col_offset or 0, ")", True, message)
+
+
+def _passed_on_rocm(left: ast.expr, op: ast.cmpop, right: ast.expr, names: Mapping[str, str],
+                    helpers: frozenset[str], capabilities: Sequence[tuple[int, int]]) -> bool:
+    """Whether a GPU of the targets (CAPABILITIES as torch reports them) reads the gate as having the feature: a gate
+    they all fail already reads right on ROCm (`major == 10` on gfx942), so a maintainer leaves it."""
+    kind = _kind(left, names, helpers)
+    try:
+        constant = ast.literal_eval(right)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return True
+    for capability in capabilities:
+        value = capability[0] if kind == "major" else capability
+        try:
+            holds = _COMPARE[type(op)](value, constant)
+        except TypeError:
+            return True
+        if bool(holds) is isinstance(op, _POSITIVE):
+            return True
+    return False
 
 
 def _compares(node: ast.AST, scope: ast.AST) -> Iterator[tuple[ast.AST, ast.AST, ast.Compare]]:
@@ -188,13 +229,18 @@ def _dotted(node: ast.expr, *, call: bool = False) -> str:
 
 
 def _warp_count_fixes(tree: ast.Module) -> Iterator[Fix]:
+    """`num_warps=32` in a launch or config, and `num_warps = 32` assigned where a launch helper picks it (the
+    `calculate_settings` of Liger-Kernel and unsloth)."""
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+        if isinstance(node, ast.Call):
+            values = [k.value for k in node.keywords if k.arg == "num_warps"]
+        elif isinstance(node, ast.Assign):
+            values = [node.value] if [ast.unparse(t) for t in node.targets] == ["num_warps"] else []
+        else:
             continue
-        for keyword in node.keywords:
-            value = keyword.value
-            if (keyword.arg == "num_warps" and isinstance(value, ast.Constant) and type(value.value) is int
-                    and value.value > MAX_WARPS and value.lineno == value.end_lineno):
+        for value in values:
+            if (isinstance(value, ast.Constant) and type(value.value) is int and value.value > MAX_WARPS
+                    and value.lineno == value.end_lineno):
                 text = f"{value.value} if {HIP} is None else {MAX_WARPS}"
                 message = (f"{value.value} warps of 64 lanes exceed the 1024 threads of a block on AMD GPUs: "
                            f"{MAX_WARPS} there")

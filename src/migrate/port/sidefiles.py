@@ -18,6 +18,7 @@ from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse import ParseError
 from migrate.parse.cmake import commands
+from migrate.port.guards import nvidia_arch_path
 from migrate.port.hipccflags import hipcc_word, path_map
 from migrate.port.plan import FileChange, Fix
 from migrate.port.pyswitch import capability_helpers, switch_fixes
@@ -64,10 +65,10 @@ def side_changes(
         if source.vendored:
             continue
         if source.kind is FileKind.PYTHON:
-            if source.relpath not in python:
+            if source.relpath not in python or nvidia_arch_path(source.relpath):
                 continue
             change, left = _python(source.relpath, python[source.relpath], options.unsafe_fixes, helpers,
-                                   by_path.get(source.relpath, []), rocm_supported)
+                                   by_path.get(source.relpath, []), rocm_supported, settings.targets)
             changes.extend(change)
             findings.extend(left)
         elif source.kind is FileKind.REQUIREMENTS:
@@ -191,12 +192,13 @@ def _fix_smi(node: ast.Call) -> Fix:
 
 def _python(
     relpath: str, text: str, unsafe_fixes: bool, helpers: frozenset[str], findings: Sequence[Finding],
-    rocm_supported: bool,
+    rocm_supported: bool, targets: Sequence[str],
 ) -> tuple[list[FileChange], list[Finding]]:
-    """The safe Python fixes (and the unsafe ones when asked) and the ROCm switches (pyswitch.py) of one file."""
+    """The safe Python fixes (and the unsafe ones when asked) and the ROCm switches (pyswitch.py, for the GPU
+    TARGETS) of one file."""
     fixes = python_fixes(text, cuda_checks=not rocm_supported) if "torch.version.cuda" in text or _SMI in text else []
     if "torch" in text:
-        fixes += switch_fixes(text, relpath, helpers=helpers, findings=findings)
+        fixes += switch_fixes(text, relpath, helpers=helpers, findings=findings, targets=targets)
     applied = [f for f in fixes if f.safe or unsafe_fixes]
     left = [_unapplied(relpath, f, text) for f in fixes if f not in applied]
     if not applied:

@@ -243,6 +243,11 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: python, imports: [x], fallback_severity: huge}", "unknown severity"),
         ("{matcher: torch-version-use}", "needs 'names'"),
         ("{matcher: compute-capability, capability: [a], properties: [b]}", "needs 'attributes'"),
+        ("{matcher: compute-capability, capability: [a], properties: [b], attributes: [c], helpers: x}",
+         "needs 'helper_words'"),
+        ("{matcher: python, imports: [x], if_file: '('}", "missing \\)"),
+        ("{matcher: device-name-gate, models: x}", "needs 'sources'"),
+        ("{matcher: device-name-gate, sources: [a.b]}", "missing 'models'"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:

@@ -1,17 +1,19 @@
-"""Compute-capability logic: capability queries, their results compared, `.major`/`.minor` of device properties."""
+"""Compute-capability logic: capability queries, their results compared, `.major`/`.minor` of device properties,
+and the same gates through a project's own helper (`get_device_compute_capability() < (8, 0)`)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
-from migrate.matchers.python_common import as_list, check_keys, has_name, hip_adjusted, last_parts
+from migrate.matchers.python_common import as_list, check_keys, check_regex, has_name, hip_adjusted, last_parts
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
-_KEYS = {"matcher", "capability", "properties", "attributes"}
+_KEYS = {"matcher", "capability", "properties", "attributes", "helpers", "helper_words"}
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -19,16 +21,21 @@ def _validate(params: Mapping[str, Any]) -> None:
     for key in ("capability", "properties", "attributes"):
         if not as_list(params.get(key)) or not all(isinstance(v, str) for v in as_list(params[key])):
             raise ValueError(f"compute-capability needs '{key}' (a list of names)")
+    check_regex(params, "helpers", required=False)
+    if "helpers" in params and not as_list(params.get("helper_words")):
+        raise ValueError("compute-capability: 'helpers' needs 'helper_words' (literal words for the prefilter)")
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
-    return sorted(set(last_parts(as_list(params["capability"]) + as_list(params["properties"]))))
+    words = last_parts(as_list(params["capability"]) + as_list(params["properties"]))
+    return sorted(set(words + as_list(params.get("helper_words"))))
 
 
 def _code_test(params: Mapping[str, Any]) -> CodeTest:
     """Every finding needs a call to one of the capability or properties functions."""
     names = as_list(params["capability"]) + as_list(params["properties"])
-    return lambda code: any(has_name(code.text, name) for name in names)
+    words = as_list(params.get("helper_words"))
+    return lambda code: any(has_name(code.text, name) for name in names) or any(w in code.text for w in words)
 
 
 @register("compute-capability", validate=_validate, needles=_needles, candidates=_code_test)
@@ -36,7 +43,8 @@ def match_capability(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Capability calls, comparisons of their results with numbers, and major/minor of device properties."""
     if not isinstance(doc, PythonDocument):
         return
-    found = {**_calls(doc, params), **_comparisons(doc, params), **_attributes(doc, params)}
+    found = {**_helper_gates(doc, params), **_calls(doc, params), **_comparisons(doc, params)}
+    found.update(_attributes(doc, params))
     for line in sorted(found):
         node, symbol = found[line]
         severity, message = hip_adjusted(doc, node)
@@ -50,13 +58,18 @@ Found = dict[int, tuple[ast.AST, str]]
 def _sources(doc: PythonDocument, names: list[str]) -> tuple[list[ast.Call], set[str]]:
     """The calls to NAMES, and the variables their results are assigned to (`major, minor = ...` too)."""
     calls = [s.node for s in doc.index.calls if s.name in names]
+    return calls, _assigned(doc, calls)
+
+
+def _assigned(doc: PythonDocument, calls: list[ast.Call]) -> set[str]:
+    """The variables the results of CALLS are assigned to (`major, minor = ...` too)."""
     variables: set[str] = set()
     ids = {id(c) for c in calls}
     for node in doc.index.assigns:
         if node.value is not None and id(node.value) in ids:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             variables.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-    return calls, variables
+    return variables
 
 
 def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
@@ -66,6 +79,11 @@ def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 def _comparisons(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     calls, variables = _sources(doc, as_list(params["capability"]))
+    return _compared(doc, calls, variables)
+
+
+def _compared(doc: PythonDocument, calls: list[ast.Call], variables: set[str]) -> Found:
+    """Comparisons of CALLS' results (or of the VARIABLES holding them) with numbers."""
     ids = {id(c) for c in calls}
     found: Found = {}
     for node in doc.of_type(ast.Compare) if calls else ():
@@ -73,6 +91,25 @@ def _comparisons(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         if any(_is_number(s) for s in sides) and any(_is_capability(s, variables, ids) for s in sides):
             found.setdefault(node.lineno, (node, "compute capability comparison"))
     return found
+
+
+def _helper_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """A project's capability helper gated like the torch call: its result compared with numbers
+    (`get_device_compute_capability() < (8, 0)`, `cc[0] >= 9`) or a capability number passed to it
+    (`current_platform.has_device_capability(90)`)."""
+    if "helpers" not in params or not any(w in doc.text for w in as_list(params["helper_words"])):
+        return {}
+    regex, own = re.compile(params["helpers"]), set(as_list(params["capability"]))
+    calls = [s.node for s in doc.index.calls if s.name not in own and _helper(s.name or s.method, regex)]
+    found = _compared(doc, calls, _assigned(doc, calls))
+    for call in calls:
+        if call.args and _is_capability_number(call.args[0]):
+            found.setdefault(call.lineno, (call, "compute capability passed to a helper"))
+    return found
+
+
+def _helper(name: str | None, regex: re.Pattern[str]) -> bool:
+    return name is not None and regex.fullmatch(name.rpartition(".")[2]) is not None
 
 
 def _attributes(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
@@ -95,6 +132,13 @@ def _is_number(node: ast.AST) -> bool:
     if isinstance(node, ast.Tuple):
         return bool(node.elts) and all(_is_number(e) for e in node.elts)
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _is_capability_number(node: ast.AST) -> bool:
+    """(8, 0) or 80 (a device index, 0 to 9, is no capability)."""
+    if isinstance(node, ast.Tuple):
+        return _is_number(node)
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 10
 
 
 def _is_capability(node: ast.AST, variables: set[str], calls: set[int]) -> bool:

@@ -30,7 +30,7 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
-    "fallback_severity", "hip_aware", "numbers", "unless_file", "switches", "values",
+    "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "switches", "values",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
@@ -67,6 +67,7 @@ def _validate(params: Mapping[str, Any]) -> None:
     if "fallback_severity" in params:
         Severity.parse(str(params["fallback_severity"]))
     check_regex(params, "unless_file", required=False)
+    check_regex(params, "if_file", required=False)
     check_regex(params, "switches", required=False)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
         raise ValueError("python matcher: 'numbers' must be a list of numbers")
@@ -118,7 +119,7 @@ def _code_test(params: Mapping[str, Any]) -> CodeTest:
 
 def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
     """The text may hold something the rule describes: an import, a name, a call or a string."""
-    if "unless_file" in params and re.search(params["unless_file"], text):
+    if not _file_wanted(text, params):
         return False
     names = [*as_list(params.get("names")), *as_list(params.get("decorators"))]
     if any(has_name(text, name) for name in names):
@@ -132,6 +133,13 @@ def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
     if any(has_word(text, value["name"]) for value in params.get("values", [])):
         return True
     return any(_call_entry(text, entry) for entry in params.get("calls", []))
+
+
+def _file_wanted(text: str, params: Mapping[str, Any]) -> bool:
+    """The file passes the rule's `unless_file` (no match) and `if_file` (a match) tests."""
+    if "unless_file" in params and re.search(params["unless_file"], text):
+        return False
+    return "if_file" not in params or re.search(params["if_file"], text) is not None
 
 
 def _call_entry(text: str, entry: Mapping[str, Any]) -> bool:
@@ -169,8 +177,8 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Every import, reference, call, decorator or string in code that the rule describes."""
     if not isinstance(doc, PythonDocument) or not any(word in doc.text for word in _needles(params)):
         return
-    if "unless_file" in params and re.search(params["unless_file"], doc.text):
-        return  # the file already handles the AMD side (a peak table that lists MI300X)
+    if not _file_wanted(doc.text, params):
+        return  # the file already handles the AMD side (a peak table that lists MI300X), or is not about it
     hits = [*_imports(doc, params), *_names(doc, params), *_calls(doc, params)]
     hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params), *_switches(doc, params)]
     hits += _values(doc, params)
@@ -339,14 +347,16 @@ def _matching_argument(call: ast.Call, entry: Mapping[str, Any], regex: re.Patte
 
 
 def argument_texts(node: ast.expr, depth: int = 0) -> list[str]:
-    """The literal texts an argument may stand for: strings, f-strings' fixed parts, a list's first item and its items
-    joined as a command line, both arms of `a if c else b`, `a + b`; bounded so that generated code cannot blow it
-    up."""
+    """The literal texts an argument may stand for: strings, f-strings' fixed parts, a literal True/False as "True" /
+    "False", a list's first item and its items joined as a command line, both arms of `a if c else b`, `a + b`;
+    bounded so that generated code cannot blow it up."""
     if depth > _MAX_DEPTH:
         return []
     deeper = depth + 1
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool) and depth == 0:
+        return [str(node.value)]  # a switch passed as a literal: `_jit_set_nvfuser_enabled(True)`
     if isinstance(node, ast.JoinedStr):
         return ["".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)]  # type: ignore[misc]
     if isinstance(node, (ast.List, ast.Tuple)) and node.elts:  # the program, and the whole command line

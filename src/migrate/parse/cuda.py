@@ -42,7 +42,11 @@ def captures(node: tree_sitter.Node, query_source: str) -> dict[str, list[tree_s
 Groups = dict[str, list[tree_sitter.Node]]
 T = TypeVar("T")
 _REGISTERED: dict[str, None] = {}  # an ordered set: the queries every document runs together, in one pass
-_BUNDLE_FROM = 5  # the documents a process parses before it compiles the bundle; the first ones run each query alone
+# The first few documents a process parses run each query alone when they are small: compiling the bundle costs
+# ~0.15 s, more than their passes (`check` of a few files), while a large document's passes cost more than it
+# (a pass per query over a 3 MB header: 33 s against 8 s).
+_BUNDLE_FROM = 5  # documents
+_ALONE_BELOW = 16_384  # characters
 _parsed = 0  # the documents this process has parsed
 
 
@@ -167,9 +171,9 @@ class CudaDocument(Document):
         return sorted((g for groups in per_pattern for g in groups), key=_first_start)
 
     def _bundled(self, query_source: str) -> list[list[Groups]]:
-        """The matches of each pattern of a registered query, from the one pass of the bundle; in a process that has
-        parsed only a few documents (`check`), from a pass of the query alone: compiling the bundle costs ~0.15 s."""
-        if _parsed < _BUNDLE_FROM:
+        """The matches of each pattern of a registered query, from the one pass of the bundle (or, for one of the
+        first small documents of a process, from a pass of the query alone)."""
+        if _parsed < _BUNDLE_FROM and len(self.text) < _ALONE_BELOW:
             alone = query(query_source)
             results = self._passed(alone)
             return [results.get(index, []) for index in range(alone.pattern_count)]

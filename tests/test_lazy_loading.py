@@ -37,7 +37,8 @@ from migrate.config import load_settings
 from migrate.scan import scan
 result = scan(Path(sys.argv[1]), load_settings(Path(sys.argv[1]), {"cache_dir": sys.argv[2]}))
 print(len(result.findings))
-for name in ("packaging", "multiprocessing", "migrate.parse.python", "migrate.matchers.python_code", "migrate.parse.docker"):
+for name in ("packaging", "multiprocessing", "migrate.parse.python", "migrate.matchers.python_code",
+             "migrate.parse.docker"):
     print(name, name in sys.modules)
 """
 

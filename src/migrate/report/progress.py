@@ -32,7 +32,8 @@ def _started(total: int) -> tuple[Progress, TaskID]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     progress = Progress(
-        "scanning", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+        "scanning", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=Console(stderr=True), transient=True,
     )
     progress.start()
     return progress, progress.add_task("scan", total=total)

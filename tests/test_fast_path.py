@@ -231,3 +231,20 @@ def test_words_found_the_same_before_and_after_the_regex_is_compiled() -> None:
     assert sum(map(len, looked_up)) > 500
     assert [w for w, _ in lexer.looked_up("x2cudaMalloc = cudaMallocHost_x + cudaMalloc(p) + é_cudaFree", words)] == [
         "cudaMalloc"]
+
+
+def test_queries_run_alone_find_what_the_bundle_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that has parsed few files runs each query alone (`check`), later ones run the bundle: every C/C++/CUDA
+    fixture, parsed and matched by every rule, gives the same findings both ways."""
+    import migrate.parse.cuda
+
+    sources = [s for root in (FIXTURES / "fastpath", FIXTURES / "rules" / "cuda", FIXTURES / "repos")
+               for s in _sources(root) if s.kind in CODE]
+
+    def scanned(source: SourceFile, parsed_before: int) -> object:
+        monkeypatch.setattr(migrate.parse.cuda, "_parsed", parsed_before)
+        return scan_file(source, load_builtin(), Settings(), Shortcuts(tokens=False))
+
+    alone = [scanned(s, 0) for s in sources]
+    assert [scanned(s, 10**6) for s in sources] == alone
+    assert len(sources) > 40 and sum(len(r.findings) for r in alone) > 300  # type: ignore[attr-defined]

@@ -190,7 +190,7 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
     root = _work_tree()
     settings = check_settings(root, options)
     _refuse_unstaged_in_hook(root, files)
-    result = run_scan(root, settings, files=files)
+    result = run_scan(root, settings, files=files, substitutions=False)
     _warn_unscanned(result.unscanned, settings.time_budget)
     from migrate.escape import visible
 
@@ -221,7 +221,7 @@ def baseline_command(path: Path, output: Path | None, **options: Any) -> None:
     from migrate.scan import scan as run_scan
 
     settings = replace(load_settings(path, options), baseline=None, diff_base=None)
-    result = run_scan(path, settings)
+    result = run_scan(path, settings, substitutions=False)
     _warn_unscanned(result.unscanned, settings.time_budget)
     target = output or path / DEFAULT_BASELINE
     _write(target, render_baseline(result.findings))

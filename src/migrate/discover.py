@@ -7,6 +7,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 from migrate import gitcmd
@@ -167,7 +168,12 @@ def _matches(relpath: str, patterns: tuple[str, ...]) -> bool:
 
 
 def _is_vendored(relpath: str) -> bool:
-    parents = [part.lower() for part in relpath.split("/")[:-1]]
+    return _vendored_directory(relpath.rpartition("/")[0])
+
+
+@cache  # per directory, not per file: a tree has a tenth as many
+def _vendored_directory(directory: str) -> bool:
+    parents = [part.lower() for part in directory.split("/")] if directory else []
     for index, part in enumerate(parents):
         if part in VENDOR_DIRS:
             return True
@@ -180,7 +186,7 @@ def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size:
     kind = classify(relpath)
     if kind is None and not explicit:
         return None
-    path = root / relpath
+    path = os.path.join(root, relpath)  # a string for the system calls; the Path only for a file that is kept
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -188,7 +194,7 @@ def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size:
     except OSError as exc:
         return Skipped(relpath, f"cannot read: {exc.strerror}")
     if stat.S_ISLNK(info.st_mode):
-        problem = _link_problem(root, path)
+        problem = _link_problem(root, Path(path))
         if problem == "inside":
             return None  # the target is scanned under its own name
         if problem:
@@ -203,7 +209,7 @@ def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size:
         return Skipped(relpath, f"larger than the size limit ({size:,} > {max_size:,} bytes)")
     if not os.access(path, os.R_OK):
         return Skipped(relpath, "cannot read: permission denied")
-    return SourceFile(path=path, relpath=relpath, kind=kind, size=size, vendored=vendored, explicit=explicit)
+    return SourceFile(path=Path(path), relpath=relpath, kind=kind, size=size, vendored=vendored, explicit=explicit)
 
 
 def _link_problem(root: Path, path: Path) -> str | None:

@@ -7,14 +7,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from migrate.assessment import Assessment, assess
 from migrate.cache import ReportMemo, open_memo
 from migrate.config import Settings
 from migrate.model import Severity
-from migrate.report import pieces, render
 from migrate.scan import Inputs, Progress, inputs, ruleset_for, scan_inputs
 from migrate.writer import write_report
+
+if TYPE_CHECKING:
+    from migrate.assessment import Assessment
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,9 @@ def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
             if request.path is not None:
                 _copy(Path(kept[0][request.name]), request.path)
         return Reports(tuple(None if r.path else str(kept[0][r.name]) for r in requests), kept[1])
+    # The assessment and the renderers are imported only here: a warm scan hands back the kept reports without them.
+    from migrate.assessment import assess
+
     result = scan_inputs(root, settings, found, progress=progress)
     record = assess(result)  # once, for every format asked for
     texts = {r.name: _rendered(record, r) for r in requests if r.path is None}
@@ -68,6 +73,8 @@ def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
 
 
 def _rendered(record: Assessment, request: Request) -> str:
+    from migrate.report import render
+
     if request.fmt == "terminal":
         return render(record, request.fmt, color=request.color)
     return render(record, request.fmt)
@@ -76,6 +83,8 @@ def _rendered(record: Assessment, request: Request) -> str:
 def _write(record: Assessment, request: Request, memo: ReportMemo | None) -> None:
     """REQUEST's report into its file, rendered as it is written: through the memo's copy when there is a memo
     (the output may be a device such as /dev/null, which cannot be copied back)."""
+    from migrate.report import pieces
+
     assert request.path is not None
     kept = memo.keep(request.name, pieces(record, request.fmt)) if memo else None
     if kept is not None:

@@ -77,6 +77,8 @@ def propose(findings: Iterable[Finding], gfx_targets: tuple[str, ...]) -> tuple[
     for finding in findings:
         for sub_id in finding.substitutions:
             answers[sub_id].add((finding.rule, finding.path))
+    if not answers:
+        return ()
     base = knowledge_base()
     return tuple(
         for_targets(base[sub_id], gfx_targets, answers=tuple(sorted(pairs)))

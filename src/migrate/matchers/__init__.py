@@ -130,8 +130,29 @@ def names_in(names: frozenset[str]) -> CodeTest:
     return lambda code: not names.isdisjoint(code.words)
 
 
+# The module that registers each matcher: a scan imports only the matchers its rules use (a scan of CUDA files
+# leaves the Python and manifest matchers, and the parsers they import, out).
+MATCHER_MODULES = {
+    "build-word": "build_words", "link-library": "build_words", "cmake-command": "cmake_command",
+    "cuda-api": "cuda_api", "inline-asm": "cuda_asm", "float-atomic": "cuda_atomics", "cuda-compare": "cuda_compare",
+    "cuda-include": "cuda_include", "cuda-kernel": "cuda_kernel", "cuda-names": "cuda_names",
+    "cuda-namespace": "cuda_namespace", "cuda-query": "cuda_query", "warp-size": "cuda_warp",
+    "dependent-member-template": "cuda_typename", "dependent-type-temporary": "cuda_typename",
+    "manifest-command": "manifest_command", "manifest-env": "manifest_env", "manifest-fact": "manifest_fact",
+    "manifest-image": "manifest_image", "manifest-index": "manifest_index", "manifest-package": "manifest_package",
+    "compute-capability": "python_capability", "python": "python_code", "torch-version-use": "python_version",
+    "device-name-gate": "python_device_name",
+}
+
+
 def get(name: str) -> Matcher | None:
-    _load_all()
+    """The matcher registered under NAME (its module imported on first use), or None."""
+    if name not in _REGISTRY:
+        module = MATCHER_MODULES.get(name)
+        if module is None:
+            _load_all()
+        else:
+            importlib.import_module(f"{__name__}.{module}")
     return _REGISTRY.get(name)
 
 

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-# Each parser module registers itself for its file kinds as it is imported.
-from migrate.parse import cmake, cuda, docker, gitmodules, inferconfig, makefile, markdown  # noqa: F401
-from migrate.parse import pyproject, python, requirements, setup_py, shell, yamlfiles  # noqa: F401
-from migrate.model import Skipped, SourceFile
-from migrate.parse.document import Document, ParseError, parser_for, read_text
+import importlib
 
-__all__ = ["Document", "ParseError", "parse", "read_text"]
+from migrate.model import FileKind, Skipped, SourceFile
+from migrate.parse.document import Document, Parser, ParseError, parser_for, read_text
+
+__all__ = ["PARSER_MODULES", "Document", "ParseError", "parse", "read_text"]
+
+# The module of each kind's parser. A parser registers itself as its module is imported, and that happens when a file
+# of its kind is first parsed: a scan of CUDA files never imports the Python or manifest parsers and their libraries.
+PARSER_MODULES = {
+    FileKind.CUDA: "cuda", FileKind.CPP: "cuda", FileKind.C: "cuda", FileKind.PYTHON: "python",
+    FileKind.CMAKE: "cmake", FileKind.DOCKERFILE: "docker", FileKind.GITMODULES: "gitmodules",
+    FileKind.INFER_CONFIG: "inferconfig", FileKind.MAKEFILE: "makefile", FileKind.MARKDOWN: "markdown",
+    FileKind.PYPROJECT: "pyproject", FileKind.PIPFILE: "pyproject", FileKind.SETUP_CFG: "pyproject",
+    FileKind.REQUIREMENTS: "requirements", FileKind.SETUP_PY: "setup_py", FileKind.SHELL: "shell",
+    FileKind.CONDA: "yamlfiles", FileKind.COMPOSE: "yamlfiles", FileKind.CI_WORKFLOW: "yamlfiles",
+    FileKind.KUBERNETES: "yamlfiles", FileKind.YAML: "yamlfiles", FileKind.COG: "yamlfiles",
+}
 
 
 def parse(source: SourceFile, text: str | None = None) -> Document | Skipped:
@@ -16,8 +27,15 @@ def parse(source: SourceFile, text: str | None = None) -> Document | Skipped:
     try:
         if text is None:
             text = read_text(source)
-        return parser_for(source.kind)(source, text)
+        return _parser(source.kind)(source, text)
     except ParseError as exc:
         return Skipped(source.relpath, str(exc))
     except (RecursionError, MemoryError):
         return Skipped(source.relpath, "too deeply nested to parse")
+
+
+def _parser(kind: FileKind) -> Parser:
+    module = PARSER_MODULES.get(kind)
+    if module is not None:
+        importlib.import_module(f"{__name__}.{module}")
+    return parser_for(kind)

@@ -7,10 +7,6 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
-
 from migrate.parse.document import Document
 
 PACKAGE, INDEX, IMAGE, COMMAND, ENV, FACT, CMAKE = "package", "index", "image", "command", "env", "fact", "cmake"
@@ -85,6 +81,11 @@ def requirement_item(text: str, line: int, column: int, *, strict: bool = True) 
     """A pip requirement (name, specifier, extras, URL, wheel file) as a package item.
 
     strict: raise ValueError for text pip would reject; otherwise return None."""
+    # packaging is imported where a requirement is read: the CMake and ROCm status code of every scan import this
+    # module, and packaging's import costs more than a `check` of a few C++ files does.
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
     text = text.strip()
     wheel = _WHEEL.match(text.rsplit("/", 1)[-1].split("#", 1)[0])
     if wheel:
@@ -123,6 +124,8 @@ def location_items(value: str, line: int, column: int) -> list[Item]:
 
 
 def _local(version: str) -> str:
+    from packaging.version import InvalidVersion, Version
+
     try:
         return Version(version.replace("*", "0")).local or ""
     except InvalidVersion:

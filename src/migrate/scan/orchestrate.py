@@ -44,9 +44,12 @@ def scan(
     files: Iterable[Path] = (),
     progress: Progress | None = None,
     shortcuts: Shortcuts = Shortcuts(),
+    substitutions: bool = True,
 ) -> ScanResult:
-    """Scan ROOT (or only FILES inside it) and return every finding and skip, sorted."""
-    return scan_inputs(root, settings, inputs(root, settings, files), progress=progress, shortcuts=shortcuts)
+    """Scan ROOT (or only FILES inside it) and return every finding and skip, sorted (without the substitutions
+    that answer them when SUBSTITUTIONS is False: `check` reads only the findings)."""
+    found = inputs(root, settings, files)
+    return scan_inputs(root, settings, found, progress=progress, shortcuts=shortcuts, substitutions=substitutions)
 
 
 def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs:
@@ -79,7 +82,7 @@ def own_packages(root: Path) -> frozenset[str]:
 
 def scan_inputs(
     root: Path, settings: Settings, found: Inputs, *, progress: Progress | None = None,
-    shortcuts: Shortcuts = Shortcuts(),
+    shortcuts: Shortcuts = Shortcuts(), substitutions: bool = True,
 ) -> ScanResult:
     """Scan the files FOUND names: every finding and skip, sorted."""
     ruleset = ruleset_for(settings)
@@ -127,7 +130,7 @@ def scan_inputs(
             guarded=guarded,
             vendored_paths=tuple(sorted(s.relpath for s in sources if s.vendored)),
             baselined=baselined,
-            substitutions=propose(kept, settings.targets),
+            substitutions=propose(kept, settings.targets) if substitutions else (),
             guarded_findings=tuple(sorted(held, key=Finding.key)),
             rocm=status,
             unscanned=unscanned,

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import signal
 import time
 from collections.abc import Callable, Iterator
-from multiprocessing.pool import IMapIterator
+from typing import TYPE_CHECKING
 
 from migrate.config import Settings
 from migrate.model import FileResult, SourceFile
@@ -16,6 +15,9 @@ from migrate.parse.lexer import warm
 from migrate.ruleset import Ruleset
 from migrate.scan import prefilter
 from migrate.scan.file import TOKEN_KINDS, Shortcuts, scan_file
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import IMapIterator
 
 Progress = Callable[[int, int], None]
 PARALLEL_FROM = 64  # below this many files a process pool costs more than it saves
@@ -36,8 +38,12 @@ def computed(
             if progress:
                 progress(done, total)
         return
-    for kind in {s.kind for s in sources if s.kind in TOKEN_KINDS}:
-        warm(prefilter.table(ruleset, kind).tokens.words)  # compiled once here, shared by the forked workers
+    for kind in {s.kind for s in sources}:  # made once here (their matchers imported), shared by the forked workers
+        table = prefilter.table(ruleset, kind)
+        if kind in TOKEN_KINDS:
+            warm(table.tokens.words)
+    import multiprocessing  # here: `check` on a few files never starts a pool
+
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, shortcuts)) as pool:
         done = 0
@@ -60,9 +66,11 @@ def worker_count(settings: Settings) -> int:
 
 def _next_batch(batches: IMapIterator[list[FileResult]], deadline: float) -> list[FileResult] | None:
     """The next batch of results the workers finish before DEADLINE; None when they are all done or time is up."""
+    from multiprocessing import TimeoutError as PoolTimeout
+
     try:
         return batches.next(timeout=max(0.0, deadline - time.monotonic()))
-    except (StopIteration, multiprocessing.TimeoutError):
+    except (StopIteration, PoolTimeout):
         return None
 
 

@@ -9,8 +9,6 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
-
 from migrate import preproc, risk, rocm_status, targets
 from migrate.baseline import load as load_baseline
 from migrate.baseline import new_findings
@@ -23,6 +21,10 @@ from migrate.ruleset import Ruleset
 def without_first_party(findings: list[Finding], packages: frozenset[str], ruleset: Ruleset) -> list[Finding]:
     """Drop import and dependency findings of PACKAGES, those the repository defines itself: scanning DeepSpeed,
     its own `import deepspeed` and the `pip install deepspeed` of its README are not a dependency on DeepSpeed."""
+    if not packages:
+        return findings
+    from packaging.utils import canonicalize_name  # imported only here: `check` on a few files seldom needs it
+
     import_rules = {r.id for r in ruleset.rules if r.match.get("imports")}
     package_rules = {r.id for r in ruleset.rules if r.match.get("matcher") == "manifest-package"}
     names = {canonicalize_name(p) for p in packages}

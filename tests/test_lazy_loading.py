@@ -1,0 +1,59 @@
+"""Parsers and matchers are imported when a file or rule needs them: the tables that say where each lives are
+complete, and a scan of CUDA files leaves the Python and manifest code (and packaging) unimported."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import migrate.matchers
+import migrate.parse
+from migrate.matchers import MATCHER_MODULES
+from migrate.parse import PARSER_MODULES
+from migrate.parse.document import _PARSERS
+
+
+def test_every_matcher_is_found_where_the_table_says() -> None:
+    for info in pkgutil.iter_modules(migrate.matchers.__path__):
+        importlib.import_module(f"migrate.matchers.{info.name}")
+    registered = {name: matcher.function.__module__ for name, matcher in migrate.matchers._REGISTRY.items()}
+    assert registered == {name: f"migrate.matchers.{module}" for name, module in MATCHER_MODULES.items()}
+
+
+def test_every_parser_is_found_where_the_table_says() -> None:
+    for info in pkgutil.iter_modules(migrate.parse.__path__):
+        importlib.import_module(f"migrate.parse.{info.name}")
+    registered = {kind: parser.__module__ for kind, parser in _PARSERS.items()}
+    assert registered == {kind: f"migrate.parse.{module}" for kind, module in PARSER_MODULES.items()}
+
+
+SCAN_CUDA = """
+import sys
+from pathlib import Path
+from migrate.config import load_settings
+from migrate.scan import scan
+result = scan(Path(sys.argv[1]), load_settings(Path(sys.argv[1]), {"cache_dir": sys.argv[2]}))
+print(len(result.findings))
+for name in ("packaging", "multiprocessing", "migrate.parse.python", "migrate.matchers.python_code",
+             "migrate.parse.docker"):
+    print(name, name in sys.modules)
+"""
+
+
+def test_a_scan_of_cuda_files_imports_only_what_they_need(tmp_path: Path) -> None:
+    """As `check` runs on a machine that ran migrate before: the validated rules come from the cache."""
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "kernel.cu").write_text("__global__ void k(float* p) { cudaMalloc(&p, 4); }\n")
+    command = [sys.executable, "-c", SCAN_CUDA, str(tmp_path / "repo"), str(tmp_path / "cache")]
+    subprocess.run(command, capture_output=True, check=True)
+    (tmp_path / "repo" / "kernel.cu").write_text("__global__ void k(float* p) { cudaFree(p); }\n")
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    count, *loaded = done.stdout.splitlines()
+    assert int(count) >= 1
+    assert loaded == [
+        "packaging False", "multiprocessing False", "migrate.parse.python False", "migrate.matchers.python_code False",
+        "migrate.parse.docker False",
+    ]

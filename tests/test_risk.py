@@ -144,10 +144,24 @@ def test_renames_cost_nothing_where_the_build_hipifies() -> None:
     assert {risk.status_of(f, context, W) for f in renames("csrc/a.cu", 3)} == {"covered"}
 
 
-def test_tests_and_docs_weigh_less() -> None:
+@pytest.mark.parametrize("path, role", [
+    ("tests/test_model.py", "tests"), ("docs/install.md", "docs"), ("examples/run.py", "examples"),
+    ("benchmarks/bench.py", "benchmarks"), ("dev/cuda/variant.py", "development"), (".github/workflows/ci.yml", "ci"),
+])
+def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
     code = make("pkg/model.py", 1, "torch-version-cuda", "torch-version-check", Severity.MEDIUM)
-    test = replace(code, path="tests/test_model.py")
-    assert risk.assess([test], W).effort.high == pytest.approx(risk.assess([code], W).effort.high * W.light_factor)
+    off = replace(code, path=path)
+    found = risk.role_of(path, W)
+    assert found is not None and found.name == role and risk.role_of(code.path, W) is None
+    assert risk.assess([off], W).effort.high == pytest.approx(risk.assess([code], W).effort.high * found.factor)
+
+
+def test_a_development_folder_neither_floors_the_verdict_nor_builds_in_full() -> None:
+    variant = make("dev/cuda/attention_forward.cu", 7, "warp-lane-math", "warp-size-assumption", Severity.HIGH)
+    main = replace(variant, path="csrc/attention.cu")
+    assert risk.assess([main], W).verdict == "moderate"  # a high finding in kernel code floors at moderate
+    assert risk.assess([variant], W).verdict == "easy"  # GPU code of its own, but off the main path
+    assert risk.assess([variant], W).effort.high == pytest.approx(risk.assess([main], W).effort.high * 0.3)
 
 
 def test_components_follow_build_files_and_kernel_directories() -> None:

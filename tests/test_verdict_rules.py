@@ -162,8 +162,11 @@ def test_cuda_kernels_a_separate_rocm_backend_replaces_count_in_full(tmp_path, m
 def test_a_partly_ported_component_with_its_own_rocm_branches_is_review(tmp_path, monkeypatch) -> None:
     guarded = {**EXTENSION, "csrc/norm/norm.cu": GUARDED_WARP_KERNEL + WARP_KERNEL.replace("{n}", "a") + PLAIN_KERNEL,
                "csrc/norm/compat.cuh": "#if defined(USE_ROCM)\n#include <hip/hip_fp16.h>\n#endif\n",
+               "csrc/norm/graph.cuh": "#if defined(USE_ROCM)\n#define GRAPH_API hipGraph_t\n#endif\n",
                "rownorm/ext.py": "import torch\nif torch.version.hip:\n    FLAGS = ['-DUSE_ROCM']\n"}
     assert _verdict(tmp_path, "partial", guarded, monkeypatch) == ("partial", "easy")
+    one_guard = {**guarded, "csrc/norm/compat.cuh": "#pragma once\n", "csrc/norm/graph.cuh": "#pragma once\n"}
+    assert _verdict(tmp_path, "one-guard", one_guard, monkeypatch) == ("partial", "moderate")  # a guard or two
     unguarded = {**EXTENSION, "csrc/norm/norm.cu": WARP_KERNEL.replace("{n}", "a") + PLAIN_KERNEL}
     assert _verdict(tmp_path, "unported", unguarded, monkeypatch) == ("none", "moderate")
 

@@ -73,6 +73,7 @@ class Weights:
     code_floor: int
     substitution_steps: tuple[tuple[int, int], ...]  # (things to replace on the main path, the score they floor at)
     supported_factor: float
+    own_rocm_files: int
     status: Mapping[str, Any]
     vendored_factor: float
     guarded_credit: float
@@ -208,6 +209,7 @@ def _weights(raw: dict[str, Any]) -> Weights:
         code_floor=int(raw["score"]["code_floor"]),
         substitution_steps=tuple((int(s["count"]), int(s["floor"])) for s in raw["score"]["substitutions"]),
         supported_factor=float(raw["units"]["supported_factor"]),
+        own_rocm_files=int(raw["units"]["own_rocm_files"]),
         status=_status_params(raw["rocm_status"]),
         vendored_factor=float(raw["vendored_factor"]),
         guarded_credit=float(raw["guarded_credit"]),
@@ -249,6 +251,7 @@ class Context:
     rocm_builds: tuple[str, ...] = ()  # directories whose build file already has a ROCm branch ("" the root)
     level: str = "none"
     rocm_code: frozenset[str] = frozenset()  # components whose own code has ROCm branches (guards, HIP sources)
+    rocm_files: Mapping[str, int] = field(default_factory=dict)  # rocm_code's components: how many files have them
     replaced: frozenset[str] = frozenset()  # CUDA kernel components a separate ROCm backend stands in for
     _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
 
@@ -267,8 +270,12 @@ class Context:
         kinds = {"build", "guard", "hip-source", "runtime"}
         ported = frozenset(bare.component(e.path) for e in status.evidence if e.kind in kinds)
         rocm_builds = tuple(sorted({e.path.rpartition("/")[0] for e in status.evidence if e.kind == "build"}))
-        rocm_code = frozenset(bare.component(e.path) for e in status.evidence if e.kind in {"guard", "hip-source"})
-        return replace(bare, ported=ported, rocm_builds=rocm_builds, rocm_code=rocm_code)
+        files: dict[str, set[str]] = defaultdict(set)
+        for e in status.evidence:
+            if e.kind in {"guard", "hip-source"}:
+                files[bare.component(e.path)].add(e.path)
+        return replace(bare, ported=ported, rocm_builds=rocm_builds, rocm_code=frozenset(files),
+                       rocm_files={c: len(paths) for c, paths in files.items()})
 
     def seeing(self, findings: Iterable[Finding], weights: Weights) -> Context:
         """This context with the CUDA kernel components a separate ROCm backend stands in for: where the repository
@@ -276,26 +283,28 @@ class Context:
         ROCm branch compiles for CUDA are replaced on ROCm (flash-attention's CK sources), not ported."""
         if self.level == "none" or not self.rocm_code:
             return self
-        kernels = {self.component(f.path) for f in findings
-                   if f.status != "guarded" and not f.vendored and _kernel(f, weights) and on_main_path(f.path, weights)}
-        if not kernels or kernels & self.rocm_code:
+        kernels = [f for f in findings
+                   if f.status != "guarded" and not f.vendored and _kernel(f, weights) and on_main_path(f.path, weights)]
+        if {self.component(f.path) for f in kernels} & self.rocm_code:
             return self
-        return replace(self, replaced=frozenset(k for k in kernels if self._build_of(k) in self.rocm_builds))
+        blocked = {self.component(f.path) for f in kernels if f.severity == Severity.BLOCKER}
+        return replace(self, replaced=frozenset(k for k in blocked if self._build_of(k) in self.rocm_builds))
 
     def _build_of(self, component: str) -> str:
         """The directory of COMPONENT's build file ("" the root's)."""
         return "" if component == "." else (_nearest(component + "/", self._build_set) or "")
 
-    def runs(self, component: str) -> bool:
+    def runs(self, component: str, weights: Weights) -> bool:
         """COMPONENT already builds and runs on ROCm: in a supported repository, one with ROCm evidence of its own
-        (unless a separate backend replaces it); in a partly ported one, one whose own code has ROCm branches and
-        whose build hipifies it. What is left there is review, not porting, and it needs no new build."""
+        (unless a separate backend replaces it); in a partly ported one, one with ROCm branches in `own_rocm_files`
+        of its own files and a build that hipifies it. What is left there is review, not porting, and it needs no new build."""
         if component in self.replaced:
             return False
         if self.level == "supported":
             return component in self.ported
         hipified = "" in self._hipify_set or _nearest(component + "/", self._hipify_set) is not None
-        return self.level == "partial" and component in self.rocm_code and hipified
+        own = self.rocm_files.get(component, 0) >= weights.own_rocm_files
+        return self.level == "partial" and own and hipified
 
     def component(self, path: str) -> str:
         """The build unit of PATH: its nearest directory with a build file, else its kernel directory
@@ -513,14 +522,14 @@ def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded:
         groups[(where, finding.rule, finding.vendored)].append(i)
     for (_, _, vendored), group in groups.items():
         low, high = _group_cost([items[i] for i in group], [singles[i] for i in group], weights, vendored=vendored)
-        runs = any(context.runs(component[i]) for i in group)
+        runs = any(context.runs(component[i], weights) for i in group)
         factor = weights.supported_factor if runs else 1.0
         for i, (share_low, share_high) in _shared(group, singles, low * credit * factor, high * credit * factor):
             lows[i], highs[i] = share_low, share_high
     kernels: dict[str, list[int]] = defaultdict(list)
     for i in proper:
         finding = items[i]
-        if not finding.vendored and not context.runs(component[i]) and _kernel(finding, weights):
+        if not finding.vendored and not context.runs(component[i], weights) and _kernel(finding, weights):
             kernels[component[i]].append(i)
     fixed_low, fixed_high = weights.component_fixed
     for group in kernels.values():
@@ -694,7 +703,7 @@ def _floors(finding: Finding, context: Context, weights: Weights) -> Mapping[Sev
     component = context.component(finding.path)
     if component in context.replaced:
         return weights.floors
-    return weights.supported_floors if context.level == "supported" or context.runs(component) else weights.floors
+    return weights.supported_floors if context.level == "supported" or context.runs(component, weights) else weights.floors
 
 
 def _project_floors(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> list[Reason]:

@@ -25,7 +25,9 @@ setup(
 BINDING = """\
 #include <torch/extension.h>
 void launch_norm(float* x, int n);
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("norm", [](torch::Tensor x) { launch_norm(x.data_ptr<float>(), x.numel()); }); }
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("norm", [](torch::Tensor x) { launch_norm(x.data_ptr<float>(), x.numel()); });
+}
 """
 PLAIN_KERNEL = """\
 #include <cuda_runtime.h>
@@ -65,7 +67,8 @@ PTX_KERNEL = """\
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 __device__ void mma_tile(unsigned const* a, unsigned const* b, float* c) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }

@@ -196,7 +196,8 @@ def _weights(raw: dict[str, Any]) -> Weights:
         unit_exponent=float(raw["units"]["exponent"]),
         unit_cap=float(raw["units"]["cap"]),
         generated=re.compile(raw["units"]["generated"]),
-        roles=tuple(Role(str(name), re.compile(r["paths"]), float(r["factor"])) for name, r in raw["units"]["roles"].items()),
+        roles=tuple(Role(str(name), re.compile(role["paths"]), float(role["factor"]))
+                    for name, role in raw["units"]["roles"].items()),
         component_fixed=(float(raw["units"]["component_fixed"][0]), float(raw["units"]["component_fixed"][1])),
         others_share=float(raw["units"]["others_share"]),
         collection_min=int(raw["units"]["collection_min_programs"]),
@@ -283,8 +284,8 @@ class Context:
         ROCm branch compiles for CUDA are replaced on ROCm (flash-attention's CK sources), not ported."""
         if self.level == "none" or not self.rocm_code:
             return self
-        kernels = [f for f in findings
-                   if f.status != "guarded" and not f.vendored and _kernel(f, weights) and on_main_path(f.path, weights)]
+        kernels = [f for f in findings if f.status != "guarded" and not f.vendored and _kernel(f, weights)
+                   and on_main_path(f.path, weights)]
         if {self.component(f.path) for f in kernels} & self.rocm_code:
             return self
         blocked = {self.component(f.path) for f in kernels if f.severity == Severity.BLOCKER}
@@ -297,7 +298,8 @@ class Context:
     def runs(self, component: str, weights: Weights) -> bool:
         """COMPONENT already builds and runs on ROCm: in a supported repository, one with ROCm evidence of its own
         (unless a separate backend replaces it); in a partly ported one, one with ROCm branches in `own_rocm_files`
-        of its own files and a build that hipifies it. What is left there is review, not porting, and it needs no new build."""
+        of its own files and a build that hipifies it. What is left there is review, not porting, and it needs no
+        new build."""
         if component in self.replaced:
             return False
         if self.level == "supported":
@@ -703,7 +705,8 @@ def _floors(finding: Finding, context: Context, weights: Weights) -> Mapping[Sev
     component = context.component(finding.path)
     if component in context.replaced:
         return weights.floors
-    return weights.supported_floors if context.level == "supported" or context.runs(component, weights) else weights.floors
+    runs = context.level == "supported" or context.runs(component, weights)
+    return weights.supported_floors if runs else weights.floors
 
 
 def _project_floors(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> list[Reason]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from migrate import risk
 from migrate.errors import RuleFileError
-from migrate.model import Finding, Rule, ScanResult, Severity
+from migrate.model import Finding, Occurrence, Rule, ScanResult, Severity
 from migrate.data import data_path
 
 W = risk.load_weights()
@@ -144,10 +145,24 @@ def test_renames_cost_nothing_where_the_build_hipifies() -> None:
     assert {risk.status_of(f, context, W) for f in renames("csrc/a.cu", 3)} == {"covered"}
 
 
-def test_tests_and_docs_weigh_less() -> None:
+@pytest.mark.parametrize("path, role", [
+    ("tests/test_model.py", "tests"), ("docs/install.md", "docs"), ("examples/run.py", "examples"),
+    ("benchmarks/bench.py", "benchmarks"), ("dev/cuda/variant.py", "development"), (".github/workflows/ci.yml", "ci"),
+])
+def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
     code = make("pkg/model.py", 1, "torch-version-cuda", "torch-version-check", Severity.MEDIUM)
-    test = replace(code, path="tests/test_model.py")
-    assert risk.assess([test], W).effort.high == pytest.approx(risk.assess([code], W).effort.high * W.light_factor)
+    off = replace(code, path=path)
+    found = risk.role_of(path, W)
+    assert found is not None and found.name == role and risk.role_of(code.path, W) is None
+    assert risk.assess([off], W).effort.high == pytest.approx(risk.assess([code], W).effort.high * found.factor)
+
+
+def test_a_development_folder_neither_floors_the_verdict_nor_builds_in_full() -> None:
+    variant = make("dev/cuda/attention_forward.cu", 7, "warp-lane-math", "warp-size-assumption", Severity.HIGH)
+    main = replace(variant, path="csrc/attention.cu")
+    assert risk.assess([main], W).verdict == "moderate"  # a high finding in kernel code floors at moderate
+    assert risk.assess([variant], W).verdict == "easy"  # GPU code of its own, but off the main path
+    assert risk.assess([variant], W).effort.high == pytest.approx(risk.assess([main], W).effort.high * 0.3)
 
 
 def test_components_follow_build_files_and_kernel_directories() -> None:
@@ -422,3 +437,45 @@ def test_what_a_python_project_replaces_decides_between_trivial_easy_and_moderat
     image = make("Dockerfile", 1, "nvidia-cuda-image", "nvidia-docker", Severity.MEDIUM, substitutions=("cuda-image",))
     assert risk.assess([*env, image], W).verdict == "easy"  # two things to replace: more than installing wheels
     assert risk.assess([*env, bnb, image], W).verdict == "moderate"  # three things to replace on the main path
+
+
+def test_the_hardest_component_leads_the_score_and_the_others_add_half() -> None:
+    hard = [make(f"csrc/attn/k{i}.cu", 3, f"rule-{i}", "warp-size-assumption", Severity.HIGH) for i in range(6)]
+    small = [make("csrc/norm/n.cu", 3, "warp-lane-math", "warp-size-assumption", Severity.HIGH)]
+    alone, both = risk.assess(hard, W), risk.assess([*hard, *small], W)
+    other = risk.assess(small, W).effort
+    assert both.effort == alone.effort + other  # the effort reported is the sum
+    led = alone.effort.mid + W.others_share * other.mid
+    assert both.score == round(100 * (1 - math.exp(-led / W.scale_days)))
+    assert both.basis.startswith("the hardest component (csrc/attn) and 50% of the others")
+
+
+SEPARATE_BACKEND = risk.Context(
+    build_dirs=("csrc/layer_norm",), level="supported", rocm_builds=("",), rocm_code=frozenset({"csrc/attn_ck"}),
+    ported=frozenset({".", "csrc/attn_ck"}),
+)
+
+
+def test_cuda_kernels_beside_a_separate_rocm_backend_are_replaced_not_add_ons() -> None:
+    attn = make("csrc/attn/fwd_sm80.cu", 5, "inline-ptx", "inline-ptx", Severity.BLOCKER)
+    norm = make("csrc/layer_norm/ln.cu", 5, "inline-ptx", "inline-ptx", Severity.BLOCKER)  # its own build, no ROCm branch
+    context = SEPARATE_BACKEND.seeing([attn, norm], W)
+    assert context.replaced == frozenset({"csrc/attn"})
+    assert [risk.status_of(f, context, W) for f in (attn, norm)] == ["remaining", "optional-gap"]
+    assert risk.assess([attn, norm], W, context=SEPARATE_BACKEND).verdict == "hard"  # the unported floors
+    knows_rocm = replace(SEPARATE_BACKEND, rocm_code=SEPARATE_BACKEND.rocm_code | {"csrc/attn"},
+                         ported=SEPARATE_BACKEND.ported | {"csrc/attn"})
+    assert knows_rocm.seeing([attn, norm], W).replaced == frozenset()
+    assert risk.assess([attn, norm], W, context=knows_rocm).verdict == "easy"
+
+
+def test_a_package_the_main_path_trains_with_is_a_thing_to_replace() -> None:
+    env = [make("Dockerfile", 1, "nvidia-cuda-image", "nvidia-docker", Severity.MEDIUM, substitutions=("cuda-image",)),
+           make("Dockerfile", 2, "pytorch-cuda-index", "cuda-index-url", Severity.MEDIUM,
+                substitutions=("torch-cuda-wheels",))]
+    loads = make("train.py", 4, "python-hf-bitsandbytes", "cuda-only-dependency", Severity.LOW,
+                 substitutions=("bitsandbytes",), evidence="load_in_8bit=True,")
+    trains = replace(loads, occurrences=(Occurrence(9, 1, 9, "model = prepare_model_for_kbit_training(model)"),))
+    assert risk.assess([*env, loads], W).verdict == "easy"
+    assert risk.assess([*env, trains], W).verdict == "moderate"
+    assert risk.assess([*env, replace(trains, path="examples/train.py")], W).verdict == "easy"

@@ -73,7 +73,7 @@ class Assessment:
 def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     """RESULT assessed with WEIGHTS (default: the built-in rules/data/risk.yaml)."""
     weights = weights or risk.load_weights()
-    context = Context.of(result)
+    context = Context.of(result, weights)
     cited = {f.rule for f in result.findings}
     rules = {r.id: r for r in load_builtin().rules if r.id in cited}
     per_target = risk.per_target(result, rules, weights) if len(result.targets) > 1 else ()

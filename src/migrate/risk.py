@@ -33,6 +33,15 @@ class Category:
 
 
 @dataclass(frozen=True)
+class Role:
+    """A kind of folder off the main path (tests, docs, examples, development, CI) and what its work weighs."""
+
+    name: str
+    paths: re.Pattern[str]
+    factor: float
+
+
+@dataclass(frozen=True)
 class Phase:
     """One step of the porting checklist."""
 
@@ -51,18 +60,20 @@ class Weights:
     unit_exponent: float
     unit_cap: float
     generated: re.Pattern[str]
-    light_paths: re.Pattern[str]
-    light_factor: float
+    roles: tuple[Role, ...]
     component_fixed: tuple[float, float]
+    others_share: float
     collection_min: int
     collection_percentile: float
     kernel_floor: int
     install_floor: int
     install_files: re.Pattern[str]
+    training_uses: re.Pattern[str]
     environment_floor: int
     code_floor: int
     substitution_steps: tuple[tuple[int, int], ...]  # (things to replace on the main path, the score they floor at)
     supported_factor: float
+    own_rocm_files: int
     status: Mapping[str, Any]
     vendored_factor: float
     guarded_credit: float
@@ -185,18 +196,21 @@ def _weights(raw: dict[str, Any]) -> Weights:
         unit_exponent=float(raw["units"]["exponent"]),
         unit_cap=float(raw["units"]["cap"]),
         generated=re.compile(raw["units"]["generated"]),
-        light_paths=re.compile(raw["units"]["light_paths"]),
-        light_factor=float(raw["units"]["light_factor"]),
+        roles=tuple(Role(str(name), re.compile(role["paths"]), float(role["factor"]))
+                    for name, role in raw["units"]["roles"].items()),
         component_fixed=(float(raw["units"]["component_fixed"][0]), float(raw["units"]["component_fixed"][1])),
+        others_share=float(raw["units"]["others_share"]),
         collection_min=int(raw["units"]["collection_min_programs"]),
         collection_percentile=float(raw["units"]["collection_percentile"]),
         kernel_floor=int(raw["score"]["kernel_floor"]),
         install_floor=int(raw["score"]["install_floor"]),
         install_files=re.compile(raw["score"]["install_files"]),
+        training_uses=re.compile(raw["score"]["training_uses"]),
         environment_floor=int(raw["score"]["environment_floor"]),
         code_floor=int(raw["score"]["code_floor"]),
         substitution_steps=tuple((int(s["count"]), int(s["floor"])) for s in raw["score"]["substitutions"]),
         supported_factor=float(raw["units"]["supported_factor"]),
+        own_rocm_files=int(raw["units"]["own_rocm_files"]),
         status=_status_params(raw["rocm_status"]),
         vendored_factor=float(raw["vendored_factor"]),
         guarded_credit=float(raw["guarded_credit"]),
@@ -237,12 +251,17 @@ class Context:
     ported: frozenset[str] = frozenset()  # components with ROCm evidence of their own
     rocm_builds: tuple[str, ...] = ()  # directories whose build file already has a ROCm branch ("" the root)
     level: str = "none"
+    rocm_code: frozenset[str] = frozenset()  # components whose own code has ROCm branches (guards, HIP sources)
+    rocm_files: Mapping[str, int] = field(default_factory=dict)  # rocm_code's components: how many files have them
+    replaced: frozenset[str] = frozenset()  # CUDA kernel components a separate ROCm backend stands in for
     _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
 
     @classmethod
-    def of(cls, result: ScanResult) -> Context:
+    def of(cls, result: ScanResult, weights: Weights | None = None) -> Context:
         """The context of a scan (the default context when it carries no ROCm status)."""
-        return cls() if result.rocm is None else cls.from_status(result.rocm)
+        if result.rocm is None:
+            return cls()
+        return cls.from_status(result.rocm).seeing(result.findings, weights or load_weights())
 
     @classmethod
     def from_status(cls, status: RocmStatus) -> Context:
@@ -252,7 +271,42 @@ class Context:
         kinds = {"build", "guard", "hip-source", "runtime"}
         ported = frozenset(bare.component(e.path) for e in status.evidence if e.kind in kinds)
         rocm_builds = tuple(sorted({e.path.rpartition("/")[0] for e in status.evidence if e.kind == "build"}))
-        return replace(bare, ported=ported, rocm_builds=rocm_builds)
+        files: dict[str, set[str]] = defaultdict(set)
+        for e in status.evidence:
+            if e.kind in {"guard", "hip-source"}:
+                files[bare.component(e.path)].add(e.path)
+        return replace(bare, ported=ported, rocm_builds=rocm_builds, rocm_code=frozenset(files),
+                       rocm_files={c: len(paths) for c, paths in files.items()})
+
+    def seeing(self, findings: Iterable[Finding], weights: Weights) -> Context:
+        """This context with the CUDA kernel components a separate ROCm backend stands in for: where the repository
+        has ROCm code, but none in a component with CUDA kernel work on the main path, the kernels a build with a
+        ROCm branch compiles for CUDA are replaced on ROCm (flash-attention's CK sources), not ported."""
+        if self.level == "none" or not self.rocm_code:
+            return self
+        kernels = [f for f in findings if f.status != "guarded" and not f.vendored and _kernel(f, weights)
+                   and on_main_path(f.path, weights)]
+        if {self.component(f.path) for f in kernels} & self.rocm_code:
+            return self
+        blocked = {self.component(f.path) for f in kernels if f.severity == Severity.BLOCKER}
+        return replace(self, replaced=frozenset(k for k in blocked if self._build_of(k) in self.rocm_builds))
+
+    def _build_of(self, component: str) -> str:
+        """The directory of COMPONENT's build file ("" the root's)."""
+        return "" if component == "." else (_nearest(component + "/", self._build_set) or "")
+
+    def runs(self, component: str, weights: Weights) -> bool:
+        """COMPONENT already builds and runs on ROCm: in a supported repository, one with ROCm evidence of its own
+        (unless a separate backend replaces it); in a partly ported one, one with ROCm branches in `own_rocm_files`
+        of its own files and a build that hipifies it. What is left there is review, not porting, and it needs no
+        new build."""
+        if component in self.replaced:
+            return False
+        if self.level == "supported":
+            return component in self.ported
+        hipified = "" in self._hipify_set or _nearest(component + "/", self._hipify_set) is not None
+        own = self.rocm_files.get(component, 0) >= weights.own_rocm_files
+        return self.level == "partial" and own and hipified
 
     def component(self, path: str) -> str:
         """The build unit of PATH: its nearest directory with a build file, else its kernel directory
@@ -325,14 +379,18 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
     if finding.category == "cuda-build-config" and is_c(finding.path) and context.built_for_rocm(finding.path):
         return "guarded"  # a build macro test in code whose build already has a ROCm branch (it sets the macro)
     component = context.component(finding.path)
+    if component in context.replaced:
+        return "remaining"  # the CUDA kernels a separate ROCm backend replaces: the product, not an add-on
     if context.level == "supported" and context.ported and component != "." and component not in context.ported:
         return "optional-gap"
     return "remaining"
 
 
 def with_status(findings: Iterable[Finding], context: Context, weights: Weights) -> tuple[Finding, ...]:
-    """FINDINGS, each with its status in CONTEXT."""
-    return tuple(_in_status(f, status_of(f, context, weights)) for f in findings)
+    """FINDINGS, each with its status in CONTEXT (which learns from them what a separate ROCm backend replaces)."""
+    every = tuple(findings)
+    context = context.seeing(every, weights)
+    return tuple(_in_status(f, status_of(f, context, weights)) for f in every)
 
 
 def _in_status(finding: Finding, status: str) -> Finding:
@@ -385,8 +443,8 @@ def assess(
 ) -> Risk:
     """Score FINDINGS (GUARDED more already sit behind HIP guards) with WEIGHTS in CONTEXT (the project's
     build units and ROCm status; default: none known)."""
-    context = context or Context()
     every = ordered(findings)
+    context = (context or Context()).seeing(every, weights)
     status = [status_of(f, context, weights) for f in every]
     costs = _efforts(every, status, weights, guarded, context)
     remaining = [i for i, s in enumerate(status) if s == "remaining"]
@@ -394,16 +452,16 @@ def assess(
     components = _components(every, status, costs, context)
     total = _sum(costs, remaining)
     collection = _collection(components, context, weights)
-    floors = weights.supported_floors if context.level == "supported" else weights.floors
     if collection is not None:
         # a few blocked programs do not make the collection hard: the floors read the program that prices it
         program = _at_percentile(_programs(components, context), weights.collection_percentile)
         floored = [f for f in items if context.component(f.path) == program.name]
         effort, priced = collection.typical, f"the program 9 in 10 stay within ({program.name})"
     else:
-        floored, effort, priced = items, total, "the remaining work"
+        floored = items
+        effort, priced = _led(components, weights)
     reasons = [(_effort_score(effort, weights), f"{priced}: {format_days(effort)}")]
-    reasons += _severity_floor(floored, floors, weights)
+    reasons += _severity_floor(floored, context, weights)
     reasons += _project_floors(every, items, context, weights)
     score, basis = max(reasons, key=lambda r: r[0])  # the first of equals: effort before any floor
     blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
@@ -426,6 +484,17 @@ def assess(
     )
 
 
+def _led(components: tuple[Component, ...], weights: Weights) -> tuple[Effort, str]:
+    """The effort the score reads, in words: the hardest required component's, plus `others_share` of each other's."""
+    required = sorted((c for c in components if not c.optional), key=lambda c: -c.effort.mid)
+    if len(required) < 2 or required[1].effort.mid <= 0:
+        return sum((c.effort for c in required), Effort()), "the remaining work"
+    rest = sum((c.effort for c in required[1:]), Effort())
+    hardest = "the repository root" if required[0].name == "." else required[0].name
+    words = f"the hardest component ({hardest}) and {round(weights.others_share * 100)}% of the others"
+    return required[0].effort + rest.scaled(weights.others_share), words
+
+
 Costs = tuple[list[float], list[float]]  # low and high effort per finding, by index into the ordered findings
 
 
@@ -434,8 +503,8 @@ def finding_efforts(
 ) -> dict[Finding, Effort]:
     """Each finding's share of the effort: one decision per (component, rule) that grows slowly with its
     distinct APIs and files, plus a fixed cost per component with kernel work; covered and guarded cost 0."""
-    context = context or Context()
     items = ordered(findings)
+    context = (context or Context()).seeing(items, weights)
     lows, highs = _efforts(items, [status_of(f, context, weights) for f in items], weights, guarded, context)
     return {f: Effort(low, high) for f, low, high in zip(items, lows, highs)}
 
@@ -455,18 +524,19 @@ def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded:
         groups[(where, finding.rule, finding.vendored)].append(i)
     for (_, _, vendored), group in groups.items():
         low, high = _group_cost([items[i] for i in group], [singles[i] for i in group], weights, vendored=vendored)
-        runs = context.level == "supported" and any(_runs(component[i], context) for i in group)
+        runs = any(context.runs(component[i], weights) for i in group)
         factor = weights.supported_factor if runs else 1.0
         for i, (share_low, share_high) in _shared(group, singles, low * credit * factor, high * credit * factor):
             lows[i], highs[i] = share_low, share_high
     kernels: dict[str, list[int]] = defaultdict(list)
     for i in proper:
         finding = items[i]
-        if not finding.vendored and not _runs(component[i], context) and _kernel(finding, weights):
+        if not finding.vendored and not context.runs(component[i], weights) and _kernel(finding, weights):
             kernels[component[i]].append(i)
     fixed_low, fixed_high = weights.component_fixed
     for group in kernels.values():
-        for i, (share_low, share_high) in _shared(group, singles, fixed_low * credit, fixed_high * credit):
+        weight = max(_path_weight(items[i].path, weights) for i in group) * credit  # a dev folder's build weighs less
+        for i, (share_low, share_high) in _shared(group, singles, fixed_low * weight, fixed_high * weight):
             lows[i] += share_low
             highs[i] += share_high
     return lows, highs
@@ -479,12 +549,6 @@ def _sum(costs: Costs, indices: Iterable[int]) -> Effort:
         low += costs[0][i]
         high += costs[1][i]
     return Effort(low, high)
-
-
-def _runs(component: str, context: Context) -> bool:
-    """COMPONENT already builds and runs on ROCm (a supported repository, with evidence in this component):
-    what is left there is review, not porting, and it needs no new build."""
-    return context.level == "supported" and component in context.ported
 
 
 def _kernel(finding: Finding, weights: Weights) -> bool:
@@ -503,9 +567,23 @@ def _group_cost(
     files = {_file_unit(f.path, weights) for f in group}
     apis = {_api(f) for f in group}
     units = min(weights.unit_cap, max(len(files), len(apis)) ** weights.unit_exponent)
-    light = all(weights.light_paths.search(f.path) for f in group)
-    factor = units * (weights.light_factor if light else 1.0)
+    factor = units * max(_path_weight(f.path, weights) for f in group)
     return top_low * factor, top_high * factor
+
+
+def role_of(path: str, weights: Weights) -> Role | None:
+    """The role of the folder PATH sits in off the main path (tests, docs, examples, development, CI); None on it."""
+    return next((role for role in weights.roles if role.paths.search(path)), None)
+
+
+def on_main_path(path: str, weights: Weights) -> bool:
+    """PATH is on the main path: in no folder of a role off it."""
+    return role_of(path, weights) is None
+
+
+def _path_weight(path: str, weights: Weights) -> float:
+    role = role_of(path, weights)
+    return 1.0 if role is None else role.factor
 
 
 def _file_unit(path: str, weights: Weights) -> str:
@@ -608,16 +686,27 @@ def _python(path: str) -> bool:
 Reason = tuple[int, str]  # a score the project reads at least, and why, in words for the report
 
 
-def _severity_floor(items: list[Finding], floors: Mapping[Severity, int], weights: Weights) -> list[Reason]:
-    """The floor of the worst remaining severity (as the floors read it), citing the first finding that has it."""
-    worst, severity = None, Severity.INFO
-    for finding in items:  # the first finding of the worst severity
-        if worst is None or _floor_severity(finding, weights) > severity:
-            worst, severity = finding, _floor_severity(finding, weights)
-    floor = max((v for s, v in floors.items() if s <= severity), default=0)
-    if worst is None or not floor:
-        return []
-    return [(floor, f"a {severity.label} finding: {worst.rule} at {worst.path}:{worst.line}")]
+def _severity_floor(items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
+    """The highest floor a main-path finding's severity (as the floors read it) sets, citing the first that sets it.
+    A finding in a component that already runs on ROCm (or anywhere in a supported repository, but in the kernels a
+    separate ROCm backend replaces) reads the supported floors."""
+    best, cited = 0, ""
+    for finding in items:
+        if not on_main_path(finding.path, weights):
+            continue
+        severity = _floor_severity(finding, weights)
+        floor = max((v for s, v in _floors(finding, context, weights).items() if s <= severity), default=0)
+        if floor > best:
+            best, cited = floor, f"a {severity.label} finding: {finding.rule} at {finding.path}:{finding.line}"
+    return [(best, cited)] if best else []
+
+
+def _floors(finding: Finding, context: Context, weights: Weights) -> Mapping[Severity, int]:
+    component = context.component(finding.path)
+    if component in context.replaced:
+        return weights.floors
+    runs = context.level == "supported" or context.runs(component, weights)
+    return weights.supported_floors if runs else weights.floors
 
 
 def _project_floors(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
@@ -628,7 +717,7 @@ def _project_floors(every: list[Finding], items: list[Finding], context: Context
     found: list[Reason] = []
     if any(is_c(f.path) and not f.vendored for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
-    main = [f for f in items if not weights.light_paths.search(f.path)]
+    main = [f for f in items if on_main_path(f.path, weights)]
     environment = [f for f in main if phase_of(f, weights) == "environment"]
     replace = next((f for f in main if f.severity >= Severity.HIGH
                     and (phase_of(f, weights) == "environment" or _python(f.path))), None)
@@ -638,7 +727,8 @@ def _project_floors(every: list[Finding], items: list[Finding], context: Context
     check = next((f for f in main if f.severity >= Severity.MEDIUM and phase_of(f, weights) != "environment"), None)
     if check is not None:
         found.append((weights.code_floor, f"CUDA-specific code to check: {check.rule} at {check.path}:{check.line}"))
-    replaced = sorted({_decision(f) for f in environment if f.severity >= Severity.MEDIUM and f.substitutions})
+    replaced = sorted({_decision(f) for f in environment if f.severity >= Severity.MEDIUM and f.substitutions}
+                      | {_decision(f) for f in main if f.substitutions and _trains_with(f, weights)})
     if context.level != "supported":
         steps = [floor for count, floor in weights.substitution_steps if len(replaced) >= count]
         if steps:
@@ -648,6 +738,12 @@ def _project_floors(every: list[Finding], items: list[Finding], context: Context
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
                                              f"{install.path}:{install.line}"))
     return found
+
+
+def _trains_with(finding: Finding, weights: Weights) -> bool:
+    """FINDING (or a place it stands for) is Python that trains with its package (k-bit training, its optimizers)."""
+    places = (finding.evidence, *(o.evidence for o in finding.occurrences))
+    return _python(finding.path) and any(weights.training_uses.search(text) for text in places)
 
 
 def _decision(finding: Finding) -> str:
@@ -661,7 +757,7 @@ def _blocks_install(finding: Finding, weights: Weights) -> bool:
     fails or pulls a CUDA build, however well the code itself supports ROCm."""
     return (finding.severity >= Severity.HIGH and finding.category == "cuda-only-dependency"
             and weights.install_files.search(finding.path) is not None
-            and weights.light_paths.search(finding.path) is None)
+            and on_main_path(finding.path, weights))
 
 
 def verdict(score: int, weights: Weights) -> str:
@@ -680,8 +776,8 @@ def checklist(
     context: Context | None = None,
 ) -> tuple[ChecklistItem, ...]:
     """The phases of the port these findings need, in order; blockers apart; validation always last."""
-    context = context or Context()
     everything = ordered(findings)
+    context = (context or Context()).seeing(everything, weights)
     status = [status_of(f, context, weights) for f in everything]
     costs = _efforts(everything, status, weights, guarded, context)
     by_phase: dict[str, list[int]] = defaultdict(list)
@@ -735,7 +831,7 @@ def per_target(
         findings = [
             replace(f, severity=severity_for_target(f, rules.get(f.rule), result.targets, gfx)) for f in result.findings
         ]
-        entries.append((gfx, assess(findings, weights, guarded=result.guarded, context=Context.of(result))))
+        entries.append((gfx, assess(findings, weights, guarded=result.guarded, context=Context.of(result, weights))))
     return tuple(entries)
 
 

@@ -1,0 +1,181 @@
+"""Golden verdicts of small hand-written repositories, one pair per rule of the verdict model: the repository the
+rule is for, and a look-alike it must leave alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import init_repo
+from migrate.cli import cli
+
+SETUP_EXTENSION = """\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+setup(
+    name="rownorm",
+    ext_modules=[CUDAExtension("rownorm._C", ["csrc/norm/binding.cpp", "csrc/norm/norm.cu"])],
+    cmdclass={"build_ext": BuildExtension},
+)
+"""
+BINDING = """\
+#include <torch/extension.h>
+void launch_norm(float* x, int n);
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("norm", [](torch::Tensor x) { launch_norm(x.data_ptr<float>(), x.numel()); });
+}
+"""
+PLAIN_KERNEL = """\
+#include <cuda_runtime.h>
+__global__ void scale(float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= 0.5f;
+}
+void launch_norm(float* x, int n) { scale<<<(n + 255) / 256, 256>>>(x, n); }
+"""
+WARP_KERNEL = """\
+#include <cuda_runtime.h>
+__device__ float warp_sum(float v) {
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffff, v, offset);
+    return v;
+}
+__global__ void row_sum_{n}(const float* x, float* out, int cols) {
+    int lane = threadIdx.x % 32;
+    float v = 0.f;
+    for (int c = lane; c < cols; c += 32) v += x[blockIdx.x * cols + c];
+    v = warp_sum(v);
+    if (lane == 0) out[blockIdx.x] = v;
+}
+"""
+GUARDED_WARP_KERNEL = """\
+#include <cuda_runtime.h>
+#if defined(USE_ROCM)
+#define FULL_MASK 0xffffffffffffffffULL
+#else
+#define FULL_MASK 0xffffffffu
+#endif
+__device__ float warp_sum(float v) {
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffff, v, offset);
+    return v;
+}
+"""
+PTX_KERNEL = """\
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+__device__ void mma_tile(unsigned const* a, unsigned const* b, float* c) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ unsigned lane_mask() {
+    unsigned mask;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
+    return mask;
+}
+"""
+SETUP_TWO_BACKENDS = """\
+import os
+from setuptools import setup
+from torch.utils.cpp_extension import IS_HIP_EXTENSION, BuildExtension, CUDAExtension
+
+if IS_HIP_EXTENSION:
+    sources = ["csrc/attn_ck/api.cpp", "csrc/attn_ck/fwd.cpp"]
+else:
+    sources = ["csrc/attn/api.cpp", "csrc/attn/fwd_sm80.cu", "csrc/attn/bwd_sm80.cu"]
+
+setup(name="fastattn", ext_modules=[CUDAExtension("fastattn_2", sources)], cmdclass={"build_ext": BuildExtension})
+"""
+CK_SOURCE = """\
+#ifdef USE_ROCM
+#include <hip/hip_runtime.h>
+#endif
+#include <torch/extension.h>
+void attn_fwd_ck(torch::Tensor q, torch::Tensor k, torch::Tensor v);
+"""
+
+
+def _repo(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return init_repo(root)
+
+
+def _summary(root: Path, monkeypatch: pytest.MonkeyPatch) -> dict:  # type: ignore[type-arg]
+    monkeypatch.chdir(root.parent)
+    done = CliRunner().invoke(cli, ["scan", root.name, "--format", "json"])
+    assert done.exit_code == 0, done.output
+    return json.loads(done.stdout)["summary"]  # type: ignore[no-any-return]
+
+
+def _verdict(tmp_path: Path, name: str, files: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    summary = _summary(_repo(tmp_path / name, files), monkeypatch)
+    return summary["rocm_status"]["level"], summary["verdict"]
+
+
+EXTENSION = {"setup.py": SETUP_EXTENSION, "csrc/norm/binding.cpp": BINDING, "csrc/norm/norm.cu": PLAIN_KERNEL}
+VARIANTS = {f"dev/cuda/row_sum_v{n}.cu": WARP_KERNEL.replace("{n}", str(n)) for n in range(1, 9)}
+TWO_BACKENDS = {
+    "setup.py": SETUP_TWO_BACKENDS, "csrc/attn_ck/api.cpp": CK_SOURCE, "csrc/attn_ck/fwd.cpp": CK_SOURCE,
+    "csrc/attn/api.cpp": BINDING, "csrc/attn/fwd_sm80.cu": PTX_KERNEL,
+    "csrc/attn/bwd_sm80.cu": PTX_KERNEL + WARP_KERNEL.replace("{n}", "bwd"),
+    "fastattn/__init__.py": "import torch\nif torch.version.hip:\n    BACKEND = 'ck'\nelse:\n    BACKEND = 'cuda'\n",
+}
+TRAINING = {
+    "requirements.txt": "torch\ntransformers\npeft\nbitsandbytes\n",
+    "Dockerfile": "FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\n"
+                  "RUN pip install torch --index-url https://download.pytorch.org/whl/cu118\n",
+}
+FINETUNE = """\
+from peft import LoraConfig, get_peft_model, prepare_model_for_int8_training
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("base", load_in_8bit=True, device_map="auto")
+model = prepare_model_for_int8_training(model)
+model = get_peft_model(model, LoraConfig(r=8))
+"""
+GENERATE = """\
+import sys
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("base", load_in_8bit="--8bit" in sys.argv, device_map="auto")
+"""
+
+
+def test_a_development_folder_of_kernel_variants_is_not_the_main_path(tmp_path, monkeypatch) -> None:
+    assert _verdict(tmp_path, "plain", EXTENSION, monkeypatch) == ("none", "easy")
+    assert _verdict(tmp_path, "with-dev", {**EXTENSION, **VARIANTS}, monkeypatch) == ("none", "easy")
+    on_main = {**EXTENSION, **{p.replace("dev/cuda/", "csrc/norm/"): t for p, t in VARIANTS.items()}}
+    assert _verdict(tmp_path, "on-main", on_main, monkeypatch) == ("none", "moderate")
+
+
+def test_cuda_kernels_a_separate_rocm_backend_replaces_count_in_full(tmp_path, monkeypatch) -> None:
+    level, verdict = _verdict(tmp_path, "two-backends", TWO_BACKENDS, monkeypatch)
+    assert level == "supported" and verdict in {"hard", "very-hard"}
+    ported = {**TWO_BACKENDS, "csrc/attn/fwd_sm80.cu": GUARDED_WARP_KERNEL + PTX_KERNEL}  # the kernels know ROCm
+    assert _verdict(tmp_path, "ported-kernels", ported, monkeypatch) == ("supported", "easy")
+
+
+def test_a_partly_ported_component_with_its_own_rocm_branches_is_review(tmp_path, monkeypatch) -> None:
+    guarded = {**EXTENSION, "csrc/norm/norm.cu": GUARDED_WARP_KERNEL + WARP_KERNEL.replace("{n}", "a") + PLAIN_KERNEL,
+               "csrc/norm/compat.cuh": "#if defined(USE_ROCM)\n#include <hip/hip_fp16.h>\n#endif\n",
+               "csrc/norm/graph.cuh": "#if defined(USE_ROCM)\n#define GRAPH_API hipGraph_t\n#endif\n",
+               "rownorm/ext.py": "import torch\nif torch.version.hip:\n    FLAGS = ['-DUSE_ROCM']\n"}
+    assert _verdict(tmp_path, "partial", guarded, monkeypatch) == ("partial", "easy")
+    one_guard = {**guarded, "csrc/norm/compat.cuh": "#pragma once\n", "csrc/norm/graph.cuh": "#pragma once\n"}
+    assert _verdict(tmp_path, "one-guard", one_guard, monkeypatch) == ("partial", "moderate")  # a guard or two
+    unguarded = {**EXTENSION, "csrc/norm/norm.cu": WARP_KERNEL.replace("{n}", "a") + PLAIN_KERNEL}
+    assert _verdict(tmp_path, "unported", unguarded, monkeypatch) == ("none", "moderate")
+
+
+def test_a_recipe_that_trains_with_a_quantisation_package_replaces_it(tmp_path, monkeypatch) -> None:
+    assert _verdict(tmp_path, "recipe", {**TRAINING, "finetune.py": FINETUNE}, monkeypatch) == ("none", "moderate")
+    assert _verdict(tmp_path, "inference", {**TRAINING, "generate.py": GENERATE}, monkeypatch) == ("none", "easy")
+    example = {**TRAINING, "examples/finetune.py": FINETUNE}
+    assert _verdict(tmp_path, "example", example, monkeypatch) == ("none", "easy")

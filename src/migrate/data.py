@@ -39,7 +39,8 @@ def read_yaml(path: Path) -> Any:
 
 
 def table_rows(name: str) -> list[list[str]]:
-    """The rows of the tab-separated file rules/data/NAME, its header first, its `#` comment lines left out."""
+    """The rows of the tab-separated file rules/data/NAME, its header first, its `#` comment lines left out (read once
+    and shared: never change them)."""
     if name not in _KNOWN:
         with open(data_path(name), encoding="utf-8", newline="") as handle:
             _KNOWN[name] = list(csv.reader((line for line in handle if not line.startswith("#")), delimiter="\t"))

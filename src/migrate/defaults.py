@@ -8,5 +8,5 @@ DEFAULT_BASELINE = ".migrate-baseline.json"
 # Seconds a whole scan may take before it stops with what it has (files not reached are skipped, with the reason);
 # a tree of 200,000 files takes about a minute. A repository's own config may lower it, not raise it.
 DEFAULT_TIME_BUDGET = 600.0
-STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")  # how a port may go; auto picks from the build
 DEFAULT_FILE_TIME_BUDGET = 20.0  # seconds one file may take; past it the file is skipped (crafted input, not real code)
+STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")  # how a port may go; auto picks from the build

@@ -262,3 +262,26 @@ def test_the_collector_is_paused_inside_and_restored_after() -> None:
     with pytest.raises(ValueError), paused():
         raise ValueError("restored on errors too")
     assert gc.isenabled()
+
+
+def test_the_ruleset_cache_keeps_the_knowledge_files_a_check_reads(tmp_path: Path) -> None:
+    from migrate import data
+    from migrate.cache import rulesets
+
+    root = repo(tmp_path, files=1)
+    first = summary(scan(root, settings_for(tmp_path)))
+    [kept] = (tmp_path / "cache" / "rulesets").glob("*.json")
+    document = json.loads(kept.read_text())
+    assert sorted(document["knowledge"]) == sorted(rulesets._KNOWLEDGE)
+    assert document["knowledge"]["cuda_api_map.tsv"] == data.table_rows("cuda_api_map.tsv")
+    assert document["knowledge"]["risk.yaml"] == data.load_yaml("risk.yaml")
+    assert summary(scan(root, settings_for(tmp_path))) == first
+
+
+def test_knowledge_of_the_wrong_shape_in_the_ruleset_cache_is_left_out() -> None:
+    from migrate.cache import rulesets
+
+    document = {"knowledge": {"cuda_api_map.tsv": [["a", "b"], "not a row"], "risk.yaml": [1], "other.yaml": {},
+                              "hip_headers.yaml": {"headers": {}}}}
+    assert rulesets._knowledge_from(document) == {"hip_headers.yaml": {"headers": {}}}
+    assert rulesets._knowledge_from({"knowledge": []}) == {}

@@ -35,16 +35,17 @@ import sys
 from pathlib import Path
 from migrate.config import load_settings
 from migrate.scan import scan
-result = scan(Path(sys.argv[1]), load_settings(Path(sys.argv[1]), {"cache_dir": sys.argv[2]}))
+result = scan(Path(sys.argv[1]), load_settings(Path(sys.argv[1]), {"cache_dir": sys.argv[2]}), substitutions=False)
 print(len(result.findings))
 for name in ("packaging", "multiprocessing", "migrate.parse.python", "migrate.matchers.python_code",
-             "migrate.parse.docker"):
+             "migrate.parse.docker", "yaml", "statistics", "importlib.resources", "migrate.substitutions"):
     print(name, name in sys.modules)
 """
 
 
 def test_a_scan_of_cuda_files_imports_only_what_they_need(tmp_path: Path) -> None:
-    """As `check` runs on a machine that ran migrate before: the validated rules come from the cache."""
+    """As `check` runs on a machine that ran migrate before: the validated rules and the knowledge files (API map,
+    headers, risk weights) come from the cache, so no YAML is read."""
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "kernel.cu").write_text("__global__ void k(float* p) { cudaMalloc(&p, 4); }\n")
     command = [sys.executable, "-c", SCAN_CUDA, str(tmp_path / "repo"), str(tmp_path / "cache")]
@@ -55,5 +56,6 @@ def test_a_scan_of_cuda_files_imports_only_what_they_need(tmp_path: Path) -> Non
     assert int(count) >= 1
     assert loaded == [
         "packaging False", "multiprocessing False", "migrate.parse.python False", "migrate.matchers.python_code False",
-        "migrate.parse.docker False",
+        "migrate.parse.docker False", "yaml False", "statistics False", "importlib.resources False",
+        "migrate.substitutions False",
     ]

@@ -15,10 +15,9 @@ from typing import Any
 import click
 
 from migrate import __version__
-from migrate.defaults import DEFAULT_BASELINE, DEFAULT_TARGETS, DEFAULT_TIME_BUDGET
+from migrate.defaults import DEFAULT_BASELINE, DEFAULT_TARGETS, DEFAULT_TIME_BUDGET, STRATEGIES
 from migrate.errors import InputError, MigrateError, interrupted
 from migrate.model import Severity
-from migrate.port.plan import STRATEGIES
 from migrate.report.formats import FORMATS, REPORT_SUFFIXES, format_of
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130

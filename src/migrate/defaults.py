@@ -9,3 +9,4 @@ DEFAULT_BASELINE = ".migrate-baseline.json"
 # a tree of 200,000 files takes about a minute. A repository's own config may lower it, not raise it.
 DEFAULT_TIME_BUDGET = 600.0
 DEFAULT_FILE_TIME_BUDGET = 20.0  # seconds one file may take; past it the file is skipped (crafted input, not real code)
+STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")  # how a port may go; auto picks from the build

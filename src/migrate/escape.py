@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import re
 
-_SURROGATE = re.compile("[\udc80-\udcff]")
-_ANY_SURROGATE = re.compile("[\ud800-\udfff]")
+from migrate.lazyre import lazy_regex
+
+_SURROGATE = lazy_regex("[\udc80-\udcff]")
+_ANY_SURROGATE = lazy_regex("[\ud800-\udfff]")
 # What shows nothing, or moves text, where it stands: the format characters (Unicode category Cf: zero-width
 # spaces and joiners, the bidi marks, overrides and isolates, U+FEFF, the tag characters) and the line and
 # paragraph separators. `a.py` and `a\u200b.py` must not look the same in any report.
@@ -21,8 +23,8 @@ _INVISIBLE = (
     "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
 )
 # C0 and C1 controls and DEL (tab and newline too: one finding, one line), and the invisible characters.
-_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{_INVISIBLE}\ud800-\udfff]")
-_INVISIBLE_CHARACTER = re.compile(f"[{_INVISIBLE}]")
+_CONTROL = lazy_regex(f"[\x00-\x1f\x7f-\x9f{_INVISIBLE}\ud800-\udfff]")
+_INVISIBLE_CHARACTER = lazy_regex(f"[{_INVISIBLE}]")
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -39,7 +41,7 @@ def surrogates(text: str) -> str:
     return _ANY_SURROGATE.sub(_escaped, text) if _ANY_SURROGATE.search(text) else text
 
 
-_CONTROL_IN_DOCUMENT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
+_CONTROL_IN_DOCUMENT = lazy_regex(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
 
 
 def document(text: str) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate.cache import ReportMemo, open_memo
+from migrate.cache.reports import ReportMemo, open_memo
 from migrate.config import Settings
 from migrate.model import Severity
 from migrate.scan import Inputs, Progress, inputs, ruleset_for, scan_inputs

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import math
 import re
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from migrate import targets
 from migrate.data import data_path, load_yaml, read_yaml
@@ -173,7 +170,7 @@ def load_weights(path: Path | None = None) -> Weights:
     source = path or data_path("risk.yaml")
     try:
         return _weights(read_yaml(source) if path else load_yaml("risk.yaml"))
-    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
+    except (OSError, KeyError, TypeError, ValueError) as exc:
         raise RuleFileError(f"{source}: invalid risk weights: {exc}") from None
 
 
@@ -657,6 +654,8 @@ def _collection(components: tuple[Component, ...], context: Context, weights: We
         return None
     if sum(c.effort.mid for c in programs) < 0.6 * sum(c.effort.mid for c in required):
         return None
+    import statistics  # here: it costs `migrate check`, which never rolls up programs, 5 ms to import
+
     lows = statistics.median(c.effort.low for c in programs)
     highs = statistics.median(c.effort.high for c in programs)
     typical = _at_percentile(programs, weights.collection_percentile).effort

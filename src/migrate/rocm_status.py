@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from migrate import preproc
+from migrate.lazyre import LazyRegex, lazy_regex
 from migrate.model import Evidence, FileKind, Finding, RocmStatus
 from migrate.parse import ParseError
 from migrate.parse.cmake import commands
@@ -20,15 +21,15 @@ LEVELS = ("none", "partial", "supported")
 SOURCE_LISTS = frozenset({"cuda-only-source", "build-source"})  # what CMake compiles where: used, not cited
 # "hip"/"amd" not inside a word (ship, lambda); matched on lower-cased text, after a substring test that passes
 # over most files in C (a case-insensitive regex over every file cost a quarter of a scan).
-_HINT = re.compile(r"(?<![a-z])(?:hip|rocm|amd)|gfx\d|offload-arch|\bmi[123]\d\d")
+_HINT = lazy_regex(r"(?<![a-z])(?:hip|rocm|amd)|gfx\d|offload-arch|\bmi[123]\d\d")
 _WORDS = ("hip", "rocm", "amd", "gfx", "offload-arch", "mi1", "mi2", "mi3")
 _BUILD_NAMES = frozenset({"setup.py", "CMakeLists.txt", "pyproject.toml", "Makefile", "makefile", "GNUmakefile"})
-_BUILDER_PATH = re.compile(r"(?:^|/)(?:setup\.py|[^/]*build[^/]*\.py|op_builder/[^/]+\.py|builder/[^/]+\.py)$")
-Pattern = tuple[str, int, "re.Pattern[str]"]
+_BUILDER_PATH = lazy_regex(r"(?:^|/)(?:setup\.py|[^/]*build[^/]*\.py|op_builder/[^/]+\.py|builder/[^/]+\.py)$")
+Pattern = tuple[str, int, LazyRegex]
 
 
 def _p(kind: str, weight: int, regex: str) -> Pattern:
-    return (kind, weight, re.compile(regex, re.I))
+    return (kind, weight, lazy_regex(regex, re.I))
 
 
 _CMAKE = (
@@ -224,7 +225,7 @@ def _c_path(path: str) -> bool:
     return path.rpartition(".")[2].lower() in {"c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "s", "inl", "m", "mm"}
 
 
-_VARIANT = re.compile(r"(?<![a-z])(?:cuda|nvidia|cu\d{2,3})(?![a-z])", re.I)
+_VARIANT = lazy_regex(r"(?<![a-z])(?:cuda|nvidia|cu\d{2,3})(?![a-z])", re.I)
 
 
 def variants(findings: Iterable[Finding], paths: Iterable[str]) -> list[Finding]:
@@ -257,9 +258,9 @@ def _has_rocm_sibling(path: str, known: set[str]) -> bool:
     return False
 
 
-_SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|cuh|inl)$")
-_CUDA_TEST = re.compile(r"^(?:CUDA|CUDA_FOUND|CUDAToolkit_FOUND|USE_CUDA|WITH_CUDA|BUILD_CUDA|ENABLE_CUDA)$")
-_HIP_TEST = re.compile(r"HIP|ROCM|AMD", re.I)
+_SOURCE = lazy_regex(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|cuh|inl)$")
+_CUDA_TEST = lazy_regex(r"^(?:CUDA|CUDA_FOUND|CUDAToolkit_FOUND|USE_CUDA|WITH_CUDA|BUILD_CUDA|ENABLE_CUDA)$")
+_HIP_TEST = lazy_regex(r"HIP|ROCM|AMD", re.I)
 
 
 def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:

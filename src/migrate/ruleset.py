@@ -10,8 +10,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from migrate import matchers
 from migrate.bounded import Refused, read_bytes
 from migrate.data import rules_dir
@@ -77,6 +75,8 @@ def _rule_files(directories: Iterable[Path]) -> Iterator[Path]:
 
 
 def _load_file(path: Path) -> list[Rule]:
+    import yaml  # here, not at the top: `migrate check` takes the rules from the ruleset cache
+
     try:
         text = read_bytes(path, limit=MAX_RULE_FILE).decode("utf-8")
         document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
+from migrate.lazyre import lazy_regex
+
 TEMP_SUFFIX = ".migrate-tmp"
 
 
@@ -131,7 +133,7 @@ def leftovers(targets: Iterable[Path]) -> list[Path]:
     return found
 
 
-_TEMP_NAME = re.compile(r"(\..*\.)[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX), re.DOTALL)  # mkstemp's 8 random characters
+_TEMP_NAME = lazy_regex(r"(\..*\.)[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX), re.DOTALL)  # mkstemp's 8 random characters
 
 
 def make_dirs(path: Path) -> None:

@@ -8,9 +8,8 @@ is not the user's own or that others may write is refused, and a file in it that
 
 from __future__ import annotations
 
-from migrate.cache.reports import ReportMemo, open_memo
 from migrate.cache.results import Cache, open_cache
 from migrate.cache.rulesets import load_ruleset
 from migrate.cache.store import FORMAT, check_directory, namespace
 
-__all__ = ["FORMAT", "Cache", "ReportMemo", "check_directory", "load_ruleset", "namespace", "open_cache", "open_memo"]
+__all__ = ["FORMAT", "Cache", "check_directory", "load_ruleset", "namespace", "open_cache"]  # reports.py: the memo's own

@@ -1,4 +1,5 @@
-"""The validated rules kept as JSON (CACHE_DIR/rulesets/), so that `migrate check` on a few files skips the YAML."""
+"""The validated rules kept as JSON (CACHE_DIR/rulesets/), with the knowledge files a check reads, so that
+`migrate check` on a few files skips the YAML and the API map's TSV."""
 
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ from migrate.cache.store import (
     FORMAT, atomic_write, check_directory, code_digest, dumps, load_json, private_dir, prune, stable, tree_digest,
 )
 from migrate.config import Settings
+from migrate.data import known, remember
 from migrate.model import Rule, Severity
 from migrate.ruleset import Ruleset
 
 _RULE_FIELDS = [f.name for f in dataclasses.fields(Rule)]
 _SEVERITIES = tuple(Severity)
+# The knowledge files `migrate check` reads (the API map, headers, risk weights, GPU targets), kept with the rules.
+_KNOWLEDGE = ("cuda_api_map.tsv", "hip_headers.yaml", "risk.yaml", "gpu_archs.yaml")
 
 
 def load_ruleset(settings: Settings, load: Callable[[], Ruleset]) -> Ruleset:
@@ -33,8 +37,10 @@ def load_ruleset(settings: Settings, load: Callable[[], Ruleset]) -> Ruleset:
     directory = Path(settings.cache_dir)
     check_directory(directory)
     path = directory / "rulesets" / f"{_ruleset_key(settings)}.json"
-    found = _rules_from(load_json(path))
+    data = load_json(path)
+    found = _rules_from(data)
     if found is not None:
+        remember(_knowledge_from(data))
         return found
     ruleset = load()
     document = _rules_data(ruleset)
@@ -63,12 +69,36 @@ def _rules_data(ruleset: Ruleset) -> str | None:
         fields["by_wavefront"] = [[size, int(level)] for size, level in rule.by_wavefront]
         rules.append(fields)
     try:
-        text = dumps({"format": FORMAT, "rules": rules})
+        text = dumps({"format": FORMAT, "rules": rules, "knowledge": _knowledge()})
     except (TypeError, ValueError):
         return None
     back = _rules_from(json.loads(text))
     same = back == ruleset and back is not None and all(a.match == b.match for a, b in zip(back.rules, ruleset.rules))
     return text if same else None
+
+
+def _knowledge() -> dict[str, Any]:
+    """The knowledge files a check reads, those JSON gives back unchanged; none when one cannot be read (the scan
+    reports that where it reads the file)."""
+    try:
+        data = known(_KNOWLEDGE)
+    except (OSError, ValueError):
+        return {}
+    return {name: value for name, value in data.items() if json.loads(json.dumps(value)) == value}
+
+
+def _knowledge_from(data: dict[str, Any]) -> dict[str, Any]:
+    """The knowledge files in a cached ruleset DATA, less any of the wrong shape."""
+    found = data.get("knowledge")
+    if not isinstance(found, dict):
+        return {}
+    return {name: value for name, value in found.items() if name in _KNOWLEDGE and _shaped(name, value)}
+
+
+def _shaped(name: str, value: Any) -> bool:
+    if name.endswith(".tsv"):
+        return isinstance(value, list) and all(isinstance(row, list) for row in value)
+    return isinstance(value, dict)
 
 
 def _rules_from(data: Any) -> Ruleset | None:

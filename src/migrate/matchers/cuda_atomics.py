@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from migrate.lazyre import lazy_regex
 from migrate.matchers import Hit, names_in, register
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument
@@ -15,8 +16,8 @@ from migrate.parse.cuda import CudaDocument
 _ATOMIC_ADDS = ("atomicAdd", "atomicAdd_system", "atomicAdd_block", "unsafeAtomicAdd")
 _FLOAT_TYPE = r"(?:float|double|half|__half|__half2|half2|at::Half|c10::Half|at::BFloat16|c10::BFloat16|__nv_bfloat16" \
               r"|__nv_bfloat162|nv_bfloat16|__hip_bfloat16|scalar_t|accscalar_t|acc_t|opmath_t)"
-_CAST = re.compile(rf"(?:<|\()\s*(?:const\s+)?{_FLOAT_TYPE}\s*\*")
-_BASE = re.compile(r"^&?\s*\(?\s*([A-Za-z_]\w*)")
+_CAST = lazy_regex(rf"(?:<|\()\s*(?:const\s+)?{_FLOAT_TYPE}\s*\*")
+_BASE = lazy_regex(r"^&?\s*\(?\s*([A-Za-z_]\w*)")
 
 
 _NAMES = frozenset(_ATOMIC_ADDS)

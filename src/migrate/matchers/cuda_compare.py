@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from migrate.lazyre import lazy_regex
 from migrate.matchers import Hit, register
 from migrate.matchers.cuda_common import directive_head, in_directive
 from migrate.parse.cuda import CudaDocument
@@ -23,12 +24,12 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("'uses' must be true or false")
 
 
-_COMPARISON_AFTER = re.compile(
+_COMPARISON_AFTER = lazy_regex(
     r"[ \t]*(<=|>=|==|!=|<(?![<=])|>(?![>=]))[ \t]*(\(*[ \t]*[-!]?[ \t]*[A-Za-z_0-9]\w*)"
 )
 
 
-_COMPARISON_BEFORE = re.compile(r"([A-Za-z_0-9]\w*\)*)([ \t]*)(<=|>=|==|!=|<|>)[ \t]*$")
+_COMPARISON_BEFORE = lazy_regex(r"([A-Za-z_0-9]\w*\)*)([ \t]*)(<=|>=|==|!=|<|>)[ \t]*$")
 
 
 def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:

@@ -5,12 +5,12 @@ and a member template of a dependent class called with template arguments (`Sums
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import tree_sitter
 
+from migrate.lazyre import lazy_regex
 from migrate.matchers import Code, CodeTest, Hit, register
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, register_query
@@ -29,12 +29,12 @@ register_query(_TEMPORARIES)
 register_query(_MEMBER_TEMPLATE_CALLS)
 # A type by its name: CUB's collectives (BlockLoad, WarpReduce, ...) or a member type named ...T (BlockLoadT);
 # `Traits::make(x).run()` calls a static member function, which needs no `typename`.
-_TYPE_NAME = re.compile(r"^(?:Block|Warp|Device)[A-Z]\w*$|^[A-Z]\w*T$")
-_MAYBE = re.compile(r"::\s*(?:(?:Block|Warp|Device)[A-Z]\w*|[A-Z]\w*T)\s*\([^;()]*\)\s*\.")
+_TYPE_NAME = lazy_regex(r"^(?:Block|Warp|Device)[A-Z]\w*$|^[A-Z]\w*T$")
+_MAYBE = lazy_regex(r"::\s*(?:(?:Block|Warp|Device)[A-Z]\w*|[A-Z]\w*T)\s*\([^;()]*\)\s*\.")
 _TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "optional_type_parameter_declaration"})
 # a type parameter's spelling: T, Ktraits, Kernel_traits (not a macro namespace such as FLASH_NAMESPACE)
-_MAYBE_MEMBER_TEMPLATE = re.compile(r">\s*::\s*\w+\s*<[^;{}]*>\s*\(|\b(?:[A-Z]|[A-Z]\w*[a-z]\w*)\s*::\s*\w+\s*<[^;{}]*>\s*\(")
-_NAMES = re.compile(r"[A-Za-z_]\w*")
+_MAYBE_MEMBER_TEMPLATE = lazy_regex(r">\s*::\s*\w+\s*<[^;{}]*>\s*\(|\b(?:[A-Z]|[A-Z]\w*[a-z]\w*)\s*::\s*\w+\s*<[^;{}]*>\s*\(")
+_NAMES = lazy_regex(r"[A-Za-z_]\w*")
 
 
 def _maybe_temporary(code: Code) -> bool:

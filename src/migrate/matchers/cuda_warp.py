@@ -8,6 +8,7 @@ from typing import Any
 
 import tree_sitter
 
+from migrate.lazyre import lazy_regex
 from migrate.matchers import Code, CodeTest, Hit, names_in, register
 from migrate.model import FileKind, Severity
 from migrate.parse import Document
@@ -107,41 +108,41 @@ _TYPED_NAMES = """
 (field_declaration type: (_) @type declarator: (field_identifier) @name)
 """
 
-_FULL_MASK = re.compile(
+_FULL_MASK = lazy_regex(
     r"^(?:0x0*[fF]{8}[uUlL]*|4294967295[uUlL]*|~0[uU]|~0x0+[uU]"
     r"|\((?:unsigned|unsignedint|uint32_t|std::uint32_t|uint)\)-1"
     r"|(?:unsigned|uint32_t|std::uint32_t|uint)\(-1\)"
     r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)"
     r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))$"
 )
-_WARP_HELPER = re.compile(r"warp|shfl|shuffle", re.I)
+_WARP_HELPER = lazy_regex(r"warp|shfl|shuffle", re.I)
 
-_MASK_NAME = re.compile(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
+_MASK_NAME = lazy_regex(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 # A definition may carry a project prefix (`#define BNB_FULL_WARP_MASK 0xffffffffull`); a use is judged by the
 # name alone only without one (a prefixed macro is usually defined per platform in a header).
-_DEFINED_MASK_NAME = re.compile(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
-_SIZE_NAME = re.compile(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
-_LOG_SIZE_NAME = re.compile(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
-_FIVE = re.compile(r"^\(?\s*5[uUlL]*\s*\)?$")
-_THIRTY_TWO = re.compile(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
-_NARROW_TYPE = re.compile(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
+_DEFINED_MASK_NAME = lazy_regex(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
+_SIZE_NAME = lazy_regex(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
+_LOG_SIZE_NAME = lazy_regex(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
+_FIVE = lazy_regex(r"^\(?\s*5[uUlL]*\s*\)?$")
+_THIRTY_TWO = lazy_regex(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
+_NARROW_TYPE = lazy_regex(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
                           r"|uint32|UInt32|unsigned_int)$")
-_NARROW_LITERAL = re.compile(r"^\(?(?:0[xX][0-9a-fA-F]+|\d+)[uU]?\)?$")  # an int or unsigned literal: 32 bits
-_THREAD_BUILTIN = re.compile(r"\b(?:threadIdx|blockDim|thread_rank)\b")
-_THREAD_NAME = re.compile(
+_NARROW_LITERAL = lazy_regex(r"^\(?(?:0[xX][0-9a-fA-F]+|\d+)[uU]?\)?$")  # an int or unsigned literal: 32 bits
+_THREAD_BUILTIN = lazy_regex(r"\b(?:threadIdx|blockDim|thread_rank)\b")
+_THREAD_NAME = lazy_regex(
     r"^(?:tid|tidx|ltid|tx|lane|laneid|laneId|lane_id|laneIdx|lane_idx|lane_index|thread_id|threadId|thread_idx"
     r"|local_tid|local_id|linear_tid|thread_rank|thread_lane|warp_tid)$"
 )
 _LANE_LITERALS = {"&": ("31", "0x1f", "32-1"), "%": ("32",), ">>": ("5",), "/": ("32", "32.", "32.0", "32.f", "32.0f"),
                   "*": ("32",)}
 # kNThreads / 32, blockSize / 32: a warp count; warp_id * 32: a warp's first lane; lane_idx = i & 31: a lane.
-_THREAD_COUNT = re.compile(
+_THREAD_COUNT = lazy_regex(
     r"^(?:k_?)?(?:n_?|num_?|active_?|block_?|max_?)?threads(?:_?(?:per|in)_?(?:block|cta|tb|group|wg))?$"
     r"|^(?:k_?)?(?:max_?)?(?:block|cta)_?(?:size|dim|threads)(?:_?x)?$", re.I
 )
-_WARP_INDEX = re.compile(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
-_TARGETS = {"&": re.compile("lane", re.I), "%": re.compile("lane", re.I), ">>": re.compile("warp", re.I),
-            "/": re.compile("warp", re.I), "*": re.compile("lane|warp", re.I)}
+_WARP_INDEX = lazy_regex(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
+_TARGETS = {"&": lazy_regex("lane", re.I), "%": lazy_regex("lane", re.I), ">>": lazy_regex("warp", re.I),
+            "/": lazy_regex("warp", re.I), "*": lazy_regex("lane|warp", re.I)}
 _CONST_CONTEXTS = frozenset(
     {"template_argument_list", "static_assert_declaration", "enumerator", "case_statement", "bitfield_clause",
      "launch_bounds", "template_parameter_list", "preproc_if", "preproc_elif"}
@@ -439,8 +440,8 @@ def _warp_sized_loop(doc: CudaDocument, loop: Node) -> bool:
 
 # A constant by its spelling (WARP_SIZE, THREADS_PER_WARP, kWarpSize), not a run-time value (warp_size, warpSize);
 # PyTorch's C10_WARP_SIZE is defined per platform.
-_CONSTANT_SPELLING = re.compile(r"^(?!C10_)[A-Z][A-Z0-9_]*$|^k[A-Z_]\w*$")
-_THIRTY_TWO_VALUE = re.compile(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
+_CONSTANT_SPELLING = lazy_regex(r"^(?!C10_)[A-Z][A-Z0-9_]*$|^k[A-Z_]\w*$")
+_THIRTY_TWO_VALUE = lazy_regex(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
 
 
 def _is_size_name(name: str) -> bool:
@@ -547,15 +548,15 @@ _FULL_VALUE = (r"(?:0x0*f{8}(?![0-9a-f])|4294967295|~0u|~0x0+u"
                r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))")
 # Each all-lanes form by a literal that starts it (one alternation would stop at every `(`, `u` and `s`).
 _FULL_VALUE_FORMS = (
-    ("0x", re.compile(r"0x0*f{8}(?![0-9a-f])")),
+    ("0x", lazy_regex(r"0x0*f{8}(?![0-9a-f])")),
     ("4294967295", None),
-    ("~", re.compile(r"~0(?:x0+)?u|~(?:unsigned|uint32_t|std::uint32_t)\(0\)")),
-    (")-1", re.compile(r"\((?:unsigned|unsignedint|uint32_t|std::uint32_t|uint)\)-1")),
-    ("(-1)", re.compile(r"(?:unsigned|uint32_t|std::uint32_t|uint)\(-1\)"
+    ("~", lazy_regex(r"~0(?:x0+)?u|~(?:unsigned|uint32_t|std::uint32_t)\(0\)")),
+    (")-1", lazy_regex(r"\((?:unsigned|unsignedint|uint32_t|std::uint32_t|uint)\)-1")),
+    ("(-1)", lazy_regex(r"(?:unsigned|uint32_t|std::uint32_t|uint)\(-1\)"
                         r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)")),
 )
-_MASK_DEFINITION = re.compile(rf"mask\w*?[=(]?{_FULL_VALUE}")
-_MASK_NAMES = re.compile(r"\b(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask\b")  # _MASK_NAME, lower-case
+_MASK_DEFINITION = lazy_regex(rf"mask\w*?[=(]?{_FULL_VALUE}")
+_MASK_NAMES = lazy_regex(r"\b(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask\b")  # _MASK_NAME, lower-case
 _SYNC_NAMES = frozenset(
     [f"__shfl{kind}_sync" for kind in ("", "_up", "_down", "_xor")]
     + ["__ballot_sync", "__any_sync", "__all_sync", "__uni_sync", "__match_any_sync", "__match_all_sync", "__syncwarp"]
@@ -566,8 +567,8 @@ _INTRINSIC_NAMES = _SYNC_NAMES | frozenset(
     [f"__shfl{kind}" for kind in ("", "_up", "_down", "_xor")]
     + ["__ballot", "__any", "__all", "__activemask", "tiled_partition", "thread_block_tile"]
 )  # what _WARP_INTRINSIC matches, and the names of _FIXED_WIDTHS
-_HELPER_CALLS = tuple(re.compile(rf"{name}\w*{_W}(?:<[^;{{}}()]*>{_W})?\(") for name in ("warp", "shfl", "shuffle"))
-_WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized loops, fixed widths, dim3 with 32
+_HELPER_CALLS = tuple(lazy_regex(rf"{name}\w*{_W}(?:<[^;{{}}()]*>{_W})?\(") for name in ("warp", "shfl", "shuffle"))
+_WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized loops, fixed widths, dim3 with 32
     rf"__shared__[^;]*\[{_W}32u?{_W}\]",
     rf"for{_W}\([^{{}}]{{0,300}}?(?:(?:<|!=){_W}(?:32|0x20)u?{_NUMBER_END}|<={_W}(?:31|16)u?{_NUMBER_END}"
     rf"|={_W}16u?{_W};)",
@@ -579,26 +580,26 @@ _WARP_SHAPES = tuple(re.compile(p) for p in (  # __shared__ x[32], warp-sized lo
 # them, or a leading lookbehind, makes it try every position).
 _LANE_OPERATIONS = {  # the operator and literal pairs of _LANE_MATHS that _LANE_LITERALS keeps, by the operator
     # _is_lane_math judges them as; each regex starts with a literal so that the search runs in C
-    "&": re.compile(rf"&{_W}(?:31|0[xX]1[fF]|\({_W}32{_W}-{_W}1{_W}\)){_NUMBER_END}"),
-    "%": re.compile(rf"%{_W}32{_NUMBER_END}"),
-    "*": re.compile(rf"\*{_W}32{_NUMBER_END}"),
-    "/": re.compile(rf"/{_W}32{_NUMBER_END}"),
-    ">>": re.compile(rf">>{_W}5{_NUMBER_END}"),
-    "31&": re.compile(rf"31{_NUMBER_END}[uUlL]*{_W}&"),
-    "0x1f&": re.compile(rf"0[xX]1[fF]{_NUMBER_END}[uUlL]*{_W}&"),
-    "32*": re.compile(rf"32{_NUMBER_END}[uUlL]*{_W}\*"),
-    "bit": re.compile(rf"1[uU]?{_W}<<"),
-    "width": re.compile(rf">>{_W}\({_W}32{_W}-"),
-    "left-width": re.compile(rf"<<{_W}\({_W}32{_W}-"),
-    "cmp": re.compile(rf"lane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
-    "Cmp": re.compile(rf"Lane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
+    "&": lazy_regex(rf"&{_W}(?:31|0[xX]1[fF]|\({_W}32{_W}-{_W}1{_W}\)){_NUMBER_END}"),
+    "%": lazy_regex(rf"%{_W}32{_NUMBER_END}"),
+    "*": lazy_regex(rf"\*{_W}32{_NUMBER_END}"),
+    "/": lazy_regex(rf"/{_W}32{_NUMBER_END}"),
+    ">>": lazy_regex(rf">>{_W}5{_NUMBER_END}"),
+    "31&": lazy_regex(rf"31{_NUMBER_END}[uUlL]*{_W}&"),
+    "0x1f&": lazy_regex(rf"0[xX]1[fF]{_NUMBER_END}[uUlL]*{_W}&"),
+    "32*": lazy_regex(rf"32{_NUMBER_END}[uUlL]*{_W}\*"),
+    "bit": lazy_regex(rf"1[uU]?{_W}<<"),
+    "width": lazy_regex(rf">>{_W}\({_W}32{_W}-"),
+    "left-width": lazy_regex(rf"<<{_W}\({_W}32{_W}-"),
+    "cmp": lazy_regex(rf"lane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
+    "Cmp": lazy_regex(rf"Lane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
 }
 _OPERATOR = {"31&": "&", "0x1f&": "&", "32*": "*"}
-_ASSIGNED = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\(|\{)")
-_NEEDED_BY = {"bit": re.compile(r"threadIdx|[Ll]ane"), "width": re.compile(r"mask|[Ll]ane|threadIdx|[Ww]arp|WARP"),
-              "left-width": re.compile(r"mask|[Ll]ane|threadIdx|[Ww]arp|WARP")}
-_THREAD_VALUE = re.compile(r"(?:threadIdx|blockDim|thread_rank)\b")
-_BOUND_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:=(?!=)|\(|\{)")
+_ASSIGNED = lazy_regex(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\(|\{)")
+_NEEDED_BY = {"bit": lazy_regex(r"threadIdx|[Ll]ane"), "width": lazy_regex(r"mask|[Ll]ane|threadIdx|[Ww]arp|WARP"),
+              "left-width": lazy_regex(r"mask|[Ll]ane|threadIdx|[Ww]arp|WARP")}
+_THREAD_VALUE = lazy_regex(r"(?:threadIdx|blockDim|thread_rank)\b")
+_BOUND_NAME = lazy_regex(r"([A-Za-z_]\w*)\s*(?:=(?!=)|\(|\{)")
 
 
 def _statement(code: str, start: int, end: int) -> str:
@@ -654,7 +655,7 @@ def _maybe_full_mask(view: Code) -> bool:
     return sync and _MASK_NAMES.search(view.lower) is not None  # a mask named for all lanes, maybe via a macro
 
 
-_SYNC_ARGUMENT = re.compile(rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync{_W}\("
+_SYNC_ARGUMENT = lazy_regex(rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync{_W}\("
                             rf"{_W}([A-Za-z_]\w*|(?:0x[0-9a-f]+|\d+)u?){_W},|__syncwarp{_W}\({_W}([A-Za-z_]\w*|(?:0x[0-9a-f]+|\d+)u?)"
                             rf"{_W}\)")
 
@@ -674,7 +675,7 @@ def _maybe_narrow_mask(view: Code) -> bool:
     return False
 
 
-_SIZE_VALUE = re.compile(rf"warp\w*{_W}(?:={_W})?\(?{_W}(32|0x20|5){_NUMBER_END}")
+_SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W})?\(?{_W}(32|0x20|5){_NUMBER_END}")
 
 
 def _maybe_size_constant(view: Code) -> bool:
@@ -699,7 +700,7 @@ def _maybe_literal_size(view: Code) -> bool:
     return any(p.search(code) for p in _WARP_SHAPES)
 
 
-_CONSTANT_NAMES = re.compile(r"\b(?:[A-Z0-9_]*WARP[A-Z0-9_]*|k\w*Warp\w*)\b")
+_CONSTANT_NAMES = lazy_regex(r"\b(?:[A-Z0-9_]*WARP[A-Z0-9_]*|k\w*Warp\w*)\b")
 
 
 def _maybe_size_name_use(view: Code) -> bool:

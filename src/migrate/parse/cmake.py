@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 
+from migrate.lazyre import lazy_regex
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import ParseError, register
 from migrate.parse.manifest import CMAKE, Item, ManifestDocument, Positions, arch_flag_items
 
-_COMMAND = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_BRACKET = re.compile(r"\[(=*)\[")
+_COMMAND = lazy_regex(r"[A-Za-z_][A-Za-z0-9_]*")
+_BRACKET = lazy_regex(r"\[(=*)\[")
 
 
 def _skip_space_and_comments(text: str, i: int) -> int:
@@ -109,7 +110,7 @@ def parse_cmake(source: SourceFile, text: str) -> ManifestDocument:
     return doc
 
 
-_HIP_CONDITION = re.compile(r"(?:^|_)(?:HIP|ROCM|AMD|HIPCC)(?:_|$)|^(?:hip|rocm)$|\bHIP\b", re.I)
+_HIP_CONDITION = lazy_regex(r"(?:^|_)(?:HIP|ROCM|AMD|HIPCC)(?:_|$)|^(?:hip|rocm)$|\bHIP\b", re.I)
 
 
 def hip_branches(found: list[Item]) -> list[tuple[int, int]]:

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from migrate.bounded import Refused, read_source
+from migrate.lazyre import lazy_regex
 from migrate.model import FileKind, Skipped, SourceFile
 
 # A line this long is data, not code (a minified bundle, an embedded blob, generated tables): matching it
 # would only repeat the blob in every finding.
 LONG_LINE = 10_000
 EVIDENCE = 240  # characters of a long line kept around a finding, so evidence never grows with the line
-_SUPPRESS = re.compile(r"(?:#|//|/\*)\s*migrate:\s*ignore(?:\[([^\]]*)\])?")
+_SUPPRESS = lazy_regex(r"(?:#|//|/\*)\s*migrate:\s*ignore(?:\[([^\]]*)\])?")
 _ALL_RULES = "*"
 
 

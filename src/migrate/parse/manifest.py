@@ -7,17 +7,18 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
+from migrate.lazyre import lazy_regex
 from migrate.parse.document import Document
 
 PACKAGE, INDEX, IMAGE, COMMAND, ENV, FACT, CMAKE = "package", "index", "image", "command", "env", "fact", "cmake"
 READ = "env-read"  # a shell expansion of a variable ($NAME, ${NAME:-default})
-NVCC_ARCH_FLAG = re.compile(
+NVCC_ARCH_FLAG = lazy_regex(
     r"^(?:-gencode(?:=.*)?|--generate-code(?:=.*)?|(?:-arch|--gpu-architecture)=(?:sm|compute)_\w+|"
     r"-code=(?:sm|compute)_\w+.*|arch=compute_\w+,code=.*|(?:sm|compute)_\d+[a-z]?)$"
 )
-LOCATION = re.compile(r"^(?:(?:git|hg|svn|bzr)\+|https?://|file:|\.{1,2}/|/)")  # a requirement given as a place
-_ARCHIVE_SUFFIX = re.compile(r"(?:\.git|\.zip|\.tar\.gz|\.tgz)$")
-_WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
+LOCATION = lazy_regex(r"^(?:(?:git|hg|svn|bzr)\+|https?://|file:|\.{1,2}/|/)")  # a requirement given as a place
+_ARCHIVE_SUFFIX = lazy_regex(r"(?:\.git|\.zip|\.tar\.gz|\.tgz)$")
+_WHEEL = lazy_regex(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 
 
 @dataclass(frozen=True)

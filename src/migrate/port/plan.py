@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from migrate.model import Finding, Skipped
 
-STRATEGIES = ("auto", "extension", "cmake", "make", "header", "fork")  # how a port may go; auto picks from the build
 
 if TYPE_CHECKING:
     from migrate.apimap import Version

@@ -9,12 +9,13 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from migrate.bounded import Refused, read_source
+from migrate.defaults import STRATEGIES
 from migrate.errors import InputError
 from migrate.model import FileKind, Finding, Skipped, SourceFile
 from migrate.port.buildsys import compat_changes
 from migrate.port.extension import extension_changes
 from migrate.port.guards import HIP_MACRO, guard_changes, repo_facts
-from migrate.port.plan import STRATEGIES, FileChange, Plan
+from migrate.port.plan import FileChange, Plan
 
 if TYPE_CHECKING:
     from migrate.config import Settings

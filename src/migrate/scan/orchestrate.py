@@ -17,12 +17,11 @@ from migrate.data import rules_dir
 from migrate.discover import discover
 from migrate.gcpause import paused
 from migrate.gitdiff import Changes, changed_lines
-from migrate.model import Evidence, FileResult, Finding, ScanResult, Skipped, SourceFile, ordered
+from migrate.model import Evidence, FileResult, Finding, ScanResult, Skipped, SourceFile, Substitution, ordered
 from migrate.ruleset import Ruleset, load, load_builtin
 from migrate.scan import pool, project
 from migrate.scan.file import Shortcuts
 from migrate.scan.pool import Progress
-from migrate.substitutions import propose
 
 
 @dataclass(frozen=True)
@@ -130,11 +129,17 @@ def scan_inputs(
             guarded=guarded,
             vendored_paths=tuple(sorted(s.relpath for s in sources if s.vendored)),
             baselined=baselined,
-            substitutions=propose(kept, settings.targets) if substitutions else (),
+            substitutions=_substitutions(kept, settings) if substitutions else (),
             guarded_findings=tuple(sorted(held, key=Finding.key)),
             rocm=status,
             unscanned=unscanned,
         )
+
+
+def _substitutions(findings: tuple[Finding, ...], settings: Settings) -> tuple[Substitution, ...]:
+    from migrate.substitutions import propose  # here: `check` and `baseline` never ask for substitutions
+
+    return propose(findings, settings.targets)
 
 
 def ruleset_for(settings: Settings) -> Ruleset:

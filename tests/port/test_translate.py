@@ -290,6 +290,21 @@ def test_cu_file_gets_the_runtime_header_once_before_its_first_directive() -> No
     assert not translate_bytes(source, "k.cuh").changed and not translate_bytes(source, "k.cpp").changed
 
 
+def test_a_comment_naming_the_runtime_header_does_not_stand_for_its_include() -> None:
+    source = b"// ported from CUDA; see hip/hip_runtime.h\n__global__ void k() {}\n"
+    out = translate_bytes(source, "k.cu").translated
+    assert out == b"// ported from CUDA; see hip/hip_runtime.h\n#include <hip/hip_runtime.h>\n__global__ void k() {}\n"
+    assert translate_bytes(out, "k.cu").translated == out
+
+
+def test_roc_names_the_rocblas_types() -> None:
+    source = b"cuComplex a; cuDoubleComplex b; __half *h; __nv_bfloat16 *bf;\n"
+    roc = translate_bytes(source, "t.cpp", make_options(roc=True)).translated
+    assert roc == b"rocblas_float_complex a; rocblas_double_complex b; rocblas_half *h; rocblas_bfloat16 *bf;\n"
+    hip = translate_bytes(source, "t.cpp", make_options(rocm="6.2")).translated
+    assert hip == b"hipComplex a; hipDoubleComplex b; __half *h; __hip_bfloat16 *bf;\n"
+
+
 def test_warp_intrinsics_follow_the_rocm_release() -> None:
     source = (INPUTS / "warp.cu").read_bytes()
     old = translate_bytes(source, "warp.cu", make_options(rocm="5.2"))
@@ -354,6 +369,19 @@ def test_cub_namespace_renamed_only_where_cub_is_included() -> None:
     (b"cudaEventCreate(e, cudaEventDisableTiming)", b"hipEventCreateWithFlags(e, hipEventDisableTiming)"),
     (b"cudaEventCreate(e)", b"hipEventCreate(e)"),
     (b"cudaMalloc3DArray(a, d, x, 2)", b"hipMalloc3DArray(a, d, x, 2)"),  # an unexpected arity is left alone
+    (b"cudaMallocHost(&buf, n)", b"hipHostMalloc(&buf, n, hipHostMallocDefault)"),
+    (b"cudaHostAlloc(&buf, n, cudaHostAllocMapped)", b"hipHostMalloc(&buf, n, hipHostMallocMapped)"),
+    # CUDA 12's three-argument form; CUDA 11's five arguments are HIP's own
+    (b"cudaGraphInstantiate(&exec, g, 0)", b"hipGraphInstantiateWithFlags(&exec, g, 0)"),
+    (b"cudaGraphInstantiate(&exec, g, 0, 0, 0)", b"hipGraphInstantiate(&exec, g, 0, 0, 0)"),
+    (b"cusparseSpSM_solve(h, a, b, &one, A, B, C, t, alg, d)",
+     b"hipsparseSpSM_solve(h, a, b, &one, A, B, C, t, alg, d, nullptr)"),
+    (b"cuOccupancyMaxPotentialBlockSizeWithFlags(&g, &b, fn, 0, 64, 0, 1)",
+     b"hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&g, &b, fn, 64, 0, 1)"),
+    (b"cudaGraphAddMemcpyNodeToSymbol(&n, g, 0, 0, table, src, 8, 0, cudaMemcpyHostToDevice)",
+     b"hipGraphAddMemcpyNodeToSymbol(&n, g, 0, 0, HIP_SYMBOL(table), src, 8, 0, hipMemcpyHostToDevice)"),
+    (b"cudaGraphExecMemcpyNodeSetParamsFromSymbol(e, n, dst, table, 8, 0, cudaMemcpyDeviceToHost)",
+     b"hipGraphExecMemcpyNodeSetParamsFromSymbol(e, n, dst, HIP_SYMBOL(table), 8, 0, hipMemcpyDeviceToHost)"),
 ])
 def test_call_rewrites_follow_the_number_of_arguments(call: bytes, translated: bytes) -> None:
     source = b"void f() { " + call + b"; }\n"

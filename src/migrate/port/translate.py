@@ -33,6 +33,8 @@ _PERL_WARNING = re.compile(r"warning:\s*(?:(?P<file>[^\s:]+):)?\s*#?(?P<line>\d+
 _CLANG_WARNING = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): warning: (?P<msg>.*)$", re.M)
 _CLANG_UNCONVERTED = re.compile(r"UNCONVERTED refs count:\s*(\d+)")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
+# An include of the HIP runtime (a comment or string that names the header does not count).
+_INCLUDES_RUNTIME = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]' + re.escape(_RUNTIME_HEADER.encode()) + rb'[>"]', re.M)
 _WIDE_LITERAL = re.compile(r"(?i)(?:0x[0-9a-f]+|[0-9]+)(?:ull|llu|ul|lu|ll|l)")
 
 
@@ -148,7 +150,7 @@ def translate_file(path: Path, relpath: str, engine: Engine, *, limit: int = DEF
 def translate_bytes(data: bytes, relpath: str, options: Options = Options()) -> Translation:
     """The builtin engine: rename CUDA identifiers and headers, fix the calls HIP wants otherwise, keep every
     other byte; a .cu file gets the HIP runtime header nvcc would have included implicitly."""
-    needs_runtime = relpath.endswith(".cu") and _RUNTIME_HEADER.encode() not in data
+    needs_runtime = relpath.endswith(".cu") and _INCLUDES_RUNTIME.search(data) is None
     if not needs_runtime and not _might_change(data):
         return Translation(relpath, data, data, "builtin")
     text, encoding, bom = _decode(data)
@@ -177,7 +179,8 @@ def _candidates() -> frozenset[bytes]:
     hmap = header_map()
     names = {n for n, e in api_map().items() if e.is_rename or not e.has_hip or e.library == "cudnn"}
     rules = engine_rules()
-    names |= set(hmap.namespaces) | set(rules.renames) | set(rules.versioned_renames) | rules.warp.names
+    names |= set(hmap.namespaces) | set(rules.renames) | set(rules.versioned_renames) | set(rules.roc_renames)
+    names |= rules.warp.names
     names |= {re.split(r"[./]", h)[0] for h in [*hmap.headers, *hmap.roc_headers, *(p for p, _ in hmap.prefixes)]}
     return frozenset(n.encode() for n in names)
 
@@ -231,7 +234,7 @@ def _token_names() -> frozenset[str]:
     """Every identifier the engine looks at: CUDA names, namespaces, its own renames, the warp intrinsics."""
     rules = engine_rules()
     return frozenset(api_map().keys() | header_map().namespaces.keys() | rules.renames.keys()
-                     | rules.versioned_renames.keys() | rules.warp.names)
+                     | rules.versioned_renames.keys() | rules.roc_renames.keys() | rules.warp.names)
 
 
 def _is_namespace(doc: CudaDocument, token: Token) -> bool:
@@ -255,9 +258,10 @@ def _includes_library(doc: CudaDocument, namespace: str) -> bool:
 def _target_name(name: str, options: Options) -> str | None:
     """The name NAME becomes (itself when it stays), or None when it has no translation to report."""
     entry = lookup(name)
-    if options.roc and entry is not None and entry.roc_name:
-        return entry.roc_name
-    renamed = engine_rules().rename(name, options.rocm_version)
+    rules = engine_rules()
+    if options.roc and (roc_name := rules.roc_renames.get(name) or (entry.roc_name if entry else "")):
+        return roc_name
+    renamed = rules.rename(name, options.rocm_version)
     if renamed is not None:
         return renamed or None
     if entry is None:

@@ -290,6 +290,20 @@ def test_cu_file_gets_the_runtime_header_once_before_its_first_directive() -> No
     assert not translate_bytes(source, "k.cuh").changed and not translate_bytes(source, "k.cpp").changed
 
 
+@pytest.mark.parametrize(("source", "translated"), [
+    (b"#pragma once\n#include <cstdio>\n", b"#pragma once\n#include <hip/hip_runtime.h>\n#include <cstdio>\n"),
+    (b"// g\n#ifndef G_CUH\n#define G_CUH\nint g;\n#endif\n",
+     b"// g\n#ifndef G_CUH\n#include <hip/hip_runtime.h>\n#define G_CUH\nint g;\n#endif\n"),
+    (b"#ifndef G_CUH\n#pragma once\n#define G_CUH\n#endif\n",
+     b"#ifndef G_CUH\n#include <hip/hip_runtime.h>\n#pragma once\n#define G_CUH\n#endif\n"),
+    # not a guard: the #ifndef tests another name than it defines, or defines nothing first
+    (b"#ifndef N\n#define M 1\n#endif\n", b"#include <hip/hip_runtime.h>\n#ifndef N\n#define M 1\n#endif\n"),
+    (b"#ifndef N\nint n;\n#define N\n#endif\n", b"#include <hip/hip_runtime.h>\n#ifndef N\nint n;\n#define N\n#endif\n"),
+])
+def test_runtime_header_goes_inside_the_include_guard_and_after_pragma_once(source: bytes, translated: bytes) -> None:
+    assert translate_bytes(source, "g.cu").translated == translated
+
+
 def test_a_comment_naming_the_runtime_header_does_not_stand_for_its_include() -> None:
     source = b"// ported from CUDA; see hip/hip_runtime.h\n__global__ void k() {}\n"
     out = translate_bytes(source, "k.cu").translated

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from tree_sitter import Node
+
 from migrate.apimap import ApiEntry, CallRule, Version, api_map, engine_rules, header_map, lookup, parse_version
 from migrate.bounded import Refused, read_bytes
 from migrate.defaults import DEFAULT_MAX_FILE_SIZE
@@ -424,14 +426,31 @@ def _launch_edits(doc: CudaDocument) -> Iterator[Edit]:
 
 
 def _runtime_include(doc: CudaDocument) -> Iterator[Edit]:
-    """`#include <hip/hip_runtime.h>` on a line of its own before the first directive or declaration."""
+    """`#include <hip/hip_runtime.h>` on a line of its own before the first directive or declaration, but after a
+    leading `#pragma once` or inside an include guard (as hipify-clang places it: the guard then covers the file)."""
     first = next((n for n in doc.root.children if n.type != "comment"), None)
     if first is None:
         return
     start = doc.data.rfind(b"\n", 0, first.start_byte) + 1
+    if _is_pragma_once(doc, first) or _is_include_guard(doc, first):
+        start = doc.data.find(b"\n", first.start_byte) + 1 or len(doc.data)
     first_break = doc.data.find(b"\n")
     newline = b"\r\n" if first_break > 0 and doc.data[first_break - 1 : first_break] == b"\r" else b"\n"
     yield (start, start, f"#include <{_RUNTIME_HEADER}>".encode() + newline)
+
+
+def _is_pragma_once(doc: CudaDocument, node: Node) -> bool:
+    return node.type == "preproc_call" and doc.node_text(node).split() == ["#pragma", "once"]
+
+
+def _is_include_guard(doc: CudaDocument, node: Node) -> bool:
+    """`#ifndef NAME` whose first directive (after a `#pragma once`) defines NAME."""
+    name = node.child_by_field_name("name")
+    if node.type != "preproc_ifdef" or name is None or not doc.node_text(node).startswith("#ifndef"):
+        return False
+    body = [c for c in node.named_children[1:] if c.type != "comment" and not _is_pragma_once(doc, c)]
+    defined = body[0].child_by_field_name("name") if body and body[0].type == "preproc_def" else None
+    return defined is not None and doc.node_text(defined) == doc.node_text(name)
 
 
 def _unsupported(doc: CudaDocument, name: str, line: int, column: int, library: str, roc_name: str) -> Finding:

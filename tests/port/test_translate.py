@@ -85,6 +85,15 @@ def test_launch_syntax_is_kept() -> None:
     assert "saxpy<<<grid, block, 0, stream>>>(n, 2.0f, x, y);" in out
 
 
+def test_launch_as_hipify_clang_writes_it() -> None:
+    source = b"#include <cuda.h>\nvoid f() {\n  k<<<1,n>>>(d, n);\n  e<<<g , b>>> ( );\n  t<float, 2><<<dim3(1, 1), 4, 0,\n    s>>>(p);\n}\n"
+    out = translate_bytes(source, "l.cu", make_options(launch_syntax="hipLaunchKernelGGL")).translated
+    assert out.splitlines()[2:6] == [
+        b"  hipLaunchKernelGGL(k, dim3(1), dim3(n), 0, 0, d, n);", b"  hipLaunchKernelGGL(e, dim3(g), dim3(b), 0, 0);",
+        b"  hipLaunchKernelGGL(HIP_KERNEL_NAME(t<float, 2>), dim3(1, 1), dim3(4), 0,", b"    s, p);",
+    ]
+
+
 def test_user_declared_names_are_never_renamed() -> None:
     out = (GOLDEN / "lookalikes.cuh").read_text()
     assert "inline int cudaGetDeviceCount(int *count)" in out

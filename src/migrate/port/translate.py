@@ -406,7 +406,8 @@ _LAUNCHES = "(call_expression function: (_) @function (kernel_call_syntax) @conf
 
 
 def _launch_edits(doc: CudaDocument) -> Iterator[Edit]:
-    """kernel<<<grid, block[, shared[, stream]]>>>(args) as hipLaunchKernelGGL(kernel, grid, block, shared, stream, args)."""
+    """kernel<<<grid, block[, shared[, stream]]>>>(args) as hipLaunchKernelGGL(kernel, dim3(grid), dim3(block), shared,
+    stream, args), spelled as hipify-clang writes it (a grid or block that is a dim3(...) call is not wrapped again)."""
     for match in doc.matches(_LAUNCHES):
         call, function, config, args = (match[k][0] for k in ("call", "function", "config", "args"))
         if doc.is_guarded(call.start_point.row + 1):
@@ -417,12 +418,26 @@ def _launch_edits(doc: CudaDocument) -> Iterator[Edit]:
         if not settings:
             continue
         yield (call.start_byte, call.start_byte, b"hipLaunchKernelGGL(" + (b"HIP_KERNEL_NAME(" if template else b""))
+        for size in settings[:2]:
+            if not _is_dim3(doc, size):
+                yield from ((size.start_byte, size.start_byte, b"dim3("), (size.end_byte, size.end_byte, b")"))
+        for before, after in zip(settings, settings[1:]):
+            gap = doc.data[before.end_byte : after.start_byte]
+            if gap.strip() == b"," and b"\n" not in gap:
+                yield (before.end_byte, after.start_byte, b", ")
         head = doc.data[function.end_byte : settings[0].start_byte]
         yield (function.end_byte, settings[0].start_byte, _keep_lines(head, ("), " if template else ", ")))
         tail = doc.data[settings[-1].end_byte : args.start_byte + 1]
         gap = doc.data[args.start_byte + 1 : arguments[0].start_byte] if arguments else b""
         missing = ", 0" * (4 - len(settings)) + ("" if not arguments else "," if b"\n" in gap else ", ")
         yield (settings[-1].end_byte, args.start_byte + 1, _keep_lines(tail, missing))
+        if not arguments and doc.data[args.start_byte + 1 : args.end_byte - 1].strip(b" \t") == b"":
+            yield (args.start_byte + 1, args.end_byte - 1, b"")
+
+
+def _is_dim3(doc: CudaDocument, node: Node) -> bool:
+    function = node.child_by_field_name("function") if node.type == "call_expression" else None
+    return function is not None and doc.node_text(function) == "dim3"
 
 
 def _runtime_include(doc: CudaDocument) -> Iterator[Edit]:

@@ -447,8 +447,9 @@ def _runtime_include(doc: CudaDocument) -> Iterator[Edit]:
     if first is None:
         return
     start = doc.data.rfind(b"\n", 0, first.start_byte) + 1
-    if _is_pragma_once(doc, first) or _is_include_guard(doc, first):
-        start = doc.data.find(b"\n", first.start_byte) + 1 or len(doc.data)
+    line_end = doc.data.find(b"\n", first.start_byte)
+    if line_end >= 0 and (_is_pragma_once(doc, first) or _is_include_guard(doc, first)):
+        start = line_end + 1
     first_break = doc.data.find(b"\n")
     newline = b"\r\n" if first_break > 0 and doc.data[first_break - 1 : first_break] == b"\r" else b"\n"
     yield (start, start, f"#include <{_RUNTIME_HEADER}>".encode() + newline)

@@ -154,6 +154,7 @@ class EngineRules:
     calls: dict[str, CallRule]
     warp: WarpRules
     versioned_renames: dict[str, tuple[Version, str, str]] = field(default_factory=dict)
+    roc_renames: dict[str, str] = field(default_factory=dict)
 
     def rename(self, name: str, rocm: Version) -> str | None:
         """NAME's own rename for ROCm release ROCM ('' when that release has no counterpart; None: not renamed here)."""
@@ -180,4 +181,5 @@ def engine_rules() -> EngineRules:
             str(warp["wide_mask"]),
         ),
         versioned,
+        {str(k): str(v) for k, v in raw.get("roc_renames", {}).items()},
     )

@@ -85,6 +85,15 @@ def test_launch_syntax_is_kept() -> None:
     assert "saxpy<<<grid, block, 0, stream>>>(n, 2.0f, x, y);" in out
 
 
+def test_launch_as_hipify_clang_writes_it() -> None:
+    source = b"#include <cuda.h>\nvoid f() {\n  k<<<1,n>>>(d, n);\n  e<<<g , b>>> ( );\n  t<float, 2><<<dim3(1, 1), 4, 0,\n    s>>>(p);\n}\n"
+    out = translate_bytes(source, "l.cu", make_options(launch_syntax="hipLaunchKernelGGL")).translated
+    assert out.splitlines()[2:6] == [
+        b"  hipLaunchKernelGGL(k, dim3(1), dim3(n), 0, 0, d, n);", b"  hipLaunchKernelGGL(e, dim3(g), dim3(b), 0, 0);",
+        b"  hipLaunchKernelGGL(HIP_KERNEL_NAME(t<float, 2>), dim3(1, 1), dim3(4), 0,", b"    s, p);",
+    ]
+
+
 def test_user_declared_names_are_never_renamed() -> None:
     out = (GOLDEN / "lookalikes.cuh").read_text()
     assert "inline int cudaGetDeviceCount(int *count)" in out
@@ -290,6 +299,35 @@ def test_cu_file_gets_the_runtime_header_once_before_its_first_directive() -> No
     assert not translate_bytes(source, "k.cuh").changed and not translate_bytes(source, "k.cpp").changed
 
 
+@pytest.mark.parametrize(("source", "translated"), [
+    (b"#pragma once\n#include <cstdio>\n", b"#pragma once\n#include <hip/hip_runtime.h>\n#include <cstdio>\n"),
+    (b"// g\n#ifndef G_CUH\n#define G_CUH\nint g;\n#endif\n",
+     b"// g\n#ifndef G_CUH\n#include <hip/hip_runtime.h>\n#define G_CUH\nint g;\n#endif\n"),
+    (b"#ifndef G_CUH\n#pragma once\n#define G_CUH\n#endif\n",
+     b"#ifndef G_CUH\n#include <hip/hip_runtime.h>\n#pragma once\n#define G_CUH\n#endif\n"),
+    # not a guard: the #ifndef tests another name than it defines, or defines nothing first
+    (b"#ifndef N\n#define M 1\n#endif\n", b"#include <hip/hip_runtime.h>\n#ifndef N\n#define M 1\n#endif\n"),
+    (b"#ifndef N\nint n;\n#define N\n#endif\n", b"#include <hip/hip_runtime.h>\n#ifndef N\nint n;\n#define N\n#endif\n"),
+])
+def test_runtime_header_goes_inside_the_include_guard_and_after_pragma_once(source: bytes, translated: bytes) -> None:
+    assert translate_bytes(source, "g.cu").translated == translated
+
+
+def test_a_comment_naming_the_runtime_header_does_not_stand_for_its_include() -> None:
+    source = b"// ported from CUDA; see hip/hip_runtime.h\n__global__ void k() {}\n"
+    out = translate_bytes(source, "k.cu").translated
+    assert out == b"// ported from CUDA; see hip/hip_runtime.h\n#include <hip/hip_runtime.h>\n__global__ void k() {}\n"
+    assert translate_bytes(out, "k.cu").translated == out
+
+
+def test_roc_names_the_rocblas_types() -> None:
+    source = b"cuComplex a; cuDoubleComplex b; __half *h; __nv_bfloat16 *bf;\n"
+    roc = translate_bytes(source, "t.cpp", make_options(roc=True)).translated
+    assert roc == b"rocblas_float_complex a; rocblas_double_complex b; rocblas_half *h; rocblas_bfloat16 *bf;\n"
+    hip = translate_bytes(source, "t.cpp", make_options(rocm="6.2")).translated
+    assert hip == b"hipComplex a; hipDoubleComplex b; __half *h; __hip_bfloat16 *bf;\n"
+
+
 def test_warp_intrinsics_follow_the_rocm_release() -> None:
     source = (INPUTS / "warp.cu").read_bytes()
     old = translate_bytes(source, "warp.cu", make_options(rocm="5.2"))
@@ -354,6 +392,19 @@ def test_cub_namespace_renamed_only_where_cub_is_included() -> None:
     (b"cudaEventCreate(e, cudaEventDisableTiming)", b"hipEventCreateWithFlags(e, hipEventDisableTiming)"),
     (b"cudaEventCreate(e)", b"hipEventCreate(e)"),
     (b"cudaMalloc3DArray(a, d, x, 2)", b"hipMalloc3DArray(a, d, x, 2)"),  # an unexpected arity is left alone
+    (b"cudaMallocHost(&buf, n)", b"hipHostMalloc(&buf, n, hipHostMallocDefault)"),
+    (b"cudaHostAlloc(&buf, n, cudaHostAllocMapped)", b"hipHostMalloc(&buf, n, hipHostMallocMapped)"),
+    # CUDA 12's three-argument form; CUDA 11's five arguments are HIP's own
+    (b"cudaGraphInstantiate(&exec, g, 0)", b"hipGraphInstantiateWithFlags(&exec, g, 0)"),
+    (b"cudaGraphInstantiate(&exec, g, 0, 0, 0)", b"hipGraphInstantiate(&exec, g, 0, 0, 0)"),
+    (b"cusparseSpSM_solve(h, a, b, &one, A, B, C, t, alg, d)",
+     b"hipsparseSpSM_solve(h, a, b, &one, A, B, C, t, alg, d, nullptr)"),
+    (b"cuOccupancyMaxPotentialBlockSizeWithFlags(&g, &b, fn, 0, 64, 0, 1)",
+     b"hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&g, &b, fn, 64, 0, 1)"),
+    (b"cudaGraphAddMemcpyNodeToSymbol(&n, g, 0, 0, table, src, 8, 0, cudaMemcpyHostToDevice)",
+     b"hipGraphAddMemcpyNodeToSymbol(&n, g, 0, 0, HIP_SYMBOL(table), src, 8, 0, hipMemcpyHostToDevice)"),
+    (b"cudaGraphExecMemcpyNodeSetParamsFromSymbol(e, n, dst, table, 8, 0, cudaMemcpyDeviceToHost)",
+     b"hipGraphExecMemcpyNodeSetParamsFromSymbol(e, n, dst, HIP_SYMBOL(table), 8, 0, hipMemcpyDeviceToHost)"),
 ])
 def test_call_rewrites_follow_the_number_of_arguments(call: bytes, translated: bytes) -> None:
     source = b"void f() { " + call + b"; }\n"

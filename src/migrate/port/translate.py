@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from tree_sitter import Node
+
 from migrate.apimap import ApiEntry, CallRule, Version, api_map, engine_rules, header_map, lookup, parse_version
 from migrate.bounded import Refused, read_bytes
 from migrate.defaults import DEFAULT_MAX_FILE_SIZE
@@ -33,6 +35,8 @@ _PERL_WARNING = re.compile(r"warning:\s*(?:(?P<file>[^\s:]+):)?\s*#?(?P<line>\d+
 _CLANG_WARNING = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): warning: (?P<msg>.*)$", re.M)
 _CLANG_UNCONVERTED = re.compile(r"UNCONVERTED refs count:\s*(\d+)")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
+# An include of the HIP runtime (a comment or string that names the header does not count).
+_INCLUDES_RUNTIME = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]' + re.escape(_RUNTIME_HEADER.encode()) + rb'[>"]', re.M)
 _WIDE_LITERAL = re.compile(r"(?i)(?:0x[0-9a-f]+|[0-9]+)(?:ull|llu|ul|lu|ll|l)")
 
 
@@ -148,7 +152,7 @@ def translate_file(path: Path, relpath: str, engine: Engine, *, limit: int = DEF
 def translate_bytes(data: bytes, relpath: str, options: Options = Options()) -> Translation:
     """The builtin engine: rename CUDA identifiers and headers, fix the calls HIP wants otherwise, keep every
     other byte; a .cu file gets the HIP runtime header nvcc would have included implicitly."""
-    needs_runtime = relpath.endswith(".cu") and _RUNTIME_HEADER.encode() not in data
+    needs_runtime = relpath.endswith(".cu") and _INCLUDES_RUNTIME.search(data) is None
     if not needs_runtime and not _might_change(data):
         return Translation(relpath, data, data, "builtin")
     text, encoding, bom = _decode(data)
@@ -177,7 +181,8 @@ def _candidates() -> frozenset[bytes]:
     hmap = header_map()
     names = {n for n, e in api_map().items() if e.is_rename or not e.has_hip or e.library == "cudnn"}
     rules = engine_rules()
-    names |= set(hmap.namespaces) | set(rules.renames) | set(rules.versioned_renames) | rules.warp.names
+    names |= set(hmap.namespaces) | set(rules.renames) | set(rules.versioned_renames) | set(rules.roc_renames)
+    names |= rules.warp.names
     names |= {re.split(r"[./]", h)[0] for h in [*hmap.headers, *hmap.roc_headers, *(p for p, _ in hmap.prefixes)]}
     return frozenset(n.encode() for n in names)
 
@@ -231,7 +236,7 @@ def _token_names() -> frozenset[str]:
     """Every identifier the engine looks at: CUDA names, namespaces, its own renames, the warp intrinsics."""
     rules = engine_rules()
     return frozenset(api_map().keys() | header_map().namespaces.keys() | rules.renames.keys()
-                     | rules.versioned_renames.keys() | rules.warp.names)
+                     | rules.versioned_renames.keys() | rules.roc_renames.keys() | rules.warp.names)
 
 
 def _is_namespace(doc: CudaDocument, token: Token) -> bool:
@@ -255,9 +260,10 @@ def _includes_library(doc: CudaDocument, namespace: str) -> bool:
 def _target_name(name: str, options: Options) -> str | None:
     """The name NAME becomes (itself when it stays), or None when it has no translation to report."""
     entry = lookup(name)
-    if options.roc and entry is not None and entry.roc_name:
-        return entry.roc_name
-    renamed = engine_rules().rename(name, options.rocm_version)
+    rules = engine_rules()
+    if options.roc and (roc_name := rules.roc_renames.get(name) or (entry.roc_name if entry else "")):
+        return roc_name
+    renamed = rules.rename(name, options.rocm_version)
     if renamed is not None:
         return renamed or None
     if entry is None:
@@ -400,7 +406,8 @@ _LAUNCHES = "(call_expression function: (_) @function (kernel_call_syntax) @conf
 
 
 def _launch_edits(doc: CudaDocument) -> Iterator[Edit]:
-    """kernel<<<grid, block[, shared[, stream]]>>>(args) as hipLaunchKernelGGL(kernel, grid, block, shared, stream, args)."""
+    """kernel<<<grid, block[, shared[, stream]]>>>(args) as hipLaunchKernelGGL(kernel, dim3(grid), dim3(block), shared,
+    stream, args), spelled as hipify-clang writes it (a grid or block that is a dim3(...) call is not wrapped again)."""
     for match in doc.matches(_LAUNCHES):
         call, function, config, args = (match[k][0] for k in ("call", "function", "config", "args"))
         if doc.is_guarded(call.start_point.row + 1):
@@ -411,23 +418,55 @@ def _launch_edits(doc: CudaDocument) -> Iterator[Edit]:
         if not settings:
             continue
         yield (call.start_byte, call.start_byte, b"hipLaunchKernelGGL(" + (b"HIP_KERNEL_NAME(" if template else b""))
+        for size in settings[:2]:
+            if not _is_dim3(doc, size):
+                yield from ((size.start_byte, size.start_byte, b"dim3("), (size.end_byte, size.end_byte, b")"))
+        for before, after in zip(settings, settings[1:]):
+            gap = doc.data[before.end_byte : after.start_byte]
+            if gap.strip() == b"," and b"\n" not in gap:
+                yield (before.end_byte, after.start_byte, b", ")
         head = doc.data[function.end_byte : settings[0].start_byte]
         yield (function.end_byte, settings[0].start_byte, _keep_lines(head, ("), " if template else ", ")))
         tail = doc.data[settings[-1].end_byte : args.start_byte + 1]
         gap = doc.data[args.start_byte + 1 : arguments[0].start_byte] if arguments else b""
         missing = ", 0" * (4 - len(settings)) + ("" if not arguments else "," if b"\n" in gap else ", ")
         yield (settings[-1].end_byte, args.start_byte + 1, _keep_lines(tail, missing))
+        if not arguments and doc.data[args.start_byte + 1 : args.end_byte - 1].strip(b" \t") == b"":
+            yield (args.start_byte + 1, args.end_byte - 1, b"")
+
+
+def _is_dim3(doc: CudaDocument, node: Node) -> bool:
+    function = node.child_by_field_name("function") if node.type == "call_expression" else None
+    return function is not None and doc.node_text(function) == "dim3"
 
 
 def _runtime_include(doc: CudaDocument) -> Iterator[Edit]:
-    """`#include <hip/hip_runtime.h>` on a line of its own before the first directive or declaration."""
+    """`#include <hip/hip_runtime.h>` on a line of its own before the first directive or declaration, but after a
+    leading `#pragma once` or inside an include guard (as hipify-clang places it: the guard then covers the file)."""
     first = next((n for n in doc.root.children if n.type != "comment"), None)
     if first is None:
         return
     start = doc.data.rfind(b"\n", 0, first.start_byte) + 1
+    line_end = doc.data.find(b"\n", first.start_byte)
+    if line_end >= 0 and (_is_pragma_once(doc, first) or _is_include_guard(doc, first)):
+        start = line_end + 1
     first_break = doc.data.find(b"\n")
     newline = b"\r\n" if first_break > 0 and doc.data[first_break - 1 : first_break] == b"\r" else b"\n"
     yield (start, start, f"#include <{_RUNTIME_HEADER}>".encode() + newline)
+
+
+def _is_pragma_once(doc: CudaDocument, node: Node) -> bool:
+    return node.type == "preproc_call" and doc.node_text(node).split() == ["#pragma", "once"]
+
+
+def _is_include_guard(doc: CudaDocument, node: Node) -> bool:
+    """`#ifndef NAME` whose first directive (after a `#pragma once`) defines NAME."""
+    name = node.child_by_field_name("name")
+    if node.type != "preproc_ifdef" or name is None or not doc.node_text(node).startswith("#ifndef"):
+        return False
+    body = [c for c in node.named_children[1:] if c.type != "comment" and not _is_pragma_once(doc, c)]
+    defined = body[0].child_by_field_name("name") if body and body[0].type == "preproc_def" else None
+    return defined is not None and doc.node_text(defined) == doc.node_text(name)
 
 
 def _unsupported(doc: CudaDocument, name: str, line: int, column: int, library: str, roc_name: str) -> Finding:

@@ -12,6 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from migrate.cli import cli
+from migrate.port.buildflags import port_flag_lists
 from migrate.port.flagproviders import providers_in
 from migrate.port.hipccflags import hipcc_word
 
@@ -201,3 +202,21 @@ def test_flag_methods_are_the_calls_inside_what_the_build_passes_to_nvcc() -> No
             'm = load("m", ["k.cu"], extra_cflags=cxx_args(), extra_cuda_cflags=strip(self.nvcc_args()) + arch())\n')
     assert sorted(set(providers_in(both))) == ["arch", "nvcc_args", "strip"]
     assert list(providers_in("x = {'cxx': cxx_args()}\nload(extra_cflags=f())\n")) == []
+
+
+def test_flag_methods_the_port_leaves() -> None:
+    """A method whose body shares the def line is reported; a ROCm-aware file, a list the method does not return, and
+    a module-level list in a file without torch are left as they are."""
+    one_line = 'class Op:\n    def nvcc_args(self): return ["--use_fast_math"]\n'
+    new, left = port_flag_lists(one_line, "op_builder/op.py", frozenset({"nvcc_args"}))
+    assert new is None and [(f.line, f.rule, f.category) for f in left] == [(2, "rocm-guard-not-written", "nvcc-flags")]
+    for text in (
+        'import torch\n\n\ndef nvcc_args():\n    if torch.version.hip:\n        return ["-O3"]\n'
+        '    return ["--use_fast_math"]\n',
+        'def nvcc_args():\n    unused = ["--use_fast_math"]\n    return ["-O3"]\n',
+        'def helper():\n    return ["--use_fast_math"]\n',
+    ):
+        assert port_flag_lists(text, "op_builder/op.py", frozenset({"nvcc_args"})) == (None, [])
+    module_level = 'FLAGS = ["--use_fast_math"]\n\n\ndef nvcc_args():\n    return FLAGS\n'
+    new, left = port_flag_lists(module_level, "op_builder/op.py", frozenset({"nvcc_args"}))
+    assert new is None and [f.line for f in left] == [1] and "torch is not imported" in left[0].message

@@ -320,7 +320,7 @@ def _lazy_import(lines: list[str], function: ast.FunctionDef, newline: str) -> _
     body = function.body
     docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
     first = body[1] if docstring and len(body) > 1 else body[0]
-    if first is body[0] and docstring or not _starts_line(lines, first):
+    if (first is body[0] and docstring) or not _starts_line(lines, first):
         return None
     at = _offset(lines, first.lineno, 0)
     return _Edit(at, at, f"{' ' * first.col_offset}import torch{newline}")

@@ -1,5 +1,5 @@
 """Python build files: nvcc flag lists get a hipcc variant behind IS_HIP_EXTENSION (or torch.version.hip), the
-CUDA list kept as it was."""
+CUDA list kept as it was; so do the lists an op builder's flag methods return (flagproviders.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from migrate.bounded import Refused, read_source
 from migrate.model import Finding, Severity, SourceFile
+from migrate.port.flagproviders import provider_returns
 from migrate.port.hipccflags import hipcc_word, is_dropped_prefix
 from migrate.port.plan import FileChange
 
@@ -39,14 +40,16 @@ class _Guard:
     anchors: tuple[ast.stmt, ...]  # the imports of torch the test relies on (module or function scope)
 
 
-def build_flags(source: SourceFile, earlier: FileChange | None) -> tuple[FileChange | None, list[Finding]]:
-    """SOURCE (or the EARLIER change to it) with its nvcc flag lists given a hipcc variant, and the lists left."""
+def build_flags(source: SourceFile, earlier: FileChange | None,
+                providers: frozenset[str] = frozenset()) -> tuple[FileChange | None, list[Finding]]:
+    """SOURCE (or the EARLIER change to it) with its nvcc flag lists given a hipcc variant, and the lists left;
+    PROVIDERS names the functions whose results the repository's extension builds pass to nvcc."""
     try:
         old = read_source(source)
         text = (earlier.new if earlier else old).decode("utf-8")
     except (OSError, Refused, UnicodeDecodeError):
         return earlier, []
-    new, left = port_flag_lists(text, source.relpath)
+    new, left = port_flag_lists(text, source.relpath, providers)
     if new is None:
         return earlier, left
     reason = f"nvcc flags behind {HIP_FLAG if HIP_FLAG in new else TORCH_HIP}" + (f"; {earlier.reason}" if earlier else "")
@@ -58,11 +61,13 @@ def rocm_build_flags(text: str) -> str | None:
     return port_flag_lists(text, "")[0]
 
 
-def port_flag_lists(text: str, relpath: str) -> tuple[str | None, list[Finding]]:
-    """A torch extension build script (or a file handing `extra_cuda_cflags` to a build helper) whose nvcc-only flag
-    lists get a ROCm variant (hipcc takes --offload-arch from PYTORCH_ROCM_ARCH, so arch flags go; nvcc options
-    hipcc rejects are mapped or dropped); the lists it could not guard as findings."""
-    if any(word in text for word in _ROCM_AWARE) or ("cpp_extension" not in text and not _forwards(text)):
+def port_flag_lists(text: str, relpath: str, providers: frozenset[str] = frozenset()) -> tuple[str | None, list[Finding]]:
+    """A torch extension build script (or a file handing `extra_cuda_cflags` to a build helper, or defining one of the
+    PROVIDERS, the flag methods another file's build passes to nvcc) whose nvcc-only flag lists get a ROCm variant
+    (hipcc takes --offload-arch from PYTORCH_ROCM_ARCH, so arch flags go; nvcc options hipcc rejects are mapped or
+    dropped); the lists it could not guard as findings."""
+    defines = any(f"def {name}(" in text for name in providers)
+    if any(word in text for word in _ROCM_AWARE) or ("cpp_extension" not in text and not _forwards(text) and not defines):
         return None, []
     try:
         tree = ast.parse(text)
@@ -75,8 +80,15 @@ def port_flag_lists(text: str, relpath: str) -> tuple[str | None, list[Finding]]
     edits: list[_Edit] = []
     findings: list[Finding] = []
     used: set[ast.stmt] = set()
-    for node, hip in _flag_lists(text, tree, parents):
+    lazy: dict[int, _Edit] = {}
+    for node, hip, function in _flag_lists(text, tree, parents, providers):
         anchor = _usable_anchor(guard, node, parents, lines) if guard else None
+        if anchor is None and function is not None and _scope(node, parents) is function:
+            at = _lazy_import(lines, function, newline)  # the op builder's file need not import torch: its method does
+            if at is not None:
+                lazy[id(function)] = at
+                edits.append(_list_edit(text, lines, parents, node, hip, TORCH_HIP, newline))
+                continue
         if guard is None or anchor is None:
             findings.append(_left(relpath, node, text, guard))
             continue
@@ -84,6 +96,7 @@ def port_flag_lists(text: str, relpath: str) -> tuple[str | None, list[Finding]]
         edits.append(_list_edit(text, lines, parents, node, hip, guard.test, newline))
     if not edits:
         return None, findings
+    edits += lazy.values()
     if guard is not None and guard.test == HIP_FLAG:
         for anchor in sorted(used, key=lambda s: s.lineno):
             edits += _import_edits(lines, parents, anchor, newline)
@@ -104,21 +117,26 @@ def _forwards(text: str) -> bool:
 # -- which lists -------------------------------------------------------------------------------------------------
 
 
-def _flag_lists(text: str, tree: ast.Module, parents: dict[ast.AST, ast.AST]) -> Iterator[tuple[ast.List | ast.Tuple, str]]:
-    """Each nvcc flag list with its hipcc form: any list in a file that uses torch.utils.cpp_extension, else the
-    lists passed as `extra_cuda_cflags` (directly, added together, or through a name assigned in the same scope)."""
+def _flag_lists(text: str, tree: ast.Module, parents: dict[ast.AST, ast.AST], providers: frozenset[str],
+                ) -> Iterator[tuple[ast.List | ast.Tuple, str, ast.FunctionDef | None]]:
+    """Each nvcc flag list with its hipcc form (and the flag method that returns it): any list in a file that uses
+    torch.utils.cpp_extension, else the lists passed as `extra_cuda_cflags` or returned by one of the PROVIDERS
+    (directly, added together, or through a name assigned in the same scope)."""
+    candidates: list[tuple[ast.AST, ast.FunctionDef | None]]
     if "cpp_extension" in text:
-        candidates: list[ast.AST] = list(ast.walk(tree))
+        candidates = [(node, None) for node in ast.walk(tree)]
     else:
-        candidates = [node for call in ast.walk(tree) if isinstance(call, ast.Call) for keyword in call.keywords
+        candidates = [(node, None) for call in ast.walk(tree) if isinstance(call, ast.Call) for keyword in call.keywords
                       if keyword.arg in _FORWARDED for node in _reached(keyword.value, parents)]
+        candidates += [(node, function) for value, function in provider_returns(tree, providers)
+                       for node in _reached(value, parents)]
     seen: set[int] = set()
-    for node in candidates:
+    for node, function in candidates:
         if isinstance(node, (ast.List, ast.Tuple)) and id(node) not in seen:
             seen.add(id(node))
             hip = _hip_flags(text, node)
             if hip is not None:
-                yield node, hip
+                yield node, hip, function
 
 
 def _reached(expr: ast.AST, parents: dict[ast.AST, ast.AST]) -> Iterator[ast.AST]:
@@ -177,7 +195,8 @@ def _hip_flags(text: str, node: ast.List | ast.Tuple) -> str | None:
         new = " ".join(words)
         changed = changed or new != " ".join(element.value.split())
         if words:
-            kept.append(source if new == " ".join(element.value.split()) else f'"{new}"')
+            quote = "'" if source.startswith("'") and "'" not in new else '"'  # the list's own quotes
+            kept.append(source if new == " ".join(element.value.split()) else f"{quote}{new}{quote}")
     if not changed:
         return None
     return f"[{', '.join(kept)}]" if isinstance(node, ast.List) else f"({', '.join(kept)}{',' if len(kept) == 1 else ''})"
@@ -293,6 +312,18 @@ def _list_edit(text: str, lines: list[str], parents: dict[ast.AST, ast.AST], nod
     start = _offset(lines, node.lineno, node.col_offset)
     end = _offset(lines, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
     return _Edit(start, end, f"({text[start:end]} if not {test} else {hip})")
+
+
+def _lazy_import(lines: list[str], function: ast.FunctionDef, newline: str) -> _Edit | None:
+    """`import torch` as FUNCTION's first statement (after its docstring), as op builders import torch in the methods
+    that need it; None where that statement shares its line with other code."""
+    body = function.body
+    docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)
+    first = body[1] if docstring and len(body) > 1 else body[0]
+    if (first is body[0] and docstring) or not _starts_line(lines, first):
+        return None
+    at = _offset(lines, first.lineno, 0)
+    return _Edit(at, at, f"{' ' * first.col_offset}import torch{newline}")
 
 
 def _import_edits(lines: list[str], parents: dict[ast.AST, ast.AST], anchor: ast.stmt, newline: str) -> Iterator[_Edit]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from migrate.model import FileKind, Finding, SourceFile
 from migrate.port.buildflags import build_flags
+from migrate.port.flagproviders import flag_providers
 from migrate.port.guards import TORCH_MACRO, Facts, guard_changes, nvidia_arch_path
 from migrate.port.plan import FileChange
 
@@ -19,10 +20,11 @@ def extension_changes(
     findings = list(side[1]) if side else []
     findings += guard_changes(sources, changes, facts, TORCH_MACRO)
     if side is not None:
+        providers = flag_providers(sources)
         for source in sources:
             if (not source.vendored and source.kind in (FileKind.SETUP_PY, FileKind.PYTHON)
                     and not nvidia_arch_path(source.relpath)):
-                change, left = build_flags(source, changes.get(source.relpath))
+                change, left = build_flags(source, changes.get(source.relpath), providers)
                 findings += left
                 if change is not None:
                     changes[change.relpath] = change

@@ -13,7 +13,7 @@ import tree_sitter
 from migrate.lazyre import lazy_regex
 from migrate.matchers import Code, CodeTest, Hit, register
 from migrate.parse import Document
-from migrate.parse.cuda import CudaDocument, register_query
+from migrate.parse.cuda import CudaDocument, register_query, template_type_parameters
 
 # `P::NAME(args).member`: a temporary of the type P::NAME, then a member of it (the CUB/hipCUB idiom)
 _TEMPORARIES = """
@@ -31,7 +31,6 @@ register_query(_MEMBER_TEMPLATE_CALLS)
 # `Traits::make(x).run()` calls a static member function, which needs no `typename`.
 _TYPE_NAME = lazy_regex(r"^(?:Block|Warp|Device)[A-Z]\w*$|^[A-Z]\w*T$")
 _MAYBE = lazy_regex(r"::\s*(?:(?:Block|Warp|Device)[A-Z]\w*|[A-Z]\w*T)\s*\([^;()]*\)\s*\.")
-_TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "optional_type_parameter_declaration"})
 # a type parameter's spelling: T, Ktraits, Kernel_traits (not a macro namespace such as FLASH_NAMESPACE)
 _MAYBE_MEMBER_TEMPLATE = lazy_regex(r">\s*::\s*\w+\s*<[^;{}]*>\s*\(|\b(?:[A-Z]|[A-Z]\w*[a-z]\w*)\s*::\s*\w+\s*<[^;{}]*>\s*\(")
 _NAMES = lazy_regex(r"[A-Za-z_]\w*")
@@ -44,15 +43,6 @@ def _maybe_temporary(code: Code) -> bool:
 
 def _candidates(params: Mapping[str, Any]) -> CodeTest:
     return _maybe_temporary
-
-
-def _type_parameters(template: tree_sitter.Node) -> set[str]:
-    """The names of TEMPLATE's type parameters (`typename T`, `class U = int`)."""
-    listed = template.child_by_field_name("parameters")
-    if listed is None:
-        return set()
-    return {(name.text or b"").decode() for parameter in listed.named_children if parameter.type in _TYPE_PARAMETERS
-            for name in parameter.named_children if name.type == "type_identifier"}
 
 
 def _all_parameters(template: tree_sitter.Node) -> set[str]:
@@ -72,7 +62,7 @@ def _all_parameters(template: tree_sitter.Node) -> set[str]:
 
 def _dependent(node: tree_sitter.Node, scope: str) -> bool:
     """Whether SCOPE is a type parameter of a template around NODE."""
-    return _enclosing(node, lambda template: scope in _type_parameters(template))
+    return _enclosing(node, lambda template: scope in template_type_parameters(template))
 
 
 def _depends_on_parameters(node: tree_sitter.Node, words: set[str]) -> bool:

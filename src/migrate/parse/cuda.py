@@ -50,6 +50,19 @@ _ALONE_BELOW = 16_384  # characters
 _parsed = 0  # the documents this process has parsed
 
 
+_TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "optional_type_parameter_declaration"})
+
+
+def template_type_parameters(template: tree_sitter.Node) -> frozenset[str]:
+    """The names of a template_declaration's type parameters (`typename T`, `class U = int`)."""
+    listed = template.child_by_field_name("parameters")
+    if listed is None:
+        return frozenset()
+    return frozenset((name.text or b"").decode() for parameter in listed.named_children
+                     if parameter.type in _TYPE_PARAMETERS
+                     for name in parameter.named_children if name.type == "type_identifier")
+
+
 def register_query(source: str) -> str:
     """Add a query to the bundle that runs in one pass over each document; returns SOURCE (for constants)."""
     _REGISTERED.setdefault(source, None)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
-from migrate.parse.cuda import CudaDocument
+from migrate.parse.cuda import CudaDocument, template_type_parameters
 from migrate.port.branches import Edit
 
 # a member type: `using NAME =`, `typedef ... NAME;`, `struct NAME {` / `class NAME :`
@@ -20,7 +20,6 @@ _CAST = re.compile(r"\b\w+\s*::\s*(\w+)\s*\(")
 # NAME declared as a function or a variable: specifiers or a return type right before it
 _NOT_A_TYPE = (r"\b(?:static|inline|constexpr|virtual|void|bool|int|auto|float|double|unsigned|__device__|__host__|"
                r"__forceinline__)\b[^;{{}}()=]*[\s*&]{name}\s*[(;=]")
-_TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "optional_type_parameter_declaration"})
 
 
 @dataclass(frozen=True)
@@ -57,21 +56,13 @@ def typename_edits(doc: CudaDocument, names: TypeNames) -> list[Edit]:
 def _casts(node: tree_sitter.Node, names: frozenset[str], parameters: frozenset[str]) -> Iterator[tree_sitter.Node]:
     """Qualified names `P::NAME` called like functions, where P is a type parameter of an enclosing template."""
     if node.type == "template_declaration":
-        parameters = parameters | _type_parameters(node)
+        parameters = parameters | template_type_parameters(node)
     if node.type == "call_expression" and parameters:
         function = node.child_by_field_name("function")
         if function is not None and function.type == "qualified_identifier" and _dependent(function, names, parameters):
             yield function
     for child in node.children:
         yield from _casts(child, names, parameters)
-
-
-def _type_parameters(template: tree_sitter.Node) -> frozenset[str]:
-    listed = template.child_by_field_name("parameters")
-    if listed is None:
-        return frozenset()
-    return frozenset((name.text or b"").decode() for parameter in listed.named_children if parameter.type in _TYPE_PARAMETERS
-                     for name in parameter.named_children if name.type == "type_identifier")
 
 
 def _dependent(qualified: tree_sitter.Node, names: frozenset[str], parameters: frozenset[str]) -> bool:

@@ -39,9 +39,6 @@ class LazyRegex:
     def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
         return self.compiled.sub(repl, string, count)
 
-    def split(self, string: str, maxsplit: int = 0) -> list[str]:
-        return self.compiled.split(string, maxsplit)
-
 
 def lazy_regex(pattern: str, flags: int = 0) -> LazyRegex:
     """PATTERN to be compiled on its first use (for a module's patterns that `migrate check` seldom runs)."""

@@ -26,7 +26,7 @@ def make(path: str, line: int, rule: str, category: str, severity: Severity, **e
 
 
 def renames(path: str, count: int, *, rule: str = "cuda-runtime-api", start: int = 1) -> list[Finding]:
-    return [make(path, start + i, rule, "cuda-runtime-api", Severity.LOW, hip="hipX") for i in range(count)]
+    return [make(path, start + i, rule, "cuda-driver-api", Severity.LOW, hip="hipX") for i in range(count)]
 
 
 def blocker(path: str = "infer/trt.py", line: int = 1) -> Finding:
@@ -309,6 +309,14 @@ def test_checklist_runs_environment_build_blockers_kernels_renames_validate() ->
     assert "gfx942" in items[-1].phase.hint
 
 
+def test_checklist_puts_what_no_rename_does_with_the_kernels() -> None:
+    """A runtime call without a HIP equivalent is in a mechanical category, but hipify cannot port it."""
+    rename = make("csrc/k.cu", 3, "cuda-runtime-api", "cuda-driver-api", Severity.LOW, hip="hipMalloc")
+    missing = make("csrc/k.cu", 9, "cuda-unsupported-api", "cuda-driver-api", Severity.MEDIUM)
+    items = risk.checklist([rename, missing], W)
+    assert [(i.phase.id, i.findings) for i in items] == [("kernels", 1), ("mechanical", 1), ("validate", 0)]
+
+
 def test_checklist_is_empty_without_findings() -> None:
     assert risk.checklist([], W) == ()
 
@@ -394,7 +402,7 @@ def test_raising_a_severity_in_a_group_never_lowers_and_raising_its_top_adds() -
 
 
 def test_a_project_with_gpu_code_of_its_own_is_at_least_easy() -> None:
-    renames = [make("csrc/k.cu", n, "cuda-runtime-api", "cuda-runtime-api", Severity.INFO) for n in (1, 2)]
+    renames = [make("csrc/k.cu", n, "cuda-runtime-api", "cuda-driver-api", Severity.INFO) for n in (1, 2)]
     python_only = [make("train.py", n, "python-torch-cuda", "python-cuda-api", Severity.INFO) for n in (1, 2)]
     assert risk.assess(renames, W).verdict == "easy"
     assert risk.assess(python_only, W).verdict == "trivial"

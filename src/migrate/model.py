@@ -19,7 +19,6 @@ CATEGORIES = (
     "cpp-extension-build",
     "inline-ptx",
     "warp-size-assumption",
-    "cuda-runtime-api",
     "cuda-driver-api",
     "cuda-library",
     "unsupported-api",

@@ -363,6 +363,11 @@ def is_c(path: str) -> bool:
     return path.rpartition(".")[2].lower() in _C_SUFFIXES
 
 
+# Tests of a macro that the project's own build sets (WITH_CUDA): its ROCm branch sets it too. Not __CUDA_ARCH__ or
+# CUDA_VERSION, which hipcc leaves undefined.
+_BUILD_MACRO_RULES = frozenset({"cuda-macro-cpu-fallback"})
+
+
 def status_of(finding: Finding, context: Context, weights: Weights) -> str:
     """guarded (never compiled for HIP, or a build macro test whose build already has a ROCm branch), covered
     (nothing to do on ROCm), optional-gap (a CUDA-only add-on of a supported repository, or a package of an
@@ -373,7 +378,7 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
         return "covered"
     if finding.severity <= weights.mechanical_max and context.hipifies(finding.path):
         return "covered"
-    if finding.category == "cuda-build-config" and is_c(finding.path) and context.built_for_rocm(finding.path):
+    if finding.rule in _BUILD_MACRO_RULES and is_c(finding.path) and context.built_for_rocm(finding.path):
         return "guarded"  # a build macro test in code whose build already has a ROCm branch (it sets the macro)
     component = context.component(finding.path)
     if component in context.replaced:
@@ -796,10 +801,12 @@ def checklist(
 
 
 def phase_of(finding: Finding, weights: Weights) -> str:
-    """The checklist phase of a finding: blockers apart, the rest by category."""
+    """The checklist phase of a finding: blockers apart, the rest by category; what a rename cannot do is kernel
+    work, whatever its category."""
     if finding.severity == Severity.BLOCKER:
         return "blockers"
-    return weights.categories[_category(finding, weights)].phase
+    phase = weights.categories[_category(finding, weights)].phase
+    return "kernels" if phase == "mechanical" and finding.severity > weights.mechanical_max else phase
 
 
 def label(category: str, weights: Weights) -> str:

@@ -35,7 +35,7 @@ def sample(**changes: object) -> ScanResult:
     findings = (
         make("csrc/k.cu", 10, "inline-ptx-asm", Severity.HIGH, category="inline-ptx", evidence='asm("mov.u32 %0, %%laneid;");'),
         make("csrc/k.cu", 20, "warp-size-32", Severity.MEDIUM, category="warp-size-assumption"),
-        *(make("csrc/k.cu", 30 + n, "cuda-runtime-api", Severity.LOW, category="cuda-runtime-api", hip="hipMalloc", symbol="cudaMalloc") for n in range(3)),
+        *(make("csrc/k.cu", 30 + n, "cuda-runtime-api", Severity.LOW, category="cuda-driver-api", hip="hipMalloc", symbol="cudaMalloc") for n in range(3)),
         make("infer/trt.py", 2, "tensorrt-import", Severity.BLOCKER, category="tensorrt", substitutions=("tensorrt",)),
         make("train.py", 7, "torch-cuda-call", Severity.INFO, category="python-cuda-api"),
     )

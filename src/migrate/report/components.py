@@ -26,7 +26,7 @@ _BY_CATEGORY = {
     "tensorrt": "inference/deployment path",
     "custom-cuda-kernel": "custom ops/kernels", "inline-ptx": "custom ops/kernels",
     "warp-size-assumption": "custom ops/kernels", "unsupported-api": "custom ops/kernels",
-    "triton-kernel": "custom ops/kernels", "cuda-runtime-api": "custom ops/kernels",
+    "triton-kernel": "custom ops/kernels",
     "cuda-driver-api": "custom ops/kernels", "cuda-library": "custom ops/kernels", "other": "custom ops/kernels",
     "cpp-extension-build": "build", "cuda-build-config": "build",
     "cuda-only-dependency": "environment", "cuda-index-url": "environment", "nvidia-docker": "environment",

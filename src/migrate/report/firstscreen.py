@@ -16,7 +16,7 @@ from migrate.report import components, status
 ACTIONS = 3
 SOURCES_SHOWN = 3  # a note's sources on the first screen; the substitute's own section has them all
 _MOST = 0.5  # "most of what blocks": more than half of the effort at high and blocker severity
-_RUN_AS_IS = frozenset({"inline-ptx", "unsupported-api", "cuda-runtime-api", "cuda-driver-api"})
+_RUN_AS_IS = frozenset({"inline-ptx", "unsupported-api", "cuda-driver-api"})
 _TENSOR_CORE = re.compile(r"\b(?:w?mma|wgmma|ldmatrix|mma_sync)\b|nvcuda::wmma")
 
 

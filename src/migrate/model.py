@@ -113,6 +113,7 @@ class Rule:
     by_wavefront: tuple[tuple[int, Severity], ...] = ()
     per_file: bool = False  # report the first place in a file only (library usage: one decision per file)
     effort: tuple[float, float] | None = None  # engineer-days per finding; None: the risk model's default
+    rocm_path: bool = False  # marks the project's own ROCm handling: never a guarded CUDA site, wherever it stands
     source: str = ""
 
 

@@ -19,6 +19,7 @@ from migrate.model import CATEGORIES, FileKind, Rule, Severity
 _REQUIRED = {"id": str, "title": str, "category": str, "languages": list, "severity": str, "message": str, "match": dict}
 _OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "hip": (str, type(None)), "effort": list, "substitutions": list, "by_wavefront": dict, "per_file": bool,
+    "rocm_path": bool,
 }
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _LANGUAGES = frozenset(k.value for k in FileKind)
@@ -136,6 +137,7 @@ def _validated(raw: Any, source: str) -> Rule:
         match=raw["match"],
         substitutions=tuple(raw.get("substitutions", ())),
         per_file=raw.get("per_file", False),
+        rocm_path=raw.get("rocm_path", False),
         by_wavefront=tuple(sorted((int(k), Severity.parse(v)) for k, v in raw.get("by_wavefront", {}).items())),
         source=source,
     )

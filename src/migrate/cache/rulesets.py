@@ -120,6 +120,7 @@ def _rule_from(fields: Any) -> Rule:
     text = ("id", "title", "category", "message", "source")
     if not (_strings([fields[k] for k in text]) and _strings(fields["languages"]) and _strings(fields["substitutions"])
             and isinstance(fields["match"], dict) and type(fields["per_file"]) is bool
+            and type(fields["rocm_path"]) is bool
             and (fields["hip"] is None or type(fields["hip"]) is str)):
         raise ValueError("not a rule")
     effort = fields["effort"]
@@ -130,7 +131,7 @@ def _rule_from(fields: Any) -> Rule:
         id=fields["id"], title=fields["title"], category=fields["category"], languages=tuple(fields["languages"]),
         severity=_severity(fields["severity"]), message=fields["message"], hip=fields["hip"], match=fields["match"],
         substitutions=tuple(fields["substitutions"]), by_wavefront=waves, per_file=fields["per_file"],
-        effort=tuple(effort) if effort is not None else None, source=fields["source"],
+        rocm_path=fields["rocm_path"], effort=tuple(effort) if effort is not None else None, source=fields["source"],
     )
 
 

@@ -36,7 +36,7 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
         for hit in found:
             if doc.is_suppressed(hit.line, rule.id):
                 continue
-            if doc.is_guarded(hit.line):
+            if doc.is_guarded(hit.line) and not rule.rocm_path:
                 if len(guarded) < _KEPT_HITS:
                     guarded.append(hit)
                 else:

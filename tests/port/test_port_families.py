@@ -645,3 +645,45 @@ def test_cub_branch_keeps_crlf_and_is_for_torch_builds_only() -> None:
                    "namespace cub = hipcub;\r\n#else\r\n#include <cub/block/block_reduce.cuh>\r\n#endif\r\n"
                    "__global__ void k() {}\r\n") and left == []
     assert rocm_guards(text, "k.cu", macro=HIP_MACRO) == (None, [])
+
+
+# -- a repository that already builds for ROCm keeps its C/C++/CUDA sources ----------------------------------------
+
+TWIN = {
+    "setup.py": ("import glob\n\nimport torch\nfrom setuptools import setup\n"
+                 "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n"
+                 "if torch.version.hip:\n    sources = glob.glob(\"csrc/hip/*.hip\") + [\"csrc/bind.cpp\"]\n"
+                 "else:\n    sources = glob.glob(\"csrc/cuda/*.cu\") + [\"csrc/bind.cpp\"]\n"
+                 "setup(name=\"twin\", ext_modules=[CUDAExtension(\"twin._C\", sources)], "
+                 "cmdclass={\"build_ext\": BuildExtension})\n"),
+    "csrc/cuda/reduce.cu": ("#include <cub/cub.cuh>\n\n__device__ float warp_sum(float v) {\n"
+                            "  for (int o = 16; o > 0; o /= 2)\n    v += __shfl_xor_sync(0xffffffff, v, o);\n"
+                            "  return v;\n}\n"),
+    "csrc/hip/reduce.hip": ("#include <hip/hip_runtime.h>\n\n__device__ float warp_sum(float v) {\n"
+                            "  for (int o = warpSize / 2; o > 0; o /= 2)\n    v += __shfl_xor(v, o);\n  return v;\n}\n"),
+    "csrc/bind.cpp": ("#include <torch/extension.h>\n#ifdef USE_ROCM\nconstexpr int kWarp = 64;\n#else\n"
+                      "constexpr int kWarp = 32;\n#endif\nint warp() { return kWarp; }\n"),
+    "twin/ops.py": ("import torch\n\nWARP = 64 if torch.version.hip else 32\n"
+                    "BACKEND = \"hip\" if torch.version.hip is not None else \"cuda\"\n"),
+}
+
+
+def test_a_repository_with_its_own_rocm_path_keeps_its_sources(tmp_path: Path) -> None:
+    """xformers (a CUDA kernel tree its ROCm build never compiles beside its Composable Kernel one) and triton (a
+    CUDA driver beside its HIP driver) already build for ROCm: apply wrote branches and compat includes into CUDA code
+    their ROCm builds leave out, and neither fork touched it. The same project without its HIP half gets them."""
+    for name, text in TWIN.items():
+        (tmp_path / "twin" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "twin" / name).write_text(text)
+    plan = _plan(tmp_path / "twin")
+    assert [c.relpath for c in plan.changes] == []
+    assert plan.reason.endswith("the repository already builds for ROCm (scan: supported), so its C/C++/CUDA sources "
+                                "keep their own ROCm path: no branches or compat header written")
+    alone = tmp_path / "alone"
+    for name in ("setup.py", "csrc/cuda/reduce.cu"):
+        (alone / name).parent.mkdir(parents=True, exist_ok=True)
+        (alone / name).write_text(TWIN[name].replace("if torch.version.hip:\n    sources = glob.glob(\"csrc/hip/*.hip\") "
+                                                      "+ [\"csrc/bind.cpp\"]\nelse:\n    ", ""))
+    plan = _plan(alone)
+    assert [c.relpath for c in plan.changes] == ["csrc/cuda/reduce.cu"] and "already builds" not in plan.reason
+    assert "#ifdef USE_ROCM" in plan.changes[0].new.decode()

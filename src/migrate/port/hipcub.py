@@ -24,18 +24,25 @@ _BETWEEN = re.compile(r"\s*(?://[^\n]*)?")  # what may sit between two includes 
 _NOT_HIPCC = {name: preproc.Macro(preproc.UNDEFINED, True) for name in ("__NVCC__", "__CUDACC__", "__CUDA_ARCH__")}
 
 
-def hipcub_branches(doc: CudaDocument) -> tuple[list[Branch], list[Finding]]:
+def opens_cub(text: str) -> bool:
+    """Whether a source adds to CUB's namespace itself (`namespace cub {`, a trait for its own type)."""
+    return "cub" in text and _OWN_CUB.search(text) is not None
+
+
+def hipcub_branches(doc: CudaDocument, own_cub: str | None = None) -> tuple[list[Branch], list[Finding]]:
     """One branch per run of CUB includes (blank and comment lines between them belong to the run): on ROCm the
-    hipCUB header and `namespace cub = hipcub;`. None where the file already includes hipCUB, and a finding where it
-    opens `namespace cub` itself."""
+    hipCUB header and `namespace cub = hipcub;`. None where the file already includes hipCUB, and a finding where the
+    repository opens `namespace cub` itself (OWN_CUB: the first file that does), which the alias would clash with."""
     if b"hipcub" in doc.data:
         return [], []
     includes = [node for node in _cub_includes(doc) if not doc.is_guarded(node.start_point.row + 1)]
     if not includes:
         return [], []
-    if _OWN_CUB.search(doc.text):
+    own_cub = own_cub or (doc.source.relpath if opens_cub(doc.text) else None)
+    if own_cub is not None:
         line = includes[0].start_point.row + 1
-        why = "the file opens namespace cub itself, so `namespace cub = hipcub;` would clash; include hipCUB by hand"
+        why = (f"{own_cub} opens namespace cub itself, so `namespace cub = hipcub;` would clash with it; include "
+               "hipCUB by hand")
         return [], [Finding(doc.source.relpath, line, 1, RULE_LEFT, "cuda-library", Severity.MEDIUM, line,
                             f"no #ifdef branch written: {why}", doc.line_text(line))]
     return [_branch(doc, run, alias=index == 0) for index, run in enumerate(_runs(doc, includes))], []

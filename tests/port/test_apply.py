@@ -244,9 +244,13 @@ def backend():
         return "gpu"
     assert torch.version.cuda is not None, "needs a GPU build"
     label = "cuda" if not torch.version.cuda else "gpu"
-    major = int(torch.version.cuda.split(".")[0])  # a version, not a condition: left alone
     text = "torch.version.cuda"
-    return subprocess.check_output(["nvidia-smi", "-L"]), major, label, text
+    print(f"built with {torch.version.cuda}")  # only shown: the checks above still accept HIP
+    return subprocess.check_output(["nvidia-smi", "-L"]), label, text
+
+
+def cuda_major():
+    return int(torch.version.cuda.split(".")[0])  # a version, not a condition: left alone
 '''
 
 
@@ -262,6 +266,42 @@ def test_python_safe_fixes_accept_hip_and_unsafe_wait_for_the_flag() -> None:
     assert 'int(torch.version.cuda.split(".")[0])' in safe and '"nvidia-smi"' in safe
     assert python_fixes(safe) == [f for f in fixes if not f.safe]  # idempotent: only the unsafe one is left
     assert '["amd-smi", "-L"]' in _apply_fixes(PY, fixes)
+
+
+VERSION_READS = '''import torch
+from packaging.version import Version
+
+
+def toolkit_version(nvcc_version):
+    if nvcc_version is not None:
+        return Version(nvcc_version)
+    if torch.version.cuda is None:
+        raise RuntimeError("no nvcc and a torch without CUDA")
+    return Version(torch.version.cuda)
+
+
+class SparseOp:
+    def is_compatible(self):
+        if torch.version.cuda is None:
+            return False
+        major, minor = torch.version.cuda.split(".")[:2]
+        return int(major) >= 11
+
+
+def has_gpu_build():
+    return torch.cuda.is_available() if torch.version.cuda is not None else False
+'''
+
+
+def test_a_check_guarding_a_version_read_is_left_alone() -> None:
+    """A scope that reads torch.version.cuda as a version keeps its None test (flashinfer's get_cuda_version,
+    DeepSpeed's sparse-attention is_compatible): on ROCm it would only move the error to None.split."""
+    from migrate.port.sidefiles import _apply_fixes
+
+    fixes = python_fixes(VERSION_READS)
+    assert [(f.line, f.safe) for f in fixes] == [(22, True)]
+    assert _apply_fixes(VERSION_READS, fixes) == VERSION_READS.replace(
+        "if torch.version.cuda is not None else", "if (torch.version.cuda or torch.version.hip) is not None else")
 
 
 def test_dual_path_python_is_left_alone() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -244,9 +245,14 @@ def _same_ptx(original: Path, ported: Path, units: list[str]) -> None:
     if nvcc is None:
         return
     for unit in units:
-        ptx = [subprocess.run([nvcc, "-arch=sm_80", "-ptx", unit, "-o", "-"], cwd=tree, capture_output=True, check=True).stdout
-               for tree in (original, ported)]
+        ptx = [_INTERNAL_NAME.sub(rb"HASH\1HASH", subprocess.run(
+            [nvcc, "-arch=sm_80", "-ptx", unit, "-o", "-"], cwd=tree, capture_output=True, check=True).stdout)
+            for tree in (original, ported)]
         assert ptx[0] == ptx[1] and ptx[0], unit
+
+
+# nvcc names a unit's file-local symbols (CUB's and libcu++'s internal globals) after a hash of the unit's text
+_INTERNAL_NAME = re.compile(rb"(?<=_)[0-9a-f]{8}(_\d+_[A-Za-z0-9_]+?_cu_)[0-9a-f]{8}")
 
 
 @pytest.mark.slow
@@ -550,3 +556,151 @@ def test_sources_built_on_tensor_cores_are_left_whole_for_a_rewrite(tmp_path: Pa
     assert sorted(_changed(plan)) == ["fallback.cuh", "guarded.cuh", "reduce.cuh"]
     assert sorted(f.path for f in plan.findings if "tensor cores" in f.message) == ["attn.cuh", "frag.cuh", "gemm.cuh"]
     assert [f.line for f in plan.findings if f.path == "frag.cuh"] == [1]  # one finding a file, not one per PTX line
+
+
+# -- CUB includes: hipCUB under CUB's name on ROCm ---------------------------------------------------------------
+
+# A stand-in of the few hipCUB names the fixture uses (Debian ships rocPRIM but no hipCUB): enough for hipcc to check
+# that the ROCm branch finds the header and that `cub::` resolves through the alias.
+HIPCUB_STAND_IN = """#pragma once
+namespace hipcub {
+enum BlockLoadAlgorithm { BLOCK_LOAD_WARP_TRANSPOSE };
+template <typename T, int kThreads, int kItems, BlockLoadAlgorithm A> struct BlockLoad {
+  struct TempStorage { T data[kThreads * kItems]; };
+  __device__ explicit BlockLoad(TempStorage&) {}
+  __device__ void Load(const T* in, T (&items)[kItems]) { for (int i = 0; i < kItems; ++i) items[i] = in[i]; }
+};
+template <typename T, int kThreads> struct BlockScan {
+  struct TempStorage { T data[kThreads]; };
+  __device__ explicit BlockScan(TempStorage&) {}
+  template <int kItems> __device__ void InclusiveSum(T (&in)[kItems], T (&out)[kItems]) {
+    for (int i = 0; i < kItems; ++i) out[i] = in[i];
+  }
+};
+template <typename T, int kThreads> struct BlockReduce {
+  struct TempStorage { T data[kThreads]; };
+  __device__ explicit BlockReduce(TempStorage&) {}
+  __device__ T Sum(T v) { return v; }
+};
+template <typename T, int kItems> __device__ void StoreDirectBlocked(int, T* out, T (&items)[kItems]) {
+  for (int i = 0; i < kItems; ++i) out[i] = items[i];
+}
+}  // namespace hipcub
+"""
+
+
+@pytest.mark.slow
+def test_cub_includes_take_hipcub_under_cubs_name_on_rocm(tmp_path: Path) -> None:
+    """Each run of CUB includes gets an `#ifdef USE_ROCM` branch with hipCUB (the alias once per file), as the ROCm
+    ports of mamba and flashinfer write it; Thrust stays (rocThrust keeps its names), and so do a file that already
+    takes hipCUB and an include only nvcc reads. The ROCm branch
+    needs nothing from hipify (whose list of CUB headers differs by torch release): hipcc compiles the ported unit
+    as it is, and stops at the original's CUB include."""
+    original, ported = _ported("hipcub", tmp_path)
+    assert (ported / "csrc/block_io.cuh").read_text() == (original / "csrc/block_io.cuh").read_text().replace(
+        "\n    #include <cub/block/block_load.cuh>\n",
+        "\n#ifdef USE_ROCM  // hipCUB: CUB's API in namespace hipcub\n    #include <hipcub/hipcub.hpp>\n"
+        "    namespace cub = hipcub;\n#else\n    #include <cub/block/block_load.cuh>\n").replace(
+        "    #include <cub/block/block_scan.cuh>\n", "    #include <cub/block/block_scan.cuh>\n#endif\n")
+    assert (ported / "csrc/rowscan.cu").read_text() == (original / "csrc/rowscan.cu").read_text().replace(
+        "#include <cub/cub.cuh>\n",
+        "#ifdef USE_ROCM  // hipCUB: CUB's API in namespace hipcub\n#include <hipcub/hipcub.hpp>\n"
+        "namespace cub = hipcub;\n#else\n#include <cub/cub.cuh>\n#endif\n").replace(
+        "#include <cub/block/block_store.cuh>\n",
+        "#ifdef USE_ROCM  // hipCUB: CUB's API in namespace hipcub\n#include <hipcub/hipcub.hpp>\n#else\n"
+        "#include <cub/block/block_store.cuh>\n#endif\n")
+    for same in ("csrc/rowsum.cu", "csrc/nvcc_only.cuh", "csrc/sort.cuh"):
+        assert (ported / same).read_bytes() == (original / same).read_bytes(), same
+    assert not [f for f in _plan(original).findings if f.rule == "rocm-guard-not-written"]
+    stand_in = tmp_path / "hipcub-stand-in"
+    (stand_in / "hipcub").mkdir(parents=True)
+    (stand_in / "hipcub" / "hipcub.hpp").write_text(HIPCUB_STAND_IN)
+    units = ["csrc/rowscan.cu", "csrc/rowsum.cu"]
+    stopped, kept = (_hipcc_rocm(original, unit, stand_in) for unit in units)
+    assert "'cub/cub.cuh' file not found" in stopped.stderr and kept.returncode == 0, kept.stderr[-2000:]
+    for done in (_hipcc_rocm(ported, unit, stand_in) for unit in units):
+        assert done.returncode == 0, done.stderr[-2000:]
+    _same_ptx(original, ported, units)
+    assert _plan(ported).changes == ()  # a second port changes nothing
+
+
+def _hipcc_rocm(tree: Path, unit: str, include: Path) -> subprocess.CompletedProcess[str]:
+    """UNIT of TREE checked by Debian's hipcc with a ROCm torch's -DUSE_ROCM=1 (and the HIP runtime header hipify adds) and
+    INCLUDE on the path, not hipified."""
+    hipcc = require_tool("hipcc")
+    flags = ["-DUSE_ROCM=1", "-D__HIP_PLATFORM_AMD__=1", "-include", "hip/hip_runtime.h", f"-I{include}"]
+    return subprocess.run([hipcc, "--offload-arch=gfx90a", "-fsyntax-only", "-x", "hip", *flags, unit], cwd=tree,
+                          capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+
+
+def test_cub_branch_keeps_crlf_and_is_for_torch_builds_only() -> None:
+    """A CRLF source keeps its line ends in the branch; the compat-header strategies (`__HIP_PLATFORM_AMD__`) get no
+    branch: their header includes hipCUB in place of the CUB include."""
+    from migrate.port.guards import HIP_MACRO, rocm_guards
+
+    text = "#include <cub/block/block_reduce.cuh>\r\n__global__ void k() {}\r\n"
+    new, left = rocm_guards(text, "k.cu")
+    assert new == ("#ifdef USE_ROCM  // hipCUB: CUB's API in namespace hipcub\r\n#include <hipcub/hipcub.hpp>\r\n"
+                   "namespace cub = hipcub;\r\n#else\r\n#include <cub/block/block_reduce.cuh>\r\n#endif\r\n"
+                   "__global__ void k() {}\r\n") and left == []
+    assert rocm_guards(text, "k.cu", macro=HIP_MACRO) == (None, [])
+
+
+# -- a repository that already builds for ROCm keeps its C/C++/CUDA sources ----------------------------------------
+
+TWIN = {
+    "setup.py": ("import glob\n\nimport torch\nfrom setuptools import setup\n"
+                 "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n"
+                 "if torch.version.hip:\n    sources = glob.glob(\"csrc/hip/*.hip\") + [\"csrc/bind.cpp\"]\n"
+                 "else:\n    sources = glob.glob(\"csrc/cuda/*.cu\") + [\"csrc/bind.cpp\"]\n"
+                 "setup(name=\"twin\", ext_modules=[CUDAExtension(\"twin._C\", sources)], "
+                 "cmdclass={\"build_ext\": BuildExtension})\n"),
+    "csrc/cuda/reduce.cu": ("#include <cub/cub.cuh>\n\n__device__ float warp_sum(float v) {\n"
+                            "  for (int o = 16; o > 0; o /= 2)\n    v += __shfl_xor_sync(0xffffffff, v, o);\n"
+                            "  return v;\n}\n"),
+    "csrc/hip/reduce.hip": ("#include <hip/hip_runtime.h>\n\n__device__ float warp_sum(float v) {\n"
+                            "  for (int o = warpSize / 2; o > 0; o /= 2)\n    v += __shfl_xor(v, o);\n  return v;\n}\n"),
+    "csrc/bind.cpp": ("#include <torch/extension.h>\n#ifdef USE_ROCM\nconstexpr int kWarp = 64;\n#else\n"
+                      "constexpr int kWarp = 32;\n#endif\nint warp() { return kWarp; }\n"),
+    "twin/ops.py": ("import torch\n\nWARP = 64 if torch.version.hip else 32\n"
+                    "BACKEND = \"hip\" if torch.version.hip is not None else \"cuda\"\n"),
+}
+
+
+def test_a_repository_with_its_own_rocm_path_keeps_its_sources(tmp_path: Path) -> None:
+    """xformers (a CUDA kernel tree its ROCm build never compiles beside its Composable Kernel one) and triton (a
+    CUDA driver beside its HIP driver) already build for ROCm: apply wrote branches and compat includes into CUDA code
+    their ROCm builds leave out, and neither fork touched it. The same project without its HIP half gets them."""
+    for name, text in TWIN.items():
+        (tmp_path / "twin" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "twin" / name).write_text(text)
+    plan = _plan(tmp_path / "twin")
+    assert [c.relpath for c in plan.changes] == []
+    assert plan.reason.endswith("the repository already builds for ROCm (scan: supported), so its C/C++/CUDA sources "
+                                "keep their own ROCm path: no branches or compat header written")
+    alone = tmp_path / "alone"
+    for name in ("setup.py", "csrc/cuda/reduce.cu"):
+        (alone / name).parent.mkdir(parents=True, exist_ok=True)
+        (alone / name).write_text(TWIN[name].replace("if torch.version.hip:\n    sources = glob.glob(\"csrc/hip/*.hip\") "
+                                                      "+ [\"csrc/bind.cpp\"]\nelse:\n    ", ""))
+    plan = _plan(alone)
+    assert [c.relpath for c in plan.changes] == ["csrc/cuda/reduce.cu"] and "already builds" not in plan.reason
+    assert "#ifdef USE_ROCM" in plan.changes[0].new.decode()
+
+
+def test_no_cub_alias_where_the_repository_opens_cubs_namespace(tmp_path: Path) -> None:
+    """A header that adds a trait to `namespace cub` would clash with the alias in any unit that includes both, so no
+    file of the repository gets the branch; each CUB include is reported instead."""
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "setup.py").write_text('from torch.utils.cpp_extension import CUDAExtension\n'
+                                       'ext = CUDAExtension("m", ["csrc/sort.cu"])\n')
+    (tmp_path / "csrc" / "traits.cuh").write_text(
+        "#pragma once\n#include <cub/util_type.cuh>\nstruct Key { unsigned int bits; };\n"
+        "namespace cub {\ntemplate <> struct Traits<Key> : NumericTraits<unsigned int> {};\n}  // namespace cub\n")
+    (tmp_path / "csrc" / "sort.cu").write_text('#include <cub/device/device_radix_sort.cuh>\n#include "traits.cuh"\n')
+    plan = _plan(tmp_path)
+    assert plan.changes == ()
+    assert [(f.path, f.line, f.message) for f in plan.findings if f.rule == "rocm-guard-not-written"] == [
+        (path, line, "no #ifdef branch written: csrc/traits.cuh opens namespace cub itself, so `namespace cub = "
+         "hipcub;` would clash with it; include hipCUB by hand") for path, line in (("csrc/sort.cu", 1),
+                                                                                    ("csrc/traits.cuh", 2))]

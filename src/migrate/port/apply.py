@@ -70,7 +70,8 @@ def plan_port(root: Path, settings: Settings, options: PortOptions) -> Plan:
     choice = choose(options.strategy, scanned, sources)
     side = _side(root, sources, settings, options, scanned, supported) if options.side_files else None
     if choice.name != "fork":
-        return plan_kept_sources(root, choice, sources, skipped, settings, options, side=side, scanned=scanned)
+        return plan_kept_sources(root, choice, sources, skipped, settings, options, side=side, scanned=scanned,
+                                 rocm_supported=supported)
     engine = options.engine
     chosen = [s for s in sources if is_translatable(s.relpath) and (options.include_vendored or not s.vendored)]
     translations = [translate_file(s.path, s.relpath, engine, limit=settings.max_file_size) for s in chosen]

@@ -14,11 +14,13 @@ from migrate.port.plan import FileChange
 
 def extension_changes(
     sources: Sequence[SourceFile], facts: Facts, *, side: tuple[list[FileChange], list[Finding]] | None,
+    kernels: Sequence[SourceFile] | None = None,
 ) -> tuple[list[FileChange], list[Finding]]:
-    """ROCm guards in the CUDA sources, ROCm-aware extension flags in the Python build files, and the side files."""
+    """ROCm guards in the CUDA sources (KERNELS, all SOURCES by default), ROCm-aware extension flags in the Python
+    build files, and the side files."""
     changes: dict[str, FileChange] = {c.relpath: c for c in (side[0] if side else [])}
     findings = list(side[1]) if side else []
-    findings += guard_changes(sources, changes, facts, TORCH_MACRO)
+    findings += guard_changes(sources if kernels is None else kernels, changes, facts, TORCH_MACRO)
     if side is not None:
         providers = flag_providers(sources)
         for source in sources:

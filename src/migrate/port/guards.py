@@ -1,5 +1,6 @@
 """ROCm branches in C/C++/CUDA sources that keep their CUDA names: an `#ifdef` copy beside each warp intrinsic and
-PTX idiom, warp-size constants per platform (warpsize.py), and the `typename` hipcc needs (typename.py)."""
+PTX idiom, warp-size constants per platform (warpsize.py), hipCUB for CUB includes (hipcub.py), and the `typename`
+hipcc needs (typename.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from migrate.data import load_yaml
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse.cuda import CudaDocument, parse_cuda
 from migrate.port.branches import Branch, Edit, render
+from migrate.port.hipcub import hipcub_branches, opens_cub
 from migrate.port.plan import FileChange
 from migrate.port.translate import is_translatable
 from migrate.port.typename import TypeNames, type_names, typename_edits
@@ -55,6 +57,8 @@ class Facts:
     types: TypeNames = field(default_factory=TypeNames)
     # sources built on tensor cores, with the lines that show it: left whole for a rewrite
     rewritten: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    # the first source that opens CUB's namespace itself: no `namespace cub = hipcub;` anywhere then
+    own_cub: str | None = None
 
 
 def repo_facts(sources: Sequence[SourceFile], findings: Sequence[Finding], targets: Sequence[str]) -> Facts:
@@ -65,7 +69,8 @@ def repo_facts(sources: Sequence[SourceFile], findings: Sequence[Finding], targe
     for finding in findings:
         if finding.rule in REWRITE_RULES:
             rewritten[finding.path] = (*rewritten.get(finding.path, ()), finding.line)
-    return Facts(plan_warp_sizes(texts, findings, targets), type_names(texts), rewritten)
+    own_cub = next((path for path, text in sorted(texts.items()) if opens_cub(text)), None)
+    return Facts(plan_warp_sizes(texts, findings, targets), type_names(texts), rewritten, own_cub)
 
 
 def nvidia_arch_only(relpath: str, text: str) -> bool:
@@ -132,7 +137,7 @@ def _guarded_source(
 
 def _may_change(text: str, relpath: str, facts: Facts) -> bool:
     """A cheap test before the parse: a warp intrinsic, asm, a warp-size edit, or a candidate for `typename`."""
-    return (any(name in text for name in [*_data()["warp"], "asm"]) or relpath in facts.warp.files
+    return (any(name in text for name in [*_data()["warp"], "asm", "cub/"]) or relpath in facts.warp.files
             or facts.types.may_need(text))
 
 
@@ -162,6 +167,10 @@ def rocm_guards(
             branches.append(branch)
     sized, edits = warp_size_edits(doc, facts.warp)
     branches += sized
+    if macro == TORCH_MACRO:  # the compat header of the other strategies includes hipCUB in their place
+        cub, left = hipcub_branches(doc, facts.own_cub)
+        branches += cub
+        findings += left
     edits += typename_edits(doc, facts.types)
     if rewrite:  # tensor-core code a HIP build compiles: the file is rewritten, not branched
         return None, [_rewrite(relpath, macro)] if branches or edits or findings else []

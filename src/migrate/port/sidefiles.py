@@ -131,7 +131,7 @@ def python_fixes(text: str, *, cuda_checks: bool = True) -> list[Fix]:
     except (SyntaxError, ValueError, RecursionError):
         return []
     dual = "torch.version.hip" in text or not cuda_checks  # already dual-path: leave its checks alone
-    fixes = [] if dual else [_fix_condition(n) for n in _condition_uses(tree)]
+    fixes = [] if dual else [_fix_condition(n) for n in _checks_without_value_use(tree)]
     fixes += [_fix_smi(n) for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_smi_command(n)]
     return sorted(fixes, key=lambda f: (f.line, f.start))
 
@@ -142,6 +142,35 @@ def _is_torch_cuda(node: ast.AST) -> bool:
         and isinstance(node.value, ast.Attribute) and node.value.attr == "version"
         and isinstance(node.value.value, ast.Name) and node.value.value.id == "torch"
     )
+
+
+def _checks_without_value_use(tree: ast.AST) -> list[ast.Attribute]:
+    """The truth tests of torch.version.cuda in scopes (function or module) that never read it as a version string:
+    where a scope does (`torch.version.cuda.split(".")`, `Version(torch.version.cuda)`), its test guards that read,
+    and accepting HIP would only move the error to a None used as a string."""
+    tested = list(_condition_uses(tree))
+    scope_of = _scopes(tree)
+    tested_ids = {id(node) for node in tested}
+    reading = {scope_of[id(node)] for node in ast.walk(tree)
+               if _is_torch_cuda(node) and id(node) not in tested_ids and id(node) in scope_of}
+    return [node for node in tested if scope_of.get(id(node)) not in reading]
+
+
+def _scopes(tree: ast.AST) -> dict[int, int]:
+    """Each torch.version.cuda node (by id) to the id of its innermost function or lambda (the module's otherwise);
+    an f-string's use only shows the value, so it is left out."""
+    found: dict[int, int] = {}
+    stack: list[tuple[ast.AST, int]] = [(tree, id(tree))]
+    while stack:
+        node, scope = stack.pop()
+        if isinstance(node, ast.JoinedStr):
+            continue
+        if _is_torch_cuda(node):
+            found[id(node)] = scope
+            continue
+        inner = id(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return found
 
 
 def _condition_uses(tree: ast.AST) -> Iterator[ast.Attribute]:

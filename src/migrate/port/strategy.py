@@ -33,6 +33,8 @@ _KINDS = (
 _EXTENSION_BUILD = re.compile(rb"\bCUDAExtension\b|\bcpp_extension\b[^\n]*\bload(?:_inline)?\b")
 _HIPIFY_CMAKE = re.compile(rb"\bhipify\w*\s*\(", re.I)
 _HIP_CMAKE = re.compile(rb"enable_language\(\s*HIP\b|\bCMAKE_HIP_\w+|find_package\(\s*hip\b|\bUSE_ROCM\b")
+_OWN_ROCM_PATH = ("the repository already builds for ROCm (scan: supported), so its C/C++/CUDA sources keep their own "
+                  "ROCm path: no branches or compat header written")
 _PYTHON_KINDS = frozenset({FileKind.SETUP_PY, FileKind.PYTHON})
 _CMAKE_KINDS = frozenset({FileKind.CMAKE})
 _WHY = {
@@ -114,20 +116,25 @@ def _is_build_file(path: str, strategy: str) -> bool:
 def plan_kept_sources(
     root: Path, choice: Choice, sources: Sequence[SourceFile], skipped: Sequence[Skipped], settings: Settings,
     options: PortOptions, *, side: tuple[list[FileChange], list[Finding]] | None, scanned: Sequence[Finding] = (),
+    rocm_supported: bool = False,
 ) -> Plan:
     """The plan of a port that keeps the CUDA sources (extension, cmake, make, header): ROCm branches for the GPU
     targets of SETTINGS, and for the builds that are not torch extensions one compat header (for the ROCm release of
-    OPTIONS), with the side files (SIDE) where asked."""
-    facts = repo_facts(sources, scanned, settings.targets)
+    OPTIONS), with the side files (SIDE) where asked. A repository that already builds for ROCm (ROCM_SUPPORTED, the
+    scan's ROCm status) keeps its C/C++/CUDA sources: what its ROCm build compiles compiles there, and what it
+    leaves out (CUDA-only kernels, a CUDA backend beside its HIP one) needs no branches."""
+    kernels = () if rocm_supported else sources
+    facts = repo_facts(kernels, scanned, settings.targets)
     if choice.name == "extension":
-        changes, findings = extension_changes(sources, facts, side=side)
+        changes, findings = extension_changes(sources, facts, side=side, kernels=kernels)
     else:
-        changes, findings = compat_changes(root, sources, rocm=options.rocm, limit=settings.max_file_size)
+        changes, findings = compat_changes(root, kernels, rocm=options.rocm, limit=settings.max_file_size)
         by_path = {c.relpath: c for c in changes}
-        findings += guard_changes(sources, by_path, facts, HIP_MACRO)
+        findings += guard_changes(kernels, by_path, facts, HIP_MACRO)
         changes = list(by_path.values())
         if side is not None:
             changes += [c for c in side[0] if c.relpath not in by_path]
             findings += side[1]
+    reason = choice.reason + (f"; {_OWN_ROCM_PATH}" if rocm_supported else "")
     return Plan(root, options.engine.name, tuple(sorted(changes, key=lambda c: c.relpath)), tuple(sorted(findings)),
-                tuple(sorted(skipped)), strategy=choice.name, reason=choice.reason)
+                tuple(sorted(skipped)), strategy=choice.name, reason=reason)

@@ -38,7 +38,8 @@ from migrate.scan import scan
 result = scan(Path(sys.argv[1]), load_settings(Path(sys.argv[1]), {"cache_dir": sys.argv[2]}), substitutions=False)
 print(len(result.findings))
 for name in ("packaging", "multiprocessing", "migrate.parse.python", "migrate.matchers.python_code",
-             "migrate.parse.docker", "yaml", "statistics", "importlib.resources", "migrate.substitutions"):
+             "migrate.parse.docker", "yaml", "statistics", "importlib.resources", "migrate.substitutions",
+             "migrate.risk"):
     print(name, name in sys.modules)
 """
 
@@ -57,5 +58,5 @@ def test_a_scan_of_cuda_files_imports_only_what_they_need(tmp_path: Path) -> Non
     assert loaded == [
         "packaging False", "multiprocessing False", "migrate.parse.python False", "migrate.matchers.python_code False",
         "migrate.parse.docker False", "yaml False", "statistics False", "importlib.resources False",
-        "migrate.substitutions False",
+        "migrate.substitutions False", "migrate.risk False",
     ]

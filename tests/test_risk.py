@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from migrate import risk
+from migrate import finding_status, risk, weights
 from migrate.errors import RuleFileError
 from migrate.model import Finding, Occurrence, Rule, ScanResult, Severity
 from migrate.data import data_path
 
-W = risk.load_weights()
+W = weights.load_weights()
 
 
 def make(path: str, line: int, rule: str, category: str, severity: Severity, **extra: object) -> Finding:
@@ -139,10 +139,10 @@ def test_generated_instantiation_files_count_as_one() -> None:
 
 
 def test_renames_cost_nothing_where_the_build_hipifies() -> None:
-    context = risk.Context(hipify_dirs=("",))
+    context = finding_status.Context(hipify_dirs=("",))
     assert risk.assess(renames("csrc/a.cu", 40), W, context=context).effort == risk.Effort()
     assert risk.assess(renames("csrc/a.cu", 40), W).effort.high > 0
-    assert {risk.status_of(f, context, W) for f in renames("csrc/a.cu", 3)} == {"covered"}
+    assert {finding_status.status_of(f, context, W) for f in renames("csrc/a.cu", 3)} == {"covered"}
 
 
 @pytest.mark.parametrize("path, role", [
@@ -152,8 +152,8 @@ def test_renames_cost_nothing_where_the_build_hipifies() -> None:
 def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
     code = make("pkg/model.py", 1, "torch-version-cuda", "torch-version-check", Severity.MEDIUM)
     off = replace(code, path=path)
-    found = risk.role_of(path, W)
-    assert found is not None and found.name == role and risk.role_of(code.path, W) is None
+    found = weights.role_of(path, W)
+    assert found is not None and found.name == role and weights.role_of(code.path, W) is None
     assert risk.assess([off], W).effort.high == pytest.approx(risk.assess([code], W).effort.high * found.factor)
 
 
@@ -166,7 +166,7 @@ def test_a_development_folder_neither_floors_the_verdict_nor_builds_in_full() ->
 
 
 def test_components_follow_build_files_and_kernel_directories() -> None:
-    context = risk.Context(build_dirs=("contrib/addon",))
+    context = finding_status.Context(build_dirs=("contrib/addon",))
     assert context.component("contrib/addon/csrc/k.cu") == "contrib/addon"
     assert context.component("csrc/attn/fwd.cu") == "csrc/attn"
     assert context.component("deepspeed/ops/csrc/attn/fwd.cu") == "csrc/attn"  # a packaged copy: the same unit
@@ -177,8 +177,8 @@ def test_components_follow_build_files_and_kernel_directories() -> None:
 def test_in_a_supported_repository_an_unported_component_is_an_optional_gap() -> None:
     addon = make("contrib/fast/csrc/gemm.cu", 3, "inline-ptx", "inline-ptx", Severity.BLOCKER)
     core = make("csrc/core/reduce.cu", 5, "warp-size-32", "warp-size-assumption", Severity.HIGH)
-    context = risk.Context(build_dirs=("contrib/fast",), ported=frozenset({"csrc/core"}), level="supported")
-    assert (risk.status_of(addon, context, W), risk.status_of(core, context, W)) == ("optional-gap", "remaining")
+    context = finding_status.Context(build_dirs=("contrib/fast",), ported=frozenset({"csrc/core"}), level="supported")
+    assert (finding_status.status_of(addon, context, W), finding_status.status_of(core, context, W)) == ("optional-gap", "remaining")
     assessed = risk.assess([addon, core], W, context=context)
     assert assessed.blockers == 0 and assessed.optional.high > 0
     assert [(c.name, c.optional) for c in assessed.components] == [("csrc/core", False), ("contrib/fast", True)]
@@ -191,7 +191,7 @@ def test_a_collection_of_programs_reports_the_median_program_and_the_blocked_one
     programs = [f"samples/p{n}" for n in range(8)]
     findings = [make(f"{p}/main.cu", 1, "warp-size-32", "warp-size-assumption", Severity.MEDIUM) for p in programs]
     findings.append(make("samples/p0/main.cu", 9, "inline-ptx", "inline-ptx", Severity.BLOCKER))
-    context = risk.Context(build_dirs=tuple(programs))
+    context = finding_status.Context(build_dirs=tuple(programs))
     assessed = risk.assess(findings, W, context=context)
     assert assessed.collection is not None
     assert (assessed.collection.programs, assessed.collection.blocked) == (8, ("samples/p0",))
@@ -243,7 +243,7 @@ BASES = [[], PYTORCH_REPO, KERNEL_REPO, renames("m.cu", 30), [blocker()], ALL_SE
 def test_adding_a_blocker_never_lowers_anything(base: list[Finding], guarded: int) -> None:
     before = risk.assess(base, W, guarded=guarded)
     after = risk.assess([*base, blocker("new/file.py", 77)], W, guarded=guarded)
-    assert risk.VERDICTS.index(after.verdict) >= risk.VERDICTS.index(before.verdict)
+    assert weights.VERDICTS.index(after.verdict) >= weights.VERDICTS.index(before.verdict)
     assert after.score >= before.score and after.effort.high > before.effort.high
     assert after.verdict in {"hard", "very-hard"}
 
@@ -257,7 +257,7 @@ def test_adding_any_finding_never_lowers_score_or_effort() -> None:
         before, after = risk.assess(subset, W), risk.assess([*subset, extra], W)
         assert after.effort.low >= before.effort.low - 1e-12 and after.effort.high >= before.effort.high - 1e-12
         assert after.score >= before.score
-        assert risk.VERDICTS.index(after.verdict) >= risk.VERDICTS.index(before.verdict)
+        assert weights.VERDICTS.index(after.verdict) >= weights.VERDICTS.index(before.verdict)
 
 
 @pytest.mark.parametrize("lower, higher", list(itertools.pairwise(sorted(Severity))))
@@ -297,7 +297,7 @@ def test_more_guarded_code_never_raises_the_effort() -> None:
 
 def test_verdict_thresholds() -> None:
     lowest = dict(W.verdicts)
-    for name in risk.VERDICTS:
+    for name in weights.VERDICTS:
         assert risk.verdict(lowest[name], W) == name
     assert risk.verdict(100, W) == "very-hard"
 
@@ -367,7 +367,7 @@ def test_weights_missing_a_category_are_rejected(tmp_path: Path) -> None:
     broken = tmp_path / "risk.yaml"
     broken.write_text(source.read_text().replace("  inline-ptx: {", "  inline-ptx-typo: {"), encoding="utf-8")
     with pytest.raises(RuleFileError, match="inline-ptx"):
-        risk.load_weights(broken)
+        weights.load_weights(broken)
 
 
 def test_every_category_has_weights() -> None:
@@ -385,7 +385,7 @@ def test_the_worked_example_of_docs_report_md() -> None:
         *renames("csrc/attn/fwd.cu", 9),
         make("pkg/api.py", 5, "torch-version-cuda", "torch-version-check", Severity.MEDIUM),
     ]
-    assessed = risk.assess(findings, W, guarded=4, context=risk.Context(hipify_dirs=("",)))
+    assessed = risk.assess(findings, W, guarded=4, context=finding_status.Context(hipify_dirs=("",)))
     assert (round(assessed.effort.low, 2), round(assessed.effort.high, 2)) == (5.85, 15.34)
     assert (assessed.score, assessed.verdict) == (50, "hard")
     assert [(d.component, round(d.share * 100)) for d in assessed.drivers] == [("csrc/attn", 97), ("pkg", 3)]
@@ -412,7 +412,7 @@ def test_a_collection_is_priced_by_its_ninetieth_percentile_program() -> None:
     programs = [f"samples/p{i}" for i in range(10)]
     findings = [make(f"{p}/main.cu", 1, "warp-lane-math", "warp-size-assumption", Severity.HIGH) for p in programs[:2]]
     findings += [make(f"{p}/main.cu", 2, "cuda-kernel-launch", "custom-cuda-kernel", Severity.LOW) for p in programs]
-    context = risk.Context(build_dirs=tuple(programs))
+    context = finding_status.Context(build_dirs=tuple(programs))
     assessed = risk.assess(findings, W, context=context)
     assert assessed.collection is not None and assessed.collection.programs == 10
     assert assessed.collection.typical.mid > assessed.collection.median.mid  # the 9th of 10 is a warp program
@@ -422,7 +422,7 @@ def test_a_collection_is_priced_by_its_ninetieth_percentile_program() -> None:
 
 
 def test_a_cuda_only_install_dependency_keeps_a_supported_repository_moderate() -> None:
-    supported = risk.Context(level="supported", ported=frozenset({"."}))
+    supported = finding_status.Context(level="supported", ported=frozenset({"."}))
     kernels = [make("csrc/k.cu", 1, "warp-lane-math", "warp-size-assumption", Severity.HIGH)]
     required = make("pyproject.toml", 9, "nvidia-kernel-dsl-dependency", "cuda-only-dependency", Severity.HIGH)
     in_tests = make("tests/requirements.txt", 2, "nvidia-kernel-dsl-dependency", "cuda-only-dependency", Severity.HIGH)
@@ -458,7 +458,7 @@ def test_the_hardest_component_leads_the_score_and_the_others_add_half() -> None
     assert both.basis.startswith("the hardest component (csrc/attn) and 50% of the others")
 
 
-SEPARATE_BACKEND = risk.Context(
+SEPARATE_BACKEND = finding_status.Context(
     build_dirs=("csrc/layer_norm",), level="supported", rocm_builds=("",), rocm_code=frozenset({"csrc/attn_ck"}),
     ported=frozenset({".", "csrc/attn_ck"}),
 )
@@ -469,7 +469,7 @@ def test_cuda_kernels_beside_a_separate_rocm_backend_are_replaced_not_add_ons() 
     norm = make("csrc/layer_norm/ln.cu", 5, "inline-ptx", "inline-ptx", Severity.BLOCKER)  # its own build, no ROCm branch
     context = SEPARATE_BACKEND.seeing([attn, norm], W)
     assert context.replaced == frozenset({"csrc/attn"})
-    assert [risk.status_of(f, context, W) for f in (attn, norm)] == ["remaining", "optional-gap"]
+    assert [finding_status.status_of(f, context, W) for f in (attn, norm)] == ["remaining", "optional-gap"]
     assert risk.assess([attn, norm], W, context=SEPARATE_BACKEND).verdict == "hard"  # the unported floors
     knows_rocm = replace(SEPARATE_BACKEND, rocm_code=SEPARATE_BACKEND.rocm_code | {"csrc/attn"},
                          ported=SEPARATE_BACKEND.ported | {"csrc/attn"})

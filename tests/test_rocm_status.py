@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from migrate import preproc, risk, rocm_status
+from migrate import preproc, rocm_status
 from migrate.parse.lexer import lex
 from migrate.cli import cli
 from migrate.config import Settings
 from migrate.model import FileKind
+from migrate.weights import load_weights
 from migrate.scan import scan
 
-W = risk.load_weights()
+W = load_weights()
 
 
 def directives(text: str) -> tuple[preproc.Directive, ...]:

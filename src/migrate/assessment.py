@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 
 from migrate import risk, substitutions
 from migrate.model import Finding, Rule, ScanResult, Severity, Substitution
-from migrate.risk import ChecklistItem, Context, Effort, Risk, Weights
+from migrate.finding_status import Context, status_of
+from migrate.risk import ChecklistItem, Effort, Risk
+from migrate.weights import Weights, load_weights
 from migrate.ruleset import load_builtin
 
 
@@ -72,14 +74,14 @@ class Assessment:
 
 def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     """RESULT assessed with WEIGHTS (default: the built-in rules/data/risk.yaml)."""
-    weights = weights or risk.load_weights()
+    weights = weights or load_weights()
     context = Context.of(result, weights)
     cited = {f.rule for f in result.findings}
     rules = {r.id: r for r in load_builtin().rules if r.id in cited}
     per_target = risk.per_target(result, rules, weights) if len(result.targets) > 1 else ()
     every = risk.finding_efforts(result.findings, weights, guarded=result.guarded, context=context)
     # the work the verdict counts: a supported repository's CUDA-only add-ons are not what a substitute removes
-    efforts = {f: e for f, e in every.items() if risk.status_of(f, context, weights) == "remaining"}
+    efforts = {f: e for f, e in every.items() if status_of(f, context, weights) == "remaining"}
     blocking = [(f, e) for f, e in efforts.items() if f.severity >= Severity.HIGH and e.high > 0]
     by_category: dict[str, Effort] = defaultdict(Effort)
     by_stack: dict[str, Effort] = defaultdict(Effort)

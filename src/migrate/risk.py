@@ -12,74 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from migrate import targets
-from migrate.data import data_path, load_yaml, read_yaml
-from migrate.errors import RuleFileError
-from migrate.model import CATEGORIES, Finding, RocmStatus, Rule, ScanResult, Severity, ordered
+from migrate.finding_status import Context, is_c, is_kernel_work, status_of
+from migrate.model import Finding, Rule, ScanResult, Severity, ordered
 from migrate.ruleset import load_builtin
+from migrate.weights import Phase, Weights, category_of, load_weights, on_main_path, role_of
 
-VERDICTS = ("trivial", "easy", "moderate", "hard", "very-hard")
-
-
-@dataclass(frozen=True)
-class Category:
-    """How one category weighs, reads and where it falls in the checklist."""
-
-    factor: float
-    label: str
-    phase: str
-
-
-@dataclass(frozen=True)
-class Role:
-    """A kind of folder off the main path (tests, docs, examples, development, CI) and what its work weighs."""
-
-    name: str
-    paths: re.Pattern[str]
-    factor: float
-
-
-@dataclass(frozen=True)
-class Phase:
-    """One step of the porting checklist."""
-
-    id: str
-    title: str
-    hint: str
-
-
-@dataclass(frozen=True)
-class Weights:
-    """The model's parameters, as read from rules/data/risk.yaml."""
-
-    severity_days: Mapping[Severity, tuple[float, float]]
-    categories: Mapping[str, Category]
-    mechanical_max: Severity
-    unit_exponent: float
-    unit_cap: float
-    generated: re.Pattern[str]
-    roles: tuple[Role, ...]
-    component_fixed: tuple[float, float]
-    others_share: float
-    collection_min: int
-    collection_percentile: float
-    kernel_floor: int
-    install_floor: int
-    install_files: re.Pattern[str]
-    training_uses: re.Pattern[str]
-    environment_floor: int
-    code_floor: int
-    substitution_steps: tuple[tuple[int, int], ...]  # (things to replace on the main path, the score they floor at)
-    supported_factor: float
-    own_rocm_files: int
-    status: Mapping[str, Any]
-    vendored_factor: float
-    guarded_credit: float
-    scale_days: float
-    floors: Mapping[Severity, int]
-    supported_floors: Mapping[Severity, int]
-    verdicts: tuple[tuple[str, int], ...]
-    drivers: int
-    phases: tuple[Phase, ...]
+_MNEMONIC = re.compile(r"\b([a-z][a-z0-9]*(?:\.[a-z0-9_]+)+)")
+_PROPER = frozenset({"remaining", "optional-gap"})  # statuses that cost effort
 
 
 @dataclass(frozen=True)
@@ -162,244 +101,6 @@ class ChecklistItem:
     findings: int
     paths: tuple[str, ...]
     effort: Effort
-
-
-@cache
-def load_weights(path: Path | None = None) -> Weights:
-    """The weights from PATH (default: the built-in rules/data/risk.yaml), validated."""
-    source = path or data_path("risk.yaml")
-    try:
-        return _weights(read_yaml(source) if path else load_yaml("risk.yaml"))
-    except (OSError, KeyError, TypeError, ValueError) as exc:
-        raise RuleFileError(f"{source}: invalid risk weights: {exc}") from None
-
-
-def _weights(raw: dict[str, Any]) -> Weights:
-    categories = {name: _category_weights(name, c) for name, c in raw["categories"].items()}
-    missing = set(CATEGORIES) - set(categories)
-    if missing:
-        raise ValueError(f"categories missing: {', '.join(sorted(missing))}")
-    phases = tuple(Phase(p["id"], p["title"], p["hint"]) for p in raw["phases"])
-    unknown = {c.phase for c in categories.values()} - {p.id for p in phases}
-    if unknown:
-        raise ValueError(f"unknown phase(s): {', '.join(sorted(unknown))}")
-    verdicts = tuple((str(k), int(v)) for k, v in raw["verdicts"].items())
-    if tuple(k for k, _ in verdicts) != VERDICTS or [v for _, v in verdicts] != sorted(v for _, v in verdicts):
-        raise ValueError(f"verdicts must be {', '.join(VERDICTS)} with increasing scores")
-    return Weights(
-        severity_days={Severity.parse(k): (float(v[0]), float(v[1])) for k, v in raw["severity_days"].items()},
-        categories=categories,
-        mechanical_max=Severity.parse(raw["mechanical"]["max_severity"]),
-        unit_exponent=float(raw["units"]["exponent"]),
-        unit_cap=float(raw["units"]["cap"]),
-        generated=re.compile(raw["units"]["generated"]),
-        roles=tuple(Role(str(name), re.compile(role["paths"]), float(role["factor"]))
-                    for name, role in raw["units"]["roles"].items()),
-        component_fixed=(float(raw["units"]["component_fixed"][0]), float(raw["units"]["component_fixed"][1])),
-        others_share=float(raw["units"]["others_share"]),
-        collection_min=int(raw["units"]["collection_min_programs"]),
-        collection_percentile=float(raw["units"]["collection_percentile"]),
-        kernel_floor=int(raw["score"]["kernel_floor"]),
-        install_floor=int(raw["score"]["install_floor"]),
-        install_files=re.compile(raw["score"]["install_files"]),
-        training_uses=re.compile(raw["score"]["training_uses"]),
-        environment_floor=int(raw["score"]["environment_floor"]),
-        code_floor=int(raw["score"]["code_floor"]),
-        substitution_steps=tuple((int(s["count"]), int(s["floor"])) for s in raw["score"]["substitutions"]),
-        supported_factor=float(raw["units"]["supported_factor"]),
-        own_rocm_files=int(raw["units"]["own_rocm_files"]),
-        status=_status_params(raw["rocm_status"]),
-        vendored_factor=float(raw["vendored_factor"]),
-        guarded_credit=float(raw["guarded_credit"]),
-        scale_days=float(raw["score"]["scale_days"]),
-        floors={Severity.parse(k): int(v) for k, v in raw["score"]["floors"].items()},
-        supported_floors={Severity.parse(k): int(v) for k, v in raw["score"]["supported_floors"].items()},
-        verdicts=verdicts,
-        drivers=int(raw["drivers"]),
-        phases=phases,
-    )
-
-
-def _status_params(raw: dict[str, Any]) -> dict[str, Any]:
-    params = {"weights": {str(k): int(v) for k, v in raw["weights"].items()}, "per_kind": int(raw["per_kind"]),
-              "partial": int(raw["partial"]), "supported": int(raw["supported"])}
-    re.compile(raw["other_backends"])
-    return {**params, "other_backends": str(raw["other_backends"])}
-
-
-def _category_weights(name: str, raw: dict[str, Any]) -> Category:
-    if set(raw) != {"factor", "label", "phase"}:
-        raise ValueError(f"category {name}: expected keys factor, label, phase (got {', '.join(map(str, raw))})")
-    return Category(float(raw["factor"]), str(raw["label"]), str(raw["phase"]))
-
-
-_C_SUFFIXES = frozenset({"cu", "cuh", "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp", "hip"})
-_MNEMONIC = re.compile(r"\b([a-z][a-z0-9]*(?:\.[a-z0-9_]+)+)")
-_KERNEL_ROOTS = frozenset({"csrc", "src", "kernels", "cuda", "native", "lib"})
-_PROPER = frozenset({"remaining", "optional-gap"})  # statuses that cost effort
-
-
-@dataclass(frozen=True)
-class Context:
-    """What the scan knows of the project: its build units, where the build hipifies, the ROCm level."""
-
-    build_dirs: tuple[str, ...] = ()
-    hipify_dirs: tuple[str, ...] = ()
-    ported: frozenset[str] = frozenset()  # components with ROCm evidence of their own
-    rocm_builds: tuple[str, ...] = ()  # directories whose build file already has a ROCm branch ("" the root)
-    level: str = "none"
-    rocm_code: frozenset[str] = frozenset()  # components whose own code has ROCm branches (guards, HIP sources)
-    rocm_files: Mapping[str, int] = field(default_factory=dict)  # rocm_code's components: how many files have them
-    replaced: frozenset[str] = frozenset()  # CUDA kernel components a separate ROCm backend stands in for
-    _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
-
-    @classmethod
-    def of(cls, result: ScanResult, weights: Weights | None = None) -> Context:
-        """The context of a scan (the default context when it carries no ROCm status)."""
-        if result.rocm is None:
-            return cls()
-        return cls.from_status(result.rocm).seeing(result.findings, weights or load_weights())
-
-    @classmethod
-    def from_status(cls, status: RocmStatus) -> Context:
-        """The context a repository's ROCm status gives: its build units, hipified directories and ported parts."""
-        dirs = tuple(sorted({p.rpartition("/")[0] for p in status.build_files} - {""}, key=len, reverse=True))
-        bare = cls(build_dirs=dirs, hipify_dirs=status.hipify_dirs, level=status.level)
-        kinds = {"build", "guard", "hip-source", "runtime"}
-        ported = frozenset(bare.component(e.path) for e in status.evidence if e.kind in kinds)
-        rocm_builds = tuple(sorted({e.path.rpartition("/")[0] for e in status.evidence if e.kind == "build"}))
-        files: dict[str, set[str]] = defaultdict(set)
-        for e in status.evidence:
-            if e.kind in {"guard", "hip-source"}:
-                files[bare.component(e.path)].add(e.path)
-        return replace(bare, ported=ported, rocm_builds=rocm_builds, rocm_code=frozenset(files),
-                       rocm_files={c: len(paths) for c, paths in files.items()})
-
-    def seeing(self, findings: Iterable[Finding], weights: Weights) -> Context:
-        """This context with the CUDA kernel components a separate ROCm backend stands in for: where the repository
-        has ROCm code, but none in a component with CUDA kernel work on the main path, the kernels a build with a
-        ROCm branch compiles for CUDA are replaced on ROCm (flash-attention's CK sources), not ported."""
-        if self.level == "none" or not self.rocm_code:
-            return self
-        kernels = [f for f in findings if f.status != "guarded" and not f.vendored and _kernel(f, weights)
-                   and on_main_path(f.path, weights)]
-        if {self.component(f.path) for f in kernels} & self.rocm_code:
-            return self
-        blocked = {self.component(f.path) for f in kernels if f.severity == Severity.BLOCKER}
-        return replace(self, replaced=frozenset(k for k in blocked if self._build_of(k) in self.rocm_builds))
-
-    def _build_of(self, component: str) -> str:
-        """The directory of COMPONENT's build file ("" the root's)."""
-        return "" if component == "." else (_nearest(component + "/", self._build_set) or "")
-
-    def runs(self, component: str, weights: Weights) -> bool:
-        """COMPONENT already builds and runs on ROCm: in a supported repository, one with ROCm evidence of its own
-        (unless a separate backend replaces it); in a partly ported one, one with ROCm branches in `own_rocm_files`
-        of its own files and a build that hipifies it. What is left there is review, not porting, and it needs no
-        new build."""
-        if component in self.replaced:
-            return False
-        if self.level == "supported":
-            return component in self.ported
-        hipified = "" in self._hipify_set or _nearest(component + "/", self._hipify_set) is not None
-        own = self.rocm_files.get(component, 0) >= weights.own_rocm_files
-        return self.level == "partial" and own and hipified
-
-    def component(self, path: str) -> str:
-        """The build unit of PATH: its nearest directory with a build file, else its kernel directory
-        (csrc/<name>, src/<name>: a packaged copy such as deepspeed/ops/csrc/<name> is the same unit), else
-        its top-level package."""
-        found = self._components.get(path)
-        if found is None:
-            found = self._components[path] = self._component(path)  # asked once per finding: memoised by path
-        return found
-
-    def _component(self, path: str) -> str:
-        nearest = _nearest(path, self._build_set)
-        if nearest:
-            return nearest
-        parts = path.split("/")[:-1]
-        if not parts:
-            return "."
-        if is_c(path):
-            for index, part in enumerate(parts):
-                if part in _KERNEL_ROOTS:
-                    return "/".join(parts[index : index + 2])
-            return "/".join(parts[:2])
-        return parts[0]
-
-    def built_for_rocm(self, path: str) -> bool:
-        """A build file in PATH's directory or above already has a ROCm branch."""
-        return any(not d or path.startswith(d + "/") for d in self.rocm_builds)
-
-    def hipifies(self, path: str) -> bool:
-        """The build turns PATH's CUDA names into HIP ones (a torch extension, a HIP CMake build)."""
-        if not is_c(path):
-            return False
-        return "" in self._hipify_set or _nearest(path, self._hipify_set) is not None
-
-    @cached_property
-    def _build_set(self) -> frozenset[str]:
-        return frozenset(self.build_dirs)
-
-    @cached_property
-    def _hipify_set(self) -> frozenset[str]:
-        return frozenset(self.hipify_dirs)
-
-
-def _nearest(path: str, directories: frozenset[str]) -> str | None:
-    """The deepest of DIRECTORIES that holds PATH (a walk up its parents: a repository of many build units
-    must not cost a loop over all of them per finding)."""
-    directory = path.rpartition("/")[0]
-    while directory:
-        if directory in directories:
-            return directory
-        directory = directory.rpartition("/")[0]
-    return None
-
-
-def is_c(path: str) -> bool:
-    """C, C++ or CUDA source or header, by suffix."""
-    return path.rpartition(".")[2].lower() in _C_SUFFIXES
-
-
-# Tests of a macro that the project's own build sets (WITH_CUDA): its ROCm branch sets it too. Not __CUDA_ARCH__ or
-# CUDA_VERSION, which hipcc leaves undefined.
-_BUILD_MACRO_RULES = frozenset({"cuda-macro-cpu-fallback"})
-
-
-def status_of(finding: Finding, context: Context, weights: Weights) -> str:
-    """guarded (never compiled for HIP, or a build macro test whose build already has a ROCm branch), covered
-    (nothing to do on ROCm), optional-gap (a CUDA-only add-on of a supported repository, or a package of an
-    optional extra) or remaining."""
-    if finding.status != "remaining":
-        return finding.status
-    if finding.severity == Severity.INFO:
-        return "covered"
-    if finding.severity <= weights.mechanical_max and context.hipifies(finding.path):
-        return "covered"
-    if finding.rule in _BUILD_MACRO_RULES and is_c(finding.path) and context.built_for_rocm(finding.path):
-        return "guarded"  # a build macro test in code whose build already has a ROCm branch (it sets the macro)
-    component = context.component(finding.path)
-    if component in context.replaced:
-        return "remaining"  # the CUDA kernels a separate ROCm backend replaces: the product, not an add-on
-    if context.level == "supported" and context.ported and component != "." and component not in context.ported:
-        return "optional-gap"
-    return "remaining"
-
-
-def with_status(findings: Iterable[Finding], context: Context, weights: Weights) -> tuple[Finding, ...]:
-    """FINDINGS, each with its status in CONTEXT (which learns from them what a separate ROCm backend replaces)."""
-    every = tuple(findings)
-    context = context.seeing(every, weights)
-    return tuple(_in_status(f, status_of(f, context, weights)) for f in every)
-
-
-def _in_status(finding: Finding, status: str) -> Finding:
-    """FINDING in STATUS: a guarded one also reads info, as every guarded finding does."""
-    if status == finding.status:
-        return finding
-    return finding.guarded() if status == "guarded" else finding.with_status(status)
 
 
 @dataclass(frozen=True)
@@ -533,7 +234,7 @@ def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded:
     kernels: dict[str, list[int]] = defaultdict(list)
     for i in proper:
         finding = items[i]
-        if not finding.vendored and not context.runs(component[i], weights) and _kernel(finding, weights):
+        if not finding.vendored and not context.runs(component[i], weights) and is_kernel_work(finding, weights):
             kernels[component[i]].append(i)
     fixed_low, fixed_high = weights.component_fixed
     for group in kernels.values():
@@ -553,12 +254,6 @@ def _sum(costs: Costs, indices: Iterable[int]) -> Effort:
     return Effort(low, high)
 
 
-def _kernel(finding: Finding, weights: Weights) -> bool:
-    """Kernel work beyond a rename, in C/C++/CUDA: its component needs a HIP build and a validation run."""
-    kernels = weights.categories[_category(finding, weights)].phase == "kernels"
-    return kernels and finding.severity > weights.mechanical_max and is_c(finding.path)
-
-
 def _group_cost(
     group: list[Finding], singles: list[tuple[float, float]], weights: Weights, *, vendored: bool
 ) -> tuple[float, float]:
@@ -571,16 +266,6 @@ def _group_cost(
     units = min(weights.unit_cap, max(len(files), len(apis)) ** weights.unit_exponent)
     factor = units * max(_path_weight(f.path, weights) for f in group)
     return top_low * factor, top_high * factor
-
-
-def role_of(path: str, weights: Weights) -> Role | None:
-    """The role of the folder PATH sits in off the main path (tests, docs, examples, development, CI); None on it."""
-    return next((role for role in weights.roles if role.paths.search(path)), None)
-
-
-def on_main_path(path: str, weights: Weights) -> bool:
-    """PATH is on the main path: in no folder of a role off it."""
-    return role_of(path, weights) is None
 
 
 def _path_weight(path: str, weights: Weights) -> float:
@@ -619,7 +304,7 @@ def _single(finding: Finding, weights: Weights) -> tuple[float, float]:
     if finding.effort is not None:
         return finding.effort[0] * vendored, finding.effort[1] * vendored
     low, high = weights.severity_days[finding.severity]
-    factor = weights.categories[_category(finding, weights)].factor * vendored
+    factor = weights.categories[category_of(finding, weights)].factor * vendored
     return low * factor, high * factor
 
 
@@ -805,7 +490,7 @@ def phase_of(finding: Finding, weights: Weights) -> str:
     work, whatever its category."""
     if finding.severity == Severity.BLOCKER:
         return "blockers"
-    phase = weights.categories[_category(finding, weights)].phase
+    phase = weights.categories[category_of(finding, weights)].phase
     return "kernels" if phase == "mechanical" and finding.severity > weights.mechanical_max else phase
 
 
@@ -854,10 +539,6 @@ def _short(days: float) -> str:
     if days >= 10:
         return str(round(days))
     return f"{days:.1f}".rstrip("0").rstrip(".") if days >= 0.95 else f"{days:.2f}".rstrip("0").rstrip(".")
-
-
-def _category(finding: Finding, weights: Weights) -> str:
-    return finding.category if finding.category in weights.categories else "other"
 
 
 def _effort_score(total: Effort, weights: Weights) -> int:

@@ -22,6 +22,7 @@ from migrate.fleet.since import Changes
 from migrate.escape import document, in_json, surrogates, visible
 from migrate.report.html import page_script
 from migrate.substitutions import knowledge_base
+from migrate.weights import VERDICTS, load_weights
 
 SCHEMA = "rocm-migrate/fleet/1"
 ROCM_LEVELS = ("none", "partial", "supported")
@@ -64,7 +65,7 @@ def targets_of(outcomes: Sequence[Outcome]) -> tuple[str, ...]:
 
 def families(outcomes: Sequence[Outcome]) -> tuple[Family, ...]:
     """The kinds of work, then the CUDA-only dependencies, across the fleet: each the most widespread first."""
-    weights = risk.load_weights()
+    weights = load_weights()
     done = [o for o in outcomes if o.status == DONE]
     work = {category for o in done for category, _ in o.families}
     libraries = {library for o in done for library in o.libraries}
@@ -91,7 +92,7 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     return {
         "repositories": len(outcomes), "done": len(done), "failed": len(outcomes) - len(done),
         "ready": sum(o.ready for o in done),
-        "by_verdict": {v: verdicts.get(v, 0) for v in risk.VERDICTS},
+        "by_verdict": {v: verdicts.get(v, 0) for v in VERDICTS},
         "by_rocm_status": {level: levels.get(level, 0) for level in ROCM_LEVELS},
         "effort_days": {"low": round(sum(o.low for o in done), 2), "high": round(sum(o.high for o in done), 2)},
     }
@@ -176,7 +177,7 @@ def render_html(outcomes: Sequence[Outcome], changes: Changes | None = None) -> 
     script, script_hash = page_script("migrate.fleet", "fleet.js")
     page = _template().render(
         outcomes=outcomes, summary=summary(outcomes), targets=gfx, families=families(outcomes), changes=changes,
-        verdicts=risk.VERDICTS, levels=ROCM_LEVELS, verdict_rank={v: i for i, v in enumerate(risk.VERDICTS)},
+        verdicts=VERDICTS, levels=ROCM_LEVELS, verdict_rank={v: i for i, v in enumerate(VERDICTS)},
         verdict_bars=_count_bars(summary(outcomes)["by_verdict"], "verdict-"),
         rocm_bars=_count_bars(summary(outcomes)["by_rocm_status"], "rocm-"),
         effort_bars=_effort_bars(outcomes), chips_shown=_CHIPS_SHOWN, days=_days, report_path=report_path,

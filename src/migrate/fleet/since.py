@@ -10,7 +10,7 @@ from pathlib import Path
 from migrate.errors import InputError
 from migrate.fleet.model import DONE, Outcome
 from migrate.fleet.store import Store
-from migrate.risk import VERDICTS
+from migrate.weights import VERDICTS
 
 
 @dataclass(frozen=True)

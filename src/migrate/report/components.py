@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from migrate import risk
+from migrate import finding_status, risk
 
 ROOT = "repository root"
 
@@ -63,7 +63,7 @@ def name_title(name: str, categories: tuple[str, ...] = ()) -> str:
     return f"{role(name, categories)} ({folder(name)})"
 
 
-def status(component: risk.Component, context: risk.Context) -> str:
+def status(component: risk.Component, context: finding_status.Context) -> str:
     """Where a component stands: blocked, a CUDA-only add-on, partly ported, or to port."""
     if component.optional:
         return "CUDA-only add-on"

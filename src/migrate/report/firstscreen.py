@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from migrate import risk
 from migrate.assessment import STACKS, Assessment, Removal
+from migrate.finding_status import status_of
 from migrate.model import Finding, Severity, Substitution
 from migrate.risk import Effort
 from migrate.report import components, status
@@ -199,7 +200,7 @@ def _tensor_core(finding: Finding) -> bool:
 def counts(record: Assessment) -> list[tuple[str, str]]:
     """The counts, each saying what it counts and how it differs from its neighbour."""
     result = record.result
-    statuses = [risk.status_of(f, record.context, record.weights) for f in result.findings]
+    statuses = [status_of(f, record.context, record.weights) for f in result.findings]
     by_status = Counter(statuses)
     work = Counter(f.severity for f, s in zip(result.findings, statuses) if s == "remaining")
     levels = ", ".join(f"{work[s]} {s.label}" for s in sorted(Severity, reverse=True) if work.get(s))

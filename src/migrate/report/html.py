@@ -16,6 +16,7 @@ from migrate import risk, targets
 from migrate.assessment import Assessment
 from migrate.report import firstscreen, grouping, status
 from migrate.model import Finding, Severity
+from migrate.weights import Weights
 
 ROWS_SHOWN = 5000  # rows (a rule in a component each); beyond this a browser table stops being useful
 PLACES_SHOWN = 200  # folded places under one row; JSON has them all
@@ -95,7 +96,7 @@ def _per_target(record: Assessment) -> list[tuple[str, int, risk.Risk, str]]:
     ]
 
 
-def _effort_bars(assessed: risk.Risk, weights: risk.Weights) -> list[Bar]:
+def _effort_bars(assessed: risk.Risk, weights: Weights) -> list[Bar]:
     rollups = [r for r in assessed.by_category if r.effort.mid > 0][:_BARS]
     return _bars([(risk.label(r.key, weights), r.effort.mid, risk.format_days(r.effort, short=True)) for r in rollups])
 

@@ -11,6 +11,7 @@ from migrate.assessment import Assessment
 from migrate.baseline import fingerprints
 from migrate.model import Finding, Rule, Severity
 from migrate.escape import in_json
+from migrate.weights import Weights
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 ROOT_ID = "SRCROOT"
@@ -56,7 +57,7 @@ def as_dict(record: Assessment) -> dict[str, Any]:
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def _rule(finding: Finding, rule: Rule | None, weights: risk.Weights) -> dict[str, Any]:
+def _rule(finding: Finding, rule: Rule | None, weights: Weights) -> dict[str, Any]:
     """A reportingDescriptor from the rule (or, for a rule we cannot load, its first finding)."""
     label = risk.label(finding.category, weights)
     title = rule.title if rule else f"{label}: {finding.rule}"

@@ -8,6 +8,7 @@ from migrate import risk, rocm_status
 from migrate.assessment import Assessment
 from migrate.model import Evidence, ScanResult
 from migrate.report import components
+from migrate.weights import Weights
 
 _KIND_WORDS = (
     ("build", "build"), ("hip-source", "HIP sources"), ("ci", "CI"), ("runtime", "runtime dispatch"),
@@ -90,7 +91,7 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("s" if count != 1 else "")
 
 
-def _component(component: risk.Component, weights: risk.Weights) -> str:
+def _component(component: risk.Component, weights: Weights) -> str:
     kinds = ", ".join(risk.label(c, weights) for c in component.categories[:2])
     days = risk.format_days(component.effort, short=True)
     return f"{components.title(component)} → {kinds} ({_plural(component.findings, 'finding')}) → {days}"

@@ -9,13 +9,14 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
-from migrate import preproc, risk, rocm_status, targets
+from migrate import finding_status, preproc, rocm_status, targets
 from migrate.baseline import load as load_baseline
 from migrate.baseline import new_findings
 from migrate.config import Settings
 from migrate.gitdiff import Changes, keep_changed
 from migrate.model import Evidence, Finding, RocmStatus, Severity, SourceFile
 from migrate.ruleset import Ruleset
+from migrate.weights import load_weights
 
 
 def without_first_party(findings: list[Finding], packages: frozenset[str], ruleset: Ruleset) -> list[Finding]:
@@ -70,20 +71,20 @@ def never_compiled(
 
 @cache
 def _other_backends() -> re.Pattern[str]:
-    return re.compile(risk.load_weights().status["other_backends"])
+    return re.compile(load_weights().status["other_backends"])
 
 
 def status_of(evidence: list[Evidence], guarded: int, sources: list[SourceFile]) -> RocmStatus:
     """The repository's ROCm status from the evidence its files gave."""
     builds = [s.relpath for s in sources if rocm_status.is_build_file(s.relpath)]
     extensions = [e.path.rpartition("/")[0] for e in evidence if e.kind == "torch-extension"]
-    return rocm_status.assess(evidence, risk.load_weights().status, guarded=guarded, build_files=builds,
+    return rocm_status.assess(evidence, load_weights().status, guarded=guarded, build_files=builds,
                               extension_dirs=extensions)
 
 
 def with_status(findings: list[Finding], status: RocmStatus) -> list[Finding]:
     """Each finding's status (covered, optional-gap, remaining) in the light of the repository's ROCm status."""
-    return list(risk.with_status(findings, risk.Context.from_status(status), risk.load_weights()))
+    return list(finding_status.with_status(findings, finding_status.Context.from_status(status), load_weights()))
 
 
 def narrow(

@@ -1,0 +1,184 @@
+"""Each finding's status (guarded, covered, optional-gap, remaining) in the light of the repository's ROCm status
+and build units (Context): what a scan gives its findings, without the rest of the risk model (risk.py)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+from migrate.model import Finding, RocmStatus, ScanResult, Severity
+from migrate.weights import Weights, category_of, load_weights, on_main_path
+
+_C_SUFFIXES = frozenset({"cu", "cuh", "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp", "hip"})
+_KERNEL_ROOTS = frozenset({"csrc", "src", "kernels", "cuda", "native", "lib"})
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the scan knows of the project: its build units, where the build hipifies, the ROCm level."""
+
+    build_dirs: tuple[str, ...] = ()
+    hipify_dirs: tuple[str, ...] = ()
+    ported: frozenset[str] = frozenset()  # components with ROCm evidence of their own
+    rocm_builds: tuple[str, ...] = ()  # directories whose build file already has a ROCm branch ("" the root)
+    level: str = "none"
+    rocm_code: frozenset[str] = frozenset()  # components whose own code has ROCm branches (guards, HIP sources)
+    rocm_files: Mapping[str, int] = field(default_factory=dict)  # rocm_code's components: how many files have them
+    replaced: frozenset[str] = frozenset()  # CUDA kernel components a separate ROCm backend stands in for
+    _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
+
+    @classmethod
+    def of(cls, result: ScanResult, weights: Weights | None = None) -> Context:
+        """The context of a scan (the default context when it carries no ROCm status)."""
+        if result.rocm is None:
+            return cls()
+        return cls.from_status(result.rocm).seeing(result.findings, weights or load_weights())
+
+    @classmethod
+    def from_status(cls, status: RocmStatus) -> Context:
+        """The context a repository's ROCm status gives: its build units, hipified directories and ported parts."""
+        dirs = tuple(sorted({p.rpartition("/")[0] for p in status.build_files} - {""}, key=len, reverse=True))
+        bare = cls(build_dirs=dirs, hipify_dirs=status.hipify_dirs, level=status.level)
+        kinds = {"build", "guard", "hip-source", "runtime"}
+        ported = frozenset(bare.component(e.path) for e in status.evidence if e.kind in kinds)
+        rocm_builds = tuple(sorted({e.path.rpartition("/")[0] for e in status.evidence if e.kind == "build"}))
+        files: dict[str, set[str]] = defaultdict(set)
+        for e in status.evidence:
+            if e.kind in {"guard", "hip-source"}:
+                files[bare.component(e.path)].add(e.path)
+        return replace(bare, ported=ported, rocm_builds=rocm_builds, rocm_code=frozenset(files),
+                       rocm_files={c: len(paths) for c, paths in files.items()})
+
+    def seeing(self, findings: Iterable[Finding], weights: Weights) -> Context:
+        """This context with the CUDA kernel components a separate ROCm backend stands in for: where the repository
+        has ROCm code, but none in a component with CUDA kernel work on the main path, the kernels a build with a
+        ROCm branch compiles for CUDA are replaced on ROCm (flash-attention's CK sources), not ported."""
+        if self.level == "none" or not self.rocm_code:
+            return self
+        kernels = [f for f in findings if f.status != "guarded" and not f.vendored and is_kernel_work(f, weights)
+                   and on_main_path(f.path, weights)]
+        if {self.component(f.path) for f in kernels} & self.rocm_code:
+            return self
+        blocked = {self.component(f.path) for f in kernels if f.severity == Severity.BLOCKER}
+        return replace(self, replaced=frozenset(k for k in blocked if self._build_of(k) in self.rocm_builds))
+
+    def _build_of(self, component: str) -> str:
+        """The directory of COMPONENT's build file ("" the root's)."""
+        return "" if component == "." else (_nearest(component + "/", self._build_set) or "")
+
+    def runs(self, component: str, weights: Weights) -> bool:
+        """COMPONENT already builds and runs on ROCm: in a supported repository, one with ROCm evidence of its own
+        (unless a separate backend replaces it); in a partly ported one, one with ROCm branches in `own_rocm_files`
+        of its own files and a build that hipifies it. What is left there is review, not porting, and it needs no
+        new build."""
+        if component in self.replaced:
+            return False
+        if self.level == "supported":
+            return component in self.ported
+        hipified = "" in self._hipify_set or _nearest(component + "/", self._hipify_set) is not None
+        own = self.rocm_files.get(component, 0) >= weights.own_rocm_files
+        return self.level == "partial" and own and hipified
+
+    def component(self, path: str) -> str:
+        """The build unit of PATH: its nearest directory with a build file, else its kernel directory
+        (csrc/<name>, src/<name>: a packaged copy such as deepspeed/ops/csrc/<name> is the same unit), else
+        its top-level package."""
+        found = self._components.get(path)
+        if found is None:
+            found = self._components[path] = self._component(path)  # asked once per finding: memoised by path
+        return found
+
+    def _component(self, path: str) -> str:
+        nearest = _nearest(path, self._build_set)
+        if nearest:
+            return nearest
+        parts = path.split("/")[:-1]
+        if not parts:
+            return "."
+        if is_c(path):
+            for index, part in enumerate(parts):
+                if part in _KERNEL_ROOTS:
+                    return "/".join(parts[index : index + 2])
+            return "/".join(parts[:2])
+        return parts[0]
+
+    def built_for_rocm(self, path: str) -> bool:
+        """A build file in PATH's directory or above already has a ROCm branch."""
+        return any(not d or path.startswith(d + "/") for d in self.rocm_builds)
+
+    def hipifies(self, path: str) -> bool:
+        """The build turns PATH's CUDA names into HIP ones (a torch extension, a HIP CMake build)."""
+        if not is_c(path):
+            return False
+        return "" in self._hipify_set or _nearest(path, self._hipify_set) is not None
+
+    @cached_property
+    def _build_set(self) -> frozenset[str]:
+        return frozenset(self.build_dirs)
+
+    @cached_property
+    def _hipify_set(self) -> frozenset[str]:
+        return frozenset(self.hipify_dirs)
+
+
+def _nearest(path: str, directories: frozenset[str]) -> str | None:
+    """The deepest of DIRECTORIES that holds PATH (a walk up its parents: a repository of many build units
+    must not cost a loop over all of them per finding)."""
+    directory = path.rpartition("/")[0]
+    while directory:
+        if directory in directories:
+            return directory
+        directory = directory.rpartition("/")[0]
+    return None
+
+
+def is_c(path: str) -> bool:
+    """C, C++ or CUDA source or header, by suffix."""
+    return path.rpartition(".")[2].lower() in _C_SUFFIXES
+
+
+# Tests of a macro that the project's own build sets (WITH_CUDA): its ROCm branch sets it too. Not __CUDA_ARCH__ or
+# CUDA_VERSION, which hipcc leaves undefined.
+_BUILD_MACRO_RULES = frozenset({"cuda-macro-cpu-fallback"})
+
+
+def status_of(finding: Finding, context: Context, weights: Weights) -> str:
+    """guarded (never compiled for HIP, or a build macro test whose build already has a ROCm branch), covered
+    (nothing to do on ROCm), optional-gap (a CUDA-only add-on of a supported repository, or a package of an
+    optional extra) or remaining."""
+    if finding.status != "remaining":
+        return finding.status
+    if finding.severity == Severity.INFO:
+        return "covered"
+    if finding.severity <= weights.mechanical_max and context.hipifies(finding.path):
+        return "covered"
+    if finding.rule in _BUILD_MACRO_RULES and is_c(finding.path) and context.built_for_rocm(finding.path):
+        return "guarded"  # a build macro test in code whose build already has a ROCm branch (it sets the macro)
+    component = context.component(finding.path)
+    if component in context.replaced:
+        return "remaining"  # the CUDA kernels a separate ROCm backend replaces: the product, not an add-on
+    if context.level == "supported" and context.ported and component != "." and component not in context.ported:
+        return "optional-gap"
+    return "remaining"
+
+
+def with_status(findings: Iterable[Finding], context: Context, weights: Weights) -> tuple[Finding, ...]:
+    """FINDINGS, each with its status in CONTEXT (which learns from them what a separate ROCm backend replaces)."""
+    every = tuple(findings)
+    context = context.seeing(every, weights)
+    return tuple(_in_status(f, status_of(f, context, weights)) for f in every)
+
+
+def _in_status(finding: Finding, status: str) -> Finding:
+    """FINDING in STATUS: a guarded one also reads info, as every guarded finding does."""
+    if status == finding.status:
+        return finding
+    return finding.guarded() if status == "guarded" else finding.with_status(status)
+
+
+def is_kernel_work(finding: Finding, weights: Weights) -> bool:
+    """Kernel work beyond a rename, in C/C++/CUDA: its component needs a HIP build and a validation run."""
+    kernels = weights.categories[category_of(finding, weights)].phase == "kernels"
+    return kernels and finding.severity > weights.mechanical_max and is_c(finding.path)

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 import migrate.cache.store
 import migrate.scan.pool
+from migrate.cache.results import _shard_name
 from migrate.cli import cli
 from migrate.config import Settings
 from migrate.model import ScanResult
@@ -193,6 +194,30 @@ def test_checking_a_few_files_keeps_the_others(tmp_path: Path, calls: list[str])
     calls.clear()
     scan(root, settings_for(tmp_path))
     assert calls == []
+
+
+def test_checking_a_file_leaves_the_other_entries_of_its_shard_as_they_were(tmp_path: Path, calls: list[str]) -> None:
+    """A check reads back only the entries it uses: the others of the shard are written back as they were read,
+    and one of the wrong shape is still a miss when a later scan reaches it."""
+    first = _shard_name("k0.cu")
+    other = next(f"k{i}.cu" for i in range(1, 10_000) if _shard_name(f"k{i}.cu") == first)
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("k0.cu", other):
+        (root / name).write_text(KERNEL)
+    scan(root, settings_for(tmp_path))
+    (store,) = (tmp_path / "cache").glob(f"results/*/{first}.json")
+    found = entries(store)
+    found[other][2]["findings"][0]["severity"] = "huge"  # type: ignore[index]
+    store.write_text(json.dumps({"format": migrate.cache.store.FORMAT, "entries": found}))
+    (root / "k0.cu").write_text(KERNEL + "// edited\n")
+    calls.clear()
+    scan(root, settings_for(tmp_path), files=[root / "k0.cu"])
+    assert calls == ["k0.cu"]
+    assert entries(store)[other] == found[other]
+    calls.clear()
+    scan(root, settings_for(tmp_path))
+    assert calls == [other]
 
 
 def test_unwritable_cache_directory_is_not_fatal(tmp_path: Path) -> None:

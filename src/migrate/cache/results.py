@@ -2,7 +2,8 @@
 
 The namespace (store.namespace) covers the repository path, the tool version, our code and rule files, every rule
 and the settings that change one file's findings. Each entry is [content key, stat stamp, FileResult.to_dict()],
-read back through FileResult.from_dict: an entry of any other shape is a miss."""
+read back through FileResult.from_dict when it is used (`check` reads a few shards and uses none of their other
+entries, which are written back as they came): an entry of any other shape is a miss."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from migrate.model import FileResult, SourceFile
 from migrate.ruleset import Ruleset
 
 _SHARDS = 256  # a store is split by path hash, so checking a few files reads a few small shards
-_Entry = tuple[str, "str | None", FileResult]  # content key, stat stamp (when trusted), result
+# content key, stat stamp (when trusted), result (as read, until it is used)
+_Entry = tuple[str, "str | None", "FileResult | dict[str, Any]"]
 
 
 class Cache:
@@ -43,8 +45,10 @@ class Cache:
         entry = self._shard(source.relpath).get(source.relpath)
         stamp = stat_stamp(source)
         if entry is not None and stamp is not None and entry[1] == stamp:
-            self._used.add(source.relpath)  # unchanged since it was hashed: no need to read it again
-            return entry[2]
+            entry = self._decoded(source.relpath, entry)
+            if entry is not None:
+                self._used.add(source.relpath)  # unchanged since it was hashed: no need to read it again
+                return entry[2]
         if entry is None and stamp is not None:  # a new file: hashed when its result comes, if still unchanged
             self._keys[source.relpath] = (None, stamp)
             return None
@@ -52,11 +56,32 @@ class Cache:
         self._keys[source.relpath] = (key, stamp)
         if key is None or entry is None or entry[0] != key:
             return None
+        entry = self._decoded(source.relpath, entry)
+        if entry is None:
+            return None
         if stamp is not None:
             self._shard(source.relpath)[source.relpath] = (key, stamp, entry[2])
             self._dirty.add(_shard_name(source.relpath))
         self._used.add(source.relpath)
         return entry[2]
+
+    def _decoded(self, relpath: str, entry: _Entry) -> tuple[str, str | None, FileResult] | None:
+        """ENTRY with its result read back (and kept so); None, and the entry dropped, when it is not a result of
+        RELPATH."""
+        key, stamp, result = entry
+        if isinstance(result, FileResult):
+            return key, stamp, result
+        try:
+            decoded = FileResult.from_dict(result)
+        except ValueError:
+            decoded = None
+        shard = self._shard(relpath)
+        if decoded is None or decoded.relpath != relpath:
+            del shard[relpath]
+            self._dirty.add(_shard_name(relpath))
+            return None
+        shard[relpath] = (key, stamp, decoded)
+        return key, stamp, decoded
 
     def put(self, source: SourceFile, result: FileResult) -> FileResult:
         """Remember RESULT for SOURCE (keyed by its content as read before the scan) and hand it back."""
@@ -83,7 +108,7 @@ class Cache:
         with contextlib.suppress(OSError, Refused), paused():  # a cold scan writes every finding: no cycles
             private_dir(self.store)
             for name in sorted(self._dirty):
-                entries = {relpath: [key, stamp, result.to_dict()]
+                entries = {relpath: [key, stamp, result.to_dict() if isinstance(result, FileResult) else result]
                            for relpath, (key, stamp, result) in self._shards[name].items()}
                 atomic_write(self.store / f"{name}.json", dumps({"format": FORMAT, "entries": entries}))
             if complete:
@@ -128,11 +153,6 @@ def _read(path: Path) -> dict[str, _Entry]:
 def _entries(found: Any) -> dict[str, _Entry]:
     if not (isinstance(found, dict) and found.get("format") == FORMAT and isinstance(found.get("entries"), dict)):
         return {}
-    entries = {}
-    for relpath, value in found["entries"].items():
-        if isinstance(value, list) and len(value) == 3 and type(value[0]) is str and type(value[1]) in (str, type(None)):
-            with contextlib.suppress(ValueError):
-                result = FileResult.from_dict(value[2])
-                if result.relpath == relpath:
-                    entries[relpath] = (value[0], value[1], result)
-    return entries
+    return {relpath: (value[0], value[1], value[2]) for relpath, value in found["entries"].items()
+            if isinstance(value, list) and len(value) == 3 and type(value[0]) is str
+            and type(value[1]) in (str, type(None)) and type(value[2]) is dict}

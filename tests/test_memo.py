@@ -184,6 +184,40 @@ def test_reports_of_a_tree_that_changed_while_it_was_scanned_are_not_kept(
     assert report(run(root)) == report(run(root, cache=False))
 
 
+def test_the_memo_key_is_discoverys_stat_and_an_edit_after_it_is_seen_by_the_next_scan(
+    tmp_path: Path, scans: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key is taken from the stat discovery made (no second stat per file): an edit after discovery belongs to
+    the next run, which scans again; a run that reads a file edited after its discovery keeps no reports."""
+    root = repo(tmp_path)
+    cold = run(root)
+    real = migrate.memo.inputs
+    edits = iter(range(1, 10))
+
+    def editing(*args, **options):  # type: ignore[no-untyped-def]
+        found = real(*args, **options)
+        (root / "k.cu").write_text(KERNEL + "void g() { cudaFree(0); }\n" * next(edits))  # saved after discovery
+        return found
+
+    def scanned_again_as_without_a_cache() -> None:
+        monkeypatch.setattr(migrate.memo, "inputs", real)
+        fresh = report(run(root, cache=False))
+        scans.clear()
+        assert report(run(root)) == fresh and scans == [root]
+
+    monkeypatch.setattr(migrate.memo, "inputs", editing)
+    scans.clear()
+    assert run(root).output == cold.output and scans == []  # the tree as discovery saw it: the kept reports
+    scanned_again_as_without_a_cache()
+    kept = sorted((tmp_path / "cache" / "reports").glob("*/*"))
+    (root / "k.cu").write_text(KERNEL)  # a change before discovery: a miss, and the file changes again after it
+    monkeypatch.setattr(migrate.memo, "inputs", editing)
+    scans.clear()
+    run(root)
+    assert scans == [root] and sorted((tmp_path / "cache" / "reports").glob("*/*")) == kept  # nothing kept
+    scanned_again_as_without_a_cache()
+
+
 def test_a_scan_is_assessed_once_for_every_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One assessment feeds the printed report and the written one: no renderer assesses again."""
     import migrate.risk

@@ -209,7 +209,8 @@ def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size:
         return Skipped(relpath, f"larger than the size limit ({size:,} > {max_size:,} bytes)")
     if not os.access(path, os.R_OK):
         return Skipped(relpath, "cannot read: permission denied")
-    return SourceFile(path=Path(path), relpath=relpath, kind=kind, size=size, vendored=vendored, explicit=explicit)
+    return SourceFile(path=Path(path), relpath=relpath, kind=kind, size=size, vendored=vendored, explicit=explicit,
+                      seen=(info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
 
 
 def _link_problem(root: Path, path: Path) -> str | None:

@@ -46,7 +46,7 @@ def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
                  progress: Progress | None = None) -> Reports:
     """The reports REQUESTS ask for of a scan of ROOT; those with a path are written there."""
     found = inputs(root, settings)
-    memo = _memo(root, settings, found)
+    memo = _memo(root, settings, found, as_discovered=True)
     names = [request.name for request in requests]
     files = {request.name for request in requests if request.path is not None}
     kept = memo.get(names, files=files) if memo else None
@@ -65,7 +65,7 @@ def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
         if request.path is not None:
             _write(record, request, memo)
     worst = max((f.severity for f in result.findings), default=None)
-    if memo and not result.unscanned and memo == _memo(root, settings, found):  # nothing changed meanwhile
+    if memo and not result.unscanned and memo == _memo(root, settings, found, as_discovered=False):  # unchanged since
         memo.put(texts, worst)
     elif memo and files:
         memo.discard()
@@ -99,9 +99,11 @@ def _copy(kept: Path, target: Path) -> None:
         write_report(target, iter(lambda: handle.read(1 << 20), b""))
 
 
-def _memo(root: Path, settings: Settings, found: Inputs) -> ReportMemo | None:
-    """The memo entry of a whole-tree scan of what FOUND lists, as the files stand now."""
+def _memo(root: Path, settings: Settings, found: Inputs, *, as_discovered: bool) -> ReportMemo | None:
+    """The memo entry of a whole-tree scan of what FOUND lists, as discovery saw the files (AS_DISCOVERED: no stat
+    of its own) or as they stand now."""
     if not found.complete:
         return None
     extra = [str(root), *(f"{s.path}\0{s.reason}" for s in found.skipped), *sorted(found.packages)]
-    return open_memo(root, ruleset_for(settings), settings, found.sources, extra)
+    since = found.discovered_after if as_discovered else None
+    return open_memo(root, ruleset_for(settings), settings, found.sources, extra, since=since)

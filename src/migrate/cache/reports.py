@@ -12,7 +12,7 @@ from pathlib import Path
 
 from migrate.bounded import Refused, check_private, read_bytes
 from migrate.cache.store import (
-    FORMAT, MAX_FILE, atomic_write, dumps, load_json, namespace, private_dir, prune, stat_stamp,
+    FORMAT, MAX_FILE, atomic_write, dumps, load_json, namespace, private_dir, prune, seen_stamp, stat_stamp,
 )
 from migrate.config import Settings
 from migrate.model import Severity, SourceFile
@@ -81,11 +81,13 @@ class ReportMemo:
 
 
 def open_memo(
-    root: Path, ruleset: Ruleset, settings: Settings, sources: Iterable[SourceFile], extra: Iterable[str]
+    root: Path, ruleset: Ruleset, settings: Settings, sources: Iterable[SourceFile], extra: Iterable[str], *,
+    since: int | None = None,
 ) -> ReportMemo | None:
     """The report memo for a scan of SOURCES whose result also depends on EXTRA (the root as written, skipped
-    files, the repository's packages...); None without a cache directory, with a baseline file that cannot be
-    read, or when a file changed too recently for its stamp to be trusted."""
+    files, the repository's packages...), keyed by the files' stamps now, or with SINCE by those discovery saw
+    after SINCE; None without a cache directory, with a baseline file that cannot be read, or when a file changed
+    too recently for its stamp to be trusted."""
     if not settings.cache_dir:
         return None
     digest = hashlib.sha256()
@@ -96,10 +98,12 @@ def open_memo(
             digest.update(hashlib.sha256(read_bytes(settings.baseline, limit=MAX_FILE)).digest())
         except (OSError, Refused):  # the scan reports what is wrong with it
             return None
+    lines = []
     for source in sources:
-        found = stat_stamp(source)
+        found = stat_stamp(source) if since is None else seen_stamp(source, since)
         if found is None:
             return None
-        digest.update(f"{source.relpath}\0{found}\n".encode("utf-8", "surrogateescape"))
+        lines.append(f"{source.relpath}\0{found}\n")
+    digest.update("".join(lines).encode("utf-8", "surrogateescape"))
     place = Path(settings.cache_dir) / "reports" / namespace(root, ruleset, settings) / digest.hexdigest()[:32]
     return ReportMemo(place)

@@ -83,9 +83,22 @@ def stat_stamp(source: SourceFile) -> str | None:
         info = os.stat(source.path)
     except OSError:
         return None
-    if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < _SETTLED_NS:
+    return _stamp(source, info.st_size, (info.st_mtime_ns, info.st_ctime_ns, info.st_ino), time.time_ns())
+
+
+def seen_stamp(source: SourceFile, since: int) -> str | None:
+    """stat_stamp(SOURCE) as discovery's stat saw it, that stat taken after SINCE (time.time_ns()); a stat now when
+    discovery did not keep one."""
+    if source.seen is None:
+        return stat_stamp(source)
+    return _stamp(source, source.size, source.seen, since)
+
+
+def _stamp(source: SourceFile, size: int, seen: tuple[int, int, int], now: int) -> str | None:
+    mtime, ctime, inode = seen
+    if now - max(mtime, ctime) < _SETTLED_NS:
         return None
-    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{source.kind.value}:{int(source.vendored)}"
+    return f"{size}:{mtime}:{ctime}:{inode}:{source.kind.value}:{int(source.vendored)}"
 
 
 def content_key(source: SourceFile) -> str | None:

@@ -34,6 +34,7 @@ class Inputs:
     changes: Changes | None
     packages: frozenset[str]
     complete: bool  # the whole tree: no files named, no --diff-base
+    discovered_after: int = 0  # time.time_ns() before discovery: each source's `seen` stat was taken after it
 
 
 def scan(
@@ -56,6 +57,7 @@ def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs
     sources: list[SourceFile] = []
     skipped: list[Skipped] = []
     named = list(files)
+    started = time.time_ns()
     for item in discover(
         root, files=named, exclude=settings.exclude, include=settings.include, max_file_size=settings.max_file_size
     ):
@@ -66,7 +68,8 @@ def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs
     changes = changed_lines(root, settings.diff_base) if settings.diff_base else None
     if changes is not None:
         sources = [s for s in sources if s.relpath in changes]
-    return Inputs(tuple(sources), tuple(skipped), changes, own_packages(root), not named and changes is None)
+    complete = not named and changes is None
+    return Inputs(tuple(sources), tuple(skipped), changes, own_packages(root), complete, discovered_after=started)
 
 
 def own_packages(root: Path) -> frozenset[str]:

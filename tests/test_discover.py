@@ -52,6 +52,19 @@ def test_git_mode_lists_tracked_and_untracked_but_not_ignored(tmp_path: Path) ->
     assert sorted(found(tmp_path)) == ["tracked.py", "untracked.py"]
 
 
+def test_an_ignored_directory_and_a_broken_work_tree_are_walked(tmp_path: Path) -> None:
+    """Git is asked whether the root is ignored only below the top of a work tree (the top never is); a `.git` that
+    git cannot read leaves the tree to the walk."""
+    touch(tmp_path, "tracked.py", ".gitignore")
+    (tmp_path / ".gitignore").write_text("gen/\n")
+    init_repo(tmp_path)
+    touch(tmp_path, "gen/out.py", "gen/sub/x.py", "broken/a.py", "broken/build/b.py")
+    (tmp_path / "broken" / ".git").write_text(f"gitdir: {tmp_path / 'nowhere'}\n")
+    assert sorted(found(tmp_path)) == ["broken/a.py", "broken/build/b.py", "tracked.py"]  # git: no build/ rule
+    assert sorted(found(tmp_path / "gen")) == ["out.py", "sub/x.py"]
+    assert sorted(found(tmp_path / "broken")) == ["a.py"]
+
+
 def test_walk_mode_skips_environments_and_build_output(tmp_path: Path) -> None:
     touch(tmp_path, "src/a.py", ".venv/lib/b.py", "node_modules/x/c.py", "build/d.py", "myenv/e.py", "pkg.egg-info/f.py")
     (tmp_path / "myenv" / "pyvenv.cfg").write_text("home = /usr\n")

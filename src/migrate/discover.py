@@ -253,9 +253,10 @@ def _candidates(root: Path) -> Iterator[tuple[str | Skipped, bool, bool]]:
 def _git_files(root: Path) -> tuple[list[str], list[str]] | None:
     """Tracked plus untracked-but-not-ignored files under ROOT (which may be any directory of a work tree), and
     submodule paths; None outside git, and for an ignored directory named explicitly (it is walked instead)."""
-    ignored = gitcmd.run(root, "check-ignore", "-q", "--", ".").returncode  # 0 ignored, 1 not, else not in git
-    if ignored != 1:
-        return None
+    if not os.path.lexists(root / ".git"):  # the top of a work tree is never ignored: one git run less
+        ignored = gitcmd.run(root, "check-ignore", "-q", "--", ".").returncode  # 0 ignored, 1 not, else not in git
+        if ignored != 1:
+            return None
     listed = gitcmd.run(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--deduplicate")
     stage = gitcmd.run(root, "ls-files", "-z", "--stage")
     if not (listed.ok and stage.ok):

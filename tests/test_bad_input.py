@@ -113,13 +113,16 @@ def test_unreadable_file_is_skipped(tmp_path: Path) -> None:
         (repo / "secret.cu").chmod(0o600)
         (repo / "open.cu").write_text(KERNEL)
         (repo / "open.cu").chmod(0o644)
+        (repo / "own.cu").write_text(KERNEL)  # the scanning user's own, without the owner's read bit: unreadable
+        os.chown(repo / "own.cu", 65534, 65534)
+        (repo / "own.cu").chmod(0o044)
         done = subprocess.run(
             ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", migrate, "scan", str(repo), "--format", "json"],
             capture_output=True, text=True, cwd=repo, env={**os.environ, "HOME": str(repo)},
         )
         assert done.returncode == 0, done.stderr
         data = json.loads(done.stdout)
-        assert skips(data) == {"secret.cu": "cannot read: permission denied"}
+        assert skips(data) == {"secret.cu": "cannot read: permission denied", "own.cu": "cannot read: permission denied"}
         assert {f["path"] for f in data["findings"]} == {"open.cu"}
     finally:
         shutil.rmtree(repo)

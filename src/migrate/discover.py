@@ -54,6 +54,10 @@ _NAMES = {
 _MAKEFILE_NAME = re.compile(r"^(?:gnu)?makefile[._-](?!(?:in|am)$)[\w.-]+$|\.(?:make|mak)$")
 # DeepStream nvinfer and deepstream-app configs are INI text files named after what they configure.
 _INFER_CONFIG_NAME = re.compile(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt|ini|cfg)$")
+# Suffixes no other test in classify() looks at, unless the name starts with one of _NAMED_FIRST: for those names
+# the suffix alone decides (most of a tree's files).
+_PLAIN_SUFFIXES = frozenset(_EXTENSIONS) - {".in", ".yml", ".yaml", ".dockerfile"}
+_NAMED_FIRST = ("makefile", "gnumakefile", "dockerfile.", "containerfile.")
 
 
 def classify(relpath: str) -> FileKind | None:
@@ -62,6 +66,9 @@ def classify(relpath: str) -> FileKind | None:
     name = name.lower()
     if name in _NAMES:
         return _NAMES[name]
+    suffix = os.path.splitext(name)[1]
+    if suffix in _PLAIN_SUFFIXES and not name.startswith(_NAMED_FIRST):
+        return _EXTENSIONS[suffix]
     if _MAKEFILE_NAME.search(name):
         return FileKind.MAKEFILE
     if name.startswith(("dockerfile.", "containerfile.")) or name.endswith(".dockerfile"):
@@ -70,7 +77,6 @@ def classify(relpath: str) -> FileKind | None:
         return FileKind.REQUIREMENTS
     if parent.rpartition("/")[2].lower() == "requirements" and name.endswith(".txt"):
         return FileKind.REQUIREMENTS
-    suffix = os.path.splitext(name)[1]
     if suffix in (".yml", ".yaml"):
         return _classify_yaml(PurePosixPath(relpath), name)
     if name.endswith(".in") and not name.startswith(("requirements", "constraints")):
@@ -115,7 +121,7 @@ def discover(
         if isinstance(relpath, Skipped):
             yield relpath
             continue
-        if not named and (_matches(relpath, excluded) or (included and not _matches(relpath, included))):
+        if not named and ((excluded and _matches(relpath, excluded)) or (included and not _matches(relpath, included))):
             continue
         item = _examine(root, relpath, vendored or _is_vendored(relpath), named, max_file_size)
         if item is not None:
@@ -207,10 +213,13 @@ def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size:
         return Skipped(relpath, "not a file type migrate reads")
     if size > max_size:
         return Skipped(relpath, f"larger than the size limit ({size:,} > {max_size:,} bytes)")
-    if not os.access(path, os.R_OK):
+    if not (info.st_uid == _UID and info.st_mode & stat.S_IRUSR) and not os.access(path, os.R_OK):  # owner: the bits
         return Skipped(relpath, "cannot read: permission denied")
     return SourceFile(path=Path(path), relpath=relpath, kind=kind, size=size, vendored=vendored, explicit=explicit,
                       seen=(info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
+
+
+_UID = os.getuid()  # the real user, whom os.access asks about: the owner's read bit answers for the owner
 
 
 def _link_problem(root: Path, path: Path) -> str | None:

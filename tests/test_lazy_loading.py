@@ -60,3 +60,29 @@ def test_a_scan_of_cuda_files_imports_only_what_they_need(tmp_path: Path) -> Non
         "migrate.parse.docker False", "yaml False", "statistics False", "importlib.resources False",
         "migrate.substitutions False", "migrate.risk False",
     ]
+
+
+WARM_SCAN = """
+import sys
+import migrate.cache.store
+from migrate.cli import main
+migrate.cache.store._SETTLED_NS = 0  # the files count as settled at once (no two-second wait in a test)
+sys.argv = ["migrate", "scan", sys.argv[1], "--format", "json", "--output", sys.argv[3], "--cache-dir", sys.argv[2]]
+try:
+    main()
+except SystemExit:
+    pass
+print(*sorted(name for name in sys.modules if name.startswith(("migrate.scan", "migrate.assessment"))), file=sys.stderr)
+"""
+
+
+def test_a_warm_scan_imports_no_module_of_the_scan(tmp_path: Path) -> None:
+    """The memo hands back the kept report: discovery and the key, without scan/, the assessment or the renderers."""
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "kernel.cu").write_text("__global__ void k(float* p) { cudaMalloc(&p, 4); }\n")
+    command = [sys.executable, "-c", WARM_SCAN, str(tmp_path / "repo"), str(tmp_path / "cache"), str(tmp_path / "out")]
+    cold = subprocess.run(command, capture_output=True, text=True, check=True)
+    first = (tmp_path / "out").read_bytes()
+    warm = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert "migrate.scan.orchestrate" in cold.stderr.split()
+    assert warm.stderr.split() == [] and (tmp_path / "out").read_bytes() == first

@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 import migrate.cache.store
 import migrate.memo
+import migrate.scan
 import migrate.scan.pool
 from migrate.baseline import render as render_baseline
 from migrate.cli import cli
@@ -32,13 +33,13 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
 def scans(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The roots scanned (not served from the memo) in this process."""
     seen: list[Path] = []
-    real = migrate.memo.scan_inputs
+    real = migrate.scan.scan_inputs
 
     def counting(root, settings, found, **options):  # type: ignore[no-untyped-def]
         seen.append(root)
         return real(root, settings, found, **options)
 
-    monkeypatch.setattr(migrate.memo, "scan_inputs", counting)
+    monkeypatch.setattr(migrate.scan, "scan_inputs", counting)  # memo.py imports it where it scans
     return seen
 
 

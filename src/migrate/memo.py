@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 from migrate.cache.reports import ReportMemo, open_memo
 from migrate.config import Settings
+from migrate.inputs import Inputs, inputs, ruleset_for
 from migrate.model import Severity
-from migrate.scan import Inputs, Progress, inputs, ruleset_for, scan_inputs
 from migrate.writer import write_report
 
 if TYPE_CHECKING:
     from migrate.assessment import Assessment
+    from migrate.scan import Progress
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,10 @@ def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
             if request.path is not None:
                 _copy(Path(kept[0][request.name]), request.path)
         return Reports(tuple(None if r.path else str(kept[0][r.name]) for r in requests), kept[1])
-    # The assessment and the renderers are imported only here: a warm scan hands back the kept reports without them.
+    # The scan, the assessment and the renderers are imported only here: a warm scan hands back the kept reports
+    # without them.
     from migrate.assessment import assess
+    from migrate.scan import scan_inputs
 
     result = scan_inputs(root, settings, found, progress=progress)
     record = assess(result)  # once, for every format asked for

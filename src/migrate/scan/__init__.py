@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from migrate.scan.file import Shortcuts, scan_file
 from migrate.scan.findings import MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_RULE, MAX_OCCURRENCES
-from migrate.scan.orchestrate import Inputs, inputs, own_packages, ruleset_for, scan, scan_inputs
+from migrate.inputs import Inputs, inputs, own_packages, ruleset_for
+from migrate.scan.orchestrate import scan, scan_inputs
 from migrate.scan.pool import Progress, worker_count
 
 __all__ = [

@@ -1,40 +1,22 @@
-"""Orchestrate a scan: discover -> each file's result (stored, or scanned) -> the project's findings. Pure: returns a
-ScanResult."""
+"""Orchestrate a scan: its inputs (inputs.py) -> each file's result (stored, or scanned) -> the project's findings.
+Pure: returns a ScanResult."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from migrate import preproc, rocm_status
-from migrate.cache import Cache, load_ruleset, open_cache
-from migrate.config import Settings, check_rule_ids
-from migrate.data import rules_dir
-from migrate.discover import discover
+from migrate.cache import Cache, open_cache
+from migrate.config import Settings
 from migrate.gcpause import paused
-from migrate.gitdiff import Changes, changed_lines
+from migrate.inputs import Inputs, inputs, ruleset_for
 from migrate.model import Evidence, FileResult, Finding, ScanResult, Skipped, SourceFile, Substitution, ordered
-from migrate.ruleset import Ruleset, load, load_builtin
+from migrate.ruleset import Ruleset
 from migrate.scan import pool, project
 from migrate.scan.file import Shortcuts
 from migrate.scan.pool import Progress
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What a scan reads besides the rules: the files discovery chose and those it skipped, the lines changed
-    since --diff-base, and the Python packages the repository defines itself."""
-
-    sources: tuple[SourceFile, ...]
-    skipped: tuple[Skipped, ...]
-    changes: Changes | None
-    packages: frozenset[str]
-    complete: bool  # the whole tree: no files named, no --diff-base
-    discovered_after: int = 0  # time.time_ns() before discovery: each source's `seen` stat was taken after it
 
 
 def scan(
@@ -50,36 +32,6 @@ def scan(
     that answer them when SUBSTITUTIONS is False: `check` reads only the findings)."""
     found = inputs(root, settings, files)
     return scan_inputs(root, settings, found, progress=progress, shortcuts=shortcuts, substitutions=substitutions)
-
-
-def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs:
-    """The files a scan of ROOT (or of FILES inside it) reads, and what else its result depends on."""
-    sources: list[SourceFile] = []
-    skipped: list[Skipped] = []
-    named = list(files)
-    started = time.time_ns()
-    for item in discover(
-        root, files=named, exclude=settings.exclude, include=settings.include, max_file_size=settings.max_file_size
-    ):
-        if isinstance(item, Skipped):
-            skipped.append(item)
-        else:
-            sources.append(item)
-    changes = changed_lines(root, settings.diff_base) if settings.diff_base else None
-    if changes is not None:
-        sources = [s for s in sources if s.relpath in changes]
-    complete = not named and changes is None
-    return Inputs(tuple(sources), tuple(skipped), changes, own_packages(root), complete, discovered_after=started)
-
-
-def own_packages(root: Path) -> frozenset[str]:
-    """The Python packages the repository defines: directories with an __init__.py at the top, in src/ or in
-    python/ (its own `import flash_attn` is not a dependency on flash-attn)."""
-    found: set[str] = set()
-    for base in ("", "src", "python"):
-        with contextlib.suppress(OSError), os.scandir(root / base) as entries:
-            found.update(e.name for e in entries if e.is_dir() and os.path.isfile(os.path.join(e.path, "__init__.py")))
-    return frozenset(found)
 
 
 def scan_inputs(
@@ -143,22 +95,6 @@ def _substitutions(findings: tuple[Finding, ...], settings: Settings) -> tuple[S
     from migrate.substitutions import propose  # here: `check` and `baseline` never ask for substitutions
 
     return propose(findings, settings.targets)
-
-
-def ruleset_for(settings: Settings) -> Ruleset:
-    """The built-in rules plus the user's extra rule directories, less the disabled ones (cached when allowed)."""
-    return load_ruleset(settings, lambda: _load_rules(settings))
-
-
-def _load_rules(settings: Settings) -> Ruleset:
-    if settings.extra_rule_dirs:
-        every = load([rules_dir(), *(Path(d) for d in settings.extra_rule_dirs)])
-    else:
-        every = load_builtin()
-    check_rule_ids(settings, {rule.id for rule in every.rules})
-    if not settings.disabled_rules:
-        return every
-    return Ruleset(tuple(r for r in every.rules if r.id not in settings.disabled_rules))
 
 
 def _results(

@@ -1,0 +1,79 @@
+"""What a scan reads besides each file's content: the files discovery chose and those it skipped, the lines changed
+since --diff-base, the repository's own Python packages, and the rules its settings ask for. Apart from the scan
+(scan/), so that a warm scan, whose reports the memo hands back, imports none of the scan's modules."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrate.cache import load_ruleset
+from migrate.config import Settings, check_rule_ids
+from migrate.data import rules_dir
+from migrate.discover import discover
+from migrate.gitdiff import Changes, changed_lines
+from migrate.model import Skipped, SourceFile
+from migrate.ruleset import Ruleset, load, load_builtin
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a scan reads besides the rules: the files discovery chose and those it skipped, the lines changed
+    since --diff-base, and the Python packages the repository defines itself."""
+
+    sources: tuple[SourceFile, ...]
+    skipped: tuple[Skipped, ...]
+    changes: Changes | None
+    packages: frozenset[str]
+    complete: bool  # the whole tree: no files named, no --diff-base
+    discovered_after: int = 0  # time.time_ns() before discovery: each source's `seen` stat was taken after it
+
+
+def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs:
+    """The files a scan of ROOT (or of FILES inside it) reads, and what else its result depends on."""
+    sources: list[SourceFile] = []
+    skipped: list[Skipped] = []
+    named = list(files)
+    started = time.time_ns()
+    for item in discover(
+        root, files=named, exclude=settings.exclude, include=settings.include, max_file_size=settings.max_file_size
+    ):
+        if isinstance(item, Skipped):
+            skipped.append(item)
+        else:
+            sources.append(item)
+    changes = changed_lines(root, settings.diff_base) if settings.diff_base else None
+    if changes is not None:
+        sources = [s for s in sources if s.relpath in changes]
+    complete = not named and changes is None
+    return Inputs(tuple(sources), tuple(skipped), changes, own_packages(root), complete, discovered_after=started)
+
+
+def own_packages(root: Path) -> frozenset[str]:
+    """The Python packages the repository defines: directories with an __init__.py at the top, in src/ or in
+    python/ (its own `import flash_attn` is not a dependency on flash-attn)."""
+    found: set[str] = set()
+    for base in ("", "src", "python"):
+        with contextlib.suppress(OSError), os.scandir(root / base) as entries:
+            found.update(e.name for e in entries if e.is_dir() and os.path.isfile(os.path.join(e.path, "__init__.py")))
+    return frozenset(found)
+
+
+def ruleset_for(settings: Settings) -> Ruleset:
+    """The built-in rules plus the user's extra rule directories, less the disabled ones (cached when allowed)."""
+    return load_ruleset(settings, lambda: _load_rules(settings))
+
+
+def _load_rules(settings: Settings) -> Ruleset:
+    if settings.extra_rule_dirs:
+        every = load([rules_dir(), *(Path(d) for d in settings.extra_rule_dirs)])
+    else:
+        every = load_builtin()
+    check_rule_ids(settings, {rule.id for rule in every.rules})
+    if not settings.disabled_rules:
+        return every
+    return Ruleset(tuple(r for r in every.rules if r.id not in settings.disabled_rules))

@@ -9,6 +9,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from migrate import gitcmd
 from migrate.errors import InputError
@@ -99,6 +100,24 @@ def _classify_yaml(path: PurePosixPath, name: str) -> FileKind:
     return FileKind.YAML
 
 
+class Found(NamedTuple):  # not a dataclass, and no Path: a warm scan makes one per file and needs no more
+    """A file discovery chose, as it saw it: a SourceFile (source_file) once the scan reads it."""
+
+    path: str
+    relpath: str
+    kind: FileKind
+    size: int
+    vendored: bool
+    explicit: bool
+    seen: tuple[int, int, int]  # mtime, ctime and inode (ns) as its stat saw them: a key over a tree needs no other
+
+
+def source_file(found: Found) -> SourceFile:
+    """The SourceFile of what discovery FOUND."""
+    return SourceFile(path=Path(found.path), relpath=found.relpath, kind=found.kind, size=found.size,
+                      vendored=found.vendored, explicit=found.explicit)
+
+
 def discover(
     root: Path,
     *,
@@ -108,6 +127,19 @@ def discover(
     max_file_size: int,
 ) -> Iterator[SourceFile | Skipped]:
     """Yield each file to scan under ROOT (or only FILES when given), or a Skipped entry for it."""
+    for item in find(root, files=files, exclude=exclude, include=include, max_file_size=max_file_size):
+        yield item if isinstance(item, Skipped) else source_file(item)
+
+
+def find(
+    root: Path,
+    *,
+    files: Iterable[Path] = (),
+    exclude: Iterable[str] = (),
+    include: Iterable[str] = (),
+    max_file_size: int,
+) -> Iterator[Found | Skipped]:
+    """discover(), each file as discovery saw it (Found)."""
     if not root.exists():
         raise InputError(f"path does not exist: {root}")
     if not root.is_dir():
@@ -188,11 +220,11 @@ def _vendored_directory(directory: str) -> bool:
     return False
 
 
-def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size: int) -> SourceFile | Skipped | None:
+def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size: int) -> Found | Skipped | None:
     kind = classify(relpath)
     if kind is None and not explicit:
         return None
-    path = os.path.join(root, relpath)  # a string for the system calls; the Path only for a file that is kept
+    path = os.path.join(root, relpath)  # a string for the system calls; a Path only when the file is read
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -215,8 +247,7 @@ def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size:
         return Skipped(relpath, f"larger than the size limit ({size:,} > {max_size:,} bytes)")
     if not (info.st_uid == _UID and info.st_mode & stat.S_IRUSR) and not os.access(path, os.R_OK):  # owner: the bits
         return Skipped(relpath, "cannot read: permission denied")
-    return SourceFile(path=Path(path), relpath=relpath, kind=kind, size=size, vendored=vendored, explicit=explicit,
-                      seen=(info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
+    return Found(path, relpath, kind, size, vendored, explicit, (info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
 
 
 _UID = os.getuid()  # the real user, whom os.access asks about: the owner's read bit answers for the owner

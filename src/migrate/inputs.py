@@ -9,12 +9,13 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from migrate.cache import load_ruleset
 from migrate.config import Settings, check_rule_ids
 from migrate.data import rules_dir
-from migrate.discover import discover
+from migrate.discover import Found, find, source_file
 from migrate.gitdiff import Changes, changed_lines
 from migrate.model import Skipped, SourceFile
 from migrate.ruleset import Ruleset, load, load_builtin
@@ -25,32 +26,37 @@ class Inputs:
     """What a scan reads besides the rules: the files discovery chose and those it skipped, the lines changed
     since --diff-base, and the Python packages the repository defines itself."""
 
-    sources: tuple[SourceFile, ...]
+    found: tuple[Found, ...]
     skipped: tuple[Skipped, ...]
     changes: Changes | None
     packages: frozenset[str]
     complete: bool  # the whole tree: no files named, no --diff-base
-    discovered_after: int = 0  # time.time_ns() before discovery: each source's `seen` stat was taken after it
+    discovered_after: int = 0  # time.time_ns() before discovery: the stat of each file found was taken after it
+
+    @cached_property
+    def sources(self) -> tuple[SourceFile, ...]:
+        """The files found, to be read (made when first asked for: the memo's key needs only what was found)."""
+        return tuple(source_file(f) for f in self.found)
 
 
 def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs:
     """The files a scan of ROOT (or of FILES inside it) reads, and what else its result depends on."""
-    sources: list[SourceFile] = []
+    found: list[Found] = []
     skipped: list[Skipped] = []
     named = list(files)
     started = time.time_ns()
-    for item in discover(
+    for item in find(
         root, files=named, exclude=settings.exclude, include=settings.include, max_file_size=settings.max_file_size
     ):
         if isinstance(item, Skipped):
             skipped.append(item)
         else:
-            sources.append(item)
+            found.append(item)
     changes = changed_lines(root, settings.diff_base) if settings.diff_base else None
     if changes is not None:
-        sources = [s for s in sources if s.relpath in changes]
+        found = [f for f in found if f.relpath in changes]
     complete = not named and changes is None
-    return Inputs(tuple(sources), tuple(skipped), changes, own_packages(root), complete, discovered_after=started)
+    return Inputs(tuple(found), tuple(skipped), changes, own_packages(root), complete, discovered_after=started)
 
 
 def own_packages(root: Path) -> frozenset[str]:

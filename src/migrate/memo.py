@@ -109,4 +109,4 @@ def _memo(root: Path, settings: Settings, found: Inputs, *, as_discovered: bool)
         return None
     extra = [str(root), *(f"{s.path}\0{s.reason}" for s in found.skipped), *sorted(found.packages)]
     since = found.discovered_after if as_discovered else None
-    return open_memo(root, ruleset_for(settings), settings, found.sources, extra, since=since)
+    return open_memo(root, ruleset_for(settings), settings, found.found, extra, since=since)

@@ -95,8 +95,6 @@ class SourceFile:
     size: int
     vendored: bool = False
     explicit: bool = False
-    # (mtime, ctime, inode) as discovery's stat saw them, in ns: a key over a whole tree needs no stat of its own
-    seen: tuple[int, int, int] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from migrate.cache.store import (
     FORMAT, MAX_FILE, atomic_write, dumps, load_json, namespace, private_dir, prune, seen_stamp, stat_stamp,
 )
 from migrate.config import Settings
-from migrate.model import Severity, SourceFile
+from migrate.discover import Found
+from migrate.model import Severity
 from migrate.ruleset import Ruleset
 
 
@@ -81,10 +82,10 @@ class ReportMemo:
 
 
 def open_memo(
-    root: Path, ruleset: Ruleset, settings: Settings, sources: Iterable[SourceFile], extra: Iterable[str], *,
+    root: Path, ruleset: Ruleset, settings: Settings, files: Iterable[Found], extra: Iterable[str], *,
     since: int | None = None,
 ) -> ReportMemo | None:
-    """The report memo for a scan of SOURCES whose result also depends on EXTRA (the root as written, skipped
+    """The report memo for a scan of FILES whose result also depends on EXTRA (the root as written, skipped
     files, the repository's packages...), keyed by the files' stamps now, or with SINCE by those discovery saw
     after SINCE; None without a cache directory, with a baseline file that cannot be read, or when a file changed
     too recently for its stamp to be trusted."""
@@ -99,11 +100,11 @@ def open_memo(
         except (OSError, Refused):  # the scan reports what is wrong with it
             return None
     lines = []
-    for source in sources:
-        found = stat_stamp(source) if since is None else seen_stamp(source, since)
-        if found is None:
+    for file in files:
+        stamp = stat_stamp(file) if since is None else seen_stamp(file, since)
+        if stamp is None:
             return None
-        lines.append(f"{source.relpath}\0{found}\n")
+        lines.append(f"{file.relpath}\0{stamp}\n")
     digest.update("".join(lines).encode("utf-8", "surrogateescape"))
     place = Path(settings.cache_dir) / "reports" / namespace(root, ruleset, settings) / digest.hexdigest()[:32]
     return ReportMemo(place)

@@ -18,6 +18,7 @@ from migrate import __version__
 from migrate.bounded import Refused, check_private, read_bytes
 from migrate.config import Settings
 from migrate.data import rules_dir
+from migrate.discover import Found
 from migrate.errors import ConfigError
 from migrate.model import SourceFile
 from migrate.ruleset import Ruleset
@@ -75,7 +76,7 @@ def tree_digest(top: Path) -> str:
     return digest.hexdigest()[:32]
 
 
-def stat_stamp(source: SourceFile) -> str | None:
+def stat_stamp(source: SourceFile | Found) -> str | None:
     """Size, mtime, ctime and inode of SOURCE (and its kind): equal stamps mean unchanged content, as for git's
     index. None for a file modified in the last two seconds, whose mtime alone could miss the next edit.
     ctime cannot be set back by a user, so touching a file back to its old mtime still changes its stamp."""
@@ -86,15 +87,12 @@ def stat_stamp(source: SourceFile) -> str | None:
     return _stamp(source, info.st_size, (info.st_mtime_ns, info.st_ctime_ns, info.st_ino), time.time_ns())
 
 
-def seen_stamp(source: SourceFile, since: int) -> str | None:
-    """stat_stamp(SOURCE) as discovery's stat saw it, that stat taken after SINCE (time.time_ns()); a stat now when
-    discovery did not keep one."""
-    if source.seen is None:
-        return stat_stamp(source)
-    return _stamp(source, source.size, source.seen, since)
+def seen_stamp(found: Found, since: int) -> str | None:
+    """stat_stamp(FOUND) as discovery's stat saw it, that stat taken after SINCE (time.time_ns())."""
+    return _stamp(found, found.size, found.seen, since)
 
 
-def _stamp(source: SourceFile, size: int, seen: tuple[int, int, int], now: int) -> str | None:
+def _stamp(source: SourceFile | Found, size: int, seen: tuple[int, int, int], now: int) -> str | None:
     mtime, ctime, inode = seen
     if now - max(mtime, ctime) < _SETTLED_NS:
         return None

@@ -122,7 +122,8 @@ def test_unreadable_file_is_skipped(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stderr
         data = json.loads(done.stdout)
-        assert skips(data) == {"secret.cu": "cannot read: permission denied", "own.cu": "cannot read: permission denied"}
+        denied = "cannot read: permission denied"
+        assert skips(data) == {"secret.cu": denied, "own.cu": denied}
         assert {f["path"] for f in data["findings"]} == {"open.cu"}
     finally:
         shutil.rmtree(repo)

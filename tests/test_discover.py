@@ -60,7 +60,7 @@ def test_an_ignored_directory_and_a_broken_work_tree_are_walked(tmp_path: Path) 
     init_repo(tmp_path)
     touch(tmp_path, "gen/out.py", "gen/sub/x.py", "broken/a.py", "broken/build/b.py")
     (tmp_path / "broken" / ".git").write_text(f"gitdir: {tmp_path / 'nowhere'}\n")
-    assert sorted(found(tmp_path)) == ["broken/a.py", "broken/build/b.py", "tracked.py"]  # git: no build/ rule
+    assert sorted(found(tmp_path)) == ["broken/a.py", "broken/build/b.py", "tracked.py"]  # git's view
     assert sorted(found(tmp_path / "gen")) == ["out.py", "sub/x.py"]
     assert sorted(found(tmp_path / "broken")) == ["a.py"]
 

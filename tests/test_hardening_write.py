@@ -237,3 +237,21 @@ def test_a_report_written_to_dev_null_leaves_the_device_in_place(tmp_path: Path)
     done = CliRunner().invoke(cli, ["scan", str(repo), "--format", "json", "--output", str(device)])
     assert done.exit_code == 0, done.output
     assert stat.S_ISCHR(os.stat(device).st_mode), done.output
+
+
+def test_a_temp_file_is_new_private_and_named_for_its_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """stage() makes its temp file as mkstemp would (O_EXCL, mode 0600 until the target's mode is set, 8 random
+    characters that leftovers() knows), beside the target, and never opens one that exists."""
+    from migrate import writer
+
+    target = tmp_path / "report.json"
+    monkeypatch.chdir(tmp_path)
+    taken = iter([b"\0" * 8, b"\0" * 8, b"\1" * 8])  # the first name twice: the second try must not reuse it
+    monkeypatch.setattr(writer.os, "urandom", lambda n: next(taken))
+    first = writer.stage(Path("report.json"), b"one", 0o640, durable=False)
+    second = writer.stage(Path("report.json"), b"two", 0o640, durable=False)
+    assert first.is_absolute() and first.parent == tmp_path and first != second
+    names = (f".report.json.aaaaaaaa{writer.TEMP_SUFFIX}", f".report.json.bbbbbbbb{writer.TEMP_SUFFIX}")
+    assert (first.name, second.name) == names
+    assert (first.read_bytes(), second.read_bytes()) == (b"one", b"two") and first.stat().st_mode & 0o777 == 0o640
+    assert sorted(writer.leftovers([target])) == [first, second]

@@ -7,7 +7,6 @@ import errno
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
@@ -96,7 +95,7 @@ def stage(
         mode = info.st_mode & 0o7777
     else:  # new, or a symlink the rename replaces: a link's own mode is 0777, never a file's
         mode = new_mode or default_mode()
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.", suffix=TEMP_SUFFIX)
+    fd, name = _new_temp(target.parent, f".{target.name[:64]}.")
     try:
         with os.fdopen(fd, "wb") as handle:
             _write_all(handle, (data,) if isinstance(data, bytes) else data)
@@ -108,6 +107,23 @@ def stage(
         os.unlink(name)
         raise
     return Path(name)
+
+
+_TEMP_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _new_temp(directory: Path, prefix: str) -> tuple[int, str]:
+    """A new file PREFIX + 8 random characters + TEMP_SUFFIX in DIRECTORY, open for writing, private to the user:
+    what tempfile.mkstemp makes, without importing tempfile (and random) into every process that writes a file."""
+    folder = os.path.abspath(directory)
+    for _ in range(1000):
+        name = os.path.join(folder, prefix + "".join(_TEMP_LETTERS[b % 37] for b in os.urandom(8)) + TEMP_SUFFIX)
+        try:
+            return os.open(name, _TEMP_FLAGS, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(directory))
 
 
 def replace(tmp: Path, target: Path) -> None:

@@ -6,9 +6,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from functools import cache, cached_property
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
 from migrate import targets

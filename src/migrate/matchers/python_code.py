@@ -30,11 +30,12 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
-    "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "switches", "values",
+    "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "switches", "values", "identifiers",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
 _STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls"}
+_IDENTIFIER_KEYS = {"regex", "symbol"}
 _ROLES = {"code", "argv", "prose", "doc"}
 _MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
 FALLBACK_MESSAGE = (
@@ -46,9 +47,9 @@ FALLBACK_MESSAGE = (
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "python")
     if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings", "numbers", "switches",
-                                       "values")):
+                                       "values", "identifiers")):
         raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings, numbers, "
-                         "switches, values")
+                         "switches, values, identifiers")
     for key in ("imports", "names", "exclude_names", "decorators", "needles"):
         if key in params and not all(isinstance(v, str) for v in as_list(params[key])):
             raise ValueError(f"python matcher: '{key}' must be a list of dotted names")
@@ -60,6 +61,9 @@ def _validate(params: Mapping[str, Any]) -> None:
         check_regex(string, "assigned_to", required=False)
         if not set(as_list(string.get("roles", ["code", "argv"]))) <= _ROLES:
             raise ValueError(f"python strings entry: roles must be among {sorted(_ROLES)}")
+    for identifier in params.get("identifiers", []):
+        check_keys(identifier, _IDENTIFIER_KEYS, "python identifiers entry")
+        check_regex(identifier, "regex", required=True)
     for value in params.get("values", []):
         check_keys(value, _VALUE_KEYS, "python values entry")
         if not (isinstance(value.get("name"), str) and type(value.get("above")) is int):
@@ -71,11 +75,11 @@ def _validate(params: Mapping[str, Any]) -> None:
     check_regex(params, "switches", required=False)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
         raise ValueError("python matcher: 'numbers' must be a list of numbers")
-    needs_words = params.get("strings") or params.get("numbers") or params.get("switches") or any(
-        "callee" in c for c in params.get("calls", []))
+    needs_words = params.get("strings") or params.get("numbers") or params.get("switches") or params.get(
+        "identifiers") or any("callee" in c for c in params.get("calls", []))
     if needs_words and not params.get("needles"):
-        raise ValueError("python matcher: a rule with 'strings', 'numbers', 'switches' or a 'callee' regex needs "
-                         "'needles' (literal words for the prefilter)")
+        raise ValueError("python matcher: a rule with 'strings', 'numbers', 'switches', 'identifiers' or a 'callee' "
+                         "regex needs 'needles' (literal words for the prefilter)")
 
 
 def _validate_call(call: Any) -> None:
@@ -130,6 +134,8 @@ def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
         return True
     if "switches" in params and _names_a_switch(text, params["switches"]):
         return True
+    if any(_names_a_switch(text, entry["regex"]) for entry in params.get("identifiers", [])):
+        return True
     if any(has_word(text, value["name"]) for value in params.get("values", [])):
         return True
     return any(_call_entry(text, entry) for entry in params.get("calls", []))
@@ -181,7 +187,7 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
         return  # the file already handles the AMD side (a peak table that lists MI300X), or is not about it
     hits = [*_imports(doc, params), *_names(doc, params), *_calls(doc, params)]
     hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params), *_switches(doc, params)]
-    hits += _values(doc, params)
+    hits += [*_values(doc, params), *_identifiers(doc, params)]
     seen: set[int] = set()
     for node, symbol, line in sorted(hits, key=lambda h: (h[2], h[0].col_offset)):
         if line in seen:
@@ -400,6 +406,17 @@ def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
             if name and regex.fullmatch(name):
                 yield node.test, name, node.test.lineno
                 break
+
+
+def _identifiers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """Attributes and variables read in code whose name the entry's regex matches whole
+    (`tex.NVTE_Fused_Attn_Backend.NVTE_F16_arbitrary_seqlen`, `self.compiler.src_extensions`): names, not text."""
+    for entry in params.get("identifiers", []):
+        regex = re.compile(entry["regex"])
+        for node in doc.of_type(ast.Attribute, ast.Name):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id
+            if regex.fullmatch(name) and (isinstance(node, ast.Attribute) or isinstance(node.ctx, ast.Load)):
+                yield node, entry.get("symbol") or name, node.end_lineno or node.lineno
 
 
 def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:

@@ -149,7 +149,7 @@ def _file_wanted(text: str, params: Mapping[str, Any]) -> bool:
 
 
 def _call_entry(text: str, entry: Mapping[str, Any]) -> bool:
-    if "regex" in entry and not _string_entry(text, entry):
+    if "regex" in entry and not (_string_entry(text, entry) or _takes_literal_bool(entry["regex"])):
         return False
     if "name" in entry:
         return any(has_name(text, name) for name in as_list(entry["name"]))
@@ -158,6 +158,12 @@ def _call_entry(text: str, entry: Mapping[str, Any]) -> bool:
     if "callee" in entry:
         return _callee_written(text, entry["callee"])
     return any(has_word(text, k) for k in as_list(entry["keyword"]))
+
+
+def _takes_literal_bool(regex: str) -> bool:
+    """The argument regex matches the text of a literal True / False (`_jit_set_nvfuser_enabled(True)`): no string
+    in the file stands for it, so the string test cannot rule the call out."""
+    return any(re.search(regex, text) for text in ("True", "False"))
 
 
 def _callee_written(text: str, callee: str) -> bool:

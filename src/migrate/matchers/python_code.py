@@ -440,20 +440,32 @@ def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _values(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
-    """Integer literals above a bound given to a setting by name: the keyword `num_warps=32`, the dict entry
-    `"num_warps": 32`, the assignment `num_warps = 32` (or one arm of `32 if c else 16`)."""
+    """Integer literals above a bound given to a setting by name: the keyword `num_warps=32`,
+    the dict entry `"num_warps": 32`, the assignment `num_warps = 32` (or one arm of `32 if c else 16`), a
+    parameter's default, and the items of a literal list it is checked against or iterated from."""
     for entry in params.get("values", []):
-        name, above = entry["name"], entry["above"]
+        name = entry["name"]
         for given in _given_values(doc, name):
             for arm, number in _int_arms(given):
-                if number > above:
+                if number > entry["above"]:
                     yield arm, entry.get("symbol") or f"{name}={number}", arm.lineno
 
 
 def _given_values(doc: PythonDocument, name: str) -> Iterator[ast.expr]:
-    """The expressions given to NAME: as a keyword, a dict key, an assigned variable (tuple unpacking included)."""
+    """The expressions given to NAME: as a keyword, a dict key, an assigned variable (tuple unpacking included), a
+    parameter default, and the items of `NAME in [...]`, `for NAME in [...]`, `parametrize("NAME", [...])`."""
     for call in doc.of_type(ast.Call):
         yield from (k.value for k in call.keywords if k.arg == name)
+        if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value == name and len(call.args) > 1:
+            yield from _items(call.args[1])  # pytest.mark.parametrize("blocksize", [4096, ..., 64])
+    for function in doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
+        yield from _defaults(function.args, name)
+    for test in doc.of_type(ast.Compare):
+        if _named(test.left, name) and all(isinstance(op, (ast.In, ast.NotIn)) for op in test.ops):
+            yield from (item for side in test.comparators for item in _items(side))
+    for loop in doc.of_type(ast.For):
+        if _named(loop.target, name):
+            yield from _items(loop.iter)
     for table in doc.of_type(ast.Dict):
         yield from (v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant) and k.value == name)
     for assign in doc.of_type(ast.Assign):
@@ -463,6 +475,24 @@ def _given_values(doc: PythonDocument, name: str) -> Iterator[ast.expr]:
             elif isinstance(target, ast.Tuple) and isinstance(assign.value, ast.Tuple):
                 pairs = zip(target.elts, assign.value.elts)
                 yield from (v for t, v in pairs if isinstance(t, ast.Name) and t.id == name)
+
+
+def _defaults(arguments: ast.arguments, name: str) -> Iterator[ast.expr]:
+    """The default of parameter NAME (`def quantize(A, blocksize=64)`, keyword-only ones too)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
+             *zip(arguments.kwonlyargs, arguments.kw_defaults)]
+    yield from (default for arg, default in pairs if arg.arg == name and default is not None)
+
+
+def _named(node: ast.expr, name: str) -> bool:
+    """NODE is the variable or attribute NAME (`blocksize`, `quant_state.blocksize`)."""
+    return (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name)
+
+
+def _items(node: ast.expr) -> list[ast.expr]:
+    """The items of a literal list, tuple or set (nothing for anything else)."""
+    return list(node.elts) if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else []
 
 
 def _int_arms(node: ast.expr) -> list[tuple[ast.Constant, int]]:

@@ -440,9 +440,9 @@ def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _values(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
-    """Integer literals above a bound given to a setting by name: the keyword `num_warps=32`,
-    the dict entry `"num_warps": 32`, the assignment `num_warps = 32` (or one arm of `32 if c else 16`), a
-    parameter's default, and the items of a literal list it is checked against or iterated from."""
+    """Integer literals above a bound given to a setting by name: the keyword `num_warps=32`, the dict entry
+    `"num_warps": 32`, the assignment `num_warps = 32` (or one arm of `32 if c else 16`), a parameter's default,
+    and the items of a literal list it is checked against or iterated from."""
     for entry in params.get("values", []):
         name = entry["name"]
         for given in _given_values(doc, name):
@@ -457,7 +457,7 @@ def _given_values(doc: PythonDocument, name: str) -> Iterator[ast.expr]:
     for call in doc.of_type(ast.Call):
         yield from (k.value for k in call.keywords if k.arg == name)
         if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value == name and len(call.args) > 1:
-            yield from _items(call.args[1])  # pytest.mark.parametrize("blocksize", [4096, ..., 64])
+            yield from _items(call.args[1])  # pytest.mark.parametrize("num_warps", [4, 8, 32])
     for function in doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
         yield from _defaults(function.args, name)
     for test in doc.of_type(ast.Compare):
@@ -478,7 +478,7 @@ def _given_values(doc: PythonDocument, name: str) -> Iterator[ast.expr]:
 
 
 def _defaults(arguments: ast.arguments, name: str) -> Iterator[ast.expr]:
-    """The default of parameter NAME (`def quantize(A, blocksize=64)`, keyword-only ones too)."""
+    """The default of parameter NAME (`def launch(x, num_warps=32)`, keyword-only ones too)."""
     positional = [*arguments.posonlyargs, *arguments.args]
     pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
              *zip(arguments.kwonlyargs, arguments.kw_defaults)]
@@ -486,7 +486,7 @@ def _defaults(arguments: ast.arguments, name: str) -> Iterator[ast.expr]:
 
 
 def _named(node: ast.expr, name: str) -> bool:
-    """NODE is the variable or attribute NAME (`blocksize`, `quant_state.blocksize`)."""
+    """NODE is the variable or attribute NAME (`num_warps`, `config.num_warps`)."""
     return (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name)
 
 

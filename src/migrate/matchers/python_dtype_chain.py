@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
-from migrate.matchers.python_common import as_list, check_keys, has_name, hip_adjusted, last_parts
+from migrate.matchers.python_common import as_list, check_keys, hip_adjusted, names_code_test, names_needles
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -24,12 +24,11 @@ def _validate(params: Mapping[str, Any]) -> None:
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
-    return sorted(set(last_parts(as_list(params["accepted"]))))
+    return names_needles(as_list(params["accepted"]))
 
 
 def _code_test(params: Mapping[str, Any]) -> CodeTest:
-    names = as_list(params["accepted"])
-    return lambda code: any(has_name(code.text, name) for name in names)
+    return names_code_test(as_list(params["accepted"]))
 
 
 @register("dtype-chain", validate=_validate, needles=_needles, candidates=_code_test)

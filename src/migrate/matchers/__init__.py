@@ -141,7 +141,7 @@ MATCHER_MODULES = {
     "manifest-command": "manifest_command", "manifest-env": "manifest_env", "manifest-fact": "manifest_fact",
     "manifest-image": "manifest_image", "manifest-index": "manifest_index", "manifest-package": "manifest_package",
     "compute-capability": "python_capability", "python": "python_code", "torch-version-use": "python_version",
-    "device-name-gate": "python_device_name",
+    "device-name-gate": "python_device_name", "dtype-chain": "python_dtype_chain",
 }
 
 

@@ -1,5 +1,7 @@
 """Compute-capability logic: capability queries, their results compared, `.major`/`.minor` of device properties,
-and the same gates through a project's own helper (`get_device_compute_capability() < (8, 0)`)."""
+and the same gates through a project's own helper (`get_device_compute_capability() < (8, 0)`); with
+`compared_only`, other NVIDIA numbers read the same way (`torch.backends.cudnn.version() >= 8900`) are reported
+only where they are compared."""
 
 from __future__ import annotations
 
@@ -13,27 +15,31 @@ from migrate.matchers.python_common import as_list, check_keys, check_regex, has
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
-_KEYS = {"matcher", "capability", "properties", "attributes", "helpers", "helper_words"}
+_KEYS = {"matcher", "capability", "properties", "attributes", "helpers", "helper_words", "compared_only"}
 
 
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "compute-capability")
-    for key in ("capability", "properties", "attributes"):
-        if not as_list(params.get(key)) or not all(isinstance(v, str) for v in as_list(params[key])):
-            raise ValueError(f"compute-capability needs '{key}' (a list of names)")
+    if not as_list(params.get("capability")) or not all(isinstance(v, str) for v in as_list(params["capability"])):
+        raise ValueError("compute-capability needs 'capability' (a list of names)")
+    for key in ("properties", "attributes"):
+        if not all(isinstance(v, str) for v in as_list(params.get(key))):
+            raise ValueError(f"compute-capability: '{key}' is a list of names")
+    if bool(params.get("properties")) != bool(params.get("attributes")):
+        raise ValueError("compute-capability: 'properties' needs 'attributes' (and 'attributes' needs 'properties')")
     check_regex(params, "helpers", required=False)
     if "helpers" in params and not as_list(params.get("helper_words")):
         raise ValueError("compute-capability: 'helpers' needs 'helper_words' (literal words for the prefilter)")
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
-    words = last_parts(as_list(params["capability"]) + as_list(params["properties"]))
+    words = last_parts(as_list(params["capability"]) + as_list(params.get("properties")))
     return sorted(set(words + as_list(params.get("helper_words"))))
 
 
 def _code_test(params: Mapping[str, Any]) -> CodeTest:
     """Every finding needs a call to one of the capability or properties functions."""
-    names = as_list(params["capability"]) + as_list(params["properties"])
+    names = as_list(params["capability"]) + as_list(params.get("properties"))
     words = as_list(params.get("helper_words"))
     return lambda code: any(has_name(code.text, name) for name in names) or any(w in code.text for w in words)
 
@@ -43,7 +49,8 @@ def match_capability(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Capability calls, comparisons of their results with numbers, and major/minor of device properties."""
     if not isinstance(doc, PythonDocument):
         return
-    found = {**_helper_gates(doc, params), **_calls(doc, params), **_comparisons(doc, params)}
+    calls = {} if params.get("compared_only") else _calls(doc, params)
+    found = {**_helper_gates(doc, params), **calls, **_comparisons(doc, params)}
     found.update(_attributes(doc, params))
     for line in sorted(found):
         node, symbol = found[line]
@@ -113,9 +120,9 @@ def _helper(name: str | None, regex: re.Pattern[str]) -> bool:
 
 
 def _attributes(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
-    calls, variables = _sources(doc, as_list(params["properties"]))
+    calls, variables = _sources(doc, as_list(params.get("properties")))
     ids = {id(c) for c in calls}
-    attributes = set(as_list(params["attributes"]))
+    attributes = set(as_list(params.get("attributes")))
     found: Found = {}
     inner = {id(a.value) for a in doc.of_type(ast.Attribute)} if variables else set()  # x.major in x.major.y
     for node in doc.of_type(ast.Attribute) if variables else ():

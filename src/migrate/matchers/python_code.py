@@ -30,11 +30,12 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
-    "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "switches", "values",
+    "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "switches", "values", "identifiers",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
 _STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls"}
+_IDENTIFIER_KEYS = {"regex", "symbol"}
 _ROLES = {"code", "argv", "prose", "doc"}
 _MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
 FALLBACK_MESSAGE = (
@@ -46,9 +47,9 @@ FALLBACK_MESSAGE = (
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "python")
     if not any(params.get(k) for k in ("imports", "names", "calls", "decorators", "strings", "numbers", "switches",
-                                       "values")):
+                                       "values", "identifiers")):
         raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings, numbers, "
-                         "switches, values")
+                         "switches, values, identifiers")
     for key in ("imports", "names", "exclude_names", "decorators", "needles"):
         if key in params and not all(isinstance(v, str) for v in as_list(params[key])):
             raise ValueError(f"python matcher: '{key}' must be a list of dotted names")
@@ -60,6 +61,9 @@ def _validate(params: Mapping[str, Any]) -> None:
         check_regex(string, "assigned_to", required=False)
         if not set(as_list(string.get("roles", ["code", "argv"]))) <= _ROLES:
             raise ValueError(f"python strings entry: roles must be among {sorted(_ROLES)}")
+    for identifier in params.get("identifiers", []):
+        check_keys(identifier, _IDENTIFIER_KEYS, "python identifiers entry")
+        check_regex(identifier, "regex", required=True)
     for value in params.get("values", []):
         check_keys(value, _VALUE_KEYS, "python values entry")
         if not (isinstance(value.get("name"), str) and type(value.get("above")) is int):
@@ -71,11 +75,11 @@ def _validate(params: Mapping[str, Any]) -> None:
     check_regex(params, "switches", required=False)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
         raise ValueError("python matcher: 'numbers' must be a list of numbers")
-    needs_words = params.get("strings") or params.get("numbers") or params.get("switches") or any(
-        "callee" in c for c in params.get("calls", []))
+    needs_words = params.get("strings") or params.get("numbers") or params.get("switches") or params.get(
+        "identifiers") or any("callee" in c for c in params.get("calls", []))
     if needs_words and not params.get("needles"):
-        raise ValueError("python matcher: a rule with 'strings', 'numbers', 'switches' or a 'callee' regex needs "
-                         "'needles' (literal words for the prefilter)")
+        raise ValueError("python matcher: a rule with 'strings', 'numbers', 'switches', 'identifiers' or a 'callee' "
+                         "regex needs 'needles' (literal words for the prefilter)")
 
 
 def _validate_call(call: Any) -> None:
@@ -130,6 +134,8 @@ def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
         return True
     if "switches" in params and _names_a_switch(text, params["switches"]):
         return True
+    if any(_names_a_switch(text, entry["regex"]) for entry in params.get("identifiers", [])):
+        return True
     if any(has_word(text, value["name"]) for value in params.get("values", [])):
         return True
     return any(_call_entry(text, entry) for entry in params.get("calls", []))
@@ -143,7 +149,7 @@ def _file_wanted(text: str, params: Mapping[str, Any]) -> bool:
 
 
 def _call_entry(text: str, entry: Mapping[str, Any]) -> bool:
-    if "regex" in entry and not _string_entry(text, entry):
+    if "regex" in entry and not (_string_entry(text, entry) or _takes_literal_bool(entry["regex"])):
         return False
     if "name" in entry:
         return any(has_name(text, name) for name in as_list(entry["name"]))
@@ -152,6 +158,12 @@ def _call_entry(text: str, entry: Mapping[str, Any]) -> bool:
     if "callee" in entry:
         return _callee_written(text, entry["callee"])
     return any(has_word(text, k) for k in as_list(entry["keyword"]))
+
+
+def _takes_literal_bool(regex: str) -> bool:
+    """The argument regex matches the text of a literal True / False (`_jit_set_nvfuser_enabled(True)`): no string
+    in the file stands for it, so the string test cannot rule the call out."""
+    return any(re.search(regex, text) for text in ("True", "False"))
 
 
 def _callee_written(text: str, callee: str) -> bool:
@@ -181,7 +193,7 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
         return  # the file already handles the AMD side (a peak table that lists MI300X), or is not about it
     hits = [*_imports(doc, params), *_names(doc, params), *_calls(doc, params)]
     hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params), *_switches(doc, params)]
-    hits += _values(doc, params)
+    hits += [*_values(doc, params), *_identifiers(doc, params)]
     seen: set[int] = set()
     for node, symbol, line in sorted(hits, key=lambda h: (h[2], h[0].col_offset)):
         if line in seen:
@@ -402,6 +414,17 @@ def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
                 break
 
 
+def _identifiers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """Attributes and variables read in code whose name the entry's regex matches whole
+    (`tex.NVTE_Fused_Attn_Backend.NVTE_F16_arbitrary_seqlen`, `self.compiler.src_extensions`): names, not text."""
+    for entry in params.get("identifiers", []):
+        regex = re.compile(entry["regex"])
+        for node in doc.of_type(ast.Attribute, ast.Name):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id
+            if regex.fullmatch(name) and (isinstance(node, ast.Attribute) or isinstance(node.ctx, ast.Load)):
+                yield node, entry.get("symbol") or name, node.end_lineno or node.lineno
+
+
 def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     """Numeric constants (or products of constants, `312 * 1e12`) equal to one of the wanted values."""
     wanted = [float(v) for v in as_list(params.get("numbers"))]
@@ -418,19 +441,31 @@ def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 def _values(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     """Integer literals above a bound given to a setting by name: the keyword `num_warps=32`, the dict entry
-    `"num_warps": 32`, the assignment `num_warps = 32` (or one arm of `32 if c else 16`)."""
+    `"num_warps": 32`, the assignment `num_warps = 32` (or one arm of `32 if c else 16`), a parameter's default,
+    and the items of a literal list it is checked against or iterated from."""
     for entry in params.get("values", []):
-        name, above = entry["name"], entry["above"]
+        name = entry["name"]
         for given in _given_values(doc, name):
             for arm, number in _int_arms(given):
-                if number > above:
+                if number > entry["above"]:
                     yield arm, entry.get("symbol") or f"{name}={number}", arm.lineno
 
 
 def _given_values(doc: PythonDocument, name: str) -> Iterator[ast.expr]:
-    """The expressions given to NAME: as a keyword, a dict key, an assigned variable (tuple unpacking included)."""
+    """The expressions given to NAME: as a keyword, a dict key, an assigned variable (tuple unpacking included), a
+    parameter default, and the items of `NAME in [...]`, `for NAME in [...]`, `parametrize("NAME", [...])`."""
     for call in doc.of_type(ast.Call):
         yield from (k.value for k in call.keywords if k.arg == name)
+        if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value == name and len(call.args) > 1:
+            yield from _items(call.args[1])  # pytest.mark.parametrize("num_warps", [4, 8, 32])
+    for function in doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
+        yield from _defaults(function.args, name)
+    for test in doc.of_type(ast.Compare):
+        if _named(test.left, name) and all(isinstance(op, (ast.In, ast.NotIn)) for op in test.ops):
+            yield from (item for side in test.comparators for item in _items(side))
+    for loop in doc.of_type(ast.For):
+        if _named(loop.target, name):
+            yield from _items(loop.iter)
     for table in doc.of_type(ast.Dict):
         yield from (v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant) and k.value == name)
     for assign in doc.of_type(ast.Assign):
@@ -440,6 +475,24 @@ def _given_values(doc: PythonDocument, name: str) -> Iterator[ast.expr]:
             elif isinstance(target, ast.Tuple) and isinstance(assign.value, ast.Tuple):
                 pairs = zip(target.elts, assign.value.elts)
                 yield from (v for t, v in pairs if isinstance(t, ast.Name) and t.id == name)
+
+
+def _defaults(arguments: ast.arguments, name: str) -> Iterator[ast.expr]:
+    """The default of parameter NAME (`def launch(x, num_warps=32)`, keyword-only ones too)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
+             *zip(arguments.kwonlyargs, arguments.kw_defaults)]
+    yield from (default for arg, default in pairs if arg.arg == name and default is not None)
+
+
+def _named(node: ast.expr, name: str) -> bool:
+    """NODE is the variable or attribute NAME (`num_warps`, `config.num_warps`)."""
+    return (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name)
+
+
+def _items(node: ast.expr) -> list[ast.expr]:
+    """The items of a literal list, tuple or set (nothing for anything else)."""
+    return list(node.elts) if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else []
 
 
 def _int_arms(node: ast.expr) -> list[tuple[ast.Constant, int]]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from migrate.matchers import CodeTest
 from migrate.model import Severity
 from migrate.parse.python import PythonDocument
 
@@ -23,6 +24,16 @@ def as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def names_needles(names: list[str]) -> list[str]:
+    """The prefilter words of a matcher whose every finding references one of the dotted NAMES."""
+    return sorted(set(last_parts(names)))
+
+
+def names_code_test(names: list[str]) -> CodeTest:
+    """The candidate test of a matcher whose every finding references one of the dotted NAMES."""
+    return lambda code: any(has_name(code.text, name) for name in names)
 
 
 def check_keys(params: Mapping[str, Any], known: set[str], what: str) -> None:

@@ -8,7 +8,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
-from migrate.matchers.python_common import as_list, check_keys, check_regex, has_name, hip_adjusted, last_parts
+from migrate.matchers.python_common import (
+    as_list,
+    check_keys,
+    check_regex,
+    hip_adjusted,
+    names_code_test,
+    names_needles,
+)
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -25,12 +32,11 @@ def _validate(params: Mapping[str, Any]) -> None:
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
-    return sorted(set(last_parts(as_list(params["sources"]))))
+    return names_needles(as_list(params["sources"]))
 
 
 def _code_test(params: Mapping[str, Any]) -> CodeTest:
-    names = as_list(params["sources"])
-    return lambda code: any(has_name(code.text, name) for name in names)
+    return names_code_test(as_list(params["sources"]))
 
 
 @register("device-name-gate", validate=_validate, needles=_needles, candidates=_code_test)

@@ -1,0 +1,67 @@
+"""Precision dispatch that knows some dtypes only: an if/elif chain on `p.dtype == torch.float16` whose final `else`
+raises, with no arm for `torch.bfloat16`, so bf16 tensors are rejected."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.matchers import CodeTest, Hit, register
+from migrate.matchers.python_common import as_list, check_keys, hip_adjusted, names_code_test, names_needles
+from migrate.parse import Document
+from migrate.parse.python import PythonDocument
+
+_KEYS = {"matcher", "accepted", "missing"}
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    check_keys(params, _KEYS, "dtype-chain")
+    for key in ("accepted", "missing"):
+        values = as_list(params.get(key))
+        if not values or not all(isinstance(v, str) for v in values):
+            raise ValueError(f"dtype-chain needs '{key}' (dotted names of dtypes, torch.float16)")
+
+
+def _needles(params: Mapping[str, Any]) -> list[str]:
+    return names_needles(as_list(params["accepted"]))
+
+
+def _code_test(params: Mapping[str, Any]) -> CodeTest:
+    return names_code_test(as_list(params["accepted"]))
+
+
+@register("dtype-chain", validate=_validate, needles=_needles, candidates=_code_test)
+def match_dtype_chain(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """The first test naming an accepted dtype in each chain that raises for the rest and never names a missing one."""
+    if not isinstance(doc, PythonDocument):
+        return
+    accepted, missing = set(as_list(params["accepted"])), set(as_list(params["missing"]))
+    for head in doc.of_type(ast.If):
+        parent = doc.parents.get(head)
+        if isinstance(parent, ast.If) and parent.orelse == [head]:
+            continue  # an elif: its chain is read from the head
+        tests, rejects = _chain(head)
+        if not rejects:
+            continue
+        named = [(test, _dtypes(doc, test)) for test in tests]
+        if any(names & missing for _, names in named):
+            continue
+        test = next((test for test, names in named if names & accepted), None)
+        if test is not None:
+            severity, message = hip_adjusted(doc, test)
+            yield Hit(test.lineno, test.col_offset + 1, end_line=test.end_lineno, severity=severity, message=message,
+                      symbol=next(iter(sorted(_dtypes(doc, test) & accepted))))
+
+
+def _chain(head: ast.If) -> tuple[list[ast.expr], bool]:
+    """The tests of an if/elif chain, and whether its final else raises."""
+    tests, node = [head.test], head
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        tests.append(node.test)
+    return tests, any(isinstance(statement, ast.Raise) for statement in node.orelse)
+
+
+def _dtypes(doc: PythonDocument, test: ast.expr) -> set[str]:
+    return {name for node in ast.walk(test) if isinstance(node, ast.Attribute) and (name := doc.dotted(node))}

@@ -123,6 +123,8 @@ _MASK_NAME = lazy_regex(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?
 _DEFINED_MASK_NAME = lazy_regex(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 _SIZE_NAME = lazy_regex(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
 _LOG_SIZE_NAME = lazy_regex(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
+# `Value warpSize = i32_val(32)`, `int32_t(32)`: a compiler's or a cast's one-argument wrapper of the literal
+_MADE_OF_32 = lazy_regex(r"^[A-Za-z_][\w:.<>]*\s*\(\s*(?:32|0x20)[uUlL]*\s*\)$")
 _FIVE = lazy_regex(r"^\(?\s*5[uUlL]*\s*\)?$")
 _THIRTY_TWO = lazy_regex(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
 _NARROW_TYPE = lazy_regex(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
@@ -140,6 +142,7 @@ _THREAD_COUNT = lazy_regex(
     r"^(?:k_?)?(?:n_?|num_?|active_?|block_?|max_?)?threads(?:_?(?:per|in)_?(?:block|cta|tb|group|wg))?$"
     r"|^(?:k_?)?(?:max_?)?(?:block|cta)_?(?:size|dim|threads)(?:_?x)?$", re.I
 )
+_LAUNCH_CALLS = ("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cuLaunchKernel", "cuLaunchCooperativeKernel")
 _WARP_INDEX = lazy_regex(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
 _TARGETS = {"&": lazy_regex("lane", re.I), "%": lazy_regex("lane", re.I), ">>": lazy_regex("warp", re.I),
             "/": lazy_regex("warp", re.I), "*": lazy_regex("lane|warp", re.I)}
@@ -325,8 +328,11 @@ def _is_lane_math(doc: CudaDocument, expr: Node, op: str, lhs: str, local: set[s
 
 
 def _device_file(doc: CudaDocument) -> bool:
-    """A .cu/.cuh file, or one that defines device code."""
-    return doc.source.kind == FileKind.CUDA or any(f.is_device for f in doc.functions)
+    """A .cu/.cuh file, one that defines device code, or one that launches kernels (a host header that sizes a
+    kernel's shared memory by its warps: `THREADS_PER_CTA / 32`)."""
+    if doc.source.kind == FileKind.CUDA or any(f.is_device for f in doc.functions):
+        return True
+    return bool(doc.lexed_for(frozenset()).launches) or bool(doc.tokens_named(_LAUNCH_CALLS))
 
 
 def _target_named(doc: CudaDocument, expr: Node, op: str) -> bool:
@@ -363,7 +369,8 @@ def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
     for groups in doc.matches(_SIZE_DEFINITIONS):
         name = doc.node_text(groups["name"][0])
         value = doc.node_text(groups["value"][0]).strip()
-        thirty_two = _SIZE_NAME.search(name.replace("_", "")) and _THIRTY_TWO.match(value)
+        is_32 = _THIRTY_TWO.match(value) or _MADE_OF_32.match(value)
+        thirty_two = _SIZE_NAME.search(name.replace("_", "")) and is_32
         if thirty_two or (_LOG_SIZE_NAME.search(name) and _FIVE.match(value)):  # #define WARP_LOG_SIZE 5
             yield _span(groups["name"][0], symbol=name)
 
@@ -675,7 +682,7 @@ def _maybe_narrow_mask(view: Code) -> bool:
     return False
 
 
-_SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W})?\(?{_W}(32|0x20|5){_NUMBER_END}")
+_SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W})?(?:[a-z_][\w:.<>]*{_W})?\(?{_W}(32|0x20|5){_NUMBER_END}")
 
 
 def _maybe_size_constant(view: Code) -> bool:

@@ -59,3 +59,32 @@ def match_cuda_library_names(doc: Document, params: Mapping[str, Any]) -> Iterat
     if not isinstance(doc, CudaDocument):
         return iter(())
     return library_name_hits(doc.lexed_for(frozenset()), doc.text, params)
+
+
+# A CUDA library's file as dlopen / LoadLibrary takes it: libcuda.so.1, libnvrtc.so.12, nvcuda.dll, cudart64_12.dll
+_LIBRARY_FILE = re.compile(
+    r'"((?:lib(?:cuda|cudart|nvrtc|nvrtc-builtins|cublas|cublasLt|cudnn\w*|cufft|curand|cusparse|cusolver|nccl'
+    r"|nvidia-ml|nvJitLink|nvToolsExt|nvinfer\w*)\.so(?:\.[0-9.]+)?)"
+    r'|nvcuda\.dll|nvml\.dll|(?:cudart|cublas|cublasLt|cudnn|nvrtc|cufft|curand|cusparse|cusolver)64_\w+\.dll)"'
+)
+_FILE_NEEDLES = ["libcu", "libnv", "nvcuda", "nvml.dll", "64_"]
+
+
+def library_file_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each string literal in code (not in a comment) that is a CUDA library's file name."""
+    for match in _LIBRARY_FILE.finditer(text):
+        start = match.start()
+        window = max(0, start - 4096)
+        stop = window + len(lexed.code[window:start].rstrip())  # the end of the code before the literal
+        if lexed.code[start] != " " or text[stop:start].strip():
+            continue  # the quote is code (not a literal), or the literal sits in a comment
+        line, column = lexed.point(start)
+        yield Hit(line, column, symbol=match.group(1))
+
+
+@register("cuda-library-files", needles=lambda p: _FILE_NEEDLES, tokens=library_file_hits)
+def match_cuda_library_files(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each string literal in code naming a CUDA library's file (what dlopen or LoadLibrary loads)."""
+    if not isinstance(doc, CudaDocument):
+        return iter(())
+    return library_file_hits(doc.lexed_for(frozenset()), doc.text, params)

@@ -96,6 +96,13 @@ _WARP_BLOCKS = """
 (kernel_call_syntax . (_) . (number_literal) @x (#match? @x "^32[uU]?$"))
 (launch_bounds . (number_literal) @x (#match? @x "^32[uU]?$"))
 """
+# `block_size = std::max(block_size, static_cast<uint64_t>(32))`, `int block_x = max(32, ...)`: at least one warp
+_WARP_FLOORS = """
+(call_expression function: [(identifier) @fn (qualified_identifier name: (identifier) @fn)
+                            (template_function name: (identifier) @fn)
+                            (qualified_identifier name: (template_function name: (identifier) @fn))]
+  arguments: (argument_list) @args (#eq? @fn "max")) @floor
+"""
 _MASK_PARAMETERS = "(optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value)"
 _WARP_MATRIX = """
 ((namespace_identifier) @op (#eq? @op "wmma"))
@@ -143,6 +150,8 @@ _THREAD_COUNT = lazy_regex(
     r"|^(?:k_?)?(?:max_?)?(?:block|cta)_?(?:size|dim|threads)(?:_?x)?$", re.I
 )
 _LAUNCH_CALLS = ("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cuLaunchKernel", "cuLaunchCooperativeKernel")
+_BLOCK_WIDTH = lazy_regex(r"^(?:k_?)?(?:block|cta|tb)_?(?:size|dim|threads|x|width)(?:_?x)?$|^(?:n_?|num_?)?threads$", re.I)
+_LITERAL_32 = lazy_regex(r"^\(*(?:static_cast<[\w:\s]+>\(|\([\w:\s]+\)|[\w:]+\()?32[uUlL]*\)*$")
 _WARP_INDEX = lazy_regex(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
 _TARGETS = {"&": lazy_regex("lane", re.I), "%": lazy_regex("lane", re.I), ">>": lazy_regex("warp", re.I),
             "/": lazy_regex("warp", re.I), "*": lazy_regex("lane|warp", re.I)}
@@ -408,6 +417,27 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
         # another header) or warp-wide matrix ops (wmma fragments) run
         for groups in doc.matches(_WARP_BLOCKS):
             yield _span(groups["x"][0], symbol="dim3" if "type" in groups else "block size")
+        for groups in doc.matches(_WARP_FLOORS):
+            if _warp_floor(doc, groups):
+                yield _span(groups["floor"][0], symbol="max(..., 32)")
+
+
+def _warp_floor(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
+    """`max(x, 32)` with a literal 32 argument, whose result a block width (block_size, block_x, threads) gets."""
+    arguments = groups["args"][0].named_children
+    if len(arguments) != 2 or not any(_LITERAL_32.match(_normal(doc.node_text(a))) for a in arguments):
+        return False
+    child, parent = groups["floor"][0], groups["floor"][0].parent
+    while parent is not None and parent.type not in _STOP:
+        target = None
+        if parent.type == "init_declarator" and parent.child_by_field_name("value") == child:
+            target = parent.child_by_field_name("declarator")
+        elif parent.type == "assignment_expression" and parent.child_by_field_name("right") == child:
+            target = parent.child_by_field_name("left")
+        if target is not None:
+            return _BLOCK_WIDTH.match(doc.node_text(target)) is not None
+        child, parent = parent, parent.parent
+    return False
 
 
 def _calls_warp_helper(doc: CudaDocument) -> bool:
@@ -514,7 +544,7 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
-                _WARP_BLOCKS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
+                _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -582,6 +612,7 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
     rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
     rf"[<>+]=?{_W}32u?{_NUMBER_END}",  # _WARP_TAILS
+    rf"max\b[^;{{}}]{{0,200}}?\b32[uUlL]*{_NUMBER_END}",  # _WARP_FLOORS
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).

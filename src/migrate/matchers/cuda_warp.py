@@ -346,19 +346,23 @@ def _device_file(doc: CudaDocument) -> bool:
 
 def _target_named(doc: CudaDocument, expr: Node, op: str) -> bool:
     """`int lane_idx = row & 31;`, `warp_id = i >> 5`: the variable the result goes to names a lane or warp."""
+    target = _assigned_to(expr)
+    return target is not None and _TARGETS[op].search(doc.node_text(target)) is not None and doc.in_device_code(
+        expr.start_byte)
+
+
+def _assigned_to(expr: Node) -> Node | None:
+    """The variable or field the value of EXPR (or of the expression around it) is assigned or initialised to."""
     child, parent = expr, expr.parent
     while parent is not None and parent.type not in _STOP:
-        target = None
         if parent.type == "init_declarator" and parent.child_by_field_name("value") == child:
-            target = parent.child_by_field_name("declarator")
-        elif parent.type == "assignment_expression" and parent.child_by_field_name("right") == child:
-            target = parent.child_by_field_name("left")
-        elif parent.type == "field_initializer":
-            target = parent.children[0]
-        if target is not None:
-            return _TARGETS[op].search(doc.node_text(target)) is not None and doc.in_device_code(expr.start_byte)
+            return parent.child_by_field_name("declarator")
+        if parent.type == "assignment_expression" and parent.child_by_field_name("right") == child:
+            return parent.child_by_field_name("left")
+        if parent.type == "field_initializer":
+            return parent.children[0]
         child, parent = parent, parent.parent
-    return False
+    return None
 
 
 def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
@@ -427,17 +431,8 @@ def _warp_floor(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
     arguments = groups["args"][0].named_children
     if len(arguments) != 2 or not any(_LITERAL_32.match(_normal(doc.node_text(a))) for a in arguments):
         return False
-    child, parent = groups["floor"][0], groups["floor"][0].parent
-    while parent is not None and parent.type not in _STOP:
-        target = None
-        if parent.type == "init_declarator" and parent.child_by_field_name("value") == child:
-            target = parent.child_by_field_name("declarator")
-        elif parent.type == "assignment_expression" and parent.child_by_field_name("right") == child:
-            target = parent.child_by_field_name("left")
-        if target is not None:
-            return _BLOCK_WIDTH.match(doc.node_text(target)) is not None
-        child, parent = parent, parent.parent
-    return False
+    target = _assigned_to(groups["floor"][0])
+    return target is not None and _BLOCK_WIDTH.match(doc.node_text(target)) is not None
 
 
 def _calls_warp_helper(doc: CudaDocument) -> bool:

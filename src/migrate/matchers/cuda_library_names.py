@@ -67,7 +67,7 @@ _LIBRARY_FILE = re.compile(
     r"|nvidia-ml|nvJitLink|nvToolsExt|nvinfer\w*)\.so(?:\.[0-9.]+)?)"
     r'|nvcuda\.dll|nvml\.dll|(?:cudart|cublas|cublasLt|cudnn|nvrtc|cufft|curand|cusparse|cusolver)64_\w+\.dll)"'
 )
-_FILE_NEEDLES = ["libcu", "libnv", "nvcuda", "nvml.dll", "64_"]
+_FILE_NEEDLES = ["libcu", "libnv", "libnccl", ".dll"]  # each file name holds one (not "64_": uint64_t)
 
 
 def library_file_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:

@@ -30,8 +30,12 @@ def _spellings(words: tuple[str, ...]) -> list[str]:
 
 @cache
 def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    """An identifier that holds one of WORDS in one of its spellings (the needles, so the prefilter agrees)."""
-    return re.compile(r"\b\w*?(?:" + "|".join(map(re.escape, _spellings(words))) + r")\w*")
+    """One of WORDS in one of its spellings (the needles, so the prefilter agrees): literals only, so the search
+    runs in C; the identifier around it is found from there."""
+    return re.compile("|".join(map(re.escape, _spellings(words))))
+
+
+_WORD_END = re.compile(r"\w*")
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
@@ -41,13 +45,20 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
 def library_name_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line of code with an identifier that names one of the rule's libraries and is not a name of any CUDA
     library's API (those are the API rules' findings), once per line."""
-    api = api_map()
+    api, code = api_map(), lexed.code
     seen: set[int] = set()
-    for match in _pattern(tuple(params["words"])).finditer(lexed.code):
-        name = match.group()
+    end = -1
+    for match in _pattern(tuple(params["words"])).finditer(code):
+        if match.start() < end:
+            continue  # a second spelling inside the identifier already judged
+        start = match.start()
+        while start and (code[start - 1].isalnum() or code[start - 1] == "_"):
+            start -= 1
+        end = _WORD_END.match(code, match.end()).end()  # type: ignore[union-attr]
+        name = code[start:end]
         if name in api or name[:1].isdigit():
             continue
-        line, column = lexed.point(match.start())
+        line, column = lexed.point(start)
         if line not in seen:
             seen.add(line)
             yield Hit(line, column, symbol=name)

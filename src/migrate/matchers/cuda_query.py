@@ -66,11 +66,8 @@ def _candidates(params: Mapping[str, Any]) -> CodeTest:
     patterns = tuple(re.compile(p) for p in params.get("code") or ())
     includes = tuple(re.compile(p) for p in params.get("includes") or ())
     names = frozenset(params.get("identifiers") or ())
-    applies = _file_test(params)
 
     def test(code: Code) -> bool:
-        if not applies(code.text):
-            return False
         if not needles:
             return True
         if includes and any(p.search(path) for p in includes for path in code.includes):
@@ -82,7 +79,10 @@ def _candidates(params: Mapping[str, Any]) -> CodeTest:
             return any(p.search(text) for p in patterns)
         return any(n in text for n in needles)
 
-    return test
+    if "if_code" not in params and "unless_code" not in params:
+        return test
+    applies = _file_test(params)
+    return lambda code: test(code) and applies(code.text)  # the file tests last: they read the whole code
 
 
 def _file_test(params: Mapping[str, Any]) -> Callable[[str], bool]:

@@ -131,7 +131,7 @@ _DEFINED_MASK_NAME = lazy_regex(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp
 _SIZE_NAME = lazy_regex(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
 _LOG_SIZE_NAME = lazy_regex(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
 # `Value warpSize = i32_val(32)`, `int32_t(32)`: a compiler's or a cast's one-argument wrapper of the literal
-_MADE_OF_32 = lazy_regex(r"^[A-Za-z_][\w:.<>]*\s*\(\s*(?:32|0x20)[uUlL]*\s*\)$")
+_MADE_OF_32 = lazy_regex(r"^[A-Za-z_][\w:.<>]{0,40}\s*\(\s*(?:32|0x20)[uUlL]*\s*\)$")
 _FIVE = lazy_regex(r"^\(?\s*5[uUlL]*\s*\)?$")
 _THIRTY_TWO = lazy_regex(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
 _NARROW_TYPE = lazy_regex(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
@@ -708,7 +708,7 @@ def _maybe_narrow_mask(view: Code) -> bool:
     return False
 
 
-_SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W})?(?:[a-z_][\w:.<>]*{_W})?\(?{_W}(32|0x20|5){_NUMBER_END}")
+_SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W}(?:[a-z_][\w:.<>]{{0,40}}{_W})?)?\(?{_W}(32|0x20|5){_NUMBER_END}")
 
 
 def _maybe_size_constant(view: Code) -> bool:

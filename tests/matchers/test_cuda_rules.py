@@ -516,3 +516,20 @@ def test_cmake_cuda_sources_and_variables_are_one_finding_per_file_with_every_pl
     places = {f.rule: [o.line for o in f.occurrences] for f in result.findings
               if f.rule in ("cmake-cuda-sources", "cmake-cuda-variables")}
     assert places == {"cmake-cuda-sources": [2, 4], "cmake-cuda-variables": [1, 3]}
+
+
+LIBRARY_LAYER = """\
+#include "cudnn_utils.h"
+namespace cublas_gemmex {  // wraps cublasGemmEx
+void gemm(cublasHandle_t handle, int n) {
+  CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, 0, 0, n, 0, n, 0, 0, n));
+}
+}
+const char* name = "cudnn";
+size_t get_cudnn_version();
+"""
+
+
+def test_library_named_code_is_one_finding_with_every_place(tmp_path: Path) -> None:
+    found = [f for f in findings(tmp_path, LIBRARY_LAYER, name="gemm.cpp") if f.rule == "cuda-library-named-code"]
+    assert [(f.line, f.symbol, [o.line for o in f.occurrences]) for f in found] == [(2, "cublas_gemmex", [2, 4, 8])]

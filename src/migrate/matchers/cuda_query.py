@@ -1,9 +1,10 @@
-"""A tree-sitter query over C/C++/CUDA code, written in the rule: each `@hit` capture fires (once per line)."""
+"""A tree-sitter query over C/C++/CUDA code, written in the rule: each `@hit` capture fires (once per line); `if_code`
+and `unless_code` regexes on the file's code (comments and strings blanked) say in which files it runs at all."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from migrate.matchers import Code, CodeTest, Hit, register
@@ -39,6 +40,12 @@ def _validate(params: Mapping[str, Any]) -> None:
                 re.compile(pattern)
             except re.error as exc:
                 raise ValueError(f"bad '{key}' regex {pattern!r}: {exc}") from None
+    for key in ("if_code", "unless_code"):
+        if key in params:
+            try:
+                re.compile(params[key])
+            except (re.error, TypeError) as exc:
+                raise ValueError(f"bad '{key}' regex {params[key]!r}: {exc}") from None
     names = params.get("identifiers")
     if names is not None and not (isinstance(names, list) and names and all(isinstance(n, str) and n.isidentifier()
                                                                              for n in names)):
@@ -72,7 +79,18 @@ def _candidates(params: Mapping[str, Any]) -> CodeTest:
             return any(p.search(text) for p in patterns)
         return any(n in text for n in needles)
 
-    return test
+    if "if_code" not in params and "unless_code" not in params:
+        return test
+    applies = _file_test(params)
+    return lambda code: test(code) and applies(code.text)  # the file tests last: they read the whole code
+
+
+def _file_test(params: Mapping[str, Any]) -> Callable[[str], bool]:
+    """Whether the rule runs on a file with this code: `if_code` found in it, `unless_code` not."""
+    wanted = re.compile(params["if_code"]) if "if_code" in params else None
+    unwanted = re.compile(params["unless_code"]) if "unless_code" in params else None
+    return lambda code: (wanted is None or wanted.search(code) is not None) and (
+        unwanted is None or unwanted.search(code) is None)
 
 
 @register("cuda-query", validate=_validate, needles=_needles, candidates=_candidates,
@@ -80,6 +98,8 @@ def _candidates(params: Mapping[str, Any]) -> CodeTest:
 def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line holding an @hit capture of the rule's query, in host code, device code or anywhere."""
     if not isinstance(doc, CudaDocument):
+        return
+    if ("if_code" in params or "unless_code" in params) and not _file_test(params)(doc.lexed_for(frozenset()).code):
         return
     where = params.get("where", "any")
     seen: set[int] = set()

@@ -1,7 +1,8 @@
 """Dependent names written without the `typename` or `template` clang needs: a dependent type used as a temporary
 (`Ktraits::BlockLoadT(smem).Load(...)` in a template over Ktraits: "missing 'typename' prior to dependent type name"),
-and a member template of a dependent class called with template arguments (`Sums<N, 4>::dispatch<M>(...)`: "use
-'template' keyword to treat 'dispatch' as a dependent template name"). nvcc accepts both; clang (hipcc) stops."""
+and a member template of a dependent class called with template arguments (`Sums<N, 4>::dispatch<M>(...)`, or
+`BlockReduce<T, N>(storage).Sum<V>(...)` on a temporary: "use 'template' keyword to treat 'dispatch' as a dependent
+template name"). nvcc accepts both; clang (hipcc) stops."""
 
 from __future__ import annotations
 
@@ -25,14 +26,27 @@ _MEMBER_TEMPLATE_CALLS = """
 (call_expression function: (qualified_identifier scope: [(template_type) (namespace_identifier)] @scope
   name: (template_function name: (identifier) @name)) @call)
 """
+# `Class<...>(args).NAME<...>(...)`: a member template called on a temporary of a class template, without `.template`
+_TEMPORARY_MEMBER_TEMPLATE_CALLS = """
+(call_expression function: (field_expression
+  argument: (call_expression function: [(template_function arguments: (template_argument_list) @scope)
+                                        (qualified_identifier name: (template_function
+                                          arguments: (template_argument_list) @scope))])
+  field: (template_method name: (field_identifier) @name)) @call)
+"""
 register_query(_TEMPORARIES)
 register_query(_MEMBER_TEMPLATE_CALLS)
+register_query(_TEMPORARY_MEMBER_TEMPLATE_CALLS)
 # A type by its name: CUB's collectives (BlockLoad, WarpReduce, ...) or a member type named ...T (BlockLoadT);
 # `Traits::make(x).run()` calls a static member function, which needs no `typename`.
 _TYPE_NAME = lazy_regex(r"^(?:Block|Warp|Device)[A-Z]\w*$|^[A-Z]\w*T$")
 _MAYBE = lazy_regex(r"::\s*(?:(?:Block|Warp|Device)[A-Z]\w*|[A-Z]\w*T)\s*\([^;()]*\)\s*\.")
 # a type parameter's spelling: T, Ktraits, Kernel_traits (not a macro namespace such as FLASH_NAMESPACE)
-_MAYBE_MEMBER_TEMPLATE = lazy_regex(r">\s*::\s*\w+\s*<[^;{}]*>\s*\(|\b(?:[A-Z]|[A-Z]\w*[a-z]\w*)\s*::\s*\w+\s*<[^;{}]*>\s*\(")
+_MAYBE_MEMBER_TEMPLATE = lazy_regex(
+    r">\s*::\s*\w+\s*<[^;{}]*>\s*\(|\b(?:[A-Z]|[A-Z]\w*[a-z]\w*)\s*::\s*\w+\s*<[^;{}]*>\s*\("
+    r"|\)\s*\.\s*[A-Za-z_]\w*\s*<[^;{}()]*>\s*\("
+)
+_WRITTEN_TEMPLATE = lazy_regex(r"(?:\.|->)\s*template\b")
 _NAMES = lazy_regex(r"[A-Za-z_]\w*")
 
 
@@ -96,14 +110,16 @@ def match_dependent_temporary(doc: Document, params: Mapping[str, Any]) -> Itera
 
 
 def _maybe_member_template(code: Code) -> bool:
-    """A template and a `>::NAME<...>(` or `Upper::NAME<...>(` call: what _MEMBER_TEMPLATE_CALLS needs."""
+    """A template and a `>::NAME<...>(`, `Upper::NAME<...>(` or `).NAME<...>(` call: what the member-template
+    queries need."""
     return "template" in code.text and _MAYBE_MEMBER_TEMPLATE.search(code.text) is not None
 
 
 @register("dependent-member-template", needles=lambda p: ["template"], candidates=lambda p: _maybe_member_template)
 def match_dependent_member_template(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each `Scope<...>::NAME<...>(args)` whose scope's template arguments name a parameter of an enclosing template
-    (or `P::NAME<...>(args)` with P a type parameter), written without `::template`."""
+    (or `P::NAME<...>(args)` with P a type parameter), written without `::template`; and each
+    `Class<...>(args).NAME<...>(...)` whose class's template arguments name one, written without `.template`."""
     if not isinstance(doc, CudaDocument):
         return
     seen: set[int] = set()
@@ -122,3 +138,19 @@ def match_dependent_member_template(doc: Document, params: Mapping[str, Any]) ->
         if dependent:
             seen.add(line)
             yield Hit(line, call.start_point.column + 1, symbol=doc.node_text(groups["name"][0]))
+    yield from _temporary_member_templates(doc, seen)
+
+
+def _temporary_member_templates(doc: CudaDocument, seen: set[int]) -> Iterator[Hit]:
+    """`BlockReduce<T, N>(storage).Sum<V>(...)` in a template over T or N: at the member's name, once per line."""
+    for groups in doc.matches(_TEMPORARY_MEMBER_TEMPLATE_CALLS):
+        field, name = groups["call"][0], groups["name"][0]
+        line = name.start_point.row + 1
+        whole, temporary = field.parent or field, field.child_by_field_name("argument")
+        if line in seen or temporary is None or not _MAYBE_MEMBER_TEMPLATE.search(doc.node_text(whole)):
+            continue  # the regex as the candidates' test
+        between = doc.data[temporary.end_byte : name.start_byte].decode(errors="replace")
+        words = set(_NAMES.findall(doc.node_text(groups["scope"][0])))
+        if not _WRITTEN_TEMPLATE.search(between) and words and _depends_on_parameters(field, words):
+            seen.add(line)
+            yield Hit(line, name.start_point.column + 1, symbol=doc.node_text(name))

@@ -96,6 +96,13 @@ _WARP_BLOCKS = """
 (kernel_call_syntax . (_) . (number_literal) @x (#match? @x "^32[uU]?$"))
 (launch_bounds . (number_literal) @x (#match? @x "^32[uU]?$"))
 """
+# `block_size = std::max(block_size, static_cast<uint64_t>(32))`, `int block_x = max(32, ...)`: at least one warp
+_WARP_FLOORS = """
+(call_expression function: [(identifier) @fn (qualified_identifier name: (identifier) @fn)
+                            (template_function name: (identifier) @fn)
+                            (qualified_identifier name: (template_function name: (identifier) @fn))]
+  arguments: (argument_list) @args (#eq? @fn "max")) @floor
+"""
 _MASK_PARAMETERS = "(optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value)"
 _WARP_MATRIX = """
 ((namespace_identifier) @op (#eq? @op "wmma"))
@@ -123,6 +130,8 @@ _MASK_NAME = lazy_regex(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?
 _DEFINED_MASK_NAME = lazy_regex(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 _SIZE_NAME = lazy_regex(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
 _LOG_SIZE_NAME = lazy_regex(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
+# `Value warpSize = i32_val(32)`, `int32_t(32)`: a compiler's or a cast's one-argument wrapper of the literal
+_MADE_OF_32 = lazy_regex(r"^[A-Za-z_][\w:.<>]{0,40}\s*\(\s*(?:32|0x20)[uUlL]*\s*\)$")
 _FIVE = lazy_regex(r"^\(?\s*5[uUlL]*\s*\)?$")
 _THIRTY_TWO = lazy_regex(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
 _NARROW_TYPE = lazy_regex(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
@@ -140,6 +149,9 @@ _THREAD_COUNT = lazy_regex(
     r"^(?:k_?)?(?:n_?|num_?|active_?|block_?|max_?)?threads(?:_?(?:per|in)_?(?:block|cta|tb|group|wg))?$"
     r"|^(?:k_?)?(?:max_?)?(?:block|cta)_?(?:size|dim|threads)(?:_?x)?$", re.I
 )
+_LAUNCH_CALLS = ("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cuLaunchKernel", "cuLaunchCooperativeKernel")
+_BLOCK_WIDTH = lazy_regex(r"^(?:k_?)?(?:block|cta|tb)_?(?:size|dim|threads|x|width)(?:_?x)?$|^(?:n_?|num_?)?threads$", re.I)
+_LITERAL_32 = lazy_regex(r"^\(*(?:static_cast<[\w:\s]+>\(|\([\w:\s]+\)|[\w:]+\()?32[uUlL]*\)*$")
 _WARP_INDEX = lazy_regex(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
 _TARGETS = {"&": lazy_regex("lane", re.I), "%": lazy_regex("lane", re.I), ">>": lazy_regex("warp", re.I),
             "/": lazy_regex("warp", re.I), "*": lazy_regex("lane|warp", re.I)}
@@ -325,25 +337,32 @@ def _is_lane_math(doc: CudaDocument, expr: Node, op: str, lhs: str, local: set[s
 
 
 def _device_file(doc: CudaDocument) -> bool:
-    """A .cu/.cuh file, or one that defines device code."""
-    return doc.source.kind == FileKind.CUDA or any(f.is_device for f in doc.functions)
+    """A .cu/.cuh file, one that defines device code, or one that launches kernels (a host header that sizes a
+    kernel's shared memory by its warps: `THREADS_PER_CTA / 32`)."""
+    if doc.source.kind == FileKind.CUDA or any(f.is_device for f in doc.functions):
+        return True
+    return bool(doc.lexed_for(frozenset()).launches) or bool(doc.tokens_named(_LAUNCH_CALLS))
 
 
 def _target_named(doc: CudaDocument, expr: Node, op: str) -> bool:
     """`int lane_idx = row & 31;`, `warp_id = i >> 5`: the variable the result goes to names a lane or warp."""
+    target = _assigned_to(expr)
+    return target is not None and _TARGETS[op].search(doc.node_text(target)) is not None and doc.in_device_code(
+        expr.start_byte)
+
+
+def _assigned_to(expr: Node) -> Node | None:
+    """The variable or field the value of EXPR (or of the expression around it) is assigned or initialised to."""
     child, parent = expr, expr.parent
     while parent is not None and parent.type not in _STOP:
-        target = None
         if parent.type == "init_declarator" and parent.child_by_field_name("value") == child:
-            target = parent.child_by_field_name("declarator")
-        elif parent.type == "assignment_expression" and parent.child_by_field_name("right") == child:
-            target = parent.child_by_field_name("left")
-        elif parent.type == "field_initializer":
-            target = parent.children[0]
-        if target is not None:
-            return _TARGETS[op].search(doc.node_text(target)) is not None and doc.in_device_code(expr.start_byte)
+            return parent.child_by_field_name("declarator")
+        if parent.type == "assignment_expression" and parent.child_by_field_name("right") == child:
+            return parent.child_by_field_name("left")
+        if parent.type == "field_initializer":
+            return parent.children[0]
         child, parent = parent, parent.parent
-    return False
+    return None
 
 
 def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
@@ -363,7 +382,8 @@ def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
     for groups in doc.matches(_SIZE_DEFINITIONS):
         name = doc.node_text(groups["name"][0])
         value = doc.node_text(groups["value"][0]).strip()
-        thirty_two = _SIZE_NAME.search(name.replace("_", "")) and _THIRTY_TWO.match(value)
+        is_32 = _THIRTY_TWO.match(value) or _MADE_OF_32.match(value)
+        thirty_two = _SIZE_NAME.search(name.replace("_", "")) and is_32
         if thirty_two or (_LOG_SIZE_NAME.search(name) and _FIVE.match(value)):  # #define WARP_LOG_SIZE 5
             yield _span(groups["name"][0], symbol=name)
 
@@ -401,6 +421,18 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
         # another header) or warp-wide matrix ops (wmma fragments) run
         for groups in doc.matches(_WARP_BLOCKS):
             yield _span(groups["x"][0], symbol="dim3" if "type" in groups else "block size")
+        for groups in doc.matches(_WARP_FLOORS):
+            if _warp_floor(doc, groups):
+                yield _span(groups["floor"][0], symbol="max(..., 32)")
+
+
+def _warp_floor(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
+    """`max(x, 32)` with a literal 32 argument, whose result a block width (block_size, block_x, threads) gets."""
+    arguments = groups["args"][0].named_children
+    if len(arguments) != 2 or not any(_LITERAL_32.match(_normal(doc.node_text(a))) for a in arguments):
+        return False
+    target = _assigned_to(groups["floor"][0])
+    return target is not None and _BLOCK_WIDTH.match(doc.node_text(target)) is not None
 
 
 def _calls_warp_helper(doc: CudaDocument) -> bool:
@@ -507,7 +539,7 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
-                _WARP_BLOCKS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
+                _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -575,6 +607,7 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
     rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
     rf"[<>+]=?{_W}32u?{_NUMBER_END}",  # _WARP_TAILS
+    rf"max\b[^;{{}}]{{0,200}}?\b32[uUlL]*{_NUMBER_END}",  # _WARP_FLOORS
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).
@@ -675,7 +708,7 @@ def _maybe_narrow_mask(view: Code) -> bool:
     return False
 
 
-_SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W})?\(?{_W}(32|0x20|5){_NUMBER_END}")
+_SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W}(?:[a-z_][\w:.<>]{{0,40}}{_W})?)?\(?{_W}(32|0x20|5){_NUMBER_END}")
 
 
 def _maybe_size_constant(view: Code) -> bool:

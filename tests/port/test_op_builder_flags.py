@@ -209,7 +209,7 @@ def test_flag_methods_the_port_leaves() -> None:
     a module-level list in a file without torch are left as they are."""
     one_line = 'class Op:\n    def nvcc_args(self): return ["--use_fast_math"]\n'
     new, left = port_flag_lists(one_line, "op_builder/op.py", frozenset({"nvcc_args"}))
-    assert new is None and [(f.line, f.rule, f.category) for f in left] == [(2, "rocm-guard-not-written", "nvcc-flags")]
+    assert new is None and [(f.line, f.rule, f.category) for f in left] == [(2, "rocm-guard-not-written", "cuda-build-config")]
     for text in (
         'import torch\n\n\ndef nvcc_args():\n    if torch.version.hip:\n        return ["-O3"]\n'
         '    return ["--use_fast_math"]\n',

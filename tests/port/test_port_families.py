@@ -76,7 +76,7 @@ def test_helper_forwarded_flags_get_a_hipcc_variant(tmp_path: Path) -> None:
     for relpath in ("ops/scale.py", "ops/bias.py"):  # nothing imported: torch already is
         original = (root / relpath).read_text()
         assert _imports(changed[relpath]) == _imports(original)
-    assert not [f for f in plan.findings if f.category == "nvcc-flags"]
+    assert not [f for f in plan.findings if f.category == "cuda-build-config"]
     again = write_port(plan, out_dir=tmp_path / "ported")
     assert again.written and _plan(tmp_path / "ported").changes == ()  # a second port changes nothing
 
@@ -203,7 +203,7 @@ def test_flag_lists_the_port_cannot_guard_are_reported() -> None:
         (one_line, 3, "no import of torch.utils.cpp_extension runs before this list in its scope"),
     ):
         new, left = port_flag_lists(text, "setup.py")
-        assert new is None and [(f.line, f.rule, f.category) for f in left] == [(line, "rocm-guard-not-written", "nvcc-flags")]
+        assert new is None and [(f.line, f.rule, f.category) for f in left] == [(line, "rocm-guard-not-written", "cuda-build-config")]
         assert why in left[0].message
     threads = ('from torch.utils.cpp_extension import CUDAExtension\nn = "4"\n'
                'ext = CUDAExtension("m", ["k.cu"], extra_compile_args={"nvcc": ["-O3", "--threads", n]})\n')

@@ -34,6 +34,9 @@ def query(source: str) -> tree_sitter.Query:
     return tree_sitter.Query(language(), source)
 
 
+INCLUDES = "(preproc_include path: (_) @path) @include"  # each #include, with its path
+
+
 def captures(node: tree_sitter.Node, query_source: str) -> dict[str, list[tree_sitter.Node]]:
     cursor = tree_sitter.QueryCursor(query(query_source))
     return cursor.captures(node)

@@ -11,11 +11,10 @@ from migrate.bounded import Refused, read_source
 from migrate.model import Finding, Severity, SourceFile
 from migrate.port.flagproviders import provider_returns
 from migrate.port.hipccflags import hipcc_word, is_dropped_prefix
-from migrate.port.plan import FileChange
+from migrate.port.plan import RULE_LEFT, FileChange
 
 HIP_FLAG = "IS_HIP_EXTENSION"
 TORCH_HIP = "torch.version.hip"
-RULE_LEFT = "rocm-guard-not-written"
 _IMPORT = f"from torch.utils.cpp_extension import {HIP_FLAG}"
 _ROCM_AWARE = (HIP_FLAG, TORCH_HIP, "ROCM_HOME")
 _NOTE = "  # ROCm torch: hipcc gets --offload-arch from PYTORCH_ROCM_ARCH"
@@ -293,7 +292,7 @@ def _left(relpath: str, node: ast.AST, text: str, guard: _Guard | None) -> Findi
            f"no import of torch.utils.cpp_extension runs before this list in its scope (it comes later, sits in another "
            f"function, or shares its line with other code); test {guard.test} here by hand")
     evidence = text.splitlines()[line - 1].strip() if text.splitlines() else ""
-    return Finding(relpath, line, 1, RULE_LEFT, "nvcc-flags", Severity.MEDIUM, line,
+    return Finding(relpath, line, 1, RULE_LEFT, "cuda-build-config", Severity.MEDIUM, line,
                    f"no ROCm flag list written: {why}", evidence)
 
 

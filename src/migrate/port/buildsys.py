@@ -14,7 +14,7 @@ import tree_sitter
 from migrate.apimap import Version, api_names, header_map, lookup
 from migrate.bounded import Refused, read_bytes, read_source
 from migrate.model import FileKind, Finding, Severity, SourceFile
-from migrate.parse.cuda import CudaDocument, captures, parse_cuda
+from migrate.parse.cuda import INCLUDES, CudaDocument, captures, parse_cuda
 from migrate.port.plan import FileChange
 from migrate.port.translate import RULE_UNSUPPORTED, is_translatable
 
@@ -22,7 +22,6 @@ COMPAT_HEADER = "cuda_hip_compat.h"
 RULE_HEADER_TAKEN = "compat-header-exists"
 _MARKER = "written by `migrate apply`"
 _AMD = "#if defined(__HIP_PLATFORM_AMD__) || (defined(__HIPCC__) && !defined(__HIP_PLATFORM_NVIDIA__))"
-_INCLUDES = "(preproc_include path: (_) @path) @include"
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
@@ -124,7 +123,7 @@ def _use(source: SourceFile) -> _Use | None:
             unsupported.append(_unsupported(doc, token.name, token.line, token.column))
         elif entry.is_rename:
             names.add(token.name)
-    includes = captures(doc.root, _INCLUDES).get("include", [])
+    includes = captures(doc.root, INCLUDES).get("include", [])
     cuda, first, has_compat = _includes(doc, includes)
     if not names and not cuda:
         return None

@@ -20,12 +20,11 @@ from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse.cuda import CudaDocument, parse_cuda
 from migrate.port.branches import Branch, Edit, render
 from migrate.port.hipcub import hipcub_branches, opens_cub
-from migrate.port.plan import FileChange
+from migrate.port.plan import RULE_LEFT, FileChange
 from migrate.port.translate import is_translatable
 from migrate.port.typename import TypeNames, type_names, typename_edits
 from migrate.port.warpsize import WarpSizes, plan_warp_sizes, warp_size_edits
 
-RULE_LEFT = "rocm-guard-not-written"
 TORCH_MACRO = "USE_ROCM"  # a ROCm torch compiles extensions with -DUSE_ROCM=1
 HIP_MACRO = "__HIP_PLATFORM_AMD__"  # hip_runtime.h (or the compat header) defines it on AMD
 # code for one NVIDIA architecture from Hopper on (TMA, wgmma, tcgen05): a ROCm build leaves it out, so no branches

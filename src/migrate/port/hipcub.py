@@ -9,14 +9,13 @@ import tree_sitter
 
 from migrate import preproc
 from migrate.model import Finding, Severity
-from migrate.parse.cuda import CudaDocument, captures
+from migrate.parse.cuda import INCLUDES, CudaDocument, captures
 from migrate.port.branches import Branch, Edit
+from migrate.port.plan import RULE_LEFT
 
-RULE_LEFT = "rocm-guard-not-written"
 HIPCUB = "#include <hipcub/hipcub.hpp>"
 ALIAS = "namespace cub = hipcub;"
 NOTE = "  // hipCUB: CUB's API in namespace hipcub"
-_INCLUDES = "(preproc_include path: (_) @path) @include"
 _CUB = re.compile(r'^[<"]cub/')
 _OWN_CUB = re.compile(r"\bnamespace\s+cub\s*\{")  # the file adds to CUB's namespace: an alias of that name clashes
 _BETWEEN = re.compile(r"\s*(?://[^\n]*)?")  # what may sit between two includes of one run: blanks, a line comment
@@ -52,7 +51,7 @@ def _cub_includes(doc: CudaDocument) -> list[tree_sitter.Node]:
     """The `#include <cub/...>` lines a HIP build compiles, in file order."""
     dead = preproc.dead_ranges(doc.lexed_for(frozenset()).directives, _NOT_HIPCC)
     found = []
-    for node in captures(doc.root, _INCLUDES).get("include", []):
+    for node in captures(doc.root, INCLUDES).get("include", []):
         path = node.child_by_field_name("path")
         line = node.start_point.row + 1
         if path is not None and _CUB.match(doc.node_text(path)) and not any(a <= line <= b for a, b in dead):

@@ -19,7 +19,7 @@ from migrate.discover import classify
 from migrate.errors import InputError, MigrateError, ToolNotFound
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse import ParseError
-from migrate.parse.cuda import CudaDocument, Token, captures, parse_cuda
+from migrate.parse.cuda import INCLUDES, CudaDocument, Token, captures, parse_cuda
 from migrate.tools import ToolRun, find_tool, run_tool
 
 ENGINES = ("auto", "clang", "perl", "builtin")
@@ -30,7 +30,6 @@ RULE_WARP = "translate-warp-size"
 LAUNCH_SYNTAXES = ("cuda", "hipLaunchKernelGGL")
 _RUNTIME_HEADER = "hip/hip_runtime.h"
 _BOM = b"\xef\xbb\xbf"
-_INCLUDES = "(preproc_include path: (_) @path) @include"
 _PERL_WARNING = re.compile(r"warning:\s*(?:(?P<file>[^\s:]+):)?\s*#?(?P<line>\d+)\s*:?\s*(?P<msg>.*)")
 _CLANG_WARNING = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): warning: (?P<msg>.*)$", re.M)
 _CLANG_UNCONVERTED = re.compile(r"UNCONVERTED refs count:\s*(\d+)")
@@ -483,7 +482,7 @@ def _unsupported(doc: CudaDocument, name: str, line: int, column: int, library: 
 
 def _include_edits(doc: CudaDocument, options: Options) -> Iterator[Edit]:
     """Each CUDA header becomes its HIP header; one that is already included in the same block is dropped."""
-    found = captures(doc.root, _INCLUDES)
+    found = captures(doc.root, INCLUDES)
     includes = sorted(found.get("include", []), key=lambda n: n.start_byte)
     hmap = header_map()
     seen = {(_block(n), doc.node_text(p)[1:-1]) for n in includes if (p := n.child_by_field_name("path")) is not None}

@@ -12,23 +12,42 @@ from migrate.parse.manifest import CMAKE, items
 
 
 def _validate(params: Mapping[str, Any]) -> None:
-    check(params, lists=("commands",), regexes=("args", "first_arg"), required=("commands", "needles"))
+    check(params, lists=("commands",), regexes=("args", "first_arg", "after", "unless_args"),
+          required=("commands", "needles"))
+    if "after" in params and "args" not in params:
+        raise ValueError("cmake-command: 'after' goes with 'args'")
 
 
 @register("cmake-command", validate=_validate, needles=lambda p: needles(p, None))
 def match_cmake(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each call of a command in `commands` (any case); `first_arg` filters on its first argument and
-    `args` fires once per argument matching it (whole-argument match)."""
+    `args` fires once per argument matching it (whole-argument match); with `after`, only among the arguments that
+    follow one matching `after` (the values after STRINGS or STREQUAL); `unless_args` skips a call any of whose
+    arguments it matches (a list of backends that already names HIP)."""
     first = compiled(params["first_arg"]) if "first_arg" in params else None
     pattern = compiled(params["args"]) if "args" in params else None
+    unless = compiled(params["unless_args"]) if "unless_args" in params else None
     for item in items(doc, CMAKE):
         if item.name not in params["commands"]:
             continue
         if first is not None and not (item.args and first.fullmatch(item.args[0])):
             continue
+        if unless is not None and any(unless.fullmatch(arg) for arg in item.args):
+            continue
         if pattern is None:
             yield Hit(item.line, item.column, symbol=f"{item.name}({' '.join(item.args[:1])})")
             continue
-        for arg, (line, column) in zip(item.args, item.positions):
+        for arg, (line, column) in _candidates(item.args, item.positions, params.get("after")):
             if any(pattern.fullmatch(part) for part in arg.split(";")):  # "CUDA::cudart;Threads::Threads" lists
                 yield Hit(line, column, symbol=arg)
+
+
+def _candidates(args: tuple[str, ...], positions: tuple[tuple[int, int], ...],
+                after: str | None) -> list[tuple[str, tuple[int, int]]]:
+    """The arguments `args` is tried on: all, or those after the first one `after` matches."""
+    placed = list(zip(args, positions))
+    if after is None:
+        return placed
+    keyword = compiled(after)
+    start = next((i + 1 for i, arg in enumerate(args) if keyword.fullmatch(arg)), len(args))
+    return placed[start:]

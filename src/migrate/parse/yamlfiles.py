@@ -225,7 +225,8 @@ def kubernetes_items(root: Node) -> Iterator[Item]:
 
 
 def workflow_items(root: Node) -> Iterator[Item]:
-    """CI workflows: container and service images, `uses:` actions, env, and the shell of run/script steps."""
+    """CI workflows: container and service images, `uses:` actions, runner labels, env, and the shell of run/script
+    steps."""
     for path, key, value in _walk(root):
         name = path[-1]
         if (name in ("image", "container") or (name == "name" and path[-2:-1] == ("image",))) and _scalar(value):
@@ -238,6 +239,16 @@ def workflow_items(root: Node) -> Iterator[Item]:
             yield from _script_items(value)
         elif name == "options" and "container" in path and isinstance(value, ScalarNode):
             yield from _container_options(value)
+        elif name == "runs-on" and key is not None:
+            yield from _runner_labels(value)
+
+
+def _runner_labels(node: Node) -> Iterator[Item]:
+    """`runs-on:` as one label, a list of labels, or a mapping with `labels:` (GitHub's runner groups)."""
+    labels = _get(node, "labels") if isinstance(node, MappingNode) else node
+    for label in _sequence(labels) if isinstance(labels, SequenceNode) else [labels] if labels else []:
+        if _scalar(label):
+            yield Item(FACT, "ci-runner", *_pos(label), value=str(label.value))
 
 
 def _container_options(node: ScalarNode) -> list[Item]:

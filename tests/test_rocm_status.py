@@ -248,7 +248,8 @@ def test_cmake_branches_that_test_hip_are_guarded(tmp_path: Path) -> None:
                                       "if(BUILD_GPU)\n  enable_language(CUDA)\nendif()\n")
     result = scan(tmp_path, Settings(jobs=1))
     assert [f.line for f in result.findings if f.rule == "cmake-cuda-language"] == [7]
-    assert [f.line for f in result.guarded_findings] == [4]
+    assert [(f.line, f.rule) for f in result.guarded_findings] == [(3, "cmake-cuda-backend-switch"),
+                                                                   (4, "cmake-cuda-language")]
 
 
 # --- calibration: one small repository per verdict class ----------------------------------------------------

@@ -234,16 +234,7 @@ Found = Iterator[tuple[ast.expr | ast.stmt, str, int]]  # the node, its symbol, 
 
 def _imports(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     for site, wanted in _import_sites(doc, params):
-        yield site.node, wanted, _imported_line(site.node, wanted)
-
-
-def _imported_line(node: ast.AST, wanted: str) -> int:
-    """The line of the wanted name in a `from m import (a,\n b)` spread over lines; the statement's line otherwise."""
-    if isinstance(node, ast.ImportFrom) and node.module:
-        for alias in node.names:
-            if prefixed(f"{node.module}.{alias.name}", wanted):
-                return alias.lineno
-    return getattr(node, "lineno", 1)
+        yield site.node, wanted, site.node.lineno
 
 
 def _import_sites(doc: PythonDocument, params: Mapping[str, Any]) -> Iterator[tuple[ImportSite, str]]:

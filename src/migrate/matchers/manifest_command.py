@@ -15,7 +15,7 @@ _POSITIONS = ("any", "last")
 
 
 def _validate(params: Mapping[str, Any]) -> None:
-    check(params, lists=("tools", "subcommands"), regexes=("args",), required=("tools",))
+    check(params, lists=("tools", "subcommands"), regexes=("args", "unless_line"), required=("tools",))
     if params.get("position", "any") not in _POSITIONS:
         raise ValueError(f"manifest-command: 'position' must be one of {', '.join(_POSITIONS)}")
 
@@ -23,11 +23,16 @@ def _validate(params: Mapping[str, Any]) -> None:
 @register("manifest-command", validate=_validate, needles=lambda p: needles(p, list(p["tools"])))
 def match_command(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each run of a tool in `tools` (after `subcommands`, if given); with `args`, each argument matching it (or,
-    with `position: last`, the last argument only: the destination of cp, mv, install)."""
+    with `position: last`, the last argument only: the destination of cp, mv, install); `unless_line` skips a run
+    whose line it matches (a recipe line that only prints the variable)."""
     subcommands = params.get("subcommands")
     pattern = compiled(params["args"]) if "args" in params else None
+    unless = compiled(params["unless_line"]) if "unless_line" in params else None
+    lines = doc.text.splitlines() if unless is not None else []
     for item in items(doc, COMMAND):
         if item.name not in params["tools"]:
+            continue
+        if unless is not None and item.line <= len(lines) and unless.search(lines[item.line - 1]):
             continue
         if subcommands and not set(item.args) & set(subcommands):
             continue

@@ -176,6 +176,14 @@ def test_yaml_kubernetes_is_decided_by_content(tmp_path: Path) -> None:
     assert _parse(tmp_path, "chart/values.yaml", FileKind.YAML, helm).manifest == []
 
 
+def test_workflow_runner_labels_in_each_spelling(tmp_path: Path) -> None:
+    text = ("jobs:\n  a:\n    runs-on: ubuntu-22.04\n  b:\n    runs-on: [self-hosted, nvidia]\n"
+            "  c:\n    runs-on:\n      group: gpus\n      labels: h100\n  d:\n    runs-on: ${{ matrix.os }}\n")
+    doc = _parse(tmp_path, ".github/workflows/ci.yml", FileKind.CI_WORKFLOW, text)
+    runners = [(i.value, i.line) for i in doc.manifest if i.kind == "fact" and i.name == "ci-runner"]
+    assert runners == [("ubuntu-22.04", 3), ("self-hosted", 5), ("nvidia", 5), ("h100", 9), ("${{ matrix.os }}", 11)]
+
+
 def test_invalid_yaml_is_a_skip(tmp_path: Path) -> None:
     doc = _parse(tmp_path, "environment.yml", FileKind.CONDA, "dependencies:\n  - [pip\n")
     assert isinstance(doc, Skipped) and doc.reason.startswith("invalid YAML at line 3")

@@ -112,8 +112,8 @@ def match_dependent_temporary(doc: Document, params: Mapping[str, Any]) -> Itera
 
 def _maybe_member_template(code: Code) -> bool:
     """A template and a `>::NAME<...>(`, `Upper::NAME<...>(` or `).NAME<...>(` call: what the member-template
-    queries need, as _MAYBE_MEMBER_TEMPLATE finds them. Searched from each `::NAME<` (a regex led by `\b` tries every
-    position of the text, and a file of CUTLASS has hundreds of thousands)."""
+    queries need, as _MAYBE_MEMBER_TEMPLATE finds them. Searched from each `::NAME<` (a regex led by a word
+    boundary tries every position of the text, and a file of CUTLASS has hundreds of thousands)."""
     text = code.text
     if "template" not in text:
         return False
@@ -130,7 +130,7 @@ _CALL_AFTER_ARGUMENTS = lazy_regex(r"[^;{}]*>\s*\(")
 
 def _scoped_by_template(text: str, colons: int) -> bool:
     """The `::` at COLONS follows a `>` or a word with an upper-case first letter that is one letter long or has a
-    lower-case one (_MAYBE_MEMBER_TEMPLATE's `>` and `\b(?:[A-Z]|[A-Z]\w*[a-z]\w*)`, blanks between)."""
+    lower-case one (_MAYBE_MEMBER_TEMPLATE's `>` and its word after a boundary, blanks between)."""
     end = colons
     while end and text[end - 1].isspace():
         end -= 1

@@ -56,11 +56,12 @@ def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterat
     if params.get("include"):
         places.extend((offset, f"<{path}>") for path, offset in lexed.includes if _included(params["include"], path))
     seen: set[int] = set()
+    lines = lexed.lines
     for offset, symbol in sorted(places):
-        line, column = lexed.point(offset)
-        if line not in seen:
+        line = lines.line(offset)
+        if line not in seen:  # the column (as Lexed.point gives it) only for the first place on a line
             seen.add(line)
-            yield Hit(line, column, symbol=symbol)
+            yield Hit(line, offset - lines.text.rfind("\n", 0, offset), symbol=symbol)
 
 
 @register("cuda-namespace", validate=_validate, needles=_needles, identifiers=lambda p: frozenset(_needles(p)),
@@ -81,7 +82,8 @@ def _included(pattern: str, path: str) -> bool:
 
 
 def _scope_or_definition(code: str, start: int, end: int) -> bool:
-    return code[end : end + 8].lstrip().startswith("::") or _defines_namespace(code, start)
+    return (code.startswith("::", end) or code[end : end + 8].lstrip().startswith("::")
+            or _defines_namespace(code, start))
 
 
 def _offsets(lexed: Lexed) -> dict[str, list[int]]:

@@ -44,11 +44,11 @@ def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterat
     using = frozenset(params.get("using", ()))
     places: list[tuple[int, str]] = []
     found = lexed.memo("offsets", lambda: _offsets(lexed))
+    scoped = _members(tuple(members)) if members else None
     for word in namespaces | using:
         for offset in found.get(word, ()):
             end = offset + len(word)
-            used = _scoped_member(code, end, _members(tuple(members))) if members else _scope_or_definition(
-                code, offset, end)
+            used = _scoped_member(code, end, scoped) if scoped else _scope_or_definition(code, offset, end)
             if word in namespaces and used:
                 places.append((offset, word))
             elif word in using and code[max(0, offset - 32) : offset].split()[-2:] == ["using", "namespace"]:

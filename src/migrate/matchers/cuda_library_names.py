@@ -9,6 +9,8 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
+from ahocorasick_rs import AhoCorasick, MatchKind
+
 from migrate.apimap import api_map
 from migrate.matchers import Hit, register
 from migrate.parse.cuda import CudaDocument
@@ -29,10 +31,12 @@ def _spellings(words: tuple[str, ...]) -> list[str]:
 
 
 @cache
-def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    """One of WORDS in one of its spellings (the needles, so the prefilter agrees): literals only, so the search
-    runs in C; the identifier around it is found from there."""
-    return re.compile("|".join(map(re.escape, _spellings(words))))
+def _automaton(words: tuple[str, ...]) -> AhoCorasick:
+    """One of WORDS in one of its spellings (the needles, so the prefilter agrees), found as the regex of the
+    spellings in turn would find them (leftmost, the first spelling that matches there): one pass of an
+    automaton, ~7 times faster than the regex, whose first letters c, C and n stop it all over C++ code; the
+    identifier around it is found from there."""
+    return AhoCorasick(_spellings(words), matchkind=MatchKind.LeftmostFirst)
 
 
 _WORD_END = re.compile(r"\w*")
@@ -48,13 +52,12 @@ def library_name_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Ite
     api, code = api_map(), lexed.code
     seen: set[int] = set()
     end = -1
-    for match in _pattern(tuple(params["words"])).finditer(code):
-        if match.start() < end:
+    for _, start, stop in _automaton(tuple(params["words"])).find_matches_as_indexes(code):
+        if start < end:
             continue  # a second spelling inside the identifier already judged
-        start = match.start()
         while start and (code[start - 1].isalnum() or code[start - 1] == "_"):
             start -= 1
-        end = _WORD_END.match(code, match.end()).end()  # type: ignore[union-attr]
+        end = _WORD_END.match(code, stop).end()  # type: ignore[union-attr]
         name = code[start:end]
         if name in api or name[:1].isdigit():
             continue

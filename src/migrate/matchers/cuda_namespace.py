@@ -43,23 +43,25 @@ def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterat
     namespaces, members = frozenset(params["namespaces"]), params.get("members")
     using = frozenset(params.get("using", ()))
     places: list[tuple[int, str]] = []
-    for word, offset in lexed.words:
-        if word not in namespaces and word not in using:
-            continue
-        end = offset + len(word)
-        used = _scoped_member(code, end, members) if members else _scope_or_definition(code, offset, end)
-        if word in namespaces and used:
-            places.append((offset, word))
-        elif word in using and code[max(0, offset - 32) : offset].split()[-2:] == ["using", "namespace"]:
-            places.append((offset, word))
+    found = lexed.memo("offsets", lambda: _offsets(lexed))
+    scoped = _members(tuple(members)) if members else None
+    for word in namespaces | using:
+        for offset in found.get(word, ()):
+            end = offset + len(word)
+            used = _scoped_member(code, end, scoped) if scoped else _scope_or_definition(code, offset, end)
+            if word in namespaces and used:
+                places.append((offset, word))
+            elif word in using and code[max(0, offset - 32) : offset].split()[-2:] == ["using", "namespace"]:
+                places.append((offset, word))
     if params.get("include"):
         places.extend((offset, f"<{path}>") for path, offset in lexed.includes if _included(params["include"], path))
     seen: set[int] = set()
+    lines = lexed.lines
     for offset, symbol in sorted(places):
-        line, column = lexed.point(offset)
-        if line not in seen:
+        line = lines.line(offset)
+        if line not in seen:  # the column (as Lexed.point gives it) only for the first place on a line
             seen.add(line)
-            yield Hit(line, column, symbol=symbol)
+            yield Hit(line, offset - lines.text.rfind("\n", 0, offset), symbol=symbol)
 
 
 @register("cuda-namespace", validate=_validate, needles=_needles, identifiers=lambda p: frozenset(_needles(p)),
@@ -80,16 +82,34 @@ def _included(pattern: str, path: str) -> bool:
 
 
 def _scope_or_definition(code: str, start: int, end: int) -> bool:
-    return code[end : end + 8].lstrip().startswith("::") or _defines_namespace(code, start)
+    return (code.startswith("::", end) or code[end : end + 8].lstrip().startswith("::")
+            or _defines_namespace(code, start))
 
 
-def _scoped_member(code: str, end: int, members: list[str]) -> bool:
-    """`ns::member` written without blanks (as the rule's query compared the qualified name's text)."""
+def _offsets(lexed: Lexed) -> dict[str, list[int]]:
+    """The offsets of each word the lexer found (a file's namespace rules each read only their own words)."""
+    found: dict[str, list[int]] = {}
+    for word, offset in lexed.words:
+        found.setdefault(word, []).append(offset)
+    return found
+
+
+def _scoped_member(code: str, end: int, members: tuple[frozenset[str], tuple[str, ...]]) -> bool:
+    """`ns::member` written without blanks (as the rule's query compared the qualified name's text): one of the
+    MEMBERS (names, and prefixes written with a trailing `_`)."""
     if not code.startswith("::", end):
         return False
     name = _IDENT.match(code, end + 2)
-    return name is not None and any(name.group().startswith(m) if m.endswith("_") else name.group() == m
-                                    for m in members)
+    if name is None:
+        return False
+    names, prefixes = members
+    return name.group() in names or name.group().startswith(prefixes)
+
+
+@cache
+def _members(members: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """A rule's `members`: the whole names, and the prefixes (those ending in `_`)."""
+    return frozenset(m for m in members if not m.endswith("_")), tuple(m for m in members if m.endswith("_"))
 
 
 def _defines_namespace(code: str, offset: int) -> bool:

@@ -7,6 +7,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ahocorasick_rs import AhoCorasick
+
 from migrate.matchers import Code, CodeTest, Hit, register
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, query, register_query
@@ -63,9 +65,10 @@ def _candidates(params: Mapping[str, Any]) -> CodeTest:
     the code and then one of the `code` regexes (else a needle) is found in the code or in an `#include <path>`
     line. Each regex should start with a literal: the search then runs in C."""
     needles = tuple(params.get("needles") or ())
-    patterns = tuple(re.compile(p) for p in params.get("code") or ())
+    sources = tuple(params.get("code") or ())
     includes = tuple(re.compile(p) for p in params.get("includes") or ())
     names = frozenset(params.get("identifiers") or ())
+    found = _regex_finder(sources) if sources else _string_finder(needles)
 
     def test(code: Code) -> bool:
         if not needles:
@@ -74,15 +77,29 @@ def _candidates(params: Mapping[str, Any]) -> CodeTest:
             return True
         if names and names.isdisjoint(code.words):
             return False
-        text = code.with_includes
-        if patterns:
-            return any(p.search(text) for p in patterns)
-        return any(n in text for n in needles)
+        return found(code.with_includes)
 
     if "if_code" not in params and "unless_code" not in params:
         return test
     applies = _file_test(params)
     return lambda code: test(code) and applies(code.text)  # the file tests last: they read the whole code
+
+
+def _regex_finder(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether one of the regexes PATTERNS finds something in a text (searched as strings when each is one)."""
+    if all(re.escape(p) == p for p in patterns):
+        return _string_finder(patterns)
+    compiled = tuple(re.compile(p) for p in patterns)
+    return lambda text: any(p.search(text) for p in compiled)
+
+
+def _string_finder(strings: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether one of STRINGS is in a text: for several, one pass of an automaton of them (a search per string
+    reads a file once for each: tensorrt-cpp has 17)."""
+    if len(strings) > 1:
+        automaton = AhoCorasick(strings)
+        return lambda text: bool(automaton.find_matches_as_indexes(text))
+    return lambda text: any(s in text for s in strings)
 
 
 def _file_test(params: Mapping[str, Any]) -> Callable[[str], bool]:

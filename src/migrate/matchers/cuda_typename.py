@@ -15,6 +15,7 @@ from migrate.lazyre import lazy_regex
 from migrate.matchers import Code, CodeTest, Hit, register
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, register_query, template_type_parameters
+from migrate.parse.lexer import is_word_char
 
 # `P::NAME(args).member`: a temporary of the type P::NAME, then a member of it (the CUB/hipCUB idiom)
 _TEMPORARIES = """
@@ -111,8 +112,38 @@ def match_dependent_temporary(doc: Document, params: Mapping[str, Any]) -> Itera
 
 def _maybe_member_template(code: Code) -> bool:
     """A template and a `>::NAME<...>(`, `Upper::NAME<...>(` or `).NAME<...>(` call: what the member-template
-    queries need."""
-    return "template" in code.text and _MAYBE_MEMBER_TEMPLATE.search(code.text) is not None
+    queries need, as _MAYBE_MEMBER_TEMPLATE finds them. Searched from each `::NAME<` (a regex led by a word
+    boundary tries every position of the text, and a file of CUTLASS has hundreds of thousands)."""
+    text = code.text
+    if "template" not in text:
+        return False
+    if _MAYBE_TEMPORARY_CALL.search(text):
+        return True
+    return any(_scoped_by_template(text, m.start()) and _CALL_AFTER_ARGUMENTS.match(text, m.end())
+               for m in _SCOPED_TEMPLATE.finditer(text))
+
+
+_MAYBE_TEMPORARY_CALL = lazy_regex(r"\)\s*\.\s*[A-Za-z_]\w*\s*<[^;{}()]*>\s*\(")
+_SCOPED_TEMPLATE = lazy_regex(r"::\s*\w+\s*<")
+_CALL_AFTER_ARGUMENTS = lazy_regex(r"[^;{}]*>\s*\(")
+
+
+def _scoped_by_template(text: str, colons: int) -> bool:
+    """The `::` at COLONS follows a `>` or a word with an upper-case first letter that is one letter long or has a
+    lower-case one (_MAYBE_MEMBER_TEMPLATE's `>` and its word after a boundary, blanks between)."""
+    end = colons
+    while end and text[end - 1].isspace():
+        end -= 1
+    if not end:
+        return False
+    if text[end - 1] == ">":
+        return True
+    start = end
+    while start and is_word_char(text[start - 1]):
+        start -= 1
+    if start == end or not "A" <= text[start] <= "Z":
+        return False
+    return end - start == 1 or any("a" <= char <= "z" for char in text[start + 1 : end])
 
 
 @register("dependent-member-template", needles=lambda p: ["template"], candidates=lambda p: _maybe_member_template)

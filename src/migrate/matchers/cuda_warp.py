@@ -13,6 +13,7 @@ from migrate.matchers import Code, CodeTest, Hit, names_in, register
 from migrate.model import FileKind, Severity
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, register_query
+from migrate.parse.lexer import is_word_char
 
 Node = tree_sitter.Node
 _WARP_SYNC = (
@@ -489,7 +490,7 @@ def _size_name_uses(doc: CudaDocument) -> Iterator[Hit]:
     for groups in doc.matches(_SIZE_DEFINITIONS):
         bound.setdefault(doc.node_text(groups["name"][0]), set()).add(doc.node_text(groups["value"][0]).strip())
     # the names present, found on the bytes and confirmed on the tree (a query over every identifier costs more)
-    names = {n for n in _CONSTANT_NAMES.findall(doc.text) if _is_size_name(n)} - doc.compat_names
+    names = {n for n in _constant_names(doc.text) if _is_size_name(n)} - doc.compat_names
     for token in doc.tokens_named(frozenset(names)):
         values = bound.get(token.name)
         if values is not None and not all(_THIRTY_TWO_VALUE.match(v) for v in values):
@@ -733,12 +734,31 @@ def _maybe_literal_size(view: Code) -> bool:
     return any(p.search(code) for p in _WARP_SHAPES)
 
 
-_CONSTANT_NAMES = lazy_regex(r"\b(?:[A-Z0-9_]*WARP[A-Z0-9_]*|k\w*Warp\w*)\b")
+def _constant_names(text: str) -> set[str]:
+    """The words of TEXT that \\b(?:[A-Z0-9_]*WARP[A-Z0-9_]*|k\\w*Warp\\w*)\\b finds: each word around a `WARP` or
+    `Warp`, kept when the pattern matches all of it (a regex led by \\b would try every position of the text)."""
+    found: set[str] = set()
+    end = len(text)
+    place = _WARP_PART.search(text)
+    while place is not None:
+        start, stop = place.start(), place.end()
+        while start and is_word_char(text[start - 1]):
+            start -= 1
+        while stop < end and is_word_char(text[stop]):
+            stop += 1
+        if _CONSTANT_NAME.fullmatch(text, start, stop):
+            found.add(text[start:stop])
+        place = _WARP_PART.search(text, stop)
+    return found
+
+
+_WARP_PART = lazy_regex(r"W(?:ARP|arp)")
+_CONSTANT_NAME = lazy_regex(r"[A-Z0-9_]*WARP[A-Z0-9_]*|k\w*Warp\w*")
 
 
 def _maybe_size_name_use(view: Code) -> bool:
     """A constant-spelled name that _size_name_uses takes for a warp size."""
-    return any(_is_size_name(m.group()) for m in _CONSTANT_NAMES.finditer(view.text))
+    return any(_is_size_name(name) for name in _constant_names(view.text))
 
 
 _CANDIDATES: dict[str, CodeTest] = {

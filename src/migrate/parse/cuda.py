@@ -93,6 +93,12 @@ def _bundle(sources: tuple[str, ...]) -> _Bundle:
     return _Bundle(combined, {source: tuple(indices) for source, indices in owners.items()})
 
 
+def warm_bundle() -> None:
+    """Compile the bundle of the queries registered so far now (~0.25 s): forked workers then share it instead of
+    each compiling its own."""
+    _bundle(tuple(_REGISTERED))
+
+
 def _first_start(groups: Groups) -> int:
     return min(nodes[0].start_byte for nodes in groups.values() if nodes)
 

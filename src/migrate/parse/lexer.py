@@ -128,10 +128,12 @@ class Lexed:
 
 
 # Comments, strings and #include paths: every branch starts with a literal character, so the regex engine skips
-# to candidates.
+# to candidates. A block comment runs to the first `*/` (or the end), a string to its first unescaped quote, each
+# spelled as runs of one character class (`[^*]*`, `[^"\\\n]*`) that the engine consumes in one loop: a lazy
+# `[\s\S]*?` or an alternation per character costs twice as much.
 _SKIPPED = re.compile(
-    r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|R"(?P<delim>[^()\\\s]{0,16})\([\s\S]*?\)(?P=delim)"'
-    r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n]){1,8}\'|#[ \t]*include[ \t]*(?P<include>[<"][^>"\n]*[>"])'
+    r'//[^\n]*|/\*[^*]*(?:\*+[^*/][^*]*)*(?:\*+/|\**\Z)|R"(?P<delim>[^()\\\s]{0,16})\([\s\S]*?\)(?P=delim)"'
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\'(?:\\.|[^\'\\\n]){1,8}\'|#[ \t]*include[ \t]*(?P<include>[<"][^>"\n]*[>"])'
 )
 
 
@@ -198,16 +200,15 @@ def _code_view(text: str) -> tuple[str, list[tuple[str, int]]]:
 
     def blank(match: re.Match[str]) -> str:
         skipped = match.group()
-        if match.group("include") is not None:
+        if skipped[0] == "#":  # only the #include branch starts with it
             start = match.start()
             if not text[text.rfind("\n", 0, start) + 1 : start].strip():
                 includes.append((match.group("include")[1:-1].strip(), match.start("include")))
-        return " " * len(skipped) if "\n" not in skipped else _NOT_NEWLINE.sub(" ", skipped)
+        if "\n" not in skipped:
+            return " " * len(skipped)
+        return "\n".join([" " * len(line) for line in skipped.split("\n")])
 
     return _SKIPPED.sub(blank, text), includes
-
-
-_NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 _BRACES = re.compile(r"[{}]")

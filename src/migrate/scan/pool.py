@@ -42,6 +42,10 @@ def computed(
         table = prefilter.table(ruleset, kind)
         if kind in TOKEN_KINDS:
             warm(table.tokens.words)
+    if any(s.kind in TOKEN_KINDS and not s.vendored for s in sources):  # first-party C/C++ may need a tree
+        from migrate.parse.cuda import warm_bundle  # here: a scan without C/C++ never imports tree-sitter
+
+        warm_bundle()
     import multiprocessing  # here: `check` on a few files never starts a pool
 
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")

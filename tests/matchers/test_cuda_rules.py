@@ -533,3 +533,16 @@ size_t get_cudnn_version();
 def test_library_named_code_is_one_finding_with_every_place(tmp_path: Path) -> None:
     found = [f for f in findings(tmp_path, LIBRARY_LAYER, name="gemm.cpp") if f.rule == "cuda-library-named-code"]
     assert [(f.line, f.symbol, [o.line for o in f.occurrences]) for f in found] == [(2, "cublas_gemmex", [2, 4, 8])]
+
+
+def test_a_query_alone_stays_out_of_the_bundle_and_still_fires(tmp_path: Path) -> None:
+    from migrate.parse import cuda as cuda_parse
+
+    rule = next(r for r in load_builtin().rules if r.id == "syncwarp-without-mask")
+    assert rule.match["alone"] is True and rule.match["query"] not in cuda_parse._REGISTERED
+    assert fired(tmp_path, "__device__ void f() { __syncwarp(); }\n", "syncwarp-without-mask") == [1]
+
+
+def test_alone_must_be_a_boolean() -> None:
+    with pytest.raises(ValueError, match="'alone' must be true or false"):
+        matchers.get("cuda-query").validate({"query": "((identifier) @hit)", "alone": "yes"})

@@ -24,7 +24,9 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("'uses' must be true or false")
 
 
+# The name may be scaled first and its group closed: `(__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10) >= 12040`.
 _COMPARISON_AFTER = lazy_regex(
+    r"(?:[ \t]*[*/+-][ \t]*\w+)*[ \t]*\)*"
     r"[ \t]*(<=|>=|==|!=|<(?![<=])|>(?![>=]))[ \t]*(\(*[ \t]*[-!]?[ \t]*[A-Za-z_0-9]\w*)"
 )
 

@@ -1,5 +1,7 @@
 """A tree-sitter query over C/C++/CUDA code, written in the rule: each `@hit` capture fires (once per line); `if_code`
-and `unless_code` regexes on the file's code (comments and strings blanked) say in which files it runs at all."""
+and `unless_code` regexes on the file's code (comments and strings blanked) say in which files it runs at all.
+A query joins the one pass every parsed file makes; with `alone: true` it runs by itself, and only in the files its
+code test passes: for a rare finding whose patterns match many ordinary nodes (`a.b == c`, `auto x = f()`)."""
 
 from __future__ import annotations
 
@@ -52,7 +54,10 @@ def _validate(params: Mapping[str, Any]) -> None:
     if names is not None and not (isinstance(names, list) and names and all(isinstance(n, str) and n.isidentifier()
                                                                              for n in names)):
         raise ValueError("'identifiers' must be a list of C identifiers")
-    register_query(source)
+    if not isinstance(params.get("alone", False), bool):
+        raise ValueError("'alone' must be true or false")
+    if not params.get("alone"):
+        register_query(source)
 
 
 def _needles(params: Mapping[str, Any]) -> list[str] | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from migrate import risk, substitutions
 from migrate.model import Finding, Rule, ScanResult, Severity, Substitution
-from migrate.finding_status import Context, status_of
+from migrate.finding_status import Context
 from migrate.risk import ChecklistItem, Effort, Risk
 from migrate.weights import Weights, load_weights
 from migrate.ruleset import load_builtin
@@ -79,9 +79,10 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     cited = {f.rule for f in result.findings}
     rules = {r.id: r for r in load_builtin().rules if r.id in cited}
     per_target = risk.per_target(result, rules, weights) if len(result.targets) > 1 else ()
-    every = risk.finding_efforts(result.findings, weights, guarded=result.guarded, context=context)
+    scored = risk.pricing(result.findings, weights, guarded=result.guarded, context=context)  # once, for all three
     # the work the verdict counts: a supported repository's CUDA-only add-ons are not what a substitute removes
-    efforts = {f: e for f, e in every.items() if status_of(f, context, weights) == "remaining"}
+    lows, highs = scored.costs
+    efforts = {f: Effort(lows[i], highs[i]) for i, f in enumerate(scored.every) if scored.status[i] == "remaining"}
     blocking = [(f, e) for f, e in efforts.items() if f.severity >= Severity.HIGH and e.high > 0]
     by_category: dict[str, Effort] = defaultdict(Effort)
     by_stack: dict[str, Effort] = defaultdict(Effort)
@@ -92,11 +93,9 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     return Assessment(
         result=result,
         weights=weights,
-        risk=risk.assess(result.findings, weights, guarded=result.guarded, context=context),
+        risk=risk.assess(scored, weights),
         per_target=per_target,
-        checklist=risk.checklist(
-            result.findings, weights, gfx_targets=result.targets, guarded=result.guarded, context=context,
-        ),
+        checklist=risk.checklist(scored, weights, gfx_targets=result.targets),
         rules=rules,
         context=context,
         removals=_removals(result, efforts),

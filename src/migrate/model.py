@@ -6,7 +6,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 SCHEMA = "rocm-migrate/scan/1"
 
@@ -117,9 +117,9 @@ class Rule:
     source: str = ""
 
 
-@dataclass(frozen=True)
-class Occurrence:
-    """One place a once-per-file finding stands for (library usage is decided once, changed everywhere)."""
+class Occurrence(NamedTuple):
+    """One place a once-per-file finding stands for (library usage is decided once, changed everywhere). A tuple:
+    a large tree has hundreds of thousands, and a frozen dataclass takes five times the memory (its __dict__)."""
 
     line: int
     column: int

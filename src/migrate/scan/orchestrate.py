@@ -12,7 +12,9 @@ from migrate.cache import Cache, open_cache
 from migrate.config import Settings
 from migrate.gcpause import paused
 from migrate.inputs import Inputs, inputs, ruleset_for
-from migrate.model import Evidence, FileResult, Finding, ScanResult, Skipped, SourceFile, Substitution, ordered
+from migrate.model import (
+    Evidence, FileResult, Finding, Occurrence, ScanResult, Skipped, SourceFile, Substitution, ordered,
+)
 from migrate.ruleset import Ruleset
 from migrate.scan import pool, project
 from migrate.scan.file import Shortcuts
@@ -106,9 +108,13 @@ def _shared(findings: tuple[Finding, ...], strings: dict[str, str]) -> tuple[Fin
             value = fields[name]
             if value is not None:
                 fields[name] = strings.setdefault(value, value)
-        for place in finding.occurrences:
-            place.__dict__["evidence"] = strings.setdefault(place.evidence, place.evidence)
+        if finding.occurrences:
+            fields["occurrences"] = tuple(_shared_place(o, strings) for o in finding.occurrences)
     return findings
+
+
+def _shared_place(place: Occurrence, strings: dict[str, str]) -> Occurrence:
+    return Occurrence(place.line, place.column, place.end_line, strings.setdefault(place.evidence, place.evidence))
 
 
 def _substitutions(findings: tuple[Finding, ...], settings: Settings) -> tuple[Substitution, ...]:

@@ -228,9 +228,18 @@ def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded:
     component with kernel work; covered and guarded cost 0."""
     lows, highs = [0.0] * len(items), [0.0] * len(items)
     proper = [i for i, s in enumerate(status) if s in _PROPER]
-    singles = {i: _single(items[i], weights) for i in proper}
+    # lists by index, not dicts: a large tree's findings number in the hundreds of thousands
+    singles: list[tuple[float, float]] = [(0.0, 0.0)] * len(items)
+    component = [""] * len(items)
+    priced: dict[tuple[Severity, str, tuple[float, float] | None, bool], tuple[float, float]] = {}
+    for i in proper:
+        finding = items[i]
+        kind = (finding.severity, finding.category, finding.effort, finding.vendored)  # all that _single reads
+        if kind not in priced:
+            priced[kind] = _single(finding, weights)
+        singles[i] = priced[kind]
+        component[i] = context.component(finding.path)
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
-    component = {i: context.component(items[i].path) for i in proper}
     groups: dict[tuple[str, str, bool], list[int]] = defaultdict(list)
     for i in proper:
         finding = items[i]
@@ -300,7 +309,7 @@ def _api(finding: Finding) -> str:
 
 
 def _shared(
-    group: list[int], singles: Mapping[int, tuple[float, float]], total_low: float, total_high: float
+    group: list[int], singles: list[tuple[float, float]], total_low: float, total_high: float
 ) -> Iterable[tuple[int, tuple[float, float]]]:
     """The total shared among GROUP in proportion to each finding's own cost (equally when all are free)."""
     low, high = sum(singles[i][0] for i in group), sum(singles[i][1] for i in group)

@@ -47,3 +47,13 @@ def test_a_finding_without_a_field_is_refused() -> None:
     del data["status"]
     with pytest.raises(ValueError):
         Finding.from_dict(data)
+
+
+def test_a_finding_comes_back_whole_from_a_worker() -> None:
+    import pickle
+
+    # the pool's workers send findings pickled; an occurrence is a named tuple, and still compares as a place
+    back = pickle.loads(pickle.dumps((FULL, BARE.guarded())))
+    assert [fields(f) for f in back] == [fields(FULL), fields(BARE.guarded())]
+    assert type(back[0].occurrences[0]) is Occurrence and back[0].occurrences[1].evidence == ""
+    assert Occurrence.from_dict(back[0].occurrences[0].to_dict()) == Occurrence(7, 3, 7, "x")

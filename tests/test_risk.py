@@ -487,3 +487,13 @@ def test_a_package_the_main_path_trains_with_is_a_thing_to_replace() -> None:
     assert risk.assess([*env, loads], W).verdict == "easy"
     assert risk.assess([*env, trains], W).verdict == "moderate"
     assert risk.assess([*env, replace(trains, path="examples/train.py")], W).verdict == "easy"
+
+
+def test_findings_priced_once_assess_and_list_as_when_each_prices_them() -> None:
+    # the assessment prices a scan's findings once for the score, the checklist and each finding's effort
+    findings = [*KERNEL_REPO, *PYTORCH_REPO, KERNEL_REPO[0]]  # one twice: counted once either way
+    priced = risk.pricing(findings, W, guarded=5)
+    assert risk.assess(priced, W) == risk.assess(findings, W, guarded=5)
+    assert risk.checklist(priced, W, gfx_targets=("gfx90a",)) == risk.checklist(findings, W, gfx_targets=("gfx90a",),
+                                                                                 guarded=5)
+    assert len(priced.every) == len(findings) - 1 and len(priced.status) == len(priced.costs[0]) == len(priced.every)

@@ -59,3 +59,29 @@ def test_findings_are_ordered_by_key_and_the_first_of_equal_ones_is_kept() -> No
     kept = ordered([c, first, a, second])
     assert kept == [a, b, c] and kept[1].status == "covered"
     assert ordered((a, b, c)) == [a, b, c] and ordered([]) == []
+
+
+def test_findings_that_repeat_a_string_share_one_copy_of_it(tmp_path: Path) -> None:
+    # 70 files: scanned by a pool of two forked workers, whose results each come with strings of their own
+    shapes = "cutlass::gemm::GemmShape<8, 8, 8> a;\ncutlass::gemm::GemmShape<8, 8, 8> a;\n"
+    for index in range(70):
+        write(tmp_path, f"k{index}.cu", "void f(float** p) {\n  cudaMalloc(p, 4);\n  cudaMalloc(p, 8);\n}\n" + shapes)
+    findings = scan(tmp_path, Settings(jobs=2)).findings
+    assert len({f.path for f in findings}) == 70
+    by_text: dict[str, list[str]] = {}
+    for finding in findings:
+        for text in (finding.message, finding.rule, finding.category, finding.evidence,
+                     *(o.evidence for o in finding.occurrences)):
+            by_text.setdefault(text, []).append(text)
+    assert {"cudaMalloc(p, 4);", "cutlass::gemm::GemmShape<8, 8, 8> a;"} <= by_text.keys()
+    assert all(len(copies) >= 70 and all(c is copies[0] for c in copies) for copies in by_text.values())
+
+
+def test_findings_already_in_order_keep_only_the_first_of_equal_ones() -> None:
+    from migrate.model import Finding, Severity, ordered
+
+    a = Finding("a.cu", 2, 1, "r", "other", Severity.LOW, 2, "m", "e")
+    b = Finding("a.cu", 3, 1, "r", "other", Severity.LOW, 3, "m", "e")
+    assert ordered([a, b]) == [a, b]
+    kept = ordered([a, a.with_status("covered"), b])
+    assert kept == [a, b] and kept[0].status == "remaining"

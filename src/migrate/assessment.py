@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from migrate import risk, substitutions
 from migrate.model import Finding, Rule, ScanResult, Severity, Substitution
-from migrate.finding_status import Context, status_of
+from migrate.finding_status import Context
 from migrate.risk import ChecklistItem, Effort, Risk
 from migrate.weights import Weights, load_weights
 from migrate.ruleset import load_builtin
@@ -79,10 +79,8 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     cited = {f.rule for f in result.findings}
     rules = {r.id: r for r in load_builtin().rules if r.id in cited}
     per_target = risk.per_target(result, rules, weights) if len(result.targets) > 1 else ()
-    every = risk.finding_efforts(result.findings, weights, guarded=result.guarded, context=context)
-    # the work the verdict counts: a supported repository's CUDA-only add-ons are not what a substitute removes
-    efforts = {f: e for f, e in every.items() if status_of(f, context, weights) == "remaining"}
-    blocking = [(f, e) for f, e in efforts.items() if f.severity >= Severity.HIGH and e.high > 0]
+    scored = risk.pricing(result.findings, weights, guarded=result.guarded, context=context)  # once, for all three
+    blocking = [(f, e) for f, e in _remaining(scored) if f.severity >= Severity.HIGH and e.high > 0]
     by_category: dict[str, Effort] = defaultdict(Effort)
     by_stack: dict[str, Effort] = defaultdict(Effort)
     for finding, cost in blocking:
@@ -92,14 +90,12 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     return Assessment(
         result=result,
         weights=weights,
-        risk=risk.assess(result.findings, weights, guarded=result.guarded, context=context),
+        risk=risk.assess(scored, weights),
         per_target=per_target,
-        checklist=risk.checklist(
-            result.findings, weights, gfx_targets=result.targets, guarded=result.guarded, context=context,
-        ),
+        checklist=risk.checklist(scored, weights, gfx_targets=result.targets),
         rules=rules,
         context=context,
-        removals=_removals(result, efforts),
+        removals=_removals(result, _remaining(scored)),
         blocking=sum((e for _, e in blocking), Effort()),
         blocking_by_category=dict(by_category),
         blocking_by_stack=dict(by_stack),
@@ -107,14 +103,23 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     )
 
 
-def _removals(result: ScanResult, efforts: Mapping[Finding, Effort]) -> tuple[Removal, ...]:
+def _remaining(scored: risk.Priced) -> Iterator[tuple[Finding, Effort]]:
+    """The work the verdict counts, each finding with its effort: a supported repository's CUDA-only add-ons are not
+    what a substitute removes. Made as it is read (a large tree has hundreds of thousands)."""
+    lows, highs = scored.costs
+    for i, finding in enumerate(scored.every):
+        if scored.status[i] == "remaining":
+            yield finding, Effort(lows[i], highs[i])
+
+
+def _removals(result: ScanResult, efforts: Iterable[tuple[Finding, Effort]]) -> tuple[Removal, ...]:
     """Each substitute with the effort of the findings it answers (a stack's finding that names no substitute counts
     for the stack's counterpart), the most effort first, then the most findings."""
     proposed = {s.id for s in result.substitutions}
     effort: dict[str, Effort] = defaultdict(Effort)
     count: dict[str, int] = defaultdict(int)
     paths: dict[str, set[str]] = defaultdict(set)
-    for finding, cost in efforts.items():
+    for finding, cost in efforts:
         for sub_id in _answers(finding, proposed):
             effort[sub_id] += cost
             if cost.high > 0:

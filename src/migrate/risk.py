@@ -139,15 +139,41 @@ class Collection:
                 "blocked": list(self.blocked)}
 
 
-def assess(
-    findings: Iterable[Finding], weights: Weights, *, guarded: int = 0, context: Context | None = None
-) -> Risk:
-    """Score FINDINGS (GUARDED more already sit behind HIP guards) with WEIGHTS in CONTEXT (the project's
-    build units and ROCm status; default: none known)."""
+Costs = tuple[list[float], list[float]]  # low and high effort per finding, by index into the ordered findings
+
+
+@dataclass(frozen=True)
+class Priced:
+    """Findings ordered, given their status and priced once: what assess and checklist read (a scan's assessment
+    asks both, and each finding's effort, of the same findings)."""
+
+    every: list[Finding]  # distinct, in report order
+    status: list[str]  # status_of each, by index
+    costs: Costs
+    context: Context  # the context that has seen them
+    guarded: int
+
+
+def pricing(
+    findings: Iterable[Finding] | Priced, weights: Weights, *, guarded: int = 0, context: Context | None = None
+) -> Priced:
+    """FINDINGS (GUARDED more already sit behind HIP guards) ordered and priced with WEIGHTS in CONTEXT (the
+    project's build units and ROCm status; default: none known)."""
+    if isinstance(findings, Priced):
+        return findings
     every = ordered(findings)
     context = (context or Context()).seeing(every, weights)
     status = [status_of(f, context, weights) for f in every]
-    costs = _efforts(every, status, weights, guarded, context)
+    return Priced(every, status, _efforts(every, status, weights, guarded, context), context, guarded)
+
+
+def assess(
+    findings: Iterable[Finding] | Priced, weights: Weights, *, guarded: int = 0, context: Context | None = None
+) -> Risk:
+    """Score FINDINGS (GUARDED more already sit behind HIP guards) with WEIGHTS in CONTEXT (the project's
+    build units and ROCm status; default: none known); findings already priced are read as they are."""
+    scored = pricing(findings, weights, guarded=guarded, context=context)
+    every, status, costs, context, guarded = scored.every, scored.status, scored.costs, scored.context, scored.guarded
     remaining = [i for i, s in enumerate(status) if s == "remaining"]
     items = [every[i] for i in remaining]
     components = _components(every, status, costs, context)
@@ -196,27 +222,24 @@ def _led(components: tuple[Component, ...], weights: Weights) -> tuple[Effort, s
     return required[0].effort + rest.scaled(weights.others_share), words
 
 
-Costs = tuple[list[float], list[float]]  # low and high effort per finding, by index into the ordered findings
-
-
-def finding_efforts(
-    findings: Iterable[Finding], weights: Weights, *, guarded: int = 0, context: Context | None = None
-) -> dict[Finding, Effort]:
-    """Each finding's share of the effort: one decision per (component, rule) that grows slowly with its
-    distinct APIs and files, plus a fixed cost per component with kernel work; covered and guarded cost 0."""
-    items = ordered(findings)
-    context = (context or Context()).seeing(items, weights)
-    lows, highs = _efforts(items, [status_of(f, context, weights) for f in items], weights, guarded, context)
-    return {f: Effort(low, high) for f, low, high in zip(items, lows, highs)}
-
-
 def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded: int, context: Context) -> Costs:
-    """finding_efforts for ITEMS (ordered, distinct) with their STATUS, as per-index lows and highs."""
+    """Each finding's share of the effort, for ITEMS (ordered, distinct) with their STATUS, as per-index lows and
+    highs: one decision per (component, rule) that grows slowly with its distinct APIs and files, plus a fixed cost per
+    component with kernel work; covered and guarded cost 0."""
     lows, highs = [0.0] * len(items), [0.0] * len(items)
     proper = [i for i, s in enumerate(status) if s in _PROPER]
-    singles = {i: _single(items[i], weights) for i in proper}
+    # lists by index, not dicts: a large tree's findings number in the hundreds of thousands
+    singles: list[tuple[float, float]] = [(0.0, 0.0)] * len(items)
+    component = [""] * len(items)
+    priced: dict[tuple[Severity, str, tuple[float, float] | None, bool], tuple[float, float]] = {}
+    for i in proper:
+        finding = items[i]
+        kind = (finding.severity, finding.category, finding.effort, finding.vendored)  # all that _single reads
+        if kind not in priced:
+            priced[kind] = _single(finding, weights)
+        singles[i] = priced[kind]
+        component[i] = context.component(finding.path)
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
-    component = {i: context.component(items[i].path) for i in proper}
     groups: dict[tuple[str, str, bool], list[int]] = defaultdict(list)
     for i in proper:
         finding = items[i]
@@ -286,7 +309,7 @@ def _api(finding: Finding) -> str:
 
 
 def _shared(
-    group: list[int], singles: Mapping[int, tuple[float, float]], total_low: float, total_high: float
+    group: list[int], singles: list[tuple[float, float]], total_low: float, total_high: float
 ) -> Iterable[tuple[int, tuple[float, float]]]:
     """The total shared among GROUP in proportion to each finding's own cost (equally when all are free)."""
     low, high = sum(singles[i][0] for i in group), sum(singles[i][1] for i in group)
@@ -459,14 +482,12 @@ def directory(finding: Finding) -> str:
 
 
 def checklist(
-    findings: Iterable[Finding], weights: Weights, *, gfx_targets: tuple[str, ...] = (), guarded: int = 0,
+    findings: Iterable[Finding] | Priced, weights: Weights, *, gfx_targets: tuple[str, ...] = (), guarded: int = 0,
     context: Context | None = None,
 ) -> tuple[ChecklistItem, ...]:
     """The phases of the port these findings need, in order; blockers apart; validation always last."""
-    everything = ordered(findings)
-    context = (context or Context()).seeing(everything, weights)
-    status = [status_of(f, context, weights) for f in everything]
-    costs = _efforts(everything, status, weights, guarded, context)
+    scored = pricing(findings, weights, guarded=guarded, context=context)
+    everything, status, costs = scored.every, scored.status, scored.costs
     by_phase: dict[str, list[int]] = defaultdict(list)
     for i, finding in enumerate(everything):
         if status[i] == "remaining":  # the rest needs no action

@@ -28,11 +28,10 @@ def match_command(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     subcommands = params.get("subcommands")
     pattern = compiled(params["args"]) if "args" in params else None
     unless = compiled(params["unless_line"]) if "unless_line" in params else None
-    lines = doc.text.splitlines() if unless is not None else []
     for item in items(doc, COMMAND):
         if item.name not in params["tools"]:
             continue
-        if unless is not None and item.line <= len(lines) and unless.search(lines[item.line - 1]):
+        if unless is not None and item.line <= len(doc.lines) and unless.search(doc.lines[item.line - 1]):
             continue
         if subcommands and not set(item.args) & set(subcommands):
             continue

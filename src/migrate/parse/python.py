@@ -395,7 +395,7 @@ class PythonDocument(Document):
         return frozenset(names)
 
     @cached_property
-    def _may_hint(self) -> bool:
+    def _text_may_hint(self) -> bool:
         """_may_hint of the text, asked once (the guarded ranges and the guard lines both ask)."""
         return _may_hint(self.text)
 
@@ -404,7 +404,7 @@ class PythonDocument(Document):
         """Line ranges of code that already handles ROCm: if/elif chains and `a if <ROCm> else b` whose tests check
         for ROCm (every branch is already ported), a try whose except falls back to a ROCm tool (`nvidia-smi`
         tried first, `rocm-smi` after), and the functions called only from such code."""
-        if not self._may_hint:
+        if not self._text_may_hint:
             return []
         ranges = []
         elifs = {id(n.orelse[0]) for n in self._structure.ifs if len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)}
@@ -480,7 +480,7 @@ class PythonDocument(Document):
     def _hip_guard_lines(self) -> dict[int, list[int]]:
         """Per enclosing function (id; 0 for the module), the end lines of hip checks that precede later code."""
         found: dict[int, list[int]] = {}
-        if not self._may_hint:
+        if not self._text_may_hint:
             return found
         checks: list[ast.If | ast.Assert] = [*self._structure.ifs, *self._structure.asserts]
         for node in checks:

@@ -1,7 +1,8 @@
 """Compute-capability logic: capability queries, their results compared, `.major`/`.minor` of device properties,
 and the same gates through a project's own helper (`get_device_compute_capability() < (8, 0)`); with
 `compared_only`, other NVIDIA numbers read the same way (`torch.backends.cudnn.version() >= 8900`) are reported
-only where they are compared."""
+only where they are compared; with `named`, a value named as a capability (`capability // 10 >= 9`,
+`target.capability < 90`, `cc = major * 10 + minor` then `cc >= 80`) compared with a capability number."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from migrate.matchers.python_common import as_list, check_keys, check_regex, has
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
-_KEYS = {"matcher", "capability", "properties", "attributes", "helpers", "helper_words", "compared_only"}
+_KEYS = {"matcher", "capability", "properties", "attributes", "helpers", "helper_words", "compared_only", "named",
+         "named_words", "named_in_gpu_code"}
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -30,17 +32,20 @@ def _validate(params: Mapping[str, Any]) -> None:
     check_regex(params, "helpers", required=False)
     if "helpers" in params and not as_list(params.get("helper_words")):
         raise ValueError("compute-capability: 'helpers' needs 'helper_words' (literal words for the prefilter)")
+    check_regex(params, "named", required=False)
+    if "named" in params and not as_list(params.get("named_words")):
+        raise ValueError("compute-capability: 'named' needs 'named_words' (literal words for the prefilter)")
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
     words = last_parts(as_list(params["capability"]) + as_list(params.get("properties")))
-    return sorted(set(words + as_list(params.get("helper_words"))))
+    return sorted(set(words + as_list(params.get("helper_words")) + as_list(params.get("named_words"))))
 
 
 def _code_test(params: Mapping[str, Any]) -> CodeTest:
     """Every finding needs a call to one of the capability or properties functions."""
     names = as_list(params["capability"]) + as_list(params.get("properties"))
-    words = as_list(params.get("helper_words"))
+    words = as_list(params.get("helper_words")) + as_list(params.get("named_words"))
     return lambda code: any(has_name(code.text, name) for name in names) or any(w in code.text for w in words)
 
 
@@ -50,7 +55,7 @@ def match_capability(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     if not isinstance(doc, PythonDocument):
         return
     calls = {} if params.get("compared_only") else _calls(doc, params)
-    found = {**_helper_gates(doc, params), **calls, **_comparisons(doc, params)}
+    found = {**_named_gates(doc, params), **_helper_gates(doc, params), **calls, **_comparisons(doc, params)}
     found.update(_attributes(doc, params))
     for line in sorted(found):
         node, symbol = found[line]
@@ -69,14 +74,30 @@ def _sources(doc: PythonDocument, names: list[str]) -> tuple[list[ast.Call], set
 
 
 def _assigned(doc: PythonDocument, calls: list[ast.Call]) -> set[str]:
-    """The variables the results of CALLS are assigned to (`major, minor = ...` too)."""
+    """The variables the results of CALLS are assigned to (`major, minor = ...` too), and those computed from them
+    (`major, minor = cap`, `cc = major * 10 + minor`, `capability = capability[0] * 10 + capability[1]`)."""
     variables: set[str] = set()
     ids = {id(c) for c in calls}
     for node in doc.index.assigns:
         if node.value is not None and id(node.value) in ids:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            variables.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            variables.update(_targets(node))
+    for _ in range(2) if variables else ():  # two steps: `major, minor = cap`, then `cc = major * 10 + minor`
+        for node in doc.index.assigns:
+            if isinstance(node.value, _DERIVED) and _names_in(node.value) & variables:
+                variables.update(_targets(node))
     return variables
+
+
+_DERIVED = (ast.BinOp, ast.Name, ast.Subscript, ast.Tuple)  # values computed from a capability, not calls on it
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
@@ -113,6 +134,49 @@ def _helper_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         if call.args and _is_capability_number(call.args[0]):
             found.setdefault(call.lineno, (call, "compute capability passed to a helper"))
     return found
+
+
+def _named_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """A value named as a capability compared with a capability number: `capability >= 80`, `target.capability < 90`,
+    `cc[0] >= 9`, `capability // 10 >= 9` (a tuple, or an int from 30 on; 3 to 13 for a major version)."""
+    if "named" not in params or not any(w in doc.text for w in as_list(params["named_words"])):
+        return {}
+    if "named_in_gpu_code" in params and not any(w in doc.text for w in as_list(params["named_in_gpu_code"])):
+        return {}
+    regex = re.compile(params["named"])
+    found: Found = {}
+    for node in doc.of_type(ast.Compare):
+        sides = [node.left, *node.comparators]
+        for side, other in ((a, b) for a in sides for b in sides if a is not b):
+            form = _capability_form(side, regex)
+            if form and _fits(other, form):
+                found.setdefault(node.lineno, (node, "compute capability comparison"))
+    return found
+
+
+def _capability_form(node: ast.AST, regex: re.Pattern[str]) -> str | None:
+    """"number" for a capability (`capability`, `target.capability`), "major" for its major part (`cc[0]`,
+    `capability // 10`, `cc_major`), None for anything else."""
+    form = "number"
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
+        node, form = node.value, "major"
+    elif (isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and isinstance(node.right, ast.Constant)
+          and node.right.value == 10):
+        node, form = node.left, "major"
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    if name is None or not regex.fullmatch(name):
+        return None
+    return "major" if name.endswith("major") else form
+
+
+def _fits(node: ast.AST, form: str) -> bool:
+    if isinstance(node, ast.Tuple):
+        return form == "number" and _is_number(node) and len(node.elts) == 2 and _in(node.elts[0], 3, 13)
+    return _in(node, 3, 13) if form == "major" else _in(node, 30, 130)
+
+
+def _in(node: ast.AST, low: int, high: int) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and low <= node.value <= high
 
 
 def _helper(name: str | None, regex: re.Pattern[str]) -> bool:

@@ -250,6 +250,8 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: compute-capability, capability: [a], properties: [b]}", "needs 'attributes'"),
         ("{matcher: compute-capability, capability: [a], properties: [b], attributes: [c], helpers: x}",
          "needs 'helper_words'"),
+        ("{matcher: compute-capability, compared_only: true}", "needs 'capability' .* or 'helpers'"),
+        ("{matcher: compute-capability, capability: [a], named: 'cap'}", "needs 'named_words'"),
         ("{matcher: python, imports: [x], if_file: '('}", "missing \\)"),
         ("{matcher: device-name-gate, models: x}", "needs 'sources'"),
         ("{matcher: device-name-gate, sources: [a.b]}", "missing 'models'"),

@@ -22,8 +22,10 @@ _KEYS = {"matcher", "capability", "properties", "attributes", "helpers", "helper
 
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "compute-capability")
-    if not as_list(params.get("capability")) or not all(isinstance(v, str) for v in as_list(params["capability"])):
-        raise ValueError("compute-capability needs 'capability' (a list of names)")
+    if not (as_list(params.get("capability")) or params.get("helpers")):
+        raise ValueError("compute-capability needs 'capability' (a list of names) or 'helpers'")
+    if not all(isinstance(v, str) for v in as_list(params.get("capability"))):
+        raise ValueError("compute-capability: 'capability' is a list of names")
     for key in ("properties", "attributes"):
         if not all(isinstance(v, str) for v in as_list(params.get(key))):
             raise ValueError(f"compute-capability: '{key}' is a list of names")
@@ -38,13 +40,13 @@ def _validate(params: Mapping[str, Any]) -> None:
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
-    words = last_parts(as_list(params["capability"]) + as_list(params.get("properties")))
+    words = last_parts(as_list(params.get("capability")) + as_list(params.get("properties")))
     return sorted(set(words + as_list(params.get("helper_words")) + as_list(params.get("named_words"))))
 
 
 def _code_test(params: Mapping[str, Any]) -> CodeTest:
     """Every finding needs a call to one of the capability or properties functions."""
-    names = as_list(params["capability"]) + as_list(params.get("properties"))
+    names = as_list(params.get("capability")) + as_list(params.get("properties"))
     words = as_list(params.get("helper_words")) + as_list(params.get("named_words"))
     return lambda code: any(has_name(code.text, name) for name in names) or any(w in code.text for w in words)
 
@@ -101,12 +103,12 @@ def _names_in(node: ast.AST) -> set[str]:
 
 
 def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
-    calls, _ = _sources(doc, as_list(params["capability"]))
+    calls, _ = _sources(doc, as_list(params.get("capability")))
     return {c.lineno: (c, doc.dotted(c.func) or "") for c in reversed(calls)}
 
 
 def _comparisons(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
-    calls, variables = _sources(doc, as_list(params["capability"]))
+    calls, variables = _sources(doc, as_list(params.get("capability")))
     return _compared(doc, calls, variables)
 
 
@@ -127,7 +129,7 @@ def _helper_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     (`current_platform.has_device_capability(90)`)."""
     if "helpers" not in params or not any(w in doc.text for w in as_list(params["helper_words"])):
         return {}
-    regex, own = re.compile(params["helpers"]), set(as_list(params["capability"]))
+    regex, own = re.compile(params["helpers"]), set(as_list(params.get("capability")))
     calls = [s.node for s in doc.index.calls if s.name not in own and _helper(s.name or s.method, regex)]
     found = _compared(doc, calls, _assigned(doc, calls))
     for call in calls:
@@ -200,9 +202,20 @@ def _attributes(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _is_number(node: ast.AST) -> bool:
+    """80, 8.9, (8, 0), or a version parsed from a literal (`Version("11.8")`, `parse_version("12.0")`)."""
     if isinstance(node, ast.Tuple):
         return bool(node.elts) and all(_is_number(e) for e in node.elts)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and _VERSION_TEXT.fullmatch(_constant_text(node.args[0])):
+        callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        return callee.lower().endswith(("version", "parse"))
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+_VERSION_TEXT = re.compile(r"\d+(?:\.\d+)*")
+
+
+def _constant_text(node: ast.AST) -> str:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
 
 
 def _is_capability_number(node: ast.AST) -> bool:

@@ -1,8 +1,9 @@
 """Compute-capability logic: capability queries, their results compared, `.major`/`.minor` of device properties,
 and the same gates through a project's own helper (`get_device_compute_capability() < (8, 0)`); with
 `compared_only`, other NVIDIA numbers read the same way (`torch.backends.cudnn.version() >= 8900`) are reported
-only where they are compared; with `named`, a value named as a capability (`capability // 10 >= 9`,
-`target.capability < 90`, `cc = major * 10 + minor` then `cc >= 80`) compared with a capability number."""
+only where they are compared. A number folded from a capability (`cc = major * 10 + minor`) is followed like the
+capability itself; with `named`, a value named as a capability wherever it came from (`capability // 10 >= 9`,
+`target.capability < 90`) is reported where it is compared with a capability number."""
 
 from __future__ import annotations
 
@@ -140,7 +141,7 @@ def _helper_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 def _named_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     """A value named as a capability compared with a capability number: `capability >= 80`, `target.capability < 90`,
-    `cc[0] >= 9`, `capability // 10 >= 9` (a tuple, or an int from 30 on; 3 to 13 for a major version)."""
+    `capability[0] >= 9`, `capability // 10 >= 9` (a tuple, or an int from 30 to 130; 3 to 13 for a major version)."""
     if "named" not in params or not any(w in doc.text for w in as_list(params["named_words"])):
         return {}
     if "named_in_gpu_code" in params and not any(w in doc.text for w in as_list(params["named_in_gpu_code"])):
@@ -157,8 +158,8 @@ def _named_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _capability_form(node: ast.AST, regex: re.Pattern[str]) -> str | None:
-    """"number" for a capability (`capability`, `target.capability`), "major" for its major part (`cc[0]`,
-    `capability // 10`, `cc_major`), None for anything else."""
+    """"number" for a capability (`capability`, `target.capability`), "major" for its major part (`capability[0]`,
+    `capability // 10`, `capability_major`), None for anything else."""
     form = "number"
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
         node, form = node.value, "major"

@@ -389,3 +389,9 @@ def test_attention_switch_counts_every_default_that_turns_it_on(tmp_path: Path) 
     result = scan(tmp_path, OTHER_RULES)
     [switch] = [f for f in result.findings if f.rule == "python-attention-switch"]
     assert (switch.line, [o.line for o in switch.occurrences]) == (2, [2, 3, 4])
+
+
+def test_cudnn_frontend_is_high_and_low_behind_an_import_guard(tmp_path: Path) -> None:
+    assert findings(tmp_path, "import cudnn\ng = cudnn.pygraph()\n") == [("python-cudnn-frontend", 1, "high")]
+    guarded = "try:\n    import cudnn\nexcept ImportError:\n    cudnn = None\n"
+    assert findings(tmp_path, guarded) == [("python-cudnn-frontend", 2, "low")]

@@ -250,6 +250,8 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: compute-capability, capability: [a], properties: [b]}", "needs 'attributes'"),
         ("{matcher: compute-capability, capability: [a], properties: [b], attributes: [c], helpers: x}",
          "needs 'helper_words'"),
+        ("{matcher: compute-capability, compared_only: true}", "needs 'capability' .* or 'helpers'"),
+        ("{matcher: compute-capability, capability: [a], named: 'cap'}", "needs 'named_words'"),
         ("{matcher: python, imports: [x], if_file: '('}", "missing \\)"),
         ("{matcher: device-name-gate, models: x}", "needs 'sources'"),
         ("{matcher: device-name-gate, sources: [a.b]}", "missing 'models'"),
@@ -372,3 +374,24 @@ def test_a_once_per_file_rule_folds_its_guarded_sites_too(tmp_path: Path) -> Non
     assert (held.rule, held.line, held.status, [o.line for o in held.occurrences]) == (
         "python-bitsandbytes", 3, "guarded", [3, 4, 5])
     assert result.guarded == 3
+
+
+def test_attention_switch_counts_every_default_that_turns_it_on(tmp_path: Path) -> None:
+    source = """
+        from flash_attn import flash_attn_func
+        def build(width, use_flash_attn: bool = True):
+            return Block(width, use_flash_attn=True)
+        USE_XFORMERS = True
+        use_flash_attn = False
+        Block(width, use_flash_attn=False)
+    """
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    result = scan(tmp_path, OTHER_RULES)
+    [switch] = [f for f in result.findings if f.rule == "python-attention-switch"]
+    assert (switch.line, [o.line for o in switch.occurrences]) == (2, [2, 3, 4])
+
+
+def test_cudnn_frontend_is_high_and_low_behind_an_import_guard(tmp_path: Path) -> None:
+    assert findings(tmp_path, "import cudnn\ng = cudnn.pygraph()\n") == [("python-cudnn-frontend", 1, "high")]
+    guarded = "try:\n    import cudnn\nexcept ImportError:\n    cudnn = None\n"
+    assert findings(tmp_path, guarded) == [("python-cudnn-frontend", 2, "low")]

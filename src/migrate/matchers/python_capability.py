@@ -1,7 +1,9 @@
 """Compute-capability logic: capability queries, their results compared, `.major`/`.minor` of device properties,
 and the same gates through a project's own helper (`get_device_compute_capability() < (8, 0)`); with
 `compared_only`, other NVIDIA numbers read the same way (`torch.backends.cudnn.version() >= 8900`) are reported
-only where they are compared."""
+only where they are compared. A number folded from a capability (`cc = major * 10 + minor`) is followed like the
+capability itself; with `named`, a value named as a capability wherever it came from (`capability // 10 >= 9`,
+`target.capability < 90`) is reported where it is compared with a capability number."""
 
 from __future__ import annotations
 
@@ -15,13 +17,16 @@ from migrate.matchers.python_common import as_list, check_keys, check_regex, has
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
-_KEYS = {"matcher", "capability", "properties", "attributes", "helpers", "helper_words", "compared_only"}
+_KEYS = {"matcher", "capability", "properties", "attributes", "helpers", "helper_words", "compared_only", "named",
+         "named_words", "named_in_gpu_code"}
 
 
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "compute-capability")
-    if not as_list(params.get("capability")) or not all(isinstance(v, str) for v in as_list(params["capability"])):
-        raise ValueError("compute-capability needs 'capability' (a list of names)")
+    if not (as_list(params.get("capability")) or params.get("helpers")):
+        raise ValueError("compute-capability needs 'capability' (a list of names) or 'helpers'")
+    if not all(isinstance(v, str) for v in as_list(params.get("capability"))):
+        raise ValueError("compute-capability: 'capability' is a list of names")
     for key in ("properties", "attributes"):
         if not all(isinstance(v, str) for v in as_list(params.get(key))):
             raise ValueError(f"compute-capability: '{key}' is a list of names")
@@ -30,17 +35,20 @@ def _validate(params: Mapping[str, Any]) -> None:
     check_regex(params, "helpers", required=False)
     if "helpers" in params and not as_list(params.get("helper_words")):
         raise ValueError("compute-capability: 'helpers' needs 'helper_words' (literal words for the prefilter)")
+    check_regex(params, "named", required=False)
+    if "named" in params and not as_list(params.get("named_words")):
+        raise ValueError("compute-capability: 'named' needs 'named_words' (literal words for the prefilter)")
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
-    words = last_parts(as_list(params["capability"]) + as_list(params.get("properties")))
-    return sorted(set(words + as_list(params.get("helper_words"))))
+    words = last_parts(as_list(params.get("capability")) + as_list(params.get("properties")))
+    return sorted(set(words + as_list(params.get("helper_words")) + as_list(params.get("named_words"))))
 
 
 def _code_test(params: Mapping[str, Any]) -> CodeTest:
     """Every finding needs a call to one of the capability or properties functions."""
-    names = as_list(params["capability"]) + as_list(params.get("properties"))
-    words = as_list(params.get("helper_words"))
+    names = as_list(params.get("capability")) + as_list(params.get("properties"))
+    words = as_list(params.get("helper_words")) + as_list(params.get("named_words"))
     return lambda code: any(has_name(code.text, name) for name in names) or any(w in code.text for w in words)
 
 
@@ -50,7 +58,7 @@ def match_capability(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     if not isinstance(doc, PythonDocument):
         return
     calls = {} if params.get("compared_only") else _calls(doc, params)
-    found = {**_helper_gates(doc, params), **calls, **_comparisons(doc, params)}
+    found = {**_named_gates(doc, params), **_helper_gates(doc, params), **calls, **_comparisons(doc, params)}
     found.update(_attributes(doc, params))
     for line in sorted(found):
         node, symbol = found[line]
@@ -69,23 +77,39 @@ def _sources(doc: PythonDocument, names: list[str]) -> tuple[list[ast.Call], set
 
 
 def _assigned(doc: PythonDocument, calls: list[ast.Call]) -> set[str]:
-    """The variables the results of CALLS are assigned to (`major, minor = ...` too)."""
+    """The variables the results of CALLS are assigned to (`major, minor = ...` too), and those computed from them
+    (`major, minor = cap`, `cc = major * 10 + minor`, `capability = capability[0] * 10 + capability[1]`)."""
     variables: set[str] = set()
     ids = {id(c) for c in calls}
     for node in doc.index.assigns:
         if node.value is not None and id(node.value) in ids:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            variables.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            variables.update(_targets(node))
+    for _ in range(2) if variables else ():  # two steps: `major, minor = cap`, then `cc = major * 10 + minor`
+        for node in doc.index.assigns:
+            if isinstance(node.value, _DERIVED) and _names_in(node.value) & variables:
+                variables.update(_targets(node))
     return variables
 
 
+_DERIVED = (ast.BinOp, ast.Name, ast.Subscript, ast.Tuple)  # values computed from a capability, not calls on it
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
 def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
-    calls, _ = _sources(doc, as_list(params["capability"]))
+    calls, _ = _sources(doc, as_list(params.get("capability")))
     return {c.lineno: (c, doc.dotted(c.func) or "") for c in reversed(calls)}
 
 
 def _comparisons(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
-    calls, variables = _sources(doc, as_list(params["capability"]))
+    calls, variables = _sources(doc, as_list(params.get("capability")))
     return _compared(doc, calls, variables)
 
 
@@ -106,13 +130,56 @@ def _helper_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     (`current_platform.has_device_capability(90)`)."""
     if "helpers" not in params or not any(w in doc.text for w in as_list(params["helper_words"])):
         return {}
-    regex, own = re.compile(params["helpers"]), set(as_list(params["capability"]))
+    regex, own = re.compile(params["helpers"]), set(as_list(params.get("capability")))
     calls = [s.node for s in doc.index.calls if s.name not in own and _helper(s.name or s.method, regex)]
     found = _compared(doc, calls, _assigned(doc, calls))
     for call in calls:
         if call.args and _is_capability_number(call.args[0]):
             found.setdefault(call.lineno, (call, "compute capability passed to a helper"))
     return found
+
+
+def _named_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """A value named as a capability compared with a capability number: `capability >= 80`, `target.capability < 90`,
+    `capability[0] >= 9`, `capability // 10 >= 9` (a tuple, or an int from 30 to 130; 3 to 13 for a major version)."""
+    if "named" not in params or not any(w in doc.text for w in as_list(params["named_words"])):
+        return {}
+    if "named_in_gpu_code" in params and not any(w in doc.text for w in as_list(params["named_in_gpu_code"])):
+        return {}
+    regex = re.compile(params["named"])
+    found: Found = {}
+    for node in doc.of_type(ast.Compare):
+        sides = [node.left, *node.comparators]
+        for side, other in ((a, b) for a in sides for b in sides if a is not b):
+            form = _capability_form(side, regex)
+            if form and _fits(other, form):
+                found.setdefault(node.lineno, (node, "compute capability comparison"))
+    return found
+
+
+def _capability_form(node: ast.AST, regex: re.Pattern[str]) -> str | None:
+    """"number" for a capability (`capability`, `target.capability`), "major" for its major part (`capability[0]`,
+    `capability // 10`, `capability_major`), None for anything else."""
+    form = "number"
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
+        node, form = node.value, "major"
+    elif (isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and isinstance(node.right, ast.Constant)
+          and node.right.value == 10):
+        node, form = node.left, "major"
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    if name is None or not regex.fullmatch(name):
+        return None
+    return "major" if name.endswith("major") else form
+
+
+def _fits(node: ast.AST, form: str) -> bool:
+    if isinstance(node, ast.Tuple):
+        return form == "number" and _is_number(node) and len(node.elts) == 2 and _in(node.elts[0], 3, 13)
+    return _in(node, 3, 13) if form == "major" else _in(node, 30, 130)
+
+
+def _in(node: ast.AST, low: int, high: int) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and low <= node.value <= high
 
 
 def _helper(name: str | None, regex: re.Pattern[str]) -> bool:
@@ -136,9 +203,20 @@ def _attributes(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _is_number(node: ast.AST) -> bool:
+    """80, 8.9, (8, 0), or a version parsed from a literal (`Version("11.8")`, `parse_version("12.0")`)."""
     if isinstance(node, ast.Tuple):
         return bool(node.elts) and all(_is_number(e) for e in node.elts)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and _VERSION_TEXT.fullmatch(_constant_text(node.args[0])):
+        callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        return callee.lower().endswith(("version", "parse"))
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+_VERSION_TEXT = re.compile(r"\d+(?:\.\d+)*")
+
+
+def _constant_text(node: ast.AST) -> str:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
 
 
 def _is_capability_number(node: ast.AST) -> bool:

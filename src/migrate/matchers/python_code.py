@@ -30,7 +30,8 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
-    "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "switches", "values", "identifiers",
+    "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "switches", "switch_defaults", "values",
+    "identifiers",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
@@ -398,20 +399,45 @@ def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
-    """The tests of if / while / conditional expressions that name a flag or predicate `switches` matches whole
-    (`if HAS_FLASH_ATTN:`, `x if is_flash_attn_2_available() else y`): where code chooses a feature."""
+    """The tests of if / while / conditional expressions (and the and/or assigned or returned) that name a flag or
+    predicate `switches` matches whole (`if HAS_FLASH_ATTN:`, `x if is_flash_attn_2_available() else y`), and with
+    `switch_defaults` where such a flag is turned on by a literal True: where code chooses a feature."""
     if "switches" not in params:
         return
     regex = re.compile(params["switches"])
+    if params.get("switch_defaults"):
+        yield from _switched_on(doc, regex)
     names = {n.id for n in doc.of_type(ast.Name)} | {n.attr for n in doc.of_type(ast.Attribute)}
     if not any(regex.fullmatch(name) for name in names):
         return  # most files name no such flag: spare walking every test
-    for node in doc.of_type(ast.If, ast.While, ast.IfExp):
-        for item in ast.walk(node.test):
+    tests = [node.test for node in doc.of_type(ast.If, ast.While, ast.IfExp)]
+    tests += [node.value for node in doc.of_type(ast.Assign, ast.Return) if isinstance(node.value, ast.BoolOp)]
+    for test in tests:  # `use_sliding = _flash_supports_window_size and window is not None` decides as well
+        for item in ast.walk(test):
             name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else None
             if name and regex.fullmatch(name):
-                yield node.test, name, node.test.lineno
+                yield test, name, test.lineno
                 break
+
+
+def _switched_on(doc: PythonDocument, regex: re.Pattern[str]) -> Found:
+    """Where a switch is turned on by a literal True: the keyword `use_flash_attn=True`, the parameter default
+    `use_flash_attn: bool = True`, the assignment or field `USE_FLASH_ATTN = True` (the default that chooses)."""
+    given: list[tuple[str, ast.expr]] = []
+    for call in doc.of_type(ast.Call):
+        given.extend((k.arg, k.value) for k in call.keywords if k.arg)
+    for function in doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
+        given.extend(_parameter_defaults(function.args))
+    for assign in doc.of_type(ast.Assign, ast.AnnAssign):
+        targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+        given.extend((_target_name(t), assign.value) for t in targets if assign.value is not None and _target_name(t))
+    for name, value in given:
+        if isinstance(value, ast.Constant) and value.value is True and regex.fullmatch(name):
+            yield value, f"{name}=True", value.lineno
+
+
+def _target_name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _identifiers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
@@ -479,10 +505,15 @@ def _given_values(doc: PythonDocument, name: str) -> Iterator[ast.expr]:
 
 def _defaults(arguments: ast.arguments, name: str) -> Iterator[ast.expr]:
     """The default of parameter NAME (`def launch(x, num_warps=32)`, keyword-only ones too)."""
+    yield from (default for arg, default in _parameter_defaults(arguments) if arg == name)
+
+
+def _parameter_defaults(arguments: ast.arguments) -> list[tuple[str, ast.expr]]:
+    """Each parameter that has a default, with it (keyword-only ones too)."""
     positional = [*arguments.posonlyargs, *arguments.args]
     pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
              *zip(arguments.kwonlyargs, arguments.kw_defaults)]
-    yield from (default for arg, default in pairs if arg.arg == name and default is not None)
+    return [(arg.arg, default) for arg, default in pairs if default is not None]
 
 
 def _named(node: ast.expr, name: str) -> bool:

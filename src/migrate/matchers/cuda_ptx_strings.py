@@ -1,0 +1,63 @@
+"""PTX held in a C/C++ string literal outside any asm statement: what a compiler, code generator or JIT pastes into
+the kernels it emits (Triton's PTXBuilder, TVM's and Dr.Jit's code generators, CUDA source handed to NVRTC), found on
+the file's text where the lexer's blanked code says the place is a literal, never a comment."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.lazyre import lazy_regex
+from migrate.matchers import Hit, register
+from migrate.parse.cuda import CudaDocument
+from migrate.parse.document import Document
+from migrate.parse.lexer import Lexed, in_string_literal
+
+_OPCODES = (
+    "ld|ldu|st|cvt|cvta|mov|mma|wgmma|ldmatrix|stmatrix|shfl|vote|bar|barrier|red|atom|cp|mapa|prmt|lop3|fence|membar"
+    "|elect|setmaxnreg|tcgen05|griddepcontrol|redux|mbarrier|fma|add|sub|mul|mad|div|rcp|sqrt|rsqrt|ex2|lg2|tanh|max"
+    "|min|abs|neg|and|or|xor|not|shl|shr|shf|bfe|bfi|brev|popc|clz|selp|setp|dp4a|dp2a|multimem|prefetch|match"
+    "|nanosleep|copysign|testp|isspacep"
+)
+# A modifier only PTX spells: a register type (.u32, .f16x2, .e4m3x2, .pred), a state space or .sync / .aligned.
+_PTX_MODIFIER = r"(?:[bsuf](?:8|16|32|64)(?:x[24])?|bf16(?:x2)?|e[45]m[23](?:x[24])?|pred|global|shared|local|param|sync|aligned)"
+# opcode, then dotted modifiers of which one is PTX's own, then the end of the word (an operand, `;`, the quote)
+_INSTRUCTION = lazy_regex(
+    rf"(?<![\w.$%])(?:{_OPCODES})(?:\.[a-z0-9_:]+)*?\.{_PTX_MODIFIER}(?:\.[a-z0-9_:]+)*(?![\w.])"
+)
+_REGISTER = lazy_regex(r"%%?(?:laneid|warpid|lanemask_(?:eq|lt|le|gt|ge)|smid|nsmid|clock64|globaltimer)\b")
+_NEEDLES = [".u32", ".b32", ".s32", ".f32", ".u64", ".b64", ".s64", ".f64", ".f16", ".bf16", ".u16", ".b16", ".s16",
+            ".u8", ".b8", ".s8", ".e4m3", ".e5m2", ".pred", ".global", ".shared", ".sync", ".aligned", ".local",
+            ".param", "%laneid", "%warpid", "%lanemask", "%smid", "%clock64", "%globaltimer"]
+
+
+def ptx_string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each line of a string literal in code that holds a PTX instruction or special register, outside the
+    templates of asm statements (inline-ptx reports those)."""
+    starts, ends = _asm_spans(lexed, text)
+    seen: set[int] = set()
+    for pattern in (_INSTRUCTION, _REGISTER):
+        for match in pattern.finditer(text):
+            start = match.start()
+            index = bisect_right(starts, start) - 1
+            if (index >= 0 and start < ends[index]) or not in_string_literal(text, lexed.code, start):
+                continue
+            line, column = lexed.point(start)
+            if line not in seen:
+                seen.add(line)
+                yield Hit(line, column, symbol=match.group().split(".")[0].lstrip("%"))
+
+
+def _asm_spans(lexed: Lexed, text: str) -> tuple[list[int], list[int]]:
+    """(starts, ends) of the asm statements, keyword to last template, in the order of the text."""
+    spans = sorted((offset, text.find(source, offset) + len(source)) for source, offset in lexed.asm)
+    return [start for start, _ in spans], [end for _, end in spans]
+
+
+@register("ptx-strings", needles=lambda p: _NEEDLES, tokens=ptx_string_hits)
+def match_ptx_strings(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each line of a string literal in code holding PTX outside an asm statement."""
+    if not isinstance(doc, CudaDocument):
+        return iter(())
+    return ptx_string_hits(doc.lexed_for(frozenset()), doc.text, params)

@@ -565,3 +565,19 @@ def test_ptx_in_strings_is_one_finding_with_every_line_outside_asm_and_comments(
     found = [f for f in findings(tmp_path, PTX_EMITTER, name="lower.cpp") if f.rule == "ptx-in-string"]
     assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
         (3, Severity.HIGH, [3, 4, 5, 6, 9])]
+
+
+WEAK_ALIASES = """\
+struct testEngine { int (*run)(int); };
+static int run(int n) { return n; }
+struct testEngine reduceEngine = { run };
+#pragma weak ncclTestEngine=reduceEngine
+#pragma weak ncclTestHook = reduceHook
+int reduceHook(int rank) { return reduceEngine.run(rank); }
+#pragma weak optionalOnly
+"""
+
+
+def test_weak_alias_is_one_finding_with_each_pragma_and_the_definition_of_its_target(tmp_path: Path) -> None:
+    found = [f for f in findings(tmp_path, WEAK_ALIASES, name="reduce.cu") if f.rule == "pragma-weak-alias-device"]
+    assert [(f.line, [o.line for o in f.occurrences]) for f in found] == [(3, [3, 4, 5, 6])]

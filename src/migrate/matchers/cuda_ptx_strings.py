@@ -26,6 +26,7 @@ _PTX_MODIFIER = r"(?:[bsuf](?:8|16|32|64)(?:x[24])?|bf16(?:x2)?|e[45]m[23](?:x[2
 _INSTRUCTION = lazy_regex(
     rf"(?<![\w.$%])(?:{_OPCODES})(?:\.[a-z0-9_:]+)*?\.{_PTX_MODIFIER}(?:\.[a-z0-9_:]+)*(?![\w.])"
 )
+_MODIFIER = lazy_regex(rf"\.{_PTX_MODIFIER}(?![\w])")  # where PTX may be: a search that skips to each `.`
 _REGISTER = lazy_regex(r"%%?(?:laneid|warpid|lanemask_(?:eq|lt|le|gt|ge)|smid|nsmid|clock64|globaltimer)\b")
 _NEEDLES = [".u32", ".b32", ".s32", ".f32", ".u64", ".b64", ".s64", ".f64", ".f16", ".bf16", ".u16", ".b16", ".s16",
             ".u8", ".b8", ".s8", ".e4m3", ".e5m2", ".pred", ".global", ".shared", ".sync", ".aligned", ".local",
@@ -36,17 +37,29 @@ def ptx_string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Itera
     """Each line of a string literal in code that holds a PTX instruction or special register, outside the
     templates of asm statements (inline-ptx reports those)."""
     starts, ends = _asm_spans(lexed, text)
-    seen: set[int] = set()
-    for pattern in (_INSTRUCTION, _REGISTER):
-        for match in pattern.finditer(text):
-            start = match.start()
-            index = bisect_right(starts, start) - 1
-            if (index >= 0 and start < ends[index]) or not in_string_literal(text, lexed.code, start):
-                continue
-            line, column = lexed.point(start)
-            if line not in seen:
-                seen.add(line)
-                yield Hit(line, column, symbol=match.group().split(".")[0].lstrip("%"))
+    done: set[int] = set()
+    for start in _candidates(lexed.code, text):
+        line, column = lexed.point(start)
+        if line in done:
+            continue
+        done.add(line)
+        index = bisect_right(starts, start) - 1
+        if (index < 0 or start >= ends[index]) and in_string_literal(text, lexed.code, start):
+            yield Hit(line, column, symbol=text[start : start + 16].split(".")[0].split()[0].lstrip("%"))
+
+
+def _candidates(code: str, text: str) -> Iterator[int]:
+    """Where each PTX instruction or special register starts in TEXT, on lines where CODE is blank there: a
+    search for PTX's own modifiers (one literal character to skip to) finds the lines, the instruction's
+    pattern then runs on those lines alone."""
+    for modifier in _MODIFIER.finditer(text):
+        if code[modifier.start()].isspace():
+            begin = text.rfind("\n", 0, modifier.start()) + 1
+            end = text.find("\n", modifier.start()) % (len(text) + 1)
+            for instruction in _INSTRUCTION.finditer(text, begin, end):
+                yield instruction.start()
+    for register in _REGISTER.finditer(text):
+        yield register.start()
 
 
 def _asm_spans(lexed: Lexed, text: str) -> tuple[list[int], list[int]]:

@@ -22,10 +22,13 @@ _OPCODES = (
 )
 # A modifier only PTX spells: a register type (.u32, .f16x2, .e4m3x2, .pred), a state space or .sync / .aligned.
 _PTX_MODIFIER = r"(?:[bsuf](?:8|16|32|64)(?:x[24])?|bf16(?:x2)?|e[45]m[23](?:x[24])?|pred|global|shared|local|param|sync|aligned)"
-# opcode, then dotted modifiers of which one is PTX's own, then the end of the word (an operand, `;`, the quote)
+# opcode, then dotted modifiers of which one is PTX's own, then the end of the literal, `;`, or an operand ($0, %r1,
+# {a, b}, [addr], 240, `a0,`, `p0|p1`): a word after it that is none of these is prose ("red.global.f16 without ...")
 _INSTRUCTION = lazy_regex(
     rf"(?<![\w.$%])(?:{_OPCODES})(?:\.[a-z0-9_:]+)*?\.{_PTX_MODIFIER}(?:\.[a-z0-9_:]+)*(?![\w.])"
+    r"(?=\s*(?:$|[\";\\]|[$%{\[\d]|[A-Za-z_]\w*\s*[,;|]))"
 )
+_PARENS = lazy_regex(r"[()]")
 _MODIFIER = lazy_regex(rf"\.{_PTX_MODIFIER}(?![\w])")  # where PTX may be: a search that skips to each `.`
 _REGISTER = lazy_regex(r"%%?(?:laneid|warpid|lanemask_(?:eq|lt|le|gt|ge)|smid|nsmid|clock64|globaltimer)\b")
 _NEEDLES = [".u32", ".b32", ".s32", ".f32", ".u64", ".b64", ".s64", ".f64", ".f16", ".bf16", ".u16", ".b16", ".s16",
@@ -36,13 +39,14 @@ _NEEDLES = [".u32", ".b32", ".s32", ".f32", ".u64", ".b64", ".s64", ".f64", ".f1
 def ptx_string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line of a string literal in code that holds a PTX instruction or special register, outside the
     templates of asm statements (inline-ptx reports those)."""
-    starts, ends = _asm_spans(lexed, text)
+    spans: tuple[list[int], list[int]] | None = None
     done: set[int] = set()
     for start in _candidates(lexed.code, text):
         line, column = lexed.point(start)
         if line in done:
             continue
         done.add(line)
+        starts, ends = spans = spans or _asm_spans(lexed)
         index = bisect_right(starts, start) - 1
         if (index < 0 or start >= ends[index]) and in_string_literal(text, lexed.code, start):
             yield Hit(line, column, symbol=text[start : start + 16].split(".")[0].split()[0].lstrip("%"))
@@ -62,9 +66,20 @@ def _candidates(code: str, text: str) -> Iterator[int]:
         yield register.start()
 
 
-def _asm_spans(lexed: Lexed, text: str) -> tuple[list[int], list[int]]:
-    """(starts, ends) of the asm statements, keyword to last template, in the order of the text."""
-    spans = sorted((offset, text.find(source, offset) + len(source)) for source, offset in lexed.asm)
+def _asm_spans(lexed: Lexed) -> tuple[list[int], list[int]]:
+    """(starts, ends) of the asm statements, keyword to closing parenthesis (strings blanked, so a template built
+    with a macro between its strings is inside), in the order of the text."""
+    code = lexed.code
+    spans = []
+    for _, offset in lexed.asm:
+        depth, end = 0, len(code)
+        for paren in _PARENS.finditer(code, code.find("(", offset)):
+            depth += 1 if paren.group() == "(" else -1
+            if depth == 0:
+                end = paren.end()
+                break
+        spans.append((offset, end))
+    spans.sort()
     return [start for start, _ in spans], [end for _, end in spans]
 
 

@@ -1,5 +1,5 @@
 """PTX held in a C/C++ string literal outside any asm statement: what a compiler, code generator or JIT pastes into
-the kernels it emits (Triton's PTXBuilder, TVM's and Dr.Jit's code generators, CUDA source handed to NVRTC), found on
+the kernels it emits (Triton's PTXBuilder, TVM's code generator, a tracing JIT, CUDA source handed to NVRTC), found on
 the file's text where the lexer's blanked code says the place is a literal, never a comment."""
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ _OPCODES = (
 )
 # A modifier only PTX spells: a register type (.u32, .f16x2, .e4m3x2, .pred), a state space or .sync / .aligned.
 _PTX_MODIFIER = r"(?:[bsuf](?:8|16|32|64)(?:x[24])?|bf16(?:x2)?|e[45]m[23](?:x[24])?|pred|global|shared|local|param|sync|aligned)"
+# a further modifier, or a code generator's placeholder for one (`.{shape}`, `{.dtype}`, `{satfinite}`)
+_PART = r"(?:\.[a-z0-9_:]+|\.?\{\.?\w+\})"
 # opcode, then dotted modifiers of which one is PTX's own, then the end of the literal, `;`, or an operand ($0, %r1,
 # {a, b}, [addr], 240, `a0,`, `p0|p1`): a word after it that is none of these is prose ("red.global.f16 without ...")
 _INSTRUCTION = lazy_regex(
-    rf"(?<![\w.$%])(?:{_OPCODES})(?:\.[a-z0-9_:]+)*?\.{_PTX_MODIFIER}(?:\.[a-z0-9_:]+)*(?![\w.])"
+    rf"(?<![\w.$%])(?:{_OPCODES})(?:{_PART})*?\.{_PTX_MODIFIER}(?:{_PART})*(?![\w.])"
     r"(?=\s*(?:$|[\";\\]|[$%{\[\d]|[A-Za-z_]\w*\s*[,;|]))"
 )
 _PARENS = lazy_regex(r"[()]")

@@ -30,6 +30,7 @@ _INSTRUCTION = lazy_regex(
     rf"(?<![\w.$%])(?:{_OPCODES})(?:{_PART})*?\.{_PTX_MODIFIER}(?:{_PART})*(?![\w.])"
     r"(?=\s*(?:$|[\";\\]|[$%{\[\d]|[A-Za-z_]\w*\s*[,;|]))"
 )
+_OPCODE = lazy_regex(r"%*(\w+)")  # the opcode or register name a candidate starts with
 _PARENS = lazy_regex(r"[()]")
 _MODIFIER = lazy_regex(rf"\.{_PTX_MODIFIER}(?![\w])")  # where PTX may be: a search that skips to each `.`
 _REGISTER = lazy_regex(r"%%?(?:laneid|warpid|lanemask_(?:eq|lt|le|gt|ge)|smid|nsmid|clock64|globaltimer)\b")
@@ -51,7 +52,8 @@ def ptx_string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Itera
         starts, ends = spans = spans or _asm_spans(lexed)
         index = bisect_right(starts, start) - 1
         if (index < 0 or start >= ends[index]) and in_string_literal(text, lexed.code, start):
-            yield Hit(line, column, symbol=text[start : start + 16].split(".")[0].split()[0].lstrip("%"))
+            name = _OPCODE.match(text, start)
+            yield Hit(line, column, symbol=name.group(1) if name else None)
 
 
 def _candidates(code: str, text: str) -> Iterator[int]:

@@ -546,3 +546,40 @@ def test_a_query_alone_stays_out_of_the_bundle_and_still_fires(tmp_path: Path) -
 def test_alone_must_be_a_boolean() -> None:
     with pytest.raises(ValueError, match="'alone' must be true or false"):
         matchers.get("cuda-query").validate({"query": "((identifier) @hit)", "alone": "yes"})
+
+
+PTX_EMITTER = """\
+// the NVIDIA lowering: "cvt.rn.f16x2.f32 $0, $1, $2;" once lived here
+void lower(Builder& b) {
+  b.create("cvt.rn.f16x2.f32 $0, $1, $2;");
+  auto ld = b.create("ld.global.nc.v4.u32");
+  b.create(std::string("add.u32 a0, a0, 1;\\n") +
+           "prmt.b32 $0, a0, a1, 0x7531;");
+}
+__device__ unsigned lane() { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); return l; }
+const char* kSource = R"(asm volatile("mov.u32 %0, %%laneid;" : "=r"(x));)";
+const char* kTemplate = "mma.sync.aligned{.shape}.row.col{.dtype} {templates};";
+const char* kProse = "ld.global.nc.u32 loads bypass L1 when supported";
+"""
+
+
+def test_ptx_in_strings_is_one_finding_with_every_line_outside_asm_and_comments(tmp_path: Path) -> None:
+    found = [f for f in findings(tmp_path, PTX_EMITTER, name="lower.cpp") if f.rule == "ptx-in-string"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
+        (3, Severity.HIGH, [3, 4, 5, 6, 9, 10])]
+
+
+WEAK_ALIASES = """\
+struct testEngine { int (*run)(int); };
+static int run(int n) { return n; }
+struct testEngine reduceEngine = { run };
+#pragma weak ncclTestEngine=reduceEngine
+#pragma weak ncclTestHook = reduceHook
+int reduceHook(int rank) { return reduceEngine.run(rank); }
+#pragma weak optionalOnly
+"""
+
+
+def test_weak_alias_is_one_finding_with_each_pragma_and_the_definition_of_its_target(tmp_path: Path) -> None:
+    found = [f for f in findings(tmp_path, WEAK_ALIASES, name="reduce.cu") if f.rule == "pragma-weak-alias-device"]
+    assert [(f.line, [o.line for o in f.occurrences]) for f in found] == [(3, [3, 4, 5, 6])]

@@ -265,6 +265,23 @@ def _asm_keywords(code: str) -> Iterator[int]:
         start = code.find("asm", start + 3)
 
 
+def in_string_literal(text: str, code: str, offset: int) -> bool:
+    """Whether OFFSET of TEXT lies in a string literal (not a comment); CODE is TEXT as the lexer blanked it. The
+    blanked stretch around OFFSET is read again from its first character, where a literal or a comment starts."""
+    if not code[offset].isspace():
+        return False
+    start = window = offset
+    while start == window and window:  # back to the code before the stretch, a window at a time
+        window = max(0, window - 4096)
+        start = window + len(code[window:start].rstrip())
+    for match in _SKIPPED.finditer(text, start):
+        if match.start() > offset:
+            return False
+        if match.end() > offset:
+            return match.group()[0] in "\"R"
+    return False
+
+
 def has_whole_word(code: str, word: str) -> bool:
     """WORD occurs in CODE as a whole word, as the regex \\bWORD\\b would find it (by plain search: a regex led
     by \\b tries every position of the text)."""

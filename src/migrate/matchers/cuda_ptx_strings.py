@@ -1,0 +1,95 @@
+"""PTX held in a C/C++ string literal outside any asm statement: what a compiler, code generator or JIT pastes into
+the kernels it emits (Triton's PTXBuilder, TVM's code generator, a tracing JIT, CUDA source handed to NVRTC), found on
+the file's text where the lexer's blanked code says the place is a literal, never a comment."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.lazyre import lazy_regex
+from migrate.matchers import Hit, register
+from migrate.parse.cuda import CudaDocument
+from migrate.parse.document import Document
+from migrate.parse.lexer import Lexed, in_string_literal
+
+_OPCODES = (
+    "ld|ldu|st|cvt|cvta|mov|mma|wgmma|ldmatrix|stmatrix|shfl|vote|bar|barrier|red|atom|cp|mapa|prmt|lop3|fence|membar"
+    "|elect|setmaxnreg|tcgen05|griddepcontrol|redux|mbarrier|fma|add|sub|mul|mad|div|rcp|sqrt|rsqrt|ex2|lg2|tanh|max"
+    "|min|abs|neg|and|or|xor|not|shl|shr|shf|bfe|bfi|brev|popc|clz|selp|setp|dp4a|dp2a|multimem|prefetch|match"
+    "|nanosleep|copysign|testp|isspacep"
+)
+# A modifier only PTX spells: a register type (.u32, .f16x2, .e4m3x2, .pred), a state space or .sync / .aligned.
+_PTX_MODIFIER = r"(?:[bsuf](?:8|16|32|64)(?:x[24])?|bf16(?:x2)?|e[45]m[23](?:x[24])?|pred|global|shared|local|param|sync|aligned)"
+# a further modifier, or a code generator's placeholder for one (`.{shape}`, `{.dtype}`, `{satfinite}`)
+_PART = r"(?:\.[a-z0-9_:]+|\.?\{\.?\w+\})"
+# opcode, then dotted modifiers of which one is PTX's own, then the end of the literal, `;`, or an operand ($0, %r1,
+# {a, b}, [addr], 240, `a0,`, `p0|p1`): a word after it that is none of these is prose ("red.global.f16 without ...")
+_INSTRUCTION = lazy_regex(
+    rf"(?<![\w.$%])(?:{_OPCODES})(?:{_PART})*?\.{_PTX_MODIFIER}(?:{_PART})*(?![\w.])"
+    r"(?=\s*(?:$|[\";\\]|[$%{\[\d]|[A-Za-z_]\w*\s*[,;|]))"
+)
+_OPCODE = lazy_regex(r"%*(\w+)")  # the opcode or register name a candidate starts with
+_PARENS = lazy_regex(r"[()]")
+_MODIFIER = lazy_regex(rf"\.{_PTX_MODIFIER}(?![\w])")  # where PTX may be: a search that skips to each `.`
+_REGISTER = lazy_regex(r"%%?(?:laneid|warpid|lanemask_(?:eq|lt|le|gt|ge)|smid|nsmid|clock64|globaltimer)\b")
+_NEEDLES = [".u32", ".b32", ".s32", ".f32", ".u64", ".b64", ".s64", ".f64", ".f16", ".bf16", ".u16", ".b16", ".s16",
+            ".u8", ".b8", ".s8", ".e4m3", ".e5m2", ".pred", ".global", ".shared", ".sync", ".aligned", ".local",
+            ".param", "%laneid", "%warpid", "%lanemask", "%smid", "%clock64", "%globaltimer"]
+
+
+def ptx_string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each line of a string literal in code that holds a PTX instruction or special register, outside the
+    templates of asm statements (inline-ptx reports those)."""
+    spans: tuple[list[int], list[int]] | None = None
+    done: set[int] = set()
+    for start in _candidates(lexed.code, text):
+        line, column = lexed.point(start)
+        if line in done:
+            continue
+        done.add(line)
+        starts, ends = spans = spans or _asm_spans(lexed)
+        index = bisect_right(starts, start) - 1
+        if (index < 0 or start >= ends[index]) and in_string_literal(text, lexed.code, start):
+            name = _OPCODE.match(text, start)
+            yield Hit(line, column, symbol=name.group(1) if name else None)
+
+
+def _candidates(code: str, text: str) -> Iterator[int]:
+    """Where each PTX instruction or special register starts in TEXT, on lines where CODE is blank there: a
+    search for PTX's own modifiers (one literal character to skip to) finds the lines, the instruction's
+    pattern then runs on those lines alone."""
+    for modifier in _MODIFIER.finditer(text):
+        if code[modifier.start()].isspace():
+            begin = text.rfind("\n", 0, modifier.start()) + 1
+            end = text.find("\n", modifier.start()) % (len(text) + 1)
+            for instruction in _INSTRUCTION.finditer(text, begin, end):
+                yield instruction.start()
+    for register in _REGISTER.finditer(text):
+        yield register.start()
+
+
+def _asm_spans(lexed: Lexed) -> tuple[list[int], list[int]]:
+    """(starts, ends) of the asm statements, keyword to closing parenthesis (strings blanked, so a template built
+    with a macro between its strings is inside), in the order of the text."""
+    code = lexed.code
+    spans = []
+    for _, offset in lexed.asm:
+        depth, end = 0, len(code)
+        for paren in _PARENS.finditer(code, code.find("(", offset)):
+            depth += 1 if paren.group() == "(" else -1
+            if depth == 0:
+                end = paren.end()
+                break
+        spans.append((offset, end))
+    spans.sort()
+    return [start for start, _ in spans], [end for _, end in spans]
+
+
+@register("ptx-strings", needles=lambda p: _NEEDLES, tokens=ptx_string_hits)
+def match_ptx_strings(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each line of a string literal in code holding PTX outside an asm statement."""
+    if not isinstance(doc, CudaDocument):
+        return iter(())
+    return ptx_string_hits(doc.lexed_for(frozenset()), doc.text, params)

@@ -1,0 +1,204 @@
+"""Test code a ROCm port narrows or loosens: block sizes a test is parametrised over, tolerances keyed on a dtype."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.matchers import Hit, register
+from migrate.matchers.python_common import check_keys, check_regex
+from migrate.parse import Document
+from migrate.parse.python import PythonDocument
+
+_KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "parametrize", "tolerances"}
+_PARAMETRIZE_KEYS = {"names", "at_most"}
+_TOLERANCE_KEYS = {"dtypes", "names"}
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    check_keys(params, _KEYS, "python-test")
+    needles = params.get("needles")
+    if not (isinstance(needles, list) and needles and all(isinstance(n, str) for n in needles)):
+        raise ValueError("python-test matcher needs 'needles' (literal words for the prefilter)")
+    for key in ("paths", "if_file", "unless_file"):
+        check_regex(params, key, required=key == "paths")
+    if ("parametrize" in params) == ("tolerances" in params):
+        raise ValueError("python-test matcher needs exactly one of 'parametrize' and 'tolerances'")
+    if "parametrize" in params:
+        entry = params["parametrize"]
+        check_keys(entry, _PARAMETRIZE_KEYS, "python-test parametrize")
+        check_regex(entry, "names", required=True)
+        if type(entry.get("at_most")) is not int:
+            raise ValueError("python-test parametrize needs 'at_most' (an integer)")
+    else:
+        entry = params["tolerances"]
+        check_keys(entry, _TOLERANCE_KEYS, "python-test tolerances")
+        check_regex(entry, "dtypes", required=True)
+        check_regex(entry, "names", required=True)
+
+
+def _needles(params: Mapping[str, Any]) -> list[str]:
+    return sorted(set(params["needles"]))
+
+
+@register("python-test", validate=_validate, needles=_needles)
+def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each parametrisation or tolerance branch the rule describes, in a test file that does not check for ROCm."""
+    if not isinstance(doc, PythonDocument) or not _wanted(doc, params):
+        return
+    found = _parametrized(doc, params["parametrize"]) if "parametrize" in params else _tolerances(
+        doc, params["tolerances"])
+    seen: set[int] = set()
+    for node, symbol in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset)):
+        if node.lineno not in seen:
+            seen.add(node.lineno)
+            yield Hit(node.lineno, node.col_offset + 1, symbol=symbol)
+
+
+def _wanted(doc: PythonDocument, params: Mapping[str, Any]) -> bool:
+    """A test file (by its path) that holds the rule's words and no ROCm check of its own."""
+    if not re.search(params["paths"], doc.source.relpath) or not any(n in doc.text for n in params["needles"]):
+        return False
+    if "unless_file" in params and re.search(params["unless_file"], doc.text):
+        return False
+    return "if_file" not in params or re.search(params["if_file"], doc.text) is not None
+
+
+Found = list[tuple[ast.expr, str]]
+
+
+def _parametrized(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
+    """`@pytest.mark.parametrize("blocksize", [64, 128, ...])` with a value at or below `at_most` for a wanted name."""
+    names, limit = re.compile(entry["names"]), entry["at_most"]
+    found: Found = []
+    for site in doc.calls_by.get(("method", "parametrize"), ()):
+        call = site.node
+        if len(call.args) < 2 or not isinstance(call.args[1], (ast.List, ast.Tuple)):
+            continue
+        argnames = _argnames(call.args[0])
+        for index, name in enumerate(argnames):
+            values = [_item(value, index, len(argnames)) for value in call.args[1].elts]
+            if names.fullmatch(name) and any(_small(v, limit) for v in values):
+                found.append((call.args[0], name))
+                break
+    return found
+
+
+def _argnames(node: ast.expr) -> list[str]:
+    """The parameter names of a parametrize call: "a, b" or ["a", "b"]."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [part.strip() for part in node.value.split(",")]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def _item(value: ast.expr, index: int, width: int) -> ast.expr | None:
+    """The value of parameter INDEX in one entry of the values list (a tuple for several names, pytest.param(...))."""
+    if isinstance(value, ast.Call) and getattr(value.func, "attr", None) == "param":
+        elements = value.args
+    elif width > 1 and isinstance(value, (ast.Tuple, ast.List)):
+        elements = value.elts
+    else:
+        return value if width == 1 else None
+    return elements[index] if index < len(elements) else None
+
+
+def _small(node: ast.expr | None, limit: int) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and 0 < node.value <= limit
+
+
+def _tolerances(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
+    """An if/elif chain on a reduced-precision dtype that sets a tolerance, and a dict of tolerances keyed by dtype."""
+    dtypes, names = re.compile(entry["dtypes"]), re.compile(entry["names"])
+    found: Found = []
+    elifs = {id(node.orelse[0]) for node in doc.of_type(ast.If) if len(node.orelse) == 1
+             and isinstance(node.orelse[0], ast.If)}
+    for node in doc.of_type(ast.If):
+        if id(node) not in elifs:
+            hit = _chain_hit(node, dtypes, names)
+            if hit is not None:
+                found.append(hit)
+    for table in doc.of_type(ast.Dict):
+        key = next((k for k in table.keys if k is not None and _dtype_name(k, dtypes)), None)
+        if key is not None and all(_numeric(v) for v in table.values) and _has_fraction(table):
+            found.append((key, _dtype_name(key, dtypes) or ""))
+    found.extend(_class_tolerances(doc, dtypes, names))
+    for keyword in doc.of_type(ast.keyword):
+        if keyword.arg and names.fullmatch(keyword.arg) and isinstance(keyword.value, ast.IfExp):
+            symbol = _mentions_dtype(keyword.value.test, dtypes)
+            if symbol:
+                found.append((keyword.value, symbol))
+    return found
+
+
+def _class_tolerances(doc: PythonDocument, dtypes: re.Pattern[str], names: re.Pattern[str]) -> Found:
+    """A test class that sets a reduced-precision `dtype = torch.half` and its own tolerance (`thresholds = ...`)."""
+    found: Found = []
+    for node in doc.of_type(ast.ClassDef):
+        assigns = [(s.targets[0], s.value) for s in node.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                   and isinstance(s.targets[0], ast.Name)]
+        symbol = next((name for _, value in assigns if (name := _dtype_name(value, dtypes))), None)
+        target = next((t for t, _ in assigns if isinstance(t, ast.Name) and names.fullmatch(t.id)), None)
+        if symbol and target is not None:
+            found.append((target, symbol))
+    return found
+
+
+def _chain_hit(node: ast.If, dtypes: re.Pattern[str], names: re.Pattern[str]) -> tuple[ast.expr, str] | None:
+    """The first test of an if/elif chain whose branch on a reduced-precision dtype sets a tolerance."""
+    branch: ast.If | None = node
+    while branch is not None:
+        symbol = _mentions_dtype(branch.test, dtypes)
+        if symbol and any(_sets_tolerance(s, names) for s in branch.body):
+            return branch.test, symbol
+        branch = branch.orelse[0] if len(branch.orelse) == 1 and isinstance(branch.orelse[0], ast.If) else None
+    return None
+
+
+def _mentions_dtype(test: ast.expr, dtypes: re.Pattern[str]) -> str | None:
+    return next((name for item in ast.walk(test) if (name := _dtype_name(item, dtypes))), None)
+
+
+def _dtype_name(node: ast.AST, dtypes: re.Pattern[str]) -> str | None:
+    """`torch.bfloat16`, `jnp.float16`, `float8_e4m3fn`, "bf16": a dtype the regex matches whole, as an attribute,
+    a name or a string."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        name: str | None = node.value
+    else:
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+    return name if name and dtypes.fullmatch(name) else None
+
+
+def _sets_tolerance(statement: ast.stmt, names: re.Pattern[str]) -> bool:
+    """An assignment to a tolerance (`atol = ...`, `tols["atol"] = ...`) or a call/return passing `atol=`/`rtol=`."""
+    for item in ast.walk(statement):
+        if isinstance(item, ast.Name) and isinstance(item.ctx, ast.Store) and names.fullmatch(item.id):
+            return True
+        if isinstance(item, ast.Subscript) and isinstance(item.ctx, ast.Store) and isinstance(
+                item.slice, ast.Constant) and names.fullmatch(str(item.slice.value)):
+            return True
+        if isinstance(item, ast.keyword) and item.arg and names.fullmatch(item.arg):
+            return True
+    return False
+
+
+def _numeric(node: ast.expr) -> bool:
+    """A tolerance value: a number, or a tuple, list, dict or `dict(atol=..., rtol=...)` of numbers."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return bool(node.elts) and all(_numeric(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return bool(node.values) and all(_numeric(v) for v in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        return not node.args and bool(node.keywords) and all(_numeric(k.value) for k in node.keywords)
+    return False
+
+
+def _has_fraction(table: ast.Dict) -> bool:
+    """Some value is a number below 1 (a tolerance), not a table of sizes or counts keyed by dtype."""
+    return any(isinstance(n, ast.Constant) and type(n.value) is float and 0 <= n.value < 1
+               for value in table.values for n in ast.walk(value))

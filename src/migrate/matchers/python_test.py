@@ -126,11 +126,21 @@ def _tolerances(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
         if key is not None and all(_numeric(v) for v in table.values) and _has_fraction(table):
             found.append((key, _dtype_name(key, dtypes) or ""))
     found.extend(_class_tolerances(doc, dtypes, names))
-    for keyword in doc.of_type(ast.keyword):
-        if keyword.arg and names.fullmatch(keyword.arg) and isinstance(keyword.value, ast.IfExp):
-            symbol = _mentions_dtype(keyword.value.test, dtypes)
+    found.extend(_conditional_tolerances(doc, dtypes, names))
+    return found
+
+
+def _conditional_tolerances(doc: PythonDocument, dtypes: re.Pattern[str], names: re.Pattern[str]) -> Found:
+    """`atol=5e-2 if dtype == torch.bfloat16 else 1e-3`, as a keyword or assigned to a tolerance variable."""
+    chosen: list[tuple[str, ast.expr]] = [(k.arg, k.value) for k in doc.of_type(ast.keyword) if k.arg]
+    for node in doc.of_type(ast.Assign):
+        chosen.extend((t.id, node.value) for t in node.targets if isinstance(t, ast.Name))
+    found: Found = []
+    for name, value in chosen:
+        if isinstance(value, ast.IfExp) and names.fullmatch(name):
+            symbol = _mentions_dtype(value.test, dtypes)
             if symbol:
-                found.append((keyword.value, symbol))
+                found.append((value, symbol))
     return found
 
 

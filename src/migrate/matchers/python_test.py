@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, register
+from migrate.matchers import CodeTest, Hit, register
 from migrate.matchers.python_common import check_keys, check_regex
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
@@ -43,7 +43,21 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return sorted(set(params["needles"]))
 
 
-@register("python-test", validate=_validate, needles=_needles)
+def _code_test(params: Mapping[str, Any]) -> CodeTest:
+    """A file worth parsing: the rule's words, no ROCm check, and for tolerances a reduced-precision dtype named."""
+    dtypes = re.compile(params["tolerances"]["dtypes"]) if "tolerances" in params else None
+    return lambda code: _text_wanted(code.text, params) and (dtypes is None or dtypes.search(code.text) is not None)
+
+
+def _text_wanted(text: str, params: Mapping[str, Any]) -> bool:
+    if not any(n in text for n in params["needles"]):
+        return False
+    if "unless_file" in params and re.search(params["unless_file"], text):
+        return False
+    return "if_file" not in params or re.search(params["if_file"], text) is not None
+
+
+@register("python-test", validate=_validate, needles=_needles, candidates=_code_test)
 def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each parametrisation or tolerance branch the rule describes, in a test file that does not check for ROCm."""
     if not isinstance(doc, PythonDocument) or not _wanted(doc, params):
@@ -59,11 +73,7 @@ def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
 
 def _wanted(doc: PythonDocument, params: Mapping[str, Any]) -> bool:
     """A test file (by its path) that holds the rule's words and no ROCm check of its own."""
-    if not re.search(params["paths"], doc.source.relpath) or not any(n in doc.text for n in params["needles"]):
-        return False
-    if "unless_file" in params and re.search(params["unless_file"], doc.text):
-        return False
-    return "if_file" not in params or re.search(params["if_file"], doc.text) is not None
+    return re.search(params["paths"], doc.source.relpath) is not None and _text_wanted(doc.text, params)
 
 
 Found = list[tuple[ast.expr, str]]

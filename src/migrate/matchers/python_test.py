@@ -12,7 +12,7 @@ from migrate.matchers.python_common import check_keys, check_regex
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
-_KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "parametrize", "tolerances"}
+_KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "unless_words", "parametrize", "tolerances"}
 _PARAMETRIZE_KEYS = {"names", "at_most"}
 _TOLERANCE_KEYS = {"dtypes", "names"}
 
@@ -24,6 +24,9 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("python-test matcher needs 'needles' (literal words for the prefilter)")
     for key in ("paths", "if_file", "unless_file"):
         check_regex(params, key, required=key == "paths")
+    words = params.get("unless_words", [])
+    if not (isinstance(words, list) and all(isinstance(w, str) and w == w.lower() for w in words)):
+        raise ValueError("python-test matcher: 'unless_words' must be a list of lower-case words")
     if ("parametrize" in params) == ("tolerances" in params):
         raise ValueError("python-test matcher needs exactly one of 'parametrize' and 'tolerances'")
     if "parametrize" in params:
@@ -52,9 +55,22 @@ def _code_test(params: Mapping[str, Any]) -> CodeTest:
 def _text_wanted(text: str, params: Mapping[str, Any]) -> bool:
     if not any(n in text for n in params["needles"]):
         return False
-    if "unless_file" in params and re.search(params["unless_file"], text):
+    if "if_file" in params and re.search(params["if_file"], text) is None:
         return False
-    return "if_file" not in params or re.search(params["if_file"], text) is not None
+    return not _rocm_checked(text, params)
+
+
+def _rocm_checked(text: str, params: Mapping[str, Any]) -> bool:
+    """The file matches `unless_file`; tried only where one of `unless_words` occurs (any case), as most files
+    name neither and a case-blind regex over a whole file costs more than the rest of the rule."""
+    if "unless_file" not in params:
+        return False
+    words = params.get("unless_words")
+    if words:
+        lower = text.lower()
+        if not any(word in lower for word in words):
+            return False
+    return re.search(params["unless_file"], text) is not None
 
 
 @register("python-test", validate=_validate, needles=_needles, candidates=_code_test)

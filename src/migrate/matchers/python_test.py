@@ -171,15 +171,15 @@ def _conditional_tolerances(doc: PythonDocument, dtypes: re.Pattern[str], names:
 
 
 def _class_tolerances(doc: PythonDocument, dtypes: re.Pattern[str], names: re.Pattern[str]) -> Found:
-    """A test class that sets a reduced-precision `dtype = torch.half` and its own tolerance (`thresholds = ...`)."""
+    """A test class that sets a reduced-precision `dtype = torch.half` and its own tolerance (`thresholds = ...`),
+    reported at the dtype."""
     found: Found = []
     for node in doc.of_type(ast.ClassDef):
         assigns = [(s.targets[0], s.value) for s in node.body if isinstance(s, ast.Assign) and len(s.targets) == 1
                    and isinstance(s.targets[0], ast.Name)]
-        symbol = next((name for _, value in assigns if (name := _dtype_name(value, dtypes))), None)
-        target = next((t for t, _ in assigns if isinstance(t, ast.Name) and names.fullmatch(t.id)), None)
-        if symbol and target is not None:
-            found.append((target, symbol))
+        dtype = next(((value, name) for _, value in assigns if (name := _dtype_name(value, dtypes))), None)
+        if dtype and any(isinstance(t, ast.Name) and names.fullmatch(t.id) for t, _ in assigns):
+            found.append(dtype)  # at the dtype: the class line a port gates sits just above it
     return found
 
 

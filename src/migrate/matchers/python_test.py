@@ -148,7 +148,8 @@ def _tolerances(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
             if hit is not None:
                 found.append(hit)
     for table in doc.of_type(ast.Dict):
-        key = next((k for k in table.keys if k is not None and _dtype_name(k, dtypes)), None)
+        key = next((k for k in table.keys if isinstance(k, (ast.Attribute, ast.Name)) and _dtype_name(k, dtypes)),
+                   None)  # keyed by the dtype itself: a table keyed by "float16" strings holds timings as often
         if key is not None and all(_numeric(v) for v in table.values) and _has_fraction(table):
             found.append((key, _dtype_name(key, dtypes) or ""))
     found.extend(_class_tolerances(doc, dtypes, names))

@@ -137,7 +137,8 @@ def _small(node: ast.expr | None, limit: int) -> bool:
 
 
 def _tolerances(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
-    """An if/elif chain on a reduced-precision dtype that sets a tolerance, and a dict of tolerances keyed by dtype."""
+    """Tolerances chosen by a reduced-precision dtype: an if/elif arm, a dict keyed by dtype, a test class's dtype
+    and thresholds, a conditional expression."""
     dtypes, names = re.compile(entry["dtypes"]), re.compile(entry["names"])
     found: Found = []
     elifs = {id(node.orelse[0]) for node in doc.of_type(ast.If) if len(node.orelse) == 1
@@ -185,7 +186,8 @@ def _class_tolerances(doc: PythonDocument, dtypes: re.Pattern[str], names: re.Pa
 
 
 def _chain_hit(node: ast.If, dtypes: re.Pattern[str], names: re.Pattern[str]) -> tuple[ast.expr, str] | None:
-    """The first test of an if/elif chain whose branch on a reduced-precision dtype sets a tolerance."""
+    """The test of the first arm of an if/elif chain that is on a reduced-precision dtype and sets a tolerance (one
+    finding per chain)."""
     branch: ast.If | None = node
     while branch is not None:
         symbol = _mentions_dtype(branch.test, dtypes)

@@ -258,6 +258,7 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: python-test, needles: [x], paths: x}", "exactly one of"),
         ("{matcher: python-test, needles: [x], paths: x, parametrize: {names: x}}", "needs 'at_most'"),
         ("{matcher: python-test, needles: [x], paths: x, tolerances: {dtypes: '('}}", "missing \\)"),
+        ("{matcher: python-test, needles: [x], paths: x, calls: f, tolerances: {dtypes: x, names: y}}", "exactly one"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:

@@ -1,4 +1,5 @@
-"""Test code a ROCm port narrows or loosens: block sizes a test is parametrised over, tolerances keyed on a dtype."""
+"""Test code a ROCm port narrows, loosens or gates: block sizes a test is parametrised over, tolerances keyed on a
+dtype, checks that decide whether a test runs (FP8 support)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from migrate.matchers.python_common import check_keys, check_regex
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
-_KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "unless_words", "parametrize", "tolerances"}
+_KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "unless_words", "parametrize", "tolerances", "calls"}
+_MODES = ("parametrize", "tolerances", "calls")
 _PARAMETRIZE_KEYS = {"names", "at_most"}
 _TOLERANCE_KEYS = {"dtypes", "names"}
 
@@ -27,9 +29,11 @@ def _validate(params: Mapping[str, Any]) -> None:
     words = params.get("unless_words", [])
     if not (isinstance(words, list) and all(isinstance(w, str) and w == w.lower() for w in words)):
         raise ValueError("python-test matcher: 'unless_words' must be a list of lower-case words")
-    if ("parametrize" in params) == ("tolerances" in params):
-        raise ValueError("python-test matcher needs exactly one of 'parametrize' and 'tolerances'")
-    if "parametrize" in params:
+    if sum(mode in params for mode in _MODES) != 1:
+        raise ValueError("python-test matcher needs exactly one of 'parametrize', 'tolerances' and 'calls'")
+    if "calls" in params:
+        check_regex(params, "calls", required=True)
+    elif "parametrize" in params:
         entry = params["parametrize"]
         check_keys(entry, _PARAMETRIZE_KEYS, "python-test parametrize")
         check_regex(entry, "names", required=True)
@@ -78,8 +82,12 @@ def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
     """Each parametrisation or tolerance branch the rule describes, in a test file that does not check for ROCm."""
     if not isinstance(doc, PythonDocument) or not _wanted(doc, params):
         return
-    found = _parametrized(doc, params["parametrize"]) if "parametrize" in params else _tolerances(
-        doc, params["tolerances"])
+    if "calls" in params:
+        found = _calls(doc, params["calls"])
+    elif "parametrize" in params:
+        found = _parametrized(doc, params["parametrize"])
+    else:
+        found = _tolerances(doc, params["tolerances"])
     seen: set[int] = set()
     for node, symbol in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset)):
         if node.lineno not in seen:
@@ -93,6 +101,13 @@ def _wanted(doc: PythonDocument, params: Mapping[str, Any]) -> bool:
 
 
 Found = list[tuple[ast.expr, str]]
+
+
+def _calls(doc: PythonDocument, callee: str) -> Found:
+    """Calls whose dotted callee (or method name) the regex finds: `FP8GlobalStateManager.is_fp8_available()`."""
+    regex = re.compile(callee)
+    return [(site.node, site.name or f".{site.method}") for site in doc.index.calls
+            if regex.search(site.name or f".{site.method}")]
 
 
 def _parametrized(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:

@@ -259,6 +259,7 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: python-test, needles: [x], paths: x, parametrize: {names: x}}", "needs 'at_most'"),
         ("{matcher: python-test, needles: [x], paths: x, tolerances: {dtypes: '('}}", "missing \\)"),
         ("{matcher: python-test, needles: [x], paths: x, calls: f, tolerances: {dtypes: x, names: y}}", "exactly one"),
+        ("{matcher: python-test, needles: [x], paths: x, parametrize: {names: '(?i)x', at_most: 1}}", "scoped"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:

@@ -44,6 +44,12 @@ def _validate(params: Mapping[str, Any]) -> None:
         check_keys(entry, _TOLERANCE_KEYS, "python-test tolerances")
         check_regex(entry, "dtypes", required=True)
         check_regex(entry, "names", required=True)
+    for regex in _mode_words(params):
+        try:
+            _word_regex(regex)
+        except re.error as exc:
+            raise ValueError(f"python-test matcher: {regex!r} cannot be searched as a word ({exc}); write flags "
+                             "scoped, as (?i:...)") from None
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
@@ -51,9 +57,26 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
 
 
 def _code_test(params: Mapping[str, Any]) -> CodeTest:
-    """A file worth parsing: the rule's words, no ROCm check, and for tolerances a reduced-precision dtype named."""
-    dtypes = re.compile(params["tolerances"]["dtypes"]) if "tolerances" in params else None
-    return lambda code: _text_wanted(code.text, params) and (dtypes is None or dtypes.search(code.text) is not None)
+    """A file worth parsing: a test file (where the path is known), the rule's words, no ROCm check, and the words
+    its mode looks for (a parameter name; a tolerance name and a reduced-precision dtype; a callee)."""
+    paths = re.compile(params["paths"])
+    words = [_word_regex(regex) for regex in _mode_words(params)]
+    return lambda code: (not code.path or paths.search(code.path) is not None) and _text_wanted(
+        code.text, params) and all(word.search(code.text) for word in words)
+
+
+def _mode_words(params: Mapping[str, Any]) -> list[str]:
+    """Regexes for words that a file must hold for the rule's mode to find anything in it."""
+    if "parametrize" in params:
+        return [params["parametrize"]["names"]]
+    if "tolerances" in params:
+        return [params["tolerances"]["names"], params["tolerances"]["dtypes"]]
+    callee, prefix = params["calls"], "(?:^|\\.)"
+    return [callee[len(prefix):-1]] if callee.startswith(prefix) and callee.endswith("$") else []
+
+
+def _word_regex(regex: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w)(?:{regex})(?!\w)")
 
 
 def _text_wanted(text: str, params: Mapping[str, Any]) -> bool:
@@ -114,8 +137,7 @@ def _parametrized(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
     """`@pytest.mark.parametrize("blocksize", [64, 128, ...])` with a value at or below `at_most` for a wanted name."""
     names, limit = re.compile(entry["names"]), entry["at_most"]
     found: Found = []
-    for site in doc.calls_by.get(("method", "parametrize"), ()):
-        call = site.node
+    for call in _parametrize_decorators(doc):
         if len(call.args) < 2 or not isinstance(call.args[1], (ast.List, ast.Tuple)):
             continue
         argnames = _argnames(call.args[0])
@@ -125,6 +147,14 @@ def _parametrized(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
                 found.append((call.args[0], name))
                 break
     return found
+
+
+def _parametrize_decorators(doc: PythonDocument) -> Iterator[ast.Call]:
+    """`@pytest.mark.parametrize(...)` on test functions and classes (read from the decorators, not every call)."""
+    for node in doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        for decorator in node.decorator_list:
+            if isinstance(decorator, ast.Call) and getattr(decorator.func, "attr", None) == "parametrize":
+                yield decorator
 
 
 def _argnames(node: ast.expr) -> list[str]:

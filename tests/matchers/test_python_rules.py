@@ -255,6 +255,13 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: python, imports: [x], if_file: '('}", "missing \\)"),
         ("{matcher: device-name-gate, models: x}", "needs 'sources'"),
         ("{matcher: device-name-gate, sources: [a.b]}", "missing 'models'"),
+        ("{matcher: python-test, paths: x, parametrize: {names: x, at_most: 64}}", "needs 'needles'"),
+        ("{matcher: python-test, needles: [x], parametrize: {names: x, at_most: 64}}", "paths"),
+        ("{matcher: python-test, needles: [x], paths: x}", "exactly one of"),
+        ("{matcher: python-test, needles: [x], paths: x, parametrize: {names: x}}", "needs 'at_most'"),
+        ("{matcher: python-test, needles: [x], paths: x, tolerances: {dtypes: '('}}", "missing \\)"),
+        ("{matcher: python-test, needles: [x], paths: x, calls: f, tolerances: {dtypes: x, names: y}}", "exactly one"),
+        ("{matcher: python-test, needles: [x], paths: x, parametrize: {names: '(?i)x', at_most: 1}}", "scoped"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:
@@ -395,3 +402,17 @@ def test_cudnn_frontend_is_high_and_low_behind_an_import_guard(tmp_path: Path) -
     assert findings(tmp_path, "import cudnn\ng = cudnn.pygraph()\n") == [("python-cudnn-frontend", 1, "high")]
     guarded = "try:\n    import cudnn\nexcept ImportError:\n    cudnn = None\n"
     assert findings(tmp_path, guarded) == [("python-cudnn-frontend", 2, "low")]
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("tests/test_quant.py", [("python-test-dtype-tolerance", 4, "low")]),
+    ("pkg/quant_test.py", [("python-test-dtype-tolerance", 4, "low")]),
+    ("pkg/quant.py", []),  # the same table in library code is no test to loosen
+])
+def test_test_rules_fire_in_test_files_only(tmp_path: Path, name: str, expected: list[tuple[str, int, str]]) -> None:
+    source = "import torch\n\ndef tols(dtype):\n    if dtype == torch.bfloat16:\n        return dict(atol=1e-2)\n"
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    found = [(f.rule, f.line, f.severity.name.lower()) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == expected

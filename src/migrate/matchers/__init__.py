@@ -53,11 +53,13 @@ class Code:
 
     def __init__(
         self, text: str, includes: Sequence[str], words: frozenset[str] = frozenset(), asm: Sequence[str] = (),
+        path: str = "",
     ) -> None:
         self.text = text
         self.includes = includes
         self.words = words  # C/C++: the identifiers of the matchers' `identifiers` that the lexer found in the code
         self.asm = asm  # C/C++: the template of each asm statement
+        self.path = path  # the file's path in the repository where the caller knows it ("" where not)
 
     @cached_property
     def lower(self) -> str:
@@ -144,6 +146,7 @@ MATCHER_MODULES = {
     "manifest-image": "manifest_image", "manifest-index": "manifest_index", "manifest-package": "manifest_package",
     "compute-capability": "python_capability", "python": "python_code", "torch-version-use": "python_version",
     "device-name-gate": "python_device_name", "dtype-chain": "python_dtype_chain",
+    "python-test": "python_test",
 }
 
 

@@ -73,7 +73,7 @@ def _parsed_rules(
     if lexed is None:
         applicable = prefilter.applicable(table, text)
         if source.kind == FileKind.PYTHON and shortcuts.python_candidates:
-            return prefilter.with_candidates(applicable, Code(text, ()))
+            return prefilter.with_candidates(applicable, Code(text, (), path=source.relpath))
         return applicable
     if not shortcuts.tokens:  # the reference the fast path is compared with: every rule on every file's tree
         return table.rules

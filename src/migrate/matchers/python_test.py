@@ -1,0 +1,288 @@
+"""Test code a ROCm port narrows, loosens or gates: block sizes a test is parametrised over, tolerances keyed on a
+dtype, checks that decide whether a test runs (FP8 support)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from migrate.matchers import CodeTest, Hit, register
+from migrate.matchers.python_common import check_keys, check_regex
+from migrate.parse import Document
+from migrate.parse.python import PythonDocument
+
+_KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "unless_words", "parametrize", "tolerances", "calls"}
+_MODES = ("parametrize", "tolerances", "calls")
+_PARAMETRIZE_KEYS = {"names", "at_most"}
+_TOLERANCE_KEYS = {"dtypes", "names"}
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    check_keys(params, _KEYS, "python-test")
+    needles = params.get("needles")
+    if not (isinstance(needles, list) and needles and all(isinstance(n, str) for n in needles)):
+        raise ValueError("python-test matcher needs 'needles' (literal words for the prefilter)")
+    for key in ("paths", "if_file", "unless_file"):
+        check_regex(params, key, required=key == "paths")
+    words = params.get("unless_words", [])
+    if not (isinstance(words, list) and all(isinstance(w, str) and w == w.lower() for w in words)):
+        raise ValueError("python-test matcher: 'unless_words' must be a list of lower-case words")
+    if sum(mode in params for mode in _MODES) != 1:
+        raise ValueError("python-test matcher needs exactly one of 'parametrize', 'tolerances' and 'calls'")
+    if "calls" in params:
+        check_regex(params, "calls", required=True)
+    elif "parametrize" in params:
+        entry = params["parametrize"]
+        check_keys(entry, _PARAMETRIZE_KEYS, "python-test parametrize")
+        check_regex(entry, "names", required=True)
+        if type(entry.get("at_most")) is not int:
+            raise ValueError("python-test parametrize needs 'at_most' (an integer)")
+    else:
+        entry = params["tolerances"]
+        check_keys(entry, _TOLERANCE_KEYS, "python-test tolerances")
+        check_regex(entry, "dtypes", required=True)
+        check_regex(entry, "names", required=True)
+    for regex in _mode_words(params):
+        try:
+            _word_regex(regex)
+        except re.error as exc:
+            raise ValueError(f"python-test matcher: {regex!r} cannot be searched as a word ({exc}); write flags "
+                             "scoped, as (?i:...)") from None
+
+
+def _needles(params: Mapping[str, Any]) -> list[str]:
+    return sorted(set(params["needles"]))
+
+
+def _code_test(params: Mapping[str, Any]) -> CodeTest:
+    """A file worth parsing: a test file (where the path is known), the rule's words, no ROCm check, and the words
+    its mode looks for (a parameter name; a tolerance name and a reduced-precision dtype; a callee)."""
+    paths = re.compile(params["paths"])
+    words = [_word_regex(regex) for regex in _mode_words(params)]
+    return lambda code: (not code.path or paths.search(code.path) is not None) and _text_wanted(
+        code.text, params) and all(word.search(code.text) for word in words)
+
+
+def _mode_words(params: Mapping[str, Any]) -> list[str]:
+    """Regexes for words that a file must hold for the rule's mode to find anything in it."""
+    if "parametrize" in params:
+        return [params["parametrize"]["names"]]
+    if "tolerances" in params:
+        return [params["tolerances"]["names"], params["tolerances"]["dtypes"]]
+    callee, prefix = params["calls"], "(?:^|\\.)"
+    return [callee[len(prefix):-1]] if callee.startswith(prefix) and callee.endswith("$") else []
+
+
+def _word_regex(regex: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w)(?:{regex})(?!\w)")
+
+
+def _text_wanted(text: str, params: Mapping[str, Any]) -> bool:
+    if not any(n in text for n in params["needles"]):
+        return False
+    if "if_file" in params and re.search(params["if_file"], text) is None:
+        return False
+    return not _rocm_checked(text, params)
+
+
+def _rocm_checked(text: str, params: Mapping[str, Any]) -> bool:
+    """The file matches `unless_file`; tried only where one of `unless_words` occurs (any case), as most files
+    name neither and a case-blind regex over a whole file costs more than the rest of the rule."""
+    if "unless_file" not in params:
+        return False
+    words = params.get("unless_words")
+    if words:
+        lower = text.lower()
+        if not any(word in lower for word in words):
+            return False
+    return re.search(params["unless_file"], text) is not None
+
+
+@register("python-test", validate=_validate, needles=_needles, candidates=_code_test)
+def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each parametrisation or tolerance branch the rule describes, in a test file that does not check for ROCm."""
+    if not isinstance(doc, PythonDocument) or not _wanted(doc, params):
+        return
+    if "calls" in params:
+        found = _calls(doc, params["calls"])
+    elif "parametrize" in params:
+        found = _parametrized(doc, params["parametrize"])
+    else:
+        found = _tolerances(doc, params["tolerances"])
+    seen: set[int] = set()
+    for node, symbol in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset)):
+        if node.lineno not in seen:
+            seen.add(node.lineno)
+            yield Hit(node.lineno, node.col_offset + 1, symbol=symbol)
+
+
+def _wanted(doc: PythonDocument, params: Mapping[str, Any]) -> bool:
+    """A test file (by its path) that holds the rule's words and no ROCm check of its own."""
+    return re.search(params["paths"], doc.source.relpath) is not None and _text_wanted(doc.text, params)
+
+
+Found = list[tuple[ast.expr, str]]
+
+
+def _calls(doc: PythonDocument, callee: str) -> Found:
+    """Calls whose dotted callee (or method name) the regex finds: `FP8GlobalStateManager.is_fp8_available()`."""
+    regex = re.compile(callee)
+    return [(site.node, site.name or f".{site.method}") for site in doc.index.calls
+            if regex.search(site.name or f".{site.method}")]
+
+
+def _parametrized(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
+    """`@pytest.mark.parametrize("blocksize", [64, 128, ...])` with a value at or below `at_most` for a wanted name."""
+    names, limit = re.compile(entry["names"]), entry["at_most"]
+    found: Found = []
+    for call in _parametrize_decorators(doc):
+        if len(call.args) < 2 or not isinstance(call.args[1], (ast.List, ast.Tuple)):
+            continue
+        argnames = _argnames(call.args[0])
+        for index, name in enumerate(argnames):
+            values = [_item(value, index, len(argnames)) for value in call.args[1].elts]
+            if names.fullmatch(name) and any(_small(v, limit) for v in values):
+                found.append((call.args[0], name))
+                break
+    return found
+
+
+def _parametrize_decorators(doc: PythonDocument) -> Iterator[ast.Call]:
+    """`@pytest.mark.parametrize(...)` on test functions and classes (read from the decorators, not every call)."""
+    for node in doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        for decorator in node.decorator_list:
+            if isinstance(decorator, ast.Call) and getattr(decorator.func, "attr", None) == "parametrize":
+                yield decorator
+
+
+def _argnames(node: ast.expr) -> list[str]:
+    """The parameter names of a parametrize call: "a, b" or ["a", "b"]."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [part.strip() for part in node.value.split(",")]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def _item(value: ast.expr, index: int, width: int) -> ast.expr | None:
+    """The value of parameter INDEX in one entry of the values list (a tuple for several names, pytest.param(...))."""
+    if isinstance(value, ast.Call) and getattr(value.func, "attr", None) == "param":
+        elements = value.args
+    elif width > 1 and isinstance(value, (ast.Tuple, ast.List)):
+        elements = value.elts
+    else:
+        return value if width == 1 else None
+    return elements[index] if index < len(elements) else None
+
+
+def _small(node: ast.expr | None, limit: int) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and 0 < node.value <= limit
+
+
+def _tolerances(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
+    """Tolerances chosen by a reduced-precision dtype: an if/elif arm, a dict keyed by dtype, a test class's dtype
+    and thresholds, a conditional expression."""
+    dtypes, names = re.compile(entry["dtypes"]), re.compile(entry["names"])
+    found: Found = []
+    elifs = {id(node.orelse[0]) for node in doc.of_type(ast.If) if len(node.orelse) == 1
+             and isinstance(node.orelse[0], ast.If)}
+    for node in doc.of_type(ast.If):
+        if id(node) not in elifs:
+            hit = _chain_hit(node, dtypes, names)
+            if hit is not None:
+                found.append(hit)
+    for table in doc.of_type(ast.Dict):
+        key = next((k for k in table.keys if isinstance(k, (ast.Attribute, ast.Name)) and _dtype_name(k, dtypes)),
+                   None)  # keyed by the dtype itself: a table keyed by "float16" strings holds timings as often
+        if key is not None and all(_numeric(v) for v in table.values) and _has_fraction(table):
+            found.append((key, _dtype_name(key, dtypes) or ""))
+    found.extend(_class_tolerances(doc, dtypes, names))
+    found.extend(_conditional_tolerances(doc, dtypes, names))
+    return found
+
+
+def _conditional_tolerances(doc: PythonDocument, dtypes: re.Pattern[str], names: re.Pattern[str]) -> Found:
+    """`atol=5e-2 if dtype == torch.bfloat16 else 1e-3`, as a keyword or assigned to a tolerance variable."""
+    chosen: list[tuple[str, ast.expr]] = [(k.arg, k.value) for k in doc.of_type(ast.keyword) if k.arg]
+    for node in doc.of_type(ast.Assign):
+        chosen.extend((t.id, node.value) for t in node.targets if isinstance(t, ast.Name))
+    found: Found = []
+    for name, value in chosen:
+        if isinstance(value, ast.IfExp) and names.fullmatch(name):
+            symbol = _mentions_dtype(value.test, dtypes)
+            if symbol:
+                found.append((value, symbol))
+    return found
+
+
+def _class_tolerances(doc: PythonDocument, dtypes: re.Pattern[str], names: re.Pattern[str]) -> Found:
+    """A test class that sets a reduced-precision `dtype = torch.half` and its own tolerance (`thresholds = ...`),
+    reported at the dtype."""
+    found: Found = []
+    for node in doc.of_type(ast.ClassDef):
+        assigns = [(s.targets[0], s.value) for s in node.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                   and isinstance(s.targets[0], ast.Name)]
+        dtype = next(((value, name) for _, value in assigns if (name := _dtype_name(value, dtypes))), None)
+        if dtype and any(isinstance(t, ast.Name) and names.fullmatch(t.id) for t, _ in assigns):
+            found.append(dtype)  # at the dtype: the class line a port gates sits just above it
+    return found
+
+
+def _chain_hit(node: ast.If, dtypes: re.Pattern[str], names: re.Pattern[str]) -> tuple[ast.expr, str] | None:
+    """The test of the first arm of an if/elif chain that is on a reduced-precision dtype and sets a tolerance (one
+    finding per chain)."""
+    branch: ast.If | None = node
+    while branch is not None:
+        symbol = _mentions_dtype(branch.test, dtypes)
+        if symbol and any(_sets_tolerance(s, names) for s in branch.body):
+            return branch.test, symbol
+        branch = branch.orelse[0] if len(branch.orelse) == 1 and isinstance(branch.orelse[0], ast.If) else None
+    return None
+
+
+def _mentions_dtype(test: ast.expr, dtypes: re.Pattern[str]) -> str | None:
+    return next((name for item in ast.walk(test) if (name := _dtype_name(item, dtypes))), None)
+
+
+def _dtype_name(node: ast.AST, dtypes: re.Pattern[str]) -> str | None:
+    """`torch.bfloat16`, `jnp.float16`, `float8_e4m3fn`, "bf16": a dtype the regex matches whole, as an attribute,
+    a name or a string."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        name: str | None = node.value
+    else:
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+    return name if name and dtypes.fullmatch(name) else None
+
+
+def _sets_tolerance(statement: ast.stmt, names: re.Pattern[str]) -> bool:
+    """An assignment to a tolerance (`atol = ...`, `tols["atol"] = ...`) or a call/return passing `atol=`/`rtol=`."""
+    for item in ast.walk(statement):
+        if isinstance(item, ast.Name) and isinstance(item.ctx, ast.Store) and names.fullmatch(item.id):
+            return True
+        if isinstance(item, ast.Subscript) and isinstance(item.ctx, ast.Store) and isinstance(
+                item.slice, ast.Constant) and names.fullmatch(str(item.slice.value)):
+            return True
+        if isinstance(item, ast.keyword) and item.arg and names.fullmatch(item.arg):
+            return True
+    return False
+
+
+def _numeric(node: ast.expr) -> bool:
+    """A tolerance value: a number, or a tuple, list, dict or `dict(atol=..., rtol=...)` of numbers."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return bool(node.elts) and all(_numeric(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return bool(node.values) and all(_numeric(v) for v in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        return not node.args and bool(node.keywords) and all(_numeric(k.value) for k in node.keywords)
+    return False
+
+
+def _has_fraction(table: ast.Dict) -> bool:
+    """Some value is a number below 1 (a tolerance), not a table of sizes or counts keyed by dtype."""
+    return any(isinstance(n, ast.Constant) and type(n.value) is float and 0 <= n.value < 1
+               for value in table.values for n in ast.walk(value))

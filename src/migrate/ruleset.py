@@ -58,14 +58,33 @@ def load(directories: Iterable[Path], *, disabled: Iterable[str] = ()) -> Rulese
     off = set(disabled)
     seen: dict[str, str] = {}
     rules = []
+    loaded = []
     for path in _rule_files(directories):
         for rule in _load_file(path):
             if rule.id in seen:
                 raise RuleFileError(f"{path}: rule {rule.id}: duplicate id (first defined in {seen[rule.id]})")
             seen[rule.id] = str(path)
+            loaded.append(rule)
             if rule.id not in off:
                 rules.append(rule)
+    _validate_together(loaded)
     return Ruleset(tuple(rules))
+
+
+def _validate_together(rules: list[Rule]) -> None:
+    """The checks a matcher makes of all its rules at once (each rule passed its own checks)."""
+    by_matcher: dict[str, list[Rule]] = {}
+    for rule in rules:
+        by_matcher.setdefault(rule.match["matcher"], []).append(rule)
+    for name, group in by_matcher.items():
+        matcher = matchers.get(name)
+        if matcher is None or matcher.validate_together is None:
+            continue
+        try:
+            matcher.validate_together([rule.match for rule in group])
+        except matchers.RuleInvalid as exc:
+            rule = group[exc.index]
+            raise RuleFileError(f"{rule.source}: rule {rule.id}: {exc}") from None
 
 
 def _rule_files(directories: Iterable[Path]) -> Iterator[Path]:

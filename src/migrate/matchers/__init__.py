@@ -43,6 +43,15 @@ class TokenMatch(Protocol):
 
 
 Validator = Callable[[Mapping[str, Any]], None]
+BatchValidator = Callable[[Sequence[Mapping[str, Any]]], None]  # every rule of the matcher, after each passed alone
+
+
+class RuleInvalid(ValueError):
+    """A batch validator's verdict on one of the rules it was given: its index, and what is wrong."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
 Needles = Callable[[Mapping[str, Any]], "list[str] | None"]
 
 
@@ -105,6 +114,7 @@ class Matcher:
     function: MatchFunction
     validate: Validator | None = None
     fast: FastPath = FastPath()
+    validate_together: BatchValidator | None = None  # what is cheaper checked for all rules at once
 
 
 _REGISTRY: dict[str, Matcher] = {}
@@ -114,12 +124,15 @@ _loaded = False
 def register(
     name: str, *, validate: Validator | None = None, needles: Needles | None = None,
     candidates: Candidates | None = None, identifiers: Identifiers | None = None, tokens: TokenMatch | None = None,
+    validate_together: BatchValidator | None = None,
 ) -> Callable[[MatchFunction], MatchFunction]:
-    """Add a matcher under NAME. VALIDATE raises ValueError on bad rule parameters; the others are its FastPath hooks
-    (needles, candidates and identifiers take a rule's parameters; TOKENS is the rule decided on tokens)."""
+    """Add a matcher under NAME. VALIDATE raises ValueError on bad rule parameters, VALIDATE_TOGETHER RuleInvalid
+    on the first bad one of all its rules; the others are its FastPath hooks (needles, candidates and identifiers
+    take a rule's parameters; TOKENS is the rule decided on tokens)."""
 
     def wrap(function: MatchFunction) -> MatchFunction:
-        _REGISTRY[name] = Matcher(name, function, validate, FastPath(needles, candidates, identifiers, tokens))
+        fast = FastPath(needles, candidates, identifiers, tokens)
+        _REGISTRY[name] = Matcher(name, function, validate, fast, validate_together)
         return function
 
     return wrap

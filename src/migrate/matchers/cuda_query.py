@@ -6,14 +6,15 @@ code test passes: for a rare finding whose patterns match many ordinary nodes (`
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ahocorasick_rs import AhoCorasick
 
-from migrate.matchers import Code, CodeTest, Hit, register
+from migrate.lazyre import lazy_regex
+from migrate.matchers import Code, CodeTest, Hit, RuleInvalid, register
 from migrate.parse import Document
-from migrate.parse.cuda import CudaDocument, query, register_query
+from migrate.parse.cuda import CudaDocument, check_queries, query
 
 _WHERE = ("any", "device", "host")
 
@@ -22,19 +23,37 @@ def _validate(params: Mapping[str, Any]) -> None:
     source = params.get("query")
     if not isinstance(source, str) or not source.strip():
         raise ValueError("cuda-query needs a 'query' string")
-    try:
-        compiled = query(source)
-    except Exception as exc:  # tree-sitter raises QueryError (or NameError/SyntaxError in older bindings)
-        raise ValueError(f"bad tree-sitter query: {exc}") from None
-    if "hit" not in {compiled.capture_name(i) for i in range(compiled.capture_count)}:
+    if "hit" not in _capture_names(source):  # the query itself is compiled with the others (_validate_together)
         raise ValueError("cuda-query needs a capture named @hit")
     if params.get("where", "any") not in _WHERE:
         raise ValueError(f"'where' must be one of {', '.join(_WHERE)}")
     validate_code_tests(params)
     if not isinstance(params.get("alone", False), bool):
         raise ValueError("'alone' must be true or false")
-    if not params.get("alone"):
-        register_query(source)
+
+
+def _capture_names(source: str) -> set[str]:
+    """The names of a query's captures (`@name` outside its strings and comments)."""
+    return set(_CAPTURE.findall(_QUERY_LITERAL.sub(" ", source)))
+
+
+_QUERY_LITERAL = lazy_regex(r'"(?:\\.|[^"\\])*"|;[^\n]*')  # a string or a comment in a tree-sitter query
+_CAPTURE = lazy_regex(r"@([\w.-]+)")
+
+
+def _validate_together(rules: Sequence[Mapping[str, Any]]) -> None:
+    """Compile every rule's query at once, the scan's bundle among them, and register those that join it
+    (parse.cuda.check_queries); where that fails, each alone, to name the bad one."""
+    alone = [params["query"] for params in rules if params.get("alone")]
+    try:
+        check_queries([params["query"] for params in rules if not params.get("alone")], alone)
+    except Exception:  # tree-sitter raises QueryError (or NameError/SyntaxError in older bindings)
+        for index, params in enumerate(rules):
+            try:
+                query(params["query"])
+            except Exception as exc:
+                raise RuleInvalid(index, f"bad tree-sitter query: {exc}") from None
+        raise
 
 
 def validate_code_tests(params: Mapping[str, Any]) -> None:
@@ -123,7 +142,7 @@ def _file_test(params: Mapping[str, Any]) -> Callable[[str], bool]:
 
 
 @register("cuda-query", validate=_validate, needles=query_needles, candidates=code_candidates,
-          identifiers=lambda p: frozenset(p.get("identifiers") or ()))
+          identifiers=lambda p: frozenset(p.get("identifiers") or ()), validate_together=_validate_together)
 def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line holding an @hit capture of the rule's query, in host code, device code or anywhere."""
     if not isinstance(doc, CudaDocument) or not runs_on(doc, params):

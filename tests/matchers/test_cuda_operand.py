@@ -1,4 +1,5 @@
-"""cuda-operand: what device-compute-capability found as a tree-sitter query, found by walking up from each name."""
+"""cuda-operand: what device-compute-capability found as a tree-sitter query, found by walking up from each name;
+and the cuda-query rules' queries, checked all at once."""
 
 from __future__ import annotations
 
@@ -92,3 +93,19 @@ def test_broken_operand_rules_name_the_file_and_rule(tmp_path: Path, change: dic
     with pytest.raises(RuleFileError, match=r"bad\.yaml: rule broken-rule: .*") as caught:
         load([tmp_path])
     assert error in str(caught.value)
+
+
+def test_a_bad_query_among_good_ones_is_named(tmp_path: Path) -> None:
+    import yaml
+
+    def rule(rule_id: str, query: str, **extra: object) -> dict[str, object]:
+        return {"id": rule_id, "title": "t", "category": "other", "languages": ["cuda"], "severity": "low",
+                "message": "m", "match": {"matcher": "cuda-query", "query": query, **extra}}
+
+    rules = [rule("good-one", "(identifier) @hit"), rule("good-alone", "(number_literal) @hit", alone=True),
+             rule("bad-one", "(call_expression nope: (identifier) @hit)", alone=True)]
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"rules": rules}), encoding="utf-8")
+    with pytest.raises(RuleFileError, match=r"rules\.yaml: rule bad-one: bad tree-sitter query"):
+        load([tmp_path])
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"rules": rules[:2]}), encoding="utf-8")
+    assert [r.id for r in load([tmp_path]).rules] == ["good-one", "good-alone"]

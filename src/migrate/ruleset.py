@@ -6,7 +6,6 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +47,22 @@ class Ruleset:
         return digest.hexdigest()[:16]
 
 
-@cache
 def load_builtin() -> Ruleset:
-    return load([rules_dir()])
+    """The built-in rules (read once per process, or handed over by remember_builtin)."""
+    if _BUILTIN is None:
+        remember_builtin(load([rules_dir()]))
+    assert _BUILTIN is not None
+    return _BUILTIN
+
+
+def remember_builtin(ruleset: Ruleset) -> None:
+    """RULESET is the built-in rules (read back from the ruleset cache): load_builtin hands it over instead of
+    reading and validating the rule files again (the assessment asks for them after every scan)."""
+    global _BUILTIN
+    _BUILTIN = _BUILTIN or ruleset
+
+
+_BUILTIN: Ruleset | None = None
 
 
 def load(directories: Iterable[Path], *, disabled: Iterable[str] = ()) -> Ruleset:

@@ -115,6 +115,7 @@ class Matcher:
     validate: Validator | None = None
     fast: FastPath = FastPath()
     validate_together: BatchValidator | None = None  # what is cheaper checked for all rules at once
+    prepare: BatchValidator | None = None  # what its rules need in a process before a file is matched
 
 
 _REGISTRY: dict[str, Matcher] = {}
@@ -124,15 +125,16 @@ _loaded = False
 def register(
     name: str, *, validate: Validator | None = None, needles: Needles | None = None,
     candidates: Candidates | None = None, identifiers: Identifiers | None = None, tokens: TokenMatch | None = None,
-    validate_together: BatchValidator | None = None,
+    validate_together: BatchValidator | None = None, prepare: BatchValidator | None = None,
 ) -> Callable[[MatchFunction], MatchFunction]:
     """Add a matcher under NAME. VALIDATE raises ValueError on bad rule parameters, VALIDATE_TOGETHER RuleInvalid
-    on the first bad one of all its rules; the others are its FastPath hooks (needles, candidates and identifiers
-    take a rule's parameters; TOKENS is the rule decided on tokens)."""
+    on the first bad one of all its rules, PREPARE sets up what its rules need in a process (also when they were
+    validated in another, and read back from the cache); the others are its FastPath hooks (needles, candidates
+    and identifiers take a rule's parameters; TOKENS is the rule decided on tokens)."""
 
     def wrap(function: MatchFunction) -> MatchFunction:
         fast = FastPath(needles, candidates, identifiers, tokens)
-        _REGISTRY[name] = Matcher(name, function, validate, fast, validate_together)
+        _REGISTRY[name] = Matcher(name, function, validate, fast, validate_together, prepare)
         return function
 
     return wrap
@@ -157,6 +159,17 @@ MATCHER_MODULES = {
     "compute-capability": "python_capability", "python": "python_code", "torch-version-use": "python_version",
     "device-name-gate": "python_device_name", "dtype-chain": "python_dtype_chain",
 }
+
+
+def prepare(rules: Sequence[Mapping[str, Any]]) -> None:
+    """Each matcher's `prepare` hook with its rules among RULES (their `match:` mappings), the matcher imported."""
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for params in rules:
+        grouped.setdefault(params["matcher"], []).append(params)
+    for name, group in grouped.items():
+        matcher = get(name)
+        if matcher is not None and matcher.prepare is not None:
+            matcher.prepare(group)
 
 
 def get(name: str) -> Matcher | None:

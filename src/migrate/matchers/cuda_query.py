@@ -14,7 +14,7 @@ from ahocorasick_rs import AhoCorasick
 from migrate.lazyre import lazy_regex
 from migrate.matchers import Code, CodeTest, Hit, RuleInvalid, register
 from migrate.parse import Document
-from migrate.parse.cuda import CudaDocument, check_queries, query
+from migrate.parse.cuda import CudaDocument, check_queries, query, register_query
 
 _WHERE = ("any", "device", "host")
 
@@ -54,6 +54,14 @@ def _validate_together(rules: Sequence[Mapping[str, Any]]) -> None:
             except Exception as exc:
                 raise RuleInvalid(index, f"bad tree-sitter query: {exc}") from None
         raise
+
+
+def _prepare(rules: Sequence[Mapping[str, Any]]) -> None:
+    """Register the queries that join the bundle (for rules read back from the cache; _validate_together registered
+    them when the rules were read in this process)."""
+    for params in rules:
+        if not params.get("alone"):
+            register_query(params["query"])
 
 
 def validate_code_tests(params: Mapping[str, Any]) -> None:
@@ -142,7 +150,8 @@ def _file_test(params: Mapping[str, Any]) -> Callable[[str], bool]:
 
 
 @register("cuda-query", validate=_validate, needles=query_needles, candidates=code_candidates,
-          identifiers=lambda p: frozenset(p.get("identifiers") or ()), validate_together=_validate_together)
+          identifiers=lambda p: frozenset(p.get("identifiers") or ()), validate_together=_validate_together,
+          prepare=_prepare)
 def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line holding an @hit capture of the rule's query, in host code, device code or anywhere."""
     if not isinstance(doc, CudaDocument) or not runs_on(doc, params):

@@ -47,13 +47,13 @@ def _validate_together(rules: Sequence[Mapping[str, Any]]) -> None:
     alone = [params["query"] for params in rules if params.get("alone")]
     try:
         check_queries([params["query"] for params in rules if not params.get("alone")], alone)
-    except Exception:  # tree-sitter raises QueryError (or NameError/SyntaxError in older bindings)
+    except Exception as together:  # tree-sitter raises QueryError (or NameError/SyntaxError in older bindings)
         for index, params in enumerate(rules):
             try:
                 query(params["query"])
             except Exception as exc:
                 raise RuleInvalid(index, f"bad tree-sitter query: {exc}") from None
-        raise
+        raise RuleInvalid(0, f"the rules' tree-sitter queries do not compile together: {together}") from None
 
 
 def _prepare(rules: Sequence[Mapping[str, Any]]) -> None:

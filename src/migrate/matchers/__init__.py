@@ -44,6 +44,7 @@ class TokenMatch(Protocol):
 
 Validator = Callable[[Mapping[str, Any]], None]
 BatchValidator = Callable[[Sequence[Mapping[str, Any]]], None]  # every rule of the matcher, after each passed alone
+Needles = Callable[[Mapping[str, Any]], "list[str] | None"]
 
 
 class RuleInvalid(ValueError):
@@ -52,7 +53,6 @@ class RuleInvalid(ValueError):
     def __init__(self, index: int, message: str) -> None:
         super().__init__(message)
         self.index = index
-Needles = Callable[[Mapping[str, Any]], "list[str] | None"]
 
 
 class Code:

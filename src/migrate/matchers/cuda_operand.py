@@ -48,7 +48,8 @@ def match_cuda_operand(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
 
 
 def _field_operands(doc: CudaDocument, params: Mapping[str, Any]) -> Iterator[tree_sitter.Node]:
-    names = re.compile(rb"\b(?:" + b"|".join(re.escape(f.encode()) for f in params["fields"]) + rb")\b")
+    # no \b before: a regex that starts with one is tried at every position; a name's start is checked on its node
+    names = re.compile(b"(?:" + b"|".join(re.escape(f.encode()) for f in params["fields"]) + rb")\b")
     owner = re.compile(params["object"])
     for match in names.finditer(doc.data):
         node = doc.root.descendant_for_byte_range(match.start(), match.end())

@@ -95,6 +95,8 @@ def _validate_together(rules: list[Rule]) -> None:
         try:
             matcher.validate_together([rule.match for rule in group])
         except matchers.RuleInvalid as exc:
+            if interrupted(exc):  # a Ctrl-C while tree-sitter compiled a query reads as a bad query
+                raise KeyboardInterrupt from None
             rule = group[exc.index]
             raise RuleFileError(f"{rule.source}: rule {rule.id}: {exc}") from None
 

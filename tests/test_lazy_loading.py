@@ -86,3 +86,38 @@ def test_a_warm_scan_imports_no_module_of_the_scan(tmp_path: Path) -> None:
     warm = subprocess.run(command, capture_output=True, text=True, check=True)
     assert "migrate.scan.orchestrate" in cold.stderr.split()
     assert warm.stderr.split() == [] and (tmp_path / "out").read_bytes() == first
+
+
+SCAN_AND_ASSESS = """
+import sys
+from pathlib import Path
+import tree_sitter
+import migrate.ruleset
+compiled, read = [], []
+original, original_read = tree_sitter.Query, migrate.ruleset._load_file
+tree_sitter.Query = lambda *args: compiled.append(args[1]) or original(*args)
+migrate.ruleset._load_file = lambda path: read.append(path) or original_read(path)
+from migrate.assessment import assess
+from migrate.config import load_settings
+from migrate.scan import scan
+root = Path(sys.argv[1])
+result = scan(root, load_settings(root, {"cache_dir": sys.argv[2]}))
+assess(result)
+print(sorted({f.rule for f in result.findings}))
+print(len(read), len(compiled))
+"""
+
+
+def test_a_scan_with_its_rules_from_the_cache_compiles_one_bundle(tmp_path: Path) -> None:
+    """The rules read back from the cache are not read from their files again for the assessment, and the
+    cuda-query rules' queries join the one bundle that tree-sitter compiles (a file over 16K characters uses it)."""
+    (tmp_path / "repo").mkdir()
+    filler = "".join(f"int f{i}(int x) {{ return x + {i}; }}\n" for i in range(800))
+    kernel = tmp_path / "repo" / "kernel.cu"
+    kernel.write_text("texture<float, 1, cudaReadModeElementType> tex;\n" + filler)
+    command = [sys.executable, "-c", SCAN_AND_ASSESS, str(tmp_path / "repo"), str(tmp_path / "cache")]
+    subprocess.run(command, capture_output=True, check=True)
+    kernel.write_text("texture<float, 2, cudaReadModeElementType> tex;\n" + filler)
+    rules, counts = subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()
+    assert "cuda-texture-reference" in rules
+    assert counts == "0 1"  # no rule file read, one query compiled

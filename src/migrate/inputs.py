@@ -18,7 +18,7 @@ from migrate.data import rules_dir
 from migrate.discover import Found, find, source_file
 from migrate.gitdiff import Changes, changed_lines
 from migrate.model import Skipped, SourceFile
-from migrate.ruleset import Ruleset, load, load_builtin
+from migrate.ruleset import Ruleset, load, load_builtin, remember_builtin
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,10 @@ def own_packages(root: Path) -> frozenset[str]:
 
 def ruleset_for(settings: Settings) -> Ruleset:
     """The built-in rules plus the user's extra rule directories, less the disabled ones (cached when allowed)."""
-    return load_ruleset(settings, lambda: _load_rules(settings))
+    ruleset = load_ruleset(settings, lambda: _load_rules(settings))
+    if not settings.extra_rule_dirs and not settings.disabled_rules:
+        remember_builtin(ruleset)  # the assessment reads the built-in rules: from here, not the rule files again
+    return ruleset
 
 
 def _load_rules(settings: Settings) -> Ruleset:

@@ -6,7 +6,6 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +47,22 @@ class Ruleset:
         return digest.hexdigest()[:16]
 
 
-@cache
 def load_builtin() -> Ruleset:
-    return load([rules_dir()])
+    """The built-in rules (read once per process, or handed over by remember_builtin)."""
+    if _BUILTIN is None:
+        remember_builtin(load([rules_dir()]))
+    assert _BUILTIN is not None
+    return _BUILTIN
+
+
+def remember_builtin(ruleset: Ruleset) -> None:
+    """RULESET is the built-in rules (read back from the ruleset cache): load_builtin hands it over instead of
+    reading and validating the rule files again (the assessment asks for them after every scan)."""
+    global _BUILTIN
+    _BUILTIN = _BUILTIN or ruleset
+
+
+_BUILTIN: Ruleset | None = None
 
 
 def load(directories: Iterable[Path], *, disabled: Iterable[str] = ()) -> Ruleset:
@@ -58,14 +70,35 @@ def load(directories: Iterable[Path], *, disabled: Iterable[str] = ()) -> Rulese
     off = set(disabled)
     seen: dict[str, str] = {}
     rules = []
+    loaded = []
     for path in _rule_files(directories):
         for rule in _load_file(path):
             if rule.id in seen:
                 raise RuleFileError(f"{path}: rule {rule.id}: duplicate id (first defined in {seen[rule.id]})")
             seen[rule.id] = str(path)
+            loaded.append(rule)
             if rule.id not in off:
                 rules.append(rule)
+    _validate_together(loaded)
     return Ruleset(tuple(rules))
+
+
+def _validate_together(rules: list[Rule]) -> None:
+    """The checks a matcher makes of all its rules at once (each rule passed its own checks)."""
+    by_matcher: dict[str, list[Rule]] = {}
+    for rule in rules:
+        by_matcher.setdefault(rule.match["matcher"], []).append(rule)
+    for name, group in by_matcher.items():
+        matcher = matchers.get(name)
+        if matcher is None or matcher.validate_together is None:
+            continue
+        try:
+            matcher.validate_together([rule.match for rule in group])
+        except matchers.RuleInvalid as exc:
+            if interrupted(exc):  # a Ctrl-C while tree-sitter compiled a query reads as a bad query
+                raise KeyboardInterrupt from None
+            rule = group[exc.index]
+            raise RuleFileError(f"{rule.source}: rule {rule.id}: {exc}") from None
 
 
 def _rule_files(directories: Iterable[Path]) -> Iterator[Path]:

@@ -43,7 +43,16 @@ class TokenMatch(Protocol):
 
 
 Validator = Callable[[Mapping[str, Any]], None]
+BatchValidator = Callable[[Sequence[Mapping[str, Any]]], None]  # every rule of the matcher, after each passed alone
 Needles = Callable[[Mapping[str, Any]], "list[str] | None"]
+
+
+class RuleInvalid(ValueError):
+    """A batch validator's verdict on one of the rules it was given: its index, and what is wrong."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
 
 
 class Code:
@@ -107,6 +116,8 @@ class Matcher:
     function: MatchFunction
     validate: Validator | None = None
     fast: FastPath = FastPath()
+    validate_together: BatchValidator | None = None  # what is cheaper checked for all rules at once
+    prepare: BatchValidator | None = None  # what its rules need in a process before a file is matched
 
 
 _REGISTRY: dict[str, Matcher] = {}
@@ -116,12 +127,16 @@ _loaded = False
 def register(
     name: str, *, validate: Validator | None = None, needles: Needles | None = None,
     candidates: Candidates | None = None, identifiers: Identifiers | None = None, tokens: TokenMatch | None = None,
+    validate_together: BatchValidator | None = None, prepare: BatchValidator | None = None,
 ) -> Callable[[MatchFunction], MatchFunction]:
-    """Add a matcher under NAME. VALIDATE raises ValueError on bad rule parameters; the others are its FastPath hooks
-    (needles, candidates and identifiers take a rule's parameters; TOKENS is the rule decided on tokens)."""
+    """Add a matcher under NAME. VALIDATE raises ValueError on bad rule parameters, VALIDATE_TOGETHER RuleInvalid
+    on the first bad one of all its rules, PREPARE sets up what its rules need in a process (also when they were
+    validated in another, and read back from the cache); the others are its FastPath hooks (needles, candidates
+    and identifiers take a rule's parameters; TOKENS is the rule decided on tokens)."""
 
     def wrap(function: MatchFunction) -> MatchFunction:
-        _REGISTRY[name] = Matcher(name, function, validate, FastPath(needles, candidates, identifiers, tokens))
+        fast = FastPath(needles, candidates, identifiers, tokens)
+        _REGISTRY[name] = Matcher(name, function, validate, fast, validate_together, prepare)
         return function
 
     return wrap
@@ -139,7 +154,7 @@ MATCHER_MODULES = {
     "cuda-api": "cuda_api", "cuda-hip-alias": "cuda_alias", "inline-asm": "cuda_asm", "float-atomic": "cuda_atomics", "cuda-compare": "cuda_compare",
     "cuda-include": "cuda_include", "cuda-kernel": "cuda_kernel", "cuda-names": "cuda_names",
     "cuda-library-names": "cuda_library_names", "cuda-library-files": "cuda_library_names",
-    "ptx-strings": "cuda_ptx_strings", "weak-alias": "cuda_weak_alias",
+    "ptx-strings": "cuda_ptx_strings", "weak-alias": "cuda_weak_alias", "cuda-operand": "cuda_operand",
     "cuda-namespace": "cuda_namespace", "cuda-query": "cuda_query", "warp-size": "cuda_warp",
     "dependent-member-template": "cuda_typename", "dependent-type-temporary": "cuda_typename",
     "manifest-command": "manifest_command", "manifest-env": "manifest_env", "manifest-fact": "manifest_fact",
@@ -148,6 +163,17 @@ MATCHER_MODULES = {
     "device-name-gate": "python_device_name", "dtype-chain": "python_dtype_chain",
     "python-test": "python_test",
 }
+
+
+def prepare(rules: Sequence[Mapping[str, Any]]) -> None:
+    """Each matcher's `prepare` hook with its rules among RULES (their `match:` mappings), the matcher imported."""
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for params in rules:
+        grouped.setdefault(params["matcher"], []).append(params)
+    for name, group in grouped.items():
+        matcher = get(name)
+        if matcher is not None and matcher.prepare is not None:
+            matcher.prepare(group)
 
 
 def get(name: str) -> Matcher | None:

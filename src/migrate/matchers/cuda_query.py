@@ -6,14 +6,15 @@ code test passes: for a rare finding whose patterns match many ordinary nodes (`
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ahocorasick_rs import AhoCorasick
 
-from migrate.matchers import Code, CodeTest, Hit, register
+from migrate.lazyre import lazy_regex
+from migrate.matchers import Code, CodeTest, Hit, RuleInvalid, register
 from migrate.parse import Document
-from migrate.parse.cuda import CudaDocument, query, register_query
+from migrate.parse.cuda import CudaDocument, check_queries, query, register_query
 
 _WHERE = ("any", "device", "host")
 
@@ -22,14 +23,50 @@ def _validate(params: Mapping[str, Any]) -> None:
     source = params.get("query")
     if not isinstance(source, str) or not source.strip():
         raise ValueError("cuda-query needs a 'query' string")
-    try:
-        compiled = query(source)
-    except Exception as exc:  # tree-sitter raises QueryError (or NameError/SyntaxError in older bindings)
-        raise ValueError(f"bad tree-sitter query: {exc}") from None
-    if "hit" not in {compiled.capture_name(i) for i in range(compiled.capture_count)}:
+    if "hit" not in _capture_names(source):  # the query itself is compiled with the others (_validate_together)
         raise ValueError("cuda-query needs a capture named @hit")
     if params.get("where", "any") not in _WHERE:
         raise ValueError(f"'where' must be one of {', '.join(_WHERE)}")
+    validate_code_tests(params)
+    if not isinstance(params.get("alone", False), bool):
+        raise ValueError("'alone' must be true or false")
+
+
+def _capture_names(source: str) -> set[str]:
+    """The names of a query's captures (`@name` outside its strings and comments)."""
+    return set(_CAPTURE.findall(_QUERY_LITERAL.sub(" ", source)))
+
+
+_QUERY_LITERAL = lazy_regex(r'"(?:\\.|[^"\\])*"|;[^\n]*')  # a string or a comment in a tree-sitter query
+_CAPTURE = lazy_regex(r"@([\w.-]+)")
+
+
+def _validate_together(rules: Sequence[Mapping[str, Any]]) -> None:
+    """Compile every rule's query at once, the scan's bundle among them, and register those that join it
+    (parse.cuda.check_queries); where that fails, each alone, to name the bad one."""
+    alone = [params["query"] for params in rules if params.get("alone")]
+    try:
+        check_queries([params["query"] for params in rules if not params.get("alone")], alone)
+    except Exception as together:  # tree-sitter raises QueryError (or NameError/SyntaxError in older bindings)
+        for index, params in enumerate(rules):
+            try:
+                query(params["query"])
+            except Exception as exc:
+                raise RuleInvalid(index, f"bad tree-sitter query: {exc}") from None
+        raise RuleInvalid(0, f"the rules' tree-sitter queries do not compile together: {together}") from None
+
+
+def _prepare(rules: Sequence[Mapping[str, Any]]) -> None:
+    """Register the queries that join the bundle (for rules read back from the cache; _validate_together registered
+    them when the rules were read in this process)."""
+    for params in rules:
+        if not params.get("alone"):
+            register_query(params["query"])
+
+
+def validate_code_tests(params: Mapping[str, Any]) -> None:
+    """Check the parameters that decide in which files a rule runs: needles, code, includes, if_code, unless_code,
+    identifiers."""
     needles = params.get("needles")
     if needles is not None and not (isinstance(needles, list) and all(isinstance(n, str) and n for n in needles)):
         raise ValueError("'needles' must be a list of non-empty strings")
@@ -54,18 +91,15 @@ def _validate(params: Mapping[str, Any]) -> None:
     if names is not None and not (isinstance(names, list) and names and all(isinstance(n, str) and n.isidentifier()
                                                                              for n in names)):
         raise ValueError("'identifiers' must be a list of C identifiers")
-    if not isinstance(params.get("alone", False), bool):
-        raise ValueError("'alone' must be true or false")
-    if not params.get("alone"):
-        register_query(source)
 
 
-def _needles(params: Mapping[str, Any]) -> list[str] | None:
+def query_needles(params: Mapping[str, Any]) -> list[str] | None:
+    """The rule's `needles`, or None (the rule runs on every file)."""
     needles = params.get("needles")
     return list(needles) if needles is not None else None
 
 
-def _candidates(params: Mapping[str, Any]) -> CodeTest:
+def code_candidates(params: Mapping[str, Any]) -> CodeTest:
     """Whether the query may match: an `includes` regex finds an #include path, or one of the `identifiers` is in
     the code and then one of the `code` regexes (else a needle) is found in the code or in an `#include <path>`
     line. Each regex should start with a literal: the search then runs in C."""
@@ -115,17 +149,26 @@ def _file_test(params: Mapping[str, Any]) -> Callable[[str], bool]:
         unwanted is None or unwanted.search(code) is None)
 
 
-@register("cuda-query", validate=_validate, needles=_needles, candidates=_candidates,
-          identifiers=lambda p: frozenset(p.get("identifiers") or ()))
+@register("cuda-query", validate=_validate, needles=query_needles, candidates=code_candidates,
+          identifiers=lambda p: frozenset(p.get("identifiers") or ()), validate_together=_validate_together,
+          prepare=_prepare)
 def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line holding an @hit capture of the rule's query, in host code, device code or anywhere."""
-    if not isinstance(doc, CudaDocument):
+    if not isinstance(doc, CudaDocument) or not runs_on(doc, params):
         return
-    if ("if_code" in params or "unless_code" in params) and not _file_test(params)(doc.lexed_for(frozenset()).code):
-        return
-    where = params.get("where", "any")
+    nodes = sorted(doc.captures(params["query"]).get("hit", []), key=lambda n: n.start_byte)
+    yield from hits_on_lines(doc, nodes, params.get("where", "any"))
+
+
+def runs_on(doc: CudaDocument, params: Mapping[str, Any]) -> bool:
+    """Whether the rule's `if_code` and `unless_code` tests let it run on this file."""
+    return ("if_code" not in params and "unless_code" not in params) or _file_test(params)(doc.lexed_for(frozenset()).code)
+
+
+def hits_on_lines(doc: CudaDocument, nodes: Iterable[Any], where: str = "any") -> Iterator[Hit]:
+    """A hit for the first of NODES (in source order) on each line, in host code, device code or anywhere."""
     seen: set[int] = set()
-    for node in sorted(doc.captures(params["query"]).get("hit", []), key=lambda n: n.start_byte):
+    for node in nodes:
         line = node.start_point.row + 1
         if line in seen or (where != "any" and doc.in_device_code(node.start_byte) != (where == "device")):
             continue

@@ -89,8 +89,22 @@ def table(ruleset: Ruleset, kind: FileKind) -> KindRules:
     """The needle table of KIND's rules (kept per process while the ruleset stays the same object)."""
     kept = _TABLES.get(kind)
     if kept is None or kept[0] is not ruleset:
+        if kind in _C_FAMILY:
+            _prepare(ruleset)
         kept = _TABLES[kind] = (ruleset, _kind_rules(ruleset.for_kind(kind)))
     return kept[1]
+
+
+_C_FAMILY = (FileKind.CUDA, FileKind.CPP, FileKind.C)
+_prepared: list[Ruleset] = []  # the ruleset whose C/C++ matchers are prepared
+
+
+def _prepare(ruleset: Ruleset) -> None:
+    """The `prepare` hooks of the C/C++ rules' matchers, once per ruleset and for all three kinds at once (the
+    cuda-query rules register their queries: one bundle for every kind, compiled once)."""
+    if not (_prepared and _prepared[0] is ruleset):
+        matchers.prepare([r.match for r in ruleset.rules if any(k.value in r.languages for k in _C_FAMILY)])
+        _prepared[:] = [ruleset]
 
 
 def _kind_rules(rules: tuple[Rule, ...]) -> KindRules:

@@ -39,7 +39,8 @@ result = scan(Path(sys.argv[1]), load_settings(Path(sys.argv[1]), {"cache_dir": 
 print(len(result.findings))
 for name in ("packaging", "multiprocessing", "migrate.parse.python", "migrate.matchers.python_code",
              "migrate.parse.docker", "yaml", "statistics", "importlib.resources", "migrate.substitutions",
-             "migrate.risk"):
+             "migrate.risk", "shutil", "csv", "pkgutil", "migrate.baseline", "migrate.gitdiff", "migrate.parse.cmake",
+             "migrate.parse.manifest"):
     print(name, name in sys.modules)
 """
 
@@ -58,7 +59,8 @@ def test_a_scan_of_cuda_files_imports_only_what_they_need(tmp_path: Path) -> Non
     assert loaded == [
         "packaging False", "multiprocessing False", "migrate.parse.python False", "migrate.matchers.python_code False",
         "migrate.parse.docker False", "yaml False", "statistics False", "importlib.resources False",
-        "migrate.substitutions False", "migrate.risk False",
+        "migrate.substitutions False", "migrate.risk False", "shutil False", "csv False", "pkgutil False",
+        "migrate.baseline False", "migrate.gitdiff False", "migrate.parse.cmake False", "migrate.parse.manifest False",
     ]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,8 @@ def table_rows(name: str) -> list[list[str]]:
     """The rows of the tab-separated file rules/data/NAME, its header first, its `#` comment lines left out (read once
     and shared: never change them)."""
     if name not in _KNOWN:
+        import csv  # here: `migrate check` gets the tables from the ruleset cache
+
         with open(data_path(name), encoding="utf-8", newline="") as handle:
             _KNOWN[name] = list(csv.reader((line for line in handle if not line.startswith("#")), delimiter="\t"))
     return _KNOWN[name]  # type: ignore[no-any-return]

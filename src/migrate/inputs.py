@@ -11,14 +11,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from migrate.cache import load_ruleset
 from migrate.config import Settings, check_rule_ids
 from migrate.data import rules_dir
 from migrate.discover import Found, find, source_file
-from migrate.gitdiff import Changes, changed_lines
 from migrate.model import Skipped, SourceFile
 from migrate.ruleset import Ruleset, load, load_builtin, remember_builtin
+
+if TYPE_CHECKING:
+    from migrate.gitdiff import Changes
 
 
 @dataclass(frozen=True)
@@ -52,11 +55,17 @@ def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs
             skipped.append(item)
         else:
             found.append(item)
-    changes = changed_lines(root, settings.diff_base) if settings.diff_base else None
+    changes = _changed_lines(root, settings.diff_base) if settings.diff_base else None
     if changes is not None:
         found = [f for f in found if f.relpath in changes]
     complete = not named and changes is None
     return Inputs(tuple(found), tuple(skipped), changes, own_packages(root), complete, discovered_after=started)
+
+
+def _changed_lines(root: Path, base: str) -> Changes:
+    from migrate.gitdiff import changed_lines  # here: only --diff-base asks git for a diff
+
+    return changed_lines(root, base)
 
 
 def own_packages(root: Path) -> frozenset[str]:

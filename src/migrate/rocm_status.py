@@ -14,8 +14,6 @@ from migrate import preproc
 from migrate.lazyre import LazyRegex, lazy_regex
 from migrate.model import Evidence, FileKind, Finding, RocmStatus
 from migrate.parse import ParseError
-from migrate.parse.cmake import commands
-from migrate.parse.manifest import Positions
 
 LEVELS = ("none", "partial", "supported")
 SOURCE_LISTS = frozenset({"cuda-only-source", "build-source"})  # what CMake compiles where: used, not cited
@@ -269,6 +267,9 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     the first (unless also listed elsewhere). Only for CMake files that have both kinds of branch."""
     if "CUDA" not in text or not _HIP_TEST.search(text):
         return ()
+    from migrate.parse.cmake import commands  # here: a scan of sources alone never reads CMake
+    from migrate.parse.manifest import Positions
+
     try:
         found = commands(text)
     except ParseError:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +49,8 @@ def find_tool(name: str, explicit: str | Path | None = None) -> Path | None:
     if explicit is not None:
         path = Path(explicit)
         return path if path.is_file() and os.access(path, os.X_OK) else None
+    import shutil  # here: with bz2 and lzma, a cost to every `migrate check`, which runs git without looking for it
+
     found = shutil.which(name)
     if found:
         return Path(found)

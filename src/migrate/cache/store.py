@@ -7,7 +7,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 import time
 from collections.abc import Iterable
 from functools import cache
@@ -152,5 +151,7 @@ def prune(directory: Path) -> None:
     """Keep the most recently used stores (or rulesets) in DIRECTORY."""
     entries = [e for e in os.scandir(directory) if not e.name.startswith(".")]  # temp files
     for entry in sorted(entries, key=lambda e: e.stat().st_mtime, reverse=True)[_KEEP_STORES:]:
+        import shutil  # here: with bz2 and lzma, a cost to every `migrate check`, which seldom has one to remove
+
         with contextlib.suppress(OSError):
             shutil.rmtree(entry.path) if entry.is_dir() else os.unlink(entry.path)

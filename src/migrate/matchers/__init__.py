@@ -4,7 +4,6 @@ registered by name with @register in a module of its own; its parameter check an
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -196,6 +195,8 @@ def _load_all() -> None:
     global _loaded
     if _loaded:
         return
+    import pkgutil  # here: only listing every matcher walks the package
+
     for info in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{info.name}")
     _loaded = True

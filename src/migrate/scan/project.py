@@ -8,15 +8,16 @@ import re
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from migrate import finding_status, preproc, rocm_status, targets
-from migrate.baseline import load as load_baseline
-from migrate.baseline import new_findings
 from migrate.config import Settings
-from migrate.gitdiff import Changes, keep_changed
 from migrate.model import Evidence, Finding, RocmStatus, Severity, SourceFile
 from migrate.ruleset import Ruleset
 from migrate.weights import load_weights
+
+if TYPE_CHECKING:
+    from migrate.gitdiff import Changes
 
 
 def without_first_party(findings: list[Finding], packages: frozenset[str], ruleset: Ruleset) -> list[Finding]:
@@ -92,9 +93,13 @@ def narrow(
 ) -> tuple[tuple[Finding, ...], int]:
     """Leave out the baseline's findings (counted), then those off the lines changed since --diff-base."""
     baselined = 0
-    if settings.baseline:
+    if settings.baseline:  # the imports here: most scans and checks have neither a baseline nor a --diff-base
+        from migrate.baseline import load as load_baseline, new_findings
+
         new = new_findings(findings, load_baseline(Path(settings.baseline)))
         baselined, findings = len(findings) - len(new), new
     if changes is not None:
+        from migrate.gitdiff import keep_changed
+
         findings = keep_changed(findings, changes)
     return findings, baselined

@@ -110,9 +110,10 @@ class Context:
 
     def hipifies(self, path: str) -> bool:
         """The build turns PATH's CUDA names into HIP ones (a torch extension, a HIP CMake build)."""
-        if not is_c(path):
-            return False
-        return "" in self._hipify_set or _nearest(path, self._hipify_set) is not None
+        known = self._hipified
+        if path not in known:
+            known[path] = is_c(path) and ("" in self._hipify_set or _nearest(path, self._hipify_set) is not None)
+        return known[path]
 
     @cached_property
     def _build_set(self) -> frozenset[str]:
@@ -121,6 +122,10 @@ class Context:
     @cached_property
     def _hipify_set(self) -> frozenset[str]:
         return frozenset(self.hipify_dirs)
+
+    @cached_property
+    def _hipified(self) -> dict[str, bool]:
+        return {}  # hipifies' answers by path: asked once per finding, many per file
 
 
 def _nearest(path: str, directories: frozenset[str]) -> str | None:

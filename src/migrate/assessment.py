@@ -95,7 +95,7 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
         checklist=risk.checklist(scored, weights, gfx_targets=result.targets),
         rules=rules,
         context=context,
-        removals=_removals(result, _remaining(scored)),
+        removals=_removals(result, scored),
         blocking=sum((e for _, e in blocking), Effort()),
         blocking_by_category=dict(by_category),
         blocking_by_stack=dict(by_stack),
@@ -112,20 +112,27 @@ def _remaining(scored: risk.Priced) -> Iterator[tuple[Finding, Effort]]:
             yield finding, Effort(lows[i], highs[i])
 
 
-def _removals(result: ScanResult, efforts: Iterable[tuple[Finding, Effort]]) -> tuple[Removal, ...]:
-    """Each substitute with the effort of the findings it answers (a stack's finding that names no substitute counts
-    for the stack's counterpart), the most effort first, then the most findings."""
+def _removals(result: ScanResult, scored: risk.Priced) -> tuple[Removal, ...]:
+    """Each substitute with the effort of the remaining findings it answers (a stack's finding that names no
+    substitute counts for the stack's counterpart), the most effort first, then the most findings. Summed as plain
+    numbers in report order, as Effort's own sum would: no object per finding of a large tree."""
     proposed = {s.id for s in result.substitutions}
-    effort: dict[str, Effort] = defaultdict(Effort)
+    lows, highs = scored.costs
+    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     count: dict[str, int] = defaultdict(int)
     paths: dict[str, set[str]] = defaultdict(set)
-    for finding, cost in efforts:
+    for i, finding in enumerate(scored.every):
+        if scored.status[i] != "remaining":
+            continue
+        low, high = lows[i], highs[i]
         for sub_id in _answers(finding, proposed):
-            effort[sub_id] += cost
-            if cost.high > 0:
+            total = sums[sub_id]
+            total[0] += low
+            total[1] += high
+            if high > 0:
                 count[sub_id] += 1
                 paths[sub_id].add(finding.path)
-    found = [Removal(s, effort[s.id], count[s.id], frozenset(paths[s.id]), _first_substitute(s))
+    found = [Removal(s, Effort(*sums[s.id]), count[s.id], frozenset(paths[s.id]), _first_substitute(s))
              for s in result.substitutions]
     return tuple(sorted(found, key=lambda r: (-r.effort.mid, -r.findings, r.substitution.id)))
 

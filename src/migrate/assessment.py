@@ -80,7 +80,9 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     rules = {r.id: r for r in load_builtin().rules if r.id in cited}
     per_target = risk.per_target(result, rules, weights) if len(result.targets) > 1 else ()
     scored = risk.pricing(result.findings, weights, guarded=result.guarded, context=context)  # once, for all three
-    blocking = [(f, e) for f, e in _remaining(scored) if f.severity >= Severity.HIGH and e.high > 0]
+    lows, highs = scored.costs
+    blocking = [(f, Effort(lows[i], highs[i])) for i, f in enumerate(scored.every)
+                if scored.status[i] == "remaining" and f.severity >= Severity.HIGH and highs[i] > 0]
     by_category: dict[str, Effort] = defaultdict(Effort)
     by_stack: dict[str, Effort] = defaultdict(Effort)
     for finding, cost in blocking:
@@ -101,15 +103,6 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
         blocking_by_stack=dict(by_stack),
         knowledge=_knowledge(result.targets),
     )
-
-
-def _remaining(scored: risk.Priced) -> Iterator[tuple[Finding, Effort]]:
-    """The work the verdict counts, each finding with its effort: a supported repository's CUDA-only add-ons are not
-    what a substitute removes. Made as it is read (a large tree has hundreds of thousands)."""
-    lows, highs = scored.costs
-    for i, finding in enumerate(scored.every):
-        if scored.status[i] == "remaining":
-            yield finding, Effort(lows[i], highs[i])
 
 
 def _removals(result: ScanResult, scored: risk.Priced) -> tuple[Removal, ...]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from migrate import risk, substitutions
@@ -80,7 +80,9 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     rules = {r.id: r for r in load_builtin().rules if r.id in cited}
     per_target = risk.per_target(result, rules, weights) if len(result.targets) > 1 else ()
     scored = risk.pricing(result.findings, weights, guarded=result.guarded, context=context)  # once, for all three
-    blocking = [(f, e) for f, e in _remaining(scored) if f.severity >= Severity.HIGH and e.high > 0]
+    lows, highs = scored.costs
+    blocking = [(f, Effort(lows[i], highs[i])) for i, f in enumerate(scored.every)
+                if scored.status[i] == "remaining" and f.severity >= Severity.HIGH and highs[i] > 0]
     by_category: dict[str, Effort] = defaultdict(Effort)
     by_stack: dict[str, Effort] = defaultdict(Effort)
     for finding, cost in blocking:
@@ -95,7 +97,7 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
         checklist=risk.checklist(scored, weights, gfx_targets=result.targets),
         rules=rules,
         context=context,
-        removals=_removals(result, _remaining(scored)),
+        removals=_removals(result, scored),
         blocking=sum((e for _, e in blocking), Effort()),
         blocking_by_category=dict(by_category),
         blocking_by_stack=dict(by_stack),
@@ -103,29 +105,27 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     )
 
 
-def _remaining(scored: risk.Priced) -> Iterator[tuple[Finding, Effort]]:
-    """The work the verdict counts, each finding with its effort: a supported repository's CUDA-only add-ons are not
-    what a substitute removes. Made as it is read (a large tree has hundreds of thousands)."""
-    lows, highs = scored.costs
-    for i, finding in enumerate(scored.every):
-        if scored.status[i] == "remaining":
-            yield finding, Effort(lows[i], highs[i])
-
-
-def _removals(result: ScanResult, efforts: Iterable[tuple[Finding, Effort]]) -> tuple[Removal, ...]:
-    """Each substitute with the effort of the findings it answers (a stack's finding that names no substitute counts
-    for the stack's counterpart), the most effort first, then the most findings."""
+def _removals(result: ScanResult, scored: risk.Priced) -> tuple[Removal, ...]:
+    """Each substitute with the effort of the remaining findings it answers (a stack's finding that names no
+    substitute counts for the stack's counterpart), the most effort first, then the most findings. Summed as plain
+    numbers in report order, as Effort's own sum would: no object per finding of a large tree."""
     proposed = {s.id for s in result.substitutions}
-    effort: dict[str, Effort] = defaultdict(Effort)
+    lows, highs = scored.costs
+    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     count: dict[str, int] = defaultdict(int)
     paths: dict[str, set[str]] = defaultdict(set)
-    for finding, cost in efforts:
+    for i, finding in enumerate(scored.every):
+        if scored.status[i] != "remaining":
+            continue
+        low, high = lows[i], highs[i]
         for sub_id in _answers(finding, proposed):
-            effort[sub_id] += cost
-            if cost.high > 0:
+            total = sums[sub_id]
+            total[0] += low
+            total[1] += high
+            if high > 0:
                 count[sub_id] += 1
                 paths[sub_id].add(finding.path)
-    found = [Removal(s, effort[s.id], count[s.id], frozenset(paths[s.id]), _first_substitute(s))
+    found = [Removal(s, Effort(*sums[s.id]), count[s.id], frozenset(paths[s.id]), _first_substitute(s))
              for s in result.substitutions]
     return tuple(sorted(found, key=lambda r: (-r.effort.mid, -r.findings, r.substitution.id)))
 

@@ -73,12 +73,19 @@ class Context:
         (unless a separate backend replaces it); in a partly ported one, one with ROCm branches in `own_rocm_files`
         of its own files and a build that hipifies it. What is left there is review, not porting, and it needs no
         new build."""
+        key = (component, weights.own_rocm_files)  # all that it reads of WEIGHTS
+        known = self._running
+        if key not in known:
+            known[key] = self._runs(component, weights.own_rocm_files)
+        return known[key]
+
+    def _runs(self, component: str, own_rocm_files: int) -> bool:
         if component in self.replaced:
             return False
         if self.level == "supported":
             return component in self.ported
         hipified = "" in self._hipify_set or _nearest(component + "/", self._hipify_set) is not None
-        own = self.rocm_files.get(component, 0) >= weights.own_rocm_files
+        own = self.rocm_files.get(component, 0) >= own_rocm_files
         return self.level == "partial" and own and hipified
 
     def component(self, path: str) -> str:
@@ -110,9 +117,10 @@ class Context:
 
     def hipifies(self, path: str) -> bool:
         """The build turns PATH's CUDA names into HIP ones (a torch extension, a HIP CMake build)."""
-        if not is_c(path):
-            return False
-        return "" in self._hipify_set or _nearest(path, self._hipify_set) is not None
+        known = self._hipified
+        if path not in known:
+            known[path] = is_c(path) and ("" in self._hipify_set or _nearest(path, self._hipify_set) is not None)
+        return known[path]
 
     @cached_property
     def _build_set(self) -> frozenset[str]:
@@ -121,6 +129,14 @@ class Context:
     @cached_property
     def _hipify_set(self) -> frozenset[str]:
         return frozenset(self.hipify_dirs)
+
+    @cached_property
+    def _hipified(self) -> dict[str, bool]:
+        return {}  # hipifies' answers by path: asked once per finding, many per file
+
+    @cached_property
+    def _running(self) -> dict[tuple[str, int], bool]:
+        return {}  # runs' answers by component: asked once or twice per finding
 
 
 def _nearest(path: str, directories: frozenset[str]) -> str | None:

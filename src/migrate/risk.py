@@ -570,12 +570,22 @@ def _rollup(
     groups: dict[str, list[int]] = defaultdict(list)
     for i in indices:
         groups[key(every[i])].append(i)
+    lows, highs = costs
     rollups = []
     for name, group in groups.items():
-        effort = _sum(costs, group)
+        low = high = 0.0
+        worst = Severity.INFO
+        paths = set()
+        for i in group:  # one pass for all a rollup reads: by file, a large tree has a group per file
+            low += lows[i]
+            high += highs[i]
+            finding = every[i]
+            paths.add(finding.path)
+            if finding.severity > worst:
+                worst = finding.severity
+        effort = Effort(low, high)
         share = effort.mid / total.mid if total.mid else 0.0
-        worst = max(every[i].severity for i in group)
-        rollups.append(Rollup(name, len(group), len({every[i].path for i in group}), worst, effort, share))
+        rollups.append(Rollup(name, len(group), len(paths), worst, effort, share))
     return tuple(sorted(rollups, key=lambda r: (-r.effort.mid, -r.worst, -r.findings, r.key)))
 
 

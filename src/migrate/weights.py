@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,11 @@ class Weights:
     verdicts: tuple[tuple[str, int], ...]
     drivers: int
     phases: tuple[Phase, ...]
+
+    @cached_property
+    def path_roles(self) -> dict[str, Role | None]:
+        """role_of's answers so far, by path: asked once per finding of a tree (many per file), found once."""
+        return {}
 
 
 @cache
@@ -150,7 +155,10 @@ def _category_weights(name: str, raw: dict[str, Any]) -> Category:
 
 def role_of(path: str, weights: Weights) -> Role | None:
     """The role of the folder PATH sits in off the main path (tests, docs, examples, development, CI); None on it."""
-    return next((role for role in weights.roles if role.paths.search(path)), None)
+    known = weights.path_roles
+    if path not in known:
+        known[path] = next((role for role in weights.roles if role.paths.search(path)), None)
+    return known[path]
 
 
 def on_main_path(path: str, weights: Weights) -> bool:

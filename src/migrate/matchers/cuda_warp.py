@@ -75,10 +75,10 @@ _SHARED_ARRAYS = """
   (#match? @size "^32[uU]?$"))) @decl
 """
 _LOOPS = "(for_statement) @loop"
-# `if (tid < 32)`, `blockSize > 32`, `x[tid + 32]`: the warp-synchronous tail of a block reduction
+# `if (tid < 32)`, `blockSize > 32`, `x[tid + 32]`, `blockSize >= 64`: the warp-synchronous tail of a block reduction
 _WARP_TAILS = """
 (binary_expression left: (_) @lhs operator: ["<" "<=" ">" ">=" "+"] @op right: (number_literal) @rhs
-  (#match? @rhs "^32[uU]?$")) @tail
+  (#match? @rhs "^(32|64)[uU]?$")) @tail
 """
 _FIXED_WIDTHS = """
 (call_expression function: (identifier) @fn arguments: (argument_list (_) (_) (_) . (number_literal) @width .)
@@ -442,13 +442,17 @@ def _calls_warp_helper(doc: CudaDocument) -> bool:
 
 
 def _warp_tail(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
-    """`tid < 32`, `x[tid + 32]` on a thread index, `blockSize > 32` on a block's thread count: one warp's lanes."""
+    """`tid < 32`, `x[tid + 32]` on a thread index, `blockSize > 32` on a block's thread count: one warp's lanes;
+    `blockSize >= 64`: more than one warp, the test before a block reduction's shared-memory steps."""
     name = re.sub(r"\bthreadIdx\s*\.\s*x\b", "threadIdx", doc.node_text(groups["lhs"][0])).strip()
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         return False
+    op = doc.node_text(groups["op"][0])
+    if doc.node_text(groups["rhs"][0]).startswith("64"):
+        return op == ">=" and _THREAD_COUNT.match(name) is not None
     if name == "threadIdx" or _THREAD_NAME.match(name):
         return True
-    return doc.node_text(groups["op"][0]) != "+" and _THREAD_COUNT.match(name) is not None
+    return op != "+" and _THREAD_COUNT.match(name) is not None
 
 
 def _is_shared(doc: CudaDocument, declaration: Node) -> bool:
@@ -456,7 +460,8 @@ def _is_shared(doc: CudaDocument, declaration: Node) -> bool:
 
 
 def _warp_sized_loop(doc: CudaDocument, loop: Node) -> bool:
-    """`i < 32`, or a shuffle-offset loop from 16 halving (or up to 16 doubling)."""
+    """`i < 32`, a shuffle-offset loop from 16 halving (or up to 16 doubling), or a block's tree halving while
+    more than one warp is left (`i >= 64`, `i > 32`), the shuffles taking the last warp."""
     parts = {
         name: _normal(doc.node_text(n)).rstrip(";")
         for name in ("initializer", "condition", "update")
@@ -468,6 +473,8 @@ def _warp_sized_loop(doc: CudaDocument, loop: Node) -> bool:
     halving = re.search(r"(?:/=2|>>=1|=\w+(?:/2|>>1))$", update) is not None
     doubling = re.search(r"(?:\*=2|<<=1|=\w+(?:\*2|<<1))$", update) is not None
     from_sixteen = halving and re.search(r"=16[uU]?$", start) is not None
+    if halving and re.search(r"(?:>=64|>32)[uU]?$", condition):
+        return True
     return from_sixteen or (doubling and re.search(r"<=16[uU]?$", condition) is not None)
 
 
@@ -607,7 +614,7 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"|={_W}16u?{_W};)",
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
     rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
-    rf"[<>+]=?{_W}32u?{_NUMBER_END}",  # _WARP_TAILS
+    rf"[<>+]=?{_W}32u?{_NUMBER_END}", rf">={_W}64u?{_NUMBER_END}",  # _WARP_TAILS, halving loops
     rf"max\b[^;{{}}]{{0,200}}?\b32[uUlL]*{_NUMBER_END}",  # _WARP_FLOORS
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of

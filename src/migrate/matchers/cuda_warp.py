@@ -508,6 +508,39 @@ def _size_name_uses(doc: CudaDocument) -> Iterator[Hit]:
         yield Hit(token.line, token.column, symbol=token.name, severity=None if values else Severity.INFO)
 
 
+# The indexed shuffles and their argument count without a width: HIP's width then defaults to warpSize (64 on CDNA).
+# WARP_SHFL is PyTorch's wrapper (c10 DeviceUtils.cuh), its width defaulting to warpSize as well.
+_INDEXED_SHUFFLES = {"__shfl_sync": 3, "__shfl": 2, "WARP_SHFL": 2}
+
+
+def _row_shuffles(doc: CudaDocument) -> Iterator[Hit]:
+    """Indexed shuffles left at the default width in a file that launches blocks 32 threads wide and several rows
+    high: on a 64-lane wavefront two rows share one wavefront, and source lane 0 is the first row's."""
+    if not _launches_rows(doc):
+        return
+    for token in doc.tokens_named(frozenset(_INDEXED_SHUFFLES)):
+        node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
+        call = node.parent if node is not None else None
+        if call is None or call.type != "call_expression" or call.child_by_field_name("function") != node:
+            continue
+        arguments = call.child_by_field_name("arguments")
+        count = sum(1 for a in arguments.named_children if a.type != "comment") if arguments else 0
+        if count == _INDEXED_SHUFFLES[token.name]:
+            yield Hit(token.line, token.column, symbol=token.name)
+
+
+def _launches_rows(doc: CudaDocument) -> bool:
+    """A dim3 block 32 threads wide whose second dimension is not 1 (`dim3 threads(32, 4, 1)`)."""
+    for groups in doc.matches(_WARP_BLOCKS):
+        if "type" not in groups:
+            continue
+        block = groups["x"][0].parent
+        sizes = [n for n in block.named_children if n.type != "comment"] if block is not None else []
+        if len(sizes) >= 2 and _normal(doc.node_text(sizes[1])) not in ("1", "1u", "1U"):
+            return True
+    return False
+
+
 def _defines(node: Node) -> bool:
     """NODE is the name a declaration or a parameter introduces, not a use."""
     parent = node.parent
@@ -559,6 +592,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "literal-size": _literal_sizes,
     "warpsize-constant": _warpsize_constants,
     "size-name-use": _size_name_uses,
+    "row-shuffle": _row_shuffles,
 }
 _NEEDLES = {
     "full-mask": ["_sync", "__syncwarp"],
@@ -571,6 +605,7 @@ _NEEDLES = {
                      "tiled_partition", "thread_block_tile", "warp", "Warp", "WARP"],
     "warpsize-constant": ["warpSize"],
     "size-name-use": ["WARP", "Warp"],
+    "row-shuffle": ["dim3"],
 }
 
 
@@ -768,6 +803,15 @@ def _maybe_size_name_use(view: Code) -> bool:
     return any(_is_size_name(name) for name in _constant_names(view.text))
 
 
+_ROW_BLOCK = lazy_regex(rf"dim3[^;]*[({{]{_W}32u?{_W},{_W}(?!1u?{_W}[,)}}])\w")
+
+
+def _maybe_row_shuffle(view: Code) -> bool:
+    """An indexed shuffle (or WARP_SHFL) and a dim3 block 32 wide with a second dimension other than 1."""
+    return not _INDEXED_NAMES.isdisjoint(view.words) and _ROW_BLOCK.search(view.lower) is not None
+
+
+_INDEXED_NAMES = frozenset(_INDEXED_SHUFFLES)
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
     "narrow-mask": _maybe_narrow_mask,
@@ -777,6 +821,7 @@ _CANDIDATES: dict[str, CodeTest] = {
     "literal-size": _maybe_literal_size,
     "warpsize-constant": names_in(frozenset({"warpSize"})),
     "size-name-use": _maybe_size_name_use,
+    "row-shuffle": _maybe_row_shuffle,
 }
 
 
@@ -790,7 +835,7 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
 
 
 _IDENTIFIERS = {"full-mask": _SYNC_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES, "literal-size": _INTRINSIC_NAMES,
-                "warpsize-constant": frozenset({"warpSize"})}
+                "warpsize-constant": frozenset({"warpSize"}), "row-shuffle": _INDEXED_NAMES}
 
 
 @register("warp-size", validate=_validate, needles=_needles, candidates=lambda p: _CANDIDATES[p["check"]],

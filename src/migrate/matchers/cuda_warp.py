@@ -511,6 +511,7 @@ def _size_name_uses(doc: CudaDocument) -> Iterator[Hit]:
 # The indexed shuffles and their argument count without a width: HIP's width then defaults to warpSize (64 on CDNA).
 # WARP_SHFL is PyTorch's wrapper (c10 DeviceUtils.cuh), its width defaulting to warpSize as well.
 _INDEXED_SHUFFLES = {"__shfl_sync": 3, "__shfl": 2, "WARP_SHFL": 2}
+_INDEXED_NAMES = frozenset(_INDEXED_SHUFFLES)
 
 
 def _row_shuffles(doc: CudaDocument) -> Iterator[Hit]:
@@ -518,7 +519,7 @@ def _row_shuffles(doc: CudaDocument) -> Iterator[Hit]:
     high: on a 64-lane wavefront two rows share one wavefront, and source lane 0 is the first row's."""
     if not _launches_rows(doc):
         return
-    for token in doc.tokens_named(frozenset(_INDEXED_SHUFFLES)):
+    for token in doc.tokens_named(_INDEXED_NAMES):
         node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
         call = node.parent if node is not None else None
         if call is None or call.type != "call_expression" or call.child_by_field_name("function") != node:
@@ -811,7 +812,6 @@ def _maybe_row_shuffle(view: Code) -> bool:
     return not _INDEXED_NAMES.isdisjoint(view.words) and _ROW_BLOCK.search(view.lower) is not None
 
 
-_INDEXED_NAMES = frozenset(_INDEXED_SHUFFLES)
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
     "narrow-mask": _maybe_narrow_mask,

@@ -75,10 +75,10 @@ _SHARED_ARRAYS = """
   (#match? @size "^32[uU]?$"))) @decl
 """
 _LOOPS = "(for_statement) @loop"
-# `if (tid < 32)`, `blockSize > 32`, `x[tid + 32]`: the warp-synchronous tail of a block reduction
+# `if (tid < 32)`, `blockSize > 32`, `x[tid + 32]`, `blockSize >= 64`: the warp-synchronous tail of a block reduction
 _WARP_TAILS = """
 (binary_expression left: (_) @lhs operator: ["<" "<=" ">" ">=" "+"] @op right: (number_literal) @rhs
-  (#match? @rhs "^32[uU]?$")) @tail
+  (#match? @rhs "^(32|64)[uU]?$")) @tail
 """
 _FIXED_WIDTHS = """
 (call_expression function: (identifier) @fn arguments: (argument_list (_) (_) (_) . (number_literal) @width .)
@@ -442,13 +442,17 @@ def _calls_warp_helper(doc: CudaDocument) -> bool:
 
 
 def _warp_tail(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
-    """`tid < 32`, `x[tid + 32]` on a thread index, `blockSize > 32` on a block's thread count: one warp's lanes."""
+    """`tid < 32`, `x[tid + 32]` on a thread index, `blockSize > 32` on a block's thread count: one warp's lanes;
+    `blockSize >= 64`: more than one warp, the test before a block reduction's shared-memory steps."""
     name = re.sub(r"\bthreadIdx\s*\.\s*x\b", "threadIdx", doc.node_text(groups["lhs"][0])).strip()
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         return False
+    op = doc.node_text(groups["op"][0])
+    if doc.node_text(groups["rhs"][0]).startswith("64"):
+        return op == ">=" and _THREAD_COUNT.match(name) is not None
     if name == "threadIdx" or _THREAD_NAME.match(name):
         return True
-    return doc.node_text(groups["op"][0]) != "+" and _THREAD_COUNT.match(name) is not None
+    return op != "+" and _THREAD_COUNT.match(name) is not None
 
 
 def _is_shared(doc: CudaDocument, declaration: Node) -> bool:
@@ -456,7 +460,8 @@ def _is_shared(doc: CudaDocument, declaration: Node) -> bool:
 
 
 def _warp_sized_loop(doc: CudaDocument, loop: Node) -> bool:
-    """`i < 32`, or a shuffle-offset loop from 16 halving (or up to 16 doubling)."""
+    """`i < 32`, a shuffle-offset loop from 16 halving (or up to 16 doubling), or a block's tree halving while
+    more than one warp is left (`i >= 64`, `i > 32`), the shuffles taking the last warp."""
     parts = {
         name: _normal(doc.node_text(n)).rstrip(";")
         for name in ("initializer", "condition", "update")
@@ -468,6 +473,8 @@ def _warp_sized_loop(doc: CudaDocument, loop: Node) -> bool:
     halving = re.search(r"(?:/=2|>>=1|=\w+(?:/2|>>1))$", update) is not None
     doubling = re.search(r"(?:\*=2|<<=1|=\w+(?:\*2|<<1))$", update) is not None
     from_sixteen = halving and re.search(r"=16[uU]?$", start) is not None
+    if halving and re.search(r"(?:>=64|>32)[uU]?$", condition):
+        return True
     return from_sixteen or (doubling and re.search(r"<=16[uU]?$", condition) is not None)
 
 
@@ -499,6 +506,40 @@ def _size_name_uses(doc: CudaDocument) -> Iterator[Hit]:
         if node is not None and token.node_type != "macro" and _defines(node):
             continue
         yield Hit(token.line, token.column, symbol=token.name, severity=None if values else Severity.INFO)
+
+
+# The indexed shuffles and their argument count without a width: HIP's width then defaults to warpSize (64 on CDNA).
+# WARP_SHFL is PyTorch's wrapper (c10 DeviceUtils.cuh), its width defaulting to warpSize as well.
+_INDEXED_SHUFFLES = {"__shfl_sync": 3, "__shfl": 2, "WARP_SHFL": 2}
+_INDEXED_NAMES = frozenset(_INDEXED_SHUFFLES)
+
+
+def _row_shuffles(doc: CudaDocument) -> Iterator[Hit]:
+    """Indexed shuffles left at the default width in a file that launches blocks 32 threads wide and several rows
+    high: on a 64-lane wavefront two rows share one wavefront, and source lane 0 is the first row's."""
+    if not _launches_rows(doc):
+        return
+    for token in doc.tokens_named(_INDEXED_NAMES):
+        node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
+        call = node.parent if node is not None else None
+        if call is None or call.type != "call_expression" or call.child_by_field_name("function") != node:
+            continue
+        arguments = call.child_by_field_name("arguments")
+        count = sum(1 for a in arguments.named_children if a.type != "comment") if arguments else 0
+        if count == _INDEXED_SHUFFLES[token.name]:
+            yield Hit(token.line, token.column, symbol=token.name)
+
+
+def _launches_rows(doc: CudaDocument) -> bool:
+    """A dim3 block 32 threads wide whose second dimension is not 1 (`dim3 threads(32, 4, 1)`)."""
+    for groups in doc.matches(_WARP_BLOCKS):
+        if "type" not in groups:
+            continue
+        block = groups["x"][0].parent
+        sizes = [n for n in block.named_children if n.type != "comment"] if block is not None else []
+        if len(sizes) >= 2 and _normal(doc.node_text(sizes[1])) not in ("1", "1u", "1U"):
+            return True
+    return False
 
 
 def _defines(node: Node) -> bool:
@@ -552,6 +593,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "literal-size": _literal_sizes,
     "warpsize-constant": _warpsize_constants,
     "size-name-use": _size_name_uses,
+    "row-shuffle": _row_shuffles,
 }
 _NEEDLES = {
     "full-mask": ["_sync", "__syncwarp"],
@@ -564,6 +606,7 @@ _NEEDLES = {
                      "tiled_partition", "thread_block_tile", "warp", "Warp", "WARP"],
     "warpsize-constant": ["warpSize"],
     "size-name-use": ["WARP", "Warp"],
+    "row-shuffle": ["dim3"],
 }
 
 
@@ -607,7 +650,7 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"|={_W}16u?{_W};)",
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
     rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
-    rf"[<>+]=?{_W}32u?{_NUMBER_END}",  # _WARP_TAILS
+    rf"[<>+]=?{_W}32u?{_NUMBER_END}", rf">={_W}64u?{_NUMBER_END}",  # _WARP_TAILS, halving loops
     rf"max\b[^;{{}}]{{0,200}}?\b32[uUlL]*{_NUMBER_END}",  # _WARP_FLOORS
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
@@ -761,6 +804,14 @@ def _maybe_size_name_use(view: Code) -> bool:
     return any(_is_size_name(name) for name in _constant_names(view.text))
 
 
+_ROW_BLOCK = lazy_regex(rf"dim3[^;]*[({{]{_W}32u?{_W},{_W}(?!1u?{_W}[,)}}])\w")
+
+
+def _maybe_row_shuffle(view: Code) -> bool:
+    """An indexed shuffle (or WARP_SHFL) and a dim3 block 32 wide with a second dimension other than 1."""
+    return not _INDEXED_NAMES.isdisjoint(view.words) and _ROW_BLOCK.search(view.lower) is not None
+
+
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
     "narrow-mask": _maybe_narrow_mask,
@@ -770,6 +821,7 @@ _CANDIDATES: dict[str, CodeTest] = {
     "literal-size": _maybe_literal_size,
     "warpsize-constant": names_in(frozenset({"warpSize"})),
     "size-name-use": _maybe_size_name_use,
+    "row-shuffle": _maybe_row_shuffle,
 }
 
 
@@ -783,7 +835,7 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
 
 
 _IDENTIFIERS = {"full-mask": _SYNC_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES, "literal-size": _INTRINSIC_NAMES,
-                "warpsize-constant": frozenset({"warpSize"})}
+                "warpsize-constant": frozenset({"warpSize"}), "row-shuffle": _INDEXED_NAMES}
 
 
 @register("warp-size", validate=_validate, needles=_needles, candidates=lambda p: _CANDIDATES[p["check"]],

@@ -157,6 +157,15 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
     assert risk.assess([off], W).effort.high == pytest.approx(risk.assess([code], W).effort.high * found.factor)
 
 
+def test_the_roles_remembered_by_path_stay_bounded_and_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    own = weights.load_weights(data_path("risk.yaml"))  # its own object: its memo starts empty
+    monkeypatch.setattr(weights, "_PATH_ROLES_KEPT", 4)
+    for n in range(10):
+        assert weights.role_of(f"tests/test_{n}.py", own) is not None
+        assert len(own.path_roles) <= 4
+    assert weights.role_of("tests/test_0.py", own) is not None and weights.role_of("pkg/model.py", own) is None
+
+
 def test_a_development_folder_neither_floors_the_verdict_nor_builds_in_full() -> None:
     variant = make("dev/cuda/attention_forward.cu", 7, "warp-lane-math", "warp-size-assumption", Severity.HIGH)
     main = replace(variant, path="csrc/attention.cu")

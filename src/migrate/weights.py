@@ -157,8 +157,13 @@ def role_of(path: str, weights: Weights) -> Role | None:
     """The role of the folder PATH sits in off the main path (tests, docs, examples, development, CI); None on it."""
     known = weights.path_roles
     if path not in known:
+        if len(known) >= _PATH_ROLES_KEPT:  # a long-lived process (a fleet worker) scans many trees: stay bounded
+            known.clear()
         known[path] = next((role for role in weights.roles if role.paths.search(path)), None)
     return known[path]
+
+
+_PATH_ROLES_KEPT = 100_000
 
 
 def on_main_path(path: str, weights: Weights) -> bool:

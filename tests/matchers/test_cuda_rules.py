@@ -583,3 +583,30 @@ int reduceHook(int rank) { return reduceEngine.run(rank); }
 def test_weak_alias_is_one_finding_with_each_pragma_and_the_definition_of_its_target(tmp_path: Path) -> None:
     found = [f for f in findings(tmp_path, WEAK_ALIASES, name="reduce.cu") if f.rule == "pragma-weak-alias-device"]
     assert [(f.line, [o.line for o in f.occurrences]) for f in found] == [(3, [3, 4, 5, 6])]
+
+
+RETIRED_HIP_MACROS = """\
+#include "rows.h"
+#ifdef __HIP_PLATFORM_HCC__
+#define LANES 64
+#endif
+// #ifdef __HIP_PLATFORM_HCC__
+#if defined(__HIP_ROCclr__) && HIP_VERSION > 305
+#define FAST 1
+#elif __HCC__
+#define FAST 2
+#endif
+"""
+
+
+def test_retired_hip_macro_is_one_finding_with_each_test_of_it(tmp_path: Path) -> None:
+    found = [f for f in findings(tmp_path, RETIRED_HIP_MACROS, name="rows.cu") if f.rule == "retired-hip-platform-macro"]
+    assert [(f.line, f.severity, f.status, [o.line for o in f.occurrences]) for f in found] == [
+        (2, Severity.MEDIUM, "remaining", [2, 6, 8])]
+
+
+@pytest.mark.parametrize("guard", ["#if defined(__HIP_PLATFORM_HCC__) || defined(__HIP_PLATFORM_AMD__)",
+                                   "#ifdef __HIP_PLATFORM_AMD__"])
+def test_retired_hip_macro_is_quiet_once_the_file_tests_the_current_name(tmp_path: Path, guard: str) -> None:
+    code = f"{guard}\n#define LANES 64\n#endif\n#ifdef __HIP_PLATFORM_HCC__\n#define FAST 1\n#endif\n"
+    assert fired(tmp_path, code, "retired-hip-platform-macro", name="rows.cu") == []

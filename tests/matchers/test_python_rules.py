@@ -416,3 +416,23 @@ def test_test_rules_fire_in_test_files_only(tmp_path: Path, name: str, expected:
     path.write_text(source)
     found = [(f.rule, f.line, f.severity.name.lower()) for f in scan(tmp_path, Settings(jobs=1)).findings]
     assert found == expected
+
+
+def test_precision_chain_spans_down_to_its_raise(tmp_path: Path) -> None:
+    """The finding covers the chain from the fp16 test to the raise whose message lists the dtypes it takes."""
+    (tmp_path / "opt.py").write_text(textwrap.dedent("""
+        import torch
+
+        def buckets(params):
+            for p in params:
+                if p.dtype == torch.float16:
+                    yield 0, p
+                elif p.dtype == torch.float32:
+                    yield 1, p
+                else:
+                    raise RuntimeError(
+                        "only fp16 and fp32"
+                    )
+        """).lstrip("\n"), encoding="utf-8")
+    chains = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-fp16-only-dtype-dispatch"]
+    assert [(f.line, f.end_line) for f in chains] == [(5, 12)]

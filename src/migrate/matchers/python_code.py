@@ -35,7 +35,7 @@ _KEYS = {
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
-_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls"}
+_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls", "compared_to_method"}
 _IDENTIFIER_KEYS = {"regex", "symbol"}
 _ROLES = {"code", "argv", "prose", "doc"}
 _MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
@@ -60,6 +60,8 @@ def _validate(params: Mapping[str, Any]) -> None:
         check_keys(string, _STRING_KEYS, "python strings entry")
         check_regex(string, "regex", required=True)
         check_regex(string, "assigned_to", required=False)
+        if not isinstance(string.get("compared_to_method", ""), str):
+            raise ValueError("python strings entry: 'compared_to_method' is a method name (type)")
         if not set(as_list(string.get("roles", ["code", "argv"]))) <= _ROLES:
             raise ValueError(f"python strings entry: roles must be among {sorted(_ROLES)}")
     for identifier in params.get("identifiers", []):
@@ -557,15 +559,25 @@ def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         roles = set(as_list(entry.get("roles", ["code", "argv"])))
         target = re.compile(entry["assigned_to"]) if "assigned_to" in entry else None
         outside = set(as_list(entry.get("outside_calls")))
+        method = entry.get("compared_to_method")
         for node in doc.strings:
             found = regex.search(node.value)
-            if found is None:
+            if found is None or (method and not _compared_to_method(doc, node, method)):
                 continue
             site = doc.string_site(node)
             if site.role not in roles or (outside and _argument_of(doc, node) in outside):
                 continue
             if target is None or (site.assigned_to and target.search(site.assigned_to)):
                 yield site.node, entry.get("symbol") or found.group(), _line_of(doc, node, found.group())
+
+
+def _compared_to_method(doc: PythonDocument, node: ast.expr, method: str) -> bool:
+    """NODE is compared with what a call of METHOD returns: `'Half' in p.type()`, `p.type() == 'x'`."""
+    parent = doc.parents.get(node)
+    if not isinstance(parent, ast.Compare):
+        return False
+    return any(isinstance(side, ast.Call) and isinstance(side.func, ast.Attribute) and side.func.attr == method
+               for side in (parent.left, *parent.comparators) if side is not node)
 
 
 def _argument_of(doc: PythonDocument, node: ast.expr) -> str | None:

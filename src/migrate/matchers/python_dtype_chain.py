@@ -47,8 +47,8 @@ def match_dtype_chain(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
         parent = doc.parents.get(head)
         if isinstance(parent, ast.If) and parent.orelse == [head]:
             continue  # an elif: its chain is read from the head
-        tests, rejects = _chain(head)
-        if not rejects:
+        tests, rejection = _chain(head)
+        if rejection is None:
             continue
         named = [(test, _dtypes(doc, test)) for test in tests]
         if any(names & missing for _, names in named):
@@ -56,17 +56,18 @@ def match_dtype_chain(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
         test = next((test for test, names in named if names & accepted), None)
         if test is not None:
             severity, message = hip_adjusted(doc, test)
-            yield Hit(test.lineno, test.col_offset + 1, end_line=test.end_lineno, severity=severity, message=message,
-                      symbol=next(iter(sorted(_dtypes(doc, test) & accepted))))
+            # the place spans the chain down to its raise, whose message names the dtypes it takes
+            yield Hit(test.lineno, test.col_offset + 1, end_line=rejection.end_lineno or rejection.lineno,
+                      severity=severity, message=message, symbol=next(iter(sorted(_dtypes(doc, test) & accepted))))
 
 
-def _chain(head: ast.If) -> tuple[list[ast.expr], bool]:
-    """The tests of an if/elif chain, and whether its final else raises."""
+def _chain(head: ast.If) -> tuple[list[ast.expr], ast.Raise | None]:
+    """The tests of an if/elif chain, and the raise of its final else (None when it does not raise)."""
     tests, node = [head.test], head
     while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
         node = node.orelse[0]
         tests.append(node.test)
-    return tests, any(isinstance(statement, ast.Raise) for statement in node.orelse)
+    return tests, next((statement for statement in node.orelse if isinstance(statement, ast.Raise)), None)
 
 
 def _dtypes(doc: PythonDocument, test: ast.expr) -> set[str]:

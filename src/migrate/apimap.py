@@ -69,8 +69,8 @@ _HANDED: list[list[str]] = []  # the map's entries as the ruleset cache kept the
 
 
 def entries_flat() -> list[str]:
-    """The map's entries, field after field, in one list: the ruleset cache keeps the map so, as a check reads it
-    back twice as fast as the TSV's rows, their duplicates settled."""
+    """The map's entries, field after field, in one list (each name's duplicates settled): the form the ruleset cache
+    keeps, which a check reads back twice as fast as the TSV's rows."""
     return [value for entry in api_map().values() for value in entry]
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from click.testing import CliRunner
 
 import migrate.cache.store
 import migrate.scan.pool
+from migrate import apimap
 from migrate.cache.results import _shard_name
 from migrate.cli import cli
 from migrate.config import Settings
@@ -298,9 +301,33 @@ def test_the_ruleset_cache_keeps_the_knowledge_files_a_check_reads(tmp_path: Pat
     [kept] = (tmp_path / "cache" / "rulesets").glob("*.json")
     document = json.loads(kept.read_text())
     assert sorted(document["knowledge"]) == sorted(rulesets._KNOWLEDGE)
-    assert document["knowledge"]["cuda_api_map.tsv"] == data.table_rows("cuda_api_map.tsv")
     assert document["knowledge"]["risk.yaml"] == data.load_yaml("risk.yaml")
+    assert document["api_map"] == apimap.entries_flat()
     assert summary(scan(root, settings_for(tmp_path))) == first
+
+
+def test_the_api_map_read_back_from_the_ruleset_cache_is_the_one_its_tsv_gives() -> None:
+    """Another process reads the kept entries instead of the TSV: the same entries, in the same order."""
+    program = (
+        "import json, sys\n"
+        "from migrate import apimap\n"
+        "apimap.remember_entries(json.loads(sys.stdin.read()))\n"
+        "print(json.dumps([list(e) for e in apimap.api_map().values()]))\n"
+    )
+    kept = json.dumps(apimap.entries_flat())
+    done = subprocess.run([sys.executable, "-c", program], input=kept, capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == [list(entry) for entry in apimap.api_map().values()]
+    assert len(apimap.api_map()) > 8000
+
+
+def test_an_api_map_of_the_wrong_shape_in_the_ruleset_cache_is_left_out() -> None:
+    from migrate.cache import rulesets
+
+    fields = len(apimap.ApiEntry._fields)
+    assert rulesets._entries_from({"api_map": ["x"] * fields}) == ["x"] * fields
+    for wrong in (None, {}, "x" * fields, ["x"] * (fields + 1), ["x"] * (fields - 1) + [1], [["x"]] * fields):
+        assert rulesets._entries_from({"api_map": wrong}) is None
+    assert rulesets._entries_from({}) is None
 
 
 def test_knowledge_of_the_wrong_shape_in_the_ruleset_cache_is_left_out() -> None:

@@ -40,14 +40,15 @@ print(len(result.findings))
 for name in ("packaging", "multiprocessing", "migrate.parse.python", "migrate.matchers.python_code",
              "migrate.parse.docker", "yaml", "statistics", "importlib.resources", "migrate.substitutions",
              "migrate.risk", "shutil", "csv", "pkgutil", "migrate.baseline", "migrate.gitdiff", "migrate.parse.cmake",
-             "migrate.parse.manifest"):
+             "migrate.parse.manifest", "migrate.engine_rules"):
     print(name, name in sys.modules)
 """
 
 
 def test_a_scan_of_cuda_files_imports_only_what_they_need(tmp_path: Path) -> None:
     """As `check` runs on a machine that ran migrate before: the validated rules and the knowledge files (API map,
-    headers, risk weights) come from the cache, so no YAML is read."""
+    headers, risk weights) come from the cache, so no YAML or TSV is read (and the builtin engine's rules, which a
+    scan never reads, are not imported)."""
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "kernel.cu").write_text("__global__ void k(float* p) { cudaMalloc(&p, 4); }\n")
     command = [sys.executable, "-c", SCAN_CUDA, str(tmp_path / "repo"), str(tmp_path / "cache")]
@@ -61,6 +62,7 @@ def test_a_scan_of_cuda_files_imports_only_what_they_need(tmp_path: Path) -> Non
         "migrate.parse.docker False", "yaml False", "statistics False", "importlib.resources False",
         "migrate.substitutions False", "migrate.risk False", "shutil False", "csv False", "pkgutil False",
         "migrate.baseline False", "migrate.gitdiff False", "migrate.parse.cmake False", "migrate.parse.manifest False",
+        "migrate.engine_rules False",
     ]
 
 

@@ -1,4 +1,5 @@
-"""The CUDA -> HIP name map (cuda_api_map.tsv), header map (hip_headers.yaml) and engine rules (hip_engine.yaml), loaded once."""
+"""The CUDA -> HIP name map (cuda_api_map.tsv) and header map (hip_headers.yaml), loaded once (the builtin engine's
+own rules: engine_rules.py)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,9 @@ def api_names() -> frozenset[str]:
 @cache
 def api_map() -> dict[str, ApiEntry]:
     """CUDA name -> entry; where a name sits in two libraries, the first library (by file order) wins."""
+    if _HANDED:
+        fields = iter(_HANDED[0])
+        return {entry.cuda_name: entry for entry in map(ApiEntry._make, zip(*[fields] * len(_COLUMNS)))}
     table: dict[str, ApiEntry] = {}
     rows = iter(table_rows("cuda_api_map.tsv"))
     header = next(rows)
@@ -59,6 +63,21 @@ def api_map() -> dict[str, ApiEntry]:
         if existing is None or (not existing.has_hip and entry.has_hip):
             table[entry.cuda_name] = entry
     return table
+
+
+_HANDED: list[list[str]] = []  # the map's entries as the ruleset cache kept them (entries_flat), when it did
+
+
+def entries_flat() -> list[str]:
+    """The map's entries, field after field, in one list (each name's duplicates settled): the form the ruleset cache
+    keeps, which a check reads back twice as fast as the TSV's rows."""
+    return [value for entry in api_map().values() for value in entry]
+
+
+def remember_entries(flat: list[str]) -> None:
+    """Take the map from FLAT (what entries_flat gave) instead of reading cuda_api_map.tsv."""
+    if not _HANDED:
+        _HANDED.append(flat)
 
 
 def lookup(name: str) -> ApiEntry | None:
@@ -112,74 +131,4 @@ def header_map() -> HeaderMap:
     return HeaderMap(
         dict(raw["headers"]), tuple(raw.get("prefixes", {}).items()), dict(raw.get("namespaces", {})),
         dict(raw.get("roc_headers", {})), versioned, dict(raw.get("spellings", {})),
-    )
-
-
-@dataclass(frozen=True)
-class CallRule:
-    """An argument rewrite for one HIP call: wrap argument ARG, append one when there are ARITY, drop one, or
-    call RENAME instead when there are ARITY."""
-
-    arg: int = -1
-    wrap: str = ""
-    arity: int = 0
-    append: str = ""
-    drop: int = -1
-    rename: str = ""
-
-
-@dataclass(frozen=True)
-class WarpRules:
-    """How the *_sync warp intrinsics are translated before and after the ROCm release that has them."""
-
-    sync_since: Version
-    unsync: dict[str, str]
-    replaced: dict[str, str]
-    masked: frozenset[str]
-    full_masks: frozenset[str]
-    full_mask: str
-    wide_mask: str
-
-    @property
-    def names(self) -> frozenset[str]:
-        return frozenset(self.unsync) | frozenset(self.replaced) | self.masked
-
-
-@dataclass(frozen=True)
-class EngineRules:
-    """What the builtin engine does beyond the name table (rules/data/hip_engine.yaml)."""
-
-    default_rocm: str
-    renames: dict[str, str]
-    calls: dict[str, CallRule]
-    warp: WarpRules
-    versioned_renames: dict[str, tuple[Version, str, str]] = field(default_factory=dict)
-    roc_renames: dict[str, str] = field(default_factory=dict)
-
-    def rename(self, name: str, rocm: Version) -> str | None:
-        """NAME's own rename for ROCm release ROCM ('' when that release has no counterpart; None: not renamed here)."""
-        if name in self.versioned_renames:
-            since, new, before = self.versioned_renames[name]
-            return new if rocm >= since else before
-        return self.renames.get(name)
-
-
-@cache
-def engine_rules() -> EngineRules:
-    """The engine data, loaded once."""
-    raw = load_yaml("hip_engine.yaml")
-    warp = raw["warp"]
-    versioned = {str(k): (parse_version(str(v["since"])), str(v["name"]), str(v["before"]))
-                 for k, v in raw.get("versioned_renames", {}).items()}
-    return EngineRules(
-        str(raw["default_rocm"]),
-        {str(k): str(v) for k, v in raw["renames"].items()},
-        {str(k): CallRule(**v) for k, v in raw["calls"].items()},
-        WarpRules(
-            parse_version(str(warp["sync_since"])), dict(warp["unsync"]), dict(warp["replaced"]),
-            frozenset(warp["masked"]), frozenset(str(m) for m in warp["full_masks"]), str(warp["full_mask"]),
-            str(warp["wide_mask"]),
-        ),
-        versioned,
-        {str(k): str(v) for k, v in raw.get("roc_renames", {}).items()},
     )

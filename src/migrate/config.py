@@ -11,7 +11,6 @@ gives no settings (the scan reports it as skipped); an invalid .migrate.toml is 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -25,10 +24,11 @@ from migrate.defaults import (
     DEFAULT_BASELINE, DEFAULT_FILE_TIME_BUDGET, DEFAULT_MAX_FILE_SIZE, DEFAULT_TARGETS, DEFAULT_TIME_BUDGET,
 )
 from migrate.errors import ConfigError, InputError
+from migrate.lazyre import lazy_regex
 from migrate.model import Severity
 
 CONFIG_FILES = (".migrate.toml", "pyproject.toml")  # the first that has settings wins
-_RULE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_RULE_ID = lazy_regex(r"^[a-z0-9][a-z0-9-]*$")
 MAX_CONFIG_FILE = 4 * 1024 * 1024
 
 

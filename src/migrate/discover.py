@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator
 from functools import cache
@@ -13,6 +12,7 @@ from typing import NamedTuple
 
 from migrate import gitcmd
 from migrate.errors import InputError
+from migrate.lazyre import lazy_regex
 from migrate.model import FileKind, Skipped, SourceFile
 
 SKIP_DIRS = frozenset(
@@ -52,9 +52,9 @@ _NAMES = {
     "make.rules": FileKind.MAKEFILE,
 }
 # Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make (Makefile.in / .am are autotools templates).
-_MAKEFILE_NAME = re.compile(r"^(?:gnu)?makefile[._-](?!(?:in|am)$)[\w.-]+$|\.(?:make|mak)$")
+_MAKEFILE_NAME = lazy_regex(r"^(?:gnu)?makefile[._-](?!(?:in|am)$)[\w.-]+$|\.(?:make|mak)$")
 # DeepStream nvinfer and deepstream-app configs are INI text files named after what they configure.
-_INFER_CONFIG_NAME = re.compile(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt|ini|cfg)$")
+_INFER_CONFIG_NAME = lazy_regex(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt|ini|cfg)$")
 # Suffixes no other test in classify() looks at, unless the name starts with one of _NAMED_FIRST: for those names
 # the suffix alone decides (most of a tree's files).
 _PLAIN_SUFFIXES = frozenset(_EXTENSIONS) - {".in", ".yml", ".yaml", ".dockerfile"}

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
+from migrate.lazyre import lazy_regex
+
 # A macro's state in a HIP build: defined (with its value when it is a number), undefined, or unknown.
 # `hip` says the state follows from HIP facts: only such facts may mark code as never compiled for HIP.
 DEFINED, UNDEFINED, UNKNOWN = "defined", "undefined", "unknown"
@@ -23,7 +25,7 @@ _HIP_DEFINED = frozenset({"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIP
 _HIP_UNDEFINED = frozenset({"__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"})
 # Any macro named for HIP/ROCm/AMD means "this is the HIP build" (GGML_USE_HIP, WITH_ROCM, TORCH_HIP_VERSION...).
 _HIP_NAMED = re.compile(r"(?:^|_)(?:HIP|HIPCC|ROCM|AMD|AMDGPU|HIPBLAS)(?:_|$)")
-_NEGATED_NAME = re.compile(r"(?:^|_)(?:NO|DISABLE|DISABLED|WITHOUT|SKIP|NOT)(?:_|$)|NVIDIA|NVCC|CUDA")
+_NEGATED_NAME = lazy_regex(r"(?:^|_)(?:NO|DISABLE|DISABLED|WITHOUT|SKIP|NOT)(?:_|$)|NVIDIA|NVCC|CUDA")
 
 
 class Directive(NamedTuple):
@@ -88,7 +90,7 @@ class _Value:
     hip: bool
 
 
-_TOKEN = re.compile(r"\s*(defined|[A-Za-z_]\w*|0[xX][0-9a-fA-F]+|\d+|&&|\|\||==|!=|<=|>=|<<|>>|[()!<>+\-*/%?:~&|^,])")
+_TOKEN = lazy_regex(r"\s*(defined|[A-Za-z_]\w*|0[xX][0-9a-fA-F]+|\d+|&&|\|\||==|!=|<=|>=|<<|>>|[()!<>+\-*/%?:~&|^,])")
 _NUMBER = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
 
 

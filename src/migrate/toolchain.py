@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from migrate.apimap import engine_rules
+from migrate.engine_rules import engine_rules
 from migrate.doctor import find_rocm, rocm_version_source
 from migrate.tools import find_tool, run_tool
 

@@ -1,5 +1,5 @@
-"""The validated rules kept as JSON (CACHE_DIR/rulesets/), with the knowledge files a check reads, so that
-`migrate check` on a few files skips the YAML and the API map's TSV."""
+"""The validated rules kept as JSON (CACHE_DIR/rulesets/), with the knowledge files a check reads and the API map
+made from its TSV, so that `migrate check` on a few files skips the YAML and the TSV."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from migrate import __version__
+from migrate.apimap import ApiEntry, entries_flat, remember_entries
 from migrate.bounded import Refused
 from migrate.cache.store import (
     FORMAT, atomic_write, check_directory, code_digest, dumps, load_json, private_dir, prune, stable, tree_digest,
@@ -24,8 +25,9 @@ from migrate.ruleset import Ruleset
 
 _RULE_FIELDS = [f.name for f in dataclasses.fields(Rule)]
 _SEVERITIES = tuple(Severity)
-# The knowledge files `migrate check` reads (the API map, headers, risk weights, GPU targets), kept with the rules.
-_KNOWLEDGE = ("cuda_api_map.tsv", "hip_headers.yaml", "risk.yaml", "gpu_archs.yaml")
+# The knowledge files `migrate check` reads (headers, risk weights, GPU targets), kept with the rules; the API map is
+# kept as the entries made from its TSV.
+_KNOWLEDGE = ("hip_headers.yaml", "risk.yaml", "gpu_archs.yaml")
 
 
 def load_ruleset(settings: Settings, load: Callable[[], Ruleset]) -> Ruleset:
@@ -41,6 +43,9 @@ def load_ruleset(settings: Settings, load: Callable[[], Ruleset]) -> Ruleset:
     found = _rules_from(data)
     if found is not None:
         remember(_knowledge_from(data))
+        entries = _entries_from(data)
+        if entries is not None:
+            remember_entries(entries)
         return found
     ruleset = load()
     document = _rules_data(ruleset)
@@ -69,7 +74,7 @@ def _rules_data(ruleset: Ruleset) -> str | None:
         fields["by_wavefront"] = [[size, int(level)] for size, level in rule.by_wavefront]
         rules.append(fields)
     try:
-        text = dumps({"format": FORMAT, "rules": rules, "knowledge": _knowledge()})
+        text = dumps({"format": FORMAT, "rules": rules, "knowledge": _knowledge(), "api_map": _entries()})
     except (TypeError, ValueError):
         return None
     back = _rules_from(json.loads(text))
@@ -87,18 +92,32 @@ def _knowledge() -> dict[str, Any]:
     return {name: value for name, value in data.items() if json.loads(json.dumps(value)) == value}
 
 
+def _entries() -> list[str] | None:
+    """The API map's entries, field after field; none when its TSV cannot be read (the scan reports that)."""
+    try:
+        return entries_flat()
+    except (OSError, ValueError):
+        return None
+
+
+def _entries_from(data: dict[str, Any]) -> list[str] | None:
+    """The API map's entries in a cached ruleset DATA, or None when absent or of the wrong shape."""
+    flat = data.get("api_map")
+    if not (isinstance(flat, list) and len(flat) % len(ApiEntry._fields) == 0):
+        return None
+    try:
+        "".join(flat)  # a TypeError unless every field is a string: 8 times faster than testing each
+    except TypeError:
+        return None
+    return flat
+
+
 def _knowledge_from(data: dict[str, Any]) -> dict[str, Any]:
     """The knowledge files in a cached ruleset DATA, less any of the wrong shape."""
     found = data.get("knowledge")
     if not isinstance(found, dict):
         return {}
-    return {name: value for name, value in found.items() if name in _KNOWLEDGE and _shaped(name, value)}
-
-
-def _shaped(name: str, value: Any) -> bool:
-    if name.endswith(".tsv"):
-        return isinstance(value, list) and all(isinstance(row, list) for row in value)
-    return isinstance(value, dict)
+    return {name: value for name, value in found.items() if name in _KNOWLEDGE and isinstance(value, dict)}
 
 
 def _rules_from(data: Any) -> Ruleset | None:

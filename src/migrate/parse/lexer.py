@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from ahocorasick_rs import AhoCorasick, MatchKind
 
 from migrate import preproc
+from migrate.lazyre import lazy_regex
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 # Qualifier macros such as C10_HOST_DEVICE, CUTLASS_DEVICE, DEVICE_INLINE, __DEVICE__ stand for __device__.
@@ -146,7 +147,7 @@ _DEFINED_NAME = re.compile(r"[ \t]+([A-Za-z_]\w*)")
 _GAP = r"(?:\s|\\\n|//[^\n]*|/\*[\s\S]*?\*/)*"  # blanks, line continuations and comments
 
 
-_ASM = re.compile(
+_ASM = lazy_regex(
     rf"(?:asm|__asm__|__asm){_GAP}(?:(?:volatile|__volatile__|goto|inline){_GAP})*\({_GAP}"
     rf'((?:(?:R"(?P<delim>[^()\\\s]{{0,16}})\([\s\S]*?\)(?P=delim)"|"(?:\\.|[^"\\])*"){_GAP})+)'
 )
@@ -354,7 +355,7 @@ def _template(code: str) -> str:
     return " ".join(_STRING.findall(code)).replace("\\n", "\n").replace("\\t", "\t")
 
 
-_STRING = re.compile(r'"((?:\\.|[^"\\])*)"')
+_STRING = lazy_regex(r'"((?:\\.|[^"\\])*)"')
 
 
 def warm(words: frozenset[str]) -> None:

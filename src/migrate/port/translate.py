@@ -12,10 +12,11 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from migrate.apimap import ApiEntry, CallRule, Version, api_map, engine_rules, header_map, lookup, parse_version
+from migrate.apimap import ApiEntry, Version, api_map, header_map, lookup, parse_version
 from migrate.bounded import Refused, read_bytes
 from migrate.defaults import DEFAULT_MAX_FILE_SIZE
 from migrate.discover import classify
+from migrate.engine_rules import CallRule, engine_rules
 from migrate.errors import InputError, MigrateError, ToolNotFound
 from migrate.model import FileKind, Finding, Severity, SourceFile
 from migrate.parse import ParseError

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from migrate import finding_status, preproc, rocm_status, targets
 from migrate.config import Settings
+from migrate.lazyre import lazy_regex
 from migrate.model import Evidence, Finding, RocmStatus, Severity, SourceFile
 from migrate.ruleset import Ruleset
 from migrate.weights import load_weights
@@ -36,7 +37,7 @@ def without_first_party(findings: list[Finding], packages: frozenset[str], rules
 
 
 WARP_SIZE_USE = "warp-size-name-use"
-_THIRTY_TWO = re.compile(r"\(?\s*(?:32|0x20)[uUlL]*\s*\)?")
+_THIRTY_TWO = lazy_regex(r"\(?\s*(?:32|0x20)[uUlL]*\s*\)?")
 
 
 def warp_constants(

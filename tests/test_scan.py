@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+import multiprocessing
 from pathlib import Path
 
 from migrate.config import Settings
-from migrate.scan import scan
+from migrate.ruleset import Ruleset
+from migrate.scan import pool, scan
+from migrate.scan.file import Shortcuts
 
 
 def write(root: Path, relpath: str, text: str) -> None:
@@ -85,3 +89,11 @@ def test_findings_already_in_order_keep_only_the_first_of_equal_ones() -> None:
     assert ordered([a, b]) == [a, b]
     kept = ordered([a, a.with_status("covered"), b])
     assert kept == [a, b] and kept[0].status == "remaining"
+
+
+def test_a_worker_collects_cycles_at_its_own_thresholds() -> None:
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1, initializer=pool._init_worker, initargs=(Ruleset(()), Settings(), Shortcuts())) as workers:
+        assert workers.apply(gc.isenabled)
+        assert workers.apply(gc.get_threshold) == pool.WORKER_GC_THRESHOLDS
+    assert gc.get_threshold() != pool.WORKER_GC_THRESHOLDS  # this process keeps its own

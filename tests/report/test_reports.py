@@ -352,6 +352,28 @@ def test_json_writes_each_finding_as_json_dumps_of_its_dict(finding: Finding) ->
     assert finding_json(finding) == json.dumps(finding.to_dict(), ensure_ascii=False)
 
 
+@pytest.mark.parametrize("value", [
+    {}, [], (), "", 0, -3, 2.5, 1e300, float("nan"), float("inf"), -float("inf"), True, False, None,
+    {"a": [1, 2.5, (), [], {}, {"k": [[[]]]}, "é\n\"x\udcff\u2028"], "": {"b": (None, True)}},
+    {1: "int", 2.5: "float", True: "true", False: "false", None: "none", "s": Severity.HIGH.label},
+    [[{"x": [{"y": {}}]}], [1, [2, [3]]]],
+])
+def test_indented_json_is_json_dumps_with_an_indent(value: object) -> None:
+    from migrate.report.json import indented
+
+    assert indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_indented_json_refuses_what_json_dumps_refuses() -> None:
+    from migrate.report.json import indented
+
+    for bad in ({"a": object()}, {(1, 2): 3}):
+        with pytest.raises(TypeError):
+            json.dumps(bad, indent=2, ensure_ascii=False)
+        with pytest.raises(TypeError):
+            indented(bad)
+
+
 def test_importing_the_escaper_does_not_load_the_assessment() -> None:
     """migrate.escape is imported by every command and by fleet jobs under a memory cap, and the report formats by
     the CLI at start-up: the report package loads the assessment (rules, weights, knowledge base) only when a report

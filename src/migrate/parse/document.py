@@ -53,6 +53,13 @@ class Document:
         """True when the line sits in code already kept apart for HIP/ROCm."""
         return self.in_ranges(self.guarded_ranges, line)
 
+    def guard_test(self) -> Callable[[int], bool] | None:
+        """is_guarded, or None when no line can be guarded (no ranges, and no parser's own test): a file's hundreds
+        of thousands of hits then ask nothing."""
+        if self.guarded_ranges or type(self).is_guarded is not Document.is_guarded:
+            return self.is_guarded
+        return None
+
     def in_ranges(self, ranges: list[tuple[int, int]], line: int) -> bool:
         """LINE lies in one of RANGES (inclusive line ranges): a bisection, the ranges merged once per list."""
         if not ranges:
@@ -75,6 +82,11 @@ class Document:
                 ids = {i.strip() for i in (match.group(1) or _ALL_RULES).split(",") if i.strip()}
                 found[number] = ids
         return found
+
+    @property
+    def has_suppressions(self) -> bool:
+        """Some line carries a `migrate: ignore` comment (else is_suppressed is False for every line)."""
+        return bool(self._suppressions)
 
     def is_suppressed(self, line: int, rule_id: str) -> bool:
         """A `migrate: ignore[rule]` comment on this line or the one above silences the rule."""

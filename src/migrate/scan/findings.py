@@ -3,15 +3,17 @@ from overrides, the hit or the targets, and a file's findings kept bounded (past
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import cache
+from itertools import islice
+from operator import attrgetter
 
 from migrate import targets
 from migrate.config import Settings
 from migrate.matchers import Hit
 from migrate.model import FileResult, Finding, Occurrence, Rule, Severity, Skipped
-from migrate.parse.document import Document
+from migrate.parse.document import EVIDENCE, Document
 
 _OCCURRENCE_EVIDENCE = 200  # characters per occurrence: a minified line must not blow up the report
 # Findings one file may give (the largest real counts are a few hundred): past them a rule's findings fold into one
@@ -27,24 +29,17 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
     findings: list[Finding] = []
     held: list[Finding] = []
     sites = 0
+    suppressions = doc.has_suppressions
+    guard = doc.guard_test()
     for rule, found in runs:
         # Each rule's first hits are kept (as many as a report can show), the rest only counted: a file of 300,000
         # calls costs a count, not 300,000 findings.
-        hits: list[Hit] = []
-        guarded: list[Hit] = []
-        more = more_guarded = 0
-        for hit in found:
-            if doc.is_suppressed(hit.line, rule.id):
-                continue
-            if doc.is_guarded(hit.line) and not rule.rocm_path:
-                if len(guarded) < _KEPT_HITS:
-                    guarded.append(hit)
-                else:
-                    more_guarded += 1
-            elif len(hits) < _KEPT_HITS:
-                hits.append(hit)
-            else:
-                more += 1
+        if suppressions or guard is not None:
+            hits, guarded, more, more_guarded = _sorted_out(doc, rule, found, guard, suppressions)
+        else:  # most files: no line suppressed, none guarded, so every hit is kept or counted
+            rest = iter(found)
+            hits, guarded, more_guarded = list(islice(rest, _KEPT_HITS)), [], 0
+            more = sum(1 for _ in rest)
         if rule.per_file and len(guarded) > 1:
             held.append(_folded(doc, rule, guarded, more_guarded, settings).guarded())
         elif guarded:
@@ -59,6 +54,30 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
     skipped = Skipped(relpath, "; ".join(doc.problems)) if doc.problems else None
     return FileResult(relpath, tuple(findings), skipped=skipped, guarded=sites, partial=skipped is not None,
                       guarded_findings=tuple(held))
+
+
+def _sorted_out(
+    doc: Document, rule: Rule, found: Iterable[Hit], guard: Callable[[int], bool] | None, suppressions: bool
+) -> tuple[list[Hit], list[Hit], int, int]:
+    """RULE's hits in DOC without the suppressed ones (when it has SUPPRESSIONS): (kept, kept in guarded code,
+    counted, counted guarded)."""
+    hits: list[Hit] = []
+    guarded: list[Hit] = []
+    more = more_guarded = 0
+    for hit in found:
+        if suppressions and doc.is_suppressed(hit.line, rule.id):
+            continue
+        # asked even for a rule on ROCm's path: a Python file's guarded ranges are found when a hit first asks
+        if guard is not None and guard(hit.line) and not rule.rocm_path:
+            if len(guarded) < _KEPT_HITS:
+                guarded.append(hit)
+            else:
+                more_guarded += 1
+        elif len(hits) < _KEPT_HITS:
+            hits.append(hit)
+        else:
+            more += 1
+    return hits, guarded, more, more_guarded
 
 
 def _capped(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Settings, room: int) -> list[Finding]:
@@ -79,6 +98,23 @@ def _capped(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Set
 
 def _occurrence(doc: Document, line: int, column: int, end_line: int) -> Occurrence:
     return Occurrence(line, column, end_line, doc.line_text(line)[:_OCCURRENCE_EVIDENCE])
+
+
+def _occurrences(doc: Document, places: list[tuple[int, int, int]]) -> tuple[Occurrence, ...]:
+    """_occurrence of each of PLACES: a folded finding of a large header has a thousand, so a line of usual length
+    is read here, without a call per place."""
+    lines = doc.lines
+    count = len(lines)
+    found = []
+    for line, column, end_line in places:
+        text = lines[line - 1] if 0 < line <= count else ""
+        evidence = text.strip() if len(text) <= EVIDENCE else doc.line_text(line)
+        found.append(_new_occurrence((line, column, end_line, evidence[:_OCCURRENCE_EVIDENCE])))
+    return tuple(found)
+
+
+def _new_occurrence(fields: tuple[int, int, int, str]) -> Occurrence:
+    return tuple.__new__(Occurrence, fields)
 
 
 def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings,
@@ -119,13 +155,16 @@ def _overrides(pairs: tuple[tuple[str, Severity], ...]) -> dict[str, Severity]:
 def _folded(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Settings) -> Finding:
     """A once-per-file rule's hits as one finding at the first place, carrying every place as an occurrence (the
     first MAX_OCCURRENCES of them, when there are more; MORE hits were only counted)."""
-    first = min(hits, key=lambda h: (h.line, h.column))
+    first = min(hits, key=_LINE_COLUMN)
     places = sorted({(h.line, h.column, h.end_line or h.line) for h in hits})
-    occurrences = tuple(_occurrence(doc, *place) for place in places[:MAX_OCCURRENCES])
+    occurrences = _occurrences(doc, places[:MAX_OCCURRENCES])
     note = f"({len(places)} places in this file.)"
     if len(places) + more > len(occurrences):
         note = f"({len(places) + more:,} places in this file; the first {len(occurrences):,} are listed.)"
     return _finding(doc, rule, replace(first, note=note), settings, occurrences=occurrences)
+
+
+_LINE_COLUMN = attrgetter("line", "column")
 
 
 def _target_severity(rule: Rule, gfx_targets: tuple[str, ...]) -> Severity:

@@ -109,12 +109,14 @@ def _shared(findings: tuple[Finding, ...], strings: dict[str, str]) -> tuple[Fin
             if value is not None:
                 fields[name] = strings.setdefault(value, value)
         if finding.occurrences:
-            fields["occurrences"] = tuple(_shared_place(o, strings) for o in finding.occurrences)
+            fields["occurrences"] = _shared_places(finding.occurrences, strings)
     return findings
 
 
-def _shared_place(place: Occurrence, strings: dict[str, str]) -> Occurrence:
-    return Occurrence(place.line, place.column, place.end_line, strings.setdefault(place.evidence, place.evidence))
+def _shared_places(places: tuple[Occurrence, ...], strings: dict[str, str]) -> tuple[Occurrence, ...]:
+    """PLACES with each evidence the one copy STRINGS keeps (a folded finding of a large header has a thousand)."""
+    new, shared = tuple.__new__, strings.setdefault
+    return tuple([new(Occurrence, (line, column, end, shared(text, text))) for line, column, end, text in places])
 
 
 def _substitutions(findings: tuple[Finding, ...], settings: Settings) -> tuple[Substitution, ...]:

@@ -15,11 +15,16 @@ from migrate.parse.lexer import Lexed
 
 _GAP = r"(?:[ \t]|\\\n)"
 _ALIAS = lazy_regex(rf"^{_GAP}*#{_GAP}*pragma{_GAP}+weak{_GAP}+(\w+){_GAP}*={_GAP}*(\w+)", re.MULTILINE)
+# Led by a literal, so it skips most of a file at C speed: many files say `weak` (compare_exchange_weak) and have
+# no such pragma, and _ALIAS alone would try every line's start in them.
+_PRAGMA_WEAK = lazy_regex(rf"pragma{_GAP}+weak{_GAP}")
 
 
 def weak_alias_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each `#pragma weak NAME=TARGET` line, and the line that defines TARGET when the file does."""
     code = lexed.code
+    if _PRAGMA_WEAK.search(code) is None:
+        return
     for alias in _ALIAS.finditer(code):
         yield Hit(*lexed.point(alias.start()), symbol=alias.group(1))
         definition = _definition(code, alias.group(2))

@@ -21,6 +21,7 @@ from migrate.cache.store import (
 )
 from migrate.config import Settings
 from migrate.data import known, remember
+from migrate.gcpause import paused
 from migrate.model import Rule, Severity
 from migrate.ruleset import Ruleset
 
@@ -40,8 +41,9 @@ def load_ruleset(settings: Settings, load: Callable[[], Ruleset]) -> Ruleset:
     directory = Path(settings.cache_dir)
     check_directory(directory)
     path = directory / "rulesets" / f"{_ruleset_key(settings)}.json"
-    data = load_json(path)
-    found = _rules_from(data)
+    with paused():  # the rules and the API map's entries: many objects, no cycles
+        data = load_json(path)
+        found = _rules_from(data)
     if found is not None:
         if isinstance(data.get("digest"), str):
             remember_rules_digest(found, data["digest"])

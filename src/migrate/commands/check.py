@@ -14,6 +14,7 @@ from migrate.commands.common import (
     warn_unscanned,
 )
 from migrate.errors import InputError
+from migrate.gcpause import paused
 
 
 @click.command()
@@ -25,8 +26,9 @@ from migrate.errors import InputError
 @cache_options
 def check(files: tuple[Path, ...], **options: Any) -> None:
     """Fail on new findings at or above --fail-on (default high) in FILES (all tracked files if none)."""
-    from migrate.config import check_settings
-    from migrate.scan import scan as run_scan
+    with paused():  # the scan's modules: many classes, functions and patterns, no garbage
+        from migrate.config import check_settings
+        from migrate.scan import scan as run_scan
 
     root = _work_tree()
     settings = check_settings(root, options)

@@ -337,3 +337,18 @@ def test_knowledge_of_the_wrong_shape_in_the_ruleset_cache_is_left_out() -> None
                               "hip_headers.yaml": {"headers": {}}}}
     assert rulesets._knowledge_from(document) == {"hip_headers.yaml": {"headers": {}}}
     assert rulesets._knowledge_from({"knowledge": []}) == {}
+
+
+def test_the_ruleset_cache_keeps_the_rules_digest(tmp_path: Path) -> None:
+    """The digest of every rule's fields is kept with the rules, so a process reading them back does not make it
+    again: the same digest the rules read back give."""
+    from migrate.cache import rulesets, store
+    from migrate.ruleset import Ruleset, load_builtin
+
+    settings = settings_for(tmp_path)
+    made = rulesets.load_ruleset(settings, load_builtin)
+    [kept] = (tmp_path / "cache" / "rulesets").glob("*.json")
+    back = rulesets.load_ruleset(settings, lambda: pytest.fail("read from the rule files, not the cache"))
+    afresh = store.rules_digest(Ruleset(back.rules))  # a new object: its digest made from its rules
+    assert back == made and back is not made
+    assert json.loads(kept.read_text())["digest"] == store.rules_digest(back) == store.rules_digest(made) == afresh

@@ -125,3 +125,57 @@ def test_a_scan_with_its_rules_from_the_cache_compiles_one_bundle(tmp_path: Path
     rules, counts = subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()
     assert "cuda-texture-reference" in rules
     assert counts == "0 1"  # no rule file read, one query compiled
+
+
+CHECK = """
+import sys
+from migrate.cli import main
+sys.argv = ["migrate", "check", "--cache-dir", sys.argv[1], *sys.argv[2:]]
+try:
+    main()
+except SystemExit as exc:
+    print(exc.code)
+print(*sorted(name for name in sys.modules if name.startswith(("migrate.commands", "migrate.report"))))
+"""
+
+
+def test_check_builds_no_other_command(tmp_path: Path) -> None:
+    """The CLI loads the module of the command it runs, not the other commands' (nor the report formats scan's
+    options name)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "kernel.cu").write_text("__global__ void k(float* p) { cudaMalloc(&p, 4); }\n")
+    done = subprocess.run([sys.executable, "-c", CHECK, str(tmp_path / "cache"), "kernel.cu"], cwd=repo,
+                          capture_output=True, text=True, check=True)
+    code, loaded = done.stdout.splitlines()
+    assert code == "0"
+    assert loaded.split() == ["migrate.commands", "migrate.commands.check", "migrate.commands.common"]
+
+
+ENTRY = """
+import gc, sys
+during = []  # a collection that starts while migrate.cli is imported (in sys.modules, but without its main yet)
+gc.callbacks.append(lambda phase, info: phase == "start" and during.append(
+    "migrate.cli" in sys.modules and not hasattr(sys.modules["migrate.cli"], "main")))
+if sys.argv[-1] == "plain":
+    import migrate.cli
+else:
+    from migrate.__main__ import main
+    sys.argv = ["migrate", "--version"]
+    try:
+        main()
+    except SystemExit:
+        pass
+print(sum(during), gc.isenabled(), gc.get_freeze_count() > 0)
+"""
+
+
+def test_the_console_script_imports_the_command_line_with_the_collector_paused() -> None:
+    """No cyclic collection while click and the model load (a dozen in a plain import), the collector on again after,
+    and what the imports made left out of its later walks."""
+    done = subprocess.run([sys.executable, "-c", ENTRY], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["migrate, version 0.1.0", "0 True True"]
+    plain = subprocess.run([sys.executable, "-c", ENTRY, "plain"], capture_output=True, text=True, check=True)
+    assert int(plain.stdout.split()[0]) > 0
+    usage = subprocess.run([sys.executable, "-m", "migrate", "--version"], capture_output=True, text=True, check=True)
+    assert usage.stdout == "migrate, version 0.1.0\n"

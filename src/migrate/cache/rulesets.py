@@ -16,10 +16,12 @@ from migrate import __version__
 from migrate.apimap import ApiEntry, entries_flat, remember_entries
 from migrate.bounded import Refused
 from migrate.cache.store import (
-    FORMAT, atomic_write, check_directory, code_digest, dumps, load_json, private_dir, prune, stable, tree_digest,
+    FORMAT, atomic_write, check_directory, code_digest, dumps, load_json, private_dir, prune, remember_rules_digest,
+    rules_digest, stable, tree_digest,
 )
 from migrate.config import Settings
 from migrate.data import known, remember
+from migrate.gcpause import paused
 from migrate.model import Rule, Severity
 from migrate.ruleset import Ruleset
 
@@ -39,9 +41,12 @@ def load_ruleset(settings: Settings, load: Callable[[], Ruleset]) -> Ruleset:
     directory = Path(settings.cache_dir)
     check_directory(directory)
     path = directory / "rulesets" / f"{_ruleset_key(settings)}.json"
-    data = load_json(path)
-    found = _rules_from(data)
+    with paused():  # the rules and the API map's entries: many objects, no cycles
+        data = load_json(path)
+        found = _rules_from(data)
     if found is not None:
+        if isinstance(data.get("digest"), str):
+            remember_rules_digest(found, data["digest"])
         remember(_knowledge_from(data))
         entries = _entries_from(data)
         if entries is not None:
@@ -73,13 +78,16 @@ def _rules_data(ruleset: Ruleset) -> str | None:
         fields["severity"] = int(rule.severity)
         fields["by_wavefront"] = [[size, int(level)] for size, level in rule.by_wavefront]
         rules.append(fields)
+    document = {"format": FORMAT, "rules": rules, "digest": rules_digest(ruleset), "knowledge": _knowledge(),
+                "api_map": _entries()}
     try:
-        text = dumps({"format": FORMAT, "rules": rules, "knowledge": _knowledge(), "api_map": _entries()})
+        text = dumps(document)
     except (TypeError, ValueError):
         return None
     back = _rules_from(json.loads(text))
-    same = back == ruleset and back is not None and all(a.match == b.match for a, b in zip(back.rules, ruleset.rules))
-    return text if same else None
+    if back is None or back != ruleset or any(a.match != b.match for a, b in zip(back.rules, ruleset.rules)):
+        return None
+    return text if rules_digest(back) == document["digest"] else None
 
 
 def _knowledge() -> dict[str, Any]:

@@ -38,7 +38,7 @@ def namespace(root: Path, ruleset: Ruleset, settings: Settings) -> str:
     """A digest of everything besides a file's own content that decides its findings."""
     per_file = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings) if f.name not in _NOT_PER_FILE}
     digest = hashlib.sha256()
-    for part in (str(Path(root).resolve()), __version__, code_digest(), _rules_digest(ruleset), stable(per_file)):
+    for part in (str(Path(root).resolve()), __version__, code_digest(), rules_digest(ruleset), stable(per_file)):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest()[:32]
 
@@ -52,9 +52,21 @@ def stable(value: Any) -> str:
     return repr(value)
 
 
-def _rules_digest(ruleset: Ruleset) -> str:
-    """Every field of every rule, not only what Ruleset.version covers (hip text, category, ...)."""
+def rules_digest(ruleset: Ruleset) -> str:
+    """Every field of every rule, not only what Ruleset.version covers (hip text, category, ...); for rules read back
+    from the ruleset cache, the digest kept with them."""
+    kept = _KEPT_DIGESTS.get(id(ruleset))
+    if kept is not None and kept[0] is ruleset:
+        return kept[1]
     return hashlib.sha256("\n".join(repr(rule) for rule in ruleset.rules).encode()).hexdigest()
+
+
+def remember_rules_digest(ruleset: Ruleset, digest: str) -> None:
+    """DIGEST is rules_digest(RULESET), kept in the ruleset cache beside the rules it was made from."""
+    _KEPT_DIGESTS[id(ruleset)] = (ruleset, digest)
+
+
+_KEPT_DIGESTS: dict[int, tuple[Ruleset, str]] = {}  # id -> the ruleset (kept alive, so its id is not reused), digest
 
 
 @cache

@@ -320,6 +320,26 @@ def test_the_api_map_read_back_from_the_ruleset_cache_is_the_one_its_tsv_gives()
     assert len(apimap.api_map()) > 8000
 
 
+def test_the_map_s_columns_and_indexed_entries_are_its_entries_whether_kept_or_read() -> None:
+    """The cuda-api rules select names from the map's columns and make an entry by its index only when a name is
+    found: in a process that read the TSV and in one handed the kept entries, the same entries in the same order."""
+    program = (
+        "import json, sys\n"
+        "from migrate import apimap\n"
+        "apimap.remember_entries(json.loads(sys.stdin.read()))\n"
+        "names = apimap.column('cuda_name')\n"
+        "print(json.dumps([names, [list(apimap.entry_at(i)) for i in range(len(names))], sorted(apimap.api_names())]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], input=json.dumps(apimap.entries_flat()),
+                          capture_output=True, text=True, check=True)
+    entries = [list(entry) for entry in apimap.api_map().values()]
+    names, indexed, every = json.loads(done.stdout)
+    assert names == apimap.column("cuda_name") == list(apimap.api_map())
+    assert indexed == [list(apimap.entry_at(i)) for i in range(len(entries))] == entries
+    assert every == sorted(apimap.api_names()) == sorted(apimap.api_map())
+    assert apimap.column("library")[:1] == [entries[0][0]] and len(entries) > 8000
+
+
 def test_an_api_map_of_the_wrong_shape_in_the_ruleset_cache_is_left_out() -> None:
     from migrate.cache import rulesets
 

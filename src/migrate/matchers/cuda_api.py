@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from migrate.apimap import ApiEntry, api_map
+from migrate.apimap import ApiEntry, api_map, api_names, column, entry_at
 from migrate.matchers import Hit, register
 from migrate.matchers.cuda_common import in_directive
 from migrate.parse.cuda import CudaDocument
@@ -44,15 +44,16 @@ def api_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit
     names = _names_of(frozenset(params["libraries"]), params["with_hip"])
     declared: frozenset[str] | None = None
     for word, offset in lexed.words:
-        entry = names.get(word)
-        if entry is None:
+        index = names.get(word)
+        if index is None:
             continue
         if declared is None:
             declared = lexed.memo("cuda-api:declared", lambda: _declared(lexed))
         if word in declared or _member_or_scoped(lexed.code, offset):
             continue
-        line, column = lexed.point(offset)
-        yield Hit(line, column, hip=_suggestion(entry), message=_message(entry), symbol=entry.cuda_name)
+        line, place = lexed.point(offset)
+        entry = entry_at(index)
+        yield Hit(line, place, hip=_suggestion(entry), message=_message(entry), symbol=entry.cuda_name)
 
 
 @register("cuda-api", validate=_validate, needles=_needles, identifiers=_identifiers, tokens=api_hits)
@@ -66,7 +67,7 @@ def match_cuda_api(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
 def _declared(lexed: Lexed) -> frozenset[str]:
     """The API names this file declares itself (a wrapper `cudaError_t cudaMalloc(...)`, a `#define`), as their
     neighbours show: every use of them is the file's own, not the CUDA API."""
-    table = api_map()
+    table = api_names()
     enums = has_whole_word(lexed.code, "enum")
     found = set(lexed.defined)
     for word, offset in lexed.words:
@@ -160,20 +161,21 @@ _KINDS = {True: (_RENAME,), False: (_NONE,), "any": (_RENAME, _NONE)}  # the kin
 
 
 @cache
-def _names_of(libraries: frozenset[str], with_hip: bool | str) -> dict[str, ApiEntry]:
+def _names_of(libraries: frozenset[str], with_hip: bool | str) -> dict[str, int]:
+    """The rule's names, each with the index of its entry in the map (made when the name is found)."""
     wanted, grouped = _KINDS[with_hip], _by_library()
-    return {name: e for library in sorted(libraries) for name, e, kind in grouped.get(library, ()) if kind in wanted}
+    return {name: i for library in sorted(libraries) for name, i, kind in grouped.get(library, ()) if kind in wanted}
 
 
 @cache
-def _by_library() -> dict[str, list[tuple[str, ApiEntry, int]]]:
-    """The map's names by library, with the kind of their HIP name: each rule reads a few libraries of the map's
-    ~9,000 names (made once, where each rule's selection tested every entry again: ~8 ms in `check`)."""
-    grouped: dict[str, list[tuple[str, ApiEntry, int]]] = {}
-    for name, entry in api_map().items():
-        hip = entry.hip_name
-        kind = _NONE if not hip else _SAME if hip == entry.cuda_name else _RENAME
-        grouped.setdefault(entry.library, []).append((name, entry, kind))
+def _by_library() -> dict[str, list[tuple[str, int, int]]]:
+    """The map's names by library, with their entry's index and the kind of their HIP name: each rule reads a few
+    libraries of the map's ~9,000 names (made once, where each rule's selection tested every entry again: ~8 ms in
+    `check`)."""
+    grouped: dict[str, list[tuple[str, int, int]]] = {}
+    for index, (library, name, hip) in enumerate(zip(column("library"), column("cuda_name"), column("hip_name"))):
+        kind = _NONE if not hip else _SAME if hip == name else _RENAME
+        grouped.setdefault(library, []).append((name, index, kind))
     return grouped
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick, MatchKind
 
-from migrate.apimap import api_map
+from migrate.apimap import api_names
 from migrate.matchers import Hit, register
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
@@ -49,7 +49,7 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
 def library_name_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line of code with an identifier that names one of the rule's libraries and is not a name of any CUDA
     library's API (those are the API rules' findings), once per line."""
-    api, code = api_map(), lexed.code
+    api, code = api_names(), lexed.code
     seen: set[int] = set()
     end = -1
     for _, start, stop in _automaton(tuple(params["words"])).find_matches_as_indexes(code):

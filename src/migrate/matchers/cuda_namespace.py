@@ -42,7 +42,7 @@ def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterat
     namespaces, members = frozenset(params["namespaces"]), params.get("members")
     using = frozenset(params.get("using", ()))
     places: list[tuple[int, str]] = []
-    found = lexed.memo("offsets", lambda: _offsets(lexed))
+    found = lexed.offsets
     member = _member_regex(tuple(members)) if members else None
     for word in namespaces | using:
         offsets = found.get(word)
@@ -90,14 +90,6 @@ def _included(pattern: str, path: str) -> bool:
 def _scope_or_definition(code: str, start: int, end: int) -> bool:
     return (code.startswith("::", end) or code[end : end + 8].lstrip().startswith("::")
             or _defines_namespace(code, start))
-
-
-def _offsets(lexed: Lexed) -> dict[str, list[int]]:
-    """The offsets of each word the lexer found (a file's namespace rules each read only their own words)."""
-    found: dict[str, list[int]] = {}
-    for word, offset in lexed.words:
-        found.setdefault(word, []).append(offset)
-    return found
 
 
 def _scopes(code: str, offsets: list[int], size: int, member: re.Pattern[str] | None) -> list[int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from migrate.config import Settings
 from migrate.discover import discover
 from migrate.matchers import Code
-from migrate.matchers.python_common import has_name, has_string, string_candidate
+from migrate.matchers.python_common import has_name, has_string, has_word, string_candidate
 from migrate.model import FileKind, FileResult, SourceFile
 from migrate.parse.python import _walk
 from migrate.ruleset import load_builtin
@@ -140,3 +141,23 @@ def test_walk_visits_every_node_once_with_its_parent() -> None:
         assert all(parents[child] is node for node in expected for child in ast.iter_child_nodes(node)
                    if child in parents)
         assert sum(len(group) for group in groups.values()) == len(nodes)
+
+
+@pytest.mark.parametrize(("text", "word", "found"), [
+    ("x = torch.cuda", "torch", True),
+    ("mytorch = 1", "torch", False),  # inside a longer identifier, before it
+    ("torchvision", "torch", False),  # and after it
+    ("a_torch torch_b torch", "torch", True),  # only the last one stands alone
+    ("", "torch", False),
+    ("aaa", "aa", False),  # overlapping occurrences: each is inside a longer identifier
+    (" aaa-", "aaa", True),
+    ("(.-y", ".-", True),  # a word ending in a non-word character needs a word character after it
+    ("(.- y", ".-", False),
+    ("é1cuda cuda", "cuda", True),
+    ("écuda", "cuda", False),  # a non-ASCII letter is a word character
+])
+def test_has_word_is_the_literal_regex_with_its_neighbours(text: str, word: str, found: bool) -> None:
+    """has_word's plain search answers as the regex `word\\b` preceded by no word character does."""
+    regex = re.compile(re.escape(word) + r"\b")
+    expected = any(m.start() == 0 or not re.match(r"\w", text[m.start() - 1]) for m in regex.finditer(text))
+    assert has_word(text, word) is found is expected

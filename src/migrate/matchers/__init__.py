@@ -29,6 +29,19 @@ class Hit:
     optional: bool = False  # in an optional part of the project (an extra of its package): not on its main path
 
 
+_DEFAULTS = dict(vars(Hit(0, 0)))
+
+
+def new_hit(line: int, column: int, symbol: str | None = None) -> Hit:
+    """Hit(line, column, symbol=symbol), made without the frozen dataclass's __init__ (a setattr per field): the
+    token matchers make hundreds of thousands on a large tree."""
+    hit = object.__new__(Hit)
+    fields = hit.__dict__
+    fields.update(_DEFAULTS)
+    fields["line"], fields["column"], fields["symbol"] = line, column, symbol
+    return hit
+
+
 class MatchFunction(Protocol):
     """What a matcher is: each place in DOC (a parsed file) where a rule whose `match:` mapping is PARAMS fires."""
 

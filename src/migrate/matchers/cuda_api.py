@@ -43,10 +43,8 @@ def api_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit
     """Each use of one of the rule's API names in code, not a name the file declares itself nor a member."""
     names = _names_of(frozenset(params["libraries"]), params["with_hip"])
     declared: frozenset[str] | None = None
-    for word, offset in lexed.words:
-        index = names.get(word)
-        if index is None:
-            continue
+    for offset, word in lexed.places(names):
+        index = names[word]
         if declared is None:
             declared = lexed.memo("cuda-api:declared", lambda: _declared(lexed))
         if word in declared or _member_or_scoped(lexed.code, offset):

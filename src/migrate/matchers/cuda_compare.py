@@ -43,8 +43,8 @@ def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator
         return
     names = frozenset(params["names"])
     seen: set[int] = set()
-    for word, offset in lexed.words:
-        if word not in names or not _expression_context(code, offset):
+    for offset, word in lexed.places(names):
+        if not _expression_context(code, offset):
             continue
         place = _comparison(code, offset, offset + len(word))
         if place is None:
@@ -71,8 +71,8 @@ def _value_hits(lexed: Lexed, code: str, names: frozenset[str]) -> Iterator[Hit]
     """Each line of code (outside directives, so `#ifdef NAME` and `defined(NAME)` stay quiet) where one of NAMES is
     used as a value: returned, assigned, printed or computed with, not compared (the comparison rule's place)."""
     seen: set[int] = set()
-    for word, offset in lexed.words:
-        if word not in names or in_directive(code, offset) or _comparison(code, offset, offset + len(word)):
+    for offset, word in lexed.places(names):
+        if in_directive(code, offset) or _comparison(code, offset, offset + len(word)):
             continue
         line, column = lexed.point(offset)
         if line not in seen:

@@ -119,8 +119,8 @@ def _kernel_definitions(lexed: Lexed, code: str) -> Iterator[tuple[tuple[int, st
     """(name, offset) of the kernel each `__global__` defines; one in the head of the one before belongs to the
     same declaration (and is not read again: a head of 20,000 `__global__` words is read once)."""
     head_end = -1
-    for word, offset in lexed.words:
-        if word == "__global__" and offset >= head_end:
+    for offset in lexed.offsets.get("__global__", ()):
+        if offset >= head_end:
             name, head_end = _kernel_name(code, offset)
             yield name, offset
 

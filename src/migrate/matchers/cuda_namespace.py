@@ -6,14 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from functools import cache, lru_cache
+from itertools import repeat
 from typing import Any
 
-from migrate.matchers import Hit, register
+from migrate.matchers import Hit, new_hit, register
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
 from migrate.parse.lexer import Lexed
-
-_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -43,25 +42,32 @@ def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterat
     namespaces, members = frozenset(params["namespaces"]), params.get("members")
     using = frozenset(params.get("using", ()))
     places: list[tuple[int, str]] = []
-    found = lexed.memo("offsets", lambda: _offsets(lexed))
-    scoped = _members(tuple(members)) if members else None
+    found = lexed.offsets
+    member = _member_regex(tuple(members)) if members else None
     for word in namespaces | using:
-        for offset in found.get(word, ()):
-            end = offset + len(word)
-            used = _scoped_member(code, end, scoped) if scoped else _scope_or_definition(code, offset, end)
-            if word in namespaces and used:
-                places.append((offset, word))
-            elif word in using and code[max(0, offset - 32) : offset].split()[-2:] == ["using", "namespace"]:
-                places.append((offset, word))
+        offsets = found.get(word)
+        if offsets is None:
+            continue
+        if word in using:
+            kept = [offset for offset in offsets if _named_or_used(code, offset, word, word in namespaces, member)]
+        else:
+            kept = _scopes(code, offsets, len(word), member)
+        places.extend(zip(kept, repeat(word)))
     if params.get("include"):
         places.extend((offset, f"<{path}>") for path, offset in lexed.includes if _included(params["include"], path))
-    seen: set[int] = set()
-    lines = lexed.lines
-    for offset, symbol in sorted(places):
-        line = lines.line(offset)
-        if line not in seen:  # the column (as Lexed.point gives it) only for the first place on a line
-            seen.add(line)
-            yield Hit(line, offset - lines.text.rfind("\n", 0, offset), symbol=symbol)
+    yield from _first_per_line(lexed.lines.text, sorted(places))
+
+
+def _first_per_line(text: str, places: list[tuple[int, str]]) -> Iterator[Hit]:
+    """A hit at the first of PLACES (in the order of TEXT) on each line: a namespace is often named many times on
+    one line, so the lines are counted from one hit's line to the next, not from each place."""
+    line, line_end = 1, 0
+    for offset, symbol in places:
+        if offset < line_end:
+            continue
+        line += text.count("\n", line_end, offset)
+        line_end = text.find("\n", offset) % (len(text) + 1)
+        yield new_hit(line, offset - text.rfind("\n", 0, offset), symbol)
 
 
 @register("cuda-namespace", validate=_validate, needles=_needles, identifiers=lambda p: frozenset(_needles(p)),
@@ -86,30 +92,29 @@ def _scope_or_definition(code: str, start: int, end: int) -> bool:
             or _defines_namespace(code, start))
 
 
-def _offsets(lexed: Lexed) -> dict[str, list[int]]:
-    """The offsets of each word the lexer found (a file's namespace rules each read only their own words)."""
-    found: dict[str, list[int]] = {}
-    for word, offset in lexed.words:
-        found.setdefault(word, []).append(offset)
-    return found
+def _scopes(code: str, offsets: list[int], size: int, member: re.Pattern[str] | None) -> list[int]:
+    """Those of OFFSETS (of a namespace's name, SIZE long) where the name is a scope (of one of the members the
+    MEMBER pattern matches, when the rule gives members) or defined."""
+    if member is not None:
+        return [offset for offset in offsets if member.match(code, offset + size)]
+    return [offset for offset in offsets
+            if code.startswith("::", offset + size) or _scope_or_definition(code, offset, offset + size)]
 
 
-def _scoped_member(code: str, end: int, members: tuple[frozenset[str], tuple[str, ...]]) -> bool:
-    """`ns::member` written without blanks (as the rule's query compared the qualified name's text): one of the
-    MEMBERS (names, and prefixes written with a trailing `_`)."""
-    if not code.startswith("::", end):
-        return False
-    name = _IDENT.match(code, end + 2)
-    if name is None:
-        return False
-    names, prefixes = members
-    return name.group() in names or name.group().startswith(prefixes)
+def _named_or_used(code: str, offset: int, word: str, named: bool, member: re.Pattern[str] | None) -> bool:
+    """WORD at OFFSET is a namespace the rule NAMED, used as _scopes takes it, or a `using namespace` of it."""
+    if named and _scopes(code, [offset], len(word), member):
+        return True
+    return code[max(0, offset - 32) : offset].split()[-2:] == ["using", "namespace"]
 
 
 @cache
-def _members(members: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """A rule's `members`: the whole names, and the prefixes (those ending in `_`)."""
-    return frozenset(m for m in members if not m.endswith("_")), tuple(m for m in members if m.endswith("_"))
+def _member_regex(members: tuple[str, ...]) -> re.Pattern[str]:
+    """`ns::member` written without blanks (as the rule's query compared the qualified name's text), where `ns` ends:
+    one of a rule's MEMBERS, a whole identifier, or one starting with a prefix among them (those ending in `_`)."""
+    names = "|".join(m for m in members if not m.endswith("_")) or "(?!)"
+    prefixes = "|".join(m for m in members if m.endswith("_")) or "(?!)"
+    return re.compile(rf"::(?:(?:{names})(?!\w)|(?:{prefixes}))")
 
 
 def _defines_namespace(code: str, offset: int) -> bool:

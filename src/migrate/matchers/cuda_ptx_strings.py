@@ -31,7 +31,6 @@ _INSTRUCTION = lazy_regex(
     r"(?=\s*(?:$|[\";\\]|[$%{\[\d]|[A-Za-z_]\w*\s*[,;|]))"
 )
 _OPCODE = lazy_regex(r"%*(\w+)")  # the opcode or register name a candidate starts with
-_PARENS = lazy_regex(r"[()]")
 _MODIFIER = lazy_regex(rf"\.{_PTX_MODIFIER}(?![\w])")  # where PTX may be: a search that skips to each `.`
 _REGISTER = lazy_regex(r"%%?(?:laneid|warpid|lanemask_(?:eq|lt|le|gt|ge)|smid|nsmid|clock64|globaltimer)\b")
 _NEEDLES = [".u32", ".b32", ".s32", ".f32", ".u64", ".b64", ".s64", ".f64", ".f16", ".bf16", ".u16", ".b16", ".s16",
@@ -60,8 +59,10 @@ def _candidates(code: str, text: str) -> Iterator[int]:
     """Where each PTX instruction or special register starts in TEXT, on lines where CODE is blank there: a
     search for PTX's own modifiers (one literal character to skip to) finds the lines, the instruction's
     pattern then runs on those lines alone."""
+    end = -1
     for modifier in _MODIFIER.finditer(text):
-        if code[modifier.start()].isspace():
+        # a line is searched once, from its first such modifier: the others would find the same instructions again
+        if modifier.start() > end and code[modifier.start()].isspace():
             begin = text.rfind("\n", 0, modifier.start()) + 1
             end = text.find("\n", modifier.start()) % (len(text) + 1)
             for instruction in _INSTRUCTION.finditer(text, begin, end):
@@ -76,15 +77,22 @@ def _asm_spans(lexed: Lexed) -> tuple[list[int], list[int]]:
     code = lexed.code
     spans = []
     for _, offset in lexed.asm:
-        depth, end = 0, len(code)
-        for paren in _PARENS.finditer(code, code.find("(", offset)):
-            depth += 1 if paren.group() == "(" else -1
-            if depth == 0:
-                end = paren.end()
-                break
-        spans.append((offset, end))
+        spans.append((offset, _closing(code, code.find("(", offset))))
     spans.sort()
     return [start for start, _ in spans], [end for _, end in spans]
+
+
+def _closing(code: str, opened: int) -> int:
+    """The offset past the parenthesis that closes the one at OPENED (the end of CODE when none does): from one `)`
+    to the next, the `(` between them counted, as the depth cannot fall to zero before a `)`."""
+    depth, at = 1, opened
+    while depth:
+        close = code.find(")", at + 1)
+        if close == -1:
+            return len(code)
+        depth += code.count("(", at + 1, close) - 1
+        at = close
+    return at + 1
 
 
 @register("ptx-strings", needles=lambda p: _NEEDLES, tokens=ptx_string_hits)

@@ -123,11 +123,20 @@ _ANCHOR = re.compile(r"[$^]|\\[bBAZ]|\(\?[=!<]")
 
 
 def has_word(text: str, word: str) -> bool:
-    """WORD occurs in TEXT not inside a longer identifier (a search for the literal, then a look at its neighbours)."""
-    for match in _literal(word).finditer(text):
-        start = match.start()
-        if start == 0 or not _WORD_CHAR.match(text, start - 1):
+    """WORD occurs in TEXT not inside a longer identifier (a search for the literal, then a look at its neighbours):
+    what `_literal(word).finditer` finds, by plain search (a regex of a literal and `\\b` searches more slowly)."""
+    if not word:
+        return any(m.start() == 0 or not _WORD_CHAR.match(text, m.start() - 1) for m in _literal(word).finditer(text))
+    size, end, last = len(word), len(text), _WORD_CHAR.match(word, len(word) - 1) is not None
+    start = text.find(word)
+    while start != -1:
+        after = start + size
+        if (after < end and _WORD_CHAR.match(text, after) is not None) == last:  # no \b after the word
+            start = text.find(word, start + 1)
+        elif start == 0 or not _WORD_CHAR.match(text, start - 1):
             return True
+        else:  # the regex goes on after the whole match
+            start = text.find(word, after)
     return False
 
 
@@ -142,7 +151,7 @@ def has_name(text: str, name: str) -> bool:
 
 def has_attribute(text: str, attribute: str) -> bool:
     """`.ATTRIBUTE` as an attribute access (blanks and comments allowed after the dot)."""
-    return _attribute(attribute).search(text) is not None
+    return attribute in text and _attribute(attribute).search(text) is not None
 
 
 @lru_cache(maxsize=None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeVar
@@ -115,6 +115,20 @@ class Lexed:
     def templates(self) -> list[tuple[int, str]]:
         """(offset of the asm keyword, template) of each asm statement, its string literals joined."""
         return [(offset, _template(source)) for source, offset in self.asm]
+
+    def places(self, names: Container[str]) -> list[tuple[int, str]]:
+        """(offset, word) of each of NAMES the lexer found, in the order of the code: a rule reads the file's few
+        distinct words, not every word found for every rule."""
+        offsets = self.offsets
+        return sorted([(offset, word) for word in offsets if word in names for offset in offsets[word]])
+
+    @cached_property
+    def offsets(self) -> dict[str, list[int]]:
+        """The offsets of each word found, in the order of the code."""
+        found: dict[str, list[int]] = {}
+        for word, offset in self.words:
+            found.setdefault(word, []).append(offset)
+        return found
 
     def memo(self, key: str, compute: Callable[[], _Value]) -> _Value:
         """COMPUTE(), made once per pass: what a matcher derives from it for every rule (the names a file declares)."""

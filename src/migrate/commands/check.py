@@ -47,7 +47,6 @@ def check(files: tuple[Path, ...], **options: Any) -> None:
     sys.exit(EXIT_FINDINGS if failing else EXIT_OK)
 
 
-
 def _work_tree() -> Path:
     """The git work tree around the current directory (pre-commit runs hooks there), else the directory."""
     from migrate.gitcmd import toplevel

@@ -11,7 +11,7 @@ from migrate.matchers import Hit
 from migrate.model import FileKind, Occurrence, Rule, Severity, SourceFile
 from migrate.parse.document import EVIDENCE, Document
 from migrate.scan import MAX_FINDINGS_PER_RULE, MAX_OCCURRENCES
-from migrate.scan.findings import _occurrence, _occurrences, file_result
+from migrate.scan.findings import _OCCURRENCE_EVIDENCE, _occurrences, file_result
 from migrate.scan.orchestrate import _shared
 
 RULE = Rule(id="r", title="t", category="cuda-runtime-api", languages=("cuda",), severity=Severity.HIGH,
@@ -66,7 +66,9 @@ def test_occurrences_read_lines_as_line_text_does() -> None:
     long = "x = " + "cudaMalloc(p, 4); " * (EVIDENCE // 10)
     doc = _doc(f"  short line  \n{long}\n\n")
     places = [(1, 3, 1), (2, 40, 2), (3, 1, 3), (4, 1, 4), (0, 1, 0)]
-    assert _occurrences(doc, places) == tuple(_occurrence(doc, *place) for place in places)
+    expected = tuple(Occurrence(line, column, end, doc.line_text(line)[:_OCCURRENCE_EVIDENCE])
+                     for line, column, end in places)
+    assert _occurrences(doc, places) == expected
     assert all(type(o) is Occurrence for o in _occurrences(doc, places))
 
 

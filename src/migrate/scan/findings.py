@@ -88,7 +88,7 @@ def _capped(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Set
         return [_finding(doc, rule, hit, settings) for hit in hits]
     shown = [_finding(doc, rule, hit, settings) for hit in hits[: room - 1]]
     rest = hits[room - 1 :]
-    places = tuple(_occurrence(doc, hit.line, hit.column, hit.end_line or hit.line) for hit in rest[:MAX_OCCURRENCES])
+    places = _occurrences(doc, [(hit.line, hit.column, hit.end_line or hit.line) for hit in rest[:MAX_OCCURRENCES]])
     note = (f"({count - room + 1:,} places in this file past the first {room - 1:,} findings of this rule, "
             f"folded here; the first {len(places):,} are listed.)")
     first = rest[0]
@@ -96,13 +96,10 @@ def _capped(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Set
     return [*shown, _finding(doc, rule, folded, settings, occurrences=places)]
 
 
-def _occurrence(doc: Document, line: int, column: int, end_line: int) -> Occurrence:
-    return Occurrence(line, column, end_line, doc.line_text(line)[:_OCCURRENCE_EVIDENCE])
-
-
 def _occurrences(doc: Document, places: list[tuple[int, int, int]]) -> tuple[Occurrence, ...]:
-    """_occurrence of each of PLACES: a folded finding of a large header has a thousand, so a line of usual length
-    is read here, without a call per place."""
+    """An occurrence of each of PLACES (line, column, end line), its evidence the line as Document.line_text gives
+    it: a folded finding of a large header has a thousand, so a line of usual length is read here, without a call
+    per place."""
     lines = doc.lines
     count = len(lines)
     found = []

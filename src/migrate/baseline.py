@@ -22,7 +22,11 @@ def fingerprints(findings: Iterable[Finding]) -> Iterator[tuple[Finding, str]]:
     """Each finding with its fingerprint: rule, path, whitespace-normalised evidence, and the
     occurrence index among findings identical in those three (in line order)."""
     seen: Counter[tuple[str, str, str]] = Counter()
+    path: str | None = None
     for finding in sorted(findings, key=Finding.key):
+        if finding.path != path:  # the findings of a path come together: only its own can share an identity
+            seen.clear()
+            path = finding.path
         identity = (finding.rule, finding.path, " ".join(finding.evidence.split()))
         index = seen[identity]
         seen[identity] += 1

@@ -54,3 +54,35 @@ def test_a_json_report_is_written_piece_by_piece_with_the_bytes_render_gives(tmp
     assert len(odd) == len(range(0, FINDINGS, 997))
     assert odd[0]["evidence"].endswith("\u202e\u00e9")  # read back as written, shown escaped in the file
     assert b"\\u202e" in written and "\u202e".encode() not in written
+
+
+@pytest.mark.slow  # the same findings as a SARIF log, rendered twice and dumped once whole, about three seconds
+def test_a_sarif_log_is_written_result_by_result_with_the_bytes_of_the_whole_document(tmp_path: Path) -> None:
+    from migrate.escape import in_json
+    from migrate.report import sarif
+
+    record = assess(_result())
+    target = tmp_path / "report.sarif"
+    tracemalloc.start()
+    try:
+        write_pieces(target, pieces(record, "sarif"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    written = target.read_bytes()
+    assert peak < len(written) / 4
+    whole = in_json(json.dumps(sarif.as_dict(record), indent=2, ensure_ascii=False)) + "\n"
+    assert written.decode("utf-8") == whole == render(record, "sarif")
+    results = json.loads(written)["runs"][0]["results"]
+    assert len(results) == FINDINGS
+    assert sum("\\xe9" in r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results) == 0
+    assert b"\\u202e" in written and "\u202e".encode() not in written
+
+
+def test_a_sarif_log_without_findings_has_an_empty_list_of_results() -> None:
+    from migrate.report import sarif
+
+    empty = ScanResult(root="repo", targets=("gfx942",), files_scanned=3, findings=(), skipped=())
+    text = render(empty, "sarif")
+    assert text == json.dumps(sarif.as_dict(assess(empty)), indent=2, ensure_ascii=False) + "\n"
+    assert json.loads(text)["runs"][0]["results"] == []

@@ -15,13 +15,14 @@ if TYPE_CHECKING:
     from migrate.assessment import Assessment
 
 _MODULES = {"md": "markdown"}
+_STREAMED = ("json", "sarif")  # written in pieces by their module's chunks()
 
 
 def render(subject: Assessment | ScanResult, fmt: str, **options: Any) -> str:
     """Render SUBJECT in format FMT (one of FORMATS); a bare scan result is assessed first."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
-    if fmt == "json":
+    if fmt in _STREAMED:
         return "".join(pieces(subject, fmt))
     module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")
     with paused():  # a large report builds many small objects and no cycles
@@ -31,14 +32,14 @@ def render(subject: Assessment | ScanResult, fmt: str, **options: Any) -> str:
 
 def pieces(subject: Assessment | ScanResult, fmt: str, **options: Any) -> Iterator[str]:
     """render(SUBJECT, FMT, **OPTIONS) in pieces that add up to it, for a writer that never holds a large report
-    whole: JSON a finding a piece (its writer escapes every lone surrogate itself), the other formats in one."""
-    if fmt != "json":
+    whole: JSON a finding a piece and SARIF a result a piece (each escapes every lone surrogate itself), the other
+    formats in one."""
+    if fmt not in _STREAMED:
         yield render(subject, fmt, **options)
         return
-    from migrate.report import json
-
+    module = importlib.import_module(f"migrate.report.{fmt}")
     with paused():
-        yield from json.chunks(_assessed(subject))
+        yield from module.chunks(_assessed(subject))
 
 
 def _assessed(subject: Assessment | ScanResult) -> Assessment:

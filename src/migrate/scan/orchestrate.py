@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from migrate import preproc, rocm_status
 from migrate.cache import Cache, open_cache
@@ -50,7 +51,7 @@ def scan_inputs(
     held: list[Finding] = []
     evidence: list[Evidence] = []
     conditionals: dict[str, tuple[preproc.Directive, ...]] = {}
-    strings: dict[str, str] = {}
+    strings: dict[Any, Any] = {}  # str -> str, int -> int, tuple -> tuple
     with paused():  # the results the workers send (findings, evidence): many objects, no cycles
         for result in _results(sources, ruleset, settings, progress, store, deadline, shortcuts):
             unscanned += result.unscanned
@@ -98,11 +99,13 @@ def scan_inputs(
         )
 
 
-_SHARED = ("path", "rule", "category", "message", "evidence", "hip", "symbol", "status")
+# the strings, and the line numbers and substitution tuples (each unpickled as its own object, 28-60 bytes a finding)
+_SHARED = ("path", "rule", "category", "message", "evidence", "hip", "symbol", "status", "line", "column", "end_line",
+           "substitutions")
 
 
-def _shared(findings: tuple[Finding, ...], strings: dict[str, str]) -> tuple[Finding, ...]:
-    """FINDINGS with each of their strings the one copy STRINGS keeps. Each result comes unpickled from a worker
+def _shared(findings: tuple[Finding, ...], strings: dict[Any, Any]) -> tuple[Finding, ...]:
+    """FINDINGS with each of their values the one copy STRINGS keeps. Each result comes unpickled from a worker
     (or read from the cache) with copies of its own, and a large tree's findings repeat a few messages, rules and
     lines of code thousands of times: kept once, the findings of a whole tree take 30-40% less memory."""
     for finding in findings:
@@ -116,7 +119,7 @@ def _shared(findings: tuple[Finding, ...], strings: dict[str, str]) -> tuple[Fin
     return findings
 
 
-def _shared_places(places: tuple[Occurrence, ...], strings: dict[str, str]) -> tuple[Occurrence, ...]:
+def _shared_places(places: tuple[Occurrence, ...], strings: dict[Any, Any]) -> tuple[Occurrence, ...]:
     """PLACES with each evidence the one copy STRINGS keeps (a folded finding of a large header has a thousand)."""
     new, shared = tuple.__new__, strings.setdefault
     return tuple([new(Occurrence, (line, column, end, shared(text, text))) for line, column, end, text in places])

@@ -86,3 +86,29 @@ def test_a_sarif_log_without_findings_has_an_empty_list_of_results() -> None:
     text = render(empty, "sarif")
     assert text == json.dumps(sarif.as_dict(assess(empty)), indent=2, ensure_ascii=False) + "\n"
     assert json.loads(text)["runs"][0]["results"] == []
+
+
+@pytest.mark.slow  # a page of 12,000 findings, rendered twice, about two seconds
+def test_an_html_page_is_written_a_block_at_a_time_each_escaped_as_the_whole_page_was(tmp_path: Path) -> None:
+    from migrate.escape import document, surrogates
+    from migrate.report import html
+
+    record = assess(_result())
+    target = tmp_path / "report.html"
+    tracemalloc.start()
+    try:
+        write_pieces(target, pieces(record, "html"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    tracemalloc.start()
+    try:
+        whole = document(surrogates(html._template().render(**html._context(record))))  # the page made whole
+        _, peak_whole = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    written = target.read_bytes().decode("utf-8")
+    assert len(written) > 2 * html._BLOCK
+    assert written == whole == render(record, "html")
+    assert peak < peak_whole / 2  # what is left is what the template reads (its groups of findings)
+    assert "caf\\xe9" in written and "\u202e" not in written

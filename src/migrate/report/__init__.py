@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from migrate.assessment import Assessment
 
 _MODULES = {"md": "markdown"}
-_STREAMED = ("json", "sarif")  # written in pieces by their module's chunks()
+_STREAMED = ("json", "sarif", "html")  # written in pieces, escaped, by their module's chunks()
 
 
 def render(subject: Assessment | ScanResult, fmt: str, **options: Any) -> str:
@@ -27,18 +27,18 @@ def render(subject: Assessment | ScanResult, fmt: str, **options: Any) -> str:
     module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")
     with paused():  # a large report builds many small objects and no cycles
         text = surrogates(module.render(_assessed(subject), **options))  # undecodable file-name bytes, escaped
-    return document(text) if fmt in ("md", "html") else text  # json/sarif escape controls; terminal does per datum
+    return document(text) if fmt == "md" else text  # terminal escapes per datum
 
 
 def pieces(subject: Assessment | ScanResult, fmt: str, **options: Any) -> Iterator[str]:
     """render(SUBJECT, FMT, **OPTIONS) in pieces that add up to it, for a writer that never holds a large report
-    whole: JSON a finding a piece and SARIF a result a piece (each escapes every lone surrogate itself), the other
-    formats in one."""
+    whole: JSON a finding a piece, SARIF a result a piece, HTML a block at a time (each escaped by its module), the
+    other formats in one."""
     if fmt not in _STREAMED:
         yield render(subject, fmt, **options)
         return
     module = importlib.import_module(f"migrate.report.{fmt}")
-    with paused():
+    with paused():  # a large report builds many small objects and no cycles
         yield from module.chunks(_assessed(subject))
 
 

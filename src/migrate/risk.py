@@ -143,10 +143,12 @@ class Collection:
 # low and high effort per finding, by index into the ordered findings: arrays of doubles, 16 bytes a finding where
 # lists of floats took 64
 Costs = tuple["array[float]", "array[float]"]
-Indices: TypeAlias = "array[int]"  # findings by index into the ordered findings: 8 bytes each, where a list's ints took 36
+# findings by index into the ordered findings: 8 bytes each, where a list's ints took 36
+Indices: TypeAlias = "array[int]"
 
 
 def _indices(found: Iterable[int] = ()) -> Indices:
+    """FOUND (none by default) as Indices."""
     return array("q", found)
 
 

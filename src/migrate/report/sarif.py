@@ -64,7 +64,8 @@ def as_dict(record: Assessment, *, results: bool = True) -> dict[str, Any]:
             }
         },
         "originalUriBaseIds": {ROOT_ID: {"description": {"text": "The root of the scanned repository."}}},
-        "results": [_result(f, index[f.rule], print_) for f, print_ in fingerprints(result.findings)] if results else _RESULTS,
+        "results": ([_result(f, index[f.rule], print_) for f, print_ in fingerprints(result.findings)]
+                    if results else _RESULTS),
         "invocations": [
             {
                 "executionSuccessful": True,

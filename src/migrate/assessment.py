@@ -80,15 +80,7 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     rules = {r.id: r for r in load_builtin().rules if r.id in cited}
     per_target = risk.per_target(result, rules, weights) if len(result.targets) > 1 else ()
     scored = risk.pricing(result.findings, weights, guarded=result.guarded, context=context)  # once, for all three
-    lows, highs = scored.costs
-    blocking = [(f, Effort(lows[i], highs[i])) for i, f in enumerate(scored.every)
-                if scored.status[i] == "remaining" and f.severity >= Severity.HIGH and highs[i] > 0]
-    by_category: dict[str, Effort] = defaultdict(Effort)
-    by_stack: dict[str, Effort] = defaultdict(Effort)
-    for finding, cost in blocking:
-        by_category[finding.category] += cost
-        for stack in (s for s in STACKS if s.holds(finding)):
-            by_stack[stack.name] += cost
+    blocking, by_category, by_stack = _blocking(scored)
     return Assessment(
         result=result,
         weights=weights,
@@ -98,11 +90,28 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
         rules=rules,
         context=context,
         removals=_removals(result, scored),
-        blocking=sum((e for _, e in blocking), Effort()),
-        blocking_by_category=dict(by_category),
-        blocking_by_stack=dict(by_stack),
+        blocking=blocking,
+        blocking_by_category=by_category,
+        blocking_by_stack=by_stack,
         knowledge=_knowledge(result.targets),
     )
+
+
+def _blocking(scored: risk.Priced) -> tuple[Effort, dict[str, Effort], dict[str, Effort]]:
+    """The effort of the remaining findings at high and blocker severity: in all, by category and by stack, added a
+    finding at a time in report order (no list of them: a large tree has a hundred thousand)."""
+    lows, highs = scored.costs
+    total = Effort()
+    by_category: dict[str, Effort] = defaultdict(Effort)
+    by_stack: dict[str, Effort] = defaultdict(Effort)
+    for i, finding in enumerate(scored.every):
+        if scored.status[i] == "remaining" and finding.severity >= Severity.HIGH and highs[i] > 0:
+            cost = Effort(lows[i], highs[i])
+            total += cost
+            by_category[finding.category] += cost
+            for stack in (s for s in STACKS if s.holds(finding)):
+                by_stack[stack.name] += cost
+    return total, dict(by_category), dict(by_stack)
 
 
 def _removals(result: ScanResult, scored: risk.Priced) -> tuple[Removal, ...]:

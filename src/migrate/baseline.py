@@ -11,7 +11,7 @@ from pathlib import Path
 from migrate import __version__
 from migrate.bounded import Refused, read_bytes
 from migrate.errors import InputError
-from migrate.model import Finding
+from migrate.model import Finding, in_order
 from migrate.escape import in_json
 
 SCHEMA = "rocm-migrate/baseline/1"
@@ -22,7 +22,12 @@ def fingerprints(findings: Iterable[Finding]) -> Iterator[tuple[Finding, str]]:
     """Each finding with its fingerprint: rule, path, whitespace-normalised evidence, and the
     occurrence index among findings identical in those three (in line order)."""
     seen: Counter[tuple[str, str, str]] = Counter()
-    for finding in sorted(findings, key=Finding.key):
+    path: str | None = None
+    items = list(findings)
+    for finding in items if in_order(items) else sorted(items, key=Finding.key):  # a scan's are in order
+        if finding.path != path:  # the findings of a path come together: only its own can share an identity
+            seen.clear()
+            path = finding.path
         identity = (finding.rule, finding.path, " ".join(finding.evidence.split()))
         index = seen[identity]
         seen[identity] += 1

@@ -245,7 +245,7 @@ def ordered(findings: Iterable[Finding]) -> list[Finding]:
     """Distinct findings in report order; of equal ones the first, as a set keeps (hashing 100,000 findings by
     their dataclass __hash__ costs more than their keys)."""
     items = list(findings)
-    if _in_order(items):  # a scan's findings are already in order
+    if in_order(items):  # a scan's findings are already in order
         return items
     distinct: dict[tuple[str, int, int, str], Finding] = {}
     for finding in items:
@@ -253,7 +253,7 @@ def ordered(findings: Iterable[Finding]) -> list[Finding]:
     return [distinct[key] for key in sorted(distinct)]
 
 
-def _in_order(items: list[Finding]) -> bool:
+def in_order(items: list[Finding]) -> bool:
     """ITEMS strictly ascending by key, each key made as it is compared (a list of them all is 90 bytes a finding)."""
     previous: tuple[str, int, int, str] | None = None
     for finding in items:

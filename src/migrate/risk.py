@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeAlias
 
 from migrate import targets
 from migrate.finding_status import Context, is_c, is_kernel_work, status_of
@@ -139,7 +140,16 @@ class Collection:
                 "blocked": list(self.blocked)}
 
 
-Costs = tuple[list[float], list[float]]  # low and high effort per finding, by index into the ordered findings
+# low and high effort per finding, by index into the ordered findings: arrays of doubles, 16 bytes a finding where
+# lists of floats took 64
+Costs = tuple["array[float]", "array[float]"]
+# findings by index into the ordered findings: 8 bytes each, where a list's ints took 36
+Indices: TypeAlias = "array[int]"
+
+
+def _indices(found: Iterable[int] = ()) -> Indices:
+    """FOUND (none by default) as Indices."""
+    return array("q", found)
 
 
 @dataclass(frozen=True)
@@ -174,7 +184,7 @@ def assess(
     build units and ROCm status; default: none known); findings already priced are read as they are."""
     scored = pricing(findings, weights, guarded=guarded, context=context)
     every, status, costs, context, guarded = scored.every, scored.status, scored.costs, scored.context, scored.guarded
-    remaining = [i for i, s in enumerate(status) if s == "remaining"]
+    remaining = _indices(i for i, s in enumerate(status) if s == "remaining")
     items = [every[i] for i in remaining]
     components = _components(every, status, costs, context)
     total = _sum(costs, remaining)
@@ -205,7 +215,7 @@ def assess(
         by_file=_rollup(every, remaining, costs, total, lambda f: f.path),
         by_directory=_rollup(every, remaining, costs, total, directory),
         components=components,
-        optional=_sum(costs, [i for i, s in enumerate(status) if s == "optional-gap"]),
+        optional=_sum(costs, (i for i, s in enumerate(status) if s == "optional-gap")),
         collection=collection,
         total=total,
     )
@@ -226,8 +236,8 @@ def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded:
     """Each finding's share of the effort, for ITEMS (ordered, distinct) with their STATUS, as per-index lows and
     highs: one decision per (component, rule) that grows slowly with its distinct APIs and files, plus a fixed cost per
     component with kernel work; covered and guarded cost 0."""
-    lows, highs = [0.0] * len(items), [0.0] * len(items)
-    proper = [i for i, s in enumerate(status) if s in _PROPER]
+    lows, highs = array("d", bytes(8 * len(items))), array("d", bytes(8 * len(items)))
+    proper = _indices(i for i, s in enumerate(status) if s in _PROPER)
     # lists by index, not dicts: a large tree's findings number in the hundreds of thousands
     singles: list[tuple[float, float]] = [(0.0, 0.0)] * len(items)
     component = [""] * len(items)
@@ -240,7 +250,7 @@ def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded:
         singles[i] = priced[kind]
         component[i] = context.component(finding.path)
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
-    groups: dict[tuple[str, str, bool], list[int]] = defaultdict(list)
+    groups: dict[tuple[str, str, bool], Indices] = defaultdict(_indices)
     for i in proper:
         finding = items[i]
         # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
@@ -252,7 +262,7 @@ def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded:
         factor = weights.supported_factor if runs else 1.0
         for i, (share_low, share_high) in _shared(group, singles, low * credit * factor, high * credit * factor):
             lows[i], highs[i] = share_low, share_high
-    kernels: dict[str, list[int]] = defaultdict(list)
+    kernels: dict[str, Indices] = defaultdict(_indices)
     for i in proper:
         finding = items[i]
         if not finding.vendored and not context.runs(component[i], weights) and is_kernel_work(finding, weights):
@@ -309,7 +319,7 @@ def _api(finding: Finding) -> str:
 
 
 def _shared(
-    group: list[int], singles: list[tuple[float, float]], total_low: float, total_high: float
+    group: Indices, singles: list[tuple[float, float]], total_low: float, total_high: float
 ) -> Iterable[tuple[int, tuple[float, float]]]:
     """The total shared among GROUP in proportion to each finding's own cost (equally when all are free)."""
     low, high = sum(singles[i][0] for i in group), sum(singles[i][1] for i in group)
@@ -332,7 +342,7 @@ def _single(finding: Finding, weights: Weights) -> tuple[float, float]:
 def _components(every: list[Finding], status: list[str], costs: Costs, context: Context) -> tuple[Component, ...]:
     """Per component, its remaining and its optional work (an extra's packages apart from the main install),
     costliest first."""
-    groups: dict[tuple[str, bool], list[int]] = defaultdict(list)
+    groups: dict[tuple[str, bool], Indices] = defaultdict(_indices)
     for i, finding in enumerate(every):
         if status[i] in _PROPER:
             groups[context.component(finding.path), status[i] == "optional-gap"].append(i)
@@ -488,13 +498,13 @@ def checklist(
     """The phases of the port these findings need, in order; blockers apart; validation always last."""
     scored = pricing(findings, weights, guarded=guarded, context=context)
     everything, status, costs = scored.every, scored.status, scored.costs
-    by_phase: dict[str, list[int]] = defaultdict(list)
+    by_phase: dict[str, Indices] = defaultdict(_indices)
     for i, finding in enumerate(everything):
         if status[i] == "remaining":  # the rest needs no action
             by_phase[phase_of(finding, weights)].append(i)
     result = []
     for phase in weights.phases:
-        found = by_phase.get(phase.id, [])
+        found = by_phase.get(phase.id, _indices())
         if phase.id == "validate" and "remaining" in status:
             hint = f"{phase.hint.rstrip('.')} ({', '.join(gfx_targets)})." if gfx_targets else phase.hint
             result.append(ChecklistItem(replace(phase, hint=hint), 0, (), Effort()))
@@ -565,9 +575,9 @@ def _effort_score(total: Effort, weights: Weights) -> int:
 
 
 def _rollup(
-    every: list[Finding], indices: list[int], costs: Costs, total: Effort, key: Any
+    every: list[Finding], indices: Indices, costs: Costs, total: Effort, key: Any
 ) -> tuple[Rollup, ...]:
-    groups: dict[str, list[int]] = defaultdict(list)
+    groups: dict[str, Indices] = defaultdict(_indices)
     for i in indices:
         groups[key(every[i])].append(i)
     lows, highs = costs

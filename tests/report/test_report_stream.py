@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate.assessment import assess
+from migrate.assessment import Assessment, assess
 from migrate.model import Finding, Occurrence, ScanResult, Severity
 from migrate.report import pieces, render
 from migrate.writer import write_pieces
@@ -34,17 +34,21 @@ def _result() -> ScanResult:
     return ScanResult(root="repo", targets=("gfx942",), files_scanned=FINDINGS, findings=ordered, skipped=())
 
 
-@pytest.mark.slow  # a report of 12,000 findings, rendered twice, about two seconds
-def test_a_json_report_is_written_piece_by_piece_with_the_bytes_render_gives(tmp_path: Path) -> None:
-    record = assess(_result())
-    target = tmp_path / "report.json"
+def _written(record: Assessment, fmt: str, target: Path) -> tuple[bytes, int]:
+    """RECORD's FMT report written to TARGET piece by piece: its bytes, and the most memory the writing took."""
     tracemalloc.start()
     try:
-        write_pieces(target, pieces(record, "json"))
+        write_pieces(target, pieces(record, fmt))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    written = target.read_bytes()
+    return target.read_bytes(), peak
+
+
+@pytest.mark.slow  # a report of 12,000 findings, rendered twice, about two seconds
+def test_a_json_report_is_written_piece_by_piece_with_the_bytes_render_gives(tmp_path: Path) -> None:
+    record = assess(_result())
+    written, peak = _written(record, "json", tmp_path / "report.json")
     assert len(written) > 8 * 2**20
     assert peak < len(written) / 4  # never whole: the whole text alone would be all of it
     assert written.decode("utf-8") == render(record, "json")
@@ -54,3 +58,48 @@ def test_a_json_report_is_written_piece_by_piece_with_the_bytes_render_gives(tmp
     assert len(odd) == len(range(0, FINDINGS, 997))
     assert odd[0]["evidence"].endswith("\u202e\u00e9")  # read back as written, shown escaped in the file
     assert b"\\u202e" in written and "\u202e".encode() not in written
+
+
+@pytest.mark.slow  # the same findings as a SARIF log, rendered twice and dumped once whole, about three seconds
+def test_a_sarif_log_is_written_result_by_result_with_the_bytes_of_the_whole_document(tmp_path: Path) -> None:
+    from migrate.escape import in_json
+    from migrate.report import sarif
+
+    record = assess(_result())
+    written, peak = _written(record, "sarif", tmp_path / "report.sarif")
+    assert peak < len(written) / 4
+    whole = in_json(json.dumps(sarif.as_dict(record), indent=2, ensure_ascii=False)) + "\n"
+    assert written.decode("utf-8") == whole == render(record, "sarif")
+    results = json.loads(written)["runs"][0]["results"]
+    assert len(results) == FINDINGS
+    assert sum("\\xe9" in r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results) == 0
+    assert b"\\u202e" in written and "\u202e".encode() not in written
+
+
+def test_a_sarif_log_without_findings_has_an_empty_list_of_results() -> None:
+    from migrate.report import sarif
+
+    empty = ScanResult(root="repo", targets=("gfx942",), files_scanned=3, findings=(), skipped=())
+    text = render(empty, "sarif")
+    assert text == json.dumps(sarif.as_dict(assess(empty)), indent=2, ensure_ascii=False) + "\n"
+    assert json.loads(text)["runs"][0]["results"] == []
+
+
+@pytest.mark.slow  # a page of 12,000 findings, rendered twice, about two seconds
+def test_an_html_page_is_written_a_block_at_a_time_each_escaped_as_the_whole_page_was(tmp_path: Path) -> None:
+    from migrate.escape import document, surrogates
+    from migrate.report import html
+
+    record = assess(_result())
+    page, peak = _written(record, "html", tmp_path / "report.html")
+    tracemalloc.start()
+    try:
+        whole = document(surrogates(html._template().render(**html._context(record))))  # the page made whole
+        _, peak_whole = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    written = page.decode("utf-8")
+    assert len(written) > 2 * html._BLOCK
+    assert written == whole == render(record, "html")
+    assert peak < peak_whole / 2  # what is left is what the template reads (its groups of findings)
+    assert "caf\\xe9" in written and "\u202e" not in written

@@ -15,30 +15,31 @@ if TYPE_CHECKING:
     from migrate.assessment import Assessment
 
 _MODULES = {"md": "markdown"}
+_STREAMED = ("json", "sarif", "html")  # written in pieces, escaped, by their module's chunks()
 
 
 def render(subject: Assessment | ScanResult, fmt: str, **options: Any) -> str:
     """Render SUBJECT in format FMT (one of FORMATS); a bare scan result is assessed first."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
-    if fmt == "json":
+    if fmt in _STREAMED:
         return "".join(pieces(subject, fmt))
     module = importlib.import_module(f"migrate.report.{_MODULES.get(fmt, fmt)}")
     with paused():  # a large report builds many small objects and no cycles
         text = surrogates(module.render(_assessed(subject), **options))  # undecodable file-name bytes, escaped
-    return document(text) if fmt in ("md", "html") else text  # json/sarif escape controls; terminal does per datum
+    return document(text) if fmt == "md" else text  # terminal escapes per datum
 
 
 def pieces(subject: Assessment | ScanResult, fmt: str, **options: Any) -> Iterator[str]:
     """render(SUBJECT, FMT, **OPTIONS) in pieces that add up to it, for a writer that never holds a large report
-    whole: JSON a finding a piece (its writer escapes every lone surrogate itself), the other formats in one."""
-    if fmt != "json":
+    whole: JSON a finding a piece, SARIF a result a piece, HTML a block at a time (each escaped by its module), the
+    other formats in one."""
+    if fmt not in _STREAMED:
         yield render(subject, fmt, **options)
         return
-    from migrate.report import json
-
-    with paused():
-        yield from json.chunks(_assessed(subject))
+    module = importlib.import_module(f"migrate.report.{fmt}")
+    with paused():  # a large report builds many small objects and no cycles
+        yield from module.chunks(_assessed(subject))
 
 
 def _assessed(subject: Assessment | ScanResult) -> Assessment:

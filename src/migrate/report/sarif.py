@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -11,6 +11,7 @@ from migrate.assessment import Assessment
 from migrate.baseline import fingerprints
 from migrate.model import Finding, Rule, Severity
 from migrate.escape import in_json
+from migrate.report.json import indented
 from migrate.weights import Weights
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -27,14 +28,32 @@ LEVELS = {
 
 def render(record: Assessment) -> str:
     """The scan as one SARIF run."""
-    return in_json(json.dumps(as_dict(record), indent=2, ensure_ascii=False)) + "\n"
+    return "".join(chunks(record))
 
 
-def as_dict(record: Assessment) -> dict[str, Any]:
-    """The SARIF log as data."""
+_RESULTS = "\0results\0"
+_RESULT_INDENT = "\n" + " " * 8  # a result's place in the log: $.runs[0].results[i]
+
+
+def chunks(record: Assessment) -> Iterator[str]:
+    """The text of render(RECORD) in pieces, a result a piece, for a writer that never holds the whole log (the
+    log of a large tree, as data and as text, took ten times the memory of its findings)."""
+    head, _, tail = indented(as_dict(record, results=False)).partition(indented(_RESULTS))
+    yield in_json(head)
+    index = _rule_index(record)
+    lead = "[" + _RESULT_INDENT
+    for finding, fingerprint in fingerprints(record.result.findings):
+        yield lead + in_json(indented(_result(finding, index[finding.rule], fingerprint), _RESULT_INDENT))
+        lead = "," + _RESULT_INDENT
+    yield "[]" if lead.startswith("[") else _RESULT_INDENT[:-2] + "]"
+    yield in_json(tail) + "\n"
+
+
+def as_dict(record: Assessment, *, results: bool = True) -> dict[str, Any]:
+    """The SARIF log as data (RESULTS False: without its results, for chunks to write them one by one)."""
     result = record.result
-    rule_ids = sorted({f.rule for f in result.findings})
-    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    index = _rule_index(record)
+    rule_ids = list(index)
     firsts = {rule_id: next(f for f in result.findings if f.rule == rule_id) for rule_id in rule_ids}
     run = {
         "tool": {
@@ -45,7 +64,8 @@ def as_dict(record: Assessment) -> dict[str, Any]:
             }
         },
         "originalUriBaseIds": {ROOT_ID: {"description": {"text": "The root of the scanned repository."}}},
-        "results": [_result(f, index[f.rule], fingerprint) for f, fingerprint in fingerprints(result.findings)],
+        "results": ([_result(f, index[f.rule], print_) for f, print_ in fingerprints(result.findings)]
+                    if results else _RESULTS),
         "invocations": [
             {
                 "executionSuccessful": True,
@@ -55,6 +75,11 @@ def as_dict(record: Assessment) -> dict[str, Any]:
         "properties": _properties(record),
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _rule_index(record: Assessment) -> dict[str, int]:
+    """Each rule id the findings cite, with its place among the log's rules (in id order)."""
+    return {rule_id: i for i, rule_id in enumerate(sorted({f.rule for f in record.result.findings}))}
 
 
 def _rule(finding: Finding, rule: Rule | None, weights: Weights) -> dict[str, Any]:

@@ -81,8 +81,12 @@ def test_unreadable_paths_are_tested_as_click_tests_them(tree: Path, monkeypatch
 
 
 ENTRY = """
-import sys
+import os, sys
 entry, sys.argv = sys.argv[1], ["migrate", *sys.argv[2:]]
+def loaded():
+    print("click" in sys.modules, file=sys.stderr, flush=True)
+quick_exit = os._exit  # the plain path ends the process without Python's clean-up (no finally)
+os._exit = lambda code: (loaded(), quick_exit(code))
 if entry == "plain":
     from migrate.__main__ import main
 else:
@@ -90,7 +94,7 @@ else:
 try:
     main()
 finally:
-    print("click" in sys.modules, file=sys.stderr)
+    loaded()
 """
 
 
@@ -133,3 +137,19 @@ def test_an_input_error_is_one_line_and_exit_2_without_click(tmp_path: Path) -> 
     assert plain_run[:3] == through_click[:3]
     assert plain_run[1] == "" and plain_run[2].startswith("migrate: error: ") and plain_run[0] == 2
     assert plain_run[3] is False
+
+
+def test_with_stdout_closed_both_ways_say_the_same(tmp_path: Path) -> None:
+    """`migrate check FILE >&-`: no stdout at all; the summary on stderr and the exit code as through click."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "kernel.cu").write_text("void f(float* p) {\n  cudnnHandle_t h;\n  cudaMalloc(&p, 4);\n}\n")
+    init_repo(repo)
+    said = []
+    for entry in ("click", "plain"):
+        done = subprocess.run([sys.executable, "-c", ENTRY, entry, "check", "--no-cache", "kernel.cu"], cwd=repo,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: os.close(1))
+        said.append((done.returncode, done.stderr.splitlines()[:-1]))
+    assert said[0] == said[1]
+    assert said[1][0] == 1 and said[1][1] == ["migrate: 1 new finding(s) at or above high"]

@@ -5,6 +5,7 @@
     python benchmarks/bench_check.py --files 3000     # a smaller one
     python benchmarks/bench_check.py --changed 10 --rounds 7
     python benchmarks/bench_check.py --fixtures 300   # 300 copies of fixtures/repos/* instead (realistic density)
+    python benchmarks/bench_check.py --against ../main/src --tree CUTLASS --rounds 21   # check only: A/B in turn
 
 Every figure is the wall time of the whole `migrate` process, as a user or pre-commit sees it.
 The changed files are edited before each round, so their results never come from the cache.
@@ -75,6 +76,47 @@ def edit(files: list[Path], round_: int) -> None:
             stream.write(NEW_CODE.format(n=round_ * 1000 + index))
 
 
+def against(other: Path, tree: Path, changed: int, rounds: int) -> None:
+    """`migrate check` of CHANGED `.cu` files of TREE (copied into a fresh git repository), this checkout's src/ and
+    OTHER (another checkout's src/) in turn, each from compiled bytecode and its own warm cache, the files edited
+    before every run: the median CPU and wall seconds of ROUNDS runs each. On a shared machine the load changes
+    from minute to minute; runs in turn meet the same load."""
+    sides = {"this": Path(__file__).resolve().parents[1] / "src", "other": other.resolve()}
+    workdir = Path(tempfile.mkdtemp(prefix="migrate-bench-ab-"))
+    try:
+        repo = workdir / "repo"
+        names = sorted(p.relative_to(tree) for p in tree.rglob("*.cu") if ".git" not in p.parts)[:changed]
+        for name in names:
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(tree / name, repo / name)
+        git(repo, "init", "-q")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "copied")
+        targets = [repo / name for name in names]
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
+        figures: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+        for round_ in range(rounds + 2):  # the first two fill each side's bytecode and cache
+            for side, src in sides.items():
+                edit(targets, round_ * len(sides) + list(sides).index(side))
+                command = [sys.executable, "-m", "migrate", "check", *map(str, names),
+                           "--cache-dir", str(workdir / f"cache-{side}")]
+                start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+                subprocess.run(command, cwd=repo, env={**env, "PYTHONPATH": str(src)}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, check=False)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                if round_ >= 2:
+                    figures[side].append((cpu, time.perf_counter() - start))
+        print(f"check of {len(names)} changed files, {rounds} runs each in turn, load {os.getloadavg()[0]:.1f}:")
+        for side, src in sides.items():
+            cpu = statistics.median(c for c, _ in figures[side])
+            wall = statistics.median(w for _, w in figures[side])
+            print(f"  {side} ({src}): CPU median {cpu:.3f} s, wall median {wall:.3f} s")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
@@ -82,7 +124,12 @@ def main() -> None:
     parser.add_argument("--changed", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--fixtures", type=int, default=0, help="copies of fixtures/repos/* instead of a generated tree")
+    parser.add_argument("--against", type=Path, help="only check: this checkout and another's src/ in turn")
+    parser.add_argument("--tree", type=Path, default=FIXTURES, help="with --against: the .cu files' tree")
     args = parser.parse_args()
+    if args.against:
+        against(args.against, args.tree, args.changed, args.rounds)
+        return
     migrate = shutil.which("migrate", path=str(Path(sys.executable).parent)) or "migrate"
     workdir = Path(tempfile.mkdtemp(prefix="migrate-bench-check-"))
     try:

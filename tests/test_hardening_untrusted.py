@@ -304,6 +304,16 @@ def test_invisible_characters_are_escaped_by_check(invisible_repo: Path, monkeyp
         assert raw not in result.stdout and f"{shown}:1:21: cuda-runtime-api" in result.stdout
 
 
+def test_visible_leaves_printable_ascii_as_it_is_and_escapes_every_other_ascii_character() -> None:
+    """Printable ASCII skips the pattern; every ASCII character, alone and in a line, is what the pattern makes."""
+    from migrate import escape
+
+    for code in range(0x80):
+        for text in (chr(code), f"a.cu:1:2: rule {chr(code)} message"):
+            assert visible(text) == escape._CONTROL.sub(escape._escaped, text)
+            assert (visible(text) == text) == (0x20 <= code < 0x7F)
+
+
 def test_every_format_and_separator_character_is_escaped() -> None:
     invisible = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in ("Cf", "Zl", "Zp")]
     text = "".join(invisible)

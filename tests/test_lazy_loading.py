@@ -149,7 +149,8 @@ def test_check_builds_no_other_command(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=True)
     code, loaded = done.stdout.splitlines()
     assert code == "0"
-    assert loaded.split() == ["migrate.commands", "migrate.commands.check", "migrate.commands.common"]
+    assert loaded.split() == ["migrate.commands", "migrate.commands.check", "migrate.commands.check_run",
+                              "migrate.commands.common", "migrate.commands.output"]
 
 
 ENTRY = """

@@ -7,15 +7,12 @@ Exit codes: 0 done; 1 findings at or above --fail-on; 2 usage or input error; 3 
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 from typing import Any
 
 import click
 
 from migrate import __version__
-from migrate.commands.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
-from migrate.errors import MigrateError, interrupted
+from migrate.commands.output import EXIT_USAGE, failed
 
 # Each command by name -> the module of migrate.commands that defines it and the command's function there. A command's
 # module is imported only when it runs (or for help that lists it), so `migrate check` builds no other command's options.
@@ -49,42 +46,17 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except MigrateError as exc:
-            if exc.exit_code != EXIT_INTERRUPTED and interrupted(exc):  # an error a Ctrl-C caused is the interrupt
-                _exit_interrupted(ctx)
-            click.echo(f"migrate: error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
         except click.exceptions.UsageError as exc:  # one line, like every other input error
             hint = f" (see 'migrate {exc.ctx.info_name} --help')" if exc.ctx and exc.ctx.parent else ""
             click.echo(f"migrate: error: {exc.format_message()}{hint}", err=True)
             ctx.exit(EXIT_USAGE)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except KeyboardInterrupt:
-            _exit_interrupted(ctx)
-        except BrokenPipeError:  # the reader went away (`migrate scan . | head -1`): nothing more to say
-            _quiet_stdout()
-            ctx.exit(EXIT_USAGE)
-        except Exception as exc:  # a bug of ours: say so in one line, exit 3
-            if interrupted(exc):
-                _exit_interrupted(ctx)
-            if os.environ.get("MIGRATE_DEBUG"):
+        except BaseException as exc:  # ours (MigrateError), an interrupt, a closed pipe, a bug: one line, a code
+            code = failed(exc)
+            if code is None:
                 raise
-            click.echo(f"migrate: internal error: {type(exc).__name__}: {exc} (set MIGRATE_DEBUG=1 for details)", err=True)
-            ctx.exit(EXIT_INTERNAL)
-
-
-def _exit_interrupted(ctx: click.Context) -> None:
-    click.echo("migrate: interrupted", err=True)
-    ctx.exit(EXIT_INTERRUPTED)
-
-
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null, so flushing it at exit does not fail a second time."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
+            ctx.exit(code)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

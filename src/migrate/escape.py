@@ -52,6 +52,8 @@ def document(text: str) -> str:
 
 def visible(text: str) -> str:
     """TEXT for a terminal line: undecodable bytes, control characters and bidi controls as escapes."""
+    if text.isascii() and text.isprintable():  # nothing to escape (and no pattern to compile: `check`'s lines)
+        return text
     return _CONTROL.sub(_escaped, text)
 
 

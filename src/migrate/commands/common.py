@@ -1,4 +1,4 @@
-"""What several commands share: exit codes, option groups, and the warnings they print."""
+"""The option groups several commands share (exit codes and warnings: migrate.commands.output)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import click
 from migrate.defaults import DEFAULT_TIME_BUDGET
 from migrate.model import Severity
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SEVERITIES = [s.label for s in Severity]
 
 
@@ -69,14 +68,6 @@ def narrow_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--diff-base", metavar="REF", default=None, help="Only findings on lines changed since this git ref."
     )(func)
-
-
-
-def warn_unscanned(unscanned: int, budget: float) -> None:
-    """Say on stderr how many files the time budget left unscanned, if any."""
-    if unscanned:
-        click.echo(f"migrate: warning: the scan stopped at its time budget ({budget:g} s): {unscanned} file(s) not "
-                   "scanned, listed as skipped (raise it with --time-budget)", err=True)
 
 
 

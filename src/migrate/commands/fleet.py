@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from migrate.commands.common import EXIT_OK, cache_options, target_option, tty
+from migrate.commands.common import cache_options, target_option, tty
+from migrate.commands.output import EXIT_OK
 from migrate.defaults import DEFAULT_TARGETS
 from migrate.errors import InputError
 

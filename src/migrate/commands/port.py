@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from migrate.commands.common import EXIT_FINDINGS, EXIT_OK, target_option, tty
+from migrate.commands.common import target_option, tty
+from migrate.commands.output import EXIT_FINDINGS, EXIT_OK
 from migrate.defaults import STRATEGIES
 from migrate.errors import InputError
 

@@ -9,10 +9,8 @@ from typing import Any
 
 import click
 
-from migrate.commands.common import (
-    EXIT_FINDINGS, EXIT_OK, cache_options, fail_on_option, narrow_options, scan_options, target_option, tty,
-    warn_unscanned,
-)
+from migrate.commands.common import cache_options, fail_on_option, narrow_options, scan_options, target_option, tty
+from migrate.commands.output import EXIT_FINDINGS, EXIT_OK, warn_unscanned
 from migrate.defaults import DEFAULT_BASELINE
 from migrate.report.formats import FORMATS, REPORT_SUFFIXES, format_of
 

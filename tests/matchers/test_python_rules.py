@@ -436,3 +436,30 @@ def test_precision_chain_spans_down_to_its_raise(tmp_path: Path) -> None:
         """).lstrip("\n"), encoding="utf-8")
     chains = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-fp16-only-dtype-dispatch"]
     assert [(f.line, f.end_line) for f in chains] == [(5, 12)]
+
+
+_HALF_TEST = """
+    import torch
+    def test_gelu():
+        x = torch.randn(8, device="cuda").{cast}()
+        assert torch.allclose(gelu(x), ref(x), atol=1e-3)
+        torch.testing.assert_close(gelu(x), ref(x))
+"""
+
+
+def test_reduced_precision_compare_is_one_finding_with_each_comparison(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_gelu.py").write_text(textwrap.dedent(_HALF_TEST.format(cast="half")).lstrip("\n"))
+    [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
+    assert (compare.line, compare.severity.label, [o.line for o in compare.occurrences]) == (4, "low", [4, 5])
+
+
+@pytest.mark.parametrize(("name", "cast"), [
+    ("tests/test_gelu.py", "float"),  # fp32 on the GPU: no reduced-precision tolerance to settle
+    ("pkg/gelu.py", "half"),  # library code: no test to loosen
+])
+def test_reduced_precision_compare_needs_a_test_in_reduced_precision(tmp_path: Path, name: str, cast: str) -> None:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent(_HALF_TEST.format(cast=cast)).lstrip("\n"))
+    assert [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule.startswith("python-test-")] == []

@@ -262,6 +262,9 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: python-test, needles: [x], paths: x, tolerances: {dtypes: '('}}", "missing \\)"),
         ("{matcher: python-test, needles: [x], paths: x, calls: f, tolerances: {dtypes: x, names: y}}", "exactly one"),
         ("{matcher: python-test, needles: [x], paths: x, parametrize: {names: '(?i)x', at_most: 1}}", "scoped"),
+        ("{matcher: warp-count, sizes: x, at_least: 8, at_most: 16}", "needs 'names'"),
+        ("{matcher: warp-count, names: [num_warps], sizes: '(', at_least: 8, at_most: 16}", "missing \\)"),
+        ("{matcher: warp-count, names: [num_warps], sizes: x, at_least: 8}", "'at_least' and 'at_most'"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:
@@ -463,3 +466,20 @@ def test_reduced_precision_compare_needs_a_test_in_reduced_precision(tmp_path: P
     path.parent.mkdir(parents=True)
     path.write_text(textwrap.dedent(_HALF_TEST.format(cast=cast)).lstrip("\n"))
     assert [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule.startswith("python-test-")] == []
+
+
+def test_warp_count_from_a_block_size_is_low_and_guarded_beside_a_rocm_check(tmp_path: Path) -> None:
+    source = """
+        import torch
+        import triton
+        def settings(BLOCK_SIZE):
+            num_warps = 8 if BLOCK_SIZE >= 2048 else 4
+            other = 8 if torch.version.hip else (16 if BLOCK_SIZE >= 4096 else 4)
+            return num_warps, other
+    """
+    rule = "python-triton-warp-count-heuristic"
+    assert [f for f in findings(tmp_path, source) if f[0] == rule] == [(rule, 4, "low")]
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source.replace("other =", "num_warps =")).lstrip("\n"))
+    result = scan(tmp_path, OTHER_RULES)
+    assert [(f.line, f.severity.label) for f in result.findings if f.rule == rule] == [(4, "low")]
+    assert [(f.line, f.status) for f in result.guarded_findings if f.rule == rule] == [(5, "guarded")]

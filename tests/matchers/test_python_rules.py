@@ -262,6 +262,7 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: python-test, needles: [x], paths: x, tolerances: {dtypes: '('}}", "missing \\)"),
         ("{matcher: python-test, needles: [x], paths: x, calls: f, tolerances: {dtypes: x, names: y}}", "exactly one"),
         ("{matcher: python-test, needles: [x], paths: x, parametrize: {names: '(?i)x', at_most: 1}}", "scoped"),
+        ("{matcher: python, needles: [x], identifiers: [{regex: x, imported: 1}]}", "'imported' is true or false"),
         ("{matcher: warp-count, sizes: x, at_least: 8, at_most: 16}", "needs 'names'"),
         ("{matcher: warp-count, names: [num_warps], sizes: '(', at_least: 8, at_most: 16}", "missing \\)"),
         ("{matcher: warp-count, names: [num_warps], sizes: x, at_least: 8}", "'at_least' and 'at_most'"),
@@ -331,7 +332,8 @@ def _also_annotations(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py", "attention_patches.py", "hopper/setup.py"])
+@pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py", "attention_patches.py", "hopper/setup.py",
+                                  "arch_named.py"])
 def test_per_file_rules_still_match_every_later_use(name: str) -> None:
     """A per-file rule reports its first use; the matcher must still see every later one (its occurrences)."""
     path = FIXTURES / "rules" / "python" / name

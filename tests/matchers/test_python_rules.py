@@ -333,7 +333,7 @@ def _also_annotations(path: Path) -> list[tuple[int, str]]:
 
 
 @pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py", "attention_patches.py", "hopper/setup.py",
-                                  "arch_named.py"])
+                                  "arch_named.py", "op_builder_fused_norm.py"])
 def test_per_file_rules_still_match_every_later_use(name: str) -> None:
     """A per-file rule reports its first use; the matcher must still see every later one (its occurrences)."""
     path = FIXTURES / "rules" / "python" / name

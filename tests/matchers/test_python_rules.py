@@ -485,3 +485,14 @@ def test_warp_count_from_a_block_size_is_low_and_guarded_beside_a_rocm_check(tmp
     result = scan(tmp_path, OTHER_RULES)
     assert [(f.line, f.severity.label) for f in result.findings if f.rule == rule] == [(4, "low")]
     assert [(f.line, f.status) for f in result.guarded_findings if f.rule == rule] == [(5, "guarded")]
+
+
+def test_capability_literal_given_by_keyword_is_low_and_a_compared_one_stays_medium(tmp_path: Path) -> None:
+    source = """
+        import torch
+        specs = DeviceSpecs(highest_compute_capability=(8, 6), device="cuda")
+        if specs.compute_capability >= (8, 0):
+            pass
+    """
+    assert [f for f in findings(tmp_path, source) if f[0] == "python-compute-capability"] == [
+        ("python-compute-capability", 2, "low"), ("python-compute-capability", 3, "medium")]

@@ -262,6 +262,10 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: python-test, needles: [x], paths: x, tolerances: {dtypes: '('}}", "missing \\)"),
         ("{matcher: python-test, needles: [x], paths: x, calls: f, tolerances: {dtypes: x, names: y}}", "exactly one"),
         ("{matcher: python-test, needles: [x], paths: x, parametrize: {names: '(?i)x', at_most: 1}}", "scoped"),
+        ("{matcher: python, needles: [x], identifiers: [{regex: x, imported: 1}]}", "'imported' is true or false"),
+        ("{matcher: warp-count, sizes: x, at_least: 8, at_most: 16}", "needs 'names'"),
+        ("{matcher: warp-count, names: [num_warps], sizes: '(', at_least: 8, at_most: 16}", "missing \\)"),
+        ("{matcher: warp-count, names: [num_warps], sizes: x, at_least: 8}", "'at_least' and 'at_most'"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:
@@ -328,7 +332,8 @@ def _also_annotations(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py", "attention_patches.py", "hopper/setup.py"])
+@pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py", "attention_patches.py", "hopper/setup.py",
+                                  "arch_named.py", "op_builder_fused_norm.py"])
 def test_per_file_rules_still_match_every_later_use(name: str) -> None:
     """A per-file rule reports its first use; the matcher must still see every later one (its occurrences)."""
     path = FIXTURES / "rules" / "python" / name
@@ -436,3 +441,58 @@ def test_precision_chain_spans_down_to_its_raise(tmp_path: Path) -> None:
         """).lstrip("\n"), encoding="utf-8")
     chains = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-fp16-only-dtype-dispatch"]
     assert [(f.line, f.end_line) for f in chains] == [(5, 12)]
+
+
+_HALF_TEST = """
+    import torch
+    def test_gelu():
+        x = torch.randn(8, device="cuda").{cast}()
+        assert torch.allclose(gelu(x), ref(x), atol=1e-3)
+        torch.testing.assert_close(gelu(x), ref(x))
+"""
+
+
+def test_reduced_precision_compare_is_one_finding_with_each_comparison(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_gelu.py").write_text(textwrap.dedent(_HALF_TEST.format(cast="half")).lstrip("\n"))
+    [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
+    assert (compare.line, compare.severity.label, [o.line for o in compare.occurrences]) == (4, "low", [4, 5])
+
+
+@pytest.mark.parametrize(("name", "cast"), [
+    ("tests/test_gelu.py", "float"),  # fp32 on the GPU: no reduced-precision tolerance to settle
+    ("pkg/gelu.py", "half"),  # library code: no test to loosen
+])
+def test_reduced_precision_compare_needs_a_test_in_reduced_precision(tmp_path: Path, name: str, cast: str) -> None:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent(_HALF_TEST.format(cast=cast)).lstrip("\n"))
+    assert [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule.startswith("python-test-")] == []
+
+
+def test_warp_count_from_a_block_size_is_low_and_guarded_beside_a_rocm_check(tmp_path: Path) -> None:
+    source = """
+        import torch
+        import triton
+        def settings(BLOCK_SIZE):
+            num_warps = 8 if BLOCK_SIZE >= 2048 else 4
+            other = 8 if torch.version.hip else (16 if BLOCK_SIZE >= 4096 else 4)
+            return num_warps, other
+    """
+    rule = "python-triton-warp-count-heuristic"
+    assert [f for f in findings(tmp_path, source) if f[0] == rule] == [(rule, 4, "low")]
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source.replace("other =", "num_warps =")).lstrip("\n"))
+    result = scan(tmp_path, OTHER_RULES)
+    assert [(f.line, f.severity.label) for f in result.findings if f.rule == rule] == [(4, "low")]
+    assert [(f.line, f.status) for f in result.guarded_findings if f.rule == rule] == [(5, "guarded")]
+
+
+def test_capability_literal_given_by_keyword_is_low_and_a_compared_one_stays_medium(tmp_path: Path) -> None:
+    source = """
+        import torch
+        specs = DeviceSpecs(highest_compute_capability=(8, 6), device="cuda")
+        if specs.compute_capability >= (8, 0):
+            pass
+    """
+    assert [f for f in findings(tmp_path, source) if f[0] == "python-compute-capability"] == [
+        ("python-compute-capability", 2, "low"), ("python-compute-capability", 3, "medium")]

@@ -14,6 +14,7 @@ from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
 from migrate.matchers.python_common import as_list, check_keys, check_regex, has_name, hip_adjusted, last_parts
+from migrate.model import Severity
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -60,9 +61,13 @@ def match_capability(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     calls = {} if params.get("compared_only") else _calls(doc, params)
     found = {**_named_gates(doc, params), **_helper_gates(doc, params), **calls, **_comparisons(doc, params)}
     found.update(_attributes(doc, params))
+    literals = _named_literals(doc, params)
+    found.update({line: hit for line, hit in literals.items() if line not in found})
     for line in sorted(found):
         node, symbol = found[line]
         severity, message = hip_adjusted(doc, node)
+        if line in literals and found[line] is literals[line] and severity is None:
+            severity, message = Severity.LOW, _LITERAL_MESSAGE
         yield Hit(line, node.col_offset + 1, end_line=node.end_lineno, severity=severity, message=message,  # type: ignore[attr-defined]
                   symbol=symbol)
 
@@ -142,11 +147,9 @@ def _helper_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 def _named_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     """A value named as a capability compared with a capability number: `capability >= 80`, `target.capability < 90`,
     `capability[0] >= 9`, `capability // 10 >= 9` (a tuple, or an int from 30 to 130; 3 to 13 for a major version)."""
-    if "named" not in params or not any(w in doc.text for w in as_list(params["named_words"])):
+    regex = _named_regex(doc, params)
+    if regex is None:
         return {}
-    if "named_in_gpu_code" in params and not any(w in doc.text for w in as_list(params["named_in_gpu_code"])):
-        return {}
-    regex = re.compile(params["named"])
     found: Found = {}
     for node in doc.of_type(ast.Compare):
         sides = [node.left, *node.comparators]
@@ -155,6 +158,41 @@ def _named_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
             if form and _fits(other, form):
                 found.setdefault(node.lineno, (node, "compute capability comparison"))
     return found
+
+
+def _named_regex(doc: PythonDocument, params: Mapping[str, Any]) -> re.Pattern[str] | None:
+    """The rule's `named` regex, where the file names a capability in GPU code (None elsewhere)."""
+    if "named" not in params or not any(w in doc.text for w in as_list(params["named_words"])):
+        return None
+    if "named_in_gpu_code" in params and not any(w in doc.text for w in as_list(params["named_in_gpu_code"])):
+        return None
+    return re.compile(params["named"])
+
+
+_LITERAL_MESSAGE = (
+    "An NVIDIA compute capability written as a literal for a setting named as one (a minimum to gate on, or the "
+    "device a test pretends to have: `min_compute_capability=(7, 0)`, `highest_compute_capability=(8, 6)`). On ROCm "
+    "torch.cuda.get_device_capability() gives the gfx major/minor (gfx90a (9, 0), gfx942 (9, 4)), so the value "
+    "compared with it, or the CUDA build chosen from it, means nothing for an AMD GPU; ROCm ports skip or branch "
+    "these tests (bitsandbytes' ROCm port skips its CUDA library selection tests)."
+)
+
+
+def _named_literals(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
+    """A capability number given by keyword to a setting named as a capability: `compute_capability=(9, 0)`,
+    `min_cuda_compute_capability=(7, 0)`, `capability=90` (a tuple whose major is 3 to 13, or 30 to 130)."""
+    regex = _named_regex(doc, params)
+    if regex is None:
+        return {}
+    found: Found = {}
+    for keyword in doc.of_type(ast.keyword):
+        if keyword.arg and regex.fullmatch(keyword.arg) and _fits(keyword.value, _keyword_form(keyword.arg)):
+            found.setdefault(keyword.value.lineno, (keyword.value, "compute capability literal"))
+    return found
+
+
+def _keyword_form(name: str) -> str:
+    return "major" if name.endswith("major") else "number"
 
 
 def _capability_form(node: ast.AST, regex: re.Pattern[str]) -> str | None:

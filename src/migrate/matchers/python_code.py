@@ -36,7 +36,7 @@ _KEYS = {
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
 _STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls", "compared_to_method"}
-_IDENTIFIER_KEYS = {"regex", "symbol"}
+_IDENTIFIER_KEYS = {"regex", "symbol", "imported"}
 _ROLES = {"code", "argv", "prose", "doc"}
 _MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
 FALLBACK_MESSAGE = (
@@ -67,6 +67,8 @@ def _validate(params: Mapping[str, Any]) -> None:
     for identifier in params.get("identifiers", []):
         check_keys(identifier, _IDENTIFIER_KEYS, "python identifiers entry")
         check_regex(identifier, "regex", required=True)
+        if type(identifier.get("imported", False)) is not bool:
+            raise ValueError("python identifiers entry: 'imported' is true or false")
     for value in params.get("values", []):
         check_keys(value, _VALUE_KEYS, "python values entry")
         if not (isinstance(value.get("name"), str) and type(value.get("above")) is int):
@@ -451,6 +453,10 @@ def _identifiers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
             name = node.attr if isinstance(node, ast.Attribute) else node.id
             if regex.fullmatch(name) and (isinstance(node, ast.Attribute) or isinstance(node.ctx, ast.Load)):
                 yield node, entry.get("symbol") or name, node.end_lineno or node.lineno
+        for statement in doc.of_type(ast.ImportFrom) if entry.get("imported") else ():
+            for alias in statement.names:  # `from .gemm import gemm_fp8_sm90`: a name brought in to be used
+                if regex.fullmatch(alias.name):
+                    yield alias, entry.get("symbol") or alias.name, alias.end_lineno or alias.lineno
 
 
 def _numbers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:

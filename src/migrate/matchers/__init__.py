@@ -166,7 +166,7 @@ MATCHER_MODULES = {
     "cuda-api": "cuda_api", "cuda-hip-alias": "cuda_alias", "inline-asm": "cuda_asm", "float-atomic": "cuda_atomics", "cuda-compare": "cuda_compare",
     "cuda-include": "cuda_include", "cuda-kernel": "cuda_kernel", "cuda-names": "cuda_names",
     "cuda-library-names": "cuda_library_names", "cuda-library-files": "cuda_library_names",
-    "ptx-strings": "cuda_ptx_strings", "weak-alias": "cuda_weak_alias", "cuda-operand": "cuda_operand",
+    "ptx-strings": "cuda_ptx_strings", "c-string": "cuda_strings", "weak-alias": "cuda_weak_alias", "cuda-operand": "cuda_operand",
     "cuda-namespace": "cuda_namespace", "cuda-query": "cuda_query", "warp-size": "cuda_warp",
     "dependent-member-template": "cuda_typename", "dependent-type-temporary": "cuda_typename",
     "manifest-command": "manifest_command", "manifest-env": "manifest_env", "manifest-fact": "manifest_fact",

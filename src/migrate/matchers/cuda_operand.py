@@ -26,9 +26,7 @@ def _validate(params: Mapping[str, Any]) -> None:
     fields = params.get("fields")
     if not (isinstance(fields, list) and fields and all(isinstance(f, str) and f.isidentifier() for f in fields)):
         raise ValueError("cuda-operand needs 'fields', a list of C identifiers")
-    for key in ("object", "calls", "call_words", "variables"):
-        if key == "variables" and key not in params:
-            continue
+    for key in ("object", "calls", "call_words", *(("variables",) if "variables" in params else ())):
         if not isinstance(params.get(key), str):
             raise ValueError(f"cuda-operand needs '{key}', a regex")
         try:

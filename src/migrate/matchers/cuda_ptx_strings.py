@@ -38,7 +38,8 @@ _MODIFIER = lazy_regex(rf"\.{_PTX_MODIFIER}(?![\w])")  # where PTX may be: a sea
 _REGISTER = lazy_regex(r"%%?(?:laneid|warpid|lanemask_(?:eq|lt|le|gt|ge)|smid|nsmid|clock64|globaltimer)\b")
 _NEEDLES = [".u32", ".b32", ".s32", ".f32", ".u64", ".b64", ".s64", ".f64", ".f16", ".bf16", ".u16", ".b16", ".s16",
             ".u8", ".b8", ".s8", ".e4m3", ".e5m2", ".pred", ".global", ".shared", ".sync", ".aligned", ".local",
-            ".param", ".async", ".mma_async", ".commit_group", ".wait_group", ".wait_all", ".expect_tx", "%laneid", "%warpid", "%lanemask", "%smid", "%clock64", "%globaltimer"]
+            ".param", ".async", ".mma_async", ".commit_group", ".wait_group", ".wait_all", ".expect_tx", "%laneid",
+            "%warpid", "%lanemask", "%smid", "%clock64", "%globaltimer"]
 
 
 def ptx_string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:

@@ -9,6 +9,8 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
+from ahocorasick_rs import AhoCorasick
+
 from migrate.matchers import Hit, new_hit, register
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
@@ -33,8 +35,17 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+@cache
+def _needles(needles: tuple[str, ...]) -> AhoCorasick:
+    return AhoCorasick(needles)
+
+
 def string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line where the rule's pattern matches from the opening quote of a string literal in code."""
+    # token rules run on every C/C++ file: one pass of an automaton of the needles first, the regex only where one
+    # occurs
+    if not _needles(tuple(params["needles"])).find_matches_as_indexes(text):
+        return
     done: set[int] = set()
     for match in _regex(params["pattern"]).finditer(text):
         start = match.start()

@@ -81,6 +81,8 @@ def test_the_rule_is_decided_by_the_walk() -> None:
         ({"object": "("}, "bad 'object' regex"),
         ({"calls": None}, "'calls'"),
         ({"call_words": "[a"}, "bad 'call_words' regex"),
+        ({"variables": "(["}, "bad 'variables' regex"),
+        ({"variables": 3}, "'variables'"),
         ({"code": ["("]}, "bad 'code' regex"),
     ],
 )

@@ -344,6 +344,10 @@ def test_every_cuda_rule_feeds_the_prefilter() -> None:
         ({"matcher": "warp-size", "check": "everything"}, "warp-size needs 'check'"),
         ({"matcher": "inline-asm", "pattern": "("}, "missing"),
         ({"matcher": "cuda-include", "headers": []}, "non-empty 'headers'"),
+        ({"matcher": "c-string", "needles": ["=sm_"], "pattern": "-arch=sm_"}, "opening quote"),
+        ({"matcher": "c-string", "needles": ["=sm_"], "pattern": '"(['}, "bad 'pattern' regex"),
+        ({"matcher": "c-string", "needles": [], "pattern": '"-arch=sm_"'}, "'needles'"),
+        ({"matcher": "cuda-names", "names": ["rsqrtf"], "where": "kernel"}, "'where'"),
     ],
 )
 def test_broken_cuda_rules_name_the_file_and_rule(tmp_path: Path, match: dict[str, object], error: str) -> None:

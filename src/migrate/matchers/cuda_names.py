@@ -14,16 +14,22 @@ def _validate(params: Mapping[str, Any]) -> None:
     names = params.get("names")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise ValueError("cuda-names needs 'names': a non-empty list of identifiers")
+    if params.get("where", "any") not in ("any", "host", "device"):
+        raise ValueError("cuda-names 'where' must be host, device or any")
 
 
 @register("cuda-names", validate=_validate, needles=lambda p: list(p["names"]),
           candidates=lambda p: names_in(frozenset(p["names"])), identifiers=lambda p: frozenset(p["names"]))
 def match_cuda_names(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
-    """Each line using one of `names` as an identifier in code (not in comments, strings or as a member)."""
+    """Each line using one of `names` as an identifier in code (not in comments, strings or as a member, nor a name
+    the file declares itself), in host code, device code or anywhere (`where`)."""
     if not isinstance(doc, CudaDocument):
         return
     seen: set[int] = set()
+    where = params.get("where", "any")
     for token in doc.tokens_named(params["names"]):
+        if where != "any" and doc.in_device_code(token.start_byte) != (where == "device"):
+            continue
         if token.line not in seen and token.name not in doc.declared_names:
             seen.add(token.line)
             yield Hit(token.line, token.column, symbol=token.name)

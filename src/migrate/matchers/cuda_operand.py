@@ -26,7 +26,7 @@ def _validate(params: Mapping[str, Any]) -> None:
     fields = params.get("fields")
     if not (isinstance(fields, list) and fields and all(isinstance(f, str) and f.isidentifier() for f in fields)):
         raise ValueError("cuda-operand needs 'fields', a list of C identifiers")
-    for key in ("object", "calls", "call_words"):
+    for key in ("object", "calls", "call_words", *(("variables",) if "variables" in params else ())):
         if not isinstance(params.get(key), str):
             raise ValueError(f"cuda-operand needs '{key}', a regex")
         try:
@@ -40,10 +40,11 @@ def _validate(params: Mapping[str, Any]) -> None:
 def match_cuda_operand(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line where one of `fields` of an object whose text matches `object` is an operand (of a binary
     operator, an initializer, an assignment's right side, a return), or where a call whose function's text matches
-    `calls` is a binary operator's operand or an initializer; the hit is the field's name or the function."""
+    `calls` is a binary operator's operand or an initializer, or where a variable or member whose name matches
+    `variables` is compared with a number (`computeCapability >= 90`); the hit is the name or the function."""
     if not isinstance(doc, CudaDocument) or not runs_on(doc, params):
         return
-    found = [*_field_operands(doc, params), *_compared_calls(doc, params)]
+    found = [*_field_operands(doc, params), *_compared_calls(doc, params), *_compared_variables(doc, params)]
     yield from hits_on_lines(doc, sorted(found, key=lambda n: n.start_byte))
 
 
@@ -89,3 +90,32 @@ def _compared_calls(doc: CudaDocument, params: Mapping[str, Any]) -> Iterator[tr
                 break
             node = parent
 
+
+_COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+
+
+def _compared_variables(doc: CudaDocument, params: Mapping[str, Any]) -> Iterator[tree_sitter.Node]:
+    """Variables or members whose whole name matches `variables`, compared with a number literal: each is found
+    from its name's text, then checked on the tree (a name in a comment or a string has no such node)."""
+    if "variables" not in params:
+        return
+    for match in re.finditer(params["variables"].encode(), doc.data):
+        node = doc.root.descendant_for_byte_range(match.start(), match.end())
+        if node is None or node.type not in ("identifier", "field_identifier") or (
+                node.start_byte, node.end_byte) != match.span():
+            continue
+        operand = node.parent if node.type == "field_identifier" else node
+        if operand is not None and _compared_with_number(operand):
+            yield node
+
+
+def _compared_with_number(operand: tree_sitter.Node) -> bool:
+    parent = operand.parent
+    if parent is None or parent.type != "binary_expression":
+        return False
+    operator = parent.child_by_field_name("operator")
+    if operator is None or operator.type not in _COMPARISONS:
+        return False
+    left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
+    other = right if left == operand else left
+    return other is not None and other.type == "number_literal"

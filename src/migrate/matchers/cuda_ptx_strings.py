@@ -20,8 +20,11 @@ _OPCODES = (
     "|min|abs|neg|and|or|xor|not|shl|shr|shf|bfe|bfi|brev|popc|clz|selp|setp|dp4a|dp2a|multimem|prefetch|match"
     "|nanosleep|copysign|testp|isspacep"
 )
-# A modifier only PTX spells: a register type (.u32, .f16x2, .e4m3x2, .pred), a state space or .sync / .aligned.
-_PTX_MODIFIER = r"(?:[bsuf](?:8|16|32|64)(?:x[24])?|bf16(?:x2)?|e[45]m[23](?:x[24])?|pred|global|shared|local|param|sync|aligned)"
+# A modifier only PTX spells: a register type (.u32, .f16x2, .e4m3x2, .pred), a state space, .sync / .aligned, or
+# one of the asynchronous copies' and barriers' (cp.async.wait_group, fence.proxy.async, mbarrier.arrive.expect_tx),
+# which a code generator emits bare: `ptxBuilder.create<>("cp.async.commit_group")`.
+_PTX_MODIFIER = (r"(?:[bsuf](?:8|16|32|64)(?:x[24])?|bf16(?:x2)?|e[45]m[23](?:x[24])?|pred|global|shared|local|param|sync"
+                 r"|aligned|async|mma_async|commit_group|wait_group|wait_all|expect_tx)")
 # a further modifier, or a code generator's placeholder for one (`.{shape}`, `{.dtype}`, `{satfinite}`)
 _PART = r"(?:\.[a-z0-9_:]+|\.?\{\.?\w+\})"
 # opcode, then dotted modifiers of which one is PTX's own, then the end of the literal, `;`, or an operand ($0, %r1,
@@ -35,7 +38,8 @@ _MODIFIER = lazy_regex(rf"\.{_PTX_MODIFIER}(?![\w])")  # where PTX may be: a sea
 _REGISTER = lazy_regex(r"%%?(?:laneid|warpid|lanemask_(?:eq|lt|le|gt|ge)|smid|nsmid|clock64|globaltimer)\b")
 _NEEDLES = [".u32", ".b32", ".s32", ".f32", ".u64", ".b64", ".s64", ".f64", ".f16", ".bf16", ".u16", ".b16", ".s16",
             ".u8", ".b8", ".s8", ".e4m3", ".e5m2", ".pred", ".global", ".shared", ".sync", ".aligned", ".local",
-            ".param", "%laneid", "%warpid", "%lanemask", "%smid", "%clock64", "%globaltimer"]
+            ".param", ".async", ".mma_async", ".commit_group", ".wait_group", ".wait_all", ".expect_tx", "%laneid",
+            "%warpid", "%lanemask", "%smid", "%clock64", "%globaltimer"]
 
 
 def ptx_string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:

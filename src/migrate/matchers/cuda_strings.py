@@ -1,0 +1,65 @@
+"""A regex over a C/C++ file's text whose match starts at the opening quote of a string literal in code (an option
+string a run-time compiler is given, `"--gpu-architecture=compute_"`), never in a comment; found on the lexer's
+pass, with no parse."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Any
+
+from ahocorasick_rs import AhoCorasick
+
+from migrate.matchers import Hit, new_hit, register
+from migrate.parse.cuda import CudaDocument
+from migrate.parse.document import Document
+from migrate.parse.lexer import Lexed, in_string_literal
+
+
+def _validate(params: Mapping[str, Any]) -> None:
+    pattern = params.get("pattern")
+    if not isinstance(pattern, str) or not pattern.startswith('"'):
+        raise ValueError("c-string needs 'pattern', a regex that starts with the literal's opening quote")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"bad 'pattern' regex: {exc}") from None
+    needles = params.get("needles")
+    if not (isinstance(needles, list) and needles and all(isinstance(n, str) and n for n in needles)):
+        raise ValueError("c-string needs 'needles', strings one of which the text must hold")
+
+
+@cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+@cache
+def _needles(needles: tuple[str, ...]) -> AhoCorasick:
+    return AhoCorasick(needles)
+
+
+def string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each line where the rule's pattern matches from the opening quote of a string literal in code."""
+    # token rules run on every C/C++ file: one pass of an automaton of the needles first, the regex only where one
+    # occurs
+    if not _needles(tuple(params["needles"])).find_matches_as_indexes(text):
+        return
+    done: set[int] = set()
+    for match in _regex(params["pattern"]).finditer(text):
+        start = match.start()
+        if start + 1 >= len(text) or not in_string_literal(text, lexed.code, start + 1):
+            continue
+        line, column = lexed.point(start)
+        if line not in done:
+            done.add(line)
+            yield new_hit(line, column, symbol=match.group()[:80])
+
+
+@register("c-string", validate=_validate, needles=lambda p: list(p["needles"]), tokens=string_hits)
+def match_c_string(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """Each line of a C/C++ file where `pattern` matches from a string literal's opening quote."""
+    if not isinstance(doc, CudaDocument):
+        return iter(())
+    return string_hits(doc.lexed_for(frozenset()), doc.text, params)

@@ -24,6 +24,6 @@ def match_cuda_names(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
         return
     seen: set[int] = set()
     for token in doc.tokens_named(params["names"]):
-        if token.line not in seen and token.name not in doc.declared_names:
+        if token.line not in seen and not doc.declares(token.name):
             seen.add(token.line)
             yield Hit(token.line, token.column, symbol=token.name)

@@ -30,6 +30,6 @@ def match_cuda_names(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     for token in doc.tokens_named(params["names"]):
         if where != "any" and doc.in_device_code(token.start_byte) != (where == "device"):
             continue
-        if token.line not in seen and token.name not in doc.declared_names:
+        if token.line not in seen and not doc.declares(token.name):
             seen.add(token.line)
             yield Hit(token.line, token.column, symbol=token.name)

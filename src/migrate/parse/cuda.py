@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any, TypeVar
@@ -141,24 +141,30 @@ class Token:
     end_byte: int
 
 
-_DECLARED = """
-(preproc_function_def name: (identifier) @defined)
-(preproc_def name: (identifier) @defined)
-(function_declarator declarator: (identifier) @defined)
-(function_declarator declarator: (qualified_identifier name: (identifier) @defined))
-(init_declarator declarator: (identifier) @defined)
-(declaration declarator: (identifier) @defined)
-(parameter_declaration declarator: (identifier) @defined)
-(parameter_declaration declarator: (pointer_declarator declarator: (identifier) @defined))
-(init_declarator declarator: (pointer_declarator declarator: (identifier) @defined))
-(function_declarator declarator: (field_identifier) @defined)
-(alias_declaration name: (type_identifier) @defined)
-(field_declaration declarator: (field_identifier) @defined)
-(struct_specifier name: (type_identifier) @defined body: (_))
-(class_specifier name: (type_identifier) @defined body: (_))
-(type_definition declarator: (type_identifier) @defined)
-(enumerator name: (identifier) @defined)
-"""  # not in the bundle: only cuda-names and the port read it, a separate pass when they do
+# Where a name is declared (functions, variables, macros, types): (the node around the name, the field the name fills
+# there) -> the name's node types. Read at the few places a name occurs, not by a tree-sitter query of these shapes:
+# compiling one costs 60-100 ms, more than the rest of a `check` of ten files.
+_DECLARING: dict[tuple[str, str], frozenset[str]] = {
+    ("preproc_def", "name"): frozenset({"identifier"}),
+    ("preproc_function_def", "name"): frozenset({"identifier"}),
+    ("function_declarator", "declarator"): frozenset({"identifier", "field_identifier"}),
+    ("init_declarator", "declarator"): frozenset({"identifier"}),
+    ("declaration", "declarator"): frozenset({"identifier"}),
+    ("parameter_declaration", "declarator"): frozenset({"identifier"}),
+    ("field_declaration", "declarator"): frozenset({"field_identifier"}),
+    ("alias_declaration", "name"): frozenset({"type_identifier"}),
+    ("type_definition", "declarator"): frozenset({"type_identifier"}),
+    ("struct_specifier", "name"): frozenset({"type_identifier"}),  # with a body
+    ("class_specifier", "name"): frozenset({"type_identifier"}),  # with a body
+    ("enumerator", "name"): frozenset({"identifier"}),
+}
+# A name one node deeper: (the node around it, its field) -> (the nodes around that one, their field): `f` of
+# `ns::f(...)`, `p` of `int *p` (a parameter or an initialised variable)
+_DECLARING_WRAPPED: dict[tuple[str, str], tuple[frozenset[str], str]] = {
+    ("qualified_identifier", "name"): (frozenset({"function_declarator"}), "declarator"),
+    ("pointer_declarator", "declarator"): (frozenset({"parameter_declaration", "init_declarator"}), "declarator"),
+}
+_DECLARING_PARENTS = frozenset(parent for parent, _ in [*_DECLARING, *_DECLARING_WRAPPED])
 _SCOPED = "(qualified_identifier scope: (_) name: [(identifier) (type_identifier)] @name)"  # the port's, not bundled
 _MACRO_NAMES = register_query(
     "[(preproc_def name: (identifier) @name) (preproc_function_def name: (identifier) @name)]"
@@ -203,6 +209,7 @@ class CudaDocument(Document):
     """A C/C++/CUDA file with its tree-sitter tree and cached indexes for matchers."""
 
     _query_cache: dict[str, Groups] = field(default_factory=dict, repr=False)
+    _declared: dict[str, bool] = field(default_factory=dict, repr=False)  # by name: whether the file declares it
     _bundle_cache: dict[tree_sitter.Query, dict[int, list[Groups]]] = field(default_factory=dict, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
     lexed: Lexed | None = field(default=None, repr=False)  # the lexer's pass, once made (the scan's, or lexed_for's)
@@ -450,16 +457,55 @@ class CudaDocument(Document):
         names = self.captures(_MACRO_NAMES).get("name", [])
         return frozenset(self.node_text(n) for n in names if self.is_guarded(n.start_point.row + 1))
 
-    @cached_property
-    def declared_names(self) -> frozenset[str]:
-        """Names the file itself declares (functions, variables, macros, types)."""
-        return frozenset(self.node_text(n) for n in self.captures(_DECLARED).get("defined", []))
+    def declares(self, name: str) -> bool:
+        """Whether the file itself declares NAME (a function, variable, macro or type): one of the places the
+        identifier occurs declares it."""
+        found = self._declared.get(name)
+        if found is None:
+            found = self._declared[name] = name.isidentifier() and any(
+                _is_declaration(node) for node in self._identifiers_at(_whole_word(name).finditer(self.data)))
+        return found
+
+    def _identifiers_at(self, matches: Iterator[re.Match[bytes]]) -> Iterator[tree_sitter.Node]:
+        """The tree's identifier nodes that span exactly the MATCHES (never a comment, string or macro body)."""
+        for match in matches:
+            node = self.root.descendant_for_byte_range(match.start(), match.end())
+            if node is not None and node.start_byte == match.start() and node.end_byte == match.end():
+                yield node
 
 
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _NAME_PATTERNS: dict[frozenset[str], re.Pattern[bytes] | None] = {}
 _NAME_USES: dict[frozenset[str], int] = {}
 _COMPILE_AFTER = 16  # files searched for a collection of names before its one regex is compiled
+
+
+def _whole_word(name: str) -> re.Pattern[bytes]:
+    return re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
+
+
+def _is_declaration(node: tree_sitter.Node) -> bool:
+    """Whether an identifier node is the name a declaration declares (_DECLARING's shapes)."""
+    parent = node.parent
+    if parent is None or parent.type not in _DECLARING_PARENTS:
+        return False
+    filled = _field_of(parent, node)
+    if node.type in _DECLARING.get((parent.type, filled), ()):
+        return parent.type not in ("struct_specifier", "class_specifier") or parent.child_by_field_name("body") is not None
+    wrapped = _DECLARING_WRAPPED.get((parent.type, filled)) if node.type == "identifier" else None
+    if wrapped is None:
+        return False
+    outer, outer_field = wrapped
+    around = parent.parent
+    return around is not None and around.type in outer and _field_of(around, parent) == outer_field
+
+
+def _field_of(parent: tree_sitter.Node, child: tree_sitter.Node) -> str | None:
+    """The field of PARENT that CHILD fills, if any."""
+    for index, node in enumerate(parent.children):
+        if node == child:
+            return parent.field_name_for_child(index)
+    return None
 
 
 def _names_key(names: Collection[str]) -> frozenset[str]:

@@ -116,7 +116,7 @@ def _use(source: SourceFile) -> _Use | None:
     unsupported: list[Finding] = []
     for token in doc.tokens_named(api_names()):
         entry = lookup(token.name)
-        if (entry is None or token.name in doc.declared_names or doc.is_guarded(token.line)
+        if (entry is None or doc.declares(token.name) or doc.is_guarded(token.line)
                 or token.start_byte in doc.scoped_offsets):
             continue
         if entry.library == "cudnn" or not entry.has_hip:

@@ -157,7 +157,7 @@ def rocm_guards(
     for node in _targets(doc.root):
         line = node.start_point.row + 1
         if (doc.is_guarded(line) or _within(line, dead)
-                or (node.type == "call_expression" and _name(node) in doc.declared_names)):
+                or (node.type == "call_expression" and doc.declares(_name(node)))):
             continue  # already dual-path, never compiled for HIP, or the file's own overload of the intrinsic
         branch, why = _branch(doc, node, wide)
         if branch is None:

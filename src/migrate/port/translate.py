@@ -210,9 +210,8 @@ def _identifier_edits(doc: CudaDocument, options: Options) -> tuple[list[Edit], 
     findings: list[Finding] = []
     namespaces = header_map().namespaces
     rules = engine_rules()
-    declared = doc.declared_names
     for token in doc.tokens_named(_token_names()):
-        if token.name in declared or doc.is_guarded(token.line):
+        if doc.declares(token.name) or doc.is_guarded(token.line):
             continue
         if token.name in namespaces and _is_namespace(doc, token):
             edits.append((token.start_byte, token.end_byte, namespaces[token.name].encode()))

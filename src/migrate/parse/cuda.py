@@ -500,12 +500,12 @@ def _is_declaration(node: tree_sitter.Node) -> bool:
     return around is not None and around.type in outer and _field_of(around, parent) == outer_field
 
 
-def _field_of(parent: tree_sitter.Node, child: tree_sitter.Node) -> str | None:
-    """The field of PARENT that CHILD fills, if any."""
+def _field_of(parent: tree_sitter.Node, child: tree_sitter.Node) -> str:
+    """The field of PARENT that CHILD fills ('' if none)."""
     for index, node in enumerate(parent.children):
         if node == child:
-            return parent.field_name_for_child(index)
-    return None
+            return parent.field_name_for_child(index) or ""
+    return ""
 
 
 def _names_key(names: Collection[str]) -> frozenset[str]:

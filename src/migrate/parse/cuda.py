@@ -250,7 +250,8 @@ class CudaDocument(Document):
 
     def _bundled(self, query_source: str) -> list[list[Groups]]:
         """The matches of each pattern of a registered query, from the one pass of the bundle (or, for one of the
-        first small documents of a process, from a pass of the query alone, unless the bundle is compiled already)."""
+        first small documents of a process, from a pass of the group it was compiled in, unless the bundle is compiled
+        already)."""
         bundle = self._group(query_source) if self._alone() else _bundle(tuple(_REGISTERED))
         results = self._passed(bundle.query)
         return [results.get(index, []) for index in bundle.patterns[query_source]]

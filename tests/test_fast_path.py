@@ -245,6 +245,10 @@ def test_queries_run_alone_find_what_the_bundle_finds(monkeypatch: pytest.Monkey
         monkeypatch.setattr(migrate.parse.cuda, "_parsed", parsed_before)
         return scan_file(source, load_builtin(), Settings(), Shortcuts(tokens=False))
 
+    load_builtin()  # its first read compiles the bundle with the rules' queries
+    monkeypatch.setattr(migrate.parse.cuda, "_BUNDLES", {})  # which would end running alone
+    monkeypatch.setattr(migrate.parse.cuda, "_GROUPS", {})
     alone = [scanned(s, 0) for s in sources]
+    assert migrate.parse.cuda._GROUPS and not migrate.parse.cuda._BUNDLES
     assert [scanned(s, 10**6) for s in sources] == alone
     assert len(sources) > 40 and sum(len(r.findings) for r in alone) > 300  # type: ignore[attr-defined]

@@ -155,7 +155,12 @@ def _file_test(params: Mapping[str, Any]) -> Callable[[str], bool]:
 def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line holding an @hit capture of the rule's query, in host code, device code or anywhere."""
     if not isinstance(doc, CudaDocument) or not runs_on(doc, params):
-        return
+        return iter(())
+    doc.expect((params["query"],))  # now, before any rule's first query runs (the scan iterates the hits later)
+    return _query_hits(doc, params)
+
+
+def _query_hits(doc: CudaDocument, params: Mapping[str, Any]) -> Iterator[Hit]:
     nodes = sorted(doc.captures(params["query"]).get("hit", []), key=lambda n: n.start_byte)
     yield from hits_on_lines(doc, nodes, params.get("where", "any"))
 

@@ -98,7 +98,12 @@ def _enclosing(node: tree_sitter.Node, test: Callable[[tree_sitter.Node], bool])
 def match_dependent_temporary(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each `P::NAME(args).member` where P is a type parameter of an enclosing template and NAME names a type."""
     if not isinstance(doc, CudaDocument):
-        return
+        return iter(())
+    doc.expect((_TEMPORARIES,))  # now, before any rule's first query runs (the scan iterates the hits later)
+    return _dependent_temporaries(doc)
+
+
+def _dependent_temporaries(doc: CudaDocument) -> Iterator[Hit]:
     seen: set[int] = set()
     for groups in doc.matches(_TEMPORARIES):
         call, name, scope = groups["call"][0], doc.node_text(groups["name"][0]), doc.node_text(groups["scope"][0])
@@ -152,7 +157,12 @@ def match_dependent_member_template(doc: Document, params: Mapping[str, Any]) ->
     (or `P::NAME<...>(args)` with P a type parameter), written without `::template`; and each
     `Class<...>(args).NAME<...>(...)` whose class's template arguments name one, written without `.template`."""
     if not isinstance(doc, CudaDocument):
-        return
+        return iter(())
+    doc.expect((_MEMBER_TEMPLATE_CALLS, _TEMPORARY_MEMBER_TEMPLATE_CALLS))
+    return _member_template_calls(doc)
+
+
+def _member_template_calls(doc: CudaDocument) -> Iterator[Hit]:
     seen: set[int] = set()
     for groups in doc.matches(_MEMBER_TEMPLATE_CALLS):
         call, scope = groups["call"][0], groups["scope"][0]

@@ -12,7 +12,7 @@ from migrate.lazyre import lazy_regex
 from migrate.matchers import Code, CodeTest, Hit, names_in, register
 from migrate.model import FileKind, Severity
 from migrate.parse import Document
-from migrate.parse.cuda import CudaDocument, register_query
+from migrate.parse.cuda import COMPAT_NAMES_QUERY, MACROS_QUERY, CudaDocument, register_query
 from migrate.parse.lexer import is_word_char
 
 Node = tree_sitter.Node
@@ -76,10 +76,11 @@ _SHARED_ARRAYS = """
 """
 _LOOPS = "(for_statement) @loop"
 # `if (tid < 32)`, `blockSize > 32`, `x[tid + 32]`, `blockSize >= 64`: the warp-synchronous tail of a block reduction
+# any operator, _warp_tail keeps _TAIL_OPERATORS: an alternation of them doubles the query's compile (12 ms, not 6)
 _WARP_TAILS = """
-(binary_expression left: (_) @lhs operator: ["<" "<=" ">" ">=" "+"] @op right: (number_literal) @rhs
-  (#match? @rhs "^(32|64)[uU]?$")) @tail
+(binary_expression left: (_) @lhs operator: _ @op right: (number_literal) @rhs (#match? @rhs "^(32|64)[uU]?$")) @tail
 """
+_TAIL_OPERATORS = frozenset({"<", "<=", ">", ">=", "+"})
 _FIXED_WIDTHS = """
 (call_expression function: (identifier) @fn arguments: (argument_list (_) (_) (_) . (number_literal) @width .)
   (#match? @fn "^__shfl(_up|_down|_xor)?_sync$") (#match? @width "^32[uU]?$"))
@@ -444,10 +445,12 @@ def _calls_warp_helper(doc: CudaDocument) -> bool:
 def _warp_tail(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
     """`tid < 32`, `x[tid + 32]` on a thread index, `blockSize > 32` on a block's thread count: one warp's lanes;
     `blockSize >= 64`: more than one warp, the test before a block reduction's shared-memory steps."""
+    op = doc.node_text(groups["op"][0])
+    if op not in _TAIL_OPERATORS:
+        return False
     name = re.sub(r"\bthreadIdx\s*\.\s*x\b", "threadIdx", doc.node_text(groups["lhs"][0])).strip()
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         return False
-    op = doc.node_text(groups["op"][0])
     if doc.node_text(groups["rhs"][0]).startswith("64"):
         return op == ">=" and _THREAD_COUNT.match(name) is not None
     if name == "threadIdx" or _THREAD_NAME.match(name):
@@ -594,6 +597,20 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "warpsize-constant": _warpsize_constants,
     "size-name-use": _size_name_uses,
     "row-shuffle": _row_shuffles,
+}
+# The queries each check may ask for (those it asks only on some files too: one more in a compile costs ~5 ms, a
+# compile of its own ~10 ms)
+_QUERIES: dict[str, tuple[str, ...]] = {
+    "full-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, MACROS_QUERY, _INITS, _MASK_MACROS, _MASK_PARAMETERS),
+    "narrow-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, _TYPED_NAMES, MACROS_QUERY, _INITS),
+    "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS),
+    "lane-math": (_LANE_MATHS, _INITS),
+    "size-constant": (_SIZE_DEFINITIONS,),
+    "literal-size": (_SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _INTRINSIC_CALLS, _FUNCTION_NAMES, _CALLS, _FIXED_WIDTHS,
+                     _WARP_MATRIX, _WARP_BLOCKS, _WARP_FLOORS),
+    "warpsize-constant": (),
+    "size-name-use": (_SIZE_DEFINITIONS, COMPAT_NAMES_QUERY),
+    "row-shuffle": (_WARP_BLOCKS,),
 }
 _NEEDLES = {
     "full-mask": ["_sync", "__syncwarp"],
@@ -843,9 +860,14 @@ _IDENTIFIERS = {"full-mask": _SYNC_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-wi
 def match_warp_size(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """The places where the rule's kind of warp-size-32 assumption shows."""
     if not isinstance(doc, CudaDocument):
-        return
+        return iter(())
+    doc.expect(_QUERIES[params["check"]])  # now, before any rule's first query runs (the scan iterates them later)
+    return _one_per_line(_CHECKS[params["check"]](doc))
+
+
+def _one_per_line(hits: Iterator[Hit]) -> Iterator[Hit]:
     lines: set[int] = set()
-    for hit in _CHECKS[params["check"]](doc):
+    for hit in hits:
         if hit.line not in lines:  # one finding per line and rule keeps dense warp code readable
             lines.add(hit.line)
             yield hit

@@ -92,6 +92,14 @@ QUIET = {  # look-alikes: a method the build never hands to nvcc, a command list
     "tools/probe.py": 'def flags_for_nvcc():\n    return ["nvcc", "--use_fast_math", "--version"]\n',
 }
 GOLDEN = '''\
+diff --git a/.gitignore b/.gitignore
+new file mode 100644
+--- /dev/null
++++ b/.gitignore
+@@ -0,0 +1,3 @@
++# written by a ROCm PyTorch build (torch.utils.hipify), not sources
++*.hip
++*_hip.*
 diff --git a/op_builder/mixed_op.py b/op_builder/mixed_op.py
 --- a/op_builder/mixed_op.py
 +++ b/op_builder/mixed_op.py
@@ -177,8 +185,8 @@ def test_the_cuda_lists_stay_and_the_rocm_lists_are_hipcc_words(tmp_path: Path) 
     repo = _project(tmp_path / "repo")
     _apply(repo)
     changed = git(repo, "diff", "--name-only", "main", "HEAD").split()
-    assert changed == ["op_builder/mixed_op.py", "op_builder/norm_op.py", "op_builder/scale_op.py"]
-    for relpath in changed:
+    assert changed == [".gitignore", "op_builder/mixed_op.py", "op_builder/norm_op.py", "op_builder/scale_op.py"]
+    for relpath in changed[1:]:
         ported = (repo / relpath).read_text()
         assert _cuda_form(ported) == git(repo, "show", f"main:{relpath}")
         words = _rocm_words(ported)

@@ -15,6 +15,7 @@ import pytest
 
 from migrate.config import Settings
 from migrate.port.apply import plan_port, write_port
+from migrate.port.gitignore import HEADING
 from migrate.port.plan import PortOptions
 from migrate.port.buildflags import port_flag_lists
 from migrate.port.verify import as_torch_builds
@@ -66,7 +67,7 @@ def test_helper_forwarded_flags_get_a_hipcc_variant(tmp_path: Path) -> None:
     plan = _plan(root)
     assert plan.strategy == "extension"
     changed = _changed(plan)
-    assert sorted(changed) == ["ops/bias.py", "ops/scale.py", "ops/scale_sum.cu"]
+    assert sorted(changed) == [".gitignore", "ops/bias.py", "ops/scale.py", "ops/scale_sum.cu"]
     assert ('_NVCC_FLAGS = ["--use_fast_math", "--allow-unsupported-compiler"]\n'
             'if torch.version.hip:  # ROCm torch: hipcc gets --offload-arch from PYTORCH_ROCM_ARCH\n'
             '    _NVCC_FLAGS = ["-ffast-math"]\n') in changed["ops/scale.py"]
@@ -319,6 +320,7 @@ def test_warp_size_constant_forms(tmp_path: Path) -> None:
     for name, text in WARP_FORMS.items():
         (tmp_path / name).write_text(text)
     changed = _changed(_plan(tmp_path))
+    assert changed.pop(".gitignore") == f"{HEADING}\n*.hip\n*_hip.*\n"
     rocm = {name: [line for line in text.splitlines() if line not in WARP_FORMS[name].splitlines() and not line.startswith("#")]
             for name, text in changed.items()}
     assert rocm == {
@@ -462,7 +464,7 @@ def test_code_for_one_nvidia_architecture_gets_no_rocm_branch(tmp_path: Path) ->
     (tmp_path / "gemm_sm90.cu").write_text(shuffle)
     (tmp_path / "tma.cuh").write_text(shuffle + 'asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");\n')
     (tmp_path / "reduce.cuh").write_text(shuffle)
-    assert sorted(_changed(_plan(tmp_path))) == ["reduce.cuh"]
+    assert sorted(_changed(_plan(tmp_path))) == [".gitignore", "reduce.cuh"]
     gate = "import torch\n\ndef test_tma():\n    assert torch.cuda.get_device_capability()[0] >= 9\n"
     (tmp_path / "tests" / "hopper").mkdir(parents=True)
     (tmp_path / "tests" / "hopper" / "test_tma.py").write_text(gate)
@@ -470,7 +472,7 @@ def test_code_for_one_nvidia_architecture_gets_no_rocm_branch(tmp_path: Path) ->
     (tmp_path / "hopper" / "setup.py").write_text(
         'from torch.utils.cpp_extension import CUDAExtension\n'
         'ext = CUDAExtension("fa3", ["mainloop.cu"], extra_compile_args={"nvcc": ["-O3", "--use_fast_math"]})\n')
-    assert sorted(_changed(_plan(tmp_path))) == ["reduce.cuh", "tests/test_gemm.py"]  # Hopper's tests and build too
+    assert sorted(_changed(_plan(tmp_path))) == [".gitignore", "reduce.cuh", "tests/test_gemm.py"]  # Hopper's tests and build too
 
 
 def test_a_project_that_builds_for_rocm_keeps_its_torch_version_cuda_switches(tmp_path: Path) -> None:
@@ -553,7 +555,7 @@ def test_sources_built_on_tensor_cores_are_left_whole_for_a_rewrite(tmp_path: Pa
         '  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\\n" : "=r"(r[0]) : "r"(a));\n'
         '#else\n  r[0] = a;\n#endif\n}\n')
     plan = _plan(tmp_path)
-    assert sorted(_changed(plan)) == ["fallback.cuh", "guarded.cuh", "reduce.cuh"]
+    assert sorted(_changed(plan)) == [".gitignore", "fallback.cuh", "guarded.cuh", "reduce.cuh"]
     assert sorted(f.path for f in plan.findings if "tensor cores" in f.message) == ["attn.cuh", "frag.cuh", "gemm.cuh"]
     assert [f.line for f in plan.findings if f.path == "frag.cuh"] == [1]  # one finding a file, not one per PTX line
 
@@ -684,8 +686,9 @@ def test_a_repository_with_its_own_rocm_path_keeps_its_sources(tmp_path: Path) -
         (alone / name).write_text(TWIN[name].replace("if torch.version.hip:\n    sources = glob.glob(\"csrc/hip/*.hip\") "
                                                       "+ [\"csrc/bind.cpp\"]\nelse:\n    ", ""))
     plan = _plan(alone)
-    assert [c.relpath for c in plan.changes] == ["csrc/cuda/reduce.cu"] and "already builds" not in plan.reason
-    assert "#ifdef USE_ROCM" in plan.changes[0].new.decode()
+    assert [c.relpath for c in plan.changes] == [".gitignore", "csrc/cuda/reduce.cu"] and "already builds" not in plan.reason
+    assert plan.changes[0].new.decode().splitlines()[1:] == ["*.hip", "*_hip.*", "/csrc/hip/"]  # hipify's cuda/ -> hip/
+    assert "#ifdef USE_ROCM" in plan.changes[1].new.decode()
 
 
 def test_no_cub_alias_where_the_repository_opens_cubs_namespace(tmp_path: Path) -> None:
@@ -699,7 +702,7 @@ def test_no_cub_alias_where_the_repository_opens_cubs_namespace(tmp_path: Path) 
         "namespace cub {\ntemplate <> struct Traits<Key> : NumericTraits<unsigned int> {};\n}  // namespace cub\n")
     (tmp_path / "csrc" / "sort.cu").write_text('#include <cub/device/device_radix_sort.cuh>\n#include "traits.cuh"\n')
     plan = _plan(tmp_path)
-    assert plan.changes == ()
+    assert [c.relpath for c in plan.changes] == [".gitignore"]
     assert [(f.path, f.line, f.message) for f in plan.findings if f.rule == "rocm-guard-not-written"] == [
         (path, line, "no #ifdef branch written: csrc/traits.cuh opens namespace cub itself, so `namespace cub = "
          "hipcub;` would clash with it; include hipCUB by hand") for path, line in (("csrc/sort.cu", 1),

@@ -143,7 +143,7 @@ def test_extension_port_keeps_every_cuda_name(tmp_path: Path) -> None:
     root = _copy("cuda-extension", tmp_path)
     plan = _plan(root)
     assert plan.strategy == "extension"
-    assert [c.relpath for c in plan.changes] == ["csrc/common.cuh", "csrc/softmax.cu", "requirements-rocm.txt", "setup.py"]
+    assert [c.relpath for c in plan.changes] == [".gitignore", "csrc/common.cuh", "csrc/softmax.cu", "requirements-rocm.txt", "setup.py"]
     for change in plan.changes:
         if change.relpath.startswith("csrc/"):
             assert change.old is not None
@@ -209,7 +209,7 @@ def test_jit_extension_port_compiles_with_hipcc(tmp_path: Path) -> None:
     require_tool("hipcc")
     root = _jit_project(tmp_path / "jit")
     plan = _plan(root)
-    assert [c.relpath for c in plan.changes] == ["csrc/common.cuh", "ops.py"]
+    assert [c.relpath for c in plan.changes] == [".gitignore", "csrc/common.cuh", "ops.py"]
     ops = next(c.new.decode() for c in plan.changes if c.relpath == "ops.py")
     assert ('    extra_cuda_cflags=(["-O3", "--use_fast_math", "-gencode=arch=compute_80,code=sm_80"] '
             'if not IS_HIP_EXTENSION else ["-O3", "-ffast-math"]),\n') in ops and ast.parse(ops)

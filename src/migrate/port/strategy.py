@@ -14,6 +14,7 @@ from migrate.errors import InputError
 from migrate.model import FileKind, Finding, Skipped, SourceFile
 from migrate.port.buildsys import compat_changes
 from migrate.port.extension import extension_changes
+from migrate.port.gitignore import hipify_ignores
 from migrate.port.guards import HIP_MACRO, guard_changes, repo_facts
 from migrate.port.plan import FileChange, Plan
 
@@ -127,6 +128,8 @@ def plan_kept_sources(
     facts = repo_facts(kernels, scanned, settings.targets)
     if choice.name == "extension":
         changes, findings = extension_changes(sources, facts, side=side, kernels=kernels)
+        ignores = hipify_ignores(root, kernels) if side is not None else None
+        changes += [ignores] if ignores is not None and all(c.relpath != ignores.relpath for c in changes) else []
     else:
         changes, findings = compat_changes(root, kernels, rocm=options.rocm, limit=settings.max_file_size)
         by_path = {c.relpath: c for c in changes}

@@ -17,6 +17,9 @@ holding hip/hip_version.h, whose release is used), or checkouts of ROCm's HIP (i
 (hipnv/include) and clr (hipamd/include: hip_runtime_api.h includes one of its headers); for checkouts,
 hip/hip_version.h, which a ROCm build generates, is written into the work directory from HIP's VERSION file.
 Translations are built with -include hip/driver_types.h, as hip_runtime.h brings it in on AMD (see _PLATFORM).
+Beside the engines, `kept`: the port that keeps the CUDA sources (`migrate apply --strategy header`: a compat header
+and `#ifdef __HIP_PLATFORM_AMD__` branches), built with nvcc exactly as the original is, so its CUDA path is what runs:
+it must compute what the original computes.
 
 Translation needs this project's Python packages; building and running need only nvcc and the standard library:
 --reuse builds from the translations an earlier run left in --work (how a machine without those packages runs it).
@@ -48,6 +51,7 @@ _VERDICT = re.compile(r"^.*\b(?:PASS(?:ED)?|FAIL(?:ED)?|[Pp]assed|[Ff]ailed)\b.*
 _FAILED = re.compile(r"\b(?:FAIL(?:ED)?|[Ff]ailed)\b")
 _VERSION_DEFINE = re.compile(r"^#define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)\s*$", re.M)
 _BUILD_TIMEOUT = 600
+KEPT = "kept"  # not a translation: the port that keeps the CUDA sources (apply --strategy header), built with nvcc
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,29 @@ def _translate_all(programs: list[Program], work: Path, engines: dict[str, str |
         for directory in shared:
             files = [p for p in directory.rglob("*") if p.suffix in TEXT and p.is_file()]
             _mirror(directory, files, _translated_include(work, engine, directory), translate)
+    for program in programs:  # the port that keeps the CUDA sources: nvcc builds it as it built the original
+        headers = [p for p in program.directory.iterdir() if p.suffix in HEADERS and p.is_file()]
+        _port_kept(program.directory, [program.directory / s for s in program.sources] + headers,
+                   _translated_dir(work, KEPT, program))
+    for directory in shared:
+        files = [p for p in directory.rglob("*") if p.suffix in TEXT and p.is_file()]
+        _port_kept(directory, files, _translated_include(work, KEPT, directory))
+
+
+def _port_kept(source: Path, files: list[Path], target: Path) -> None:
+    """FILES copied under TARGET and ported there as `migrate apply --strategy header` ports a tree: one compat
+    header and #ifdef __HIP_PLATFORM_AMD__ branches, the CUDA code kept on the other side."""
+    from migrate.config import Settings
+    from migrate.port.apply import plan_port
+    from migrate.port.plan import PortOptions
+    from migrate.port.translate import Engine
+
+    _mirror(source, files, target, lambda old, new: shutil.copyfile(old, new))
+    plan = plan_port(target, Settings(max_file_size=1 << 24), PortOptions(Engine("builtin"), strategy="header",
+                                                                           side_files=False))
+    for change in plan.changes:
+        (target / change.relpath).parent.mkdir(parents=True, exist_ok=True)
+        (target / change.relpath).write_bytes(change.new)
 
 
 def _mirror(source: Path, files: list[Path], target: Path, translate: Callable[[Path, Path], None]) -> None:
@@ -289,12 +316,13 @@ def _row(program: Program, engines: list[str], work: Path, hip: tuple[str, ...],
     original = _build(program.directory, program, [], bin_dir / "original", arch, program.includes)
     translations = {}
     for engine in engines:
-        if probe:
+        if probe and engine != KEPT:
             translations[engine] = Outcome(build_error="not built: the HIP headers do not build with this nvcc")
             continue
         source = _translated_dir(work, engine, program)
         includes = tuple(_translated_include(work, engine, d) for d in program.includes)
-        translations[engine] = _build(source, program, ["-x", "cu", *hip], bin_dir / engine, arch, includes)
+        extra = [] if engine == KEPT else ["-x", "cu", *hip]  # the kept port's CUDA path: nvcc as for the original
+        translations[engine] = _build(source, program, extra, bin_dir / engine, arch, includes)
     return Row(program.name, original, translations)
 
 

@@ -22,7 +22,11 @@ def _validate(params: Mapping[str, Any]) -> None:
     if not needles or not all(isinstance(n, str) and n.isidentifier() for n in needles):
         raise ValueError("block-size-choice needs 'needles' (the block-size names, as words)")
     check_regex(params, "names", required=True)
-    check_regex(params, "if_file", required=True)
+    wanted = as_list(params.get("if_file"))
+    if not wanted:
+        raise ValueError("block-size-choice needs 'if_file' (regexes that the module must all match)")
+    for regex in wanted:
+        check_regex({"if_file": regex}, "if_file", required=True)
     check_regex(params, "unless_file", required=False)
     if not (type(params.get("at_least")) is int and type(params.get("at_most")) is int):
         raise ValueError("block-size-choice needs 'at_least' and 'at_most' (integers)")
@@ -33,13 +37,13 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
 
 
 def _code_test(params: Mapping[str, Any]) -> CodeTest:
-    """A file that names a block size, matches `if_file` and does not match `unless_file`."""
+    """A file that names a block size, matches every `if_file` regex and does not match `unless_file`."""
     needles = as_list(params["needles"])
     return lambda code: any(has_word(code.text, n) for n in needles) and _text_wanted(code.text, params)
 
 
 def _text_wanted(text: str, params: Mapping[str, Any]) -> bool:
-    if re.search(params["if_file"], text) is None:
+    if any(re.search(regex, text) is None for regex in as_list(params["if_file"])):
         return False
     return "unless_file" not in params or re.search(params["unless_file"], text) is None
 

@@ -266,6 +266,9 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: warp-count, sizes: x, at_least: 8, at_most: 16}", "needs 'names'"),
         ("{matcher: warp-count, names: [num_warps], sizes: '(', at_least: 8, at_most: 16}", "missing \\)"),
         ("{matcher: warp-count, names: [num_warps], sizes: x, at_least: 8}", "'at_least' and 'at_most'"),
+        ("{matcher: block-size-choice, needles: [blocksize], names: x, if_file: x}", "'at_least' and 'at_most'"),
+        ("{matcher: block-size-choice, needles: [blocksize], names: x, at_least: 1, at_most: 2}", "'if_file'"),
+        ("{matcher: block-size-choice, needles: [a.b], names: x, if_file: x, at_least: 1, at_most: 2}", "'needles'"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:
@@ -485,6 +488,29 @@ def test_warp_count_from_a_block_size_is_low_and_guarded_beside_a_rocm_check(tmp
     result = scan(tmp_path, OTHER_RULES)
     assert [(f.line, f.severity.label) for f in result.findings if f.rule == rule] == [(4, "low")]
     assert [(f.line, f.status) for f in result.guarded_findings if f.rule == rule] == [(5, "guarded")]
+
+
+def test_quantisation_block_sizes_of_a_warp_are_one_finding_with_each_place(tmp_path: Path) -> None:
+    source = """
+        import torch
+        def quantize_nf4(A, absmax=None, blocksize=64, chunk=32, scale_block_size=16):
+            assert blocksize in [4096, 2048, 1024, 512, 256, 128, 64]
+            assert blocksize not in (4096, 2048)
+            return A.cuda()
+        def dequantize(A, state, *, block_size: int = 128):
+            torch._check(state.block_size in {256, 128, 64})
+        def to_mxfp4(x, block_size=32):
+            return x
+    """
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    found = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-quant-block-size-warp"]
+    assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [(2, "low", [2, 3, 7])]
+    ported = source.replace("import torch", "import torch\n        HIP = torch.version.hip is not None")
+    assert [f for f in findings(tmp_path, ported) if f[0] == "python-quant-block-size-warp"] == []
+    no_quantisation = source.replace("nf4", "rows").replace("absmax", "bias")
+    assert [f for f in findings(tmp_path, no_quantisation) if f[0] == "python-quant-block-size-warp"] == []
+    off_the_gpu = source.replace("A.cuda()", "A.cpu()")
+    assert [f for f in findings(tmp_path, off_the_gpu) if f[0] == "python-quant-block-size-warp"] == []
 
 
 def test_capability_literal_given_by_keyword_is_low_and_a_compared_one_stays_medium(tmp_path: Path) -> None:

@@ -31,7 +31,11 @@ PROSE_KEYWORDS = frozenset({"help", "description", "msg", "message", "epilog", "
 _WRAPPERS = (ast.JoinedStr, ast.FormattedValue, ast.BinOp, ast.IfExp, ast.BoolOp)
 _HINT_WORDS = ("hip", "rocm", "amd", "gcnarch", "cdna", "rdna")  # in any case, or gfx and a digit: may test for ROCm
 _HIP_HINT = re.compile("|".join(_HINT_WORDS) + r"|gfx\d", re.I)
+_HIP_HINT_LOWER = re.compile("|".join(_HINT_WORDS) + r"|gfx\d")  # the same, in text already in lower case
 _GFX = re.compile(r"gfx\d")
+# The only characters beyond ASCII that a case-insensitive regex matches with an ASCII letter or digit (İ ı ſ K):
+# in a text without them, what _HIP_HINT finds is what _HIP_HINT_LOWER finds in its lower case.
+_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
 # ROCm's command-line tools: an except clause that runs one is the ROCm fallback of what the try attempted.
 _ROCM_TOOL = re.compile(r"(?:^|[\s/])(?:rocm-smi|amd-smi|rocminfo|hipconfig|hipcc)(?:\s|$)")
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -97,13 +101,17 @@ class PythonIndex:
     returns: list[ast.Return] = field(default_factory=list)
 
 
-def _may_hint(text: str) -> bool:
-    """_HIP_HINT finds something in TEXT; for ASCII text, decided by plain searches of its lower case (a
-    case-insensitive regex that starts with no literal tests every position)."""
-    if not text.isascii():
+def _may_hint(lower: str | None, text: str) -> bool:
+    """_HIP_HINT finds something in TEXT; decided by plain searches of its lower case LOWER (see _folded) where there
+    is one (a case-insensitive regex that starts with no literal tests every position)."""
+    if lower is None:
         return _HIP_HINT.search(text) is not None
-    lower = text.lower()
     return any(word in lower for word in _HINT_WORDS) or _GFX.search(lower) is not None
+
+
+def _folded(text: str) -> str | None:
+    """TEXT in lower case, where searching that is searching TEXT case-insensitively for _HINT_WORDS; else None."""
+    return text.lower() if text.isascii() or _FOLDS_TO_ASCII.search(text) is None else None
 
 
 @dataclass
@@ -357,9 +365,10 @@ class PythonDocument(Document):
 
     @cached_property
     def _hint_lines(self) -> frozenset[int]:
-        text, found = self.text, set()
+        lower, found = self._lower_text, set()
+        text, hint = (self.text, _HIP_HINT) if lower is None else (lower, _HIP_HINT_LOWER)
         line, position = 1, 0
-        for match in _HIP_HINT.finditer(text):
+        for match in hint.finditer(text):
             line += text.count("\n", position, match.start())
             position = match.start()
             found.add(line)
@@ -397,7 +406,11 @@ class PythonDocument(Document):
     @cached_property
     def _text_may_hint(self) -> bool:
         """_may_hint of the text, asked once (the guarded ranges and the guard lines both ask)."""
-        return _may_hint(self.text)
+        return _may_hint(self._lower_text, self.text)
+
+    @cached_property
+    def _lower_text(self) -> str | None:
+        return _folded(self.text)
 
     @cached_property
     def hip_guarded_ranges(self) -> list[tuple[int, int]]:
@@ -625,7 +638,7 @@ def _getattr_hip(doc: PythonDocument, node: ast.Call) -> bool:
 def parse_python(source: SourceFile, text: str) -> PythonDocument:
     """Parse a Python module; a syntax error becomes the skip reason."""
     try:
-        with warnings.catch_warnings(), paused(freeze=False):  # an AST holds no cycles: the passes cost ~15%
+        with warnings.catch_warnings(), paused():  # an AST holds no cycles: no pass while it is built, none over it after
             warnings.simplefilter("ignore")
             tree = ast.parse(text, filename=source.relpath)
     except SyntaxError as exc:

@@ -88,12 +88,9 @@ class Decorated:
 
 @dataclass
 class PythonIndex:
-    """What the matchers look up, gathered in one pass over the tree and shared by every rule."""
+    """The statements the other lookups start from, gathered once and shared by every rule."""
 
-    refs: list[Ref] = field(default_factory=list)  # only chains rooted in an imported name (see _refs)
-    calls: list[CallSite] = field(default_factory=list)
     imports: list[ImportSite] = field(default_factory=list)
-    decorated: list[Decorated] = field(default_factory=list)
     ifs: list[ast.If] = field(default_factory=list)
     asserts: list[ast.Assert] = field(default_factory=list)
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=list)
@@ -165,6 +162,12 @@ class PythonDocument(Document):
         return table
 
     @cached_property
+    def identifiers(self) -> frozenset[str]:
+        """Every name the code reads or binds and every attribute name (`x`, `y` and `z` in `x = y.z`), once each."""
+        groups: dict[type, list[Any]] = self.by_type
+        return frozenset({n.id for n in groups.get(ast.Name, ())} | {n.attr for n in groups.get(ast.Attribute, ())})
+
+    @cached_property
     def import_roots(self) -> frozenset[str]:
         """The top-level modules the imports bring in (`torch` for `import torch.nn.functional as F`)."""
         return frozenset(value.partition(".")[0] for value in self.aliases.values())
@@ -213,20 +216,35 @@ class PythonDocument(Document):
 
     @property
     def imports(self) -> list[ImportSite]:
-        """The import statements, without building the full index (import-only rules need no more)."""
+        """The import statements (import-only rules need no references or calls)."""
         return self._structure.imports
 
+    @property
+    def assigns(self) -> list[ast.Assign | ast.AnnAssign]:
+        """The assignments and annotated assignments."""
+        return self._structure.assigns
+
     @cached_property
-    def index(self) -> PythonIndex:
-        """Imports, resolved references, calls and decorators, gathered once and shared by every rule."""
-        index = self._structure
-        index.refs.extend(self._refs())
-        for node in self.of_type(ast.Call):
-            method = node.func.attr if isinstance(node.func, ast.Attribute) else None
-            index.calls.append(CallSite(node, self.dotted(node.func), method))
-        for target in index.functions:
-            self._add_decorators(index, target)
-        return index
+    def refs(self) -> list[Ref]:
+        """The resolved references (see _refs); references, calls and decorators are each made when a rule asks."""
+        return list(self._refs())
+
+    @cached_property
+    def calls(self) -> list[CallSite]:
+        """The calls, in tree order."""
+        return [CallSite(node, self.dotted(node.func), node.func.attr if isinstance(node.func, ast.Attribute) else None)
+                for node in self.of_type(ast.Call)]
+
+    @cached_property
+    def decorated(self) -> list[Decorated]:
+        """The decorators, resolved (a rule that looks for imports and decorators needs no references or calls)."""
+        found: list[Decorated] = []
+        for target in self._structure.functions:
+            for decorator in target.decorator_list:
+                name = self.dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
+                if name:
+                    found.append(Decorated(decorator, target, name))
+        return found
 
     def _refs(self) -> Iterator[Ref]:
         """The name chains (outermost node) whose first name an import binds or names an imported module, names
@@ -252,7 +270,7 @@ class PythonDocument(Document):
     def calls_by(self) -> dict[tuple[str, str], list[CallSite]]:
         """Calls keyed by ("name", dotted callee), ("method", m) and ("keyword", k), for direct lookups."""
         table: dict[tuple[str, str], list[CallSite]] = {}
-        for site in self.index.calls:
+        for site in self.calls:
             keys = [("keyword", k.arg) for k in site.node.keywords if k.arg]
             keys += [("name", site.name)] if site.name else []
             keys += [("method", site.method)] if site.method else []
@@ -297,18 +315,11 @@ class PythonDocument(Document):
         Only references rooted in an imported module: every rule looks for a module's names, and locals
         (`self.layer.weight`) are most references of a file."""
         table: dict[str, list[Ref]] = {}
-        for ref in self.index.refs:
+        for ref in self.refs:
             parts = ref.dotted.split(".")
             for end in range(1, len(parts) + 1):
                 table.setdefault(".".join(parts[:end]), []).append(ref)
         return table
-
-    def _add_decorators(self, index: PythonIndex, target: ast.AST) -> None:
-        for decorator in getattr(target, "decorator_list", []):
-            callee = decorator.func if isinstance(decorator, ast.Call) else decorator
-            name = self.dotted(callee)
-            if name:
-                index.decorated.append(Decorated(decorator, target, name))
 
     def _string_site(self, node: ast.Constant) -> StringSite:
         if id(node) in self.docstrings:

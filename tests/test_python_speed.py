@@ -12,7 +12,7 @@ import pytest
 from migrate.config import Settings
 from migrate.discover import discover
 from migrate.matchers import Code
-from migrate.matchers.python_common import has_name, has_string, has_word, string_candidate
+from migrate.matchers.python_common import _GAP, has_attribute, has_name, has_string, has_word, string_candidate
 from migrate.model import FileKind, FileResult, SourceFile
 from migrate.parse.python import _FOLDS_TO_ASCII, _HIP_HINT, _folded, _may_hint, _walk, parse_python
 from migrate.ruleset import load_builtin
@@ -182,3 +182,13 @@ def test_hint_lines_are_the_case_insensitive_regex_lines(text: str) -> None:
     source = SourceFile(Path("m.py"), "m.py", FileKind.PYTHON, len(text))
     assert parse_python(source, text)._hint_lines == expected
     assert _may_hint(_folded(text), text) is bool(expected)
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("x.cuda()", True), ("x . cuda", True), ("x.\\\n  cuda", True), ("x.  # the device\n  cuda()", True),
+    ("x.cudax", False), ("cuda = 1", False), ("x.is_cuda", False), ("'a.' # c\ncuda", False), ("a. # c\ncuda", True),
+    ("x.cuda_", False),
+])
+def test_has_attribute_is_the_regex_with_gaps(text: str, found: bool) -> None:
+    """The literal `.cuda` searched first changes no answer of the regex that allows gaps after the dot."""
+    assert has_attribute(text, "cuda") is found is (re.search(rf"\.{_GAP}cuda\b", text) is not None)

@@ -231,7 +231,7 @@ class PythonDocument(Document):
 
     @cached_property
     def calls(self) -> list[CallSite]:
-        """The calls, in tree order."""
+        """The calls with their dotted callee and method name, in the walk's order."""
         return [CallSite(node, self.dotted(node.func), node.func.attr if isinstance(node.func, ast.Attribute) else None)
                 for node in self.of_type(ast.Call)]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,9 @@ import pytest
 from migrate.config import Settings
 from migrate.discover import discover
 from migrate.matchers import Code
-from migrate.matchers.python_common import has_name, has_string, has_word, string_candidate
+from migrate.matchers.python_common import _GAP, has_attribute, has_name, has_string, has_word, string_candidate
 from migrate.model import FileKind, FileResult, SourceFile
-from migrate.parse.python import _walk
+from migrate.parse.python import _FOLDS_TO_ASCII, _HIP_HINT, _folded, _may_hint, _walk, parse_python
 from migrate.ruleset import load_builtin
 from migrate.scan import Shortcuts, prefilter, scan_file
 
@@ -161,3 +162,33 @@ def test_has_word_is_the_literal_regex_with_its_neighbours(text: str, word: str,
     regex = re.compile(re.escape(word) + r"\b")
     expected = any(m.start() == 0 or not re.match(r"\w", text[m.start() - 1]) for m in regex.finditer(text))
     assert has_word(text, word) is found is expected
+
+
+def test_only_the_folding_characters_match_ascii_case_insensitively() -> None:
+    """_folded's premise: beyond ASCII, only these characters match an ASCII letter or digit under re.I."""
+    ascii_alike = re.compile("(?i)[a-z0-9]")
+    found = {chr(c) for c in range(128, sys.maxunicode + 1) if ascii_alike.match(chr(c))}
+    assert found == set(_FOLDS_TO_ASCII.pattern.strip("[]"))
+
+
+@pytest.mark.parametrize("text", [
+    "x = 1\n", "import torch\nIS_HIP = torch.version.hip\n", "# ─── Gfx942 ───\nok = 1\n", "x = 'ROCm'  # é\n",
+    "a = 'Amd'\nb = '\u0130S_H\u0130P'\n", "c = 'gcnArch'\nd = 'h\u0131p'\n", "e = 'gfx\u0663'\n",
+    "f = 'ro\u017fcm'\ng = 'cdna'\n", "h = '\u212a'\ni = 'RDNA3'\nj = 'ch\u0130p'\n", "k = 'ß'\nl = 'ﬁhip'\n",
+])
+def test_hint_lines_are_the_case_insensitive_regex_lines(text: str) -> None:
+    """The ROCm hints found in the lower case of a text are what the case-insensitive regex finds, line by line."""
+    expected = {text.count("\n", 0, m.start()) + 1 for m in _HIP_HINT.finditer(text)}
+    source = SourceFile(Path("m.py"), "m.py", FileKind.PYTHON, len(text))
+    assert parse_python(source, text)._hint_lines == expected
+    assert _may_hint(_folded(text), text) is bool(expected)
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("x.cuda()", True), ("x . cuda", True), ("x.\\\n  cuda", True), ("x.  # the device\n  cuda()", True),
+    ("x.cudax", False), ("cuda = 1", False), ("x.is_cuda", False), ("'a.' # c\ncuda", False), ("a. # c\ncuda", True),
+    ("x.cuda_", False),
+])
+def test_has_attribute_is_the_regex_with_gaps(text: str, found: bool) -> None:
+    """The literal `.cuda` searched first changes no answer of the regex that allows gaps after the dot."""
+    assert has_attribute(text, "cuda") is found is (re.search(rf"\.{_GAP}cuda\b", text) is not None)

@@ -77,7 +77,7 @@ Found = dict[int, tuple[ast.AST, str]]
 
 def _sources(doc: PythonDocument, names: list[str]) -> tuple[list[ast.Call], set[str]]:
     """The calls to NAMES, and the variables their results are assigned to (`major, minor = ...` too)."""
-    calls = [s.node for s in doc.index.calls if s.name in names]
+    calls = [s.node for s in doc.calls if s.name in names]
     return calls, _assigned(doc, calls)
 
 
@@ -86,11 +86,11 @@ def _assigned(doc: PythonDocument, calls: list[ast.Call]) -> set[str]:
     (`major, minor = cap`, `cc = major * 10 + minor`, `capability = capability[0] * 10 + capability[1]`)."""
     variables: set[str] = set()
     ids = {id(c) for c in calls}
-    for node in doc.index.assigns:
+    for node in doc.assigns:
         if node.value is not None and id(node.value) in ids:
             variables.update(_targets(node))
     for _ in range(2) if variables else ():  # two steps: `major, minor = cap`, then `cc = major * 10 + minor`
-        for node in doc.index.assigns:
+        for node in doc.assigns:
             if isinstance(node.value, _DERIVED) and _names_in(node.value) & variables:
                 variables.update(_targets(node))
     return variables
@@ -136,7 +136,7 @@ def _helper_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     if "helpers" not in params or not any(w in doc.text for w in as_list(params["helper_words"])):
         return {}
     regex, own = re.compile(params["helpers"]), set(as_list(params.get("capability")))
-    calls = [s.node for s in doc.index.calls if s.name not in own and _helper(s.name or s.method, regex)]
+    calls = [s.node for s in doc.calls if s.name not in own and _helper(s.name or s.method, regex)]
     found = _compared(doc, calls, _assigned(doc, calls))
     for call in calls:
         if call.args and _is_capability_number(call.args[0]):

@@ -327,7 +327,7 @@ def _candidates(doc: PythonDocument, entry: Mapping[str, Any]) -> list[CallSite]
     for kind in ("name", "method", "keyword"):
         if kind in entry:
             return [site for value in as_list(entry[kind]) for site in doc.calls_by.get((kind, value), ())]
-    return doc.index.calls  # a callee regex alone: every call
+    return doc.calls  # a callee regex alone: every call
 
 
 def _has_keyword(call: ast.Call, keywords: Any) -> bool:
@@ -397,7 +397,7 @@ def argument_texts(node: ast.expr, depth: int = 0) -> list[str]:
 
 def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     wanted = as_list(params.get("decorators", []))
-    for item in doc.index.decorated if wanted else ():
+    for item in doc.decorated if wanted else ():
         if item.name in wanted:
             yield item.node, item.name, item.node.lineno
 
@@ -411,8 +411,7 @@ def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     regex = re.compile(params["switches"])
     if params.get("switch_defaults"):
         yield from _switched_on(doc, regex)
-    names = {n.id for n in doc.of_type(ast.Name)} | {n.attr for n in doc.of_type(ast.Attribute)}
-    if not any(regex.fullmatch(name) for name in names):
+    if not any(regex.fullmatch(name) for name in doc.identifiers):
         return  # most files name no such flag: spare walking every test
     tests = [node.test for node in doc.of_type(ast.If, ast.While, ast.IfExp)]
     tests += [node.value for node in doc.of_type(ast.Assign, ast.Return) if isinstance(node.value, ast.BoolOp)]
@@ -449,9 +448,10 @@ def _identifiers(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     (`tex.NVTE_Fused_Attn_Backend.NVTE_F16_arbitrary_seqlen`, `self.compiler.src_extensions`): names, not text."""
     for entry in params.get("identifiers", []):
         regex = re.compile(entry["regex"])
-        for node in doc.of_type(ast.Attribute, ast.Name):
+        wanted = {name for name in doc.identifiers if regex.fullmatch(name)}  # each name tried once, not each use
+        for node in doc.of_type(ast.Attribute, ast.Name) if wanted else ():
             name = node.attr if isinstance(node, ast.Attribute) else node.id
-            if regex.fullmatch(name) and (isinstance(node, ast.Attribute) or isinstance(node.ctx, ast.Load)):
+            if name in wanted and (isinstance(node, ast.Attribute) or isinstance(node.ctx, ast.Load)):
                 yield node, entry.get("symbol") or name, node.end_lineno or node.lineno
         for statement in doc.of_type(ast.ImportFrom) if entry.get("imported") else ():
             for alias in statement.names:  # `from .gemm import gemm_fp8_sm90`: a name brought in to be used

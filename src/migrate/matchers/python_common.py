@@ -150,8 +150,11 @@ def has_name(text: str, name: str) -> bool:
 
 
 def has_attribute(text: str, attribute: str) -> bool:
-    """`.ATTRIBUTE` as an attribute access (blanks and comments allowed after the dot)."""
-    return attribute in text and _attribute(attribute).search(text) is not None
+    """`.ATTRIBUTE` as an attribute access (blanks and comments allowed after the dot): first as written most often,
+    right after the dot (a search for a literal), then with what may stand between them (a search from every dot)."""
+    if attribute not in text:
+        return False
+    return _attribute(attribute, "").search(text) is not None or _attribute(attribute).search(text) is not None
 
 
 @lru_cache(maxsize=None)
@@ -218,8 +221,8 @@ def _literal(word: str) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=None)
-def _attribute(attribute: str) -> re.Pattern[str]:
-    return re.compile(rf"\.{_GAP}{re.escape(attribute)}\b")
+def _attribute(attribute: str, gap: str = _GAP) -> re.Pattern[str]:
+    return re.compile(rf"\.{gap}{re.escape(attribute)}\b")
 
 
 @lru_cache(maxsize=None)

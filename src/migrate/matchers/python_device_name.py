@@ -45,7 +45,7 @@ def match_device_name(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
     if not isinstance(doc, PythonDocument):
         return
     sources = set(as_list(params["sources"]))
-    calls = {id(s.node) for s in doc.index.calls if s.name in sources}
+    calls = {id(s.node) for s in doc.calls if s.name in sources}
     if not calls:
         return
     variables = _holders(doc, calls)
@@ -63,7 +63,7 @@ def match_device_name(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
 def _holders(doc: PythonDocument, calls: set[int]) -> set[str]:
     """Variables assigned from an expression that calls a source (`name = torch.cuda.get_device_name(0).lower()`)."""
     names: set[str] = set()
-    for node in doc.index.assigns:
+    for node in doc.assigns:
         if node.value is None or not any(id(n) in calls for n in ast.walk(node.value)):
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]

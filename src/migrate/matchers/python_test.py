@@ -129,7 +129,7 @@ Found = list[tuple[ast.expr, str]]
 def _calls(doc: PythonDocument, callee: str) -> Found:
     """Calls whose dotted callee (or method name) the regex finds: `FP8GlobalStateManager.is_fp8_available()`."""
     regex = re.compile(callee)
-    return [(site.node, site.name or f".{site.method}") for site in doc.index.calls
+    return [(site.node, site.name or f".{site.method}") for site in doc.calls
             if regex.search(site.name or f".{site.method}")]
 
 

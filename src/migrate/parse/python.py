@@ -31,7 +31,11 @@ PROSE_KEYWORDS = frozenset({"help", "description", "msg", "message", "epilog", "
 _WRAPPERS = (ast.JoinedStr, ast.FormattedValue, ast.BinOp, ast.IfExp, ast.BoolOp)
 _HINT_WORDS = ("hip", "rocm", "amd", "gcnarch", "cdna", "rdna")  # in any case, or gfx and a digit: may test for ROCm
 _HIP_HINT = re.compile("|".join(_HINT_WORDS) + r"|gfx\d", re.I)
+_HIP_HINT_LOWER = re.compile("|".join(_HINT_WORDS) + r"|gfx\d")  # the same, in text already in lower case
 _GFX = re.compile(r"gfx\d")
+# The only characters beyond ASCII that a case-insensitive regex matches with an ASCII letter or digit (İ ı ſ K):
+# in a text without them, what _HIP_HINT finds is what _HIP_HINT_LOWER finds in its lower case.
+_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
 # ROCm's command-line tools: an except clause that runs one is the ROCm fallback of what the try attempted.
 _ROCM_TOOL = re.compile(r"(?:^|[\s/])(?:rocm-smi|amd-smi|rocminfo|hipconfig|hipcc)(?:\s|$)")
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -84,12 +88,9 @@ class Decorated:
 
 @dataclass
 class PythonIndex:
-    """What the matchers look up, gathered in one pass over the tree and shared by every rule."""
+    """The statements the other lookups start from, gathered once and shared by every rule."""
 
-    refs: list[Ref] = field(default_factory=list)  # only chains rooted in an imported name (see _refs)
-    calls: list[CallSite] = field(default_factory=list)
     imports: list[ImportSite] = field(default_factory=list)
-    decorated: list[Decorated] = field(default_factory=list)
     ifs: list[ast.If] = field(default_factory=list)
     asserts: list[ast.Assert] = field(default_factory=list)
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=list)
@@ -97,13 +98,17 @@ class PythonIndex:
     returns: list[ast.Return] = field(default_factory=list)
 
 
-def _may_hint(text: str) -> bool:
-    """_HIP_HINT finds something in TEXT; for ASCII text, decided by plain searches of its lower case (a
-    case-insensitive regex that starts with no literal tests every position)."""
-    if not text.isascii():
+def _may_hint(lower: str | None, text: str) -> bool:
+    """_HIP_HINT finds something in TEXT; decided by plain searches of its lower case LOWER (see _folded) where there
+    is one (a case-insensitive regex that starts with no literal tests every position)."""
+    if lower is None:
         return _HIP_HINT.search(text) is not None
-    lower = text.lower()
     return any(word in lower for word in _HINT_WORDS) or _GFX.search(lower) is not None
+
+
+def _folded(text: str) -> str | None:
+    """TEXT in lower case, where searching that is searching TEXT case-insensitively for _HINT_WORDS; else None."""
+    return text.lower() if text.isascii() or _FOLDS_TO_ASCII.search(text) is None else None
 
 
 @dataclass
@@ -157,6 +162,12 @@ class PythonDocument(Document):
         return table
 
     @cached_property
+    def identifiers(self) -> frozenset[str]:
+        """Every name the code reads or binds and every attribute name (`x`, `y` and `z` in `x = y.z`), once each."""
+        groups: dict[type, list[Any]] = self.by_type
+        return frozenset({n.id for n in groups.get(ast.Name, ())} | {n.attr for n in groups.get(ast.Attribute, ())})
+
+    @cached_property
     def import_roots(self) -> frozenset[str]:
         """The top-level modules the imports bring in (`torch` for `import torch.nn.functional as F`)."""
         return frozenset(value.partition(".")[0] for value in self.aliases.values())
@@ -205,20 +216,35 @@ class PythonDocument(Document):
 
     @property
     def imports(self) -> list[ImportSite]:
-        """The import statements, without building the full index (import-only rules need no more)."""
+        """The import statements (import-only rules need no references or calls)."""
         return self._structure.imports
 
+    @property
+    def assigns(self) -> list[ast.Assign | ast.AnnAssign]:
+        """The assignments and annotated assignments."""
+        return self._structure.assigns
+
     @cached_property
-    def index(self) -> PythonIndex:
-        """Imports, resolved references, calls and decorators, gathered once and shared by every rule."""
-        index = self._structure
-        index.refs.extend(self._refs())
-        for node in self.of_type(ast.Call):
-            method = node.func.attr if isinstance(node.func, ast.Attribute) else None
-            index.calls.append(CallSite(node, self.dotted(node.func), method))
-        for target in index.functions:
-            self._add_decorators(index, target)
-        return index
+    def refs(self) -> list[Ref]:
+        """The resolved references (see _refs); references, calls and decorators are each made when a rule asks."""
+        return list(self._refs())
+
+    @cached_property
+    def calls(self) -> list[CallSite]:
+        """The calls with their dotted callee and method name, in the walk's order."""
+        return [CallSite(node, self.dotted(node.func), node.func.attr if isinstance(node.func, ast.Attribute) else None)
+                for node in self.of_type(ast.Call)]
+
+    @cached_property
+    def decorated(self) -> list[Decorated]:
+        """The decorators, resolved (a rule that looks for imports and decorators needs no references or calls)."""
+        found: list[Decorated] = []
+        for target in self._structure.functions:
+            for decorator in target.decorator_list:
+                name = self.dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
+                if name:
+                    found.append(Decorated(decorator, target, name))
+        return found
 
     def _refs(self) -> Iterator[Ref]:
         """The name chains (outermost node) whose first name an import binds or names an imported module, names
@@ -244,7 +270,7 @@ class PythonDocument(Document):
     def calls_by(self) -> dict[tuple[str, str], list[CallSite]]:
         """Calls keyed by ("name", dotted callee), ("method", m) and ("keyword", k), for direct lookups."""
         table: dict[tuple[str, str], list[CallSite]] = {}
-        for site in self.index.calls:
+        for site in self.calls:
             keys = [("keyword", k.arg) for k in site.node.keywords if k.arg]
             keys += [("name", site.name)] if site.name else []
             keys += [("method", site.method)] if site.method else []
@@ -289,18 +315,11 @@ class PythonDocument(Document):
         Only references rooted in an imported module: every rule looks for a module's names, and locals
         (`self.layer.weight`) are most references of a file."""
         table: dict[str, list[Ref]] = {}
-        for ref in self.index.refs:
+        for ref in self.refs:
             parts = ref.dotted.split(".")
             for end in range(1, len(parts) + 1):
                 table.setdefault(".".join(parts[:end]), []).append(ref)
         return table
-
-    def _add_decorators(self, index: PythonIndex, target: ast.AST) -> None:
-        for decorator in getattr(target, "decorator_list", []):
-            callee = decorator.func if isinstance(decorator, ast.Call) else decorator
-            name = self.dotted(callee)
-            if name:
-                index.decorated.append(Decorated(decorator, target, name))
 
     def _string_site(self, node: ast.Constant) -> StringSite:
         if id(node) in self.docstrings:
@@ -357,9 +376,10 @@ class PythonDocument(Document):
 
     @cached_property
     def _hint_lines(self) -> frozenset[int]:
-        text, found = self.text, set()
+        lower, found = self._lower_text, set()
+        text, hint = (self.text, _HIP_HINT) if lower is None else (lower, _HIP_HINT_LOWER)
         line, position = 1, 0
-        for match in _HIP_HINT.finditer(text):
+        for match in hint.finditer(text):
             line += text.count("\n", position, match.start())
             position = match.start()
             found.add(line)
@@ -397,7 +417,11 @@ class PythonDocument(Document):
     @cached_property
     def _text_may_hint(self) -> bool:
         """_may_hint of the text, asked once (the guarded ranges and the guard lines both ask)."""
-        return _may_hint(self.text)
+        return _may_hint(self._lower_text, self.text)
+
+    @cached_property
+    def _lower_text(self) -> str | None:
+        return _folded(self.text)
 
     @cached_property
     def hip_guarded_ranges(self) -> list[tuple[int, int]]:
@@ -625,7 +649,7 @@ def _getattr_hip(doc: PythonDocument, node: ast.Call) -> bool:
 def parse_python(source: SourceFile, text: str) -> PythonDocument:
     """Parse a Python module; a syntax error becomes the skip reason."""
     try:
-        with warnings.catch_warnings(), paused(freeze=False):  # an AST holds no cycles: the passes cost ~15%
+        with warnings.catch_warnings(), paused():  # an AST holds no cycles: no pass while it is built, none over it after
             warnings.simplefilter("ignore")
             tree = ast.parse(text, filename=source.relpath)
     except SyntaxError as exc:

@@ -68,7 +68,25 @@ def never_compiled(
     findings, moved = rocm_status.never_compiled(findings, conditionals, _other_backends())
     lists = [e for e in evidence if e.kind in rocm_status.SOURCE_LISTS]
     findings, listed = rocm_status.cuda_only(findings, lists)
-    return findings, moved + listed
+    findings, defined = device_pass_defined(findings, conditionals)
+    return findings, moved + listed + defined
+
+
+DEVICE_PASS_TEST = "cuda-arch-device-pass"
+
+
+def device_pass_defined(
+    findings: list[Finding], conditionals: dict[str, tuple[preproc.Directive, ...]]
+) -> tuple[list[Finding], list[Finding]]:
+    """(findings, tests of __CUDA_ARCH__ alone moved to guarded): no work where the repository #defines __CUDA_ARCH__
+    itself, as a HIP compat header does for the device pass (ggml's vendors/hip.h)."""
+    if not any(f.rule == DEVICE_PASS_TEST for f in findings):
+        return findings, []
+    if not any(d.keyword == "define" and d.argument.split(None, 1)[:1] == ["__CUDA_ARCH__"]
+               for directives in conditionals.values() for d in directives):
+        return findings, []
+    return ([f for f in findings if f.rule != DEVICE_PASS_TEST],
+            [f.guarded() for f in findings if f.rule == DEVICE_PASS_TEST])
 
 
 @cache

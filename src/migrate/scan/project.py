@@ -102,6 +102,21 @@ def status_of(evidence: list[Evidence], guarded: int, sources: list[SourceFile])
                               extension_dirs=extensions)
 
 
+BUILD_SWITCH = "cuda-build-switch"
+
+
+def build_switches(findings: list[Finding], status: RocmStatus) -> list[Finding]:
+    """Tests of a CUDA build switch (#if BUILD_CUDA) come as info, since a ROCm build may define the switch too; they
+    are low where the repository has no ROCm build path at all (status none): that build is still to be written,
+    and it must define the switch or the code test one of its own."""
+    if status.level != rocm_status.LEVELS[0]:
+        return findings
+    note = (" (This repository has no ROCm build yet: the one to be written must define the switch, or this code"
+            " test a HIP one.)")
+    return [replace(f, severity=Severity.LOW, message=f.message + note)
+            if f.rule == BUILD_SWITCH and f.severity is Severity.INFO else f for f in findings]
+
+
 def with_status(findings: list[Finding], status: RocmStatus) -> list[Finding]:
     """Each finding's status (covered, optional-gap, remaining) in the light of the repository's ROCm status."""
     return list(finding_status.with_status(findings, finding_status.Context.from_status(status), load_weights()))

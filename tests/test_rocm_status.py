@@ -219,6 +219,41 @@ def test_other_backends_are_not_cuda(tmp_path: Path) -> None:
     assert sorted(f.path for f in result.guarded_findings) == ["ggml/src/ggml-cpu/arch/riscv/quants.c", "src/x86/fence.c"]
 
 
+DEVICE_PASS = "#pragma once\n__host__ __device__ inline int lane() {\n#ifdef __CUDA_ARCH__\n  return threadIdx.x;\n#else\n  return 0;\n#endif\n}\n"
+
+
+@pytest.mark.parametrize("compat, status", [
+    (None, "remaining"),
+    ("#if defined(USE_HIP)\n#define __CUDA_ARCH__ 1300\n#endif\n", "guarded"),  # ggml's vendors/hip.h
+])
+def test_a_device_pass_test_is_work_unless_the_repository_defines_cuda_arch(
+    tmp_path: Path, compat: str | None, status: str
+) -> None:
+    write(tmp_path, "src/lane.cuh", DEVICE_PASS)
+    if compat is not None:
+        write(tmp_path, "src/vendors/hip.h", compat)
+    result = scan(tmp_path, Settings(jobs=1))
+    every = [*result.findings, *result.guarded_findings]
+    assert [(f.path, f.line, f.status) for f in every if f.rule == "cuda-arch-device-pass"] == [
+        ("src/lane.cuh", 3, status)]
+
+
+SWITCH = "#if BUILD_CUDA\n__global__ void scale(float* x) { x[threadIdx.x] *= 2.0f; }\n#endif\n"
+
+
+@pytest.mark.parametrize("cmake, severity", [
+    ("project(ops LANGUAGES CXX CUDA)\nadd_compile_definitions(BUILD_CUDA)\n", "low"),  # no ROCm build yet
+    ("project(ops LANGUAGES CXX CUDA)\nif(BUILD_HIP)\n  enable_language(HIP)\n  add_compile_definitions(BUILD_CUDA)\n"
+     "endif()\n", "info"),  # a HIP build path that may define the switch
+])
+def test_a_cuda_build_switch_is_work_where_no_rocm_build_exists(tmp_path: Path, cmake: str, severity: str) -> None:
+    write(tmp_path, "csrc/ops.cu", SWITCH)
+    write(tmp_path, "CMakeLists.txt", cmake)
+    result = scan(tmp_path, Settings(jobs=1))
+    every = [*result.findings, *result.guarded_findings]
+    assert [(f.line, f.severity.label) for f in every if f.rule == "cuda-build-switch"] == [(1, severity)]
+
+
 SETUP = """\
 import torch
 from setuptools import setup

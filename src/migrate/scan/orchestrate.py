@@ -76,6 +76,7 @@ def scan_inputs(
         held.extend(moved)
         guarded += len(moved)
         status = project.status_of([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
+        findings = project.build_switches(findings, status)
         findings = project.with_status(rocm_status.variants(findings, (s.relpath for s in sources)), status)
         built = [f for f in findings if f.status == "guarded"]  # macro tests whose build already sets the macro
         if built:

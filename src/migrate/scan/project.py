@@ -68,7 +68,25 @@ def never_compiled(
     findings, moved = rocm_status.never_compiled(findings, conditionals, _other_backends())
     lists = [e for e in evidence if e.kind in rocm_status.SOURCE_LISTS]
     findings, listed = rocm_status.cuda_only(findings, lists)
-    return findings, moved + listed
+    findings, defined = device_pass_defined(findings, conditionals)
+    return findings, moved + listed + defined
+
+
+DEVICE_PASS_TEST = "cuda-arch-device-pass"
+
+
+def device_pass_defined(
+    findings: list[Finding], conditionals: dict[str, tuple[preproc.Directive, ...]]
+) -> tuple[list[Finding], list[Finding]]:
+    """(findings, tests of __CUDA_ARCH__ alone moved to guarded): no work where the repository #defines __CUDA_ARCH__
+    itself, as a HIP compat header does for the device pass (ggml's vendors/hip.h)."""
+    if not any(f.rule == DEVICE_PASS_TEST for f in findings):
+        return findings, []
+    if not any(d.keyword == "define" and d.argument.split(None, 1)[:1] == ["__CUDA_ARCH__"]
+               for directives in conditionals.values() for d in directives):
+        return findings, []
+    return ([f for f in findings if f.rule != DEVICE_PASS_TEST],
+            [f.guarded() for f in findings if f.rule == DEVICE_PASS_TEST])
 
 
 @cache
@@ -82,6 +100,21 @@ def status_of(evidence: list[Evidence], guarded: int, sources: list[SourceFile])
     extensions = [e.path.rpartition("/")[0] for e in evidence if e.kind == "torch-extension"]
     return rocm_status.assess(evidence, load_weights().status, guarded=guarded, build_files=builds,
                               extension_dirs=extensions)
+
+
+BUILD_SWITCH = "cuda-build-switch"
+
+
+def build_switches(findings: list[Finding], status: RocmStatus) -> list[Finding]:
+    """Tests of a CUDA build switch (#if BUILD_CUDA) come as info, since a ROCm build may define the switch too; they
+    are low where the repository has no ROCm build path at all (status none): that build is still to be written,
+    and it must define the switch or the code test one of its own."""
+    if status.level != rocm_status.LEVELS[0]:
+        return findings
+    note = (" (This repository has no ROCm build yet: the one to be written must define the switch, or this code"
+            " test a HIP one.)")
+    return [replace(f, severity=Severity.LOW, message=f.message + note)
+            if f.rule == BUILD_SWITCH and f.severity is Severity.INFO else f for f in findings]
 
 
 def with_status(findings: list[Finding], status: RocmStatus) -> list[Finding]:

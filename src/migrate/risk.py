@@ -6,7 +6,7 @@ import math
 import re
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
@@ -157,7 +157,7 @@ class Priced:
     """Findings ordered, given their status and priced once: what assess and checklist read (a scan's assessment
     asks both, and each finding's effort, of the same findings)."""
 
-    every: list[Finding]  # distinct, in report order
+    every: Sequence[Finding]  # distinct, in report order
     status: list[str]  # status_of each, by index
     costs: Costs
     context: Context  # the context that has seen them
@@ -232,7 +232,7 @@ def _led(components: tuple[Component, ...], weights: Weights) -> tuple[Effort, s
     return required[0].effort + rest.scaled(weights.others_share), words
 
 
-def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded: int, context: Context) -> Costs:
+def _efforts(items: Sequence[Finding], status: list[str], weights: Weights, guarded: int, context: Context) -> Costs:
     """Each finding's share of the effort, for ITEMS (ordered, distinct) with their STATUS, as per-index lows and
     highs: one decision per (component, rule) that grows slowly with its distinct APIs and files, plus a fixed cost per
     component with kernel work; covered and guarded cost 0."""
@@ -339,7 +339,7 @@ def _single(finding: Finding, weights: Weights) -> tuple[float, float]:
     return low * factor, high * factor
 
 
-def _components(every: list[Finding], status: list[str], costs: Costs, context: Context) -> tuple[Component, ...]:
+def _components(every: Sequence[Finding], status: list[str], costs: Costs, context: Context) -> tuple[Component, ...]:
     """Per component, its remaining and its optional work (an extra's packages apart from the main install),
     costliest first."""
     groups: dict[tuple[str, bool], Indices] = defaultdict(_indices)
@@ -429,7 +429,7 @@ def _floors(finding: Finding, context: Context, weights: Weights) -> Mapping[Sev
     return weights.supported_floors if runs else weights.floors
 
 
-def _project_floors(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
+def _project_floors(every: Sequence[Finding], items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
     """The lowest scores the project as a whole reads, whatever its effort: GPU code of its own needs a build and
     a run (kernel_floor); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one
     CUDA-only package or index to replace is easy, and so are two on the main path, three moderate (unless the
@@ -575,7 +575,7 @@ def _effort_score(total: Effort, weights: Weights) -> int:
 
 
 def _rollup(
-    every: list[Finding], indices: Indices, costs: Costs, total: Effort, key: Any
+    every: Sequence[Finding], indices: Indices, costs: Costs, total: Effort, key: Any
 ) -> tuple[Rollup, ...]:
     groups: dict[str, Indices] = defaultdict(_indices)
     for i in indices:

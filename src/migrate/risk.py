@@ -6,7 +6,7 @@ import math
 import re
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
@@ -185,14 +185,15 @@ def assess(
     scored = pricing(findings, weights, guarded=guarded, context=context)
     every, status, costs, context, guarded = scored.every, scored.status, scored.costs, scored.context, scored.guarded
     remaining = _indices(i for i, s in enumerate(status) if s == "remaining")
-    items = [every[i] for i in remaining]
+    items = _Chosen(every, remaining)
     components = _components(every, status, costs, context)
     total = _sum(costs, remaining)
     collection = _collection(components, context, weights)
     if collection is not None:
         # a few blocked programs do not make the collection hard: the floors read the program that prices it
         program = _at_percentile(_programs(components, context), weights.collection_percentile)
-        floored = [f for f in items if context.component(f.path) == program.name]
+        name = program.name
+        floored: Iterable[Finding] = _Kept(items, lambda f: context.component(f.path) == name)
         effort, priced = collection.typical, f"the program 9 in 10 stay within ({program.name})"
     else:
         floored = items
@@ -251,25 +252,35 @@ def _efforts(items: Sequence[Finding], status: list[str], weights: Weights, guar
         component[i] = context.component(finding.path)
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
     groups: dict[tuple[str, str, bool], Indices] = defaultdict(_indices)
+    shapes: dict[tuple[str, str, bool], _Shape] = {}  # what a group's cost reads of its findings, gathered in one pass
     for i in proper:
         finding = items[i]
         # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
         where = "/".join(finding.path.split("/")[:2]) if finding.vendored else component[i]
-        groups[(where, finding.rule, finding.vendored)].append(i)
-    for (_, _, vendored), group in groups.items():
-        low, high = _group_cost([items[i] for i in group], [singles[i] for i in group], weights, vendored=vendored)
+        key = (where, finding.rule, finding.vendored)
+        groups[key].append(i)
+        if not finding.vendored:
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes[key] = _Shape()
+            shape.add(finding, weights)
+    for key, group in groups.items():
+        low, high = _group_cost(shapes.get(key), [singles[i] for i in group], weights)
         runs = any(context.runs(component[i], weights) for i in group)
         factor = weights.supported_factor if runs else 1.0
         for i, (share_low, share_high) in _shared(group, singles, low * credit * factor, high * credit * factor):
             lows[i], highs[i] = share_low, share_high
     kernels: dict[str, Indices] = defaultdict(_indices)
+    heaviest: dict[str, float] = {}  # a kernel component's heaviest path (a dev folder's build weighs less)
     for i in proper:
         finding = items[i]
         if not finding.vendored and not context.runs(component[i], weights) and is_kernel_work(finding, weights):
             kernels[component[i]].append(i)
+            path_weight = _path_weight(finding.path, weights)
+            heaviest[component[i]] = max(heaviest.get(component[i], path_weight), path_weight)
     fixed_low, fixed_high = weights.component_fixed
-    for group in kernels.values():
-        weight = max(_path_weight(items[i].path, weights) for i in group) * credit  # a dev folder's build weighs less
+    for name, group in kernels.items():
+        weight = heaviest[name] * credit
         for i, (share_low, share_high) in _shared(group, singles, fixed_low * weight, fixed_high * weight):
             lows[i] += share_low
             highs[i] += share_high
@@ -285,17 +296,29 @@ def _sum(costs: Costs, indices: Iterable[int]) -> Effort:
     return Effort(low, high)
 
 
-def _group_cost(
-    group: list[Finding], singles: list[tuple[float, float]], weights: Weights, *, vendored: bool
-) -> tuple[float, float]:
-    """The costliest finding of a (component, rule) group times min(cap, distinct ** exponent)."""
+class _Shape:
+    """What a (component, rule) group's cost reads of its findings: their distinct files and APIs, the heaviest path."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.apis: set[str] = set()
+        self.weight: float | None = None
+
+    def add(self, finding: Finding, weights: Weights) -> None:
+        self.files.add(_file_unit(finding.path, weights))
+        self.apis.add(_api(finding))
+        path_weight = _path_weight(finding.path, weights)
+        self.weight = path_weight if self.weight is None else max(self.weight, path_weight)
+
+
+def _group_cost(shape: _Shape | None, singles: list[tuple[float, float]], weights: Weights) -> tuple[float, float]:
+    """The costliest finding of a (component, rule) group times min(cap, distinct ** exponent); a vendored group's
+    (no SHAPE) is its costliest finding's."""
     top_low, top_high = max(e[0] for e in singles), max(e[1] for e in singles)
-    if vendored:
+    if shape is None:
         return top_low, top_high
-    files = {_file_unit(f.path, weights) for f in group}
-    apis = {_api(f) for f in group}
-    units = min(weights.unit_cap, max(len(files), len(apis)) ** weights.unit_exponent)
-    factor = units * max(_path_weight(f.path, weights) for f in group)
+    units = min(weights.unit_cap, max(len(shape.files), len(shape.apis)) ** weights.unit_exponent)
+    factor = units * (shape.weight or 0.0)
     return top_low * factor, top_high * factor
 
 
@@ -343,23 +366,39 @@ def _components(every: Sequence[Finding], status: list[str], costs: Costs, conte
     """Per component, its remaining and its optional work (an extra's packages apart from the main install),
     costliest first."""
     groups: dict[tuple[str, bool], Indices] = defaultdict(_indices)
+    parts: dict[tuple[str, bool], _Parts] = {}  # what a component reads of its findings, gathered in one pass
+    lows, highs = costs
     for i, finding in enumerate(every):
         if status[i] in _PROPER:
-            groups[context.component(finding.path), status[i] == "optional-gap"].append(i)
-    lows, highs = costs
+            key = (context.component(finding.path), status[i] == "optional-gap")
+            groups[key].append(i)
+            part = parts.get(key)
+            if part is None:
+                part = parts[key] = _Parts()
+            # by effort, added in index order as before; a free category still shows
+            part.by_category[finding.category] += (lows[i] + highs[i]) / 2 + 1e-9
+            part.paths.add(finding.path)
+            part.rules.add(finding.rule)
+            part.blocked = part.blocked or finding.severity == Severity.BLOCKER
     found = []
     for (name, optional), group in groups.items():
-        by_category: dict[str, float] = defaultdict(float)
-        for i in group:
-            by_category[every[i].category] += (lows[i] + highs[i]) / 2 + 1e-9  # by effort; a free category still shows
+        part = parts[(name, optional)]
         found.append(Component(
-            name=name, findings=len(group), files=len({every[i].path for i in group}),
-            rules=tuple(sorted({every[i].rule for i in group})),
-            categories=tuple(c for c, _ in sorted(by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
-            effort=_sum(costs, group), blocked=any(every[i].severity == Severity.BLOCKER for i in group),
-            optional=optional,
+            name=name, findings=len(group), files=len(part.paths), rules=tuple(sorted(part.rules)),
+            categories=tuple(c for c, _ in sorted(part.by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
+            effort=_sum(costs, group), blocked=part.blocked, optional=optional,
         ))
     return tuple(sorted(found, key=lambda c: (c.optional, -c.effort.mid, c.name)))
+
+
+class _Parts:
+    """A component's findings as _components reads them: effort by category, files, rules, whether one blocks."""
+
+    def __init__(self) -> None:
+        self.by_category: dict[str, float] = defaultdict(float)
+        self.paths: set[str] = set()
+        self.rules: set[str] = set()
+        self.blocked = False
 
 
 def _programs(components: tuple[Component, ...], context: Context) -> list[Component]:
@@ -406,7 +445,7 @@ def _python(path: str) -> bool:
 Reason = tuple[int, str]  # a score the project reads at least, and why, in words for the report
 
 
-def _severity_floor(items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
+def _severity_floor(items: Iterable[Finding], context: Context, weights: Weights) -> list[Reason]:
     """The highest floor a main-path finding's severity (as the floors read it) sets, citing the first that sets it.
     A finding in a component that already runs on ROCm (or anywhere in a supported repository, but in the kernels a
     separate ROCm backend replaces) reads the supported floors."""
@@ -429,7 +468,7 @@ def _floors(finding: Finding, context: Context, weights: Weights) -> Mapping[Sev
     return weights.supported_floors if runs else weights.floors
 
 
-def _project_floors(every: Sequence[Finding], items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
+def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context: Context, weights: Weights) -> list[Reason]:
     """The lowest scores the project as a whole reads, whatever its effort: GPU code of its own needs a build and
     a run (kernel_floor); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one
     CUDA-only package or index to replace is easy, and so are two on the main path, three moderate (unless the
@@ -437,8 +476,8 @@ def _project_floors(every: Sequence[Finding], items: list[Finding], context: Con
     found: list[Reason] = []
     if any(is_c(f.path) and not f.vendored for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
-    main = [f for f in items if on_main_path(f.path, weights)]
-    environment = [f for f in main if phase_of(f, weights) == "environment"]
+    main = _Kept(items, lambda f: on_main_path(f.path, weights))
+    environment = _Kept(main, lambda f: phase_of(f, weights) == "environment")
     replace = next((f for f in main if f.severity >= Severity.HIGH
                     and (phase_of(f, weights) == "environment" or _python(f.path))), None)
     if replace is not None:
@@ -458,6 +497,28 @@ def _project_floors(every: Sequence[Finding], items: list[Finding], context: Con
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
                                              f"{install.path}:{install.line}"))
     return found
+
+
+class _Chosen:
+    """The findings of EVERY at INDICES, read each time they are iterated: a list of them would hold a large scan's
+    findings, which it reads back from disk (scan/spill.py)."""
+
+    def __init__(self, every: Sequence[Finding], indices: Iterable[int]) -> None:
+        self.every, self.indices = every, indices
+
+    def __iter__(self) -> Iterator[Finding]:
+        every = self.every
+        return (every[i] for i in self.indices)
+
+
+class _Kept:
+    """The findings of SOURCE that KEEP keeps, read each time they are iterated (as _Chosen)."""
+
+    def __init__(self, source: Iterable[Finding], keep: Callable[[Finding], bool]) -> None:
+        self.source, self.keep = source, keep
+
+    def __iter__(self) -> Iterator[Finding]:
+        return filter(self.keep, self.source)
 
 
 def _trains_with(finding: Finding, weights: Weights) -> bool:
@@ -499,9 +560,12 @@ def checklist(
     scored = pricing(findings, weights, guarded=guarded, context=context)
     everything, status, costs = scored.every, scored.status, scored.costs
     by_phase: dict[str, Indices] = defaultdict(_indices)
+    phase_paths: dict[str, set[str]] = defaultdict(set)
     for i, finding in enumerate(everything):
         if status[i] == "remaining":  # the rest needs no action
-            by_phase[phase_of(finding, weights)].append(i)
+            named = phase_of(finding, weights)
+            by_phase[named].append(i)
+            phase_paths[named].add(finding.path)
     result = []
     for phase in weights.phases:
         found = by_phase.get(phase.id, _indices())
@@ -509,7 +573,7 @@ def checklist(
             hint = f"{phase.hint.rstrip('.')} ({', '.join(gfx_targets)})." if gfx_targets else phase.hint
             result.append(ChecklistItem(replace(phase, hint=hint), 0, (), Effort()))
         elif found:
-            paths = tuple(sorted({everything[i].path for i in found}))
+            paths = tuple(sorted(phase_paths[phase.id]))
             result.append(ChecklistItem(phase, len(found), paths, _sum(costs, found)))
     return tuple(result)
 
@@ -574,28 +638,38 @@ def _effort_score(total: Effort, weights: Weights) -> int:
     return min(100, round(100 * (1 - math.exp(-total.mid / weights.scale_days))))
 
 
+class _Rolled:
+    """One rollup group as its findings come: count, effort sums, files, worst severity."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.low = self.high = 0.0
+        self.paths: set[str] = set()
+        self.worst = Severity.INFO
+
+
 def _rollup(
     every: Sequence[Finding], indices: Indices, costs: Costs, total: Effort, key: Any
 ) -> tuple[Rollup, ...]:
-    groups: dict[str, Indices] = defaultdict(_indices)
-    for i in indices:
-        groups[key(every[i])].append(i)
     lows, highs = costs
+    groups: dict[str, _Rolled] = {}
+    for i in indices:  # one pass for all a rollup reads, each group's sums added in index order
+        finding = every[i]
+        name = key(finding)
+        rolled = groups.get(name)
+        if rolled is None:
+            rolled = groups[name] = _Rolled()
+        rolled.count += 1
+        rolled.low += lows[i]
+        rolled.high += highs[i]
+        rolled.paths.add(finding.path)
+        if finding.severity > rolled.worst:
+            rolled.worst = finding.severity
     rollups = []
-    for name, group in groups.items():
-        low = high = 0.0
-        worst = Severity.INFO
-        paths = set()
-        for i in group:  # one pass for all a rollup reads: by file, a large tree has a group per file
-            low += lows[i]
-            high += highs[i]
-            finding = every[i]
-            paths.add(finding.path)
-            if finding.severity > worst:
-                worst = finding.severity
-        effort = Effort(low, high)
+    for name, rolled in groups.items():
+        effort = Effort(rolled.low, rolled.high)
         share = effort.mid / total.mid if total.mid else 0.0
-        rollups.append(Rollup(name, len(group), len(paths), worst, effort, share))
+        rollups.append(Rollup(name, rolled.count, len(rolled.paths), rolled.worst, effort, share))
     return tuple(sorted(rollups, key=lambda r: (-r.effort.mid, -r.worst, -r.findings, r.key)))
 
 

@@ -25,8 +25,8 @@ class Spill:
     The file has no name (or loses it when made: tempfile.TemporaryFile), so it goes when it is closed or the
     process ends, however it ends."""
 
-    def __init__(self, in_memory: int = IN_MEMORY) -> None:
-        self._in_memory = in_memory
+    def __init__(self, in_memory: int | None = None) -> None:
+        self._in_memory = IN_MEMORY if in_memory is None else in_memory
         self._buffer = bytearray()
         self._file: IO[bytes] | None = None
         self._size = 0
@@ -80,9 +80,9 @@ class SpilledFindings(InReportOrder):
     """A scan's findings, a block per file in path order, read back from its Spill as they are asked for: a Sequence
     (length, iteration, indexing) that holds at most RESIDENT of them decoded."""
 
-    def __init__(self, spill: Spill, *, resident: int = RESIDENT) -> None:
+    def __init__(self, spill: Spill, *, resident: int | None = None) -> None:
         self._spill = spill
-        self._resident = resident
+        self._resident = RESIDENT if resident is None else resident
         self._offsets = array("q")
         self._lengths = array("q")
         self._starts = array("q", [0])  # index of each block's first finding; the last: the count

@@ -8,6 +8,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any, TypeAlias
 
 from migrate import targets
@@ -203,6 +204,7 @@ def assess(
     reasons += _project_floors(every, items, context, weights)
     score, basis = max(reasons, key=lambda r: r[0])  # the first of equals: effort before any floor
     blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
+    by_category, by_file, by_directory = _rollups(every, remaining, costs, total)
     return Risk(
         score=score,
         basis=basis,
@@ -212,9 +214,9 @@ def assess(
         blocker_effort=_sum(costs, blockers),
         guarded=guarded,
         drivers=_drivers(components, weights),
-        by_category=_rollup(every, remaining, costs, total, lambda f: f.category),
-        by_file=_rollup(every, remaining, costs, total, lambda f: f.path),
-        by_directory=_rollup(every, remaining, costs, total, directory),
+        by_category=by_category,
+        by_file=by_file,
+        by_directory=by_directory,
         components=components,
         optional=_sum(costs, (i for i, s in enumerate(status) if s == "optional-gap")),
         collection=collection,
@@ -239,52 +241,60 @@ def _efforts(items: Sequence[Finding], status: list[str], weights: Weights, guar
     component with kernel work; covered and guarded cost 0."""
     lows, highs = array("d", bytes(8 * len(items))), array("d", bytes(8 * len(items)))
     proper = _indices(i for i, s in enumerate(status) if s in _PROPER)
-    # lists by index, not dicts: a large tree's findings number in the hundreds of thousands
-    singles: list[tuple[float, float]] = [(0.0, 0.0)] * len(items)
-    component = [""] * len(items)
-    priced: dict[tuple[Severity, str, tuple[float, float] | None, bool], tuple[float, float]] = {}
-    for i in proper:
-        finding = items[i]
-        kind = (finding.severity, finding.category, finding.effort, finding.vendored)  # all that _single reads
-        if kind not in priced:
-            priced[kind] = _single(finding, weights)
-        singles[i] = priced[kind]
-        component[i] = context.component(finding.path)
+    seen = _Seen(len(items))
+    for i in proper:  # one read of the findings: a large scan's come back from disk (scan/spill.py)
+        seen.add(i, items[i], weights, context)
+    singles, component = seen.singles, seen.component
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
-    groups: dict[tuple[str, str, bool], Indices] = defaultdict(_indices)
-    shapes: dict[tuple[str, str, bool], _Shape] = {}  # what a group's cost reads of its findings, gathered in one pass
-    for i in proper:
-        finding = items[i]
-        # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
-        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else component[i]
-        key = (where, finding.rule, finding.vendored)
-        groups[key].append(i)
-        if not finding.vendored:
-            shape = shapes.get(key)
-            if shape is None:
-                shape = shapes[key] = _Shape()
-            shape.add(finding, weights)
-    for key, group in groups.items():
-        low, high = _group_cost(shapes.get(key), [singles[i] for i in group], weights)
+    for key, group in seen.groups.items():
+        low, high = _group_cost(seen.shapes.get(key), [singles[i] for i in group], weights)
         runs = any(context.runs(component[i], weights) for i in group)
         factor = weights.supported_factor if runs else 1.0
         for i, (share_low, share_high) in _shared(group, singles, low * credit * factor, high * credit * factor):
             lows[i], highs[i] = share_low, share_high
-    kernels: dict[str, Indices] = defaultdict(_indices)
-    heaviest: dict[str, float] = {}  # a kernel component's heaviest path (a dev folder's build weighs less)
-    for i in proper:
-        finding = items[i]
-        if not finding.vendored and not context.runs(component[i], weights) and is_kernel_work(finding, weights):
-            kernels[component[i]].append(i)
-            path_weight = _path_weight(finding.path, weights)
-            heaviest[component[i]] = max(heaviest.get(component[i], path_weight), path_weight)
     fixed_low, fixed_high = weights.component_fixed
-    for name, group in kernels.items():
-        weight = heaviest[name] * credit
+    for name, group in seen.kernels.items():
+        weight = seen.heaviest[name] * credit
         for i, (share_low, share_high) in _shared(group, singles, fixed_low * weight, fixed_high * weight):
             lows[i] += share_low
             highs[i] += share_high
     return lows, highs
+
+
+class _Seen:
+    """What _efforts reads of the findings, gathered a finding at a time: each one's own cost and component (lists by
+    index, not dicts: a large tree's findings number in the hundreds of thousands), the (component, rule) groups
+    with what their cost reads, and the components with kernel work with their heaviest path."""
+
+    def __init__(self, count: int) -> None:
+        self.singles: list[tuple[float, float]] = [(0.0, 0.0)] * count
+        self.component = [""] * count
+        self.priced: dict[tuple[Severity, str, tuple[float, float] | None, bool], tuple[float, float]] = {}
+        self.groups: dict[tuple[str, str, bool], Indices] = defaultdict(_indices)
+        self.shapes: dict[tuple[str, str, bool], _Shape] = {}
+        self.kernels: dict[str, Indices] = defaultdict(_indices)
+        self.heaviest: dict[str, float] = {}  # a dev folder's build weighs less
+
+    def add(self, i: int, finding: Finding, weights: Weights, context: Context) -> None:
+        kind = (finding.severity, finding.category, finding.effort, finding.vendored)  # all that _single reads
+        if kind not in self.priced:
+            self.priced[kind] = _single(finding, weights)
+        self.singles[i] = self.priced[kind]
+        component = self.component[i] = context.component(finding.path)
+        # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
+        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else component
+        key = (where, finding.rule, finding.vendored)
+        self.groups[key].append(i)
+        if finding.vendored:
+            return
+        shape = self.shapes.get(key)
+        if shape is None:
+            shape = self.shapes[key] = _Shape()
+        shape.add(finding, weights)
+        if not context.runs(component, weights) and is_kernel_work(finding, weights):
+            self.kernels[component].append(i)
+            path_weight = _path_weight(finding.path, weights)
+            self.heaviest[component] = max(self.heaviest.get(component, path_weight), path_weight)
 
 
 def _sum(costs: Costs, indices: Iterable[int]) -> Effort:
@@ -648,23 +658,34 @@ class _Rolled:
         self.worst = Severity.INFO
 
 
-def _rollup(
-    every: Sequence[Finding], indices: Indices, costs: Costs, total: Effort, key: Any
-) -> tuple[Rollup, ...]:
+_KEYS: tuple[Callable[[Finding], str], ...] = (attrgetter("category"), attrgetter("path"), directory)
+
+
+def _rollups(
+    every: Sequence[Finding], indices: Indices, costs: Costs, total: Effort
+) -> tuple[tuple[Rollup, ...], tuple[Rollup, ...], tuple[Rollup, ...]]:
+    """The remaining work at INDICES by category, by file and by directory, in one read of the findings (each group's
+    sums added in index order)."""
     lows, highs = costs
-    groups: dict[str, _Rolled] = {}
-    for i in indices:  # one pass for all a rollup reads, each group's sums added in index order
+    groups: tuple[dict[str, _Rolled], ...] = ({}, {}, {})
+    for i in indices:
         finding = every[i]
-        name = key(finding)
-        rolled = groups.get(name)
-        if rolled is None:
-            rolled = groups[name] = _Rolled()
-        rolled.count += 1
-        rolled.low += lows[i]
-        rolled.high += highs[i]
-        rolled.paths.add(finding.path)
-        if finding.severity > rolled.worst:
-            rolled.worst = finding.severity
+        for key, by_key in zip(_KEYS, groups):
+            name = key(finding)
+            rolled = by_key.get(name)
+            if rolled is None:
+                rolled = by_key[name] = _Rolled()
+            rolled.count += 1
+            rolled.low += lows[i]
+            rolled.high += highs[i]
+            rolled.paths.add(finding.path)
+            if finding.severity > rolled.worst:
+                rolled.worst = finding.severity
+    by_category, by_file, by_directory = (_rolled_up(by_key, total) for by_key in groups)
+    return by_category, by_file, by_directory
+
+
+def _rolled_up(groups: dict[str, _Rolled], total: Effort) -> tuple[Rollup, ...]:
     rollups = []
     for name, rolled in groups.items():
         effort = Effort(rolled.low, rolled.high)

@@ -14,7 +14,7 @@ from migrate.packed import decode, encode
 
 # Bytes of encoded findings kept in memory before the first is written to disk: a small scan (`check`, a few
 # hundred files) never makes a file, nor imports tempfile.
-IN_MEMORY = 4 * 1024 * 1024
+IN_MEMORY = 1024 * 1024
 # Findings kept decoded once read, the first blocks' (~0.5 KB each): every stage of a scan of up to this many reads
 # them as often as it needs at no cost; past them, each read of a block decodes it again (~2 us a finding).
 RESIDENT = 65_536
@@ -89,19 +89,24 @@ class SpilledFindings(InReportOrder):
         self._kept: list[list[Finding] | None] = []  # the resident blocks, decoded
         self._kept_count = 0
         self._last: tuple[int, list[Finding]] = (-1, [])  # the block read last (indexing reads a block many times)
-        self._strings: dict[Any, Any] = {}  # the resident findings' values, one copy of each
+        self._strings: dict[Any, Any] | None = {}  # the resident findings' values, one copy of each
 
     def add(self, findings: list[Finding]) -> None:
-        """Append one file's FINDINGS (in report order, after every file added before)."""
+        """Append one file's FINDINGS (in report order, after every file added before); the first RESIDENT of them
+        stay decoded."""
         if not findings:
             return
         offset, length = self._spill.append(encode(findings))
         self._offsets.append(offset)
         self._lengths.append(length)
         self._starts.append(self._starts[-1] + len(findings))
-        keep = self._kept_count + len(findings) <= self._resident
-        self._kept.append(_shared(findings, self._strings) if keep else None)
-        self._kept_count += len(findings) if keep else 0
+        strings = self._strings
+        if strings is not None and self._kept_count + len(findings) <= self._resident:
+            self._kept.append(_shared(findings, strings))
+            self._kept_count += len(findings)
+        else:  # the resident findings are the first blocks: past them, their one copy of each value goes
+            self._kept.append(None)
+            self._strings = None
 
     def close(self) -> None:
         """Let the findings go (the temp file with them)."""

@@ -79,7 +79,7 @@ def _scan(
                 skipped.append(result.skipped)
                 unreadable += not result.partial
     store.save(complete=found.complete and not unscanned)
-    with paused(freeze=False):  # each file's findings, made and let go in turn: no cycles to collect
+    with paused():  # each file's findings, made and let go in turn (those kept, frozen after): no cycles
         facts = project.tree(found.packages, ruleset, conditionals, evidence, settings.targets)
         moved, sites = _compiled(facts, spill, raw, seeing=_has_rocm_code(evidence))
         held.extend(moved)

@@ -1,5 +1,5 @@
 """Findings as compact bytes and back: what a worker sends the parent, what a scan keeps on disk (scan/spill.py)
-and what the cache holds until it writes. Decoding costs ~2 us a finding, a third of unpickling its dataclass."""
+and what the cache holds until it writes: ~83 bytes a finding, decoded in less time than its dataclass unpickles."""
 
 from __future__ import annotations
 

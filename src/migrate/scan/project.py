@@ -54,8 +54,8 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
 
 
 def _first_party(packages: frozenset[str], ruleset: Ruleset) -> Callable[[Finding], bool]:
-    """Import and dependency findings of PACKAGES, those the repository defines itself: scanning DeepSpeed, its own
-    `import deepspeed` and the `pip install deepspeed` of its README are not a dependency on DeepSpeed."""
+    """A test for the import and dependency findings of PACKAGES, those the repository defines itself: scanning
+    DeepSpeed, its own `import deepspeed` and the `pip install deepspeed` of its README are no dependency on it."""
     if not packages:
         return _never
     from packaging.utils import canonicalize_name  # imported only here: `check` on a few files seldom needs it
@@ -65,7 +65,8 @@ def _first_party(packages: frozenset[str], ruleset: Ruleset) -> Callable[[Findin
     names = {canonicalize_name(p) for p in packages}
 
     def own(f: Finding) -> bool:
-        return ((f.rule in import_rules and bool(f.symbol) and (f.symbol or "").split(".")[0] in packages)
+        symbol = f.symbol or ""
+        return ((f.rule in import_rules and symbol.split(".")[0] in packages)
                 or (f.rule in package_rules and f.symbol in names))
 
     return own

@@ -12,7 +12,7 @@ from migrate.model import FileKind, Occurrence, Rule, Severity, SourceFile
 from migrate.parse.document import EVIDENCE, Document
 from migrate.scan import MAX_FINDINGS_PER_RULE, MAX_OCCURRENCES
 from migrate.scan.findings import _OCCURRENCE_EVIDENCE, _occurrences, file_result
-from migrate.scan.orchestrate import _shared
+from migrate.packed import decode, encode
 
 RULE = Rule(id="r", title="t", category="cuda-runtime-api", languages=("cuda",), severity=Severity.HIGH,
             message="m", hip=None, match={})
@@ -72,9 +72,10 @@ def test_occurrences_read_lines_as_line_text_does() -> None:
     assert all(type(o) is Occurrence for o in _occurrences(doc, places))
 
 
-def test_shared_places_stay_occurrences() -> None:
+def test_encoded_places_come_back_occurrences() -> None:
     calls = 50
     found = file_result(_doc(_text(calls)), [(ONCE, [Hit(n, 3) for n in range(1, calls + 1)])], Settings())
     before = found.findings[0].occurrences
-    (after,) = _shared(found.findings, {})
+    (after,) = decode(encode(found.findings))
+    assert len(before) == calls
     assert after.occurrences == before and all(type(o) is Occurrence for o in after.occurrences)

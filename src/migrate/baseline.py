@@ -11,7 +11,7 @@ from pathlib import Path
 from migrate import __version__
 from migrate.bounded import Refused, read_bytes
 from migrate.errors import InputError
-from migrate.model import Finding, in_order
+from migrate.model import Finding, InReportOrder, in_order
 from migrate.escape import in_json
 
 SCHEMA = "rocm-migrate/baseline/1"
@@ -23,8 +23,8 @@ def fingerprints(findings: Iterable[Finding]) -> Iterator[tuple[Finding, str]]:
     occurrence index among findings identical in those three (in line order)."""
     seen: Counter[tuple[str, str, str]] = Counter()
     path: str | None = None
-    items = list(findings)
-    for finding in items if in_order(items) else sorted(items, key=Finding.key):  # a scan's are in order
+    items = findings if isinstance(findings, InReportOrder) else list(findings)  # a scan's: read, never listed
+    for finding in items if isinstance(items, InReportOrder) or in_order(items) else sorted(items, key=Finding.key):
         if finding.path != path:  # the findings of a path come together: only its own can share an identity
             seen.clear()
             path = finding.path

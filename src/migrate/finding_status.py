@@ -57,11 +57,15 @@ class Context:
         ROCm branch compiles for CUDA are replaced on ROCm (flash-attention's CK sources), not ported."""
         if self.level == "none" or not self.rocm_code:
             return self
-        kernels = [f for f in findings if f.status != "guarded" and not f.vendored and is_kernel_work(f, weights)
-                   and on_main_path(f.path, weights)]
-        if {self.component(f.path) for f in kernels} & self.rocm_code:
+        return self.seeing_sites(kernel_sites(findings, weights))
+
+    def seeing_sites(self, sites: Mapping[str, bool]) -> Context:
+        """seeing, from the kernel_sites of the findings (a scan gathers them a file at a time)."""
+        if self.level == "none" or not self.rocm_code:
             return self
-        blocked = {self.component(f.path) for f in kernels if f.severity == Severity.BLOCKER}
+        if {self.component(path) for path in sites} & self.rocm_code:
+            return self
+        blocked = {self.component(path) for path, blocker in sites.items() if blocker}
         return replace(self, replaced=frozenset(k for k in blocked if self._build_of(k) in self.rocm_builds))
 
     def _build_of(self, component: str) -> str:
@@ -180,11 +184,19 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
     return "remaining"
 
 
-def with_status(findings: Iterable[Finding], context: Context, weights: Weights) -> tuple[Finding, ...]:
-    """FINDINGS, each with its status in CONTEXT (which learns from them what a separate ROCm backend replaces)."""
-    every = tuple(findings)
-    context = context.seeing(every, weights)
-    return tuple(_in_status(f, status_of(f, context, weights)) for f in every)
+def kernel_sites(findings: Iterable[Finding], weights: Weights) -> dict[str, bool]:
+    """The paths of FINDINGS' first-party kernel work on the main path, each with whether a blocker is among it:
+    all that Context.seeing reads of them."""
+    sites: dict[str, bool] = {}
+    for f in findings:
+        if f.status != "guarded" and not f.vendored and is_kernel_work(f, weights) and on_main_path(f.path, weights):
+            sites[f.path] = sites.get(f.path, False) or f.severity == Severity.BLOCKER
+    return sites
+
+
+def statused(findings: Iterable[Finding], context: Context, weights: Weights) -> tuple[Finding, ...]:
+    """FINDINGS, each with its status in CONTEXT, which has already seen them all (a scan's, a file at a time)."""
+    return tuple(_in_status(f, status_of(f, context, weights)) for f in findings)
 
 
 def _in_status(finding: Finding, status: str) -> Finding:

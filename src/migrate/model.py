@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -241,9 +241,16 @@ _FINDING_KEYS = {"rule", "category", "severity", "path", "line", "column", "end_
 _FINDING_KEYS_ALL = _FINDING_KEYS | {"substitutions", "vendored", "symbol", "effort", "occurrences"}
 
 
-def ordered(findings: Iterable[Finding]) -> list[Finding]:
+class InReportOrder(Sequence[Finding]):
+    """Findings known distinct and in report order (a scan's, read back from disk): taken as they are, never
+    copied into a list of them all."""
+
+
+def ordered(findings: Iterable[Finding]) -> Sequence[Finding]:
     """Distinct findings in report order; of equal ones the first, as a set keeps (hashing 100,000 findings by
     their dataclass __hash__ costs more than their keys)."""
+    if isinstance(findings, InReportOrder):
+        return findings
     items = list(findings)
     if in_order(items):  # a scan's findings are already in order
         return items
@@ -296,6 +303,7 @@ class FileResult:
     directives: tuple[tuple[int, str, str], ...] = ()  # C preprocessor lines: (line, keyword, argument)
     evidence: tuple[Evidence, ...] = ()  # what this file shows of an existing ROCm port
     unscanned: bool = False  # the scan's time budget ran out before this file was read
+    packed: bytes = b""  # the findings encoded (scan/spill.py), as a worker sends them; `findings` is then empty
 
     def to_dict(self) -> dict[str, Any]:
         """Every field but `unscanned` (a file not reached gives no result to keep), for the cache."""
@@ -374,7 +382,7 @@ class ScanResult:
     root: str
     targets: tuple[str, ...]
     files_scanned: int
-    findings: tuple[Finding, ...]
+    findings: Sequence[Finding]  # a tuple, or a large scan's findings read back from disk (scan/spill.py)
     skipped: tuple[Skipped, ...]
     guarded: int = 0
     vendored_paths: tuple[str, ...] = ()

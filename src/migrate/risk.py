@@ -6,8 +6,9 @@ import math
 import re
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any, TypeAlias
 
 from migrate import targets
@@ -157,7 +158,7 @@ class Priced:
     """Findings ordered, given their status and priced once: what assess and checklist read (a scan's assessment
     asks both, and each finding's effort, of the same findings)."""
 
-    every: list[Finding]  # distinct, in report order
+    every: Sequence[Finding]  # distinct, in report order
     status: list[str]  # status_of each, by index
     costs: Costs
     context: Context  # the context that has seen them
@@ -185,14 +186,15 @@ def assess(
     scored = pricing(findings, weights, guarded=guarded, context=context)
     every, status, costs, context, guarded = scored.every, scored.status, scored.costs, scored.context, scored.guarded
     remaining = _indices(i for i, s in enumerate(status) if s == "remaining")
-    items = [every[i] for i in remaining]
+    items = _Chosen(every, remaining)
     components = _components(every, status, costs, context)
     total = _sum(costs, remaining)
     collection = _collection(components, context, weights)
     if collection is not None:
         # a few blocked programs do not make the collection hard: the floors read the program that prices it
         program = _at_percentile(_programs(components, context), weights.collection_percentile)
-        floored = [f for f in items if context.component(f.path) == program.name]
+        name = program.name
+        floored: Iterable[Finding] = _Kept(items, lambda f: context.component(f.path) == name)
         effort, priced = collection.typical, f"the program 9 in 10 stay within ({program.name})"
     else:
         floored = items
@@ -202,6 +204,7 @@ def assess(
     reasons += _project_floors(every, items, context, weights)
     score, basis = max(reasons, key=lambda r: r[0])  # the first of equals: effort before any floor
     blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
+    by_category, by_file, by_directory = _rollups(every, remaining, costs, total)
     return Risk(
         score=score,
         basis=basis,
@@ -211,9 +214,9 @@ def assess(
         blocker_effort=_sum(costs, blockers),
         guarded=guarded,
         drivers=_drivers(components, weights),
-        by_category=_rollup(every, remaining, costs, total, lambda f: f.category),
-        by_file=_rollup(every, remaining, costs, total, lambda f: f.path),
-        by_directory=_rollup(every, remaining, costs, total, directory),
+        by_category=by_category,
+        by_file=by_file,
+        by_directory=by_directory,
         components=components,
         optional=_sum(costs, (i for i, s in enumerate(status) if s == "optional-gap")),
         collection=collection,
@@ -232,48 +235,66 @@ def _led(components: tuple[Component, ...], weights: Weights) -> tuple[Effort, s
     return required[0].effort + rest.scaled(weights.others_share), words
 
 
-def _efforts(items: list[Finding], status: list[str], weights: Weights, guarded: int, context: Context) -> Costs:
+def _efforts(items: Sequence[Finding], status: list[str], weights: Weights, guarded: int, context: Context) -> Costs:
     """Each finding's share of the effort, for ITEMS (ordered, distinct) with their STATUS, as per-index lows and
     highs: one decision per (component, rule) that grows slowly with its distinct APIs and files, plus a fixed cost per
     component with kernel work; covered and guarded cost 0."""
     lows, highs = array("d", bytes(8 * len(items))), array("d", bytes(8 * len(items)))
     proper = _indices(i for i, s in enumerate(status) if s in _PROPER)
-    # lists by index, not dicts: a large tree's findings number in the hundreds of thousands
-    singles: list[tuple[float, float]] = [(0.0, 0.0)] * len(items)
-    component = [""] * len(items)
-    priced: dict[tuple[Severity, str, tuple[float, float] | None, bool], tuple[float, float]] = {}
-    for i in proper:
-        finding = items[i]
-        kind = (finding.severity, finding.category, finding.effort, finding.vendored)  # all that _single reads
-        if kind not in priced:
-            priced[kind] = _single(finding, weights)
-        singles[i] = priced[kind]
-        component[i] = context.component(finding.path)
+    seen = _Seen(len(items))
+    for i in proper:  # one read of the findings: a large scan's come back from disk (scan/spill.py)
+        seen.add(i, items[i], weights, context)
+    singles, component = seen.singles, seen.component
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
-    groups: dict[tuple[str, str, bool], Indices] = defaultdict(_indices)
-    for i in proper:
-        finding = items[i]
-        # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
-        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else component[i]
-        groups[(where, finding.rule, finding.vendored)].append(i)
-    for (_, _, vendored), group in groups.items():
-        low, high = _group_cost([items[i] for i in group], [singles[i] for i in group], weights, vendored=vendored)
+    for key, group in seen.groups.items():
+        low, high = _group_cost(seen.shapes.get(key), [singles[i] for i in group], weights)
         runs = any(context.runs(component[i], weights) for i in group)
         factor = weights.supported_factor if runs else 1.0
         for i, (share_low, share_high) in _shared(group, singles, low * credit * factor, high * credit * factor):
             lows[i], highs[i] = share_low, share_high
-    kernels: dict[str, Indices] = defaultdict(_indices)
-    for i in proper:
-        finding = items[i]
-        if not finding.vendored and not context.runs(component[i], weights) and is_kernel_work(finding, weights):
-            kernels[component[i]].append(i)
     fixed_low, fixed_high = weights.component_fixed
-    for group in kernels.values():
-        weight = max(_path_weight(items[i].path, weights) for i in group) * credit  # a dev folder's build weighs less
+    for name, group in seen.kernels.items():
+        weight = seen.heaviest[name] * credit
         for i, (share_low, share_high) in _shared(group, singles, fixed_low * weight, fixed_high * weight):
             lows[i] += share_low
             highs[i] += share_high
     return lows, highs
+
+
+class _Seen:
+    """What _efforts reads of the findings, gathered a finding at a time: each one's own cost and component (lists by
+    index, not dicts: a large tree's findings number in the hundreds of thousands), the (component, rule) groups
+    with what their cost reads, and the components with kernel work with their heaviest path."""
+
+    def __init__(self, count: int) -> None:
+        self.singles: list[tuple[float, float]] = [(0.0, 0.0)] * count
+        self.component = [""] * count
+        self.priced: dict[tuple[Severity, str, tuple[float, float] | None, bool], tuple[float, float]] = {}
+        self.groups: dict[tuple[str, str, bool], Indices] = defaultdict(_indices)
+        self.shapes: dict[tuple[str, str, bool], _Shape] = {}
+        self.kernels: dict[str, Indices] = defaultdict(_indices)
+        self.heaviest: dict[str, float] = {}  # a dev folder's build weighs less
+
+    def add(self, i: int, finding: Finding, weights: Weights, context: Context) -> None:
+        kind = (finding.severity, finding.category, finding.effort, finding.vendored)  # all that _single reads
+        if kind not in self.priced:
+            self.priced[kind] = _single(finding, weights)
+        self.singles[i] = self.priced[kind]
+        component = self.component[i] = context.component(finding.path)
+        # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
+        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else component
+        key = (where, finding.rule, finding.vendored)
+        self.groups[key].append(i)
+        if finding.vendored:
+            return
+        shape = self.shapes.get(key)
+        if shape is None:
+            shape = self.shapes[key] = _Shape()
+        shape.add(finding, weights)
+        if not context.runs(component, weights) and is_kernel_work(finding, weights):
+            self.kernels[component].append(i)
+            path_weight = _path_weight(finding.path, weights)
+            self.heaviest[component] = max(self.heaviest.get(component, path_weight), path_weight)
 
 
 def _sum(costs: Costs, indices: Iterable[int]) -> Effort:
@@ -285,17 +306,29 @@ def _sum(costs: Costs, indices: Iterable[int]) -> Effort:
     return Effort(low, high)
 
 
-def _group_cost(
-    group: list[Finding], singles: list[tuple[float, float]], weights: Weights, *, vendored: bool
-) -> tuple[float, float]:
-    """The costliest finding of a (component, rule) group times min(cap, distinct ** exponent)."""
+class _Shape:
+    """What a (component, rule) group's cost reads of its findings: their distinct files and APIs, the heaviest path."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.apis: set[str] = set()
+        self.weight: float | None = None
+
+    def add(self, finding: Finding, weights: Weights) -> None:
+        self.files.add(_file_unit(finding.path, weights))
+        self.apis.add(_api(finding))
+        path_weight = _path_weight(finding.path, weights)
+        self.weight = path_weight if self.weight is None else max(self.weight, path_weight)
+
+
+def _group_cost(shape: _Shape | None, singles: list[tuple[float, float]], weights: Weights) -> tuple[float, float]:
+    """The costliest finding of a (component, rule) group times min(cap, distinct ** exponent); a vendored group's
+    (no SHAPE) is its costliest finding's."""
     top_low, top_high = max(e[0] for e in singles), max(e[1] for e in singles)
-    if vendored:
+    if shape is None:
         return top_low, top_high
-    files = {_file_unit(f.path, weights) for f in group}
-    apis = {_api(f) for f in group}
-    units = min(weights.unit_cap, max(len(files), len(apis)) ** weights.unit_exponent)
-    factor = units * max(_path_weight(f.path, weights) for f in group)
+    units = min(weights.unit_cap, max(len(shape.files), len(shape.apis)) ** weights.unit_exponent)
+    factor = units * (shape.weight or 0.0)
     return top_low * factor, top_high * factor
 
 
@@ -339,27 +372,43 @@ def _single(finding: Finding, weights: Weights) -> tuple[float, float]:
     return low * factor, high * factor
 
 
-def _components(every: list[Finding], status: list[str], costs: Costs, context: Context) -> tuple[Component, ...]:
+def _components(every: Sequence[Finding], status: list[str], costs: Costs, context: Context) -> tuple[Component, ...]:
     """Per component, its remaining and its optional work (an extra's packages apart from the main install),
     costliest first."""
     groups: dict[tuple[str, bool], Indices] = defaultdict(_indices)
+    parts: dict[tuple[str, bool], _Parts] = {}  # what a component reads of its findings, gathered in one pass
+    lows, highs = costs
     for i, finding in enumerate(every):
         if status[i] in _PROPER:
-            groups[context.component(finding.path), status[i] == "optional-gap"].append(i)
-    lows, highs = costs
+            key = (context.component(finding.path), status[i] == "optional-gap")
+            groups[key].append(i)
+            part = parts.get(key)
+            if part is None:
+                part = parts[key] = _Parts()
+            # by effort, added in index order as before; a free category still shows
+            part.by_category[finding.category] += (lows[i] + highs[i]) / 2 + 1e-9
+            part.paths.add(finding.path)
+            part.rules.add(finding.rule)
+            part.blocked = part.blocked or finding.severity == Severity.BLOCKER
     found = []
     for (name, optional), group in groups.items():
-        by_category: dict[str, float] = defaultdict(float)
-        for i in group:
-            by_category[every[i].category] += (lows[i] + highs[i]) / 2 + 1e-9  # by effort; a free category still shows
+        part = parts[(name, optional)]
         found.append(Component(
-            name=name, findings=len(group), files=len({every[i].path for i in group}),
-            rules=tuple(sorted({every[i].rule for i in group})),
-            categories=tuple(c for c, _ in sorted(by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
-            effort=_sum(costs, group), blocked=any(every[i].severity == Severity.BLOCKER for i in group),
-            optional=optional,
+            name=name, findings=len(group), files=len(part.paths), rules=tuple(sorted(part.rules)),
+            categories=tuple(c for c, _ in sorted(part.by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
+            effort=_sum(costs, group), blocked=part.blocked, optional=optional,
         ))
     return tuple(sorted(found, key=lambda c: (c.optional, -c.effort.mid, c.name)))
+
+
+class _Parts:
+    """A component's findings as _components reads them: effort by category, files, rules, whether one blocks."""
+
+    def __init__(self) -> None:
+        self.by_category: dict[str, float] = defaultdict(float)
+        self.paths: set[str] = set()
+        self.rules: set[str] = set()
+        self.blocked = False
 
 
 def _programs(components: tuple[Component, ...], context: Context) -> list[Component]:
@@ -406,7 +455,7 @@ def _python(path: str) -> bool:
 Reason = tuple[int, str]  # a score the project reads at least, and why, in words for the report
 
 
-def _severity_floor(items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
+def _severity_floor(items: Iterable[Finding], context: Context, weights: Weights) -> list[Reason]:
     """The highest floor a main-path finding's severity (as the floors read it) sets, citing the first that sets it.
     A finding in a component that already runs on ROCm (or anywhere in a supported repository, but in the kernels a
     separate ROCm backend replaces) reads the supported floors."""
@@ -429,7 +478,7 @@ def _floors(finding: Finding, context: Context, weights: Weights) -> Mapping[Sev
     return weights.supported_floors if runs else weights.floors
 
 
-def _project_floors(every: list[Finding], items: list[Finding], context: Context, weights: Weights) -> list[Reason]:
+def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context: Context, weights: Weights) -> list[Reason]:
     """The lowest scores the project as a whole reads, whatever its effort: GPU code of its own needs a build and
     a run (kernel_floor); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one
     CUDA-only package or index to replace is easy, and so are two on the main path, three moderate (unless the
@@ -437,8 +486,8 @@ def _project_floors(every: list[Finding], items: list[Finding], context: Context
     found: list[Reason] = []
     if any(is_c(f.path) and not f.vendored for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
-    main = [f for f in items if on_main_path(f.path, weights)]
-    environment = [f for f in main if phase_of(f, weights) == "environment"]
+    main = _Kept(items, lambda f: on_main_path(f.path, weights))
+    environment = _Kept(main, lambda f: phase_of(f, weights) == "environment")
     replace = next((f for f in main if f.severity >= Severity.HIGH
                     and (phase_of(f, weights) == "environment" or _python(f.path))), None)
     if replace is not None:
@@ -458,6 +507,28 @@ def _project_floors(every: list[Finding], items: list[Finding], context: Context
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
                                              f"{install.path}:{install.line}"))
     return found
+
+
+class _Chosen:
+    """The findings of EVERY at INDICES, read each time they are iterated: a list of them would hold a large scan's
+    findings, which it reads back from disk (scan/spill.py)."""
+
+    def __init__(self, every: Sequence[Finding], indices: Iterable[int]) -> None:
+        self.every, self.indices = every, indices
+
+    def __iter__(self) -> Iterator[Finding]:
+        every = self.every
+        return (every[i] for i in self.indices)
+
+
+class _Kept:
+    """The findings of SOURCE that KEEP keeps, read each time they are iterated (as _Chosen)."""
+
+    def __init__(self, source: Iterable[Finding], keep: Callable[[Finding], bool]) -> None:
+        self.source, self.keep = source, keep
+
+    def __iter__(self) -> Iterator[Finding]:
+        return filter(self.keep, self.source)
 
 
 def _trains_with(finding: Finding, weights: Weights) -> bool:
@@ -499,9 +570,12 @@ def checklist(
     scored = pricing(findings, weights, guarded=guarded, context=context)
     everything, status, costs = scored.every, scored.status, scored.costs
     by_phase: dict[str, Indices] = defaultdict(_indices)
+    phase_paths: dict[str, set[str]] = defaultdict(set)
     for i, finding in enumerate(everything):
         if status[i] == "remaining":  # the rest needs no action
-            by_phase[phase_of(finding, weights)].append(i)
+            named = phase_of(finding, weights)
+            by_phase[named].append(i)
+            phase_paths[named].add(finding.path)
     result = []
     for phase in weights.phases:
         found = by_phase.get(phase.id, _indices())
@@ -509,7 +583,7 @@ def checklist(
             hint = f"{phase.hint.rstrip('.')} ({', '.join(gfx_targets)})." if gfx_targets else phase.hint
             result.append(ChecklistItem(replace(phase, hint=hint), 0, (), Effort()))
         elif found:
-            paths = tuple(sorted({everything[i].path for i in found}))
+            paths = tuple(sorted(phase_paths[phase.id]))
             result.append(ChecklistItem(phase, len(found), paths, _sum(costs, found)))
     return tuple(result)
 
@@ -574,28 +648,49 @@ def _effort_score(total: Effort, weights: Weights) -> int:
     return min(100, round(100 * (1 - math.exp(-total.mid / weights.scale_days))))
 
 
-def _rollup(
-    every: list[Finding], indices: Indices, costs: Costs, total: Effort, key: Any
-) -> tuple[Rollup, ...]:
-    groups: dict[str, Indices] = defaultdict(_indices)
-    for i in indices:
-        groups[key(every[i])].append(i)
+class _Rolled:
+    """One rollup group as its findings come: count, effort sums, files, worst severity."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.low = self.high = 0.0
+        self.paths: set[str] = set()
+        self.worst = Severity.INFO
+
+
+_KEYS: tuple[Callable[[Finding], str], ...] = (attrgetter("category"), attrgetter("path"), directory)
+
+
+def _rollups(
+    every: Sequence[Finding], indices: Indices, costs: Costs, total: Effort
+) -> tuple[tuple[Rollup, ...], tuple[Rollup, ...], tuple[Rollup, ...]]:
+    """The remaining work at INDICES by category, by file and by directory, in one read of the findings (each group's
+    sums added in index order)."""
     lows, highs = costs
+    groups: tuple[dict[str, _Rolled], ...] = ({}, {}, {})
+    for i in indices:
+        finding = every[i]
+        for key, by_key in zip(_KEYS, groups):
+            name = key(finding)
+            rolled = by_key.get(name)
+            if rolled is None:
+                rolled = by_key[name] = _Rolled()
+            rolled.count += 1
+            rolled.low += lows[i]
+            rolled.high += highs[i]
+            rolled.paths.add(finding.path)
+            if finding.severity > rolled.worst:
+                rolled.worst = finding.severity
+    by_category, by_file, by_directory = (_rolled_up(by_key, total) for by_key in groups)
+    return by_category, by_file, by_directory
+
+
+def _rolled_up(groups: dict[str, _Rolled], total: Effort) -> tuple[Rollup, ...]:
     rollups = []
-    for name, group in groups.items():
-        low = high = 0.0
-        worst = Severity.INFO
-        paths = set()
-        for i in group:  # one pass for all a rollup reads: by file, a large tree has a group per file
-            low += lows[i]
-            high += highs[i]
-            finding = every[i]
-            paths.add(finding.path)
-            if finding.severity > worst:
-                worst = finding.severity
-        effort = Effort(low, high)
+    for name, rolled in groups.items():
+        effort = Effort(rolled.low, rolled.high)
         share = effort.mid / total.mid if total.mid else 0.0
-        rollups.append(Rollup(name, len(group), len(paths), worst, effort, share))
+        rollups.append(Rollup(name, rolled.count, len(rolled.paths), rolled.worst, effort, share))
     return tuple(sorted(rollups, key=lambda r: (-r.effort.mid, -r.worst, -r.findings, r.key)))
 
 

@@ -197,13 +197,13 @@ def cited(status: RocmStatus, kind: str, limit: int = 3) -> list[Evidence]:
 
 
 def never_compiled(
-    findings: Iterable[Finding], conditionals: Mapping[str, tuple[preproc.Directive, ...]],
-    other_backends: re.Pattern[str] | None = None,
+    findings: Iterable[Finding], settled: preproc.Settled, other_backends: re.Pattern[str] | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
     """(findings a HIP build compiles, findings it never does): lines under #if branches that HIP facts and the
-    repository's own #defines (across headers) rule out, and C/C++ of non-CUDA backends (RISC-V, Metal, SYCL...)."""
+    repository's own #defines (across headers, SETTLED once for the tree) rule out, and C/C++ of non-CUDA backends
+    (RISC-V, Metal, SYCL...)."""
     items = list(findings)
-    settled = preproc.Settled(conditionals)
+    conditionals = settled.files
     dead: dict[str, tuple[tuple[int, int], ...] | None] = {}  # per path (None: another backend's, all of it)
     kept, moved = [], []
     for finding in items:
@@ -226,13 +226,19 @@ def _c_path(path: str) -> bool:
 _VARIANT = lazy_regex(r"(?<![a-z])(?:cuda|nvidia|cu\d{2,3})(?![a-z])", re.I)
 
 
-def variants(findings: Iterable[Finding], paths: Iterable[str]) -> list[Finding]:
-    """FINDINGS, those in a CUDA variant of a file or directory that has a ROCm sibling (docker/docker-cuda/ beside
-    docker/docker-rocm/, requirements/cuda.txt beside requirements/rocm.txt) marked covered: the ROCm variant exists."""
+def known_paths(paths: Iterable[str]) -> frozenset[str]:
+    """Every path of PATHS and every directory above one: what variants looks for a sibling in."""
     known: set[str] = set()
     for path in paths:
         parts = path.split("/")
         known.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    return frozenset(known)
+
+
+def variants(findings: Iterable[Finding], known: frozenset[str]) -> list[Finding]:
+    """FINDINGS, those in a CUDA variant of a file or directory that has a ROCm sibling among KNOWN (known_paths:
+    docker/docker-cuda/ beside docker/docker-rocm/, requirements/cuda.txt beside requirements/rocm.txt) marked
+    covered: the ROCm variant exists."""
     kept = []
     sibling: dict[str, bool] = {}  # path -> has a ROCm sibling (many findings share a file)
     for finding in findings:
@@ -245,7 +251,7 @@ def variants(findings: Iterable[Finding], paths: Iterable[str]) -> list[Finding]
     return kept
 
 
-def _has_rocm_sibling(path: str, known: set[str]) -> bool:
+def _has_rocm_sibling(path: str, known: frozenset[str]) -> bool:
     parts = path.split("/")
     for index, part in enumerate(parts):
         if _VARIANT.search(part):

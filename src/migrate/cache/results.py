@@ -20,6 +20,7 @@ from migrate.cache.store import (
 from migrate.config import Settings
 from migrate.gcpause import paused
 from migrate.model import FileResult, SourceFile
+from migrate.packed import decode
 from migrate.ruleset import Ruleset
 
 _SHARDS = 256  # a store is split by path hash, so checking a few files reads a few small shards
@@ -108,7 +109,7 @@ class Cache:
         with contextlib.suppress(OSError, Refused), paused():  # a cold scan writes every finding: no cycles
             private_dir(self.store)
             for name in sorted(self._dirty):
-                entries = {relpath: [key, stamp, result.to_dict() if isinstance(result, FileResult) else result]
+                entries = {relpath: [key, stamp, _stored(result) if isinstance(result, FileResult) else result]
                            for relpath, (key, stamp, result) in self._shards[name].items()}
                 atomic_write(self.store / f"{name}.json", dumps({"format": FORMAT, "entries": entries}))
             if complete:
@@ -138,6 +139,14 @@ def open_cache(root: Path, ruleset: Ruleset, settings: Settings) -> Cache:
     if settings.cache_dir:
         check_directory(Path(settings.cache_dir))
     return Cache(Path(settings.cache_dir) if settings.cache_dir else None, root, ruleset, settings)
+
+
+def _stored(result: FileResult) -> dict[str, Any]:
+    """RESULT as the store keeps it, its findings decoded when a worker sent them encoded (held so until here)."""
+    data = result.to_dict()
+    if result.packed:
+        data["findings"] = [f.to_dict() for f in decode(result.packed)]
+    return data
 
 
 def _shard_name(relpath: str) -> str:

@@ -96,7 +96,7 @@ def _scan(root: Path, settings: Settings, found: Inputs) -> tuple[tuple[Finding,
     """The scan's findings (which say which requirement lines are CUDA-only and what replaces them), and whether the
     repository already builds for ROCm (then its torch.version.cuda tests are its own CUDA/ROCm switches)."""
     result = scan_inputs(root, settings, found)
-    return result.findings, result.rocm is not None and result.rocm.level == "supported"
+    return tuple(result.findings), result.rocm is not None and result.rocm.level == "supported"
 
 
 # -- the dry run: one unified diff that `git apply` accepts ------------------------------------------------------

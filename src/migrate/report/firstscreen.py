@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
 
 from migrate import risk
 from migrate.assessment import STACKS, Assessment, Removal
@@ -172,7 +173,7 @@ def _unchanged(record: Assessment) -> tuple[Note, ...]:
         return ()
     notes = []
     runtime = sum(e.mid for c, e in record.blocking_by_category.items() if c in _RUN_AS_IS)
-    every = (*record.result.findings, *record.result.guarded_findings)
+    every = chain(record.result.findings, record.result.guarded_findings)  # read once, if at all: never a list
     scale = record.knowledge.get("scale-cuda-compiler")
     if scale is not None and runtime > _MOST * total and not any(_tensor_core(f) for f in every):
         notes.append(_note("Port or build unchanged: most of what blocks this port is inline PTX or CUDA-runtime "
@@ -200,11 +201,17 @@ def _tensor_core(finding: Finding) -> bool:
 def counts(record: Assessment) -> list[tuple[str, str]]:
     """The counts, each saying what it counts and how it differs from its neighbour."""
     result = record.result
-    statuses = [status_of(f, record.context, record.weights) for f in result.findings]
-    by_status = Counter(statuses)
-    work = Counter(f.severity for f, s in zip(result.findings, statuses) if s == "remaining")
+    by_status: Counter[str] = Counter()
+    work: Counter[Severity] = Counter()
+    paths = set()
+    for finding in result.findings:  # one read of them (a large scan's come back from disk)
+        found_status = status_of(finding, record.context, record.weights)
+        by_status[found_status] += 1
+        if found_status == "remaining":
+            work[finding.severity] += 1
+        paths.add(finding.path)
     levels = ", ".join(f"{work[s]} {s.label}" for s in sorted(Severity, reverse=True) if work.get(s))
-    files = len({f.path for f in result.findings})
+    files = len(paths)
     parts = [f"{by_status['remaining']} to port" + (f" ({levels})" if levels else "")]
     if by_status["optional-gap"]:
         parts.append(f"{by_status['optional-gap']} in CUDA-only add-ons")

@@ -48,6 +48,35 @@ def groups(record: Assessment, findings: Iterable[Finding] | None = None) -> lis
     return sorted(found, key=lambda g: (-g.severity, -len(g.findings), g.component, g.rule))
 
 
+@dataclass(frozen=True)
+class Row:
+    """A Group in short, as the terminal shows it: its first finding, how many it holds and the worst severity."""
+
+    component: str
+    title: str
+    rule: str
+    first: Finding
+    count: int
+    severity: Severity
+
+
+def rows(record: Assessment, findings: Iterable[Finding]) -> list[Row]:
+    """The groups of FINDINGS in the order groups gives, each kept as a Row: no list of the findings (a large scan
+    reads them back from disk, and its medium ones number in the hundred thousands)."""
+    firsts: dict[tuple[str, str], Finding] = {}
+    counts: Counter[tuple[str, str]] = Counter()
+    worst: dict[tuple[str, str], Severity] = {}
+    for finding in findings:
+        key = (record.context.component(finding.path), finding.rule)
+        firsts.setdefault(key, finding)
+        counts[key] += 1
+        worst[key] = max(worst.get(key, finding.severity), finding.severity)
+    titles = titles_of(record)
+    found = [Row(name, titles[name], rule, first, counts[name, rule], worst[name, rule])
+             for (name, rule), first in firsts.items()]
+    return sorted(found, key=lambda r: (-r.severity, -r.count, r.component, r.rule))
+
+
 def titles_of(record: Assessment) -> dict[str, str]:
     """Each component's title: from its work where it has some, else from the kinds of its findings."""
     # a component's required work names it, not the optional part of it (an extra's packages) listed after

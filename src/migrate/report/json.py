@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -17,8 +18,11 @@ from migrate.escape import in_json
 def summary(record: Assessment) -> dict[str, Any]:
     """Counts by severity (every level) and by category (those present)."""
     result = record.result
-    by_severity = Counter(f.severity.label for f in result.findings)
-    by_category = Counter(f.category for f in result.findings)
+    by_severity: Counter[str] = Counter()
+    by_category: Counter[str] = Counter()
+    for finding in result.findings:  # one read of them (a large scan's come back from disk)
+        by_severity[finding.severity.label] += 1
+        by_category[finding.category] += 1
     return {
         "files_scanned": result.files_scanned,
         "files_skipped": len(result.skipped),
@@ -90,11 +94,12 @@ def as_dict(record: Assessment, *, findings: bool = True) -> dict[str, Any]:
     }
 
 
-def listed(result: ScanResult) -> list[Finding]:
-    """Every finding in report order: the work, and (status guarded, info) the sites a ROCm build never compiles."""
+def listed(result: ScanResult) -> Iterator[Finding]:
+    """Every finding in report order: the work, and (status guarded, info) the sites a ROCm build never compiles.
+    Both come in report order: merged as they are read, never a list of them all (a scan's are read back from disk)."""
     if not result.guarded_findings:
-        return list(result.findings)
-    return sorted((*result.findings, *result.guarded_findings), key=Finding.key)
+        return iter(result.findings)
+    return heapq.merge(result.findings, result.guarded_findings, key=Finding.key)
 
 
 _FINDINGS = "\0findings\0"
@@ -112,17 +117,13 @@ def chunks(record: Assessment) -> Iterator[str]:
     data["findings"] = _FINDINGS
     head, _, tail = indented(data).partition(json.dumps(_FINDINGS))
     yield in_json(head)
-    every = listed(record.result)
-    if not every:
-        yield "[]"
     lead = "[\n    "
-    for finding in every:
+    for finding in listed(record.result):
         line = finding_json(finding)
         # only a line with a character beyond ASCII can hold one that in_json escapes: most lines skip its search
         yield lead + (line if line.isascii() else in_json(line))
         lead = ",\n    "
-    if every:
-        yield "\n  ]"
+    yield "[]" if lead == "[\n    " else "\n  ]"
     yield in_json(tail) + "\n"
 
 

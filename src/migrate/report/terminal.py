@@ -134,15 +134,16 @@ def _worst_files(console: Console, findings: Iterable[Finding]) -> None:
 
 def _top_findings(console: Console, record: Assessment) -> None:
     """Medium and above, one line per rule and component: the first place and how many more."""
-    important = [f for f in record.result.findings if f.severity >= Severity.MEDIUM]
-    if not important:
+    important = (f for f in record.result.findings if f.severity >= Severity.MEDIUM)
+    rows = grouping.rows(record, important)
+    if not rows:
         return
-    rows = grouping.groups(record, important)
-    console.print(f"[bold]Findings at medium and above[/bold] ({len(important)}, one line per rule and component):")
-    for group in rows[:_TOP_FINDINGS]:
-        first = group.first
-        more = f" (+{len(group.rest)} more in {group.title})" if group.rest else ""
-        label = Text(f"  {group.severity.label:<8}", style=SEVERITY_STYLE[group.severity])
+    total = sum(row.count for row in rows)
+    console.print(f"[bold]Findings at medium and above[/bold] ({total}, one line per rule and component):")
+    for row in rows[:_TOP_FINDINGS]:
+        first = row.first
+        more = f" (+{row.count - 1} more in {row.title})" if row.count > 1 else ""
+        label = Text(f"  {row.severity.label:<8}", style=SEVERITY_STYLE[row.severity])
         label.append(visible(f"{first.path}:{first.line}{more}  {first.rule}: {first.message}"))
         console.print(label, no_wrap=True, overflow="ellipsis")  # one line each; the reports have the rest
     if len(rows) > _TOP_FINDINGS:

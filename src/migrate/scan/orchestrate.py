@@ -4,22 +4,22 @@ Pure: returns a ScanResult."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
-from migrate import preproc, rocm_status
+from migrate import finding_status, preproc, rocm_status
 from migrate.cache import Cache, open_cache
 from migrate.config import Settings
 from migrate.gcpause import paused
 from migrate.inputs import Inputs, inputs, ruleset_for
-from migrate.model import (
-    Evidence, FileResult, Finding, Occurrence, ScanResult, Skipped, SourceFile, Substitution, ordered,
-)
+from migrate.model import Evidence, FileResult, Finding, ScanResult, Skipped, SourceFile, Substitution, ordered
+from migrate.packed import decode, encode
 from migrate.ruleset import Ruleset
 from migrate.scan import pool, project
 from migrate.scan.file import Shortcuts
 from migrate.scan.pool import Progress
+from migrate.scan.spill import Spill, SpilledFindings
+from migrate.weights import load_weights
 
 
 def scan(
@@ -41,49 +41,54 @@ def scan_inputs(
     root: Path, settings: Settings, found: Inputs, *, progress: Progress | None = None,
     shortcuts: Shortcuts = Shortcuts(), substitutions: bool = True,
 ) -> ScanResult:
-    """Scan the files FOUND names: every finding and skip, sorted."""
+    """Scan the files FOUND names: every finding and skip, sorted. The findings are read back from a spill
+    (scan/spill.py) that the result owns: they are kept on disk as they come, a file's at a time."""
+    spill = Spill()
+    try:
+        return _scan(root, settings, found, spill, progress=progress, shortcuts=shortcuts, substitutions=substitutions)
+    except BaseException:  # an error, Ctrl-C: the findings' temp file goes now, not when the process ends
+        spill.close()
+        raise
+
+
+def _scan(
+    root: Path, settings: Settings, found: Inputs, spill: Spill, *, progress: Progress | None,
+    shortcuts: Shortcuts, substitutions: bool,
+) -> ScanResult:
     ruleset = ruleset_for(settings)
     sources, skipped, changes = list(found.sources), list(found.skipped), found.changes
     store = open_cache(root, ruleset, settings)
     deadline = time.monotonic() + settings.time_budget
-    by_path: dict[str, tuple[Finding, ...]] = {}
+    raw: dict[str, tuple[int, int]] = {}  # each file's findings as the scan gave them: where in the spill
     guarded = unreadable = unscanned = 0
     held: list[Finding] = []
     evidence: list[Evidence] = []
     conditionals: dict[str, tuple[preproc.Directive, ...]] = {}
-    strings: dict[Any, Any] = {}  # str -> str, int -> int, tuple -> tuple
-    with paused():  # the results the workers send (findings, evidence): many objects, no cycles
+    with paused():  # the results the workers send (evidence, directives): many objects, no cycles
         for result in _results(sources, ruleset, settings, progress, store, deadline, shortcuts):
             unscanned += result.unscanned
-            if result.findings:
-                by_path[result.relpath] = _shared(result.findings, strings)
+            blob = result.packed or (encode(result.findings) if result.findings else b"")
+            if blob:
+                raw[result.relpath] = spill.append(blob)
             guarded += result.guarded
-            held.extend(_shared(result.guarded_findings, strings))
+            held.extend(result.guarded_findings)
             evidence.extend(result.evidence)
             if result.directives:
                 conditionals[result.relpath] = tuple(preproc.Directive(*d) for d in result.directives)
             if result.skipped:
                 skipped.append(result.skipped)
                 unreadable += not result.partial
-    del strings
     store.save(complete=found.complete and not unscanned)
-    findings = _in_path_order(by_path)
-    del by_path
-    with paused():  # the findings of a whole tree, restatused and sorted: no cycles to collect
-        own = project.warp_constants(project.without_first_party(findings, found.packages, ruleset), conditionals,
-                                     settings.targets)
-        findings, moved = project.never_compiled(own, conditionals, evidence)
+    with paused():  # each file's findings, made and let go in turn (those kept, frozen after): no cycles
+        facts = project.tree(found.packages, ruleset, conditionals, evidence, settings.targets)
+        moved, sites = _compiled(facts, spill, raw, seeing=_has_rocm_code(evidence))
         held.extend(moved)
         guarded += len(moved)
         status = project.status_of([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
-        findings = project.build_switches(findings, status)
-        findings = project.with_status(rocm_status.variants(findings, (s.relpath for s in sources)), status)
-        built = [f for f in findings if f.status == "guarded"]  # macro tests whose build already sets the macro
-        if built:
-            findings = [f for f in findings if f.status != "guarded"]
-            held.extend(built)
-            guarded += len(built)
-        kept, baselined = project.narrow(tuple(ordered(findings)), settings, changes)
+        kept, built, baselined = _settled(facts, project.settling(status, sites, sources),
+                                          project.narrowing(settings, changes), spill, raw)
+        held.extend(built)
+        guarded += len(built)
         return ScanResult(
             root=str(root),
             targets=settings.targets,
@@ -100,39 +105,53 @@ def scan_inputs(
         )
 
 
-# the strings, and the line numbers and substitution tuples (each unpickled as its own object, 28-60 bytes a finding)
-_SHARED = ("path", "rule", "category", "message", "evidence", "hip", "symbol", "status", "line", "column", "end_line",
-           "substitutions")
+def _has_rocm_code(evidence: list[Evidence]) -> bool:
+    """The tree has ROCm code (guards, HIP sources): only then does a finding's status read its kernel work."""
+    return any(e.kind in ("guard", "hip-source") for e in evidence)
 
 
-def _shared(findings: tuple[Finding, ...], strings: dict[Any, Any]) -> tuple[Finding, ...]:
-    """FINDINGS with each of their values the one copy STRINGS keeps. Each result comes unpickled from a worker
-    (or read from the cache) with copies of its own, and a large tree's findings repeat a few messages, rules and
-    lines of code thousands of times: kept once, the findings of a whole tree take 30-40% less memory."""
-    for finding in findings:
-        fields = finding.__dict__  # a result just received: no one else holds it yet, and its values stay equal
-        for name in _SHARED:
-            value = fields[name]
-            if value is not None:
-                fields[name] = strings.setdefault(value, value)
-        if finding.occurrences:
-            fields["occurrences"] = _shared_places(finding.occurrences, strings)
-    return findings
+def _compiled(
+    facts: project.Tree, spill: Spill, raw: dict[str, tuple[int, int]], *, seeing: bool
+) -> tuple[list[Finding], dict[str, bool]]:
+    """The first pass over the files' findings, in path order: (those a HIP build never compiles, and when SEEING,
+    the kernel work the rest holds: finding_status.kernel_sites). The ROCm status needs the count of the first;
+    the rest is made again in the second pass, cheaper than kept."""
+    moved: list[Finding] = []
+    sites: dict[str, bool] = {}
+    weights = load_weights()
+    for path in sorted(raw):
+        kept, out = project.compiled(facts, _read(spill, raw[path]))
+        moved.extend(out)
+        if seeing:
+            sites.update(finding_status.kernel_sites(kept, weights))
+    return moved, sites
 
 
-def _shared_places(places: tuple[Occurrence, ...], strings: dict[Any, Any]) -> tuple[Occurrence, ...]:
-    """PLACES with each evidence the one copy STRINGS keeps (a folded finding of a large header has a thousand)."""
-    new, shared = tuple.__new__, strings.setdefault
-    return tuple([new(Occurrence, (line, column, end, shared(text, text))) for line, column, end, text in places])
+def _settled(
+    facts: project.Tree, how: project.Settling, narrowing: project.Narrowing, spill: Spill,
+    raw: dict[str, tuple[int, int]],
+) -> tuple[SpilledFindings, list[Finding], int]:
+    """The second pass, in path order: (the findings of the report, in order and spilled again; the macro tests
+    whose build already sets the macro; how many the baseline accepts)."""
+    kept = SpilledFindings(spill)
+    built: list[Finding] = []
+    baselined = 0
+    for path in sorted(raw):
+        findings, _ = project.compiled(facts, _read(spill, raw[path]))
+        findings, out = project.settled(how, findings)
+        built.extend(out)
+        findings, accepted = project.narrow(narrowing, findings)
+        baselined += accepted
+        kept.add(findings)
+    return kept, built, baselined
 
 
-def _in_path_order(by_path: dict[str, tuple[Finding, ...]]) -> list[Finding]:
-    """The findings of every file, the files in path order and each one's findings in report order: the whole
-    tree's findings then come in report order without a sort of them all (its keys: 30 MB for 177,000 findings)."""
-    return [finding for path in sorted(by_path) for finding in ordered(by_path[path])]
+def _read(spill: Spill, where: tuple[int, int]) -> list[Finding]:
+    """A file's findings from the spill, in report order (a worker gives them in rule order)."""
+    return list(ordered(decode(spill.read(*where))))
 
 
-def _substitutions(findings: tuple[Finding, ...], settings: Settings) -> tuple[Substitution, ...]:
+def _substitutions(findings: Sequence[Finding], settings: Settings) -> tuple[Substitution, ...]:
     from migrate.substitutions import propose  # here: `check` and `baseline` never ask for substitutions
 
     return propose(findings, settings.targets)

@@ -5,7 +5,8 @@ compiles moves aside, the ROCm status of the whole tree gives each finding its s
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,72 +22,98 @@ if TYPE_CHECKING:
     from migrate.gitdiff import Changes
 
 
-def without_first_party(findings: list[Finding], packages: frozenset[str], ruleset: Ruleset) -> list[Finding]:
-    """Drop import and dependency findings of PACKAGES, those the repository defines itself: scanning DeepSpeed,
-    its own `import deepspeed` and the `pip install deepspeed` of its README are not a dependency on DeepSpeed."""
+@dataclass(frozen=True)
+class Tree:
+    """What the tree as a whole tells each file's findings, known once every file is scanned: each step below is
+    then a decision per path, so the findings go through a file at a time, in path order."""
+
+    first_party: Callable[[Finding], bool]  # an import or dependency of the repository's own packages
+    warp_fixed: frozenset[str] | None  # warp-size names #defined as 32 and nothing else (None: no 64-lane target)
+    settled: preproc.Settled  # the #if branches a HIP build never compiles
+    source_lists: tuple[Evidence, ...]  # the CMake source lists
+    device_pass_defined: bool  # the repository #defines __CUDA_ARCH__ itself (a HIP compat header's device pass)
+
+
+def tree(
+    packages: frozenset[str], ruleset: Ruleset, conditionals: dict[str, tuple[preproc.Directive, ...]],
+    evidence: list[Evidence], gfx_targets: tuple[str, ...],
+) -> Tree:
+    """The tree-wide facts of a scan: its own PACKAGES, its CONDITIONALS and EVIDENCE (every file's)."""
+    return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets), preproc.Settled(conditionals),
+                tuple(e for e in evidence if e.kind in rocm_status.SOURCE_LISTS), _defines_device_pass(conditionals))
+
+
+def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """One file's FINDINGS (in report order) without those of its own packages, warp-size names resolved: (those a
+    HIP build compiles, the rest, guarded)."""
+    kept = [f for f in findings if not facts.first_party(f)]
+    if facts.warp_fixed:
+        kept = _warp_constants(kept, facts.warp_fixed)
+    kept, moved = rocm_status.never_compiled(kept, facts.settled, _other_backends())
+    kept, listed = rocm_status.cuda_only(kept, facts.source_lists)
+    if facts.device_pass_defined:
+        listed += [f.guarded() for f in kept if f.rule == DEVICE_PASS_TEST]
+        kept = [f for f in kept if f.rule != DEVICE_PASS_TEST]
+    return kept, moved + listed
+
+
+DEVICE_PASS_TEST = "cuda-arch-device-pass"
+
+
+def _defines_device_pass(conditionals: dict[str, tuple[preproc.Directive, ...]]) -> bool:
+    """The repository #defines __CUDA_ARCH__ itself, as a HIP compat header does for the device pass (ggml's
+    vendors/hip.h): its tests of __CUDA_ARCH__ alone are no work."""
+    return any(d.keyword == "define" and d.argument.split(None, 1)[:1] == ["__CUDA_ARCH__"]
+               for directives in conditionals.values() for d in directives)
+
+
+def _first_party(packages: frozenset[str], ruleset: Ruleset) -> Callable[[Finding], bool]:
+    """A test for the import and dependency findings of PACKAGES, those the repository defines itself: scanning
+    DeepSpeed, its own `import deepspeed` and the `pip install deepspeed` of its README are no dependency on it."""
     if not packages:
-        return findings
+        return _never
     from packaging.utils import canonicalize_name  # imported only here: `check` on a few files seldom needs it
 
     import_rules = {r.id for r in ruleset.rules if r.match.get("imports")}
     package_rules = {r.id for r in ruleset.rules if r.match.get("matcher") == "manifest-package"}
     names = {canonicalize_name(p) for p in packages}
-    return [f for f in findings
-            if not (f.rule in import_rules and f.symbol and f.symbol.split(".")[0] in packages)
-            and not (f.rule in package_rules and f.symbol in names)]
+
+    def own(f: Finding) -> bool:
+        symbol = f.symbol or ""
+        return ((f.rule in import_rules and symbol.split(".")[0] in packages)
+                or (f.rule in package_rules and f.symbol in names))
+
+    return own
+
+
+def _never(_finding: Finding) -> bool:
+    return False
 
 
 WARP_SIZE_USE = "warp-size-name-use"
 _THIRTY_TWO = lazy_regex(r"\(?\s*(?:32|0x20)[uUlL]*\s*\)?")
 
 
-def warp_constants(
-    findings: list[Finding], conditionals: dict[str, tuple[preproc.Directive, ...]], gfx_targets: tuple[str, ...]
-) -> list[Finding]:
-    """Uses of a warp-size constant defined in another file come as info; they are low (on a 64-lane target) where
-    the repository #defines the name as 32 and as nothing else (no per-platform definition)."""
-    if not any(f.rule == WARP_SIZE_USE and f.severity is Severity.INFO for f in findings):
-        return findings
+def _warp_fixed(
+    conditionals: dict[str, tuple[preproc.Directive, ...]], gfx_targets: tuple[str, ...]
+) -> frozenset[str] | None:
+    """The names the repository #defines as 32 and as nothing else (no per-platform definition), when a target has
+    64 lanes: a use of one defined in another file is low there, not info."""
     if all(targets.wavefront_size(t) != 64 for t in gfx_targets):
-        return findings
+        return None
     values: dict[str, set[str]] = {}
     for directives in conditionals.values():
         for directive in directives:
             if directive.keyword == "define":
                 name, _, value = directive.argument.strip().partition(" ")
                 values.setdefault(name, set()).add(value.strip())
-    fixed = {name for name, found in values.items() if all(_THIRTY_TWO.fullmatch(v) for v in found)}
+    return frozenset(name for name, found in values.items() if all(_THIRTY_TWO.fullmatch(v) for v in found))
+
+
+def _warp_constants(findings: list[Finding], fixed: frozenset[str]) -> list[Finding]:
+    """Uses of a warp-size constant defined in another file come as info; those of FIXED names are low."""
     return [replace(f, severity=Severity.LOW, message=f"{f.message} ({f.symbol} is #defined as 32 in this repository.)")
             if f.rule == WARP_SIZE_USE and f.severity is Severity.INFO and f.symbol in fixed else f for f in findings]
-
-
-def never_compiled(
-    findings: list[Finding], conditionals: dict[str, tuple[preproc.Directive, ...]], evidence: list[Evidence]
-) -> tuple[list[Finding], list[Finding]]:
-    """(findings a HIP build compiles, the rest): #if branches HIP rules out, other vendors' backends, and
-    sources the CMake build lists only for CUDA."""
-    findings, moved = rocm_status.never_compiled(findings, conditionals, _other_backends())
-    lists = [e for e in evidence if e.kind in rocm_status.SOURCE_LISTS]
-    findings, listed = rocm_status.cuda_only(findings, lists)
-    findings, defined = device_pass_defined(findings, conditionals)
-    return findings, moved + listed + defined
-
-
-DEVICE_PASS_TEST = "cuda-arch-device-pass"
-
-
-def device_pass_defined(
-    findings: list[Finding], conditionals: dict[str, tuple[preproc.Directive, ...]]
-) -> tuple[list[Finding], list[Finding]]:
-    """(findings, tests of __CUDA_ARCH__ alone moved to guarded): no work where the repository #defines __CUDA_ARCH__
-    itself, as a HIP compat header does for the device pass (ggml's vendors/hip.h)."""
-    if not any(f.rule == DEVICE_PASS_TEST for f in findings):
-        return findings, []
-    if not any(d.keyword == "define" and d.argument.split(None, 1)[:1] == ["__CUDA_ARCH__"]
-               for directives in conditionals.values() for d in directives):
-        return findings, []
-    return ([f for f in findings if f.rule != DEVICE_PASS_TEST],
-            [f.guarded() for f in findings if f.rule == DEVICE_PASS_TEST])
 
 
 @cache
@@ -102,38 +129,72 @@ def status_of(evidence: list[Evidence], guarded: int, sources: list[SourceFile])
                               extension_dirs=extensions)
 
 
+@dataclass(frozen=True)
+class Settling:
+    """What gives each finding its status: the repository's ROCm status, seen with the tree's kernel work."""
+
+    known: frozenset[str]  # every path and directory (a CUDA variant's ROCm sibling)
+    context: finding_status.Context
+    unported: bool  # no ROCm build path at all (status none): a CUDA build switch's tests are work
+
+
+def settling(status: RocmStatus, sites: dict[str, bool], sources: list[SourceFile]) -> Settling:
+    """The Settling of a tree with STATUS, its kernel work at SITES (finding_status.kernel_sites) and SOURCES."""
+    context = finding_status.Context.from_status(status).seeing_sites(sites)
+    return Settling(rocm_status.known_paths(s.relpath for s in sources), context,
+                    status.level == rocm_status.LEVELS[0])
+
+
+def settled(how: Settling, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """One file's FINDINGS, each with its status (covered, optional-gap, remaining): (those, the macro tests whose
+    build already sets the macro, guarded)."""
+    if how.unported:
+        findings = _build_switches(findings)
+    every = finding_status.statused(rocm_status.variants(findings, how.known), how.context, load_weights())
+    return [f for f in every if f.status != "guarded"], [f for f in every if f.status == "guarded"]
+
+
 BUILD_SWITCH = "cuda-build-switch"
+_NO_ROCM_BUILD = (" (This repository has no ROCm build yet: the one to be written must define the switch, or this code"
+                  " test a HIP one.)")
 
 
-def build_switches(findings: list[Finding], status: RocmStatus) -> list[Finding]:
+def _build_switches(findings: list[Finding]) -> list[Finding]:
     """Tests of a CUDA build switch (#if BUILD_CUDA) come as info, since a ROCm build may define the switch too; they
-    are low where the repository has no ROCm build path at all (status none): that build is still to be written,
-    and it must define the switch or the code test one of its own."""
-    if status.level != rocm_status.LEVELS[0]:
-        return findings
-    note = (" (This repository has no ROCm build yet: the one to be written must define the switch, or this code"
-            " test a HIP one.)")
-    return [replace(f, severity=Severity.LOW, message=f.message + note)
+    are low in a repository with no ROCm build path at all: that build is still to be written, and it must define
+    the switch or the code test one of its own."""
+    return [replace(f, severity=Severity.LOW, message=f.message + _NO_ROCM_BUILD)
             if f.rule == BUILD_SWITCH and f.severity is Severity.INFO else f for f in findings]
 
 
-def with_status(findings: list[Finding], status: RocmStatus) -> list[Finding]:
-    """Each finding's status (covered, optional-gap, remaining) in the light of the repository's ROCm status."""
-    return list(finding_status.with_status(findings, finding_status.Context.from_status(status), load_weights()))
+@dataclass(frozen=True)
+class Narrowing:
+    """What leaves findings out of a report: the baseline's fingerprints, the lines changed since --diff-base."""
+
+    accepted: frozenset[str] | None = None
+    changes: Changes | None = None
 
 
-def narrow(
-    findings: tuple[Finding, ...], settings: Settings, changes: Changes | None
-) -> tuple[tuple[Finding, ...], int]:
-    """Leave out the baseline's findings (counted), then those off the lines changed since --diff-base."""
+def narrowing(settings: Settings, changes: Changes | None) -> Narrowing:
+    """The Narrowing of SETTINGS (its baseline read once) and CHANGES."""
+    if not settings.baseline:  # the import here: most scans and checks have no baseline
+        return Narrowing(None, changes)
+    from migrate.baseline import load as load_baseline
+
+    return Narrowing(load_baseline(Path(settings.baseline)), changes)
+
+
+def narrow(how: Narrowing, findings: list[Finding]) -> tuple[list[Finding], int]:
+    """One file's FINDINGS (in report order) without the baseline's (counted), then without those off the lines
+    changed since --diff-base."""
     baselined = 0
-    if settings.baseline:  # the imports here: most scans and checks have neither a baseline nor a --diff-base
-        from migrate.baseline import load as load_baseline, new_findings
+    if how.accepted is not None:  # the imports here: most scans and checks have neither a baseline nor a --diff-base
+        from migrate.baseline import new_findings
 
-        new = new_findings(findings, load_baseline(Path(settings.baseline)))
-        baselined, findings = len(findings) - len(new), new
-    if changes is not None:
+        new = new_findings(findings, how.accepted)
+        baselined, findings = len(findings) - len(new), list(new)
+    if how.changes is not None:
         from migrate.gitdiff import keep_changed
 
-        findings = keep_changed(findings, changes)
+        findings = list(keep_changed(findings, how.changes))
     return findings, baselined

@@ -130,6 +130,25 @@ def test_each_file_has_a_time_budget(tmp_path: Path) -> None:
     assert {f.path for f in result.findings} == {"fast.cu"}
 
 
+def test_a_budget_that_runs_out_inside_tree_sitter_is_still_a_budget() -> None:
+    """tree-sitter compiling a query's #match? regex turns the timer's OverBudget into its own QueryError (a scan of
+    CUTLASS on a loaded machine stopped on one); the timer says the budget ran out, and scan_file skips the file."""
+    import tree_sitter
+    import tree_sitter_cuda
+
+    from migrate.scan import budget
+
+    language = tree_sitter.Language(tree_sitter_cuda.language())
+    patterns = " ".join(f'((identifier) @i{n} (#match? @i{n} "^(ab|cd){n}[a-z]+$"))' for n in range(600))
+    with pytest.raises((budget.OverBudget, tree_sitter.QueryError)) as raised:
+        with budget.file_budget(0.002) as timer:
+            tree_sitter.Query(language, patterns)  # ~0.1 s
+    assert timer.expired, raised.value
+    with budget.file_budget(5) as timer:
+        pass
+    assert not timer.expired
+
+
 # --- item 8: a baseline named in the repository's config is a bounded regular file inside it -----------------
 
 

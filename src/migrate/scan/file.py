@@ -32,13 +32,18 @@ class Shortcuts:
 
 def scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings, shortcuts: Shortcuts = Shortcuts()) -> FileResult:
     """Findings for one file, or the reason it was skipped (also when it takes longer than its time budget)."""
+    timer = budget.Timer()
     try:
-        with budget.file_budget(settings.file_time_budget):
+        with budget.file_budget(settings.file_time_budget) as timer:
             return _scan_file(source, ruleset, settings, shortcuts)
     except budget.OverBudget:
         return FileResult(source.relpath, skipped=Skipped(source.relpath, budget.reason(settings.file_time_budget)))
     except (RecursionError, MemoryError):
         return FileResult(source.relpath, skipped=Skipped(source.relpath, "too deeply nested to parse"))
+    except Exception:
+        if not timer.expired:
+            raise
+        return FileResult(source.relpath, skipped=Skipped(source.relpath, budget.reason(settings.file_time_budget)))
 
 
 def _scan_file(source: SourceFile, ruleset: Ruleset, settings: Settings, shortcuts: Shortcuts) -> FileResult:

@@ -138,12 +138,15 @@ def test_builds_without_a_gpu_and_says_so(tmp_path: Path) -> None:
     assert lines[0] == "GPU: none (nvidia-smi lists none): built only, nothing run"
     assert lines[1].startswith("HIP headers: release 6.0; do NOT build with this nvcc: ") and "error" in lines[1]
     assert lines[3:5] == [f"cuda-samples/samples__{name} | built | "
-                          "build failed (not built: the HIP headers do not build with this nvcc)"
+                          "build failed (not built: the HIP headers do not build with this nvcc) | built"
                           for name in ("split", "twice")]
-    assert lines[5:] == ["original: built 2/2", "builtin: built 0/2"]
+    assert lines[5:] == ["original: built 2/2", "builtin: built 0/2", "kept: built 2/2"]  # kept: nvcc, no HIP headers
     translated = (work / "translated" / "builtin" / "cuda-samples__samples__twice" / "twice.cu").read_text()
     assert "hipMalloc(&d, sizeof(h));" in translated and translated.startswith("#include <hip/hip_runtime.h>\n")
     helper = work / "translated-include" / "builtin" / "cuda-samples__Common" / "helper.h"
     assert helper.read_text() == "#pragma once\n#include <hip/hip_runtime.h>\n"
+    kept = (work / "translated" / "kept" / "cuda-samples__samples__twice" / "twice.cu").read_text()
+    assert "cudaMalloc(&d, sizeof(h));" in kept  # the CUDA sources keep their names
     result = json.loads(report.read_text())
-    assert (result["gpu"], result["engines"], result["programs"][0]["original"]["built"]) == ([], ["builtin"], True)
+    assert (result["gpu"], result["engines"], result["programs"][0]["original"]["built"]) == (
+        [], ["builtin", "kept"], True)

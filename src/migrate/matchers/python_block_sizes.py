@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
-from migrate.matchers.python_common import as_list, check_keys, check_regex, has_word
+from migrate.matchers.python_common import as_list, check_bounds, check_keys, check_regex, check_words, has_word
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -18,9 +18,7 @@ _KEYS = {"matcher", "needles", "names", "at_least", "at_most", "if_file", "unles
 
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "block-size-choice")
-    needles = as_list(params.get("needles"))
-    if not needles or not all(isinstance(n, str) and n.isidentifier() for n in needles):
-        raise ValueError("block-size-choice needs 'needles' (the block-size names, as words)")
+    check_words(params, "needles", "block-size-choice needs 'needles' (the block-size names, as words)")
     check_regex(params, "names", required=True)
     wanted = as_list(params.get("if_file"))
     if not wanted:
@@ -28,8 +26,7 @@ def _validate(params: Mapping[str, Any]) -> None:
     for regex in wanted:
         check_regex({"if_file": regex}, "if_file", required=True)
     check_regex(params, "unless_file", required=False)
-    if not (type(params.get("at_least")) is int and type(params.get("at_most")) is int):
-        raise ValueError("block-size-choice needs 'at_least' and 'at_most' (integers)")
+    check_bounds(params, "block-size-choice")
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:

@@ -54,6 +54,19 @@ def check_regex(params: Mapping[str, Any], key: str, *, required: bool) -> None:
     re.compile(params[key])
 
 
+def check_words(params: Mapping[str, Any], key: str, message: str) -> None:
+    """PARAMS[KEY] is one identifier or a list of them; else ValueError(MESSAGE)."""
+    words = as_list(params.get(key))
+    if not words or not all(isinstance(w, str) and w.isidentifier() for w in words):
+        raise ValueError(message)
+
+
+def check_bounds(params: Mapping[str, Any], what: str) -> None:
+    """PARAMS has integers `at_least` and `at_most`."""
+    if not (type(params.get("at_least")) is int and type(params.get("at_most")) is int):
+        raise ValueError(f"{what} needs 'at_least' and 'at_most' (integers)")
+
+
 def prefixed(name: str, prefix: str) -> bool:
     """`torch.cuda.amp.autocast` is under `torch.cuda`; `torch.cudax` is not."""
     return name == prefix or name.startswith(prefix + ".")

@@ -9,7 +9,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
-from migrate.matchers.python_common import as_list, check_keys, check_regex, has_word, hip_adjusted
+from migrate.matchers.python_common import (
+    as_list, check_bounds, check_keys, check_regex, check_words, has_word, hip_adjusted,
+)
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -19,13 +21,10 @@ _DIVISIONS = (ast.FloorDiv, ast.Div, ast.RShift)
 
 def _validate(params: Mapping[str, Any]) -> None:
     check_keys(params, _KEYS, "warp-count")
-    names = as_list(params.get("names"))
-    if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
-        raise ValueError("warp-count needs 'names' (the settings that take a warp count, num_warps)")
+    check_words(params, "names", "warp-count needs 'names' (the settings that take a warp count, num_warps)")
     check_regex(params, "sizes", required=True)
     check_regex(params, "if_file", required=False)
-    if not (type(params.get("at_least")) is int and type(params.get("at_most")) is int):
-        raise ValueError("warp-count needs 'at_least' and 'at_most' (integers)")
+    check_bounds(params, "warp-count")
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:

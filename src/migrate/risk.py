@@ -486,27 +486,44 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
     found: list[Reason] = []
     if any(is_c(f.path) and not f.vendored for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
-    main = _Kept(items, lambda f: on_main_path(f.path, weights))
-    environment = _Kept(main, lambda f: phase_of(f, weights) == "environment")
-    replace = next((f for f in main if f.severity >= Severity.HIGH
-                    and (phase_of(f, weights) == "environment" or _python(f.path))), None)
+    replace, check, install, decisions = _floor_findings(items, weights)
     if replace is not None:
         found.append((weights.environment_floor, f"a CUDA-only package or call to replace: {replace.rule} at "
                                                  f"{replace.path}:{replace.line}"))
-    check = next((f for f in main if f.severity >= Severity.MEDIUM and phase_of(f, weights) != "environment"), None)
     if check is not None:
         found.append((weights.code_floor, f"CUDA-specific code to check: {check.rule} at {check.path}:{check.line}"))
-    replaced = sorted({_decision(f) for f in environment if f.severity >= Severity.MEDIUM and f.substitutions}
-                      | {_decision(f) for f in main if f.substitutions and _trains_with(f, weights)})
+    replaced = sorted(decisions)
     if context.level != "supported":
         steps = [floor for count, floor in weights.substitution_steps if len(replaced) >= count]
         if steps:
             found.append((max(steps), f"{len(replaced)} things to replace on the main path: {', '.join(replaced)}"))
-    install = next((f for f in items if _blocks_install(f, weights)), None)
     if context.level == "supported" and install is not None:
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
                                              f"{install.path}:{install.line}"))
     return found
+
+
+def _floor_findings(
+    items: Iterable[Finding], weights: Weights
+) -> tuple[Finding | None, Finding | None, Finding | None, set[str]]:
+    """In one read of ITEMS (a large scan's come back from disk each time): the first finding on the main path that
+    is a CUDA-only package or call to replace, the first with CUDA-specific code to check, the first that blocks the
+    install, and the substitution decisions on the main path."""
+    replace = check = install = None
+    decisions: set[str] = set()
+    for f in items:
+        if install is None and _blocks_install(f, weights):
+            install = f
+        if not on_main_path(f.path, weights):
+            continue
+        environment = phase_of(f, weights) == "environment"
+        if replace is None and f.severity >= Severity.HIGH and (environment or _python(f.path)):
+            replace = f
+        if check is None and f.severity >= Severity.MEDIUM and not environment:
+            check = f
+        if f.substitutions and ((environment and f.severity >= Severity.MEDIUM) or _trains_with(f, weights)):
+            decisions.add(_decision(f))
+    return replace, check, install, decisions
 
 
 class _Chosen:

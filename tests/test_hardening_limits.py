@@ -37,8 +37,8 @@ def scan_json(path: Path, *args: str) -> tuple[int, dict, str]:
 # --- D4: per-line work is linear ------------------------------------------------------------------------------
 
 # Each shape was quadratic (or worse) in its size: at these sizes each took from 5 s to over a minute a file
-# before; now each takes under a second. The per-file budget is lowered to 3 s, so a regression shows as the file
-# being skipped instead of scanned, or (for the #if nesting, read once per scan) as the scan taking longer.
+# before; now each takes under a second. The scan runs in this process (one job), so its CPU time is measured:
+# a loaded machine stretches the wall clock, not the work. The per-file budget (wall clock) stays well above it.
 def _continued_define(lines: int) -> str:
     return "#define ALLOC_ALL(p) \\\n" + "  cudaFree(p[0]); \\\n" * lines + "  0\n"
 
@@ -67,9 +67,9 @@ def test_per_line_work_is_linear(tmp_path: Path, name: str) -> None:
     text, rule = SHAPES[name]
     (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / name).write_text(text)
-    start = time.perf_counter()
-    result = scan(tmp_path, Settings(jobs=1, max_file_size=10 << 20, file_time_budget=3.0))
-    assert time.perf_counter() - start < 3.0
+    start = time.process_time()
+    result = scan(tmp_path, Settings(jobs=1, max_file_size=10 << 20, file_time_budget=60.0))
+    assert time.process_time() - start < 3.0
     assert result.skipped == () and result.files_scanned == 1
     if rule is not None:
         assert rule in {f.rule for f in result.findings}

@@ -405,8 +405,8 @@ def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     """The tests of if / while / conditional expressions / asserts (and the and/or assigned or returned) that name a
     flag or predicate `switches` matches whole (`if HAS_FLASH_ATTN:`, `x if is_flash_attn_2_available() else y`,
-    `assert _flash_attn_version >= required`), and with
-    `switch_defaults` where such a flag is turned on by a literal True: where code chooses a feature."""
+    `assert _flash_attn_version >= required`), and with `switch_defaults` where such a flag is turned on by a
+    literal True: where code chooses a feature."""
     if "switches" not in params:
         return
     regex = re.compile(params["switches"])

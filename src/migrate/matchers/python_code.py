@@ -403,9 +403,10 @@ def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 
 def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
-    """The tests of if / while / conditional expressions (and the and/or assigned or returned) that name a flag or
-    predicate `switches` matches whole (`if HAS_FLASH_ATTN:`, `x if is_flash_attn_2_available() else y`), and with
-    `switch_defaults` where such a flag is turned on by a literal True: where code chooses a feature."""
+    """The tests of if / while / conditional expressions / asserts (and the and/or assigned or returned) that name a
+    flag or predicate `switches` matches whole (`if HAS_FLASH_ATTN:`, `x if is_flash_attn_2_available() else y`,
+    `assert _flash_attn_version >= required`), and with `switch_defaults` where such a flag is turned on by a
+    literal True: where code chooses a feature."""
     if "switches" not in params:
         return
     regex = re.compile(params["switches"])
@@ -413,7 +414,7 @@ def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         yield from _switched_on(doc, regex)
     if not any(regex.fullmatch(name) for name in doc.identifiers):
         return  # most files name no such flag: spare walking every test
-    tests = [node.test for node in doc.of_type(ast.If, ast.While, ast.IfExp)]
+    tests = [node.test for node in doc.of_type(ast.If, ast.While, ast.IfExp, ast.Assert)]
     tests += [node.value for node in doc.of_type(ast.Assign, ast.Return) if isinstance(node.value, ast.BoolOp)]
     for test in tests:  # `use_sliding = _flash_supports_window_size and window is not None` decides as well
         for item in ast.walk(test):

@@ -238,6 +238,31 @@ def test_a_device_pass_test_is_work_unless_the_repository_defines_cuda_arch(
         ("src/lane.cuh", 3, status)]
 
 
+PAIRED_ADD = "__device__ void splat(__half2* grid, __half2 g, int i) {\n  atomicAdd(grid + i, g);\n}\n"
+
+
+@pytest.mark.parametrize("compat, status", [
+    (None, "remaining"),
+    # a project's own overload (a compare-and-swap on the 32-bit word), compiled for HIP too
+    ("#if __CUDA_ARCH__ < 600 || defined(USE_ROCM)\n__device__ inline void atomicAdd(half2* address, half2 val) {\n"
+     "  add_halves(address, val);\n}\n#endif\n", "guarded"),
+    # a look-alike: a helper of another name, and a call, define nothing
+    ("__device__ inline void atomic_add_pair(half2* address, half2 val) { atomicAdd(address, val); }\n", "remaining"),
+])
+def test_a_half2_atomic_add_is_work_unless_the_repository_defines_the_overload(
+    tmp_path: Path, compat: str | None, status: str
+) -> None:
+    write(tmp_path, "csrc/grid.cu", PAIRED_ADD)
+    if compat is not None:
+        write(tmp_path, "csrc/compat.cuh", compat)
+    result = scan(tmp_path, Settings(jobs=1))
+    every = [*result.findings, *result.guarded_findings]
+    calls = [("csrc/grid.cu", 2, status)] + ([("csrc/compat.cuh", 1, status)] if "atomic_add_pair" in (compat or "")
+                                             else [])
+    assert sorted((f.path, f.line, f.status) for f in every if f.rule == "atomic-add-half2") == sorted(calls)
+    assert result.rocm is not None and all(e.kind != "paired-atomic-overload" for e in result.rocm.evidence)
+
+
 SWITCH = "#if BUILD_CUDA\n__global__ void scale(float* x) { x[threadIdx.x] *= 2.0f; }\n#endif\n"
 
 

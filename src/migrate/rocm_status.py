@@ -17,6 +17,10 @@ from migrate.parse import ParseError
 
 LEVELS = ("none", "partial", "supported")
 SOURCE_LISTS = frozenset({"cuda-only-source", "build-source"})  # what CMake compiles where: used, not cited
+PAIRED_ATOMIC = "paired-atomic-overload"  # the project's own atomicAdd for __half2 (HIP has none): used, not cited
+NOT_CITED = SOURCE_LISTS | {PAIRED_ATOMIC}
+_PAIRED_ATOMIC_DEFINED = lazy_regex(
+    r"\batomicAdd\s*\(\s*(?:const\s+)?(?:__half2|half2|__nv_bfloat162|nv_bfloat162)\s*\*\s*\w+\s*,[^;{()]*\)\s*\{")
 # "hip"/"amd" not inside a word (ship, lambda); matched on lower-cased text, after a substring test that passes
 # over most files in C (a case-insensitive regex over every file cost a quarter of a scan).
 _HINT = lazy_regex(r"(?<![a-z])(?:hip|rocm|amd)|gfx\d|offload-arch|\bmi[123]\d\d")
@@ -85,7 +89,17 @@ def source_evidence(
             start = text.rfind("\n", 0, offset) + 1
             line = text[start : text.find("\n", offset) % (len(text) + 1)].strip()
             evidence.append(Evidence("hip-source", relpath, text.count("\n", 0, start) + 1, line[:120], 2))
-    return tuple(evidence) + guard_evidence(relpath, found)
+    return tuple(evidence) + guard_evidence(relpath, found) + _paired_atomic(relpath, text)
+
+
+def _paired_atomic(relpath: str, text: str) -> tuple[Evidence, ...]:
+    """The file defines atomicAdd for a __half2 / __nv_bfloat162 destination itself (exllamav2's compat.cuh): its
+    calls compile under hipcc, which has no such overload."""
+    found = _PAIRED_ATOMIC_DEFINED.search(text) if "atomicAdd" in text else None
+    if found is None:
+        return ()
+    line = text.count("\n", 0, found.start()) + 1
+    return (Evidence(PAIRED_ATOMIC, relpath, line, found.group(0)[:120], 0),)
 
 
 def _mentions(low: str) -> bool:

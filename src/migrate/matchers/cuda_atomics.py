@@ -1,4 +1,5 @@
-"""Floating-point atomicAdd: the destination is a float/half/bfloat16 by cast, by declaration or by template type."""
+"""Floating-point atomicAdd: the destination is a float/half/bfloat16 by cast, by declaration or by template type;
+`paired: true` keeps only the two-lane half / bfloat16 types (__half2, __nv_bfloat162), `false` leaves them out."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from migrate.parse.cuda import CudaDocument
 # Found by name (a byte search confirmed on the tree), not by a query: most files have no atomicAdd, and every
 # pattern in the query bundle costs every file.
 _ATOMIC_ADDS = ("atomicAdd", "atomicAdd_system", "atomicAdd_block", "unsafeAtomicAdd")
-_FLOAT_TYPE = r"(?:float|double|half|__half|__half2|half2|at::Half|c10::Half|at::BFloat16|c10::BFloat16|__nv_bfloat16" \
-              r"|__nv_bfloat162|nv_bfloat16|__hip_bfloat16|scalar_t|accscalar_t|acc_t|opmath_t)"
-_CAST = lazy_regex(rf"(?:<|\()\s*(?:const\s+)?{_FLOAT_TYPE}\s*\*")
+_SCALAR_TYPE = r"(?:float|double|half|__half|at::Half|c10::Half|at::BFloat16|c10::BFloat16|__nv_bfloat16" \
+               r"|nv_bfloat16|__hip_bfloat16|scalar_t|accscalar_t|acc_t|opmath_t)"
+_PAIRED_TYPE = r"(?:__half2|half2|__nv_bfloat162|nv_bfloat162)"
+_CASTS = {paired: lazy_regex(rf"(?:<|\()\s*(?:const\s+)?{kind}\s*\*")
+          for paired, kind in ((False, _SCALAR_TYPE), (True, _PAIRED_TYPE))}
 _BASE = lazy_regex(r"^&?\s*\(?\s*([A-Za-z_]\w*)")
 
 
@@ -29,6 +32,7 @@ def match_float_atomic(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
     """Each atomicAdd whose destination is cast to, or declared in its function as, a floating-point pointer."""
     if not isinstance(doc, CudaDocument):
         return
+    paired = bool(params.get("paired", False))
     for token in doc.tokens_named(_ATOMIC_ADDS):
         node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
         call = node.parent if node is not None else None
@@ -36,12 +40,13 @@ def match_float_atomic(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
         if call is None or arguments is None or arguments.named_child_count == 0 or token.node_type == "macro":
             continue
         dest = doc.node_text(arguments.named_children[0])
-        if _CAST.search(dest) or _declared_float(doc, call.start_byte, dest):
+        if _CASTS[paired].search(dest) or _declared_float(doc, call.start_byte, dest, paired):
             yield Hit(call.start_point.row + 1, call.start_point.column + 1, symbol=token.name)
 
 
-def _declared_float(doc: CudaDocument, offset: int, dest: str) -> bool:
-    """The pointer the destination indexes is declared with a floating-point type in the enclosing function."""
+def _declared_float(doc: CudaDocument, offset: int, dest: str, paired: bool) -> bool:
+    """The pointer the destination indexes is declared with a floating-point type (a paired one if PAIRED) in the
+    enclosing function."""
     base = _BASE.match(dest)
     function = doc.enclosing_function(offset)
     if base is None or function is None:
@@ -49,5 +54,6 @@ def _declared_float(doc: CudaDocument, offset: int, dest: str) -> bool:
     body = doc.data[function.start_byte : offset].decode("utf-8", "replace")
     name = re.escape(base.group(1))
     # `scalar_t* grad`, `const float* __restrict__ out`, and a reference to a pointer: `scalar_t* &grad_value`
-    pattern = rf"\b{_FLOAT_TYPE}\s*(?:const\s*)?\*\s*(?:const\s+)?(?:__restrict__\s+)?&?\s*{name}\b"
+    kind = _PAIRED_TYPE if paired else _SCALAR_TYPE
+    pattern = rf"\b{kind}\s*(?:const\s*)?\*\s*(?:const\s+)?(?:__restrict__\s+)?&?\s*{name}\b"
     return re.search(pattern, body) is not None

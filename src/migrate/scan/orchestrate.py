@@ -84,7 +84,7 @@ def _scan(
         moved, sites = _compiled(facts, spill, raw, seeing=_has_rocm_code(evidence))
         held.extend(moved)
         guarded += len(moved)
-        status = project.status_of([e for e in evidence if e.kind not in rocm_status.SOURCE_LISTS], guarded, sources)
+        status = project.status_of([e for e in evidence if e.kind not in rocm_status.NOT_CITED], guarded, sources)
         kept, built, baselined = _settled(facts, project.settling(status, sites, sources),
                                           project.narrowing(settings, changes), spill, raw)
         held.extend(built)

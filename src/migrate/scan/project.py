@@ -32,6 +32,7 @@ class Tree:
     settled: preproc.Settled  # the #if branches a HIP build never compiles
     source_lists: tuple[Evidence, ...]  # the CMake source lists
     device_pass_defined: bool  # the repository #defines __CUDA_ARCH__ itself (a HIP compat header's device pass)
+    paired_atomic_defined: bool  # the repository defines atomicAdd for __half2 itself (HIP has no such overload)
 
 
 def tree(
@@ -40,7 +41,8 @@ def tree(
 ) -> Tree:
     """The tree-wide facts of a scan: its own PACKAGES, its CONDITIONALS and EVIDENCE (every file's)."""
     return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets), preproc.Settled(conditionals),
-                tuple(e for e in evidence if e.kind in rocm_status.SOURCE_LISTS), _defines_device_pass(conditionals))
+                tuple(e for e in evidence if e.kind in rocm_status.SOURCE_LISTS), _defines_device_pass(conditionals),
+                any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence))
 
 
 def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
@@ -51,13 +53,16 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
         kept = _warp_constants(kept, facts.warp_fixed)
     kept, moved = rocm_status.never_compiled(kept, facts.settled, _other_backends())
     kept, listed = rocm_status.cuda_only(kept, facts.source_lists)
-    if facts.device_pass_defined:
-        listed += [f.guarded() for f in kept if f.rule == DEVICE_PASS_TEST]
-        kept = [f for f in kept if f.rule != DEVICE_PASS_TEST]
+    provided = {DEVICE_PASS_TEST} if facts.device_pass_defined else set()
+    provided |= {PAIRED_ATOMIC_ADD} if facts.paired_atomic_defined else set()
+    if provided:  # what the repository's own compat code already provides on HIP
+        listed += [f.guarded() for f in kept if f.rule in provided]
+        kept = [f for f in kept if f.rule not in provided]
     return kept, moved + listed
 
 
 DEVICE_PASS_TEST = "cuda-arch-device-pass"
+PAIRED_ATOMIC_ADD = "atomic-add-half2"
 
 
 def _defines_device_pass(conditionals: dict[str, tuple[preproc.Directive, ...]]) -> bool:

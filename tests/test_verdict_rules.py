@@ -179,3 +179,50 @@ def test_a_recipe_that_trains_with_a_quantisation_package_replaces_it(tmp_path, 
     assert _verdict(tmp_path, "inference", {**TRAINING, "generate.py": GENERATE}, monkeypatch) == ("none", "easy")
     example = {**TRAINING, "examples/finetune.py": FINETUNE}
     assert _verdict(tmp_path, "example", example, monkeypatch) == ("none", "easy")
+
+
+QLORA_TRAIN = """\
+import torch
+import bitsandbytes as bnb
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+
+def linear_layers(model):
+    return [name for name, module in model.named_modules() if isinstance(module, bnb.nn.Linear4bit)]
+
+
+def main(bits: int = 4):
+    config = BitsAndBytesConfig(load_in_4bit=bits == 4, bnb_4bit_quant_type="nf4")
+    return AutoModelForCausalLM.from_pretrained("base", quantization_config=config)
+"""
+OPTIONAL_BNB_TRAIN = """\
+import torch
+
+
+def optimizer_for(params, eight_bit: bool):
+    if eight_bit:
+        try:
+            import bitsandbytes as bnb
+            return bnb.optim.Adam8bit(params)
+        except ImportError:
+            pass
+    return torch.optim.AdamW(params)
+"""
+PINNED_BNB = {"requirements.txt": "torch\ntransformers\nbitsandbytes==0.39.0\n"}
+
+
+def test_a_cuda_only_pin_imported_at_module_level_is_moderate(tmp_path, monkeypatch) -> None:
+    required = {**PINNED_BNB, "train.py": QLORA_TRAIN}
+    assert _verdict(tmp_path, "qlora", required, monkeypatch) == ("none", "moderate")
+    summary = _summary(tmp_path / "qlora", monkeypatch)
+    assert summary["verdict_basis"] == ("a CUDA-only package the main path cannot load without: bitsandbytes-pre-rocm-pin at "
+                                "requirements.txt:3, imported at module level at train.py:2")
+
+
+def test_the_same_package_behind_a_switch_or_unpinned_stays_easy(tmp_path, monkeypatch) -> None:
+    optional = {**PINNED_BNB, "train.py": OPTIONAL_BNB_TRAIN}
+    assert _verdict(tmp_path, "switch", optional, monkeypatch) == ("none", "easy")
+    unpinned = {"requirements.txt": "torch\nbitsandbytes>=0.45\n", "train.py": QLORA_TRAIN}
+    assert _verdict(tmp_path, "unpinned", unpinned, monkeypatch) == ("none", "trivial")
+    in_examples = {**PINNED_BNB, "examples/train.py": QLORA_TRAIN}
+    assert _verdict(tmp_path, "example-import", in_examples, monkeypatch) == ("none", "easy")

@@ -226,3 +226,35 @@ def test_the_same_package_behind_a_switch_or_unpinned_stays_easy(tmp_path, monke
     assert _verdict(tmp_path, "unpinned", unpinned, monkeypatch) == ("none", "trivial")
     in_examples = {**PINNED_BNB, "examples/train.py": QLORA_TRAIN}
     assert _verdict(tmp_path, "example-import", in_examples, monkeypatch) == ("none", "easy")
+
+
+ATTENTION_REQUIRED = """\
+import torch
+from flash_attn import flash_attn_func
+
+
+def attend(q, k, v):
+    return flash_attn_func(q, k, v, causal=True)
+"""
+ATTENTION_FALLBACK = """\
+import torch
+
+try:
+    from flash_attn import flash_attn_func
+except ImportError:
+    flash_attn_func = None
+
+
+def attend(q, k, v):
+    if flash_attn_func is None:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return flash_attn_func(q, k, v, causal=True)
+"""
+
+
+def test_a_cuda_only_kernel_package_the_model_imports_is_moderate_and_a_fallback_is_not(tmp_path, monkeypatch) -> None:
+    manifest = {"requirements.txt": "torch\nflash-attn==2.3.0\n"}
+    required = {**manifest, "model/attention.py": ATTENTION_REQUIRED}
+    assert _verdict(tmp_path, "hard-import", required, monkeypatch) == ("none", "moderate")
+    fallback = {**manifest, "model/attention.py": ATTENTION_FALLBACK}
+    assert _verdict(tmp_path, "fallback", fallback, monkeypatch) == ("none", "trivial")

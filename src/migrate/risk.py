@@ -499,8 +499,9 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
             found.append((max(steps), f"{len(replaced)} things to replace on the main path: {', '.join(replaced)}"))
     if context.level != "supported" and required is not None:
         pin, use = required
-        found.append((weights.required_floor, f"a CUDA-only package the main path cannot load without: {pin.rule} at "
-                                              f"{pin.path}:{pin.line}, imported at module level at {use.path}:{use.line}"))
+        pinned = "" if pin is use else f" at {pin.path}:{pin.line}"
+        found.append((weights.required_floor, f"a CUDA-only package the main path cannot load without: {pin.rule}"
+                                              f"{pinned}, imported at module level at {use.path}:{use.line}"))
     if context.level == "supported" and install is not None:
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
                                              f"{install.path}:{install.line}"))
@@ -530,11 +531,11 @@ def _floor_findings(
             check = f
         if f.substitutions and ((environment and f.severity >= Severity.MEDIUM) or _trains_with(f, weights)):
             decisions.add(_decision(f))
-        if f.substitutions and f.severity >= Severity.HIGH and (environment or _python(f.path)):
-            for name in f.substitutions:
+        if f.severity >= Severity.HIGH and (environment or _python(f.path)):
+            for name in f.substitutions or (f.rule,):
                 pinned.setdefault(name, f)
-        if f.substitutions and _imports_at_module_level(f, weights):
-            for name in f.substitutions:
+        if _imports_at_module_level(f, weights):
+            for name in f.substitutions or (f.rule,):
                 imported.setdefault(name, f)
     required = next(((pinned[name], imported[name]) for name in sorted(imported) if name in pinned), None)
     return replace, check, install, decisions, required

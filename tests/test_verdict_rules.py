@@ -258,3 +258,34 @@ def test_a_cuda_only_kernel_package_the_model_imports_is_moderate_and_a_fallback
     assert _verdict(tmp_path, "hard-import", required, monkeypatch) == ("none", "moderate")
     fallback = {**manifest, "model/attention.py": ATTENTION_FALLBACK}
     assert _verdict(tmp_path, "fallback", fallback, monkeypatch) == ("none", "trivial")
+
+
+SETUP_FUSED = SETUP_EXTENSION.replace('"rownorm"', '"fusedmlp"').replace("rownorm._C", "fusedmlp._C").replace(
+    '["csrc/norm/binding.cpp", "csrc/norm/norm.cu"]', '["src/binding.cpp", "src/mlp.cu"]')
+RUN_FLAGGED = """\
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fused", action="store_true", help="use the fully fused MLP")
+opt = parser.parse_args()
+
+if opt.fused:
+    from model.net_fused import Net
+else:
+    from model.net import Net
+"""
+RUN_BY_VALUE = RUN_FLAGGED.replace('"--fused", action="store_true"', '"--mlp", default="fused"').replace(
+    "if opt.fused:", 'if opt.mlp == "fused":')
+FUSED_MLP = {
+    "fusedmlp/setup.py": SETUP_FUSED, "fusedmlp/__init__.py": "from fusedmlp._C import forward\n",
+    "fusedmlp/src/binding.cpp": BINDING, "fusedmlp/src/mlp.cu": PTX_KERNEL + WARP_KERNEL.replace("{n}", "mlp"),
+    "model/__init__.py": "", "model/net.py": "import torch\nimport rownorm\n",
+    "model/net_fused.py": "import torch\nimport fusedmlp\n",
+}
+
+
+def test_an_extension_chosen_by_a_command_line_flag_is_an_add_on(tmp_path, monkeypatch) -> None:
+    flagged = {**EXTENSION, **FUSED_MLP, "run.py": RUN_FLAGGED}
+    assert _verdict(tmp_path, "flagged", flagged, monkeypatch) == ("none", "easy")
+    by_value = {**EXTENSION, **FUSED_MLP, "run.py": RUN_BY_VALUE}  # the fused MLP is the default: required
+    assert _verdict(tmp_path, "by-value", by_value, monkeypatch) == ("none", "hard")

@@ -215,8 +215,9 @@ def test_a_cuda_only_pin_imported_at_module_level_is_moderate(tmp_path, monkeypa
     required = {**PINNED_BNB, "train.py": QLORA_TRAIN}
     assert _verdict(tmp_path, "qlora", required, monkeypatch) == ("none", "moderate")
     summary = _summary(tmp_path / "qlora", monkeypatch)
-    assert summary["verdict_basis"] == ("a CUDA-only package the main path cannot load without: bitsandbytes-pre-rocm-pin at "
-                                "requirements.txt:3, imported at module level at train.py:2")
+    assert summary["verdict_basis"] == (
+        "a CUDA-only package the main path cannot load without: bitsandbytes-pre-rocm-pin at requirements.txt:3, "
+        "imported at module level at train.py:2")
 
 
 def test_the_same_package_behind_a_switch_or_unpinned_stays_easy(tmp_path, monkeypatch) -> None:

@@ -29,21 +29,28 @@ class _Import:
 def flag_gated(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[str], bool]) -> frozenset[str]:
     """The relpaths (Python files, and build-unit directories with a trailing '/') under ROOT that the main path
     imports only behind an off-by-default command-line flag, directly or through modules that are themselves so."""
-    sources = dict(_python_sources(root, on_main_path))
+    sources = _python_sources(root, on_main_path)
     flags = set().union(*(_store_true_flags(text) for text in sources.values() if "store_true" in text))
     if not flags:
         return frozenset()
-    names = "|".join(re.escape(flag) for flag in sorted(flags))
-    # `if` first, a literal the regex engine scans for fast (`elif` ends with it): a large tree has megabytes
-    gate = re.compile(rf"if[ \t]+(?:[A-Za-z_]\w*\.)?(?:{names})[ \t]*:")
     modules = {_module_of(path): path for path in sources}
     packages = {d.replace("/", "."): d for d in build_dirs if d}
     index = _Index(sources, flags, set(modules) | set(packages))
-    candidates = {m for path, text in sources.items() if _gates_an_import(gate, text)
-                  for site in index.in_file(path) if site.gated for m in site.modules}
-    optional: set[str] = set()
+    names = "|".join(re.escape(flag) for flag in sorted(flags))
+    # `if` first, a literal the regex engine scans for fast (`elif` ends with it): a large tree has megabytes
+    gate = re.compile(rf"if[ \t]+(?:[A-Za-z_]\w*\.)?(?:{names})[ \t]*:")
+    gated = {m for path, text in sources.items() if _gates_an_import(gate, text)
+             for site in index.in_file(path) if site.gated for m in site.modules}
+    optional = _closure(gated, index, modules, packages)
+    files = {modules[m] for m in optional if m in modules}
+    return frozenset(files | {packages[m] + "/" for m in optional & set(packages)})
+
+
+def _closure(gated: set[str], index: _Index, modules: dict[str, str], packages: dict[str, str]) -> set[str]:
+    """The modules of GATED whose every import is gated or sits in an optional module, and what they alone import."""
+    candidates, optional = set(gated), set[str]()
     changed = bool(candidates)  # the common case: no flag chooses a first-party import, nothing more is parsed
-    while changed:  # a module whose every import is gated, or sits in an optional module, is optional too
+    while changed:
         changed = False
         for module in sorted(candidates - optional):
             sites = index.importers(module)
@@ -53,9 +60,7 @@ def flag_gated(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[st
                 path = modules.get(module)
                 candidates |= {m for site in index.in_file(path) for m in site.modules} if path else set()
                 candidates |= {m for m in packages if m.startswith(module + ".")}
-    parts = {modules[m] for m in optional if m in modules}
-    parts |= {packages[m] + "/" for m in packages if m in optional}
-    return frozenset(parts)
+    return optional
 
 
 def _gates_an_import(gate: re.Pattern[str], text: str) -> bool:
@@ -96,21 +101,22 @@ class _Index:
         return self.found[module]
 
 
-def _python_sources(root: Path, on_main_path: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
-    """(relpath, text) of the Python files under ROOT on the main path."""
+def _python_sources(root: Path, on_main_path: Callable[[str], bool]) -> dict[str, str]:
+    """The text of each Python file under ROOT on the main path, by relpath; none in a tree of more than _MAX_FILES
+    (an import the read left out could make a required part look optional)."""
+    found: dict[str, str] = {}
     count = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-        for name in sorted(files):
-            if not name.endswith(".py"):
-                continue
-            path = Path(folder, name)
-            relpath = path.relative_to(root).as_posix()
+        for name in sorted(n for n in files if n.endswith(".py")):
             count += 1
             if count > _MAX_FILES:
-                return
+                return {}
+            path = Path(folder, name)
+            relpath = path.relative_to(root).as_posix()
             if on_main_path(relpath) and path.stat().st_size <= _MAX_FILE_BYTES:
-                yield relpath, path.read_text(encoding="utf-8", errors="replace")
+                found[relpath] = path.read_text(encoding="utf-8", errors="replace")
+    return found
 
 
 def _module_of(relpath: str) -> str:

@@ -544,8 +544,10 @@ def _floor_findings(
 def _imports_at_module_level(finding: Finding, weights: Weights) -> bool:
     """FINDING (or a place it stands for) is a Python import at module level: column 1, outside any function, `if` or
     `try`, so the module cannot load without its package."""
+    if not _python(finding.path):
+        return False
     places = ((finding.column, finding.evidence), *((o.column, o.evidence) for o in finding.occurrences))
-    return _python(finding.path) and any(column == 1 and weights.module_import.match(text) for column, text in places)
+    return any(column == 1 and weights.module_import.match(text) is not None for column, text in places)
 
 
 class _Chosen:

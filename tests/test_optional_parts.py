@@ -85,3 +85,12 @@ def test_a_flagged_import_in_a_test_folder_does_not_count(tmp_path) -> None:
     only_tests = {**BASE, "train.py": "from model.net import Net\n",
                   "tests/test_fused.py": TRAIN.replace("from model.net import Net", "pass")}
     assert _gated(_tree(tmp_path / "tests-only", only_tests), ("fusedmlp",)) == []
+
+
+def test_a_file_python_cannot_parse_or_a_symlink_out_of_the_tree_is_left_alone(tmp_path) -> None:
+    outside = _tree(tmp_path / "outside", {"elsewhere.py": "from model.net_fused import Net\n"})  # read: required
+    broken = {**BASE, "model/broken.py": "if opt.fused:\n    import (\n", "deep.py": "x = " + "(" * 5000 + ")" * 5000}
+    root = _tree(tmp_path / "repo", broken)
+    (root / "linked.py").symlink_to(outside / "elsewhere.py")
+    assert _gated(root, ("fusedmlp",)) == [
+        "fusedmlp/", "fusedmlp/__init__.py", "fusedmlp/mlp.py", "model/net_fused.py", "model/net_tiny.py"]

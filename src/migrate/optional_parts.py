@@ -105,18 +105,44 @@ def _python_sources(root: Path, on_main_path: Callable[[str], bool]) -> dict[str
     """The text of each Python file under ROOT on the main path, by relpath; none in a tree of more than _MAX_FILES
     (an import the read left out could make a required part look optional)."""
     found: dict[str, str] = {}
-    count = 0
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-        for name in sorted(n for n in files if n.endswith(".py")):
-            count += 1
-            if count > _MAX_FILES:
-                return {}
-            path = Path(folder, name)
-            relpath = path.relative_to(root).as_posix()
-            if on_main_path(relpath) and path.stat().st_size <= _MAX_FILE_BYTES:
-                found[relpath] = path.read_text(encoding="utf-8", errors="replace")
+    paths = _python_paths(root)
+    for count, relpath in enumerate(paths, start=1):
+        if count > _MAX_FILES:
+            return {}
+        if on_main_path(relpath):
+            text = _read(root / relpath)
+            if text is not None:
+                found[relpath] = text
     return found
+
+
+def _python_paths(root: Path) -> Iterator[str]:
+    """The relpaths of the Python files under ROOT, symlinks never followed. Iterative: a tree thousands of levels
+    deep must not exhaust the Python stack."""
+    pending = [""]
+    while pending:
+        prefix = pending.pop()
+        try:
+            with os.scandir(root / prefix if prefix else root) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir() and entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                pending.append(prefix + entry.name + "/")
+            elif entry.name.endswith(".py") and entry.is_file():
+                yield prefix + entry.name
+
+
+def _read(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > _MAX_FILE_BYTES:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def _module_of(relpath: str) -> str:
@@ -128,7 +154,7 @@ def _module_of(relpath: str) -> str:
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a file Python itself could not load
         return None
 
 

@@ -34,7 +34,8 @@ class Context:
 
     @classmethod
     def of(cls, result: ScanResult, weights: Weights | None = None) -> Context:
-        """The context of a scan (the default context when it carries no ROCm status)."""
+        """The context of a scan (the default context when it carries no ROCm status), with the parts its tree
+        imports only behind a command-line flag (read from the tree when it is still there)."""
         if result.rocm is None:
             return cls()
         weights = weights or load_weights()

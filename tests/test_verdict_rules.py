@@ -179,3 +179,114 @@ def test_a_recipe_that_trains_with_a_quantisation_package_replaces_it(tmp_path, 
     assert _verdict(tmp_path, "inference", {**TRAINING, "generate.py": GENERATE}, monkeypatch) == ("none", "easy")
     example = {**TRAINING, "examples/finetune.py": FINETUNE}
     assert _verdict(tmp_path, "example", example, monkeypatch) == ("none", "easy")
+
+
+QLORA_TRAIN = """\
+import torch
+import bitsandbytes as bnb
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+
+def linear_layers(model):
+    return [name for name, module in model.named_modules() if isinstance(module, bnb.nn.Linear4bit)]
+
+
+def main(bits: int = 4):
+    config = BitsAndBytesConfig(load_in_4bit=bits == 4, bnb_4bit_quant_type="nf4")
+    return AutoModelForCausalLM.from_pretrained("base", quantization_config=config)
+"""
+OPTIONAL_BNB_TRAIN = """\
+import torch
+
+
+def optimizer_for(params, eight_bit: bool):
+    if eight_bit:
+        try:
+            import bitsandbytes as bnb
+            return bnb.optim.Adam8bit(params)
+        except ImportError:
+            pass
+    return torch.optim.AdamW(params)
+"""
+PINNED_BNB = {"requirements.txt": "torch\ntransformers\nbitsandbytes==0.39.0\n"}
+
+
+def test_a_cuda_only_pin_imported_at_module_level_is_moderate(tmp_path, monkeypatch) -> None:
+    required = {**PINNED_BNB, "train.py": QLORA_TRAIN}
+    assert _verdict(tmp_path, "qlora", required, monkeypatch) == ("none", "moderate")
+    summary = _summary(tmp_path / "qlora", monkeypatch)
+    assert summary["verdict_basis"] == (
+        "a CUDA-only package the main path cannot load without: bitsandbytes-pre-rocm-pin at requirements.txt:3, "
+        "imported at module level at train.py:2")
+
+
+def test_the_same_package_behind_a_switch_or_unpinned_stays_easy(tmp_path, monkeypatch) -> None:
+    optional = {**PINNED_BNB, "train.py": OPTIONAL_BNB_TRAIN}
+    assert _verdict(tmp_path, "switch", optional, monkeypatch) == ("none", "easy")
+    unpinned = {"requirements.txt": "torch\nbitsandbytes>=0.45\n", "train.py": QLORA_TRAIN}
+    assert _verdict(tmp_path, "unpinned", unpinned, monkeypatch) == ("none", "trivial")
+    in_examples = {**PINNED_BNB, "examples/train.py": QLORA_TRAIN}
+    assert _verdict(tmp_path, "example-import", in_examples, monkeypatch) == ("none", "easy")
+
+
+ATTENTION_REQUIRED = """\
+import torch
+from flash_attn import flash_attn_func
+
+
+def attend(q, k, v):
+    return flash_attn_func(q, k, v, causal=True)
+"""
+ATTENTION_FALLBACK = """\
+import torch
+
+try:
+    from flash_attn import flash_attn_func
+except ImportError:
+    flash_attn_func = None
+
+
+def attend(q, k, v):
+    if flash_attn_func is None:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return flash_attn_func(q, k, v, causal=True)
+"""
+
+
+def test_a_cuda_only_kernel_package_the_model_imports_is_moderate_and_a_fallback_is_not(tmp_path, monkeypatch) -> None:
+    manifest = {"requirements.txt": "torch\nflash-attn==2.3.0\n"}
+    required = {**manifest, "model/attention.py": ATTENTION_REQUIRED}
+    assert _verdict(tmp_path, "hard-import", required, monkeypatch) == ("none", "moderate")
+    fallback = {**manifest, "model/attention.py": ATTENTION_FALLBACK}
+    assert _verdict(tmp_path, "fallback", fallback, monkeypatch) == ("none", "trivial")
+
+
+SETUP_FUSED = SETUP_EXTENSION.replace('"rownorm"', '"fusedmlp"').replace("rownorm._C", "fusedmlp._C").replace(
+    '["csrc/norm/binding.cpp", "csrc/norm/norm.cu"]', '["src/binding.cpp", "src/mlp.cu"]')
+RUN_FLAGGED = """\
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fused", action="store_true", help="use the fully fused MLP")
+opt = parser.parse_args()
+
+if opt.fused:
+    from model.net_fused import Net
+else:
+    from model.net import Net
+"""
+RUN_BY_VALUE = RUN_FLAGGED.replace('"--fused", action="store_true"', '"--mlp", default="fused"').replace(
+    "if opt.fused:", 'if opt.mlp == "fused":')
+FUSED_MLP = {
+    "fusedmlp/setup.py": SETUP_FUSED, "fusedmlp/__init__.py": "from fusedmlp._C import forward\n",
+    "fusedmlp/src/binding.cpp": BINDING, "fusedmlp/src/mlp.cu": PTX_KERNEL + WARP_KERNEL.replace("{n}", "mlp"),
+    "model/__init__.py": "", "model/net.py": "import torch\nimport rownorm\n",
+    "model/net_fused.py": "import torch\nimport fusedmlp\n",
+}
+
+
+def test_an_extension_chosen_by_a_command_line_flag_is_an_add_on(tmp_path, monkeypatch) -> None:
+    flagged = {**EXTENSION, **FUSED_MLP, "run.py": RUN_FLAGGED}
+    assert _verdict(tmp_path, "flagged", flagged, monkeypatch) == ("none", "easy")
+    by_value = {**EXTENSION, **FUSED_MLP, "run.py": RUN_BY_VALUE}  # the fused MLP is the default: required
+    assert _verdict(tmp_path, "by-value", by_value, monkeypatch) == ("none", "hard")

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from pathlib import Path
 
 from migrate.model import Finding, RocmStatus, ScanResult, Severity
 from migrate.weights import Weights, category_of, load_weights, on_main_path
@@ -27,14 +28,19 @@ class Context:
     rocm_code: frozenset[str] = frozenset()  # components whose own code has ROCm branches (guards, HIP sources)
     rocm_files: Mapping[str, int] = field(default_factory=dict)  # rocm_code's components: how many files have them
     replaced: frozenset[str] = frozenset()  # CUDA kernel components a separate ROCm backend stands in for
+    # Python files and build-unit directories ('dir/') the main path reaches only behind an off-by-default flag
+    flagged: frozenset[str] = frozenset()
     _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
 
     @classmethod
     def of(cls, result: ScanResult, weights: Weights | None = None) -> Context:
-        """The context of a scan (the default context when it carries no ROCm status)."""
+        """The context of a scan (the default context when it carries no ROCm status), with the parts its tree
+        imports only behind a command-line flag (read from the tree when it is still there)."""
         if result.rocm is None:
             return cls()
-        return cls.from_status(result.rocm).seeing(result.findings, weights or load_weights())
+        weights = weights or load_weights()
+        context = cls.from_status(result.rocm).seeing(result.findings, weights)
+        return replace(context, flagged=_flag_gated(result.root, context.build_dirs, weights))
 
     @classmethod
     def from_status(cls, status: RocmStatus) -> Context:
@@ -115,6 +121,12 @@ class Context:
             return "/".join(parts[:2])
         return parts[0]
 
+    def is_flagged(self, path: str) -> bool:
+        """PATH is in a part the main path reaches only behind an off-by-default command-line flag."""
+        if not self.flagged:
+            return False
+        return path in self.flagged or any(path.startswith(part) for part in self.flagged if part.endswith("/"))
+
     def built_for_rocm(self, path: str) -> bool:
         """A build file in PATH's directory or above already has a ROCm branch."""
         return any(not d or path.startswith(d + "/") for d in self.rocm_builds)
@@ -141,6 +153,15 @@ class Context:
     @cached_property
     def _running(self) -> dict[tuple[str, int], bool]:
         return {}  # runs' answers by component: asked once or twice per finding
+
+
+def _flag_gated(root: str, build_dirs: tuple[str, ...], weights: Weights) -> frozenset[str]:
+    """optional_parts.flag_gated of the tree at ROOT; nothing where it is gone (a stored result read again)."""
+    if not Path(root).is_dir():
+        return frozenset()
+    from migrate import optional_parts  # here: `migrate check` and renderers never need it
+
+    return optional_parts.flag_gated(Path(root), build_dirs, lambda path: on_main_path(path, weights))
 
 
 def _nearest(path: str, directories: frozenset[str]) -> str | None:
@@ -176,6 +197,8 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
         return "covered"
     if finding.rule in _BUILD_MACRO_RULES and is_c(finding.path) and context.built_for_rocm(finding.path):
         return "guarded"  # a build macro test in code whose build already has a ROCm branch (it sets the macro)
+    if context.is_flagged(finding.path):
+        return "optional-gap"  # an add-on the user opts into with a command-line flag
     component = context.component(finding.path)
     if component in context.replaced:
         return "remaining"  # the CUDA kernels a separate ROCm backend replaces: the product, not an add-on

@@ -486,7 +486,7 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
     found: list[Reason] = []
     if any(is_c(f.path) and not f.vendored for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
-    replace, check, install, decisions = _floor_findings(items, weights)
+    replace, check, install, decisions, required = _floor_findings(items, weights)
     if replace is not None:
         found.append((weights.environment_floor, f"a CUDA-only package or call to replace: {replace.rule} at "
                                                  f"{replace.path}:{replace.line}"))
@@ -497,6 +497,11 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
         steps = [floor for count, floor in weights.substitution_steps if len(replaced) >= count]
         if steps:
             found.append((max(steps), f"{len(replaced)} things to replace on the main path: {', '.join(replaced)}"))
+    if context.level != "supported" and required is not None:
+        pin, use = required
+        pinned = "" if pin is use else f" at {pin.path}:{pin.line}"
+        found.append((weights.required_floor, f"a CUDA-only package the main path cannot load without: {pin.rule}"
+                                              f"{pinned}, imported at module level at {use.path}:{use.line}"))
     if context.level == "supported" and install is not None:
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
                                              f"{install.path}:{install.line}"))
@@ -505,12 +510,15 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
 
 def _floor_findings(
     items: Iterable[Finding], weights: Weights
-) -> tuple[Finding | None, Finding | None, Finding | None, set[str]]:
+) -> tuple[Finding | None, Finding | None, Finding | None, set[str], tuple[Finding, Finding] | None]:
     """In one read of ITEMS (a large scan's come back from disk each time): the first finding on the main path that
     is a CUDA-only package or call to replace, the first with CUDA-specific code to check, the first that blocks the
-    install, and the substitution decisions on the main path."""
+    install, the substitution decisions on the main path, and a package the environment pins to a CUDA-only build
+    (or that is CUDA-only itself) with a module-level import of it: (the pin, the import)."""
     replace = check = install = None
     decisions: set[str] = set()
+    pinned: dict[str, Finding] = {}  # substitute -> the first CUDA-only build of its package the environment installs
+    imported: dict[str, Finding] = {}  # substitute -> the first module-level import of its package
     for f in items:
         if install is None and _blocks_install(f, weights):
             install = f
@@ -523,7 +531,23 @@ def _floor_findings(
             check = f
         if f.substitutions and ((environment and f.severity >= Severity.MEDIUM) or _trains_with(f, weights)):
             decisions.add(_decision(f))
-    return replace, check, install, decisions
+        if f.severity >= Severity.HIGH and (environment or _python(f.path)):
+            for name in f.substitutions or (f.rule,):
+                pinned.setdefault(name, f)
+        if _imports_at_module_level(f, weights):
+            for name in f.substitutions or (f.rule,):
+                imported.setdefault(name, f)
+    required = next(((pinned[name], imported[name]) for name in sorted(imported) if name in pinned), None)
+    return replace, check, install, decisions, required
+
+
+def _imports_at_module_level(finding: Finding, weights: Weights) -> bool:
+    """FINDING (or a place it stands for) is a Python import at module level: column 1, outside any function, `if` or
+    `try`, so the module cannot load without its package."""
+    if not _python(finding.path):
+        return False
+    places = ((finding.column, finding.evidence), *((o.column, o.evidence) for o in finding.occurrences))
+    return any(column == 1 and weights.module_import.match(text) is not None for column, text in places)
 
 
 class _Chosen:

@@ -63,6 +63,8 @@ class Weights:
     install_floor: int
     install_files: re.Pattern[str]
     training_uses: re.Pattern[str]
+    required_floor: int
+    module_import: re.Pattern[str]
     environment_floor: int
     code_floor: int
     substitution_steps: tuple[tuple[int, int], ...]  # (things to replace on the main path, the score they floor at)
@@ -123,6 +125,8 @@ def _weights(raw: dict[str, Any]) -> Weights:
         install_floor=int(raw["score"]["install_floor"]),
         install_files=re.compile(raw["score"]["install_files"]),
         training_uses=re.compile(raw["score"]["training_uses"]),
+        required_floor=int(raw["score"]["required_floor"]),
+        module_import=re.compile(raw["score"]["module_import"]),
         environment_floor=int(raw["score"]["environment_floor"]),
         code_floor=int(raw["score"]["code_floor"]),
         substitution_steps=tuple((int(s["count"]), int(s["floor"])) for s in raw["score"]["substitutions"]),

@@ -99,15 +99,15 @@ class PythonIndex:
 
 
 def _may_hint(lower: str | None, text: str) -> bool:
-    """_HIP_HINT finds something in TEXT; decided by plain searches of its lower case LOWER (see _folded) where there
+    """_HIP_HINT finds something in TEXT; decided by plain searches of its lower case LOWER (see folded) where there
     is one (a case-insensitive regex that starts with no literal tests every position)."""
     if lower is None:
         return _HIP_HINT.search(text) is not None
     return any(word in lower for word in _HINT_WORDS) or _GFX.search(lower) is not None
 
 
-def _folded(text: str) -> str | None:
-    """TEXT in lower case, where searching that is searching TEXT case-insensitively for _HINT_WORDS; else None."""
+def folded(text: str) -> str | None:
+    """TEXT in lower case, where searching that for ASCII words is searching TEXT case-insensitively; else None."""
     return text.lower() if text.isascii() or _FOLDS_TO_ASCII.search(text) is None else None
 
 
@@ -421,7 +421,7 @@ class PythonDocument(Document):
 
     @cached_property
     def _lower_text(self) -> str | None:
-        return _folded(self.text)
+        return folded(self.text)
 
     @cached_property
     def hip_guarded_ranges(self) -> list[tuple[int, int]]:

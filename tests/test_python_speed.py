@@ -12,7 +12,7 @@ import pytest
 from migrate.config import Settings
 from migrate.discover import discover
 from migrate.matchers import Code
-from migrate.matchers.python_common import _GAP, has_attribute, has_name, has_string, has_word, string_candidate
+from migrate.matchers.python_common import _GAP, as_list, has_attribute, has_name, has_string, has_word, string_candidate
 from migrate.matchers.python_literals import required, searches
 from migrate.model import FileKind, FileResult, SourceFile
 from migrate.parse.python import _FOLDS_TO_ASCII, _HIP_HINT, folded, _may_hint, _walk, parse_python
@@ -231,10 +231,10 @@ def test_literals_every_match_holds() -> None:
 
 def test_every_rule_regex_searched_whole_answers_as_before() -> None:
     """Each `if_file`/`unless_file` and identifier regex of the built-in Python rules, over the samples."""
-    regexes = set()
+    regexes = {r"\belse\s*:"}
     for rule in load_builtin().for_kind(FileKind.PYTHON):
         params = rule.match
-        regexes.update(params[key] for key in ("if_file", "unless_file") if isinstance(params.get(key), str))
+        regexes.update(regex for key in ("if_file", "unless_file") for regex in as_list(params.get(key)))
         regexes.update(rf"(?<!\w)(?:{entry['regex']})(?!\w)" for entry in params.get("identifiers", []))
     assert len(regexes) >= 5
     for regex in regexes:

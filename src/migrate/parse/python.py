@@ -35,7 +35,7 @@ _HIP_HINT_LOWER = re.compile("|".join(_HINT_WORDS) + r"|gfx\d")  # the same, in 
 _GFX = re.compile(r"gfx\d")
 # The only characters beyond ASCII that a case-insensitive regex matches with an ASCII letter or digit (İ ı ſ K):
 # in a text without them, what _HIP_HINT finds is what _HIP_HINT_LOWER finds in its lower case.
-_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
+_FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"  # searched one by one: faster than a class of them
 # ROCm's command-line tools: an except clause that runs one is the ROCm fallback of what the try attempted.
 _ROCM_TOOL = re.compile(r"(?:^|[\s/])(?:rocm-smi|amd-smi|rocminfo|hipconfig|hipcc)(?:\s|$)")
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -108,7 +108,7 @@ def _may_hint(lower: str | None, text: str) -> bool:
 
 def folded(text: str) -> str | None:
     """TEXT in lower case, where searching that for ASCII words is searching TEXT case-insensitively; else None."""
-    return text.lower() if text.isascii() or _FOLDS_TO_ASCII.search(text) is None else None
+    return text.lower() if text.isascii() or not any(char in text for char in _FOLDS_TO_ASCII) else None
 
 
 @dataclass

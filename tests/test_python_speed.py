@@ -230,13 +230,16 @@ def test_literals_every_match_holds() -> None:
 
 
 def test_every_rule_regex_searched_whole_answers_as_before() -> None:
-    """Each `if_file`/`unless_file` and identifier regex of the built-in Python rules, over the samples."""
+    """Each `if_file`/`unless_file`, identifier and string regex of the built-in Python rules, over the samples."""
     regexes = {r"\belse\s*:"}
     for rule in load_builtin().for_kind(FileKind.PYTHON):
         params = rule.match
         regexes.update(regex for key in ("if_file", "unless_file") for regex in as_list(params.get(key)))
         regexes.update(rf"(?<!\w)(?:{entry['regex']})(?!\w)" for entry in params.get("identifiers", []))
-    assert len(regexes) >= 5
+        for entry in [*params.get("strings", []), *params.get("calls", [])]:  # has_string's patterns
+            found = string_candidate(entry["regex"]) if isinstance(entry, dict) and "regex" in entry else None
+            regexes.update([found[0].pattern] if found and not found[1] else [])
+    assert len(regexes) >= 30
     for regex in regexes:
         for text in [*SAMPLES.values(), *_TEXTS]:
             assert searches(regex, text) is (re.search(regex, text) is not None), (regex, text)

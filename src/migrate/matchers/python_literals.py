@@ -29,7 +29,10 @@ def searches(regex: str, text: str) -> bool:
         haystack = _lower(text) if lowered else text
         if haystack is not None and not all(any(s in haystack for s in strings) for strings in sets):
             return False
-    return re.search(regex, text) is not None
+    return _compiled(regex).search(text) is not None
+
+
+_compiled = lru_cache(maxsize=None)(re.compile)  # re's own cache holds 512: the rules' regexes may outgrow it
 
 
 def _lower(text: str) -> str | None:

@@ -37,7 +37,7 @@ _compiled = lru_cache(maxsize=None)(re.compile)  # re's own cache holds 512: the
 
 def _lower(text: str) -> str | None:
     """TEXT in lower case, where that holds every case-insensitive match's ASCII literals in lower case; else None.
-    Kept for the last text: a file's tests ask for the same text's several times."""
+    Kept for the last text: a file's tests ask for it several times."""
     if _LAST[0] is not text:
         _LAST[:] = [text, folded(text)]
     return _LAST[1]

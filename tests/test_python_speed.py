@@ -12,9 +12,10 @@ import pytest
 from migrate.config import Settings
 from migrate.discover import discover
 from migrate.matchers import Code
-from migrate.matchers.python_common import _GAP, has_attribute, has_name, has_string, has_word, string_candidate
+from migrate.matchers.python_common import _GAP, as_list, has_attribute, has_name, has_string, has_word, string_candidate
+from migrate.matchers.python_literals import required, searches
 from migrate.model import FileKind, FileResult, SourceFile
-from migrate.parse.python import _FOLDS_TO_ASCII, _HIP_HINT, _folded, _may_hint, _walk, parse_python
+from migrate.parse.python import _FOLDS_TO_ASCII, _HIP_HINT, _may_hint, _walk, folded, parse_python
 from migrate.ruleset import load_builtin
 from migrate.scan import Shortcuts, prefilter, scan_file
 
@@ -165,10 +166,10 @@ def test_has_word_is_the_literal_regex_with_its_neighbours(text: str, word: str,
 
 
 def test_only_the_folding_characters_match_ascii_case_insensitively() -> None:
-    """_folded's premise: beyond ASCII, only these characters match an ASCII letter or digit under re.I."""
+    """folded's premise: beyond ASCII, only these characters match an ASCII letter or digit under re.I."""
     ascii_alike = re.compile("(?i)[a-z0-9]")
     found = {chr(c) for c in range(128, sys.maxunicode + 1) if ascii_alike.match(chr(c))}
-    assert found == set(_FOLDS_TO_ASCII.pattern.strip("[]"))
+    assert found == set(_FOLDS_TO_ASCII)
 
 
 @pytest.mark.parametrize("text", [
@@ -181,7 +182,7 @@ def test_hint_lines_are_the_case_insensitive_regex_lines(text: str) -> None:
     expected = {text.count("\n", 0, m.start()) + 1 for m in _HIP_HINT.finditer(text)}
     source = SourceFile(Path("m.py"), "m.py", FileKind.PYTHON, len(text))
     assert parse_python(source, text)._hint_lines == expected
-    assert _may_hint(_folded(text), text) is bool(expected)
+    assert _may_hint(folded(text), text) is bool(expected)
 
 
 @pytest.mark.parametrize(("text", "found"), [
@@ -192,3 +193,53 @@ def test_hint_lines_are_the_case_insensitive_regex_lines(text: str) -> None:
 def test_has_attribute_is_the_regex_with_gaps(text: str, found: bool) -> None:
     """The literal `.cuda` searched first changes no answer of the regex that allows gaps after the dot."""
     assert has_attribute(text, "cuda") is found is (re.search(rf"\.{_GAP}cuda\b", text) is not None)
+
+
+# Regexes as the Python matchers search whole texts with them (`if_file`, `unless_file`, a switch or identifier as a
+# whole word), and shapes the literal derivation must get right: scoped and global case, optional and repeated parts,
+# classes, branches, lookarounds, a back reference.
+_SEARCHED = [
+    r"(?<!\w)(?:(?i:(?:\w*_)?sm_?(?:7[025]|8[0679]|9[0]|10[0-3]|12[01])[af]?(?:_\w*)?))(?!\w)",
+    r"(?s)\A(?=.*?(?:\b(?:float16|bfloat16|float8_e\w+)\b|\.(?:half|bfloat16)\(\)))(?=.*?\b(?:cuda|triton)\b)",
+    r"(?i:torch\.version\.hip|is_hip\w*|skip_?if_?rocm|\brocm\b)", r"(?i)kernel_[ab]x", r"SKIP(?i:_rocm)",
+    r"\b(?:cuda|triton|device)\b", r"abc?d", r"(?:ab){2}cd", r"x(?=yz)yzw", r"(?<=ab)cde", r"(a)bc\1", r"[A-C]x?yz",
+    r"(?:foo|ba[rz])+qux", r"(?:foo|\w+)bar", r"(?!abc)abd",
+]
+_TEXTS = [
+    "", "x = 1\n", "import torch\nif torch.version.hip:\n    pass\n", "IS_SM90 = True\n", "is_sm_90a()", "sm_89 x",
+    "smsm90_", "Is_Hip_Thing = 0", "skip_If_ROCm", "x = t.half().cuda()\n", "float8_e4m3fn triton", "kernel_BX",
+    "KERNEL_\u212aX", "ker\u017fel_ax", "kernel_\u0130x", "SKIP_ROCM SKIP_rocm", "abd abcd", "ababcd", "xyzw", "abcde",
+    "abca", "Bxyz byz", "foobazqux", "zzbar", "torch.version.HIP", "\u017fm90 = 1", "sm90\u0130", "é sm_120 é",
+]
+
+
+@pytest.mark.parametrize("regex", _SEARCHED)
+def test_literal_search_answers_as_the_regex(regex: str) -> None:
+    """The literals every match holds, searched first, change no answer of the regex (case folding included)."""
+    for text in _TEXTS:
+        assert searches(regex, text) is (re.search(regex, text) is not None), (regex, text)
+
+
+def test_literals_every_match_holds() -> None:
+    assert required(r"(?<!\w)(?:(?i:(?:\w*_)?(?:volta|hopper)(?:_\w*)?))(?!\w)") == (({"volta", "hopper"},), True)
+    assert required(r"\A(?=.*?\b(?:cuda|triton)\b)(?=.*?x\.half\(\))") == (({"x.half()"}, {"cuda", "triton"}), False)
+    assert required(r"SKIP(?i:_rocm)") == (({"skip_rocm"},), True)
+    assert required(r"abc?") is None  # "ab" is too short to rule a text out
+    assert required(r"(?i)caf\u00e9") is None  # beyond ASCII, a case-insensitive literal is not folded here
+    assert required(r"(?:foo|\w+)bar") == (({"bar"},), False)
+
+
+def test_every_rule_regex_searched_whole_answers_as_before() -> None:
+    """Each `if_file`/`unless_file`, identifier and string regex of the built-in Python rules, over the samples."""
+    regexes = {r"\belse\s*:"}
+    for rule in load_builtin().for_kind(FileKind.PYTHON):
+        params = rule.match
+        regexes.update(regex for key in ("if_file", "unless_file") for regex in as_list(params.get(key)))
+        regexes.update(rf"(?<!\w)(?:{entry['regex']})(?!\w)" for entry in params.get("identifiers", []))
+        for entry in [*params.get("strings", []), *params.get("calls", [])]:  # has_string's patterns
+            found = string_candidate(entry["regex"]) if isinstance(entry, dict) and "regex" in entry else None
+            regexes.update([found[0].pattern] if found and not found[1] else [])
+    assert len(regexes) >= 30
+    for regex in regexes:
+        for text in [*SAMPLES.values(), *_TEXTS]:
+            assert searches(regex, text) is (re.search(regex, text) is not None), (regex, text)

@@ -10,6 +10,7 @@ from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
 from migrate.matchers.python_common import as_list, check_bounds, check_keys, check_regex, check_words, has_word
+from migrate.matchers.python_literals import searches
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -40,9 +41,9 @@ def _code_test(params: Mapping[str, Any]) -> CodeTest:
 
 
 def _text_wanted(text: str, params: Mapping[str, Any]) -> bool:
-    if any(re.search(regex, text) is None for regex in as_list(params["if_file"])):
+    if not all(searches(regex, text) for regex in as_list(params["if_file"])):
         return False
-    return "unless_file" not in params or re.search(params["unless_file"], text) is None
+    return "unless_file" not in params or not searches(params["unless_file"], text)
 
 
 @register("block-size-choice", validate=_validate, needles=_needles, candidates=_code_test)

@@ -24,6 +24,7 @@ from migrate.matchers.python_common import (
     prefixed,
     string_candidate,
 )
+from migrate.matchers.python_literals import searches
 from migrate.model import Severity
 from migrate.parse import Document
 from migrate.parse.python import CallSite, ImportSite, PythonDocument
@@ -148,9 +149,9 @@ def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
 
 def _file_wanted(text: str, params: Mapping[str, Any]) -> bool:
     """The file passes the rule's `unless_file` (no match) and `if_file` (a match) tests."""
-    if "unless_file" in params and re.search(params["unless_file"], text):
+    if "unless_file" in params and searches(params["unless_file"], text):
         return False
-    return "if_file" not in params or re.search(params["if_file"], text) is not None
+    return "if_file" not in params or searches(params["if_file"], text)
 
 
 def _call_entry(text: str, entry: Mapping[str, Any]) -> bool:
@@ -181,7 +182,7 @@ def _callee_written(text: str, callee: str) -> bool:
 
 def _names_a_switch(text: str, switches: str) -> bool:
     """A word of the text is a switch (`HAS_FLASH_ATTN`), as `switches` matches an identifier whole."""
-    return re.search(rf"(?<!\w)(?:{switches})(?!\w)", text) is not None
+    return searches(rf"(?<!\w)(?:{switches})(?!\w)", text)
 
 
 def _string_entry(text: str, entry: Mapping[str, Any]) -> bool:

@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from migrate.matchers import CodeTest
+from migrate.matchers.python_literals import searches
 from migrate.model import Severity
 from migrate.parse.python import PythonDocument
 
@@ -192,7 +193,7 @@ def has_string(text: str, found: tuple[re.Pattern[str], bool] | None) -> bool:
         return True
     pattern, at_start = found
     if not at_start:
-        return pattern.search(text) is not None
+        return searches(pattern.pattern, text)
     return any(m.start() > 0 and text[m.start() - 1] in _STRING_START for m in pattern.finditer(text))
 
 

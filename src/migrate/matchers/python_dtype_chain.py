@@ -4,12 +4,12 @@ raises, with no arm for `torch.bfloat16`, so bf16 tensors are rejected."""
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
 from migrate.matchers.python_common import as_list, check_keys, hip_adjusted, names_code_test, names_needles
+from migrate.matchers.python_literals import searches
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -28,13 +28,13 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return names_needles(as_list(params["accepted"]))
 
 
-_ELSE = re.compile(r"\belse\s*:")
+_ELSE = r"\belse\s*:"
 
 
 def _code_test(params: Mapping[str, Any]) -> CodeTest:
     """A chain this rule reports ends in an `else:` that raises: a file without both is not parsed for it."""
     named = names_code_test(as_list(params["accepted"]))
-    return lambda code: "raise" in code.text and _ELSE.search(code.text) is not None and named(code)
+    return lambda code: "raise" in code.text and searches(_ELSE, code.text) and named(code)
 
 
 @register("dtype-chain", validate=_validate, needles=_needles, candidates=_code_test)

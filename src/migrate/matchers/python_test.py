@@ -10,6 +10,7 @@ from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
 from migrate.matchers.python_common import check_keys, check_regex
+from migrate.matchers.python_literals import searches
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -62,7 +63,7 @@ def _code_test(params: Mapping[str, Any]) -> CodeTest:
     paths = re.compile(params["paths"])
     words = [_word_regex(regex) for regex in _mode_words(params)]
     return lambda code: (not code.path or paths.search(code.path) is not None) and _text_wanted(
-        code.text, params) and all(word.search(code.text) for word in words)
+        code.text, params) and all(searches(word.pattern, code.text) for word in words)
 
 
 def _mode_words(params: Mapping[str, Any]) -> list[str]:
@@ -82,7 +83,7 @@ def _word_regex(regex: str) -> re.Pattern[str]:
 def _text_wanted(text: str, params: Mapping[str, Any]) -> bool:
     if not any(n in text for n in params["needles"]):
         return False
-    if "if_file" in params and re.search(params["if_file"], text) is None:
+    if "if_file" in params and not searches(params["if_file"], text):
         return False
     return not _rocm_checked(text, params)
 
@@ -97,7 +98,7 @@ def _rocm_checked(text: str, params: Mapping[str, Any]) -> bool:
         lower = text.lower()
         if not any(word in lower for word in words):
             return False
-    return re.search(params["unless_file"], text) is not None
+    return searches(params["unless_file"], text)
 
 
 @register("python-test", validate=_validate, needles=_needles, candidates=_code_test)

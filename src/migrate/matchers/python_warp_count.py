@@ -12,6 +12,7 @@ from migrate.matchers import CodeTest, Hit, register
 from migrate.matchers.python_common import (
     as_list, check_bounds, check_keys, check_regex, check_words, has_word, hip_adjusted,
 )
+from migrate.matchers.python_literals import searches
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
@@ -35,7 +36,7 @@ def _code_test(params: Mapping[str, Any]) -> CodeTest:
     """A file that names a warp-count setting (and matches `if_file`)."""
     names, wanted = as_list(params["names"]), params.get("if_file")
     return lambda code: any(has_word(code.text, n) for n in names) and (
-        wanted is None or re.search(wanted, code.text) is not None)
+        wanted is None or searches(wanted, code.text))
 
 
 @register("warp-count", validate=_validate, needles=_needles, candidates=_code_test)
@@ -43,7 +44,7 @@ def match_warp_count(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each warp count chosen by a block-size test, or divided out of a block size."""
     if not isinstance(doc, PythonDocument):
         return
-    if "if_file" in params and re.search(params["if_file"], doc.text) is None:
+    if "if_file" in params and not searches(params["if_file"], doc.text):
         return
     names, sizes = set(as_list(params["names"])), re.compile(params["sizes"])
     bounds = (params["at_least"], params["at_most"])

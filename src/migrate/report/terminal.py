@@ -38,8 +38,7 @@ def render(record: Assessment, *, color: bool = False, width: int = 100) -> str:
     console.rule(style="dim")
     _details(console, record)
     if result.findings:
-        _counts(console, result)
-        _worst_files(console, result.findings)
+        _counts(console, result.findings)
         _top_findings(console, record)
     _skipped(console, result)
     return buffer.getvalue()
@@ -106,27 +105,28 @@ def _details(console: Console, record: Assessment) -> None:
         console.print("Per target: " + _d("; ".join(per_target)))
 
 
-def _counts(console: Console, result: ScanResult) -> None:
-    by_severity = Counter(f.severity for f in result.findings)
+def _counts(console: Console, findings: Iterable[Finding]) -> None:
+    """The counts by severity and category, and the worst files, from one read of FINDINGS."""
+    by_severity: Counter[Severity] = Counter()
+    by_category: Counter[str] = Counter()
+    weight: Counter[str] = Counter()
+    worst: dict[str, Severity] = {}
+    counts: Counter[str] = Counter()
+    for finding in findings:
+        by_severity[finding.severity] += 1
+        by_category[finding.category] += 1
+        weight[finding.path] += 4 ** int(finding.severity)
+        worst[finding.path] = max(worst.get(finding.path, Severity.INFO), finding.severity)
+        counts[finding.path] += 1
     line = Text("By severity: ")
     for severity in sorted(Severity, reverse=True):
         line.append(f"{severity.label} {by_severity.get(severity, 0)}  ", style=SEVERITY_STYLE[severity])
     console.print(line)
-    by_category = Counter(f.category for f in result.findings)
     console.print("By category: " + _d(", ".join(f"{c} {n}" for c, n in by_category.most_common())))
-
-
-def _worst_files(console: Console, findings: Iterable[Finding]) -> None:
-    weight: Counter[str] = Counter()
-    worst: dict[str, Severity] = {}
-    for finding in findings:
-        weight[finding.path] += 4 ** int(finding.severity)
-        worst[finding.path] = max(worst.get(finding.path, Severity.INFO), finding.severity)
     table = Table(title="Worst files", show_edge=False, title_justify="left")
     table.add_column("file")
     table.add_column("worst")
     table.add_column("findings", justify="right")
-    counts = Counter(f.path for f in findings)
     for path, _ in weight.most_common(_WORST_FILES):
         table.add_row(Text(visible(path)), Text(worst[path].label, style=SEVERITY_STYLE[worst[path]]), str(counts[path]))
     console.print(table)
@@ -135,7 +135,7 @@ def _worst_files(console: Console, findings: Iterable[Finding]) -> None:
 def _top_findings(console: Console, record: Assessment) -> None:
     """Medium and above, one line per rule and component: the first place and how many more."""
     important = (f for f in record.result.findings if f.severity >= Severity.MEDIUM)
-    rows = grouping.rows(record, important)
+    rows = grouping.groups(record, important)
     if not rows:
         return
     total = sum(row.count for row in rows)

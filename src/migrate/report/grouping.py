@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from migrate.assessment import Assessment
@@ -68,36 +68,52 @@ class Tally:
     by_severity: Counter[Severity]
     by_category: Counter[str]
     files: int
+    worst_files: tuple[tuple[str, Severity, int], ...] = ()  # (path, worst severity, findings), the worst first
 
 
-def tally(record: Assessment, *, places: int = 0) -> Tally:
-    """Every finding of the scan grouped and counted in one read, keeping PLACES findings' indices per group."""
+def tally(record: Assessment, *, places: int = 0, least: Severity = Severity.INFO, worst_files: int = 0) -> Tally:
+    """Every finding of the scan counted in one read, those at LEAST severity or above grouped (keeping PLACES
+    findings' indices per group); with WORST_FILES, that many files with the most weight of findings."""
     gathered: dict[tuple[str, str], _Gathered] = {}
     kinds: dict[str, Counter[str]] = defaultdict(Counter)
     by_severity: Counter[Severity] = Counter()
     by_category: Counter[str] = Counter()
-    paths: set[str] = set()
+    by_file = _Files()
     component = record.context.component
     for index, finding in enumerate(record.result.findings):
         name = component(finding.path)
-        _gather(gathered, (name, finding.rule), index, finding, places)
+        if finding.severity >= least:
+            _gather(gathered, (name, finding.rule), index, finding, places)
         kinds[name][finding.category] += 1
         by_severity[finding.severity] += 1
         by_category[finding.category] += 1
-        paths.add(finding.path)
+        by_file.add(finding)
     titles = _titles(record, kinds)
     named = [c.name for c in record.risk.components]
     order = [n for n in named if n in kinds] + sorted(set(kinds) - set(named))
-    return Tally(_sorted(gathered, titles), titles, tuple(order), by_severity, by_category, len(paths))
+    return Tally(_sorted(gathered, titles), titles, tuple(order), by_severity, by_category, len(by_file.count),
+                 by_file.worst_files(worst_files))
 
 
-def groups(record: Assessment, findings: Iterable[Finding]) -> list[Group]:
-    """FINDINGS (a few of the scan's, e.g. those at medium and above) by component and rule, without places: the
-    worst, then the largest, first."""
-    gathered: dict[tuple[str, str], _Gathered] = {}
-    for index, finding in enumerate(findings):
-        _gather(gathered, (record.context.component(finding.path), finding.rule), index, finding, 0)
-    return list(_sorted(gathered, titles_of(record)))
+class _Files:
+    """Per file with findings: how many, the worst severity, the weight (4 ** severity, summed)."""
+
+    def __init__(self) -> None:
+        self.count: Counter[str] = Counter()
+        self.weight: Counter[str] = Counter()
+        self.worst: dict[str, Severity] = {}
+
+    def add(self, finding: Finding) -> None:
+        path = finding.path
+        self.count[path] += 1
+        self.weight[path] += 4 ** int(finding.severity)
+        self.worst[path] = max(self.worst.get(path, Severity.INFO), finding.severity)
+
+    def worst_files(self, count: int) -> tuple[tuple[str, Severity, int], ...]:
+        """The COUNT files of most weight (of equals, the first seen)."""
+        if not count:
+            return ()
+        return tuple((path, self.worst[path], self.count[path]) for path, _ in self.weight.most_common(count))
 
 
 def placed(findings: Sequence[Finding], group: Group) -> list[Finding]:
@@ -119,14 +135,6 @@ def _sorted(gathered: dict[tuple[str, str], _Gathered], titles: dict[str, str]) 
                    frozenset(g.renames) if g.renames is not None else None)
              for (name, rule), g in gathered.items()]
     return tuple(sorted(found, key=lambda g: (-g.severity, -g.count, g.component, g.rule)))
-
-
-def titles_of(record: Assessment) -> dict[str, str]:
-    """Each component's title: from its work where it has some, else from the kinds of its findings."""
-    kinds: dict[str, Counter[str]] = defaultdict(Counter)
-    for finding in record.result.findings:
-        kinds[record.context.component(finding.path)][finding.category] += 1
-    return _titles(record, kinds)
 
 
 def _titles(record: Assessment, kinds: dict[str, Counter[str]]) -> dict[str, str]:

@@ -78,7 +78,7 @@ def tally(record: Assessment, *, places: int = 0, least: Severity = Severity.INF
     kinds: dict[str, Counter[str]] = defaultdict(Counter)
     by_severity: Counter[Severity] = Counter()
     by_category: Counter[str] = Counter()
-    by_file = _Files()
+    by_file = _Files(weighed=worst_files > 0)
     component = record.context.component
     for index, finding in enumerate(record.result.findings):
         name = component(finding.path)
@@ -96,9 +96,10 @@ def tally(record: Assessment, *, places: int = 0, least: Severity = Severity.INF
 
 
 class _Files:
-    """Per file with findings: how many, the worst severity, the weight (4 ** severity, summed)."""
+    """Per file with findings: how many and, WEIGHED, the worst severity and the weight (4 ** severity, summed)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, weighed: bool) -> None:
+        self.weighed = weighed
         self.count: Counter[str] = Counter()
         self.weight: Counter[str] = Counter()
         self.worst: dict[str, Severity] = {}
@@ -106,8 +107,9 @@ class _Files:
     def add(self, finding: Finding) -> None:
         path = finding.path
         self.count[path] += 1
-        self.weight[path] += 4 ** int(finding.severity)
-        self.worst[path] = max(self.worst.get(path, Severity.INFO), finding.severity)
+        if self.weighed:
+            self.weight[path] += 4 ** int(finding.severity)
+            self.worst[path] = max(self.worst.get(path, Severity.INFO), finding.severity)
 
     def worst_files(self, count: int) -> tuple[tuple[str, Severity, int], ...]:
         """The COUNT files of most weight (of equals, the first seen)."""

@@ -505,4 +505,4 @@ def test_findings_priced_once_assess_and_list_as_when_each_prices_them() -> None
     assert risk.assess(priced, W) == risk.assess(findings, W, guarded=5)
     assert risk.checklist(priced, W, gfx_targets=("gfx90a",)) == risk.checklist(findings, W, gfx_targets=("gfx90a",),
                                                                                  guarded=5)
-    assert len(priced.every) == len(findings) - 1 and len(priced.status) == len(priced.costs[0]) == len(priced.every)
+    assert len(priced.every) == len(findings) - 1 and len(list(priced.each())) == len(priced.every)

@@ -7,6 +7,7 @@ import multiprocessing
 from pathlib import Path
 
 from migrate.config import Settings
+from migrate.model import FileKind, SourceFile
 from migrate.ruleset import Ruleset
 from migrate.scan import pool, scan
 from migrate.scan.file import Shortcuts
@@ -97,3 +98,15 @@ def test_a_worker_collects_cycles_at_its_own_thresholds() -> None:
         assert workers.apply(gc.isenabled)
         assert workers.apply(gc.get_threshold) == pool.WORKER_GC_THRESHOLDS
     assert gc.get_threshold() != pool.WORKER_GC_THRESHOLDS  # this process keeps its own
+
+
+def test_work_units_stay_small_however_large_the_tree() -> None:
+    # a unit's results reach the parent whole: a unit that grew with the tree made the parent's memory grow with it
+    sizes = [40_000] * 60_000 + [5 << 20]  # 2.3 GB of sources, one 5 MB file among them
+    sources = [SourceFile(Path(f"f{i}.cu"), f"f{i}.cu", FileKind.CUDA, size) for i, size in enumerate(sizes)]
+    units = list(pool._batches(sources, 2))
+    assert units[0] == [sources[-1]]  # the largest first, alone: it is over the cap by itself
+    assert all(sum(s.size for s in unit) <= pool.BATCH_MOST + 40_000 for unit in units[1:])
+    assert sorted(s.relpath for unit in units for s in unit) == sorted(s.relpath for s in sources)
+    small = [SourceFile(Path(f"g{i}.py"), f"g{i}.py", FileKind.PYTHON, 1_000) for i in range(1_000)]
+    assert len(list(pool._batches(small, 2))) == 16  # a small tree still makes a few units per worker

@@ -100,13 +100,12 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
 def _blocking(scored: risk.Priced) -> tuple[Effort, dict[str, Effort], dict[str, Effort]]:
     """The effort of the remaining findings at high and blocker severity: in all, by category and by stack, added a
     finding at a time in report order (no list of them: a large tree has a hundred thousand)."""
-    lows, highs = scored.costs
     total = Effort()
     by_category: dict[str, Effort] = defaultdict(Effort)
     by_stack: dict[str, Effort] = defaultdict(Effort)
-    for i, finding in enumerate(scored.every):
-        if scored.status[i] == "remaining" and finding.severity >= Severity.HIGH and highs[i] > 0:
-            cost = Effort(lows[i], highs[i])
+    for finding, status, low, high in scored.each():
+        if status == "remaining" and finding.severity >= Severity.HIGH and high > 0:
+            cost = Effort(low, high)
             total += cost
             by_category[finding.category] += cost
             for stack in (s for s in STACKS if s.holds(finding)):
@@ -119,14 +118,12 @@ def _removals(result: ScanResult, scored: risk.Priced) -> tuple[Removal, ...]:
     substitute counts for the stack's counterpart), the most effort first, then the most findings. Summed as plain
     numbers in report order, as Effort's own sum would: no object per finding of a large tree."""
     proposed = {s.id for s in result.substitutions}
-    lows, highs = scored.costs
     sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     count: dict[str, int] = defaultdict(int)
     paths: dict[str, set[str]] = defaultdict(set)
-    for i, finding in enumerate(scored.every):
-        if scored.status[i] != "remaining":
+    for finding, status, low, high in scored.each():
+        if status != "remaining":
             continue
-        low, high = lows[i], highs[i]
         for sub_id in _answers(finding, proposed):
             total = sums[sub_id]
             total[0] += low

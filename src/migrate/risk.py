@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 import re
-from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any, TypeAlias
+from typing import Any
 
 from migrate import targets
 from migrate.finding_status import Context, is_c, is_kernel_work, status_of
@@ -141,28 +140,23 @@ class Collection:
                 "blocked": list(self.blocked)}
 
 
-# low and high effort per finding, by index into the ordered findings: arrays of doubles, 16 bytes a finding where
-# lists of floats took 64
-Costs = tuple["array[float]", "array[float]"]
-# findings by index into the ordered findings: 8 bytes each, where a list's ints took 36
-Indices: TypeAlias = "array[int]"
-
-
-def _indices(found: Iterable[int] = ()) -> Indices:
-    """FOUND (none by default) as Indices."""
-    return array("q", found)
-
-
 @dataclass(frozen=True)
 class Priced:
-    """Findings ordered, given their status and priced once: what assess and checklist read (a scan's assessment
-    asks both, and each finding's effort, of the same findings)."""
+    """Findings ordered, with what prices them: what assess and checklist read (a scan's assessment asks both, and
+    each finding's effort, of the same findings). The prices are kept per (component, rule) group, not per finding:
+    each finding's status and effort are worked out again as it is read (a large scan's findings come back from
+    disk, and state by index grew with them)."""
 
     every: Sequence[Finding]  # distinct, in report order
-    status: list[str]  # status_of each, by index
-    costs: Costs
+    prices: Prices
     context: Context  # the context that has seen them
     guarded: int
+
+    def each(self) -> Iterator[tuple[Finding, str, float, float]]:
+        """Each finding with its status and effort (low, high), in report order: one read of the findings."""
+        price = self.prices.of
+        for finding in self.every:
+            yield finding, *price(finding)
 
 
 def pricing(
@@ -174,8 +168,7 @@ def pricing(
         return findings
     every = ordered(findings)
     context = (context or Context()).seeing(every, weights)
-    status = [status_of(f, context, weights) for f in every]
-    return Priced(every, status, _efforts(every, status, weights, guarded, context), context, guarded)
+    return Priced(every, _efforts(every, weights, guarded, context), context, guarded)
 
 
 def assess(
@@ -184,11 +177,13 @@ def assess(
     """Score FINDINGS (GUARDED more already sit behind HIP guards) with WEIGHTS in CONTEXT (the project's
     build units and ROCm status; default: none known); findings already priced are read as they are."""
     scored = pricing(findings, weights, guarded=guarded, context=context)
-    every, status, costs, context, guarded = scored.every, scored.status, scored.costs, scored.context, scored.guarded
-    remaining = _indices(i for i, s in enumerate(status) if s == "remaining")
-    items = _Chosen(every, remaining)
-    components = _components(every, status, costs, context)
-    total = _sum(costs, remaining)
+    every, context, guarded = scored.every, scored.context, scored.guarded
+    work = _Work()
+    for finding, status, low, high in scored.each():  # one read for the components, the sums and the rollups
+        work.add(finding, status, low, high, context)
+    items = _Kept(every, lambda f: status_of(f, context, weights) == "remaining")
+    components = work.components()
+    total = work.total.effort
     collection = _collection(components, context, weights)
     if collection is not None:
         # a few blocked programs do not make the collection hard: the floors read the program that prices it
@@ -203,22 +198,21 @@ def assess(
     reasons += _severity_floor(floored, context, weights)
     reasons += _project_floors(every, items, context, weights)
     score, basis = max(reasons, key=lambda r: r[0])  # the first of equals: effort before any floor
-    blockers = [i for i in remaining if every[i].severity == Severity.BLOCKER]
-    by_category, by_file, by_directory = _rollups(every, remaining, costs, total)
+    by_category, by_file, by_directory = (_rolled_up(by_key, total) for by_key in work.rollups)
     return Risk(
         score=score,
         basis=basis,
         verdict=verdict(score, weights),
         effort=collection.typical if collection is not None else total,
-        blockers=len(blockers),
-        blocker_effort=_sum(costs, blockers),
+        blockers=work.blockers.count,
+        blocker_effort=work.blockers.effort,
         guarded=guarded,
         drivers=_drivers(components, weights),
         by_category=by_category,
         by_file=by_file,
         by_directory=by_directory,
         components=components,
-        optional=_sum(costs, (i for i, s in enumerate(status) if s == "optional-gap")),
+        optional=work.optional.effort,
         collection=collection,
         total=total,
     )
@@ -235,75 +229,143 @@ def _led(components: tuple[Component, ...], weights: Weights) -> tuple[Effort, s
     return required[0].effort + rest.scaled(weights.others_share), words
 
 
-def _efforts(items: Sequence[Finding], status: list[str], weights: Weights, guarded: int, context: Context) -> Costs:
-    """Each finding's share of the effort, for ITEMS (ordered, distinct) with their STATUS, as per-index lows and
-    highs: one decision per (component, rule) that grows slowly with its distinct APIs and files, plus a fixed cost per
-    component with kernel work; covered and guarded cost 0."""
-    lows, highs = array("d", bytes(8 * len(items))), array("d", bytes(8 * len(items)))
-    proper = _indices(i for i, s in enumerate(status) if s in _PROPER)
-    seen = _Seen(len(items))
-    for i in proper:  # one read of the findings: a large scan's come back from disk (scan/spill.py)
-        seen.add(i, items[i], weights, context)
-    singles, component = seen.singles, seen.component
+def _efforts(items: Sequence[Finding], weights: Weights, guarded: int, context: Context) -> Prices:
+    """The prices of ITEMS (ordered, distinct): one decision per (component, rule) that grows slowly with its distinct
+    APIs and files, plus a fixed cost per component with kernel work, each shared among its findings by their own
+    cost; covered and guarded cost 0. One read of the findings (a large scan's come back from disk)."""
+    prices = Prices(context, weights)
+    for finding in items:
+        prices.add(finding)
     credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
-    for key, group in seen.groups.items():
-        low, high = _group_cost(seen.shapes.get(key), [singles[i] for i in group], weights)
-        runs = any(context.runs(component[i], weights) for i in group)
-        factor = weights.supported_factor if runs else 1.0
-        for i, (share_low, share_high) in _shared(group, singles, low * credit * factor, high * credit * factor):
-            lows[i], highs[i] = share_low, share_high
-    fixed_low, fixed_high = weights.component_fixed
-    for name, group in seen.kernels.items():
-        weight = seen.heaviest[name] * credit
-        for i, (share_low, share_high) in _shared(group, singles, fixed_low * weight, fixed_high * weight):
-            lows[i] += share_low
-            highs[i] += share_high
-    return lows, highs
+    prices.settle(credit)
+    return prices
 
 
-class _Seen:
-    """What _efforts reads of the findings, gathered a finding at a time: each one's own cost and component (lists by
-    index, not dicts: a large tree's findings number in the hundreds of thousands), the (component, rule) groups
-    with what their cost reads, and the components with kernel work with their heaviest path."""
+class _Pool:
+    """A cost shared among findings in proportion to their own (equally when all are free): their own costs summed
+    in report order, how many, and once settled, the cost shared."""
 
-    def __init__(self, count: int) -> None:
-        self.singles: list[tuple[float, float]] = [(0.0, 0.0)] * count
-        self.component = [""] * count
+    def __init__(self) -> None:
+        self.count = 0
+        self.low = self.high = 0.0  # their own costs, summed
+        self.top_low = self.top_high = 0.0  # the costliest's
+        self.runs = False  # a member's component already runs on ROCm
+        self.total_low = self.total_high = 0.0
+
+    def add(self, own: tuple[float, float]) -> None:
+        self.low += own[0]
+        self.high += own[1]
+        self.top_low = own[0] if not self.count else max(self.top_low, own[0])
+        self.top_high = own[1] if not self.count else max(self.top_high, own[1])
+        self.count += 1
+
+    def share(self, own: tuple[float, float]) -> tuple[float, float]:
+        """A member's share of the total, by its own cost OWN."""
+        even = 1 / self.count
+        return (self.total_low * (own[0] / self.low if self.low else even),
+                self.total_high * (own[1] / self.high if self.high else even))
+
+
+class Prices:
+    """Each finding's status and share of the effort, from what _efforts gathered a finding at a time: per
+    (component, rule) group its findings' own costs and what its cost reads, per component with kernel work its
+    heaviest path (state per group and component, none per finding)."""
+
+    def __init__(self, context: Context, weights: Weights) -> None:
+        self.context, self.weights = context, weights
         self.priced: dict[tuple[Severity, str, tuple[float, float] | None, bool], tuple[float, float]] = {}
-        self.groups: dict[tuple[str, str, bool], Indices] = defaultdict(_indices)
+        self.groups: dict[tuple[str, str, bool], _Pool] = {}
         self.shapes: dict[tuple[str, str, bool], _Shape] = {}
-        self.kernels: dict[str, Indices] = defaultdict(_indices)
+        self.kernels: dict[str, _Pool] = {}
         self.heaviest: dict[str, float] = {}  # a dev folder's build weighs less
 
-    def add(self, i: int, finding: Finding, weights: Weights, context: Context) -> None:
-        kind = (finding.severity, finding.category, finding.effort, finding.vendored)  # all that _single reads
-        if kind not in self.priced:
-            self.priced[kind] = _single(finding, weights)
-        self.singles[i] = self.priced[kind]
-        component = self.component[i] = context.component(finding.path)
-        # a vendored tree (third_party/cutlass with its hundred example builds) is one decision per rule
-        where = "/".join(finding.path.split("/")[:2]) if finding.vendored else component
-        key = (where, finding.rule, finding.vendored)
-        self.groups[key].append(i)
+    def add(self, finding: Finding) -> None:
+        """Gather FINDING (each once, in report order, before settle)."""
+        context, weights = self.context, self.weights
+        if status_of(finding, context, weights) not in _PROPER:
+            return
+        own = self._single(finding)
+        component = context.component(finding.path)
+        key = _group_key(finding, component)
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = _Pool()
+        group.add(own)
+        group.runs = group.runs or context.runs(component, weights)
         if finding.vendored:
             return
         shape = self.shapes.get(key)
         if shape is None:
             shape = self.shapes[key] = _Shape()
         shape.add(finding, weights)
-        if not context.runs(component, weights) and is_kernel_work(finding, weights):
-            self.kernels[component].append(i)
+        if self._kernel_work(finding, component):
+            kernels = self.kernels.get(component)
+            if kernels is None:
+                kernels = self.kernels[component] = _Pool()
+            kernels.add(own)
             path_weight = _path_weight(finding.path, weights)
             self.heaviest[component] = max(self.heaviest.get(component, path_weight), path_weight)
 
+    def settle(self, credit: float) -> None:
+        """Each group's and kernel component's cost, CREDIT (for the guarded sites) applied."""
+        weights = self.weights
+        for key, group in self.groups.items():
+            low, high = _group_cost(self.shapes.get(key), (group.top_low, group.top_high), weights)
+            factor = weights.supported_factor if group.runs else 1.0
+            group.total_low, group.total_high = low * credit * factor, high * credit * factor
+        fixed_low, fixed_high = weights.component_fixed
+        for name, kernels in self.kernels.items():
+            weight = self.heaviest[name] * credit
+            kernels.total_low, kernels.total_high = fixed_low * weight, fixed_high * weight
 
-def _sum(costs: Costs, indices: Iterable[int]) -> Effort:
-    """The effort of the findings at INDICES, added in order."""
-    low = high = 0.0
-    for i in indices:
-        low += costs[0][i]
-        high += costs[1][i]
-    return Effort(low, high)
+    def of(self, finding: Finding) -> tuple[str, float, float]:
+        """FINDING's status and its effort (low, high), as gathered."""
+        context = self.context
+        status = status_of(finding, context, self.weights)
+        if status not in _PROPER:
+            return status, 0.0, 0.0
+        own = self._single(finding)
+        component = context.component(finding.path)
+        low, high = self.groups[_group_key(finding, component)].share(own)
+        if not finding.vendored and self._kernel_work(finding, component):
+            kernel_low, kernel_high = self.kernels[component].share(own)
+            low += kernel_low
+            high += kernel_high
+        return status, low, high
+
+    def _single(self, finding: Finding) -> tuple[float, float]:
+        kind = (finding.severity, finding.category, finding.effort, finding.vendored)  # all that _single reads
+        own = self.priced.get(kind)
+        if own is None:
+            own = self.priced[kind] = _single(finding, self.weights)
+        return own
+
+    def _kernel_work(self, finding: Finding, component: str) -> bool:
+        return not self.context.runs(component, self.weights) and is_kernel_work(finding, self.weights)
+
+
+def _group_key(finding: Finding, component: str) -> tuple[str, str, bool]:
+    """The (component, rule) group of FINDING: a vendored tree (third_party/cutlass with its hundred example builds)
+    is one decision per rule."""
+    where = "/".join(finding.path.split("/")[:2]) if finding.vendored else component
+    return where, finding.rule, finding.vendored
+
+
+class _Sum:
+    """Findings counted and their efforts added as they come, in report order."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.low = self.high = 0.0
+
+    def add(self, low: float, high: float) -> None:
+        self.count += 1
+        self.low += low
+        self.high += high
+
+    @property
+    def effort(self) -> Effort:
+        return Effort(self.low, self.high)
 
 
 class _Shape:
@@ -321,10 +383,10 @@ class _Shape:
         self.weight = path_weight if self.weight is None else max(self.weight, path_weight)
 
 
-def _group_cost(shape: _Shape | None, singles: list[tuple[float, float]], weights: Weights) -> tuple[float, float]:
-    """The costliest finding of a (component, rule) group times min(cap, distinct ** exponent); a vendored group's
-    (no SHAPE) is its costliest finding's."""
-    top_low, top_high = max(e[0] for e in singles), max(e[1] for e in singles)
+def _group_cost(shape: _Shape | None, top: tuple[float, float], weights: Weights) -> tuple[float, float]:
+    """The costliest finding of a (component, rule) group (its own cost TOP) times min(cap, distinct ** exponent); a
+    vendored group's (no SHAPE) is its costliest finding's."""
+    top_low, top_high = top
     if shape is None:
         return top_low, top_high
     units = min(weights.unit_cap, max(len(shape.files), len(shape.apis)) ** weights.unit_exponent)
@@ -351,17 +413,6 @@ def _api(finding: Finding) -> str:
     return mnemonic.group(1).split(".")[0] if mnemonic else finding.rule
 
 
-def _shared(
-    group: Indices, singles: list[tuple[float, float]], total_low: float, total_high: float
-) -> Iterable[tuple[int, tuple[float, float]]]:
-    """The total shared among GROUP in proportion to each finding's own cost (equally when all are free)."""
-    low, high = sum(singles[i][0] for i in group), sum(singles[i][1] for i in group)
-    even = 1 / len(group)
-    for i in group:
-        own_low, own_high = singles[i]
-        yield i, (total_low * (own_low / low if low else even), total_high * (own_high / high if high else even))
-
-
 def _single(finding: Finding, weights: Weights) -> tuple[float, float]:
     """A rule's own effort range if it sets one, else severity range x category factor."""
     vendored = weights.vendored_factor if finding.vendored else 1.0
@@ -372,43 +423,67 @@ def _single(finding: Finding, weights: Weights) -> tuple[float, float]:
     return low * factor, high * factor
 
 
-def _components(every: Sequence[Finding], status: list[str], costs: Costs, context: Context) -> tuple[Component, ...]:
-    """Per component, its remaining and its optional work (an extra's packages apart from the main install),
-    costliest first."""
-    groups: dict[tuple[str, bool], Indices] = defaultdict(_indices)
-    parts: dict[tuple[str, bool], _Parts] = {}  # what a component reads of its findings, gathered in one pass
-    lows, highs = costs
-    for i, finding in enumerate(every):
-        if status[i] in _PROPER:
-            key = (context.component(finding.path), status[i] == "optional-gap")
-            groups[key].append(i)
-            part = parts.get(key)
-            if part is None:
-                part = parts[key] = _Parts()
-            # by effort, added in index order as before; a free category still shows
-            part.by_category[finding.category] += (lows[i] + highs[i]) / 2 + 1e-9
-            part.paths.add(finding.path)
-            part.rules.add(finding.rule)
-            part.blocked = part.blocked or finding.severity == Severity.BLOCKER
-    found = []
-    for (name, optional), group in groups.items():
-        part = parts[(name, optional)]
-        found.append(Component(
-            name=name, findings=len(group), files=len(part.paths), rules=tuple(sorted(part.rules)),
-            categories=tuple(c for c, _ in sorted(part.by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
-            effort=_sum(costs, group), blocked=part.blocked, optional=optional,
-        ))
-    return tuple(sorted(found, key=lambda c: (c.optional, -c.effort.mid, c.name)))
+class _Work:
+    """What assess reads of the priced findings, gathered in one read of them: per component its remaining and its
+    optional work, the sums (remaining, blockers, optional) and the rollups of the remaining work (each sum added
+    in report order)."""
+
+    def __init__(self) -> None:
+        self.parts: dict[tuple[str, bool], _Parts] = {}
+        self.total, self.blockers, self.optional = _Sum(), _Sum(), _Sum()
+        self.rollups: tuple[dict[str, _Rolled], ...] = ({}, {}, {})  # by category, by file, by directory
+
+    def add(self, finding: Finding, status: str, low: float, high: float, context: Context) -> None:
+        if status not in _PROPER:
+            return
+        key = (context.component(finding.path), status == "optional-gap")
+        part = self.parts.get(key)
+        if part is None:
+            part = self.parts[key] = _Parts()
+        part.add(finding, low, high)
+        if status == "optional-gap":
+            self.optional.add(low, high)
+            return
+        self.total.add(low, high)
+        if finding.severity == Severity.BLOCKER:
+            self.blockers.add(low, high)
+        for name, by_key in zip(_KEYS, self.rollups):
+            key_name = name(finding)
+            rolled = by_key.get(key_name)
+            if rolled is None:
+                rolled = by_key[key_name] = _Rolled()
+            rolled.add(finding, low, high)
+
+    def components(self) -> tuple[Component, ...]:
+        """Per component, its remaining and its optional work (an extra's packages apart from the main install),
+        costliest first."""
+        found = [
+            Component(
+                name=name, findings=part.effort.count, files=len(part.paths), rules=tuple(sorted(part.rules)),
+                categories=tuple(c for c, _ in sorted(part.by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
+                effort=part.effort.effort, blocked=part.blocked, optional=optional,
+            )
+            for (name, optional), part in self.parts.items()
+        ]
+        return tuple(sorted(found, key=lambda c: (c.optional, -c.effort.mid, c.name)))
 
 
 class _Parts:
-    """A component's findings as _components reads them: effort by category, files, rules, whether one blocks."""
+    """A component's findings as _Work reads them: effort in all and by category, files, rules, whether one blocks."""
 
     def __init__(self) -> None:
+        self.effort = _Sum()
         self.by_category: dict[str, float] = defaultdict(float)
         self.paths: set[str] = set()
         self.rules: set[str] = set()
         self.blocked = False
+
+    def add(self, finding: Finding, low: float, high: float) -> None:
+        self.effort.add(low, high)
+        self.by_category[finding.category] += (low + high) / 2 + 1e-9  # by effort; a free category still shows
+        self.paths.add(finding.path)
+        self.rules.add(finding.rule)
+        self.blocked = self.blocked or finding.severity == Severity.BLOCKER
 
 
 def _programs(components: tuple[Component, ...], context: Context) -> list[Component]:
@@ -550,20 +625,9 @@ def _imports_at_module_level(finding: Finding, weights: Weights) -> bool:
     return any(column == 1 and weights.module_import.match(text) is not None for column, text in places)
 
 
-class _Chosen:
-    """The findings of EVERY at INDICES, read each time they are iterated: a list of them would hold a large scan's
-    findings, which it reads back from disk (scan/spill.py)."""
-
-    def __init__(self, every: Sequence[Finding], indices: Iterable[int]) -> None:
-        self.every, self.indices = every, indices
-
-    def __iter__(self) -> Iterator[Finding]:
-        every = self.every
-        return (every[i] for i in self.indices)
-
-
 class _Kept:
-    """The findings of SOURCE that KEEP keeps, read each time they are iterated (as _Chosen)."""
+    """The findings of SOURCE that KEEP keeps, read each time they are iterated: a list of them would hold a large
+    scan's findings, which it reads back from disk (scan/spill.py)."""
 
     def __init__(self, source: Iterable[Finding], keep: Callable[[Finding], bool]) -> None:
         self.source, self.keep = source, keep
@@ -609,23 +673,24 @@ def checklist(
 ) -> tuple[ChecklistItem, ...]:
     """The phases of the port these findings need, in order; blockers apart; validation always last."""
     scored = pricing(findings, weights, guarded=guarded, context=context)
-    everything, status, costs = scored.every, scored.status, scored.costs
-    by_phase: dict[str, Indices] = defaultdict(_indices)
+    by_phase: dict[str, _Sum] = defaultdict(_Sum)
     phase_paths: dict[str, set[str]] = defaultdict(set)
-    for i, finding in enumerate(everything):
-        if status[i] == "remaining":  # the rest needs no action
+    remaining = False
+    for finding, status, low, high in scored.each():
+        if status == "remaining":  # the rest needs no action
+            remaining = True
             named = phase_of(finding, weights)
-            by_phase[named].append(i)
+            by_phase[named].add(low, high)
             phase_paths[named].add(finding.path)
     result = []
     for phase in weights.phases:
-        found = by_phase.get(phase.id, _indices())
-        if phase.id == "validate" and "remaining" in status:
+        found = by_phase.get(phase.id)
+        if phase.id == "validate" and remaining:
             hint = f"{phase.hint.rstrip('.')} ({', '.join(gfx_targets)})." if gfx_targets else phase.hint
             result.append(ChecklistItem(replace(phase, hint=hint), 0, (), Effort()))
         elif found:
             paths = tuple(sorted(phase_paths[phase.id]))
-            result.append(ChecklistItem(phase, len(found), paths, _sum(costs, found)))
+            result.append(ChecklistItem(phase, found.count, paths, found.effort))
     return tuple(result)
 
 
@@ -698,32 +763,17 @@ class _Rolled:
         self.paths: set[str] = set()
         self.worst = Severity.INFO
 
+    def add(self, finding: Finding, low: float, high: float) -> None:
+        self.count += 1
+        self.low += low
+        self.high += high
+        self.paths.add(finding.path)
+        if finding.severity > self.worst:
+            self.worst = finding.severity
 
+
+# the rollups' keys: by category, by file, by directory
 _KEYS: tuple[Callable[[Finding], str], ...] = (attrgetter("category"), attrgetter("path"), directory)
-
-
-def _rollups(
-    every: Sequence[Finding], indices: Indices, costs: Costs, total: Effort
-) -> tuple[tuple[Rollup, ...], tuple[Rollup, ...], tuple[Rollup, ...]]:
-    """The remaining work at INDICES by category, by file and by directory, in one read of the findings (each group's
-    sums added in index order)."""
-    lows, highs = costs
-    groups: tuple[dict[str, _Rolled], ...] = ({}, {}, {})
-    for i in indices:
-        finding = every[i]
-        for key, by_key in zip(_KEYS, groups):
-            name = key(finding)
-            rolled = by_key.get(name)
-            if rolled is None:
-                rolled = by_key[name] = _Rolled()
-            rolled.count += 1
-            rolled.low += lows[i]
-            rolled.high += highs[i]
-            rolled.paths.add(finding.path)
-            if finding.severity > rolled.worst:
-                rolled.worst = finding.severity
-    by_category, by_file, by_directory = (_rolled_up(by_key, total) for by_key in groups)
-    return by_category, by_file, by_directory
 
 
 def _rolled_up(groups: dict[str, _Rolled], total: Effort) -> tuple[Rollup, ...]:

@@ -1,10 +1,12 @@
-"""Findings of one rule in one component collapse to one row: the count, the first place, the rest folded; pure."""
+"""Findings of one rule in one component collapse to one row: the count, the first place, the next few by index;
+gathered in one read of the findings, never a list of them (a large scan reads them back from disk); pure."""
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from migrate.assessment import Assessment
 from migrate.model import Finding, Severity
@@ -13,44 +15,8 @@ from migrate.report import components
 
 @dataclass(frozen=True)
 class Group:
-    """The findings of one rule in one component, in report order."""
-
-    component: str
-    title: str  # what the component is, and where: 'custom ops/kernels (csrc/)'
-    rule: str
-    findings: tuple[Finding, ...]
-
-    @property
-    def first(self) -> Finding:
-        return self.findings[0]
-
-    @property
-    def rest(self) -> tuple[Finding, ...]:
-        return self.findings[1:]
-
-    @property
-    def severity(self) -> Severity:
-        return max(f.severity for f in self.findings)
-
-    @property
-    def category(self) -> str:
-        return self.first.category
-
-
-def groups(record: Assessment, findings: Iterable[Finding] | None = None) -> list[Group]:
-    """FINDINGS (default: every finding of the scan) by component and rule: the worst, then the largest, first."""
-    chosen = record.result.findings if findings is None else tuple(findings)
-    by_key: dict[tuple[str, str], list[Finding]] = defaultdict(list)
-    for finding in chosen:
-        by_key[(record.context.component(finding.path), finding.rule)].append(finding)
-    titles = titles_of(record)
-    found = [Group(name, titles[name], rule, tuple(members)) for (name, rule), members in by_key.items()]
-    return sorted(found, key=lambda g: (-g.severity, -len(g.findings), g.component, g.rule))
-
-
-@dataclass(frozen=True)
-class Row:
-    """A Group in short, as the terminal shows it: its first finding, how many it holds and the worst severity."""
+    """The findings of one rule in one component, in short: the first, how many, the worst severity, where the next
+    few are (indices into the findings read) and, while every one is a rename at low severity, the renames."""
 
     component: str
     title: str
@@ -58,41 +24,126 @@ class Row:
     first: Finding
     count: int
     severity: Severity
+    places: array[int] = field(default_factory=lambda: array("q"))  # the next findings after the first, in order
+    renames: frozenset[tuple[str, str]] | None = None  # (symbol or code, HIP name) of each, or None
+
+    @property
+    def category(self) -> str:
+        return self.first.category
 
 
-def rows(record: Assessment, findings: Iterable[Finding]) -> list[Row]:
-    """The groups of FINDINGS in the order groups gives, each kept as a Row: no list of the findings (a large scan
-    reads them back from disk, and its medium ones number in the hundred thousands)."""
-    firsts: dict[tuple[str, str], Finding] = {}
-    counts: Counter[tuple[str, str]] = Counter()
-    worst: dict[tuple[str, str], Severity] = {}
-    for finding in findings:
-        key = (record.context.component(finding.path), finding.rule)
-        firsts.setdefault(key, finding)
-        counts[key] += 1
-        worst[key] = max(worst.get(key, finding.severity), finding.severity)
-    titles = titles_of(record)
-    found = [Row(name, titles[name], rule, first, counts[name, rule], worst[name, rule])
-             for (name, rule), first in firsts.items()]
-    return sorted(found, key=lambda r: (-r.severity, -r.count, r.component, r.rule))
+class _Gathered:
+    """One group as its findings come."""
+
+    def __init__(self, index: int, finding: Finding, keep: int) -> None:
+        self.first = finding
+        self.count = 0
+        self.worst = finding.severity
+        self.places: array[int] = array("q")
+        self.keep = keep
+        self.renames: set[tuple[str, str]] | None = set()
+        self.add(index, finding)
+
+    def add(self, index: int, finding: Finding) -> None:
+        if self.count and len(self.places) < self.keep:
+            self.places.append(index)
+        self.count += 1
+        if finding.severity > self.worst:
+            self.worst = finding.severity
+        if self.renames is not None:
+            if finding.hip and finding.severity <= Severity.LOW:
+                self.renames.add((finding.symbol or finding.evidence.strip(), finding.hip))
+            else:
+                self.renames = None
 
 
-def titles_of(record: Assessment) -> dict[str, str]:
-    """Each component's title: from its work where it has some, else from the kinds of its findings."""
+@dataclass(frozen=True)
+class Tally:
+    """What the reports read of a scan's findings, gathered in one read of them: the groups (each with up to
+    `places` next findings), the components' titles, the counts by severity and category, the files with findings."""
+
+    groups: tuple[Group, ...]  # the worst, then the largest, first
+    titles: dict[str, str]
+    order: tuple[str, ...]  # the components with findings: the costliest first, then those without work by name
+    by_severity: Counter[Severity]
+    by_category: Counter[str]
+    files: int
+    worst_files: tuple[tuple[str, Severity, int], ...] = ()  # (path, worst severity, findings), the worst first
+
+
+def tally(record: Assessment, *, places: int = 0, least: Severity = Severity.INFO, worst_files: int = 0) -> Tally:
+    """Every finding of the scan counted in one read, those at LEAST severity or above grouped (keeping PLACES
+    findings' indices per group); with WORST_FILES, that many files with the most weight of findings."""
+    gathered: dict[tuple[str, str], _Gathered] = {}
+    kinds: dict[str, Counter[str]] = defaultdict(Counter)
+    by_severity: Counter[Severity] = Counter()
+    by_category: Counter[str] = Counter()
+    by_file = _Files(weighed=worst_files > 0)
+    component = record.context.component
+    for index, finding in enumerate(record.result.findings):
+        name = component(finding.path)
+        if finding.severity >= least:
+            _gather(gathered, (name, finding.rule), index, finding, places)
+        kinds[name][finding.category] += 1
+        by_severity[finding.severity] += 1
+        by_category[finding.category] += 1
+        by_file.add(finding)
+    titles = _titles(record, kinds)
+    named = [c.name for c in record.risk.components]
+    order = [n for n in named if n in kinds] + sorted(set(kinds) - set(named))
+    return Tally(_sorted(gathered, titles), titles, tuple(order), by_severity, by_category, len(by_file.count),
+                 by_file.worst_files(worst_files))
+
+
+class _Files:
+    """Per file with findings: how many and, WEIGHED, the worst severity and the weight (4 ** severity, summed)."""
+
+    def __init__(self, *, weighed: bool) -> None:
+        self.weighed = weighed
+        self.count: Counter[str] = Counter()
+        self.weight: Counter[str] = Counter()
+        self.worst: dict[str, Severity] = {}
+
+    def add(self, finding: Finding) -> None:
+        path = finding.path
+        self.count[path] += 1
+        if self.weighed:
+            self.weight[path] += 4 ** int(finding.severity)
+            self.worst[path] = max(self.worst.get(path, Severity.INFO), finding.severity)
+
+    def worst_files(self, count: int) -> tuple[tuple[str, Severity, int], ...]:
+        """The COUNT files of most weight (of equals, the first seen)."""
+        if not count:
+            return ()
+        return tuple((path, self.worst[path], self.count[path]) for path, _ in self.weight.most_common(count))
+
+
+def placed(findings: Sequence[Finding], group: Group) -> list[Finding]:
+    """The findings GROUP keeps the places of, read from FINDINGS (those the tally read) in order."""
+    return [findings[i] for i in group.places]
+
+
+def _gather(gathered: dict[tuple[str, str], _Gathered], key: tuple[str, str], index: int, finding: Finding,
+            places: int) -> None:
+    group = gathered.get(key)
+    if group is None:
+        gathered[key] = _Gathered(index, finding, places)
+    else:
+        group.add(index, finding)
+
+
+def _sorted(gathered: dict[tuple[str, str], _Gathered], titles: dict[str, str]) -> tuple[Group, ...]:
+    found = [Group(name, titles[name], rule, g.first, g.count, g.worst, g.places,
+                   frozenset(g.renames) if g.renames is not None else None)
+             for (name, rule), g in gathered.items()]
+    return tuple(sorted(found, key=lambda g: (-g.severity, -g.count, g.component, g.rule)))
+
+
+def _titles(record: Assessment, kinds: dict[str, Counter[str]]) -> dict[str, str]:
+    """Each component's title: from its work where it has some, else from KINDS, its findings' categories counted."""
     # a component's required work names it, not the optional part of it (an extra's packages) listed after
     titles = {c.name: components.title(c) for c in reversed(record.risk.components)}
-    kinds: dict[str, Counter[str]] = defaultdict(Counter)
-    for finding in record.result.findings:
-        name = record.context.component(finding.path)
-        if name not in titles:
-            kinds[name][finding.category] += 1
     for name, counted in kinds.items():
-        titles[name] = components.name_title(name, tuple(c for c, _ in counted.most_common()))
+        if name not in titles:
+            titles[name] = components.name_title(name, tuple(c for c, _ in counted.most_common()))
     return titles
-
-
-def order(record: Assessment) -> list[str]:
-    """Component names, the costliest first, then those without work by name."""
-    named = [c.name for c in record.risk.components]
-    others = sorted({record.context.component(f.path) for f in record.result.findings} - set(named))
-    return named + others

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from typing import Any
 
@@ -62,9 +61,8 @@ def chunks(record: Assessment) -> Iterator[str]:
 def _context(record: Assessment) -> dict[str, Any]:
     """What the template reads."""
     result, assessed, weights = record.result, record.risk, record.weights
-    groups = grouping.groups(record)
-    titles = grouping.titles_of(record)
-    present = {g.component for g in groups}
+    tallied = grouping.tally(record, places=PLACES_SHOWN)
+    groups = tallied.groups
     return dict(
         result=result,
         risk=assessed,
@@ -73,19 +71,20 @@ def _context(record: Assessment) -> dict[str, Any]:
         effort=risk.format_days(assessed.effort),
         blocker_effort=risk.format_days(assessed.blocker_effort),
         severities=sorted(Severity, reverse=True),
-        by_severity=Counter(f.severity for f in result.findings),
-        categories=sorted({f.category for f in result.findings}),
-        components=[(name, titles[name]) for name in grouping.order(record) if name in present],
-        labels={c: risk.label(c, weights) for c in {f.category for f in result.findings}},
+        by_severity=tallied.by_severity,
+        categories=sorted(tallied.by_category),
+        components=[(name, tallied.titles[name]) for name in tallied.order],
+        labels={c: risk.label(c, weights) for c in tallied.by_category},
         per_target=_per_target(record),
         effort_bars=_effort_bars(assessed, weights),
         directory_bars=_directory_bars(assessed),
         checklist=[(item, risk.format_days(item.effort)) for item in record.checklist],
         removals=[(r.substitution, risk.format_days(r.effort) if r.effort.high else "") for r in record.removals],
         rows=groups[:ROWS_SHOWN],
-        hidden_rows=sum(len(g.findings) for g in groups[ROWS_SHOWN:]),
+        hidden_rows=sum(g.count for g in groups[ROWS_SHOWN:]),
+        placed=partial(grouping.placed, result.findings),
         places_shown=PLACES_SHOWN,
-        files_with_findings=len({f.path for f in result.findings}),
+        files_with_findings=tallied.files,
         suggestion=_suggestion,
         details=status.details(record),
         script=Markup(page_script("migrate.report", "report.js")[0]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 
 from migrate import risk, targets
 from migrate.assessment import Assessment
@@ -162,17 +163,18 @@ def _findings(record: Assessment, budget: int) -> str:
     """Findings by component, the costliest first; one row per rule, its other places folded."""
     if not record.result.findings:
         return "No findings: nothing CUDA-specific stands in the way.\n"
+    tallied = grouping.tally(record, places=_PLACES_SHOWN)
     by_component: dict[str, list[grouping.Group]] = defaultdict(list)
-    for group in grouping.groups(record):
+    for group in tallied.groups:
         by_component[group.component].append(group)
     parts = ["### Findings by component (one row per rule; `--format json` lists every finding)\n\n"]
     used = len(parts[0]) + _NOTE_RESERVE
-    order = [name for name in grouping.order(record) if name in by_component]
+    order = tallied.order
     for index, name in enumerate(order):
-        block = _component_block(by_component[name])
+        block = _component_block(record.result.findings, by_component[name])
         if used + len(block) > budget:
             rest = order[index:]
-            hidden = sum(len(g.findings) for n in rest for g in by_component[n])
+            hidden = sum(g.count for n in rest for g in by_component[n])
             parts.append(
                 f"> **Truncated:** {hidden} more findings in {len(rest)} components are not shown, to keep this "
                 f"report under {LIMIT:,} characters. `migrate scan --format html` or `--format json` lists them all.\n"
@@ -183,33 +185,33 @@ def _findings(record: Assessment, budget: int) -> str:
     return "".join(parts)
 
 
-def _component_block(groups: list[grouping.Group]) -> str:
-    count = sum(len(g.findings) for g in groups)
+def _component_block(findings: Sequence[Finding], groups: list[grouping.Group]) -> str:
+    count = sum(g.count for g in groups)
     worst = max(g.severity for g in groups)
     lines = [f"#### {_text(groups[0].title)}: {_count(count, 'finding')}, worst {worst.label}", ""]
     for group in groups:
-        lines.extend(_group_lines(group))
+        lines.extend(_group_lines(findings, group))
     return "\n".join(lines).rstrip("\n") + "\n\n"  # a closing <details> leaves a blank line of its own
 
 
-def _group_lines(group: grouping.Group) -> list[str]:
+def _group_lines(findings: Sequence[Finding], group: grouping.Group) -> list[str]:
     """One row: severity, rule, count, message; the first place; the rest folded."""
     first = group.first
-    times = f" ×{len(group.findings)}" if len(group.findings) > 1 else ""
+    times = f" ×{group.count}" if group.count > 1 else ""
     head = f"- **{group.severity.label}** {_code(first.rule)}{times}: "
-    if group.rest and group.severity <= Severity.LOW and all(f.hip for f in group.findings):
-        pairs = sorted({(f.symbol or f.evidence.strip(), f.hip or "") for f in group.findings})
+    if group.count > 1 and group.renames is not None:
+        pairs = sorted(group.renames)
         shown = ", ".join(f"{_code(a)} → {_code(b)}" for a, b in pairs[:8])
         head += "mechanical renames: " + shown + (f" and {len(pairs) - 8} more" if len(pairs) > 8 else "")
     else:
         head += _text(first.message) + (f" → {_text(first.hip)}" if first.hip else "")
     lines = [head, f"  {_place(first)}", *_occurrences(first)]
-    if group.rest:
-        folded = group.rest[:_PLACES_SHOWN]
-        lines += ["", f"  <details><summary>{_count(len(group.rest), 'more place')}</summary>", ""]
-        lines += [f"  - {_place(f)}" for f in folded]
-        if len(group.rest) > len(folded):
-            lines.append(f"  - and {len(group.rest) - len(folded)} more (`--format json` lists them all)")
+    rest = group.count - 1
+    if rest:
+        lines += ["", f"  <details><summary>{_count(rest, 'more place')}</summary>", ""]
+        lines += [f"  - {_place(f)}" for f in grouping.placed(findings, group)]
+        if rest > len(group.places):
+            lines.append(f"  - and {rest - len(group.places)} more (`--format json` lists them all)")
         lines += ["", "  </details>", ""]
     return lines
 

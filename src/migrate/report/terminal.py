@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -14,7 +13,7 @@ from rich.text import Text
 from migrate import risk
 from migrate.assessment import Assessment
 from migrate.report import firstscreen, grouping, status
-from migrate.model import Finding, ScanResult, Severity
+from migrate.model import ScanResult, Severity
 from migrate.escape import visible
 
 SEVERITY_STYLE = {
@@ -38,9 +37,9 @@ def render(record: Assessment, *, color: bool = False, width: int = 100) -> str:
     console.rule(style="dim")
     _details(console, record)
     if result.findings:
-        _counts(console, result)
-        _worst_files(console, result.findings)
-        _top_findings(console, record)
+        tallied = grouping.tally(record, least=Severity.MEDIUM, worst_files=_WORST_FILES)
+        _counts(console, tallied)
+        _top_findings(console, tallied.groups)
     _skipped(console, result)
     return buffer.getvalue()
 
@@ -106,36 +105,24 @@ def _details(console: Console, record: Assessment) -> None:
         console.print("Per target: " + _d("; ".join(per_target)))
 
 
-def _counts(console: Console, result: ScanResult) -> None:
-    by_severity = Counter(f.severity for f in result.findings)
+def _counts(console: Console, tallied: grouping.Tally) -> None:
+    """The counts by severity and category, and the worst files."""
     line = Text("By severity: ")
     for severity in sorted(Severity, reverse=True):
-        line.append(f"{severity.label} {by_severity.get(severity, 0)}  ", style=SEVERITY_STYLE[severity])
+        line.append(f"{severity.label} {tallied.by_severity.get(severity, 0)}  ", style=SEVERITY_STYLE[severity])
     console.print(line)
-    by_category = Counter(f.category for f in result.findings)
-    console.print("By category: " + _d(", ".join(f"{c} {n}" for c, n in by_category.most_common())))
-
-
-def _worst_files(console: Console, findings: Iterable[Finding]) -> None:
-    weight: Counter[str] = Counter()
-    worst: dict[str, Severity] = {}
-    for finding in findings:
-        weight[finding.path] += 4 ** int(finding.severity)
-        worst[finding.path] = max(worst.get(finding.path, Severity.INFO), finding.severity)
+    console.print("By category: " + _d(", ".join(f"{c} {n}" for c, n in tallied.by_category.most_common())))
     table = Table(title="Worst files", show_edge=False, title_justify="left")
     table.add_column("file")
     table.add_column("worst")
     table.add_column("findings", justify="right")
-    counts = Counter(f.path for f in findings)
-    for path, _ in weight.most_common(_WORST_FILES):
-        table.add_row(Text(visible(path)), Text(worst[path].label, style=SEVERITY_STYLE[worst[path]]), str(counts[path]))
+    for path, worst, count in tallied.worst_files:
+        table.add_row(Text(visible(path)), Text(worst.label, style=SEVERITY_STYLE[worst]), str(count))
     console.print(table)
 
 
-def _top_findings(console: Console, record: Assessment) -> None:
+def _top_findings(console: Console, rows: Sequence[grouping.Group]) -> None:
     """Medium and above, one line per rule and component: the first place and how many more."""
-    important = (f for f in record.result.findings if f.severity >= Severity.MEDIUM)
-    rows = grouping.rows(record, important)
     if not rows:
         return
     total = sum(row.count for row in rows)

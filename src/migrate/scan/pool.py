@@ -80,10 +80,17 @@ def _next_batch(batches: IMapIterator[list[FileResult]], deadline: float) -> lis
         return None
 
 
+# Bytes of sources in one work unit at most: a unit's results reach the parent whole (a 60,000-file tree's units were
+# 1,900 files each: up to ~55 MB of findings pickled, as much again unpickled), so a unit grows with the tree unless
+# capped; at 2 MB a unit's results stay a few MB, and a tree of 1 GB makes ~500 units (a millisecond each to send).
+BATCH_MOST = 2 * 1024 * 1024
+
+
 def _batches(sources: list[SourceFile], jobs: int) -> Iterator[list[SourceFile]]:
-    """Work units of similar byte size, largest files first: the cost follows bytes, not file count, and
-    starting the big ones early keeps one 2 MB header from leaving the other cores idle at the end."""
-    budget = max(64 * 1024, sum(s.size for s in sources) // (jobs * 16))
+    """Work units of similar byte size (about BATCH_MOST at most, a larger file alone), largest files first: the cost
+    follows bytes, not file count, and starting the big ones early keeps one 2 MB header from leaving the other cores
+    idle at the end."""
+    budget = min(BATCH_MOST, max(64 * 1024, sum(s.size for s in sources) // (jobs * 16)))
     batch: list[SourceFile] = []
     size = 0
     for source in sorted(sources, key=lambda s: s.size, reverse=True):

@@ -1,0 +1,79 @@
+"""A scan whose findings all come back from disk (none kept decoded) reports what one that holds them does, in
+every format, reading them a few times, and the reports group them without a list of them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from migrate.assessment import assess
+from migrate.config import Settings
+from migrate.model import ScanResult
+from migrate.report import grouping, render
+from migrate.scan import scan, spill
+from migrate.scan.spill import SpilledFindings
+
+REPOS = Path(__file__).resolve().parents[2] / "fixtures" / "repos"
+FORMATS = ("json", "md", "html", "sarif", "terminal")
+
+
+def _scan(root: Path, monkeypatch: pytest.MonkeyPatch, *, resident: int) -> ScanResult:
+    with monkeypatch.context() as patched:
+        patched.setattr(spill, "IN_MEMORY", 0 if resident == 0 else 1 << 30)
+        patched.setattr(spill, "RESIDENT", resident)
+        return scan(root, Settings(jobs=1))
+
+
+@pytest.mark.parametrize("repo", ["cutlass-kernels", "ported-residual", "sample-collection"])
+def test_every_report_of_a_spilled_scan_is_the_report_of_one_held_in_memory(
+    repo: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = _scan(REPOS / repo, monkeypatch, resident=1 << 30)
+    spilled = _scan(REPOS / repo, monkeypatch, resident=0)
+    assert isinstance(spilled.findings, SpilledFindings) and spilled.findings._spill.on_disk
+    assert len(spilled.findings) > 10
+    held_record, spilled_record = assess(held), assess(spilled)
+    assert spilled_record.risk == held_record.risk and spilled_record.checklist == held_record.checklist
+    for fmt in FORMATS:
+        assert render(spilled_record, fmt) == render(held_record, fmt), fmt
+
+
+def test_a_spilled_scan_is_read_a_few_times_for_its_assessment_and_reports(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _scan(REPOS / "cutlass-kernels", monkeypatch, resident=0)
+    reads = 0
+    blocks = SpilledFindings.blocks
+
+    def counted(self: SpilledFindings):  # type: ignore[no-untyped-def]
+        nonlocal reads
+        reads += 1
+        return blocks(self)
+
+    monkeypatch.setattr(SpilledFindings, "blocks", counted)
+    record = assess(result)
+    assessed = reads
+    for fmt in ("json", "terminal"):
+        render(record, fmt)
+    # the cited rules, the prices, the assessment's sums, its floors (3), the checklist, the blocking work and the
+    # substitutes' work; then the JSON report (its counts, its findings, the first screen's) and the summary
+    assert assessed <= 10, assessed
+    assert reads - assessed <= 8, reads - assessed
+
+
+def test_a_group_keeps_its_count_first_finding_and_the_places_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    record = assess(_scan(REPOS / "cutlass-kernels", monkeypatch, resident=0))
+    tallied = grouping.tally(record, places=2)
+    findings = list(record.result.findings)
+    for group in tallied.groups:
+        members = [f for f in findings if record.context.component(f.path) == group.component and f.rule == group.rule]
+        assert group.count == len(members) and group.first == members[0]
+        assert group.severity == max(f.severity for f in members)
+        assert grouping.placed(record.result.findings, group) == members[1:3]
+    assert sum(g.count for g in tallied.groups) == len(findings)
+    assert tallied.files == len({f.path for f in findings})
+    markdown = render(record, "md")
+    big = max(tallied.groups, key=lambda g: g.count)
+    assert big.count > 3 and re.search(rf"{big.count - 1} more places", markdown)

@@ -83,7 +83,8 @@ def test_ctrl_c_during_a_parallel_scan_exits_130_without_tracebacks(tmp_path: Pa
     executable = shutil.which("migrate", path=str(Path(sys.executable).parent))
     assert executable
     process = subprocess.Popen([executable, "scan", ".", "-j", "2", "--no-cache", "--format", "json"], cwd=tmp_path,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=_as_a_shell_starts_it)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(_children(process.pid)) < 2:
         time.sleep(0.1)  # wait until the workers run
@@ -94,6 +95,13 @@ def test_ctrl_c_during_a_parallel_scan_exits_130_without_tracebacks(tmp_path: Pa
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert stderr == "migrate: interrupted\n"
+
+
+def _as_a_shell_starts_it() -> None:
+    """Ctrl-C at its default and not blocked, whatever this test process inherited or an earlier test left: a child
+    inherits both, and an ignored SIGINT would let the scan run to its end."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _children(pid: int) -> list[str]:

@@ -342,6 +342,9 @@ def slow_query_rules(tmp_path: Path) -> Path:
 @pytest.mark.slow
 def test_ctrl_c_while_rules_load_is_an_interrupt(tmp_path: Path) -> None:
     rules = slow_query_rules(tmp_path)
+    # Ctrl-C as a terminal session has it (Python's handler, not blocked), whatever an earlier test left
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))  # reading the rule takes less
     timer.start()
     try:
@@ -349,6 +352,8 @@ def test_ctrl_c_while_rules_load_is_an_interrupt(tmp_path: Path) -> None:
             load([rules])  # before: RuleFileError "slow-query: bad tree-sitter query: ... regular expression error"
     finally:
         timer.cancel()
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        signal.signal(signal.SIGINT, handler)
 
 
 # --- D23: the HTML report's own script runs by its hash; no other inline script does ----------------------------

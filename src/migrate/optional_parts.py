@@ -29,10 +29,12 @@ class _Import:
 def flag_gated(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[str], bool]) -> frozenset[str]:
     """The relpaths (Python files, and build-unit directories with a trailing '/') under ROOT that the main path
     imports only behind an off-by-default command-line flag, directly or through modules that are themselves so."""
-    sources = _python_sources(root, on_main_path)
-    flags = set().union(*(_store_true_flags(text) for text in sources.values() if "store_true" in text))
+    paths = _main_path_python(root, on_main_path)
+    # a first read keeps no text: most trees declare no store_true option, and a large one holds ~100 MB of Python
+    flags = set().union(*(_store_true_flags(text) for text in map(_read, paths) if text and "store_true" in text))
     if not flags:
         return frozenset()
+    sources = {path.relative_to(root).as_posix(): text for path in paths if (text := _read(path)) is not None}
     modules = {_module_of(path): path for path in sources}
     packages = {d.replace("/", "."): d for d in build_dirs if d}
     index = _Index(sources, flags, set(modules) | set(packages))
@@ -101,18 +103,15 @@ class _Index:
         return self.found[module]
 
 
-def _python_sources(root: Path, on_main_path: Callable[[str], bool]) -> dict[str, str]:
-    """The text of each Python file under ROOT on the main path, by relpath; none in a tree of more than _MAX_FILES
-    (an import the read left out could make a required part look optional)."""
-    found: dict[str, str] = {}
-    paths = _python_paths(root)
-    for count, relpath in enumerate(paths, start=1):
+def _main_path_python(root: Path, on_main_path: Callable[[str], bool]) -> list[Path]:
+    """The Python files under ROOT on the main path; none in a tree of more than _MAX_FILES (an import the read left
+    out could make a required part look optional)."""
+    found: list[Path] = []
+    for count, relpath in enumerate(_python_paths(root), start=1):
         if count > _MAX_FILES:
-            return {}
+            return []
         if on_main_path(relpath):
-            text = _read(root / relpath)
-            if text is not None:
-                found[relpath] = text
+            found.append(root / relpath)
     return found
 
 

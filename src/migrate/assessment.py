@@ -78,7 +78,7 @@ def assess(result: ScanResult, *, weights: Weights | None = None) -> Assessment:
     context = Context.of(result, weights)
     cited = {f.rule for f in result.findings}
     rules = {r.id: r for r in load_builtin().rules if r.id in cited}
-    per_target = risk.per_target(result, rules, weights) if len(result.targets) > 1 else ()
+    per_target = risk.per_target(result, rules, weights, context) if len(result.targets) > 1 else ()
     scored = risk.pricing(result.findings, weights, guarded=result.guarded, context=context)  # once, for all three
     blocking, by_category, by_stack = _blocking(scored)
     return Assessment(

@@ -720,18 +720,21 @@ def severity_for_target(finding: Finding, rule: Rule | None, gfx_targets: tuple[
 
 
 def per_target(
-    result: ScanResult, rules: Mapping[str, Rule] | None = None, weights: Weights | None = None
+    result: ScanResult, rules: Mapping[str, Rule] | None = None, weights: Weights | None = None,
+    context: Context | None = None,
 ) -> tuple[tuple[str, Risk], ...]:
-    """The assessment on each target GPU (RULES by id give the wavefront tables; default built-in)."""
+    """The assessment on each target GPU (RULES by id give the wavefront tables; default built-in), in CONTEXT
+    (default: the scan's, made once: it reads the tree's Python files for flag-chosen parts)."""
     weights = weights or load_weights()
     if rules is None:
         rules = {r.id: r for r in load_builtin().rules}
+    context = context or Context.of(result, weights)
     entries = []
     for gfx in result.targets:
         findings = [
             replace(f, severity=severity_for_target(f, rules.get(f.rule), result.targets, gfx)) for f in result.findings
         ]
-        entries.append((gfx, assess(findings, weights, guarded=result.guarded, context=Context.of(result, weights))))
+        entries.append((gfx, assess(findings, weights, guarded=result.guarded, context=context)))
     return tuple(entries)
 
 

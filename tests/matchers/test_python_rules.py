@@ -262,6 +262,10 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: python-test, needles: [x], paths: x, tolerances: {dtypes: '('}}", "missing \\)"),
         ("{matcher: python-test, needles: [x], paths: x, calls: f, tolerances: {dtypes: x, names: y}}", "exactly one"),
         ("{matcher: python-test, needles: [x], paths: x, parametrize: {names: '(?i)x', at_most: 1}}", "scoped"),
+        ("{matcher: python-test, needles: [x], paths: x, test_calls: {args: x}}", "missing 'calls'"),
+        ("{matcher: python-test, needles: [x], paths: x, test_calls: {calls: x, args: '('}}", "missing \\)"),
+        ("{matcher: python-test, needles: [x], paths: x, test_calls: {calls: x, names: y}}", "names"),
+        ("{matcher: python-test, needles: [x], paths: x, calls: f, test_calls: {calls: x}}", "exactly one"),
         ("{matcher: python, needles: [x], identifiers: [{regex: x, imported: 1}]}", "'imported' is true or false"),
         ("{matcher: warp-count, sizes: x, at_least: 8, at_most: 16}", "needs 'names'"),
         ("{matcher: warp-count, names: [num_warps], sizes: '(', at_least: 8, at_most: 16}", "missing \\)"),
@@ -423,6 +427,40 @@ def test_test_rules_fire_in_test_files_only(tmp_path: Path, name: str, expected:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(source)
     found = [(f.rule, f.line, f.severity.name.lower()) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == expected
+
+
+_GRAPHED_TEST = """
+    import torch
+
+    def _capture(step):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            step()
+        return g
+
+    def _run(step):
+        return _capture(step)
+
+    @pytest.mark.parametrize("n", [1, 2])
+    def test_graphed(n):
+        _run(lambda: n)
+
+    def test_eager():
+        assert _helper_without_graphs()
+"""
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("tests/test_graphs.py", [("python-test-cuda-graph-capture", 13, "low")]),  # the def line, two helpers down
+    ("pkg/graphs.py", []),  # library code: no test to gate
+])
+def test_cuda_graph_test_is_found_through_helpers(tmp_path: Path, name: str, expected: list[tuple[str, int, str]]) -> None:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(_GRAPHED_TEST).lstrip("\n"))
+    found = [(f.rule, f.line, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings
+             if f.rule.startswith("python-test-")]
     assert found == expected
 
 

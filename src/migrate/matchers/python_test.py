@@ -1,5 +1,6 @@
 """Test code a ROCm port narrows, loosens or gates: block sizes a test is parametrised over, tolerances keyed on a
-dtype, checks that decide whether a test runs (FP8 support)."""
+dtype, checks that decide whether a test runs (FP8 support), tests that make a call a port gates (a CUDA graph capture,
+a faked CUDA toolkit version)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from migrate.matchers.python_literals import searches
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
-_KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "unless_words", "parametrize", "tolerances", "calls"}
-_MODES = ("parametrize", "tolerances", "calls")
+_KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "unless_words", "parametrize", "tolerances", "calls",
+         "test_calls"}
+_MODES = ("parametrize", "tolerances", "calls", "test_calls")
 _PARAMETRIZE_KEYS = {"names", "at_most"}
 _TOLERANCE_KEYS = {"dtypes", "names"}
+_TEST_CALLS_KEYS = {"calls", "args"}
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -31,9 +34,15 @@ def _validate(params: Mapping[str, Any]) -> None:
     if not (isinstance(words, list) and all(isinstance(w, str) and w == w.lower() for w in words)):
         raise ValueError("python-test matcher: 'unless_words' must be a list of lower-case words")
     if sum(mode in params for mode in _MODES) != 1:
-        raise ValueError("python-test matcher needs exactly one of 'parametrize', 'tolerances' and 'calls'")
+        raise ValueError("python-test matcher needs exactly one of 'parametrize', 'tolerances', 'calls' and "
+                         "'test_calls'")
     if "calls" in params:
         check_regex(params, "calls", required=True)
+    elif "test_calls" in params:
+        entry = params["test_calls"]
+        check_keys(entry, _TEST_CALLS_KEYS, "python-test test_calls")
+        check_regex(entry, "calls", required=True)
+        check_regex(entry, "args", required=False)
     elif "parametrize" in params:
         entry = params["parametrize"]
         check_keys(entry, _PARAMETRIZE_KEYS, "python-test parametrize")
@@ -72,7 +81,7 @@ def _mode_words(params: Mapping[str, Any]) -> list[str]:
         return [params["parametrize"]["names"]]
     if "tolerances" in params:
         return [params["tolerances"]["names"], params["tolerances"]["dtypes"]]
-    callee, prefix = params["calls"], "(?:^|\\.)"
+    callee, prefix = params["calls"] if "calls" in params else params["test_calls"]["calls"], "(?:^|\\.)"
     return [callee[len(prefix):-1]] if callee.startswith(prefix) and callee.endswith("$") else []
 
 
@@ -108,6 +117,8 @@ def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
         return
     if "calls" in params:
         found = _calls(doc, params["calls"])
+    elif "test_calls" in params:
+        found = _test_calls(doc, params["test_calls"])
     elif "parametrize" in params:
         found = _parametrized(doc, params["parametrize"])
     else:
@@ -124,7 +135,7 @@ def _wanted(doc: PythonDocument, params: Mapping[str, Any]) -> bool:
     return re.search(params["paths"], doc.source.relpath) is not None and _text_wanted(doc.text, params)
 
 
-Found = list[tuple[ast.expr, str]]
+Found = list[tuple[ast.expr | ast.stmt, str]]
 
 
 def _calls(doc: PythonDocument, callee: str) -> Found:
@@ -132,6 +143,60 @@ def _calls(doc: PythonDocument, callee: str) -> Found:
     regex = re.compile(callee)
     return [(site.node, site.name or f".{site.method}") for site in doc.calls
             if regex.search(site.name or f".{site.method}")]
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _test_calls(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
+    """Test functions (`def test_*`) that make a wanted call, themselves or through functions of the module they call
+    by name (`_run_graphed(...)`, `self._capture(...)`), reported at the `def` line a port puts its skip above."""
+    callee, args = re.compile(entry["calls"]), re.compile(entry["args"]) if "args" in entry else None
+    making: dict[int, tuple[Function, str]] = {}
+    for site in doc.calls:
+        name = site.name or f".{site.method}"
+        if callee.search(name) and (args is None or args.search(_arguments(site.node))):
+            for function in _enclosing_functions(doc, site.node):
+                making.setdefault(id(function), (function, name))
+    functions: list[Function] = doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef)
+    while True:  # a function that calls a making one by name makes the call too (to a fixed point)
+        names = {function.name: symbol for function, symbol in making.values()}
+        added = [(f, symbol) for f in functions if id(f) not in making and (symbol := _calls_one_of(f, names))]
+        if not added:
+            break
+        making.update((id(f), (f, symbol)) for f, symbol in added)
+    return [(function, symbol) for function, symbol in making.values() if function.name.startswith("test")]
+
+
+def _arguments(call: ast.Call) -> str:
+    """The first two positional arguments as source text (`'BNB_CUDA_VERSION', '110'`, `torch.version, 'cuda'`)."""
+    return ", ".join(ast.unparse(arg) for arg in call.args[:2])
+
+
+def _enclosing_functions(doc: PythonDocument, node: ast.AST) -> Iterator[Function]:
+    function = doc.enclosing(node, ast.FunctionDef, ast.AsyncFunctionDef)
+    while isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        yield function
+        function = doc.enclosing(function, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _calls_one_of(function: Function, names: Mapping[str, str]) -> str | None:
+    """The symbol of the first function of NAMES that FUNCTION calls as `name(...)` or `self.name(...)`."""
+    for item in ast.walk(function):
+        name = _local_callee(item) if isinstance(item, ast.Call) else None
+        if name is not None and name in names and name != function.name:
+            return names[name]
+    return None
+
+
+def _local_callee(call: ast.Call) -> str | None:
+    """`helper` in `helper(...)`, `self.helper(...)` and `cls.helper(...)`; None for other callees."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        return func.attr
+    return None
 
 
 def _parametrized(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
@@ -147,7 +212,15 @@ def _parametrized(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
             if names.fullmatch(name) and any(_small(v, limit) for v in values):
                 found.append((call.args[0], name))
                 break
-    return found
+    return found + _looped(doc, names, limit)
+
+
+def _looped(doc: PythonDocument, names: re.Pattern[str], limit: int) -> Found:
+    """`for blocksize in [128, 64]:` (a loop or a comprehension in a test) with a value at or below `at_most`."""
+    loops: list[ast.For | ast.comprehension] = doc.of_type(ast.For, ast.comprehension)
+    return [(loop.target, loop.target.id) for loop in loops
+            if isinstance(loop.target, ast.Name) and names.fullmatch(loop.target.id)
+            and isinstance(loop.iter, (ast.List, ast.Tuple)) and any(_small(v, limit) for v in loop.iter.elts)]
 
 
 def _parametrize_decorators(doc: PythonDocument) -> Iterator[ast.Call]:

@@ -74,9 +74,11 @@ def test_walk_mode_skips_environments_and_build_output(tmp_path: Path) -> None:
 def test_vendored_trees_are_marked(tmp_path: Path) -> None:
     touch(tmp_path, "src/a.py", "third_party/lib/b.py", "3rdparty/c.py", "external/d.py")
     touch(tmp_path, "csrc/cutlass/include/cutlass/gemm.h", "include/cutlass/own.h", "csrc/flash/cutlass_use.cu")
+    touch(tmp_path, "dependencies/optix/optix_device.h", "src/dependencies.py")
     files = found(tmp_path)
     assert {p for p, f in files.items() if f.vendored} == {
-        "third_party/lib/b.py", "3rdparty/c.py", "external/d.py", "csrc/cutlass/include/cutlass/gemm.h"
+        "third_party/lib/b.py", "3rdparty/c.py", "external/d.py", "csrc/cutlass/include/cutlass/gemm.h",
+        "dependencies/optix/optix_device.h",
     }
 
 

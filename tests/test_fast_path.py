@@ -252,3 +252,28 @@ def test_queries_run_alone_find_what_the_bundle_finds(monkeypatch: pytest.Monkey
     assert migrate.parse.cuda._GROUPS and not migrate.parse.cuda._BUNDLES
     assert [scanned(s, 10**6) for s in sources] == alone
     assert len(sources) > 40 and sum(len(r.findings) for r in alone) > 300  # type: ignore[attr-defined]
+
+
+def test_cpu_asm_is_not_parsed_for_device_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """asm in a file that names no device code (x86 or ARM kernels of a CPU library) needs no tree; asm the rule's
+    pattern does not know, in a __device__ function, is still found on the tree."""
+    (tmp_path / "pack_neon.h").write_text(
+        "static void pack(float* p) {\n    asm volatile(\"prfm pldl1keep, [%0]\" : : \"r\"(p) : \"memory\");\n}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "lane.h").write_text(
+        "__device__ unsigned lane() {\n    unsigned id;\n    asm volatile(\"opaque %0;\" : \"=r\"(id));\n"
+        "    return id;\n}\n",
+        encoding="utf-8",
+    )
+    parsed: list[str] = []
+    parse = migrate.scan.file.parse
+
+    def counted(source: SourceFile, text: str) -> object:
+        parsed.append(source.relpath)
+        return parse(source, text)
+
+    monkeypatch.setattr(migrate.scan.file, "parse", counted)
+    found = _scan(tmp_path, True)
+    assert parsed == ["lane.h"]
+    assert [(f.path, f.line, f.rule) for f in found if f.rule == "inline-ptx"] == [("lane.h", 3, "inline-ptx")]

@@ -417,6 +417,18 @@ def test_a_project_with_gpu_code_of_its_own_is_at_least_easy() -> None:
     assert risk.assess(python_only, W).verdict == "trivial"
 
 
+def test_build_units_that_build_libraries_only_are_one_project_not_a_collection() -> None:
+    units = [f"src/kernels/k{n}" for n in range(8)]
+    findings = [make(f"{u}/k.cu", 1, "warp-size-32", "warp-size-assumption", Severity.MEDIUM) for u in units]
+    findings.append(make("src/kernels/k0/k.cu", 9, "inline-ptx", "inline-ptx", Severity.BLOCKER))
+    as_programs = finding_status.Context(build_dirs=tuple(units))
+    as_libraries = replace(as_programs, library_dirs=frozenset(units))
+    assert risk.assess(findings, W, context=as_programs).collection is not None
+    library = risk.assess(findings, W, context=as_libraries)
+    assert library.collection is None
+    assert library.effort.high > risk.assess(findings, W, context=as_programs).effort.high
+
+
 def test_a_collection_is_priced_by_its_ninetieth_percentile_program() -> None:
     programs = [f"samples/p{i}" for i in range(10)]
     findings = [make(f"{p}/main.cu", 1, "warp-lane-math", "warp-size-assumption", Severity.HIGH) for p in programs[:2]]

@@ -150,6 +150,10 @@ def test_continuation_lines_and_comments_in_directives() -> None:
         (FileKind.MARKDOWN, "README.md", "# x\n\nTo install on ROCm, run `pip install x`.\n", [("docs", 3)]),
         (FileKind.MARKDOWN, "README.md", "Runs on CUDA GPUs.\n", []),
         (FileKind.SETUP_PY, "setup.py", "from torch.utils.cpp_extension import CUDAExtension\n", [("torch-extension", 1)]),
+        (FileKind.CMAKE, "src/kernels/CMakeLists.txt", "set(S a.cu)\nADD_LIBRARY(kernels STATIC ${S})\n",
+         [("library-build", 2)]),
+        (FileKind.CMAKE, "samples/scan/CMakeLists.txt", "add_library(util u.cu)\ncuda_add_executable(scan m.cu)\n", []),
+        (FileKind.CMAKE, "src/CMakeLists.txt", "# add_library(old) is gone\nadd_subdirectory(kernels)\n", []),
     ],
 )
 def test_evidence_per_file_kind(kind: FileKind, relpath: str, text: str, expected: list[tuple[str, int]]) -> None:
@@ -441,3 +445,12 @@ def test_a_build_macro_fallback_is_work_unless_the_build_has_a_rocm_branch(
     found = [(f.status, f.severity.label) for f in every if f.rule == "cuda-macro-cpu-fallback"]
     assert found == [expected]
     assert (expected[0] == "guarded") == any(f.rule == "cuda-macro-cpu-fallback" for f in result.guarded_findings)
+
+
+def test_a_scan_names_the_build_units_that_build_libraries_only(tmp_path: Path) -> None:
+    write(tmp_path, "CMakeLists.txt", "project(p CUDA)\nadd_subdirectory(src/kernels)\nadd_subdirectory(examples/run)\n")
+    write(tmp_path, "src/kernels/CMakeLists.txt", "add_library(kernels STATIC k.cu)\n")
+    write(tmp_path, "examples/run/CMakeLists.txt", "add_executable(run main.cu)\ntarget_link_libraries(run kernels)\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    assert result.rocm is not None and result.rocm.library_dirs == ("src/kernels",)
+    assert "library-build" not in dict(result.rocm.counts)  # used, never cited as ROCm evidence

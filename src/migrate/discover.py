@@ -22,7 +22,9 @@ SKIP_DIRS = frozenset(
         "build", "dist", ".eggs", "_build", "CMakeFiles", ".cache", ".idea", ".vscode",
     }
 )
-VENDOR_DIRS = frozenset({"third_party", "third-party", "thirdparty", "3rdparty", "external", "extern", "vendor"})
+VENDOR_DIRS = frozenset(
+    {"third_party", "third-party", "thirdparty", "3rdparty", "external", "extern", "vendor", "dependencies", "deps"}
+)
 # Libraries research repositories bundle as a copy (often a submodule that an archive flattens). Their
 # own header tree (`include/cutlass/`) is not a bundled copy: a directory under `include` is not counted.
 BUNDLED_LIBRARIES = frozenset(

@@ -22,6 +22,7 @@ class Context:
 
     build_dirs: tuple[str, ...] = ()
     hipify_dirs: tuple[str, ...] = ()
+    library_dirs: frozenset[str] = frozenset()  # build units that build libraries only: never a collection's programs
     ported: frozenset[str] = frozenset()  # components with ROCm evidence of their own
     rocm_builds: tuple[str, ...] = ()  # directories whose build file already has a ROCm branch ("" the root)
     level: str = "none"
@@ -46,7 +47,8 @@ class Context:
     def from_status(cls, status: RocmStatus) -> Context:
         """The context a repository's ROCm status gives: its build units, hipified directories and ported parts."""
         dirs = tuple(sorted({p.rpartition("/")[0] for p in status.build_files} - {""}, key=len, reverse=True))
-        bare = cls(build_dirs=dirs, hipify_dirs=status.hipify_dirs, level=status.level)
+        bare = cls(build_dirs=dirs, hipify_dirs=status.hipify_dirs, level=status.level,
+                   library_dirs=frozenset(status.library_dirs))
         kinds = {"build", "guard", "hip-source", "runtime"}
         ported = frozenset(bare.component(e.path) for e in status.evidence if e.kind in kinds)
         rocm_builds = tuple(sorted({e.path.rpartition("/")[0] for e in status.evidence if e.kind == "build"}))

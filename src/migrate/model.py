@@ -426,3 +426,4 @@ class RocmStatus:
     counts: tuple[tuple[str, int], ...] = ()  # evidence kind -> how many places
     build_files: tuple[str, ...] = ()  # relpaths of setup.py / CMakeLists.txt / pyproject.toml / Makefile
     hipify_dirs: tuple[str, ...] = ()  # directories whose build hipifies CUDA sources (torch extensions, HIP CMake)
+    library_dirs: tuple[str, ...] = ()  # directories whose CMakeLists.txt builds libraries and no program

@@ -487,7 +487,9 @@ class _Parts:
 
 
 def _programs(components: tuple[Component, ...], context: Context) -> list[Component]:
-    return [c for c in components if not c.optional and c.name in context.build_dirs]
+    """The build units that are programs of their own: a unit that builds libraries only is part of a project."""
+    return [c for c in components
+            if not c.optional and c.name in context.build_dirs and c.name not in context.library_dirs]
 
 
 def _collection(components: tuple[Component, ...], context: Context, weights: Weights) -> Collection | None:

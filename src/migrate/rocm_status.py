@@ -18,7 +18,12 @@ from migrate.parse import ParseError
 LEVELS = ("none", "partial", "supported")
 SOURCE_LISTS = frozenset({"cuda-only-source", "build-source"})  # what CMake compiles where: used, not cited
 PAIRED_ATOMIC = "paired-atomic-overload"  # the project's own atomicAdd for __half2 (HIP has none): used, not cited
-NOT_CITED = SOURCE_LISTS | {PAIRED_ATOMIC}
+# A CMakeLists.txt that builds libraries and no program: a part of one project (FasterTransformer's kernels/), never
+# one of a collection's independent programs (a cuda-samples sample); used, not cited
+LIBRARY_BUILD = "library-build"
+NOT_CITED = SOURCE_LISTS | {PAIRED_ATOMIC, LIBRARY_BUILD}
+_ADD_LIBRARY = lazy_regex(r"^[ \t]*(?:cuda_)?add_library[ \t]*\(", re.MULTILINE | re.IGNORECASE)
+_ADD_EXECUTABLE = lazy_regex(r"^[ \t]*(?:cuda_)?add_executable[ \t]*\(", re.MULTILINE | re.IGNORECASE)
 _PAIRED_ATOMIC_DEFINED = lazy_regex(
     r"\batomicAdd\s*\(\s*(?:const\s+)?(?:__half2|half2|__nv_bfloat162|nv_bfloat162)\s*\*\s*\w+\s*,[^;{()]*\)\s*\{")
 # "hip"/"amd" not inside a word (ship, lambda); matched on lower-cased text, after a substring test that passes
@@ -65,8 +70,8 @@ _PER_FILE = 3  # evidence lines kept per file and kind: enough to cite, bounded 
 
 def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     """The ROCm evidence in one file's text (empty unless it mentions HIP/ROCm/AMD at all)."""
-    extension = _extension(kind, relpath, text)
     low = text.lower()
+    extension = _extension(kind, relpath, text) + _library_build(kind, relpath, text, low)
     if not _mentions(low):
         return extension
     patterns = _BY_KIND.get(kind, ())
@@ -120,6 +125,17 @@ def _extension(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
         return ()
     line = text.count("\n", 0, text.index("CUDAExtension")) + 1
     return (Evidence("torch-extension", relpath, line, "CUDAExtension (hipified at build time on ROCm)", 0),)
+
+
+def _library_build(kind: FileKind, relpath: str, text: str, low: str) -> tuple[Evidence, ...]:
+    """A CMakeLists.txt with add_library and no add_executable (weight 0)."""
+    if kind != FileKind.CMAKE or "add_library" not in low or _ADD_EXECUTABLE.search(text):
+        return ()
+    found = _ADD_LIBRARY.search(text)
+    if found is None:
+        return ()
+    line = text.count("\n", 0, found.start()) + 1
+    return (Evidence(LIBRARY_BUILD, relpath, line, "libraries only, no program", 0),)
 
 
 def _matches(
@@ -177,7 +193,7 @@ def is_build_file(relpath: str) -> bool:
 
 def assess(
     found: Iterable[Evidence], params: Mapping[str, Any], *, guarded: int = 0, build_files: Iterable[str] = (),
-    extension_dirs: Iterable[str] = (),
+    extension_dirs: Iterable[str] = (), library_dirs: Iterable[str] = (),
 ) -> RocmStatus:
     """The level from the evidence and PARAMS (risk.yaml `rocm_status`): weight per kind, counted at most
     `per_kind` times, so a thousand guards do not outweigh a HIP build."""
@@ -201,7 +217,7 @@ def assess(
     hipify = sorted(build_dirs | set(extension_dirs)) if level != "none" else sorted(set(extension_dirs))
     return RocmStatus(
         level=level, score=score, evidence=tuple(items), counts=tuple(sorted(counts.items())),
-        build_files=tuple(sorted(build_files)), hipify_dirs=tuple(hipify),
+        build_files=tuple(sorted(build_files)), hipify_dirs=tuple(hipify), library_dirs=tuple(sorted(library_dirs)),
     )
 
 

@@ -560,3 +560,22 @@ def test_capability_literal_given_by_keyword_is_low_and_a_compared_one_stays_med
     """
     assert [f for f in findings(tmp_path, source) if f[0] == "python-compute-capability"] == [
         ("python-compute-capability", 2, "low"), ("python-compute-capability", 3, "medium")]
+
+
+def test_a_cudnn_aten_operator_is_high_and_guarded_on_a_hip_branch(tmp_path: Path) -> None:
+    source = """
+        import torch
+        import torch.nn.functional as F
+        def conv(x, w):
+            if torch.version.hip:
+                return F.conv2d(x, w)
+            return torch.cudnn_convolution(x, w, (0, 0), (1, 1), (1, 1), 1, False, False, True)
+        def grad_op(transposed):
+            op_name = "aten::cudnn_convolution_transpose_backward_weight" if transposed else "aten::mm"
+            return torch._C._jit_get_operation(op_name)
+        PROFILED = ["aten::cudnn_convolution"]
+    """
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"))
+    result = scan(tmp_path, OTHER_RULES)
+    assert [(f.rule, f.line, f.severity.label) for f in result.findings] == [("python-cudnn-aten-op", 8, "high")]
+    assert [(f.rule, f.line, f.status) for f in result.guarded_findings] == [("python-cudnn-aten-op", 6, "guarded")]

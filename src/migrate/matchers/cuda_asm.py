@@ -36,7 +36,19 @@ def _candidates(params: Mapping[str, Any]) -> CodeTest:
     if not params.get("device_code"):
         return _never
     pattern = asm_pattern(params["pattern"])
-    return lambda code: any(unknown_device_asm(t) and not pattern.search(t) for t in code.asm)
+    return lambda code: _may_hold_device_code(code.text) and any(
+        unknown_device_asm(t) and not pattern.search(t) for t in code.asm
+    )
+
+
+# What makes a function device code is written in the file itself (CudaDocument._qualifiers): __global__ or
+# __device__, a macro of the file whose body holds them, or a macro word with DEVICE or GLOBAL in it. A file with none
+# of these (x86 and ARM asm in CPU code) cannot hold asm in device code, so it is not parsed for it.
+_DEVICE_WORDS = ("__device__", "__global__", "DEVICE", "GLOBAL")
+
+
+def _may_hold_device_code(text: str) -> bool:
+    return any(word in text for word in _DEVICE_WORDS)
 
 
 def _never(_code: Code) -> bool:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from migrate import finding_status, preproc, rocm_status
+from migrate import finding_status, preproc
 from migrate.cache import Cache, open_cache
 from migrate.config import Settings
 from migrate.gcpause import paused
@@ -84,7 +84,7 @@ def _scan(
         moved, sites = _compiled(facts, spill, raw, seeing=_has_rocm_code(evidence))
         held.extend(moved)
         guarded += len(moved)
-        status = project.status_of([e for e in evidence if e.kind not in rocm_status.NOT_CITED], guarded, sources)
+        status = project.status_of(evidence, guarded, sources)
         kept, built, baselined = _settled(facts, project.settling(status, sites, sources),
                                           project.narrowing(settings, changes), spill, raw)
         held.extend(built)

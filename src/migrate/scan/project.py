@@ -127,11 +127,13 @@ def _other_backends() -> re.Pattern[str]:
 
 
 def status_of(evidence: list[Evidence], guarded: int, sources: list[SourceFile]) -> RocmStatus:
-    """The repository's ROCm status from the evidence its files gave."""
+    """The repository's ROCm status from the evidence its files gave (the kinds that are used, not cited, left out)."""
     builds = [s.relpath for s in sources if rocm_status.is_build_file(s.relpath)]
     extensions = [e.path.rpartition("/")[0] for e in evidence if e.kind == "torch-extension"]
-    return rocm_status.assess(evidence, load_weights().status, guarded=guarded, build_files=builds,
-                              extension_dirs=extensions)
+    libraries = [e.path.rpartition("/")[0] for e in evidence if e.kind == rocm_status.LIBRARY_BUILD]
+    cited = [e for e in evidence if e.kind not in rocm_status.NOT_CITED]
+    return rocm_status.assess(cited, load_weights().status, guarded=guarded, build_files=builds,
+                              extension_dirs=extensions, library_dirs=libraries)
 
 
 @dataclass(frozen=True)

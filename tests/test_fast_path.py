@@ -277,3 +277,28 @@ def test_cpu_asm_is_not_parsed_for_device_code(tmp_path: Path, monkeypatch: pyte
     found = _scan(tmp_path, True)
     assert parsed == ["lane.h"]
     assert [(f.path, f.line, f.rule) for f in found if f.rule == "inline-ptx"] == [("lane.h", 3, "inline-ptx")]
+
+
+def test_cpu_simd_shuffles_are_not_warp_helpers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SSE/AVX shuffles and std::shuffle with a loop of 32 need no tree for the warp rules; a warp helper does."""
+    (tmp_path / "transpose_sse.h").write_text(
+        "#include <immintrin.h>\nvoid transpose(float* p) {\n    for (int i = 0; i < 32; i++) {\n"
+        "        __m128 a = _mm_loadu_ps(p + 4 * i);\n        _mm_storeu_ps(p + 4 * i, _mm_shuffle_ps(a, a, 0x1b));\n"
+        "    }\n}\nvoid mix(std::vector<int>& v, std::mt19937& g) {\n    for (int i = 0; i < 32; i++) std::shuffle(v.begin(), v.end(), g);\n}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "reduce.cuh").write_text(
+        "__device__ float row_sum(float v) {\n    for (int i = 0; i < 32; i++) v += warp_shuffle_down(v, 1);\n"
+        "    return v;\n}\n",
+        encoding="utf-8",
+    )
+    parsed: list[str] = []
+    parse = migrate.scan.file.parse
+
+    def counted(source: SourceFile, text: str) -> object:
+        parsed.append(source.relpath)
+        return parse(source, text)
+
+    monkeypatch.setattr(migrate.scan.file, "parse", counted)
+    _scan(tmp_path, True)
+    assert parsed == ["reduce.cuh"]

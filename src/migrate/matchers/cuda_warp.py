@@ -125,6 +125,15 @@ _FULL_MASK = lazy_regex(
     r"|~(?:unsigned|uint32_t|std::uint32_t)\(0\))$"
 )
 _WARP_HELPER = lazy_regex(r"warp|shfl|shuffle", re.I)
+# Shuffles that are not a warp's: SIMD intrinsics on the CPU (`_mm_shuffle_ps`, `_mm256_shuffle_epi8`,
+# `__builtin_shufflevector`, `wasm_i8x16_shuffle`) and host algorithms (`std::shuffle`, `thrust::shuffle`)
+_NOT_WARP_SHUFFLE = lazy_regex(r"(?:_mm\d*_|__builtin_|wasm_\w+_|(?:std|thrust)::(?:random_)?)$", re.I)
+
+
+def _warp_helper_name(name: str) -> bool:
+    """NAME is named for warps or lane shuffles (warp_reduce_sum, WARP_SHFL_XOR), not for a CPU or host shuffle."""
+    found = _WARP_HELPER.search(name)
+    return found is not None and not _NOT_WARP_SHUFFLE.search(name, 0, found.start())
 
 _MASK_NAME = lazy_regex(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 # A definition may carry a project prefix (`#define BNB_FULL_WARP_MASK 0xffffffffull`); a use is judged by the
@@ -401,7 +410,7 @@ def _warp_functions(doc: CudaDocument) -> set[int]:
     for callee in doc.captures(_CALLS).get("callee", []):
         name = doc.node_text(callee)
         # warp_reduce_sum, warpReduceMax, SHFL_DOWN_SYNC...: helpers and macros from other files named for what they do
-        if (name in helpers or _WARP_HELPER.search(name)) and (f := doc.enclosing_function(callee.start_byte)):
+        if (name in helpers or _warp_helper_name(name)) and (f := doc.enclosing_function(callee.start_byte)):
             direct.add(f.start_byte)
     return direct
 
@@ -439,7 +448,7 @@ def _warp_floor(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
 
 def _calls_warp_helper(doc: CudaDocument) -> bool:
     """A call of a function or macro named for warps or shuffles (`WARP_SHFL`, `warp_reduce_sum`)."""
-    return any(_WARP_HELPER.search(doc.node_text(n)) for n in doc.captures(_CALLS).get("callee", []))
+    return any(_warp_helper_name(doc.node_text(n)) for n in doc.captures(_CALLS).get("callee", []))
 
 
 def _warp_tail(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
@@ -789,9 +798,18 @@ def _maybe_literal_size(view: Code) -> bool:
     """A warp intrinsic or a call of a helper named for warps or shuffles, and one of _literal_sizes' shapes."""
     code = view.lower
     intrinsics = not _INTRINSIC_NAMES.isdisjoint(view.words) or "__reduce_" in code or "wmma" in code
-    if not (intrinsics or "mma_sync" in code or any(p.search(code) for p in _HELPER_CALLS)):
+    if not (intrinsics or "mma_sync" in code or _calls_helper(code)):
         return False
     return any(p.search(code) for p in _WARP_SHAPES)
+
+
+def _calls_helper(code: str) -> bool:
+    """A call of a function or macro named for warps or lane shuffles, in lower-cased code."""
+    for pattern in _HELPER_CALLS:
+        for found in pattern.finditer(code):
+            if not _NOT_WARP_SHUFFLE.search(code, max(0, found.start() - 24), found.start()):
+                return True
+    return False
 
 
 def _constant_names(text: str) -> set[str]:

@@ -269,6 +269,10 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: block-size-choice, needles: [blocksize], names: x, if_file: x}", "'at_least' and 'at_most'"),
         ("{matcher: block-size-choice, needles: [blocksize], names: x, at_least: 1, at_most: 2}", "'if_file'"),
         ("{matcher: block-size-choice, needles: [a.b], names: x, if_file: x, at_least: 1, at_most: 2}", "'needles'"),
+        ("{matcher: cuda-versioned-name, literal: x, version: y}", "needs 'needles'"),
+        ("{matcher: cuda-versioned-name, needles: [cuda], literal: '(', version: y}", "missing \\)"),
+        ("{matcher: cuda-versioned-name, needles: [cuda], literal: x}", "missing 'version'"),
+        ("{matcher: dtype-chain, accepted: [a.b], missing: [c.d], accepted_strings: [1]}", "type strings"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:

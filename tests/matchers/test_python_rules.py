@@ -273,6 +273,10 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: block-size-choice, needles: [blocksize], names: x, if_file: x}", "'at_least' and 'at_most'"),
         ("{matcher: block-size-choice, needles: [blocksize], names: x, at_least: 1, at_most: 2}", "'if_file'"),
         ("{matcher: block-size-choice, needles: [a.b], names: x, if_file: x, at_least: 1, at_most: 2}", "'needles'"),
+        ("{matcher: cuda-versioned-name, literal: x, version: y}", "needs 'needles'"),
+        ("{matcher: cuda-versioned-name, needles: [cuda], literal: '(', version: y}", "missing \\)"),
+        ("{matcher: cuda-versioned-name, needles: [cuda], literal: x}", "missing 'version'"),
+        ("{matcher: dtype-chain, accepted: [a.b], missing: [c.d], accepted_strings: [1]}", "type strings"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:
@@ -340,7 +344,7 @@ def _also_annotations(path: Path) -> list[tuple[int, str]]:
 
 
 @pytest.mark.parametrize("name", ["deps.py", "gpu_features.py", "gpu_utils.py", "attention_patches.py", "hopper/setup.py",
-                                  "arch_named.py", "op_builder_fused_norm.py"])
+                                  "arch_named.py", "op_builder_fused_norm.py", "cuda_runtime_binding.py"])
 def test_per_file_rules_still_match_every_later_use(name: str) -> None:
     """A per-file rule reports its first use; the matcher must still see every later one (its occurrences)."""
     path = FIXTURES / "rules" / "python" / name
@@ -484,6 +488,23 @@ def test_precision_chain_spans_down_to_its_raise(tmp_path: Path) -> None:
     assert [(f.line, f.end_line) for f in chains] == [(5, 12)]
 
 
+def test_type_string_chain_is_reported_at_its_raise(tmp_path: Path) -> None:
+    """A chain on legacy type strings: the test is python-fp16-type-string's, the raise that rejects bf16 this one."""
+    (tmp_path / "opt.py").write_text(textwrap.dedent("""
+        def stash(params):
+            for p in params:
+                if p.type() == 'torch.cuda.HalfTensor':
+                    yield 0, p
+                elif p.type() == 'torch.cuda.FloatTensor':
+                    yield 1, p
+                else:
+                    raise TypeError("expected torch.cuda.FloatTensor or torch.cuda.HalfTensor, "
+                                    "got {}".format(p.type()))
+        """).lstrip("\n"), encoding="utf-8")
+    found = [(f.rule, f.line, f.end_line, f.severity.label) for f in scan(tmp_path, OTHER_RULES).findings]
+    assert found == [("python-fp16-type-string", 3, 3, "low"), ("python-fp16-only-dtype-dispatch", 8, 9, "low")]
+
+
 _HALF_TEST = """
     import torch
     def test_gelu():
@@ -543,6 +564,8 @@ def test_quantisation_block_sizes_of_a_warp_are_one_finding_with_each_place(tmp_
     (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
     found = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-quant-block-size-warp"]
     assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [(2, "low", [2, 3, 7])]
+    # a default spans down to the body's first read of it, where a port resolves it per platform; a list is its line
+    assert [(o.line, o.end_line) for o in found[0].occurrences] == [(2, 3), (3, 3), (7, 7)]
     ported = source.replace("import torch", "import torch\n        HIP = torch.version.hip is not None")
     assert [f for f in findings(tmp_path, ported) if f[0] == "python-quant-block-size-warp"] == []
     no_quantisation = source.replace("nf4", "rows").replace("absmax", "bias")

@@ -1,5 +1,7 @@
 """Block sizes a GPU kernel accepts or defaults to, down to one warp's worth: `blocksize in [4096, ..., 128, 64]`,
-`torch._check(blocksize in [...])`, `def quantize(A, blocksize=64)`, a config field `blocksize: int = 64`."""
+`torch._check(blocksize in [...])`, `def quantize(A, blocksize=64)`, a config field `blocksize: int = 64`.
+A parameter's default spans down to the body's first use of it: where ROCm ports resolve the size per platform
+(`if blocksize is None: blocksize = 64 if not HIP_ENVIRONMENT else 128`)."""
 
 from __future__ import annotations
 
@@ -55,13 +57,13 @@ def match_block_size_choice(doc: Document, params: Mapping[str, Any]) -> Iterato
     names, limit = re.compile(params["names"]), range(params["at_least"], params["at_most"] + 1)
     seen: set[int] = set()
     found = [*_accepted_lists(doc, names, limit), *_defaults(doc, names, limit)]
-    for node, symbol in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset)):
+    for node, symbol, end in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset)):
         if node.lineno not in seen:
             seen.add(node.lineno)
-            yield Hit(node.lineno, node.col_offset + 1, symbol=symbol)
+            yield Hit(node.lineno, node.col_offset + 1, end_line=end, symbol=symbol)
 
 
-Found = Iterator[tuple[ast.expr, str]]
+Found = Iterator[tuple[ast.expr, str, int | None]]
 
 
 def _accepted_lists(doc: PythonDocument, names: re.Pattern[str], limit: range) -> Found:
@@ -71,7 +73,7 @@ def _accepted_lists(doc: PythonDocument, names: re.Pattern[str], limit: range) -
             continue
         name, sizes = _last_name(node.left), _int_items(node.comparators[0])
         if name and names.fullmatch(name) and len(sizes) >= 2 and any(s in limit for s in sizes):
-            yield node, f"{name} in {sorted(sizes, reverse=True)}"
+            yield node, f"{name} in {sorted(sizes, reverse=True)}", None
 
 
 def _defaults(doc: PythonDocument, names: re.Pattern[str], limit: range) -> Found:
@@ -83,13 +85,21 @@ def _defaults(doc: PythonDocument, names: re.Pattern[str], limit: range) -> Foun
                  *zip(arguments.kwonlyargs, arguments.kw_defaults)]
         for argument, default in pairs:
             if default is not None and names.fullmatch(argument.arg) and _small(default, limit):
-                yield default, f"{argument.arg}={_value(default)}"
+                yield default, f"{argument.arg}={_value(default)}", _first_use(function, argument.arg)
     for klass in doc.of_type(ast.ClassDef):
         for statement in klass.body:
             if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
                     and names.fullmatch(statement.target.id) and statement.value is not None
                     and _small(statement.value, limit)):
-                yield statement.value, f"{statement.target.id} = {_value(statement.value)}"
+                yield statement.value, f"{statement.target.id} = {_value(statement.value)}", None
+
+
+def _first_use(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, name: str) -> int | None:
+    """The line where the body first reads parameter NAME (None when it never reads it)."""
+    body = [function.body] if isinstance(function, ast.Lambda) else function.body
+    lines = [node.lineno for statement in body for node in ast.walk(statement)
+             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)]
+    return min(lines, default=None)
 
 
 def _last_name(node: ast.expr) -> str | None:

@@ -348,6 +348,9 @@ def test_every_cuda_rule_feeds_the_prefilter() -> None:
         ({"matcher": "c-string", "needles": ["=sm_"], "pattern": '"(['}, "bad 'pattern' regex"),
         ({"matcher": "c-string", "needles": [], "pattern": '"-arch=sm_"'}, "'needles'"),
         ({"matcher": "cuda-names", "names": ["rsqrtf"], "where": "kernel"}, "'where'"),
+        ({"matcher": "cuda-compare", "names": ["CUDA_VERSION"], "uses": True, "branches": True}, "exclude each other"),
+        ({"matcher": "cuda-compare", "names": ["CUDA_VERSION"], "tested": ["X"]}, "'tested' needs 'branches: true'"),
+        ({"matcher": "cuda-compare", "names": ["CUDA_VERSION"], "branches": True, "tested": "X"}, "'tested' must"),
     ],
 )
 def test_broken_cuda_rules_name_the_file_and_rule(tmp_path: Path, match: dict[str, object], error: str) -> None:
@@ -614,3 +617,48 @@ def test_retired_hip_macro_is_one_finding_with_each_test_of_it(tmp_path: Path) -
 def test_retired_hip_macro_is_quiet_once_the_file_tests_the_current_name(tmp_path: Path, guard: str) -> None:
     code = f"{guard}\n#define LANES 64\n#endif\n#ifdef __HIP_PLATFORM_HCC__\n#define FAST 1\n#endif\n"
     assert fired(tmp_path, code, "retired-hip-platform-macro", name="rows.cu") == []
+
+
+VERSION_BRANCHES = """\
+__device__ float pick(float a) {
+#if __CUDA_ARCH__ >= 900
+  return a;
+#elif __CUDA_ARCH__ >= 800
+  return a + 1;
+#else
+  return a + 2;
+#endif
+}
+#if defined(USE_ROCM) || CUDA_VERSION >= 12000
+int ported = 1;
+#else
+int ported = 0;
+#endif
+#ifdef __CUDA_FP8_TYPES_EXIST__
+int fp8 = 1;
+#endif
+#if HAVE_FEATURE
+#else
+#endif
+#if CUDART_VERSION >= 11000
+#ifdef NESTED
+#else
+#endif
+#endif
+"""
+
+
+def test_version_branch_ends_are_one_finding_with_each_later_branch_and_endif(tmp_path: Path) -> None:
+    """Every #elif / #else / #endif after a compared condition of its chain, the nested chain's not; a chain that names
+    HIP is guarded, and one that compares nothing is quiet."""
+    result = scan_file(source_file(tmp_path, VERSION_BRANCHES, "pick.cu"), load_builtin(), Settings())
+    found = [f for f in result.findings if f.rule == "cuda-version-branch-end"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
+        (4, Severity.LOW, [4, 6, 8, 17, 25])]
+    held = [f for f in result.guarded_findings if f.rule == "cuda-version-branch-end"]
+    assert sorted(o.line for f in held for o in (f.occurrences or [f])) == [12, 14]
+
+
+def test_a_version_macro_the_file_defines_has_no_branch_end(tmp_path: Path) -> None:
+    code = "#define CUDA_VERSION 0\n#if CUDA_VERSION >= 11000\nint a;\n#else\nint b;\n#endif\n"
+    assert fired(tmp_path, code, "cuda-version-branch-end") == []

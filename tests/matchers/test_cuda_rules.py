@@ -645,6 +645,9 @@ int fp8 = 1;
 #else
 #endif
 #endif
+#if defined(__CUDA_ARCH__) && \\
+    __CUDA_ARCH__ >= 900
+#endif
 """
 
 
@@ -654,7 +657,7 @@ def test_version_branch_ends_are_one_finding_with_each_later_branch_and_endif(tm
     result = scan_file(source_file(tmp_path, VERSION_BRANCHES, "pick.cu"), load_builtin(), Settings())
     found = [f for f in result.findings if f.rule == "cuda-version-branch-end"]
     assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
-        (4, Severity.LOW, [4, 6, 8, 17, 25])]
+        (4, Severity.LOW, [4, 6, 8, 17, 25, 28])]
     held = [f for f in result.guarded_findings if f.rule == "cuda-version-branch-end"]
     assert sorted(o.line for f in held for o in (f.occurrences or [f])) == [12, 14]
 

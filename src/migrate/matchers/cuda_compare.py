@@ -52,7 +52,7 @@ def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator
         yield from _value_hits(lexed, code, frozenset(params["names"]))
         return
     if params.get("branches"):
-        yield from _branch_hits(lexed, code, params)
+        yield from _branch_hits(lexed, params)
         return
     names = frozenset(params["names"])
     seen: set[int] = set()
@@ -84,23 +84,34 @@ def match_cuda_compare(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
     return compare_hits(lexed, lexed.code, params)
 
 
-def _branch_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+def _branch_hits(lexed: Lexed, params: Mapping[str, Any]) -> Iterator[Hit]:
     """The later branches (#elif, #else) and the #endif of each #if / #elif chain one of whose conditions compares a
     name (or tests one of `tested` at all, #ifdef included; not a name the file #defines itself): where a build that
     leaves the name undefined (hipcc) lands, and where a port puts its HIP branch."""
-    conditions = {d.line for d in lexed.directives if d.keyword in ("if", "elif")}
-    names = [name for name in params["names"] if name not in lexed.defined]  # a macro the file sets is its own
-    compared = {hit.line for hit in compare_hits(lexed, code, {"names": names}) if hit.line in conditions}
+    compared = frozenset(params["names"]) - lexed.defined  # a macro the file sets is its own
     tested = frozenset(params.get("tested", ())) - lexed.defined
-    if tested:
-        compared.update(d.line for d in lexed.directives if d.keyword in _TESTS and tested & _words(d.argument))
-    if not compared:
+    chosen = {d.line for d in lexed.directives if _chooses(d, compared, tested)}
+    if not chosen:
         return
     for chain in _chains(lexed.directives):
-        first = next((index for index, (line, _) in enumerate(chain) if line in compared), None)
+        first = next((index for index, (line, _) in enumerate(chain) if line in chosen), None)
         if first is not None:
             for line, keyword in chain[first + 1 :]:
                 yield Hit(line, 1, symbol=f"#{keyword}")
+
+
+def _chooses(directive: Directive, compared: frozenset[str], tested: frozenset[str]) -> bool:
+    """DIRECTIVE (its argument joined across continuation lines) compares one of COMPARED in an #if / #elif, or
+    tests one of TESTED in any conditional."""
+    if directive.keyword not in _TESTS:
+        return False
+    words = _words(directive.argument)
+    if tested & words:
+        return True
+    if directive.keyword not in ("if", "elif") or not compared & words:
+        return False
+    argument = directive.argument
+    return any(_comparison(argument, m.start(), m.end()) for m in _WORD.finditer(argument) if m.group() in compared)
 
 
 _TESTS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})

@@ -35,6 +35,8 @@ def mask_word_hits(lexed: Lexed, _text: str, _params: Mapping[str, Any]) -> Iter
     member of that name), or indexes it: where a 64-lane wavefront's mask loses lanes 32-63, and where its word size
     is assumed."""
     code = lexed.code
+    if "__ballot" not in code:  # the token pass runs on every file: most have no ballot
+        return
     seeds = {m[1] for m in _BALLOT.finditer(code)}
     masks = {name for name in seeds if _narrow_value(code, name)}
     if not masks:

@@ -369,7 +369,7 @@ def test_the_terminal_report_leads_with_the_status(make_repo, monkeypatch: pytes
     output = CliRunner().invoke(cli, ["scan", repo.name], terminal_width=200).stdout
     lines = output.splitlines()
     assert lines[1].startswith("ROCm status: supported")
-    assert lines[2].startswith("Already ports: build (CMakeLists.txt:8, CMakeLists.txt:9), 12 guarded sites")
+    assert lines[2].startswith("Already ports: build (CMakeLists.txt:8, CMakeLists.txt:9), 13 guarded sites")
     assert any(line.startswith("CUDA-only add-ons (not in the verdict): custom ops/kernels (contrib/fastgemm/) → inline PTX")
                for line in lines)
 

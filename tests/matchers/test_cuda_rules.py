@@ -348,6 +348,10 @@ def test_every_cuda_rule_feeds_the_prefilter() -> None:
         ({"matcher": "c-string", "needles": ["=sm_"], "pattern": '"(['}, "bad 'pattern' regex"),
         ({"matcher": "c-string", "needles": [], "pattern": '"-arch=sm_"'}, "'needles'"),
         ({"matcher": "cuda-names", "names": ["rsqrtf"], "where": "kernel"}, "'where'"),
+        ({"matcher": "cuda-mask-words", "names": ["x"]}, "takes no parameters"),
+        ({"matcher": "cuda-compare", "names": ["CUDA_VERSION"], "uses": True, "branches": True}, "exclude each other"),
+        ({"matcher": "cuda-compare", "names": ["CUDA_VERSION"], "tested": ["X"]}, "'tested' needs 'branches: true'"),
+        ({"matcher": "cuda-compare", "names": ["CUDA_VERSION"], "branches": True, "tested": "X"}, "'tested' must"),
     ],
 )
 def test_broken_cuda_rules_name_the_file_and_rule(tmp_path: Path, match: dict[str, object], error: str) -> None:
@@ -614,3 +618,95 @@ def test_retired_hip_macro_is_one_finding_with_each_test_of_it(tmp_path: Path) -
 def test_retired_hip_macro_is_quiet_once_the_file_tests_the_current_name(tmp_path: Path, guard: str) -> None:
     code = f"{guard}\n#define LANES 64\n#endif\n#ifdef __HIP_PLATFORM_HCC__\n#define FAST 1\n#endif\n"
     assert fired(tmp_path, code, "retired-hip-platform-macro", name="rows.cu") == []
+
+
+VERSION_BRANCHES = """\
+__device__ float pick(float a) {
+#if __CUDA_ARCH__ >= 900
+  return a;
+#elif __CUDA_ARCH__ >= 800
+  return a + 1;
+#else
+  return a + 2;
+#endif
+}
+#if defined(USE_ROCM) || CUDA_VERSION >= 12000
+int ported = 1;
+#else
+int ported = 0;
+#endif
+#ifdef __CUDA_FP8_TYPES_EXIST__
+int fp8 = 1;
+#endif
+#if HAVE_FEATURE
+#else
+#endif
+#if CUDART_VERSION >= 11000
+#ifdef NESTED
+#else
+#endif
+#endif
+#if defined(__CUDA_ARCH__) && \\
+    __CUDA_ARCH__ >= 900
+#endif
+"""
+
+
+def test_version_branch_ends_are_one_finding_with_each_later_branch_and_endif(tmp_path: Path) -> None:
+    """Every #elif / #else / #endif after a compared condition of its chain, the nested chain's not; a chain that names
+    HIP is guarded, and one that compares nothing is quiet."""
+    result = scan_file(source_file(tmp_path, VERSION_BRANCHES, "pick.cu"), load_builtin(), Settings())
+    found = [f for f in result.findings if f.rule == "cuda-version-branch-end"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
+        (4, Severity.LOW, [4, 6, 8, 17, 25, 28])]
+    held = [f for f in result.guarded_findings if f.rule == "cuda-version-branch-end"]
+    assert sorted(o.line for f in held for o in (f.occurrences or [f])) == [12, 14]
+
+
+def test_a_version_macro_the_file_defines_has_no_branch_end(tmp_path: Path) -> None:
+    code = "#define CUDA_VERSION 0\n#if CUDA_VERSION >= 11000\nint a;\n#else\nint b;\n#endif\n"
+    assert fired(tmp_path, code, "cuda-version-branch-end") == []
+
+
+MASK_WORDS = """\
+struct State { unsigned int *bits; };
+__global__ void fwd(State s, const float* x) {
+  unsigned int *const bits = s.bits + blockIdx.x;
+  unsigned int mask = 0;
+  unsigned int vote = __ballot_sync(0xffffffffu, x[threadIdx.x] > 0.f);
+  if (threadIdx.x % 32 == 0) mask = vote;
+  bits[threadIdx.x / 32] = mask;
+}
+__global__ void bwd(State s, float* dy) {
+  const unsigned int *const bits = s.bits + blockIdx.x;
+  unsigned int m = bits[threadIdx.x / 32];
+  dy[threadIdx.x] *= (m >> (threadIdx.x % 32)) & 1u;
+}
+__global__ void pack(const float* x, unsigned* out, float* other) {
+  unsigned votes[2];
+  votes[0] = __ballot_sync(0xffffffffu, x[threadIdx.x] > 0.f);
+  out[blockIdx.x] = votes[0];
+  out[0] += 1u;
+  other[threadIdx.x] = 0.f;
+}
+__global__ void scale(float* out) { out[threadIdx.x] *= 2.f; }
+"""
+
+
+def test_ballot_masks_in_32_bit_words_are_one_finding_with_each_declaration_and_index(tmp_path: Path) -> None:
+    """The buffer a 32-bit mask is copied into (through another variable), read back in another kernel; a local array
+    of masks; not a name the file also gives another type (`out` is a float* in scale: its declaration only)."""
+    found = [f for f in findings(tmp_path, MASK_WORDS) if f.rule == "warp-mask-words"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
+        (1, Severity.MEDIUM, [1, 3, 7, 10, 11, 14, 15, 16, 17])]
+
+
+def test_ballot_masks_in_32_bit_words_are_info_on_wave32(tmp_path: Path) -> None:
+    found = [f for f in findings(tmp_path, MASK_WORDS, targets=("gfx1100",)) if f.rule == "warp-mask-words"]
+    assert [f.severity for f in found] == [Severity.INFO]
+
+
+def test_a_64_bit_mask_buffer_is_not_a_32_bit_word(tmp_path: Path) -> None:
+    code = MASK_WORDS.replace("unsigned int", "unsigned long long").replace("unsigned votes", "uint64_t votes")
+    code = code.replace("unsigned* out", "uint64_t* out")
+    assert fired(tmp_path, code, "warp-mask-words") == []

@@ -5,7 +5,7 @@ makes sense of the code around it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from migrate.lazyre import lazy_regex
@@ -14,14 +14,23 @@ from migrate.matchers.cuda_common import directive_head, in_directive
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
 from migrate.parse.lexer import Lexed
+from migrate.preproc import Directive
 
 
 def _validate(params: Mapping[str, Any]) -> None:
     names = params.get("names")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise ValueError("cuda-compare needs 'names': a non-empty list of identifiers")
-    if not isinstance(params.get("uses", False), bool):
-        raise ValueError("'uses' must be true or false")
+    for flag in ("uses", "branches"):
+        if not isinstance(params.get(flag, False), bool):
+            raise ValueError(f"'{flag}' must be true or false")
+    if params.get("uses") and params.get("branches"):
+        raise ValueError("'uses' and 'branches' exclude each other")
+    tested = params.get("tested", [])
+    if not isinstance(tested, list) or not all(isinstance(n, str) and n.isidentifier() for n in tested):
+        raise ValueError("'tested' must be a list of identifiers")
+    if tested and not params.get("branches"):
+        raise ValueError("'tested' needs 'branches: true'")
 
 
 # The name may be scaled first and its group closed: `(__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10) >= 12040`.
@@ -37,9 +46,13 @@ _COMPARISON_BEFORE = lazy_regex(r"([A-Za-z_0-9]\w*\)*)([ \t]*)(<=|>=|==|!=|<|>)[
 def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """A comparison (< <= > >= == !=) with one of the rule's names as an operand, in code or in an #if / #elif
     condition (a #define body is not an expression yet): once per line, at the comparison's left operand. With
-    `uses: true`, instead each line of code (no directive) that uses one of the names as a value, not compared."""
+    `uses: true`, instead each line of code (no directive) that uses one of the names as a value, not compared; with
+    `branches: true`, instead the #elif / #else / #endif lines that follow such an #if / #elif in its chain."""
     if params.get("uses"):
         yield from _value_hits(lexed, code, frozenset(params["names"]))
+        return
+    if params.get("branches"):
+        yield from _branch_hits(lexed, params)
         return
     names = frozenset(params["names"])
     seen: set[int] = set()
@@ -56,15 +69,73 @@ def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator
             yield Hit(line, column, symbol=" ".join(symbol.split()))
 
 
-@register("cuda-compare", validate=_validate, needles=lambda p: list(p["names"]),
-          identifiers=lambda p: frozenset(p["names"]), tokens=compare_hits)
+def _names(params: Mapping[str, Any]) -> list[str]:
+    return [*params["names"], *params.get("tested", ())]
+
+
+@register("cuda-compare", validate=_validate, needles=_names, identifiers=lambda p: frozenset(_names(p)),
+          tokens=compare_hits)
 def match_cuda_compare(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line comparing one of `names` with < <= > >= == or !=, at the comparison's left operand (with `uses`,
     each line of code using one as a value instead)."""
     if not isinstance(doc, CudaDocument):
         return iter(())
-    lexed = doc.lexed_for(frozenset(params["names"]))
+    lexed = doc.lexed_for(frozenset(_names(params)))
     return compare_hits(lexed, lexed.code, params)
+
+
+def _branch_hits(lexed: Lexed, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """The later branches (#elif, #else) and the #endif of each #if / #elif chain one of whose conditions compares a
+    name (or tests one of `tested` at all, #ifdef included; not a name the file #defines itself): where a build that
+    leaves the name undefined (hipcc) lands, and where a port puts its HIP branch."""
+    compared = frozenset(params["names"]) - lexed.defined  # a macro the file sets is its own
+    tested = frozenset(params.get("tested", ())) - lexed.defined
+    chosen = {d.line for d in lexed.directives if _chooses(d, compared, tested)}
+    if not chosen:
+        return
+    for chain in _chains(lexed.directives):
+        first = next((index for index, (line, _) in enumerate(chain) if line in chosen), None)
+        if first is not None:
+            for line, keyword in chain[first + 1 :]:
+                yield Hit(line, 1, symbol=f"#{keyword}")
+
+
+def _chooses(directive: Directive, compared: frozenset[str], tested: frozenset[str]) -> bool:
+    """DIRECTIVE (its argument joined across continuation lines) compares one of COMPARED in an #if / #elif, or
+    tests one of TESTED in any conditional."""
+    if directive.keyword not in _TESTS:
+        return False
+    words = _words(directive.argument)
+    if tested & words:
+        return True
+    if directive.keyword not in ("if", "elif") or not compared & words:
+        return False
+    argument = directive.argument
+    return any(_comparison(argument, m.start(), m.end()) for m in _WORD.finditer(argument) if m.group() in compared)
+
+
+_TESTS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
+_WORD = lazy_regex(r"[A-Za-z_]\w*")
+
+
+def _words(argument: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(argument))
+
+
+def _chains(directives: Iterable[Directive]) -> Iterator[list[tuple[int, str]]]:
+    """Each #if / #ifdef / #ifndef chain of DIRECTIVES as its (line, keyword) list, from the opening line to #endif;
+    an unclosed chain is left out."""
+    open_chains: list[list[tuple[int, str]]] = []
+    for directive in directives:
+        keyword = directive.keyword
+        if keyword in ("if", "ifdef", "ifndef"):
+            open_chains.append([(directive.line, keyword)])
+        elif open_chains and keyword in ("elif", "elifdef", "elifndef", "else"):
+            open_chains[-1].append((directive.line, keyword))
+        elif open_chains and keyword == "endif":
+            chain = open_chains.pop()
+            chain.append((directive.line, keyword))
+            yield chain
 
 
 def _value_hits(lexed: Lexed, code: str, names: frozenset[str]) -> Iterator[Hit]:

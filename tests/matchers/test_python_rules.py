@@ -277,6 +277,8 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: cuda-versioned-name, needles: [cuda], literal: '(', version: y}", "missing \\)"),
         ("{matcher: cuda-versioned-name, needles: [cuda], literal: x}", "missing 'version'"),
         ("{matcher: dtype-chain, accepted: [a.b], missing: [c.d], accepted_strings: [1]}", "type strings"),
+        ("{matcher: python, imports: [x], unless_function: '('}", "missing \\)"),
+        ("{matcher: manifest-package, names: [x], in_rocm_environment: none}", "unknown severity"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:

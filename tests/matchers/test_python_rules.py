@@ -629,3 +629,18 @@ def test_capability_gates_behind_an_nvidia_test_are_info(tmp_path: Path) -> None
         ("python-compute-capability", 8, "medium"),
         ("python-compute-capability", 9, "medium"),
     ]
+
+
+def test_a_capability_only_shown_in_a_message_is_info(tmp_path: Path) -> None:
+    source = """
+        import logging
+        import torch
+        logger = logging.getLogger(__name__)
+        logger.info(f"GPU {torch.cuda.get_device_name()} sm={torch.cuda.get_device_capability()}")
+        major, _ = torch.cuda.get_device_capability()
+        assert major >= 8, f"needs Ampere, got {torch.cuda.get_device_capability()}"
+        use_bf16 = torch.cuda.get_device_capability() >= (8, 0)
+    """
+    got = [(line, severity) for rule, line, severity in findings(tmp_path, source)
+           if rule == "python-compute-capability"]
+    assert got == [(4, "info"), (5, "medium"), (6, "medium"), (7, "medium")]

@@ -243,3 +243,36 @@ def test_packages_of_optional_groups_are_optional_gaps_not_main_path_work(tmp_pa
     required, *extras = found
     assert required[1] == "remaining"
     assert extras and all(status == "optional-gap" for _, status in extras)
+
+
+# --- source builds that land in a ROCm environment -----------------------------------------------
+
+
+def _severities(root: Path, rules: set[str]) -> list[tuple[str, int, str, str]]:
+    result = scan(root, Settings(jobs=1))
+    return sorted((f.path, f.line, f.rule, f.severity.label) for f in (*result.findings, *result.guarded_findings)
+                  if f.rule in rules)
+
+
+def test_source_builds_in_a_rocm_image_or_after_rocm_torch_are_info(tmp_path: Path) -> None:
+    (tmp_path / "rocm").mkdir()
+    (tmp_path / "cuda").mkdir()
+    (tmp_path / "rocm" / "Dockerfile").write_text(
+        "ARG BASE=rocm/pytorch:rocm6.4_ubuntu22.04_py3.10_pytorch_release_2.6.0\nFROM ${BASE}\n"
+        "RUN pip install flash-attn --no-build-isolation\n"
+        "RUN pip install https://example.org/flash_attn-2.6.3+cu123torch2.4-cp310-cp310-linux_x86_64.whl\n")
+    (tmp_path / "cuda" / "Dockerfile").write_text(
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install flash-attn mamba-ssm\n")
+    (tmp_path / "env.sh").write_text(
+        "pip install torch --index-url https://download.pytorch.org/whl/rocm6.4\npip install mamba-ssm\n")
+    (tmp_path / "cuda_env.sh").write_text(
+        "pip install torch --index-url https://download.pytorch.org/whl/cu124\npip install mamba-ssm\n")
+    assert _severities(tmp_path, {"flash-attn-dependency", "mamba-ssm-dependency"}) == [
+        ("cuda/Dockerfile", 2, "flash-attn-dependency", "medium"),
+        ("cuda/Dockerfile", 2, "mamba-ssm-dependency", "medium"),
+        ("cuda_env.sh", 2, "mamba-ssm-dependency", "medium"),
+        ("env.sh", 2, "mamba-ssm-dependency", "info"),
+        ("rocm/Dockerfile", 3, "flash-attn-dependency", "info"),
+        ("rocm/Dockerfile", 4, "flash-attn-dependency", "medium"),  # a prebuilt CUDA wheel stays one
+    ]
+

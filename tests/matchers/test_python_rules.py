@@ -277,6 +277,8 @@ def test_severity_override_from_settings(tmp_path: Path) -> None:
         ("{matcher: cuda-versioned-name, needles: [cuda], literal: '(', version: y}", "missing \\)"),
         ("{matcher: cuda-versioned-name, needles: [cuda], literal: x}", "missing 'version'"),
         ("{matcher: dtype-chain, accepted: [a.b], missing: [c.d], accepted_strings: [1]}", "type strings"),
+        ("{matcher: python, imports: [x], unless_function: '('}", "missing \\)"),
+        ("{matcher: manifest-package, names: [x], in_rocm_environment: none}", "unknown severity"),
     ],
 )
 def test_bad_rule_parameters_are_load_errors(tmp_path: Path, match: str, error: str) -> None:
@@ -602,3 +604,43 @@ def test_a_cudnn_aten_operator_is_high_and_guarded_on_a_hip_branch(tmp_path: Pat
     result = scan(tmp_path, OTHER_RULES)
     assert [(f.rule, f.line, f.severity.label) for f in result.findings] == [("python-cudnn-aten-op", 8, "high")]
     assert [(f.rule, f.line, f.status) for f in result.guarded_findings] == [("python-cudnn-aten-op", 6, "guarded")]
+
+
+def test_capability_gates_behind_an_nvidia_test_are_info(tmp_path: Path) -> None:
+    """A gate that only runs where the code's own NVIDIA test holds is skipped on ROCm; one beside a flag that ROCm's
+    torch also answers True (tensor.is_cuda, torch.cuda.is_available()) still counts."""
+    source = """
+        import torch
+        device_platform = "cuda" if torch.version.cuda else "hip"
+        is_nvidia = device_platform == "cuda"
+        is_tf32_supported = is_nvidia and torch.cuda.get_device_capability(0)[0] >= 8
+        hopper = is_nvidia and ("H100" in torch.cuda.get_device_name(0) or torch.cuda.get_device_capability()[0] >= 9)
+        tma = torch.version.cuda is not None and torch.cuda.get_device_capability()[0] >= 9
+        def pick(x):
+            return 64 if x.is_cuda and torch.cuda.get_device_capability()[0] >= 9 else 32
+        ampere = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+    """
+    got = [(rule, line, severity) for rule, line, severity in findings(tmp_path, source)
+           if rule == "python-compute-capability"]
+    assert got == [
+        ("python-compute-capability", 4, "info"),
+        ("python-compute-capability", 5, "info"),
+        ("python-compute-capability", 6, "info"),
+        ("python-compute-capability", 8, "medium"),
+        ("python-compute-capability", 9, "medium"),
+    ]
+
+
+def test_a_capability_only_shown_in_a_message_is_info(tmp_path: Path) -> None:
+    source = """
+        import logging
+        import torch
+        logger = logging.getLogger(__name__)
+        logger.info(f"GPU {torch.cuda.get_device_name()} sm={torch.cuda.get_device_capability()}")
+        major, _ = torch.cuda.get_device_capability()
+        assert major >= 8, f"needs Ampere, got {torch.cuda.get_device_capability()}"
+        use_bf16 = torch.cuda.get_device_capability() >= (8, 0)
+    """
+    got = [(line, severity) for rule, line, severity in findings(tmp_path, source)
+           if rule == "python-compute-capability"]
+    assert got == [(4, "info"), (5, "medium"), (6, "medium"), (7, "medium")]

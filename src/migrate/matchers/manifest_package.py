@@ -11,7 +11,8 @@ from packaging.version import InvalidVersion, Version
 from migrate.matchers import Hit, register
 from migrate.matchers.manifest_common import check, compiled, literal_prefixes, name_matches, needles, search
 from migrate.parse import Document
-from migrate.parse.manifest import INDEX, PACKAGE, Item, items
+from migrate.model import Severity
+from migrate.parse.manifest import IMAGE, INDEX, PACKAGE, Item, items
 
 _ECOSYSTEMS = ("any", "pip", "conda")
 # A version constraint after the name: pip (==, ~=, <), conda (=), Poetry (^, ~, a bare version).
@@ -21,6 +22,8 @@ _NAME = re.compile(r"^\s*(?:[\w.-]+::)?[A-Za-z0-9][\w.-]*(?:\s*\[[^\]]*\])?")
 
 def _validate(params: Mapping[str, Any]) -> None:
     check(params, lists=("names", "exclude"), regexes=("local", "extras", "url", "unless_index"), required=("names",))
+    if "in_rocm_environment" in params:
+        Severity.parse(str(params["in_rocm_environment"]))  # a severity label, or ValueError
     if params.get("ecosystem", "any") not in _ECOSYSTEMS:
         raise ValueError(f"manifest-package: 'ecosystem' must be one of {', '.join(_ECOSYSTEMS)}")
     for key in ("before", "since"):
@@ -46,6 +49,7 @@ def match_package(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     if "unless_index" in params and any(search(params, "unless_index", i.name) for i in items(doc, INDEX)):
         return
     ecosystem = params.get("ecosystem", "any")
+    rocm = _rocm_environment(doc) if "in_rocm_environment" in params else None
     for item in items(doc, PACKAGE):
         is_conda = item.args[:1] == ("conda",)
         if ecosystem != "any" and (ecosystem == "conda") != is_conda:
@@ -62,7 +66,28 @@ def match_package(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
             continue
         if "since" in params and predates(item, Version(str(params["since"]))):
             continue
-        yield Hit(item.line, item.column, symbol=item.name, optional=item.optional)
+        if rocm and not _CUDA_BUILD.search(item.url + item.local):
+            yield Hit(item.line, item.column, symbol=item.name, optional=item.optional,
+                      severity=Severity.parse(str(params["in_rocm_environment"])), note=rocm)
+        else:
+            yield Hit(item.line, item.column, symbol=item.name, optional=item.optional)
+
+
+# A ROCm base image (rocm/pytorch:..., lmsysorg/sglang:v0.4-rocm630, ray:2.35.0-py311-rocm62) or a ROCm wheel index
+_ROCM_IMAGE = re.compile(r"(?i)(?:^|[/:._-])rocm(?:[/:._-]|\d|$)")
+_CUDA_BUILD = re.compile(r"cu\d")  # a prebuilt CUDA wheel (+cu121, flash_attn-2.7.4+cu12torch2.6-...whl)
+_ROCM_INDEX = re.compile(r"(?i)/whl/(?:nightly/)?rocm|repo\.radeon\.com|repo\.amd\.com")
+
+
+def _rocm_environment(doc: Document) -> str | None:
+    """Why the installs of DOC land in a ROCm environment (every base image a ROCm one, or torch from a ROCm
+    index), or None: a source build there compiles for ROCm."""
+    images = [i.name for i in items(doc, IMAGE)]
+    if images and all(_ROCM_IMAGE.search(name) for name in images):
+        return f"This file installs into a ROCm image ({images[-1]}), where the package builds for ROCm."
+    if any(_ROCM_INDEX.search(i.name) for i in items(doc, INDEX)):
+        return "This file installs ROCm torch from a ROCm index first, so the package builds for ROCm here."
+    return None
 
 
 def predates(item: Item, release: Version) -> bool:

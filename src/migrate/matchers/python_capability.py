@@ -68,11 +68,28 @@ def match_capability(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
         severity, message = hip_adjusted(doc, node)
         if line in literals and found[line] is literals[line] and severity is None:
             severity, message = Severity.LOW, _LITERAL_MESSAGE
+        if severity is None and _only_shown(doc, node):
+            severity, message = Severity.INFO, _SHOWN_MESSAGE
         yield Hit(line, node.col_offset + 1, end_line=node.end_lineno, severity=severity, message=message,  # type: ignore[attr-defined]
                   symbol=symbol)
 
 
 Found = dict[int, tuple[ast.AST, str]]
+
+_SHOWN_MESSAGE = (
+    "The capability is only written into a message here (an f-string of a print, log line or error text): ROCm "
+    "shows the gfx major/minor (gfx942 gives (9, 4)) and nothing is decided by it; nothing to port."
+)
+
+
+def _only_shown(doc: PythonDocument, node: ast.AST) -> bool:
+    """Is NODE inside a replacement field of an f-string (f"sm={torch.cuda.get_device_capability()}")?"""
+    parent = doc.parents.get(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.FormattedValue):
+            return True
+        parent = doc.parents.get(parent)
+    return False
 
 
 def _sources(doc: PythonDocument, names: list[str]) -> tuple[list[ast.Call], set[str]]:

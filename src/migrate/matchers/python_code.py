@@ -31,7 +31,7 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
-    "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "switches", "switch_defaults", "values",
+    "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "unless_function", "switches", "switch_defaults", "values",
     "identifiers",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
@@ -77,6 +77,7 @@ def _validate(params: Mapping[str, Any]) -> None:
     if "fallback_severity" in params:
         Severity.parse(str(params["fallback_severity"]))
     check_regex(params, "unless_file", required=False)
+    check_regex(params, "unless_function", required=False)
     check_regex(params, "if_file", required=False)
     check_regex(params, "switches", required=False)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
@@ -201,11 +202,22 @@ def match_python(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     hits += [*_decorators(doc, params), *_strings(doc, params), *_numbers(doc, params), *_switches(doc, params)]
     hits += [*_values(doc, params), *_identifiers(doc, params)]
     seen: set[int] = set()
+    inside = params.get("unless_function")
     for node, symbol, line in sorted(hits, key=lambda h: (h[2], h[0].col_offset)):
-        if line in seen:
+        if line in seen or (inside and _inside_function(doc, node, inside)):
             continue
         seen.add(line)
         yield _hit(doc, params, node, symbol, line)
+
+
+def _inside_function(doc: PythonDocument, node: ast.AST, regex: str) -> bool:
+    """Is NODE in a function (or a function nested in one) whose name REGEX matches (an environment report)?"""
+    scope = doc.enclosing(node, ast.FunctionDef, ast.AsyncFunctionDef)
+    while isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if re.search(regex, scope.name):
+            return True
+        scope = doc.enclosing(scope, ast.FunctionDef, ast.AsyncFunctionDef)
+    return False
 
 
 def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.stmt, symbol: str | None,

@@ -122,7 +122,59 @@ def hip_adjusted(doc: PythonDocument, node: ast.AST) -> tuple[Severity | None, s
         return Severity.INFO, "The same expression already handles ROCm (torch.version.hip); nothing to port."
     if state == "after-guard":
         return Severity.LOW, "A ROCm check (torch.version.hip) earlier in this function may already cover it; verify."
+    if nvidia_only(doc, node):
+        return Severity.INFO, _NVIDIA_ONLY_MESSAGE
     return None, None
+
+
+_NVIDIA_ONLY_MESSAGE = (
+    "This runs only where the code's own NVIDIA test holds (is_nvidia / IS_NVIDIA, torch.version.cuda, not is_hip): "
+    "on ROCm that test is false and the code takes its other path; nothing to port here."
+)
+# a flag that names the NVIDIA platform itself (flash-linear-attention's is_nvidia, IS_NVIDIA_GPU); not is_cuda or
+# tensor.is_cuda, which ROCm's torch answers True
+_NVIDIA_FLAG = re.compile(r"(?i)^_?(?:is_|use_|on_|has_)?nvidia(?:_(?:gpu|device|platform|backend))?$")
+
+
+def nvidia_only(doc: PythonDocument, node: ast.AST) -> bool:
+    """Is NODE reached only when an NVIDIA test holds: an operand of `and` beside one, or the body of an if / a
+    conditional expression whose test is one (within its function)?"""
+    child, parent = node, doc.parents.get(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+            if any(_nvidia_test(doc, value) for value in parent.values if value is not child):
+                return True
+        elif isinstance(parent, ast.IfExp) and child is parent.body and _nvidia_test(doc, parent.test):
+            return True
+        elif isinstance(parent, ast.If) and child in parent.body and _nvidia_test(doc, parent.test):
+            return True
+        child, parent = parent, doc.parents.get(parent)
+    return False
+
+
+def _nvidia_test(doc: PythonDocument, test: ast.expr) -> bool:
+    """True when TEST holds only on NVIDIA: an NVIDIA flag, torch.version.cuda, or the negation of a ROCm test."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_nvidia_test(doc, value) for value in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return doc.mentions_hip(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and _is_none(test.comparators[0]):
+        if isinstance(test.ops[0], ast.Is):
+            return doc.mentions_hip(test.left)  # torch.version.hip is None
+        if isinstance(test.ops[0], ast.IsNot):
+            return _nvidia_test(doc, test.left)  # torch.version.cuda is not None
+        return False
+    if isinstance(test, ast.Call) and not test.args and not test.keywords:
+        test = test.func  # is_nvidia()
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        if doc.dotted(test) == "torch.version.cuda":
+            return True
+        return bool(_NVIDIA_FLAG.match(test.id if isinstance(test, ast.Name) else test.attr))
+    return False
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 # --- candidates: what a file's text must hold for a rule to have any chance (docs/performance.md, "Python files") ---

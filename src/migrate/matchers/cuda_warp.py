@@ -46,6 +46,13 @@ _BIT_COUNTS = f"""
 (call_expression function: (identifier) @count arguments: (argument_list . (_) @arg)
   (#match? @count "{_BIT_COUNT}")) @call
 """
+# A ballot helper's result declared into a variable (`int vote = utils::ballot(p)`, `unsigned m = WARP_BALLOT(v)`,
+# `unsigned m = tile.ballot(v)`): the helper's name ends in ballot
+_WRAPPED_BALLOT_DECLS = """
+(declaration type: (_) @type declarator: (init_declarator declarator: (identifier) @name
+  value: (call_expression function: (_) @fn))
+  (#match? @fn "(^|[:.>])([Ww]arp_?|masked_)?[Bb]allot$|^(WARP_BALLOT|warpBallot|WarpBallot)$")) @decl
+"""
 _BALLOT_RETURNS = f"""
 (return_statement (call_expression function: (identifier) @fn) @call (#match? @fn "{_BALLOT}"))
 """
@@ -294,6 +301,11 @@ def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
         ballots.add(doc.node_text(groups["name"][0]))
         if _NARROW_TYPE.match(" ".join(doc.node_text(groups["type"][0]).split())):
             yield _span(groups["decl"][0], symbol=doc.node_text(groups["fn"][0]))
+    if _BALLOT_WRAPPER_CALL.search(doc.text):
+        for groups in doc.matches(_WRAPPED_BALLOT_DECLS):
+            ballots.add(doc.node_text(groups["name"][0]))
+            if _NARROW_TYPE.match(" ".join(doc.node_text(groups["type"][0]).split())):
+                yield _span(groups["decl"][0], symbol=doc.node_text(groups["fn"][0]).rsplit(":", 1)[-1].rsplit(".", 1)[-1])
     ballots.update(doc.node_text(g["name"][0]) for g in doc.matches(_BALLOT_ASSIGNS))
     for groups in doc.matches(_BALLOT_RETURNS):
         wrapper = _narrow_wrapper(doc, groups["call"][0].start_byte)
@@ -629,7 +641,8 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
-                _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _BALLOT_RETURNS):
+                _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _BALLOT_RETURNS,
+                _WRAPPED_BALLOT_DECLS):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -648,7 +661,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
 _QUERIES: dict[str, tuple[str, ...]] = {
     "full-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, MACROS_QUERY, _INITS, _MASK_MACROS, _MASK_PARAMETERS),
     "narrow-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, _TYPED_NAMES, MACROS_QUERY, _INITS),
-    "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS),
+    "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS, _WRAPPED_BALLOT_DECLS),
     "lane-math": (_LANE_MATHS, _INITS),
     "size-constant": (_SIZE_DEFINITIONS,),
     "literal-size": (_SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _INTRINSIC_CALLS, _FUNCTION_NAMES, _CALLS, _FIXED_WIDTHS,

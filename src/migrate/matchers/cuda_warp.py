@@ -46,12 +46,12 @@ _BIT_COUNTS = f"""
 (call_expression function: (identifier) @count arguments: (argument_list . (_) @arg)
   (#match? @count "{_BIT_COUNT}")) @call
 """
-# A ballot helper's result declared into a variable (`int vote = utils::ballot(p)`, `unsigned m = WARP_BALLOT(v)`,
-# `unsigned m = tile.ballot(v)`): the helper's name ends in ballot
+# A ballot helper's result declared into a variable (`int vote = utils::ballot(p)`, `unsigned m = WARP_BALLOT(v)`):
+# the helper's name ends in ballot (a tile's member `g.ballot(p)` is relative to the tile: see _BALLOT_WRAPPER_CALL)
 _WRAPPED_BALLOT_DECLS = """
 (declaration type: (_) @type declarator: (init_declarator declarator: (identifier) @name
-  value: (call_expression function: (_) @fn))
-  (#match? @fn "(^|[:.>])([Ww]arp_?|masked_)?[Bb]allot$|^(WARP_BALLOT|warpBallot|WarpBallot)$")) @decl
+  value: (call_expression function: [(identifier) (qualified_identifier) (template_function)] @fn))
+  (#match? @fn "(^|:)([Ww]arp_?|masked_)?[Bb]allot$|^(WARP_BALLOT|warpBallot|WarpBallot)$")) @decl
 """
 _BALLOT_RETURNS = f"""
 (return_statement (call_expression function: (identifier) @fn) @call (#match? @fn "{_BALLOT}"))
@@ -319,9 +319,10 @@ def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
             yield _span(groups["call"][0], symbol=doc.node_text(groups["count"][0]))
 
 
-# A call of a ballot wrapper (`utils::ballot(p)`, `WARP_BALLOT(v, mask)`, `tile.ballot(p)`, `warp_ballot(v)`): it
-# hands on the wavefront's 64-bit mask (or, declared 32-bit, has already dropped half of it).
-_BALLOT_WRAPPER_CALL = lazy_regex(r"\b(?:warp_?|masked_?)?ballot\s*(?:<[^<>;()]*>\s*)?\(", re.I)
+# A call of a ballot wrapper (`utils::ballot(p)`, `WARP_BALLOT(v, mask)`, `warp_ballot(v)`): it hands on the
+# wavefront's 64-bit mask (or, declared 32-bit, has already dropped half of it). Not a member call: a cooperative
+# group tile's `g.ballot(p)` is relative to the tile (HIP shifts it), and CUDA code has no tile wider than 32.
+_BALLOT_WRAPPER_CALL = lazy_regex(r"(?<![\w.>])(?:warp_?|masked_?)?ballot\s*(?:<[^<>;()]*>\s*)?\(", re.I)
 # The words before a function's name that are not its return type: storage, CUDA execution space, inlining.
 _FUNCTION_QUALIFIERS = frozenset({
     "static", "inline", "extern", "constexpr", "virtual", "explicit", "friend", "__device__", "__host__",

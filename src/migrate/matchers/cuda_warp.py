@@ -341,7 +341,8 @@ def _narrow_wrapper(doc: CudaDocument, offset: int) -> str:
     head = _FUNCTION_HEAD.match(doc.data[function.start_byte : function.start_byte + 300].decode("utf-8", "replace"))
     if head is None:
         return ""
-    words = [w for w in head.group(1).split() if w not in _FUNCTION_QUALIFIERS and not _MACRO_WORD.fullmatch(w)]
+    words = [w for w in head.group(1).split()
+             if w not in _FUNCTION_QUALIFIERS and (_NARROW_TYPE.match(w) or not _MACRO_WORD.fullmatch(w))]
     return head.group(2) if words and _NARROW_TYPE.match(" ".join(words)) else ""
 
 

@@ -441,6 +441,32 @@ def test_a_name_with_no_hip_name_needs_a_look_at_medium(tmp_path: Path) -> None:
     assert "check your ROCm release's headers" in got[0].message and "rewrite this use by hand" not in got[0].message
 
 
+def test_the_bf16_pair_type_is_a_rename_not_a_name_hip_lacks(tmp_path: Path) -> None:
+    code = "__global__ void k(const __nv_bfloat162* x, __nv_bfloat162_raw r) { __nv_bfloat162 v = x[0]; }\n"
+    got = [(f.rule, f.severity, f.symbol, f.hip) for f in findings(tmp_path, code)
+           if f.rule in ("cuda-runtime-api", "cuda-unsupported-api")]
+    assert got == [("cuda-runtime-api", Severity.LOW, "__nv_bfloat162", "__hip_bfloat162"),
+                   ("cuda-unsupported-api", Severity.MEDIUM, "__nv_bfloat162_raw", None),
+                   ("cuda-runtime-api", Severity.LOW, "__nv_bfloat162", "__hip_bfloat162")]
+
+
+def test_the_names_hip_declares_are_the_ports_own_renames() -> None:
+    from migrate.engine_rules import engine_rules
+    rules = {r.id: r for r in load_builtin().rules}
+    declared = rules["cuda-runtime-api"].match["hip_declares"]
+    assert declared == rules["cuda-unsupported-api"].match["hip_declares"]
+    renames = engine_rules().versioned_renames
+    assert {name: renames[name][1] for name in declared} == declared
+
+
+def test_hip_declares_must_name_a_cuda_name_of_the_map(tmp_path: Path) -> None:
+    rule = ("rules:\n  - {id: x, title: t, category: other, languages: [cuda], severity: low, message: m,\n"
+            "     match: {matcher: cuda-api, libraries: [device], with_hip: true, hip_declares: {__nv_madeup: __hip_madeup}}}\n")
+    (tmp_path / "r.yaml").write_text(rule, encoding="utf-8")
+    with pytest.raises(RuleFileError, match="__nv_madeup"):
+        load([tmp_path])
+
+
 def test_a_name_absent_from_the_map_is_not_reported_as_unsupported(tmp_path: Path) -> None:
     code = "__device__ float f(float a) { return __nv_made_up_intrinsic(a); }\n"
     assert fired(tmp_path, code, "cuda-unsupported-api") == []

@@ -28,20 +28,33 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError(f"unknown libraries: {', '.join(sorted(unknown))}")
     if params.get("with_hip") not in (True, False, "any"):
         raise ValueError("cuda-api needs 'with_hip': true (renames), false (no HIP equivalent) or any")
+    declared = params.get("hip_declares", {})
+    if not isinstance(declared, dict) or not all(isinstance(v, str) and v for v in declared.values()):
+        raise ValueError("cuda-api 'hip_declares' maps CUDA names to the HIP name HIP declares for them")
+    missing = set(declared) - set(api_names())
+    if missing:
+        raise ValueError(f"hip_declares names the CUDA map lacks: {', '.join(sorted(missing))}")
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
-    names = _names_of(frozenset(params["libraries"]), params["with_hip"])
-    return sorted({name[:_NEEDLE_LENGTH] for name in names})
+    return sorted({name[:_NEEDLE_LENGTH] for name in _rule_names(params)})
 
 
 def _identifiers(params: Mapping[str, Any]) -> frozenset[str]:
-    return _name_set(frozenset(params["libraries"]), params["with_hip"])
+    return frozenset(_rule_names(params))
+
+
+def _rule_names(params: Mapping[str, Any]) -> dict[str, int]:
+    """The rule's names: the map's, with the names HIP declares though the map has no HIP name for them (the
+    rule's `hip_declares`) moved from the no-HIP-name rule to the renames."""
+    return _names_of(frozenset(params["libraries"]), params["with_hip"],
+                     frozenset(params.get("hip_declares", {}).items()))
 
 
 def api_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each use of one of the rule's API names in code, not a name the file declares itself nor a member."""
-    names = _names_of(frozenset(params["libraries"]), params["with_hip"])
+    names = _rule_names(params)
+    renamed: Mapping[str, str] = params.get("hip_declares", {})
     declared: frozenset[str] | None = None
     for offset, word in lexed.places(names):
         index = names[word]
@@ -51,7 +64,10 @@ def api_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit
             continue
         line, place = lexed.point(offset)
         entry = entry_at(index)
-        yield Hit(line, place, hip=_suggestion(entry), message=_message(entry), symbol=entry.cuda_name)
+        if word in renamed:
+            yield Hit(line, place, hip=renamed[word], message=_declared_message(entry, renamed[word]), symbol=word)
+        else:
+            yield Hit(line, place, hip=_suggestion(entry), message=_message(entry), symbol=entry.cuda_name)
 
 
 @register("cuda-api", validate=_validate, needles=_needles, identifiers=_identifiers, tokens=api_hits)
@@ -159,10 +175,13 @@ _KINDS = {True: (_RENAME,), False: (_NONE,), "any": (_RENAME, _NONE)}  # the kin
 
 
 @cache
-def _names_of(libraries: frozenset[str], with_hip: bool | str) -> dict[str, int]:
-    """The rule's names, each with the index of its entry in the map (made when the name is found)."""
-    wanted, grouped = _KINDS[with_hip], _by_library()
-    return {name: i for library in sorted(libraries) for name, i, kind in grouped.get(library, ()) if kind in wanted}
+def _names_of(libraries: frozenset[str], with_hip: bool | str,
+              hip_declares: frozenset[tuple[str, str]] = frozenset()) -> dict[str, int]:
+    """The rule's names, each with the index of its entry in the map (made when the name is found); a name in
+    HIP_DECLARES counts as a rename, whatever the map's HIP column says."""
+    wanted, grouped, declared = _KINDS[with_hip], _by_library(), {name for name, _ in hip_declares}
+    return {name: i for library in sorted(libraries) for name, i, kind in grouped.get(library, ())
+            if (_RENAME if name in declared else kind) in wanted}
 
 
 @cache
@@ -177,15 +196,15 @@ def _by_library() -> dict[str, list[tuple[str, int, int]]]:
     return grouped
 
 
-@cache
-def _name_set(libraries: frozenset[str], with_hip: bool | str) -> frozenset[str]:
-    return frozenset(_names_of(libraries, with_hip))
-
-
 def _suggestion(entry: ApiEntry) -> str | None:
     if entry.has_hip:
         return entry.hip_name
     return entry.roc_name or None
+
+
+def _declared_message(entry: ApiEntry, hip_name: str) -> str:
+    return (f"{entry.cuda_name} is {hip_name} in HIP (the HIPIFY tables, snapshot 2024-10, give no HIP name; the HIP "
+            f"headers declare it): a mechanical rename.")
 
 
 def _message(entry: ApiEntry) -> str:

@@ -46,6 +46,16 @@ _BIT_COUNTS = f"""
 (call_expression function: (identifier) @count arguments: (argument_list . (_) @arg)
   (#match? @count "{_BIT_COUNT}")) @call
 """
+# A ballot helper's result declared into a variable (`int vote = utils::ballot(p)`, `unsigned m = WARP_BALLOT(v)`):
+# the helper's name ends in ballot (a tile's member `g.ballot(p)` is relative to the tile: see _BALLOT_WRAPPER_CALL)
+_WRAPPED_BALLOT_DECLS = """
+(declaration type: (_) @type declarator: (init_declarator declarator: (identifier) @name
+  value: (call_expression function: [(identifier) (qualified_identifier) (template_function)] @fn))
+  (#match? @fn "(^|:)([Ww]arp_?|masked_)?[Bb]allot$|^(WARP_BALLOT|warpBallot|WarpBallot)$")) @decl
+"""
+_BALLOT_RETURNS = f"""
+(return_statement (call_expression function: (identifier) @fn) @call (#match? @fn "{_BALLOT}"))
+"""
 _LANE_MATHS = """
 (binary_expression left: (_) @lhs operator: ["&" "%" ">>" "/" "*"] @op right: (number_literal) @rhs
   (#match? @rhs "^(31|0[xX]1[fF]|32|5)[uUlL]*$|^32\\.0*[fF]?$")) @expr
@@ -291,12 +301,52 @@ def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
         ballots.add(doc.node_text(groups["name"][0]))
         if _NARROW_TYPE.match(" ".join(doc.node_text(groups["type"][0]).split())):
             yield _span(groups["decl"][0], symbol=doc.node_text(groups["fn"][0]))
+    if _BALLOT_WRAPPER_CALL.search(doc.text):
+        for groups in doc.matches(_WRAPPED_BALLOT_DECLS):
+            ballots.add(doc.node_text(groups["name"][0]))
+            if _NARROW_TYPE.match(" ".join(doc.node_text(groups["type"][0]).split())):
+                yield _span(groups["decl"][0], symbol=doc.node_text(groups["fn"][0]).rsplit(":", 1)[-1].rsplit(".", 1)[-1])
     ballots.update(doc.node_text(g["name"][0]) for g in doc.matches(_BALLOT_ASSIGNS))
+    for groups in doc.matches(_BALLOT_RETURNS):
+        wrapper = _narrow_wrapper(doc, groups["call"][0].start_byte)
+        if wrapper:
+            ballots.add(wrapper)
+            yield _span(groups["call"][0], symbol=doc.node_text(groups["fn"][0]))
     for groups in doc.matches(_BIT_COUNTS):
         argument = doc.node_text(groups["arg"][0])
         words = set(re.findall(r"[A-Za-z_]\w*", argument))
-        if words & ballots or any(re.match(_BALLOT, w) for w in words):
+        if words & ballots or any(re.match(_BALLOT, w) for w in words) or _BALLOT_WRAPPER_CALL.search(argument):
             yield _span(groups["call"][0], symbol=doc.node_text(groups["count"][0]))
+
+
+# A call of a ballot wrapper (`utils::ballot(p)`, `WARP_BALLOT(v, mask)`, `warp_ballot(v)`): it hands on the
+# wavefront's 64-bit mask (or, declared 32-bit, has already dropped half of it). Not a member call: a cooperative
+# group tile's `g.ballot(p)` is relative to the tile (HIP shifts it), and CUDA code has no tile wider than 32.
+_BALLOT_WRAPPER_CALL = lazy_regex(r"(?<![\w.>])(?:warp_?|masked_?)?ballot\s*(?:<[^<>;()]*>\s*)?\(", re.I)
+# The words before a function's name that are not its return type: storage, CUDA execution space, inlining.
+_FUNCTION_QUALIFIERS = frozenset({
+    "static", "inline", "extern", "constexpr", "virtual", "explicit", "friend", "__device__", "__host__",
+    "__forceinline__", "__inline__", "__noinline__", "__global__",
+})
+_FUNCTION_HEAD = lazy_regex(r"^([^(){};]*?)\b([A-Za-z_]\w*)\s*\(")
+
+
+def _narrow_wrapper(doc: CudaDocument, offset: int) -> str:
+    """The name of the function around OFFSET when its declared return type is a 32-bit integer (a ballot
+    wrapper `unsigned int ballot(int p) { return __ballot_sync(m, p); }` narrows HIP's 64-bit mask at the
+    return); "" otherwise (no function, a lambda, a 64-bit or deduced return type)."""
+    function = doc.enclosing_function(offset)
+    if function is None:
+        return ""
+    head = _FUNCTION_HEAD.match(doc.data[function.start_byte : function.start_byte + 300].decode("utf-8", "replace"))
+    if head is None:
+        return ""
+    words = [w for w in head.group(1).split()
+             if w not in _FUNCTION_QUALIFIERS and (_NARROW_TYPE.match(w) or not _MACRO_WORD.fullmatch(w))]
+    return head.group(2) if words and _NARROW_TYPE.match(" ".join(words)) else ""
+
+
+_MACRO_WORD = lazy_regex(r"_*[A-Z][A-Z0-9_]{2,}")  # SR_SDF unsigned f(...), AMGX_DEVICE int g(...): a qualifier macro
 
 
 def _thread_names(doc: CudaDocument) -> set[str]:
@@ -593,7 +643,8 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
-                _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX):
+                _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _BALLOT_RETURNS,
+                _WRAPPED_BALLOT_DECLS):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -612,7 +663,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
 _QUERIES: dict[str, tuple[str, ...]] = {
     "full-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, MACROS_QUERY, _INITS, _MASK_MACROS, _MASK_PARAMETERS),
     "narrow-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, _TYPED_NAMES, MACROS_QUERY, _INITS),
-    "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS),
+    "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS, _WRAPPED_BALLOT_DECLS),
     "lane-math": (_LANE_MATHS, _INITS),
     "size-constant": (_SIZE_DEFINITIONS,),
     "literal-size": (_SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _INTRINSIC_CALLS, _FUNCTION_NAMES, _CALLS, _FIXED_WIDTHS,
@@ -624,7 +675,7 @@ _QUERIES: dict[str, tuple[str, ...]] = {
 _NEEDLES = {
     "full-mask": ["_sync", "__syncwarp"],
     "narrow-mask": ["_sync", "__syncwarp"],
-    "ballot-width": ["__ballot", "__activemask"],
+    "ballot-width": ["__ballot", "__activemask", "allot"],
     "lane-math": ["threadIdx", "blockDim", "thread_rank", "lane", "Lane", "tid", "thread_id", "threadId", "tx",
                   "hreads", "HREADS", "lock_size", "lockSize", "LOCK_SIZE", "warp", "Warp", "WARP", "wid"],
     "size-constant": ["warp", "Warp", "WARP"],
@@ -665,6 +716,9 @@ _SYNC_NAMES = frozenset(
     + [f"__reduce_{op}_sync" for op in ("add", "min", "max", "and", "or", "xor")]
 )  # what _WARP_SYNC matches
 _BALLOT_NAMES = frozenset({"__ballot_sync", "__ballot", "__activemask", "__match_any_sync", "__match_all_sync"})
+# The ballot wrappers _BALLOT_WRAPPER_CALL finds counted (a file that only calls one needs no other ballot name)
+_BALLOT_WRAPPERS = frozenset({"ballot", "Ballot", "BALLOT", "warp_ballot", "warpBallot", "WarpBallot", "WARP_BALLOT",
+                              "masked_ballot"})
 _INTRINSIC_NAMES = _SYNC_NAMES | frozenset(
     [f"__shfl{kind}" for kind in ("", "_up", "_down", "_xor")]
     + ["__ballot", "__any", "__all", "__activemask", "tiled_partition", "thread_block_tile"]
@@ -850,7 +904,7 @@ def _maybe_row_shuffle(view: Code) -> bool:
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
     "narrow-mask": _maybe_narrow_mask,
-    "ballot-width": names_in(_BALLOT_NAMES),
+    "ballot-width": names_in(_BALLOT_NAMES | _BALLOT_WRAPPERS),
     "lane-math": _maybe_lane_math,
     "size-constant": _maybe_size_constant,
     "literal-size": _maybe_literal_size,
@@ -869,7 +923,7 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return _NEEDLES[params["check"]]
 
 
-_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES, "literal-size": _INTRINSIC_NAMES,
+_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES | _BALLOT_WRAPPERS, "literal-size": _INTRINSIC_NAMES,
                 "warpsize-constant": frozenset({"warpSize"}), "row-shuffle": _INDEXED_NAMES}
 
 

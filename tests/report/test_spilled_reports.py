@@ -77,3 +77,22 @@ def test_a_group_keeps_its_count_first_finding_and_the_places_asked_for(monkeypa
     markdown = render(record, "md")
     big = max(tallied.groups, key=lambda g: g.count)
     assert big.count > 3 and re.search(rf"{big.count - 1} more places", markdown)
+
+
+def test_files_counted_in_path_order_are_those_a_set_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the tally and the first screen count files as their paths change (no dict of every file): findings in any
+    # other order (made by hand) are counted by path, the same
+    from dataclasses import replace
+
+    from migrate.report import firstscreen
+
+    result = _scan(REPOS / "cutlass-kernels", monkeypatch, resident=1 << 30)
+    shuffled = replace(result, findings=tuple(sorted(result.findings, key=lambda f: (f.line, f.rule, f.path))))
+    in_order, mixed = grouping.tally(assess(result), worst_files=3), grouping.tally(assess(shuffled), worst_files=3)
+    paths = {f.path for f in result.findings}
+    assert len(paths) > 3 and in_order.files == mixed.files == len(paths)
+    assert in_order.worst_files == mixed.worst_files and len(in_order.worst_files) == 3
+    heaviest = sorted(dict.fromkeys(f.path for f in result.findings), key=lambda p: -sum(4 ** int(f.severity) for f in result.findings if f.path == p))
+    assert [path for path, _, _ in in_order.worst_files] == heaviest[:3]
+    assert firstscreen.counts(assess(result)) == firstscreen.counts(assess(shuffled))
+    assert f" in {len(paths)} of " in firstscreen.counts(assess(result))[0][1]

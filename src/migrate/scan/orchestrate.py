@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import overload
 
@@ -13,7 +13,7 @@ from migrate import finding_status, preproc, rocm_status
 from migrate.cache import Cache, open_cache
 from migrate.config import Settings
 from migrate.gcpause import paused
-from migrate.discover import Found, source_file
+from migrate.discover import Found, Records, source_file
 from migrate.inputs import Inputs, inputs, ruleset_for
 from migrate.model import Evidence, FileResult, Finding, ScanResult, Skipped, SourceFile, Substitution, ordered
 from migrate.packed import decode, encode
@@ -87,7 +87,7 @@ def _scan(
         moved, sites = _compiled(facts, spill, raw, seeing=_has_rocm_code(evidence))
         held.extend(moved)
         guarded += len(moved)
-        paths = [r.relpath for r in records]  # shared with discovery's records: a pointer each while it is needed
+        paths = list(map(_relpath_of(records), range(len(records))))  # discovery's strings: a pointer each, for now
         status = project.status_of([e for e in evidence if e.kind not in rocm_status.NOT_CITED], guarded, paths)
         kept, built, baselined = _settled(facts, project.settling(status, sites, paths),
                                           project.narrowing(settings, changes), spill, raw)
@@ -124,12 +124,19 @@ class _Raw:
 
     def in_path_order(self) -> Iterator[tuple[int, int]]:
         """(offset, length) of each file with findings, in path order (a file named twice: once)."""
-        records, lengths = self.records, self.lengths
-        order = array("q", sorted(range(len(records)), key=lambda i: records[i].relpath))
+        relpath, lengths = _relpath_of(self.records), self.lengths
+        order = array("q", sorted(range(len(self.records)), key=relpath))
         for place, index in enumerate(order):
             later = order[place + 1] if place + 1 < len(order) else None
-            if lengths[index] and (later is None or records[later].relpath != records[index].relpath):
+            if lengths[index] and (later is None or relpath(later) != relpath(index)):
                 yield self.offsets[index], lengths[index]
+
+
+def _relpath_of(records: Sequence[Found]) -> Callable[[int], str]:
+    """The relpath of the record at an index (discovery's Records give it without making the record)."""
+    if isinstance(records, Records):
+        return records.relpath
+    return lambda index: records[index].relpath
 
 
 def _has_rocm_code(evidence: list[Evidence]) -> bool:
@@ -190,9 +197,9 @@ def _results(
     """(index in RECORDS, result): stored results for unchanged files; the others scanned (in a process pool when
     many) and stored, until DEADLINE: the files not scanned by then are skipped, with the reason (and not stored).
     Each file's SourceFile is made when it is needed, not kept (a Path each: ~0.5 KB a file of a large tree)."""
-    misses = array("q")
-    for index, record in enumerate(records):
-        hit = store.get(source_file(record)) if store.enabled else None
+    misses = array("q", range(len(records)) if not store.enabled else ())
+    for index, record in enumerate(records if store.enabled else ()):
+        hit = store.get(source_file(record))
         if hit is None:
             misses.append(index)
         else:
@@ -205,7 +212,7 @@ def _results(
     reason = f"not scanned: the scan ran out of its time budget ({settings.time_budget:g} s; see --time-budget)"
     for position, index in enumerate(misses):
         if not done[position]:
-            relpath = records[index].relpath
+            relpath = _relpath_of(records)(index)
             yield index, FileResult(relpath, skipped=Skipped(relpath, reason), unscanned=True)
 
 

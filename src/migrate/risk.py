@@ -8,11 +8,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any
+from typing import Any, overload
 
 from migrate import targets
 from migrate.finding_status import Context, is_c, is_kernel_work, status_of
-from migrate.model import Finding, Rule, ScanResult, Severity, ordered
+from migrate.model import Finding, InReportOrder, Rule, ScanResult, Severity, ordered
 from migrate.ruleset import load_builtin
 from migrate.weights import Phase, Weights, category_of, load_weights, on_main_path, role_of
 
@@ -758,11 +758,41 @@ def per_target(
     context = context or Context.of(result, weights)
     entries = []
     for gfx in result.targets:
-        findings = [
-            replace(f, severity=severity_for_target(f, rules.get(f.rule), result.targets, gfx)) for f in result.findings
-        ]
+        findings: Sequence[Finding] = _OnTarget(result.findings, rules, result.targets, gfx)
+        if not isinstance(result.findings, InReportOrder):  # made by hand: ordered (sorted, distinct) as a list
+            findings = list(findings)
         entries.append((gfx, assess(findings, weights, guarded=result.guarded, context=context)))
     return tuple(entries)
+
+
+class _OnTarget(InReportOrder):
+    """A scan's FINDINGS with each warp-size severity on GFX, made as each is read (a list per target held every
+    finding of a large scan again); the same keys, so in report order when the scan's are."""
+
+    def __init__(self, findings: Sequence[Finding], rules: Mapping[str, Rule], gfx_targets: tuple[str, ...],
+                 gfx: str) -> None:
+        self.findings, self.rules, self.gfx_targets, self.gfx = findings, rules, gfx_targets, gfx
+
+    def _on_target(self, finding: Finding) -> Finding:
+        severity = severity_for_target(finding, self.rules.get(finding.rule), self.gfx_targets, self.gfx)
+        return replace(finding, severity=severity)
+
+    def __len__(self) -> int:
+        return len(self.findings)
+
+    def __iter__(self) -> Iterator[Finding]:
+        return map(self._on_target, self.findings)
+
+    @overload
+    def __getitem__(self, index: int) -> Finding: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Finding]: ...
+
+    def __getitem__(self, index: int | slice) -> Finding | Sequence[Finding]:
+        if isinstance(index, slice):
+            return [self._on_target(f) for f in self.findings[index]]
+        return self._on_target(self.findings[index])
 
 
 def format_days(effort: Effort, *, short: bool = False) -> str:

@@ -96,3 +96,18 @@ def test_files_counted_in_path_order_are_those_a_set_counts(monkeypatch: pytest.
     assert [path for path, _, _ in in_order.worst_files] == heaviest[:3]
     assert firstscreen.counts(assess(result)) == firstscreen.counts(assess(shuffled))
     assert f" in {len(paths)} of " in firstscreen.counts(assess(result))[0][1]
+
+
+def test_a_spilled_scan_on_several_targets_is_assessed_as_one_held_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    # per target, the findings are read with that target's severities as they come, not copied into a list
+    from dataclasses import replace
+
+    targets = ("gfx942", "gfx1100")
+    with monkeypatch.context() as patched:
+        patched.setattr(spill, "IN_MEMORY", 0)
+        patched.setattr(spill, "RESIDENT", 0)
+        spilled = scan(REPOS / "cutlass-kernels", Settings(jobs=1, targets=targets))
+    held = replace(spilled, findings=tuple(spilled.findings))
+    on_each = assess(spilled).per_target
+    assert [gfx for gfx, _ in on_each] == list(targets) and on_each == assess(held).per_target
+    assert on_each[0][1] != on_each[1][1]  # the warp-size findings weigh differently on 64 and 32 lanes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
+from sys import intern
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
@@ -138,7 +139,7 @@ class Records(Sequence[Found]):
             self._root = found.path.removesuffix(found.relpath)
         if self._root + found.relpath != found.path:
             self._paths[index] = found.path
-        self._relpaths.append(found.relpath)
+        self._relpaths.append(intern(found.relpath))  # the copy the findings read back share (packed.decode)
         self._kinds.append(self._KINDS.index(found.kind))
         self._flags.append(found.vendored | found.explicit << 1)
         self._sizes.append(found.size)

@@ -111,3 +111,24 @@ def test_a_spilled_scan_on_several_targets_is_assessed_as_one_held_in_memory(mon
     on_each = assess(spilled).per_target
     assert [gfx for gfx, _ in on_each] == list(targets) and on_each == assess(held).per_target
     assert on_each[0][1] != on_each[1][1]  # the warp-size findings weigh differently on 64 and 32 lanes
+
+
+def test_the_json_report_writes_the_substitutions_answers_as_the_whole_document_has_them(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a substitution's (rule, path) answers come a pair a piece, never a list of dicts and a text of them all
+    import json as std_json
+    from dataclasses import replace
+
+    from migrate.escape import in_json
+    from migrate.report import json as json_report
+
+    result = _scan(REPOS / "cutlass-kernels", monkeypatch, resident=1 << 30)
+    odd = [replace(s, answers=(*s.answers, ("r", "d\u00e9j\u00e0/\u202e.cu"))) for s in result.substitutions]
+    empty = replace(odd[0], id="none-answered", answers=())
+    for substitutions in (result.substitutions, (*odd, empty), ()):
+        record = assess(replace(result, findings=(), substitutions=tuple(substitutions)))  # the findings apart
+        whole = json_report.as_dict(record)
+        assert sum(len(s["answers"]) for s in whole["substitutions"]) >= len(substitutions)
+        expected = in_json(std_json.dumps(whole, indent=2, ensure_ascii=False)) + "\n"
+        assert "".join(json_report.chunks(record)) == expected

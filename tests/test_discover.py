@@ -8,7 +8,7 @@ import pytest
 
 from migrate.config import Settings
 from migrate.discover import classify, discover
-from migrate.model import FileKind, SourceFile
+from migrate.model import FileKind, Skipped, SourceFile
 from migrate.scan import scan
 
 from conftest import git, init_repo
@@ -110,3 +110,22 @@ def test_parallel_scan_matches_serial(tmp_path: Path) -> None:
     parallel = scan(tmp_path, Settings(jobs=2))
     assert serial == parallel
     assert len(serial.findings) == 120
+
+
+def test_records_give_back_each_file_as_discovery_found_it(tmp_path: Path) -> None:
+    # a large tree's records are kept in columns for the whole scan: each Found made again must be the one found
+    from migrate.discover import Records, find
+
+    (tmp_path / "csrc" / "third_party").mkdir(parents=True)
+    (tmp_path / "csrc" / "k.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "csrc" / "third_party" / "v.h").write_text("int v;\n")
+    (tmp_path / "setup.py").write_text("import torch\n")
+    found = [f for f in find(tmp_path, max_file_size=1 << 20) if not isinstance(f, Skipped)]
+    named = [f for f in find(tmp_path, files=[tmp_path / "setup.py"], max_file_size=1 << 20)]
+    records = Records([*found, *named])
+    assert len(records) == 4 and list(records) == [*found, *named] and records == tuple([*found, *named])
+    assert records[-1] == named[0] and records[-1].explicit and records[1:3] == found[1:3]
+    assert [records.relpath(i) for i in range(len(records))] == [f.relpath for f in [*found, *named]]
+    assert {f.relpath for f in records if f.vendored} == {"csrc/third_party/v.h"}
+    odd = found[0]._replace(path="/elsewhere/k.cu")  # a path not under the root as the others are: kept as it is
+    assert list(Records([found[1], odd])) == [found[1], odd]

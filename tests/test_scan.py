@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import time
 from pathlib import Path
 
 from migrate.config import Settings
@@ -110,3 +111,32 @@ def test_work_units_stay_small_however_large_the_tree() -> None:
     assert sorted(s.relpath for unit in units for s in unit) == sorted(s.relpath for s in sources)
     small = [SourceFile(Path(f"g{i}.py"), f"g{i}.py", FileKind.PYTHON, 1_000) for i in range(1_000)]
     assert len(list(pool._batches(small, 2))) == 16  # a small tree still makes a few units per worker
+
+
+def test_a_file_named_twice_is_scanned_into_the_findings_once(tmp_path: Path) -> None:
+    # each file's findings are kept by the index of discovery's record: a file named twice has two records
+    write(tmp_path, "b.cu", "void f() { cudaMalloc(0, 0); }\n")
+    write(tmp_path, "a.cu", "void g() { cudaFree(0); cudaMalloc(0, 0); }\n")
+    once = scan(tmp_path, Settings(jobs=1), files=[tmp_path / "b.cu", tmp_path / "a.cu"])
+    twice = scan(tmp_path, Settings(jobs=1), files=[tmp_path / "b.cu", tmp_path / "a.cu", tmp_path / "b.cu"])
+    assert [f.path for f in once.findings] == ["a.cu", "a.cu", "b.cu"]
+    assert twice.findings == once.findings
+
+
+def test_a_pool_gives_each_result_with_its_index(tmp_path: Path) -> None:
+    # the parent keeps each file's place by that index, not by a dict of paths; the SourceFiles are made as sent
+    made: list[int] = []
+
+    class Lazy(list[SourceFile]):
+        def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+            made.append(index)
+            return super().__getitem__(index)
+
+    for i in range(pool.PARALLEL_FROM):
+        write(tmp_path, f"f{i:02d}.cu", "void f() { cudaMalloc(0, 0); }\n" * (i + 1))
+    sources = Lazy(SourceFile(tmp_path / f"f{i:02d}.cu", f"f{i:02d}.cu", FileKind.CUDA, 32 * (i + 1))
+                   for i in range(pool.PARALLEL_FROM))
+    found = list(pool.computed(sources, Ruleset(()), Settings(jobs=2), None, time.monotonic() + 600, Shortcuts()))
+    assert sorted(made) == list(range(pool.PARALLEL_FROM))  # each asked for by index once: as its unit is sent
+    assert sorted(index for index, _ in found) == list(range(pool.PARALLEL_FROM))
+    assert all(result.relpath == f"f{index:02d}.cu" for index, result in found)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from sys import intern
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from migrate import gitcmd
 from migrate.errors import InputError
@@ -112,6 +114,75 @@ class Found(NamedTuple):  # not a dataclass, and no Path: a warm scan makes one 
     vendored: bool
     explicit: bool
     seen: tuple[int, int, int]  # mtime, ctime and inode (ns) as its stat saw them: a key over a tree needs no other
+
+
+class Records(Sequence[Found]):
+    """What discovery found, a Found per file made as it is asked for from columns: a relpath, a kind, a size, two
+    flags and the stat key each (~120 bytes a file, where a Found, its absolute path and its stat tuple took ~470
+    and were kept for a whole scan: 28 MB at 60,000 files)."""
+
+    _KINDS = tuple(FileKind)
+
+    def __init__(self, found: Iterable[Found] = ()) -> None:
+        self._root: str | None = None
+        self._relpaths: list[str] = []
+        self._kinds = bytearray()
+        self._flags = bytearray()  # 1: vendored, 2: explicit
+        self._sizes = array("q")
+        self._seen = array("q")  # mtime, ctime and inode (ns), three a file
+        self._paths: dict[int, str] = {}  # a path not under the root as the others are (none that discovery makes)
+        for item in found:
+            self.append(item)
+
+    def append(self, found: Found) -> None:
+        """Keep FOUND."""
+        index = len(self._relpaths)
+        if self._root is None:
+            self._root = found.path.removesuffix(found.relpath)
+        if self._root + found.relpath != found.path:
+            self._paths[index] = found.path
+        self._relpaths.append(intern(found.relpath))  # the copy the findings read back share (packed.decode)
+        self._kinds.append(self._KINDS.index(found.kind))
+        self._flags.append(found.vendored | found.explicit << 1)
+        self._sizes.append(found.size)
+        self._seen.extend(found.seen)
+
+    def __len__(self) -> int:
+        return len(self._relpaths)
+
+    @overload
+    def __getitem__(self, index: int) -> Found: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Found]: ...
+
+    def __getitem__(self, index: int | slice) -> Found | Sequence[Found]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        relpath = self._relpaths[index]  # IndexError past the end
+        path = self._paths.get(index) or f"{self._root}{relpath}"
+        flags, seen = self._flags[index], self._seen
+        return Found(path, relpath, self._KINDS[self._kinds[index]], self._sizes[index], bool(flags & 1),
+                     bool(flags & 2), (seen[3 * index], seen[3 * index + 1], seen[3 * index + 2]))
+
+    def __iter__(self) -> Iterator[Found]:
+        return (self[index] for index in range(len(self)))
+
+    def relpath(self, index: int) -> str:
+        """The relpath of the file at INDEX, without making its Found."""
+        return self._relpaths[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)) or len(other) != len(self):
+            return False
+        return all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to tuples of the same records, yet not a value of its own
+
+    def __repr__(self) -> str:
+        return f"Records({len(self)} files)"
 
 
 def source_file(found: Found) -> SourceFile:

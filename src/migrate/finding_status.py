@@ -104,9 +104,12 @@ class Context:
         """The build unit of PATH: its nearest directory with a build file, else its kernel directory
         (csrc/<name>, src/<name>: a packaged copy such as deepspeed/ops/csrc/<name> is the same unit), else
         its top-level package."""
-        found = self._components.get(path)
+        known = self._components
+        found = known.get(path)
         if found is None:
-            found = self._components[path] = self._component(path)  # asked once per finding: memoised by path
+            if len(known) >= _PATHS_KEPT:
+                known.clear()
+            found = known[path] = self._component(path)  # asked once per finding: memoised by path
         return found
 
     def _component(self, path: str) -> str:
@@ -137,6 +140,8 @@ class Context:
         """The build turns PATH's CUDA names into HIP ones (a torch extension, a HIP CMake build)."""
         known = self._hipified
         if path not in known:
+            if len(known) >= _PATHS_KEPT:
+                known.clear()
             known[path] = is_c(path) and ("" in self._hipify_set or _nearest(path, self._hipify_set) is not None)
         return known[path]
 
@@ -155,6 +160,12 @@ class Context:
     @cached_property
     def _running(self) -> dict[tuple[str, int], bool]:
         return {}  # runs' answers by component: asked once or twice per finding
+
+
+# The answers by path kept at most: findings come in path order, so a file's are answered from a few entries, and
+# a memo of every path held a key and an entry per file of a large tree until the end (two contexts: the scan's and
+# the assessment's).
+_PATHS_KEPT = 4_096
 
 
 def _flag_gated(root: str, build_dirs: tuple[str, ...], weights: Weights) -> frozenset[str]:

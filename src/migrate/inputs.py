@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from migrate.cache import load_ruleset
 from migrate.config import Settings, check_rule_ids
 from migrate.data import rules_dir
-from migrate.discover import Found, find, source_file
+from migrate.discover import Found, Records, find, source_file
 from migrate.model import Skipped, SourceFile
 from migrate.ruleset import Ruleset, load, load_builtin, remember_builtin
 
@@ -29,7 +29,7 @@ class Inputs:
     """What a scan reads besides the rules: the files discovery chose and those it skipped, the lines changed
     since --diff-base, and the Python packages the repository defines itself."""
 
-    found: tuple[Found, ...]
+    found: Sequence[Found]  # discovery's Records: each Found made as it is read
     skipped: tuple[Skipped, ...]
     changes: Changes | None
     packages: frozenset[str]
@@ -44,7 +44,7 @@ class Inputs:
 
 def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs:
     """The files a scan of ROOT (or of FILES inside it) reads, and what else its result depends on."""
-    found: list[Found] = []
+    found = Records()
     skipped: list[Skipped] = []
     named = list(files)
     started = time.time_ns()
@@ -57,9 +57,9 @@ def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs
             found.append(item)
     changes = _changed_lines(root, settings.diff_base) if settings.diff_base else None
     if changes is not None:
-        found = [f for f in found if f.relpath in changes]
+        found = Records(f for f in found if f.relpath in changes)
     complete = not named and changes is None
-    return Inputs(tuple(found), tuple(skipped), changes, own_packages(root), complete, discovered_after=started)
+    return Inputs(found, tuple(skipped), changes, own_packages(root), complete, discovered_after=started)
 
 
 def _changed_lines(root: Path, base: str) -> Changes:

@@ -4,6 +4,7 @@ and what the cache holds until it writes: ~83 bytes a finding, decoded in less t
 from __future__ import annotations
 
 import marshal
+from sys import intern
 from collections.abc import Iterable
 
 from migrate.model import Finding, Occurrence, Severity
@@ -38,6 +39,9 @@ def decode(blob: bytes) -> list[Finding]:
         fields = finding.__dict__
         for name, value in zip(names, row):  # one key at a time: the dict stays one of shared keys (200 bytes, not 464)
             fields[name] = value
+        # the one copy of the path (discovery's, interned): what keeps a path (a set of files, a memo) keeps no copy
+        # of its own for each time a large scan's findings are read back from disk
+        fields["path"] = intern(row[0])
         fields["severity"] = severities[row[_SEVERITY]]
         if row[_OCCURRENCES]:
             fields["occurrences"] = tuple([occurrence(Occurrence, place) for place in row[_OCCURRENCES]])

@@ -8,11 +8,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import Any
+from typing import Any, overload
 
 from migrate import targets
 from migrate.finding_status import Context, is_c, is_kernel_work, status_of
-from migrate.model import Finding, Rule, ScanResult, Severity, ordered
+from migrate.model import Finding, InReportOrder, Rule, ScanResult, Severity, ordered
 from migrate.ruleset import load_builtin
 from migrate.weights import Phase, Weights, category_of, load_weights, on_main_path, role_of
 
@@ -83,7 +83,6 @@ class Risk:
     guarded: int
     drivers: tuple[Driver, ...]
     by_category: tuple[Rollup, ...]
-    by_file: tuple[Rollup, ...]
     by_directory: tuple[Rollup, ...]
     components: tuple[Component, ...] = ()
     optional: Effort = Effort()  # CUDA-only add-ons of a supported repository: not part of the verdict
@@ -198,7 +197,7 @@ def assess(
     reasons += _severity_floor(floored, context, weights)
     reasons += _project_floors(every, items, context, weights)
     score, basis = max(reasons, key=lambda r: r[0])  # the first of equals: effort before any floor
-    by_category, by_file, by_directory = (_rolled_up(by_key, total) for by_key in work.rollups)
+    by_category, by_directory = (_rolled_up(by_key, total) for by_key in work.rollups)
     return Risk(
         score=score,
         basis=basis,
@@ -209,7 +208,6 @@ def assess(
         guarded=guarded,
         drivers=_drivers(components, weights),
         by_category=by_category,
-        by_file=by_file,
         by_directory=by_directory,
         components=components,
         optional=work.optional.effort,
@@ -372,15 +370,41 @@ class _Shape:
     """What a (component, rule) group's cost reads of its findings: their distinct files and APIs, the heaviest path."""
 
     def __init__(self) -> None:
-        self.files: set[str] = set()
+        self.paths = _Distinct()  # its files, each its own unit
+        self.units: set[str] = set()  # its directories' generated files, one unit each (a set: they interleave)
         self.apis: set[str] = set()
         self.weight: float | None = None
 
     def add(self, finding: Finding, weights: Weights) -> None:
-        self.files.add(_file_unit(finding.path, weights))
+        unit = _file_unit(finding.path, weights)
+        if unit.endswith(_GENERATED):
+            self.units.add(unit)
+        else:
+            self.paths.add(unit)
         self.apis.add(_api(finding))
         path_weight = _path_weight(finding.path, weights)
         self.weight = path_weight if self.weight is None else max(self.weight, path_weight)
+
+    @property
+    def files(self) -> int:
+        """How many distinct file units."""
+        return self.paths.count + len(self.units)
+
+
+class _Distinct:
+    """How many distinct paths were added, without a set of them: a group's findings come in report order, path
+    first, so each path's come together (a set of them held every file of a large tree's groups until the end)."""
+
+    __slots__ = ("count", "last")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last: str | None = None
+
+    def add(self, path: str) -> None:
+        if path != self.last:
+            self.count += 1
+            self.last = path
 
 
 def _group_cost(shape: _Shape | None, top: tuple[float, float], weights: Weights) -> tuple[float, float]:
@@ -389,7 +413,7 @@ def _group_cost(shape: _Shape | None, top: tuple[float, float], weights: Weights
     top_low, top_high = top
     if shape is None:
         return top_low, top_high
-    units = min(weights.unit_cap, max(len(shape.files), len(shape.apis)) ** weights.unit_exponent)
+    units = min(weights.unit_cap, max(shape.files, len(shape.apis)) ** weights.unit_exponent)
     factor = units * (shape.weight or 0.0)
     return top_low * factor, top_high * factor
 
@@ -402,7 +426,10 @@ def _path_weight(path: str, weights: Weights) -> float:
 def _file_unit(path: str, weights: Weights) -> str:
     """A file, or one unit for all generated files of a directory (flash-attn's hundreds of instantiation stubs)."""
     folder, _, name = path.rpartition("/")
-    return f"{folder}/<generated>" if weights.generated.search(name) else path
+    return f"{folder}/{_GENERATED}" if weights.generated.search(name) else path
+
+
+_GENERATED = "<generated>"  # a directory's generated files' unit (a file of that name too, to be counted the same)
 
 
 def _api(finding: Finding) -> str:
@@ -431,7 +458,7 @@ class _Work:
     def __init__(self) -> None:
         self.parts: dict[tuple[str, bool], _Parts] = {}
         self.total, self.blockers, self.optional = _Sum(), _Sum(), _Sum()
-        self.rollups: tuple[dict[str, _Rolled], ...] = ({}, {}, {})  # by category, by file, by directory
+        self.rollups: tuple[dict[str, _Rolled], ...] = ({}, {})  # by category, by directory (by file: none read it)
 
     def add(self, finding: Finding, status: str, low: float, high: float, context: Context) -> None:
         if status not in _PROPER:
@@ -459,7 +486,7 @@ class _Work:
         costliest first."""
         found = [
             Component(
-                name=name, findings=part.effort.count, files=len(part.paths), rules=tuple(sorted(part.rules)),
+                name=name, findings=part.effort.count, files=part.paths.count, rules=tuple(sorted(part.rules)),
                 categories=tuple(c for c, _ in sorted(part.by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
                 effort=part.effort.effort, blocked=part.blocked, optional=optional,
             )
@@ -474,7 +501,7 @@ class _Parts:
     def __init__(self) -> None:
         self.effort = _Sum()
         self.by_category: dict[str, float] = defaultdict(float)
-        self.paths: set[str] = set()
+        self.paths = _Distinct()
         self.rules: set[str] = set()
         self.blocked = False
 
@@ -733,11 +760,41 @@ def per_target(
     context = context or Context.of(result, weights)
     entries = []
     for gfx in result.targets:
-        findings = [
-            replace(f, severity=severity_for_target(f, rules.get(f.rule), result.targets, gfx)) for f in result.findings
-        ]
+        findings: Sequence[Finding] = _OnTarget(result.findings, rules, result.targets, gfx)
+        if not isinstance(result.findings, InReportOrder):  # made by hand: ordered (sorted, distinct) as a list
+            findings = list(findings)
         entries.append((gfx, assess(findings, weights, guarded=result.guarded, context=context)))
     return tuple(entries)
+
+
+class _OnTarget(InReportOrder):
+    """A scan's FINDINGS with each warp-size severity on GFX, made as each is read (a list per target held every
+    finding of a large scan again); the same keys, so in report order when the scan's are."""
+
+    def __init__(self, findings: Sequence[Finding], rules: Mapping[str, Rule], gfx_targets: tuple[str, ...],
+                 gfx: str) -> None:
+        self.findings, self.rules, self.gfx_targets, self.gfx = findings, rules, gfx_targets, gfx
+
+    def _on_target(self, finding: Finding) -> Finding:
+        severity = severity_for_target(finding, self.rules.get(finding.rule), self.gfx_targets, self.gfx)
+        return replace(finding, severity=severity)
+
+    def __len__(self) -> int:
+        return len(self.findings)
+
+    def __iter__(self) -> Iterator[Finding]:
+        return map(self._on_target, self.findings)
+
+    @overload
+    def __getitem__(self, index: int) -> Finding: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Finding]: ...
+
+    def __getitem__(self, index: int | slice) -> Finding | Sequence[Finding]:
+        if isinstance(index, slice):
+            return [self._on_target(f) for f in self.findings[index]]
+        return self._on_target(self.findings[index])
 
 
 def format_days(effort: Effort, *, short: bool = False) -> str:
@@ -765,7 +822,7 @@ class _Rolled:
     def __init__(self) -> None:
         self.count = 0
         self.low = self.high = 0.0
-        self.paths: set[str] = set()
+        self.paths = _Distinct()
         self.worst = Severity.INFO
 
     def add(self, finding: Finding, low: float, high: float) -> None:
@@ -777,8 +834,8 @@ class _Rolled:
             self.worst = finding.severity
 
 
-# the rollups' keys: by category, by file, by directory
-_KEYS: tuple[Callable[[Finding], str], ...] = (attrgetter("category"), attrgetter("path"), directory)
+# the rollups' keys: by category, by directory (a rollup by file, a record per file of a large tree, no report read)
+_KEYS: tuple[Callable[[Finding], str], ...] = (attrgetter("category"), directory)
 
 
 def _rolled_up(groups: dict[str, _Rolled], total: Effort) -> tuple[Rollup, ...]:
@@ -786,7 +843,7 @@ def _rolled_up(groups: dict[str, _Rolled], total: Effort) -> tuple[Rollup, ...]:
     for name, rolled in groups.items():
         effort = Effort(rolled.low, rolled.high)
         share = effort.mid / total.mid if total.mid else 0.0
-        rollups.append(Rollup(name, rolled.count, len(rolled.paths), rolled.worst, effort, share))
+        rollups.append(Rollup(name, rolled.count, rolled.paths.count, rolled.worst, effort, share))
     return tuple(sorted(rollups, key=lambda r: (-r.effort.mid, -r.worst, -r.findings, r.key)))
 
 

@@ -257,12 +257,23 @@ _VARIANT = lazy_regex(r"(?<![a-z])(?:cuda|nvidia|cu\d{2,3})(?![a-z])", re.I)
 
 
 def known_paths(paths: Iterable[str]) -> frozenset[str]:
-    """Every path of PATHS and every directory above one: what variants looks for a sibling in."""
+    """Every path of PATHS and every directory above one that a ROCm sibling may be: what variants looks for a
+    sibling in. A sibling's last part holds one of _SIBLING_WORDS (variants puts it there), so no other path is
+    ever asked for: a large tree keeps a few, not one per file."""
     known: set[str] = set()
     for path in paths:
+        if not any(word in path for word in _SIBLING_WORDS):
+            continue
         parts = path.split("/")
-        known.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+        known.update("/".join(parts[: i + 1]) for i, part in enumerate(parts) if _sibling_part(part))
     return frozenset(known)
+
+
+_SIBLING_WORDS = ("rocm", "hip", "amd")
+
+
+def _sibling_part(part: str) -> bool:
+    return any(word in part for word in _SIBLING_WORDS)
 
 
 def variants(findings: Iterable[Finding], known: frozenset[str]) -> list[Finding]:
@@ -285,7 +296,7 @@ def _has_rocm_sibling(path: str, known: frozenset[str]) -> bool:
     parts = path.split("/")
     for index, part in enumerate(parts):
         if _VARIANT.search(part):
-            for word in ("rocm", "hip", "amd"):
+            for word in _SIBLING_WORDS:
                 sibling = "/".join([*parts[:index], _VARIANT.sub(word, part)])
                 if sibling in known:
                     return True

@@ -39,6 +39,12 @@ class Cache:
         self._used: set[str] = set()
         self._keys: dict[str, tuple[str | None, str | None]] = {}  # (content key, stat) taken before a scan
 
+    @property
+    def enabled(self) -> bool:
+        """The cache stores results (a no-op cache neither reads nor keeps any: its caller need not make a
+        SourceFile to ask it)."""
+        return self.store is not None
+
     def get(self, source: SourceFile) -> FileResult | None:
         """The stored result for SOURCE if its content and kind are unchanged; None otherwise."""
         if self.store is None:

@@ -203,15 +203,18 @@ def counts(record: Assessment) -> list[tuple[str, str]]:
     result = record.result
     by_status: Counter[str] = Counter()
     work: Counter[Severity] = Counter()
-    paths = set()
+    files, previous, in_order = 0, None, True  # files counted as their paths change: in report order, path first
     for finding in result.findings:  # one read of them (a large scan's come back from disk)
         found_status = status_of(finding, record.context, record.weights)
         by_status[found_status] += 1
         if found_status == "remaining":
             work[finding.severity] += 1
-        paths.add(finding.path)
+        if finding.path != previous:
+            in_order = in_order and (previous is None or previous < finding.path)
+            files, previous = files + 1, finding.path
+    if not in_order:  # findings made by hand, in no order: a set of their paths
+        files = len({f.path for f in result.findings})
     levels = ", ".join(f"{work[s]} {s.label}" for s in sorted(Severity, reverse=True) if work.get(s))
-    files = len(paths)
     parts = [f"{by_status['remaining']} to port" + (f" ({levels})" if levels else "")]
     if by_status["optional-gap"]:
         parts.append(f"{by_status['optional-gap']} in CUDA-only add-ons")

@@ -3,6 +3,7 @@ gathered in one read of the findings, never a list of them (a large scan reads t
 
 from __future__ import annotations
 
+import heapq
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -78,9 +79,10 @@ def tally(record: Assessment, *, places: int = 0, least: Severity = Severity.INF
     kinds: dict[str, Counter[str]] = defaultdict(Counter)
     by_severity: Counter[Severity] = Counter()
     by_category: Counter[str] = Counter()
-    by_file = _Files(weighed=worst_files > 0)
+    by_file: _Files | _InOrder = _InOrder(worst_files)
     component = record.context.component
-    for index, finding in enumerate(record.result.findings):
+    findings = record.result.findings
+    for index, finding in enumerate(findings):
         name = component(finding.path)
         if finding.severity >= least:
             _gather(gathered, (name, finding.rule), index, finding, places)
@@ -88,11 +90,60 @@ def tally(record: Assessment, *, places: int = 0, least: Severity = Severity.INF
         by_severity[finding.severity] += 1
         by_category[finding.category] += 1
         by_file.add(finding)
+    if isinstance(by_file, _InOrder) and by_file.unordered:  # findings not in report order (made by hand): by path
+        by_file = _Files(weighed=worst_files > 0)
+        for finding in findings:
+            by_file.add(finding)
     titles = _titles(record, kinds)
     named = [c.name for c in record.risk.components]
     order = [n for n in named if n in kinds] + sorted(set(kinds) - set(named))
-    return Tally(_sorted(gathered, titles), titles, tuple(order), by_severity, by_category, len(by_file.count),
+    return Tally(_sorted(gathered, titles), titles, tuple(order), by_severity, by_category, by_file.files,
                  by_file.worst_files(worst_files))
+
+
+class _InOrder:
+    """_Files for findings in report order, path first, so each file's come together: a file at a time, then only
+    the KEPT of most weight so far (a dict of every file of a large tree grew with it). UNORDERED once a path comes
+    after a greater one: the counts are then not those of _Files."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept = kept
+        self.files = 0
+        self.unordered = False
+        self.path: str | None = None
+        self.count = self.weight = 0
+        self.worst = Severity.INFO
+        self.heaviest: list[tuple[int, int, str, Severity, int]] = []  # (weight, -files before, path, worst, count)
+
+    def add(self, finding: Finding) -> None:
+        path = finding.path
+        if path != self.path:
+            if self.path is not None:
+                self.unordered = self.unordered or path < self.path
+                self._close()
+            self.path, self.count, self.weight, self.worst = path, 0, 0, Severity.INFO
+            self.files += 1
+        self.count += 1
+        if self.kept:
+            self.weight += 4 ** int(finding.severity)
+            self.worst = max(self.worst, finding.severity)
+
+    def _close(self) -> None:
+        if not self.kept or self.path is None:
+            return
+        entry = (self.weight, -self.files, self.path, self.worst, self.count)
+        if len(self.heaviest) < self.kept:
+            heapq.heappush(self.heaviest, entry)
+        elif entry[:2] > self.heaviest[0][:2]:
+            heapq.heapreplace(self.heaviest, entry)
+
+    def worst_files(self, count: int) -> tuple[tuple[str, Severity, int], ...]:
+        """The COUNT (as KEPT) files of most weight (of equals, the first seen): what _Files.worst_files gives."""
+        if not count:
+            return ()
+        self._close()
+        self.path = None
+        return tuple((path, worst, found) for _, _, path, worst, found in sorted(self.heaviest, reverse=True)[:count])
 
 
 class _Files:
@@ -110,6 +161,10 @@ class _Files:
         if self.weighed:
             self.weight[path] += 4 ** int(finding.severity)
             self.worst[path] = max(self.worst.get(path, Severity.INFO), finding.severity)
+
+    @property
+    def files(self) -> int:
+        return len(self.count)
 
     def worst_files(self, count: int) -> tuple[tuple[str, Severity, int], ...]:
         """The COUNT files of most weight (of equals, the first seen)."""

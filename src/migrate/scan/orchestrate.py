@@ -4,13 +4,16 @@ Pure: returns a ScanResult."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import overload
 
 from migrate import finding_status, preproc
 from migrate.cache import Cache, open_cache
 from migrate.config import Settings
 from migrate.gcpause import paused
+from migrate.discover import Found, Records, source_file
 from migrate.inputs import Inputs, inputs, ruleset_for
 from migrate.model import Evidence, FileResult, Finding, ScanResult, Skipped, SourceFile, Substitution, ordered
 from migrate.packed import decode, encode
@@ -56,20 +59,20 @@ def _scan(
     shortcuts: Shortcuts, substitutions: bool,
 ) -> ScanResult:
     ruleset = ruleset_for(settings)
-    sources, skipped, changes = list(found.sources), list(found.skipped), found.changes
+    records, skipped, changes = found.found, list(found.skipped), found.changes
     store = open_cache(root, ruleset, settings)
     deadline = time.monotonic() + settings.time_budget
-    raw: dict[str, tuple[int, int]] = {}  # each file's findings as the scan gave them: where in the spill
+    raw = _Raw(records)  # each file's findings as the scan gave them: where in the spill
     guarded = unreadable = unscanned = 0
     held: list[Finding] = []
     evidence: list[Evidence] = []
     conditionals: dict[str, tuple[preproc.Directive, ...]] = {}
     with paused():  # the results the workers send (evidence, directives): many objects, no cycles
-        for result in _results(sources, ruleset, settings, progress, store, deadline, shortcuts):
+        for index, result in _results(records, ruleset, settings, progress, store, deadline, shortcuts):
             unscanned += result.unscanned
             blob = result.packed or (encode(result.findings) if result.findings else b"")
             if blob:
-                raw[result.relpath] = spill.append(blob)
+                raw.add(index, spill.append(blob))
             guarded += result.guarded
             held.extend(result.guarded_findings)
             evidence.extend(result.evidence)
@@ -84,19 +87,21 @@ def _scan(
         moved, sites = _compiled(facts, spill, raw, seeing=_has_rocm_code(evidence))
         held.extend(moved)
         guarded += len(moved)
-        status = project.status_of(evidence, guarded, sources)
-        kept, built, baselined = _settled(facts, project.settling(status, sites, sources),
+        paths = list(map(_relpath_of(records), range(len(records))))  # discovery's strings: a pointer each, for now
+        status = project.status_of(evidence, guarded, paths)
+        kept, built, baselined = _settled(facts, project.settling(status, sites, paths),
                                           project.narrowing(settings, changes), spill, raw)
+        del paths
         held.extend(built)
         guarded += len(built)
         return ScanResult(
             root=str(root),
             targets=settings.targets,
-            files_scanned=len(sources) - unreadable,
+            files_scanned=len(records) - unreadable,
             findings=kept,
             skipped=tuple(sorted(set(skipped))),
             guarded=guarded,
-            vendored_paths=tuple(sorted(s.relpath for s in sources if s.vendored)),
+            vendored_paths=tuple(sorted(r.relpath for r in records if r.vendored)),
             baselined=baselined,
             substitutions=_substitutions(kept, settings) if substitutions else (),
             guarded_findings=tuple(sorted(held, key=Finding.key)),
@@ -105,13 +110,42 @@ def _scan(
         )
 
 
+class _Raw:
+    """Where each file's findings, as the scan gave them, lie in the spill: by the index of its record, in arrays (a
+    dict by path held a key, a tuple and two numbers per file of a large tree), read back in path order."""
+
+    def __init__(self, records: Sequence[Found]) -> None:
+        self.records = records
+        self.offsets = array("q", bytes(8 * len(records)))
+        self.lengths = array("q", bytes(8 * len(records)))  # 0: no findings
+
+    def add(self, index: int, where: tuple[int, int]) -> None:
+        self.offsets[index], self.lengths[index] = where
+
+    def in_path_order(self) -> Iterator[tuple[int, int]]:
+        """(offset, length) of each file with findings, in path order (a file named twice: once)."""
+        relpath, lengths = _relpath_of(self.records), self.lengths
+        order = array("q", sorted(range(len(self.records)), key=relpath))
+        for place, index in enumerate(order):
+            later = order[place + 1] if place + 1 < len(order) else None
+            if lengths[index] and (later is None or relpath(later) != relpath(index)):
+                yield self.offsets[index], lengths[index]
+
+
+def _relpath_of(records: Sequence[Found]) -> Callable[[int], str]:
+    """The relpath of the record at an index (discovery's Records give it without making the record)."""
+    if isinstance(records, Records):
+        return records.relpath
+    return lambda index: records[index].relpath
+
+
 def _has_rocm_code(evidence: list[Evidence]) -> bool:
     """The tree has ROCm code (guards, HIP sources): only then does a finding's status read its kernel work."""
     return any(e.kind in ("guard", "hip-source") for e in evidence)
 
 
 def _compiled(
-    facts: project.Tree, spill: Spill, raw: dict[str, tuple[int, int]], *, seeing: bool
+    facts: project.Tree, spill: Spill, raw: _Raw, *, seeing: bool
 ) -> tuple[list[Finding], dict[str, bool]]:
     """The first pass over the files' findings, in path order: (those a HIP build never compiles, and when SEEING,
     the kernel work the rest holds: finding_status.kernel_sites). The ROCm status needs the count of the first;
@@ -119,8 +153,8 @@ def _compiled(
     moved: list[Finding] = []
     sites: dict[str, bool] = {}
     weights = load_weights()
-    for path in sorted(raw):
-        kept, out = project.compiled(facts, _read(spill, raw[path]))
+    for where in raw.in_path_order():
+        kept, out = project.compiled(facts, _read(spill, where))
         moved.extend(out)
         if seeing:
             sites.update(finding_status.kernel_sites(kept, weights))
@@ -128,16 +162,15 @@ def _compiled(
 
 
 def _settled(
-    facts: project.Tree, how: project.Settling, narrowing: project.Narrowing, spill: Spill,
-    raw: dict[str, tuple[int, int]],
+    facts: project.Tree, how: project.Settling, narrowing: project.Narrowing, spill: Spill, raw: _Raw,
 ) -> tuple[SpilledFindings, list[Finding], int]:
     """The second pass, in path order: (the findings of the report, in order and spilled again; the macro tests
     whose build already sets the macro; how many the baseline accepts)."""
     kept = SpilledFindings(spill)
     built: list[Finding] = []
     baselined = 0
-    for path in sorted(raw):
-        findings, _ = project.compiled(facts, _read(spill, raw[path]))
+    for where in raw.in_path_order():
+        findings, _ = project.compiled(facts, _read(spill, where))
         findings, out = project.settled(how, findings)
         built.extend(out)
         findings, accepted = project.narrow(narrowing, findings)
@@ -158,21 +191,51 @@ def _substitutions(findings: Sequence[Finding], settings: Settings) -> tuple[Sub
 
 
 def _results(
-    sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, store: Cache,
+    records: Sequence[Found], ruleset: Ruleset, settings: Settings, progress: Progress | None, store: Cache,
     deadline: float, shortcuts: Shortcuts,
-) -> Iterator[FileResult]:
-    """Stored results for unchanged files; the others scanned (in a process pool when many) and stored, until
-    DEADLINE: the files not scanned by then are skipped, with the reason (and not stored)."""
-    misses = []
-    for source in sources:
-        hit = store.get(source)
+) -> Iterator[tuple[int, FileResult]]:
+    """(index in RECORDS, result): stored results for unchanged files; the others scanned (in a process pool when
+    many) and stored, until DEADLINE: the files not scanned by then are skipped, with the reason (and not stored).
+    Each file's SourceFile is made when it is needed, not kept (a Path each: ~0.5 KB a file of a large tree)."""
+    misses = array("q", range(len(records)) if not store.enabled else ())
+    for index, record in enumerate(records if store.enabled else ()):
+        hit = store.get(source_file(record))
         if hit is None:
-            misses.append(source)
+            misses.append(index)
         else:
-            yield hit
-    by_path = {s.relpath: s for s in misses}
-    for result in pool.computed(misses, ruleset, settings, progress, deadline, shortcuts):
-        yield store.put(by_path.pop(result.relpath), result)
+            yield index, hit
+    pending = _Sources(records, misses)
+    done = bytearray(len(misses))
+    for position, result in pool.computed(pending, ruleset, settings, progress, deadline, shortcuts):
+        done[position] = 1
+        yield misses[position], store.put(pending[position], result) if store.enabled else result
     reason = f"not scanned: the scan ran out of its time budget ({settings.time_budget:g} s; see --time-budget)"
-    for relpath in by_path:
-        yield FileResult(relpath, skipped=Skipped(relpath, reason), unscanned=True)
+    for position, index in enumerate(misses):
+        if not done[position]:
+            relpath = _relpath_of(records)(index)
+            yield index, FileResult(relpath, skipped=Skipped(relpath, reason), unscanned=True)
+
+
+class _Sources(Sequence[SourceFile]):
+    """The SourceFiles of RECORDS at INDICES, each made as it is asked for."""
+
+    def __init__(self, records: Sequence[Found], indices: Sequence[int]) -> None:
+        self.records, self.indices = records, indices
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    @overload
+    def __getitem__(self, index: int) -> SourceFile: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[SourceFile]: ...
+
+    def __getitem__(self, index: int | slice) -> SourceFile | Sequence[SourceFile]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return source_file(self.records[self.indices[index]])
+
+    def __iter__(self) -> Iterator[SourceFile]:
+        records = self.records
+        return (source_file(records[i]) for i in self.indices)

@@ -6,12 +6,13 @@ import gc
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from migrate.config import Settings
-from migrate.model import FileResult, SourceFile
+from migrate.model import FileKind, FileResult, SourceFile
 from migrate.packed import encode
 from migrate.parse.lexer import warm
 from migrate.ruleset import Ruleset
@@ -26,25 +27,27 @@ PARALLEL_FROM = 64  # below this many files a process pool costs more than it sa
 
 
 def computed(
-    sources: list[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, deadline: float,
+    sources: Sequence[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, deadline: float,
     shortcuts: Shortcuts,
-) -> Iterator[FileResult]:
-    """Each source's result, in the order they are done, until DEADLINE (a file started before it may finish)."""
+) -> Iterator[tuple[int, FileResult]]:
+    """Each source's result with its index in SOURCES, in the order they are done, until DEADLINE (a file started
+    before it may finish). SOURCES may make each SourceFile as it is asked for (a large tree's are not kept)."""
     total = len(sources)
     jobs = worker_count(settings)
     if jobs <= 1 or total < PARALLEL_FROM:
-        for done, source in enumerate(sources, start=1):
+        for index, source in enumerate(sources):
             if time.monotonic() >= deadline:
                 return
-            yield scan_file(source, ruleset, settings, shortcuts)
+            yield index, scan_file(source, ruleset, settings, shortcuts)
             if progress:
-                progress(done, total)
+                progress(index + 1, total)
         return
-    for kind in {s.kind for s in sources}:  # made once here (their matchers imported), shared by the forked workers
+    sizes, kinds, first_party = _survey(sources)
+    for kind in kinds:  # made once here (their matchers imported), shared by the forked workers
         table = prefilter.table(ruleset, kind)
         if kind in TOKEN_KINDS:
             warm(table.tokens.words)
-    if any(s.kind in TOKEN_KINDS and not s.vendored for s in sources):  # first-party C/C++ may need a tree
+    if first_party:  # first-party C/C++ may need a tree
         from migrate.parse.cuda import warm_bundle  # here: a scan without C/C++ never imports tree-sitter
 
         warm_bundle()
@@ -53,11 +56,11 @@ def computed(
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, shortcuts)) as pool:
         done = 0
-        batches = pool.imap_unordered(_worker_scan, _batches(sources, jobs))
-        while (results := _next_batch(batches, deadline)) is not None:
-            for result in results:
+        batches = pool.imap_unordered(_worker_scan, _units(sources, sizes, jobs))
+        while (unit := _next_batch(batches, deadline)) is not None:
+            for index, result in zip(*unit):
                 done += 1
-                yield result
+                yield index, result
             if progress:
                 progress(done, total)
     # leaving the block terminates the workers, those still busy past the deadline too
@@ -70,7 +73,9 @@ def worker_count(settings: Settings) -> int:
     return max(1, min(settings.jobs or cores, cores))
 
 
-def _next_batch(batches: IMapIterator[list[FileResult]], deadline: float) -> list[FileResult] | None:
+def _next_batch(
+    batches: IMapIterator[tuple[list[int], list[FileResult]]], deadline: float
+) -> tuple[list[int], list[FileResult]] | None:
     """The next batch of results the workers finish before DEADLINE; None when they are all done or time is up."""
     from multiprocessing import TimeoutError as PoolTimeout
 
@@ -86,21 +91,40 @@ def _next_batch(batches: IMapIterator[list[FileResult]], deadline: float) -> lis
 BATCH_MOST = 2 * 1024 * 1024
 
 
-def _batches(sources: list[SourceFile], jobs: int) -> Iterator[list[SourceFile]]:
+def _batches(sources: Sequence[SourceFile], jobs: int) -> Iterator[list[SourceFile]]:
     """Work units of similar byte size (about BATCH_MOST at most, a larger file alone), largest files first: the cost
     follows bytes, not file count, and starting the big ones early keeps one 2 MB header from leaving the other cores
     idle at the end."""
-    budget = min(BATCH_MOST, max(64 * 1024, sum(s.size for s in sources) // (jobs * 16)))
-    batch: list[SourceFile] = []
-    size = 0
-    for source in sorted(sources, key=lambda s: s.size, reverse=True):
-        batch.append(source)
-        size += source.size
-        if size >= budget:
-            yield batch
-            batch, size = [], 0
-    if batch:
+    for _, batch in _units(sources, _survey(sources)[0], jobs):
         yield batch
+
+
+def _survey(sources: Sequence[SourceFile]) -> tuple[array[int], set[FileKind], bool]:
+    """In one read of SOURCES: their sizes, their kinds, whether first-party C/C++ is among them."""
+    sizes = array("q")
+    kinds: set[FileKind] = set()
+    first_party = False
+    for source in sources:
+        sizes.append(source.size)
+        kinds.add(source.kind)
+        first_party = first_party or (source.kind in TOKEN_KINDS and not source.vendored)
+    return sizes, kinds, first_party
+
+
+def _units(sources: Sequence[SourceFile], sizes: array[int], jobs: int) -> Iterator[tuple[list[int], list[SourceFile]]]:
+    """_batches' units, each with its files' indices in SOURCES (of SIZES); a unit's SourceFiles are made as it is
+    sent, so that a large tree's are never all kept."""
+    budget = min(BATCH_MOST, max(64 * 1024, sum(sizes) // (jobs * 16)))
+    indices: list[int] = []
+    size = 0
+    for index in sorted(range(len(sizes)), key=sizes.__getitem__, reverse=True):
+        indices.append(index)
+        size += sizes[index]
+        if size >= budget:
+            yield indices, [sources[i] for i in indices]
+            indices, size = [], 0
+    if indices:
+        yield indices, [sources[i] for i in indices]
 
 
 _worker_state: tuple[Ruleset, Settings, Shortcuts] | None = None
@@ -119,9 +143,10 @@ def _init_worker(ruleset: Ruleset, settings: Settings, shortcuts: Shortcuts) -> 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent alone handles it
 
 
-def _worker_scan(sources: list[SourceFile]) -> list[FileResult]:
+def _worker_scan(unit: tuple[list[int], list[SourceFile]]) -> tuple[list[int], list[FileResult]]:
     assert _worker_state is not None
-    return [_packed(scan_file(source, *_worker_state)) for source in sources]
+    indices, sources = unit
+    return indices, [_packed(scan_file(source, *_worker_state)) for source in sources]
 
 
 def _packed(result: FileResult) -> FileResult:

@@ -5,7 +5,7 @@ compiles moves aside, the ROCm status of the whole tree gives each finding its s
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from migrate import finding_status, preproc, rocm_status, targets
 from migrate.config import Settings
 from migrate.lazyre import lazy_regex
-from migrate.model import Evidence, Finding, RocmStatus, Severity, SourceFile
+from migrate.model import Evidence, Finding, RocmStatus, Severity
 from migrate.ruleset import Ruleset
 from migrate.weights import load_weights
 
@@ -126,9 +126,10 @@ def _other_backends() -> re.Pattern[str]:
     return re.compile(load_weights().status["other_backends"])
 
 
-def status_of(evidence: list[Evidence], guarded: int, sources: list[SourceFile]) -> RocmStatus:
-    """The repository's ROCm status from the evidence its files gave (the kinds that are used, not cited, left out)."""
-    builds = [s.relpath for s in sources if rocm_status.is_build_file(s.relpath)]
+def status_of(evidence: list[Evidence], guarded: int, paths: Iterable[str]) -> RocmStatus:
+    """The repository's ROCm status from the evidence its files (at PATHS) gave (the kinds that are used, not cited,
+    left out)."""
+    builds = [path for path in paths if rocm_status.is_build_file(path)]
     extensions = [e.path.rpartition("/")[0] for e in evidence if e.kind == "torch-extension"]
     libraries = [e.path.rpartition("/")[0] for e in evidence if e.kind == rocm_status.LIBRARY_BUILD]
     cited = [e for e in evidence if e.kind not in rocm_status.NOT_CITED]
@@ -145,10 +146,10 @@ class Settling:
     unported: bool  # no ROCm build path at all (status none): a CUDA build switch's tests are work
 
 
-def settling(status: RocmStatus, sites: dict[str, bool], sources: list[SourceFile]) -> Settling:
-    """The Settling of a tree with STATUS, its kernel work at SITES (finding_status.kernel_sites) and SOURCES."""
+def settling(status: RocmStatus, sites: dict[str, bool], paths: Iterable[str]) -> Settling:
+    """The Settling of a tree with STATUS, its kernel work at SITES (finding_status.kernel_sites) and its files' PATHS."""
     context = finding_status.Context.from_status(status).seeing_sites(sites)
-    return Settling(rocm_status.known_paths(s.relpath for s in sources), context,
+    return Settling(rocm_status.known_paths(paths), context,
                     status.level == rocm_status.LEVELS[0])
 
 

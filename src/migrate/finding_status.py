@@ -32,6 +32,7 @@ class Context:
     # Python files and build-unit directories ('dir/') the main path reaches only behind an off-by-default flag
     flagged: frozenset[str] = frozenset()
     _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
+    _by_directory: dict[tuple[str, bool], str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, result: ScanResult, weights: Weights | None = None) -> Context:
@@ -106,20 +107,30 @@ class Context:
         its top-level package."""
         known = self._components
         found = known.get(path)
+        if found is None:  # asked once per finding: memoised by path, then by what the answer depends on
+            if len(known) >= _PATHS_KEPT:
+                known.clear()
+            found = known[path] = self._component_of(path.rpartition("/")[0], is_c(path))
+        return found
+
+    def _component_of(self, directory: str, c_source: bool) -> str:
+        """The component of a file in DIRECTORY (C/C++/CUDA or not): a tree has far fewer of these than files."""
+        known = self._by_directory
+        found = known.get((directory, c_source))
         if found is None:
             if len(known) >= _PATHS_KEPT:
                 known.clear()
-            found = known[path] = self._component(path)  # asked once per finding: memoised by path
+            found = known[(directory, c_source)] = self._component(directory, c_source)
         return found
 
-    def _component(self, path: str) -> str:
-        nearest = _nearest(path, self._build_set)
+    def _component(self, directory: str, c_source: bool) -> str:
+        nearest = _nearest(directory + "/", self._build_set)
         if nearest:
             return nearest
-        parts = path.split("/")[:-1]
+        parts = directory.split("/") if directory else []
         if not parts:
             return "."
-        if is_c(path):
+        if c_source:
             for index, part in enumerate(parts):
                 if part in _KERNEL_ROOTS:
                     return "/".join(parts[index : index + 2])

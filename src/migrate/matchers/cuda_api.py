@@ -41,14 +41,25 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
 
 
 def _identifiers(params: Mapping[str, Any]) -> frozenset[str]:
-    return frozenset(_rule_names(params))
+    return _name_set(*_key(params))
 
 
 def _rule_names(params: Mapping[str, Any]) -> dict[str, int]:
     """The rule's names: the map's, with the names HIP declares though the map has no HIP name for them (the
     rule's `hip_declares`) moved from the no-HIP-name rule to the renames."""
-    return _names_of(frozenset(params["libraries"]), params["with_hip"],
-                     frozenset(params.get("hip_declares", {}).items()))
+    return _names_of(*_key(params))
+
+
+def _key(params: Mapping[str, Any]) -> tuple[frozenset[str], bool | str, frozenset[tuple[str, str]]]:
+    return frozenset(params["libraries"]), params["with_hip"], frozenset(params.get("hip_declares", {}).items())
+
+
+@cache
+def _name_set(
+    libraries: frozenset[str], with_hip: bool | str, hip_declares: frozenset[tuple[str, str]]
+) -> frozenset[str]:
+    """The rule's names as one set object per rule: the lexer's caches compare their word sets by identity first."""
+    return frozenset(_names_of(libraries, with_hip, hip_declares))
 
 
 def api_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:

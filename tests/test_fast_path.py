@@ -254,6 +254,19 @@ def test_queries_run_alone_find_what_the_bundle_finds(monkeypatch: pytest.Monkey
     assert len(sources) > 40 and sum(len(r.findings) for r in alone) > 300  # type: ignore[attr-defined]
 
 
+def _scanned_and_parsed(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[Finding, ...], list[str]]:
+    """The fast path's findings under ROOT, and the files it parsed."""
+    parsed: list[str] = []
+    parse = migrate.scan.file.parse
+
+    def counted(source: SourceFile, text: str) -> object:
+        parsed.append(source.relpath)
+        return parse(source, text)
+
+    monkeypatch.setattr(migrate.scan.file, "parse", counted)
+    return _scan(root, True), parsed
+
+
 def test_cpu_asm_is_not_parsed_for_device_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """asm in a file that names no device code (x86 or ARM kernels of a CPU library) needs no tree; asm the rule's
     pattern does not know, in a __device__ function, is still found on the tree."""
@@ -266,15 +279,7 @@ def test_cpu_asm_is_not_parsed_for_device_code(tmp_path: Path, monkeypatch: pyte
         "    return id;\n}\n",
         encoding="utf-8",
     )
-    parsed: list[str] = []
-    parse = migrate.scan.file.parse
-
-    def counted(source: SourceFile, text: str) -> object:
-        parsed.append(source.relpath)
-        return parse(source, text)
-
-    monkeypatch.setattr(migrate.scan.file, "parse", counted)
-    found = _scan(tmp_path, True)
+    found, parsed = _scanned_and_parsed(tmp_path, monkeypatch)
     assert parsed == ["lane.h"]
     assert [(f.path, f.line, f.rule) for f in found if f.rule == "inline-ptx"] == [("lane.h", 3, "inline-ptx")]
 
@@ -284,7 +289,8 @@ def test_cpu_simd_shuffles_are_not_warp_helpers(tmp_path: Path, monkeypatch: pyt
     (tmp_path / "transpose_sse.h").write_text(
         "#include <immintrin.h>\nvoid transpose(float* p) {\n    for (int i = 0; i < 32; i++) {\n"
         "        __m128 a = _mm_loadu_ps(p + 4 * i);\n        _mm_storeu_ps(p + 4 * i, _mm_shuffle_ps(a, a, 0x1b));\n"
-        "    }\n}\nvoid mix(std::vector<int>& v, std::mt19937& g) {\n    for (int i = 0; i < 32; i++) std::shuffle(v.begin(), v.end(), g);\n}\n",
+        "    }\n}\nvoid mix(std::vector<int>& v, std::mt19937& g) {\n"
+        "    for (int i = 0; i < 32; i++) std::shuffle(v.begin(), v.end(), g);\n}\n",
         encoding="utf-8",
     )
     (tmp_path / "reduce.cuh").write_text(
@@ -292,13 +298,5 @@ def test_cpu_simd_shuffles_are_not_warp_helpers(tmp_path: Path, monkeypatch: pyt
         "    return v;\n}\n",
         encoding="utf-8",
     )
-    parsed: list[str] = []
-    parse = migrate.scan.file.parse
-
-    def counted(source: SourceFile, text: str) -> object:
-        parsed.append(source.relpath)
-        return parse(source, text)
-
-    monkeypatch.setattr(migrate.scan.file, "parse", counted)
-    _scan(tmp_path, True)
+    _, parsed = _scanned_and_parsed(tmp_path, monkeypatch)
     assert parsed == ["reduce.cuh"]

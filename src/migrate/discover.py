@@ -5,11 +5,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from sys import intern
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path, PurePosixPath
+from sys import intern
 from typing import NamedTuple, overload
 
 from migrate import gitcmd

@@ -4,8 +4,8 @@ and what the cache holds until it writes: ~83 bytes a finding, decoded in less t
 from __future__ import annotations
 
 import marshal
-from sys import intern
 from collections.abc import Iterable
+from sys import intern
 
 from migrate.model import Finding, Occurrence, Severity
 

@@ -12,8 +12,8 @@ from typing import overload
 from migrate import finding_status, preproc
 from migrate.cache import Cache, open_cache
 from migrate.config import Settings
-from migrate.gcpause import paused
 from migrate.discover import Found, Records, source_file
+from migrate.gcpause import paused
 from migrate.inputs import Inputs, inputs, ruleset_for
 from migrate.model import Evidence, FileResult, Finding, ScanResult, Skipped, SourceFile, Substitution, ordered
 from migrate.packed import decode, encode

@@ -736,3 +736,22 @@ def test_a_64_bit_mask_buffer_is_not_a_32_bit_word(tmp_path: Path) -> None:
     code = MASK_WORDS.replace("unsigned int", "unsigned long long").replace("unsigned votes", "uint64_t votes")
     code = code.replace("unsigned* out", "uint64_t* out")
     assert fired(tmp_path, code, "warp-mask-words") == []
+
+
+def test_nvcc_driver_tests_are_one_finding_listing_each_test_that_names_no_hip(tmp_path: Path) -> None:
+    """#ifdef / #if defined / #ifndef / #elif on __NVCC__ are the places of one finding; a condition that names
+    __HIPCC__ or USE_ROCM, a comment and a longer macro name are not among them."""
+    from conftest import FIXTURES
+
+    code = (FIXTURES / "rules" / "cuda" / "nvcc_driver_tests.cuh").read_text(encoding="utf-8")
+    found = [f for f in findings(tmp_path, code, name="helpers.cuh") if f.rule == "nvcc-macro-test"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
+        (5, Severity.MEDIUM, [5, 12, 17, 24])]
+
+
+def test_launch_bounds_with_a_second_argument_are_one_finding_with_each_kernel(tmp_path: Path) -> None:
+    """Two arguments are the places; one argument (the block size) and three (a cluster bound) are not."""
+    code = ("__global__ void __launch_bounds__(256, 2) a() {}\n__global__ void __launch_bounds__(256) b() {}\n"
+            "__global__ void __launch_bounds__(128, 4, 1) c() {}\n__global__ void __launch_bounds__(N * 32, M) d() {}\n")
+    found = [f for f in findings(tmp_path, code) if f.rule == "launch-bounds-min-blocks"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(1, Severity.LOW, [1, 4])]

@@ -107,7 +107,12 @@ _WARP_BLOCKS = """
   (#eq? @type "dim3") (#match? @x "^32[uU]?$"))
 (kernel_call_syntax . (_) . (number_literal) @x (#match? @x "^32[uU]?$"))
 (launch_bounds . (number_literal) @x (#match? @x "^32[uU]?$"))
+(launch_bounds . [(binary_expression left: (number_literal) @x operator: "*")
+                  (binary_expression operator: "*" right: (number_literal) @x)] (#match? @x "^32[uU]?$"))
+(kernel_call_syntax . (_) . [(binary_expression left: (number_literal) @x operator: "*")
+                             (binary_expression operator: "*" right: (number_literal) @x)] (#match? @x "^32[uU]?$"))
 """
+# the last two: a block of whole 32-lane warps (`__launch_bounds__(32 * NWARPS)`, `<<<grid, NWARPS * 32>>>`)
 # `block_size = std::max(block_size, static_cast<uint64_t>(32))`, `int block_x = max(32, ...)`: at least one warp
 _WARP_FLOORS = """
 (call_expression function: [(identifier) @fn (qualified_identifier name: (identifier) @fn)
@@ -730,6 +735,7 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"|={_W}16u?{_W};)",
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
     rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
+    rf"\*{_W}32u?{_W}(?:\)|,|>>>)",  # _WARP_BLOCKS' products (the other order is caught by `,{_W}32`, `(32`)
     rf"[<>+]=?{_W}32u?{_NUMBER_END}", rf">={_W}64u?{_NUMBER_END}",  # _WARP_TAILS, halving loops
     rf"max\b[^;{{}}]{{0,200}}?\b32[uUlL]*{_NUMBER_END}",  # _WARP_FLOORS
 ))

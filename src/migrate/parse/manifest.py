@@ -97,7 +97,7 @@ def requirement_item(text: str, line: int, column: int, *, strict: bool = True) 
     except InvalidRequirement as exc:
         if strict:
             raise ValueError(str(exc).splitlines()[0]) from None
-        return None
+        return _templated_pin(text, line, column)
     pinned = [s.version for s in requirement.specifier if s.operator in ("==", "===")]
     return Item(
         PACKAGE,
@@ -109,6 +109,22 @@ def requirement_item(text: str, line: int, column: int, *, strict: bool = True) 
         local=_local(pinned[0]) if pinned else "",
         url=requirement.url or "",
     )
+
+
+_TEMPLATED_PIN = lazy_regex(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[\w,\s-]*\])?\s*===?\s*(?P<version>[^\s;,]*\$[^\s;,]*)")
+
+
+def _templated_pin(text: str, line: int, column: int) -> Item | None:
+    """A pin whose version a script fills in (`torch==${TORCH}+cu${CUDA//./}`): the name and the local label as
+    written, variables and all; None for anything else pip would reject."""
+    from packaging.utils import canonicalize_name
+
+    match = _TEMPLATED_PIN.fullmatch(text)
+    if match is None:
+        return None
+    version = match.group("version")
+    local = version.split("+", 1)[1] if "+" in version else ""
+    return Item(PACKAGE, canonicalize_name(match.group("name")), line, column, value=text, local=local)
 
 
 def location_items(value: str, line: int, column: int) -> list[Item]:

@@ -308,8 +308,8 @@ def pip_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
         elif LOCATION.match(text) and "://" in text and not text.split("#", 1)[0].endswith(".whl"):
             yield from location_items(text, *origin(words[i].offset))
             i += 1
-        elif text.startswith("-") or "$" in text or text.startswith((".", "/", "~")) or not text:
-            i += 1
+        elif text.startswith("-") or "$" in text.split("==", 1)[0] or text.startswith((".", "/", "~")) or not text:
+            i += 1  # a variable in the name or range; one in a pinned version is read (torch==${V}+cu${CUDA})
         else:
             item = requirement_item(text, *origin(words[i].offset), strict=False)
             if item is not None:

@@ -746,7 +746,7 @@ def test_nvcc_driver_tests_are_one_finding_listing_each_test_that_names_no_hip(t
     code = (FIXTURES / "rules" / "cuda" / "nvcc_driver_tests.cuh").read_text(encoding="utf-8")
     found = [f for f in findings(tmp_path, code, name="helpers.cuh") if f.rule == "nvcc-macro-test"]
     assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
-        (5, Severity.MEDIUM, [5, 12, 17, 24])]
+        (5, Severity.MEDIUM, [5, 12, 17, 24, 54])]
 
 
 def test_launch_bounds_with_a_second_argument_are_one_finding_with_each_kernel(tmp_path: Path) -> None:
@@ -755,3 +755,11 @@ def test_launch_bounds_with_a_second_argument_are_one_finding_with_each_kernel(t
             "__global__ void __launch_bounds__(128, 4, 1) c() {}\n__global__ void __launch_bounds__(N * 32, M) d() {}\n")
     found = [f for f in findings(tmp_path, code) if f.rule == "launch-bounds-min-blocks"]
     assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(1, Severity.LOW, [1, 4])]
+
+
+def test_nvjitlink_uses_are_one_finding_with_each_line(tmp_path: Path) -> None:
+    """Every nvJitLink type and call is a place; a name that only contains the word is not."""
+    code = ("nvJitLinkHandle h;\nvoid f() { nvJitLinkCreate(&h, 0, nullptr); nvJitLinkDestroy(&h); }\n"
+            "int my_nvJitLink_count();\n")
+    found = [f for f in findings(tmp_path, code, name="link.cpp") if f.rule == "nvjitlink-api"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(1, Severity.MEDIUM, [1, 2])]

@@ -84,6 +84,16 @@ def test_pip_install_arguments() -> None:
     ]
 
 
+
+def test_pip_pins_with_a_variable_keep_their_local_label() -> None:
+    """A version a script fills in keeps its name and +local label as written; a variable name or range is skipped."""
+    text = ('pip install "torch==${V}+cu${CUDA//./}" torchvision==0.16.2+cu$CUDA numpy==$NP '
+            '"${PKG}==1.0" "scipy>=$MIN"\n')
+    found = shell_items(text, Positions(text).at)
+    assert [(i.name, i.local) for i in found if i.kind == "package"] == [
+        ("torch", "cu${CUDA//./}"), ("torchvision", "cu$CUDA"), ("numpy", "")
+    ]
+
 def test_dockerfile_continuations_comments_and_exec_form(tmp_path: Path) -> None:
     text = (
         "FROM --platform=linux/amd64 nvidia/cuda:12.1.1-devel-ubuntu22.04 AS build\n"

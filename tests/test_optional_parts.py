@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate.optional_parts import device_built, flag_gated
+from migrate.optional_parts import device_built, flag_gated, requirement_extras
 from migrate.weights import load_weights, on_main_path
 
 W = load_weights()
@@ -168,3 +168,24 @@ def test_a_required_or_plain_import_of_a_built_extension_stays_on_the_main_path(
     own = {**FALLBACK, "model/layer.py": KERNEL_USER.replace("ext.fastconv.conv", "model.helpers"),
            "model/helpers.py": "def conv_fast(x):\n    return x\n"}
     assert _gated(_tree(tmp_path / "own", own), ("ext/fastconv",)) == []
+
+
+def test_requirements_of_an_extra_beside_a_declared_install(tmp_path) -> None:
+    files = {"pyproject.toml": "[project]\nname = 'tune'\ndependencies = ['torch', 'transformers']\n",
+             "requirements/bitsandbytes.txt": "bitsandbytes\n", "requirements/optional.txt": "deepspeed\n",
+             "requirements/runtime.txt": "torch\n", "requirements/cuda.txt": "cupy-cuda12x\n",
+             "ext/requirements/extra.txt": "apex\n"}
+    assert requirement_extras(_tree(tmp_path / "declared", files), ("ext",)) == {
+        "requirements/bitsandbytes.txt", "requirements/optional.txt"}
+    setup_py = {**{p: t for p, t in files.items() if p != "pyproject.toml"},
+                "setup.py": "from setuptools import setup\nsetup(install_requires=['torch'])\n"}
+    assert requirement_extras(_tree(tmp_path / "setup", setup_py), ()) == {
+        "requirements/bitsandbytes.txt", "requirements/optional.txt"}
+
+
+def test_requirements_files_that_are_the_only_install_are_main(tmp_path) -> None:
+    hatch_env = {"pyproject.toml": "[project]\nname = 'gen'\n\n[tool.hatch.envs.ci]\ndependencies = ['pytest']\n",
+                 "requirements/pt2.txt": "torch\nxformers\n"}
+    assert requirement_extras(_tree(tmp_path / "only", hatch_env), ()) == frozenset()
+    broken = {**hatch_env, "pyproject.toml": "[project\ndependencies = ['torch']\n"}
+    assert requirement_extras(_tree(tmp_path / "broken", broken), ()) == frozenset()

@@ -148,9 +148,7 @@ def test_renames_cost_nothing_where_the_build_hipifies() -> None:
 @pytest.mark.parametrize("path, role", [
     ("tests/test_model.py", "tests"), ("docs/install.md", "docs"), ("examples/run.py", "examples"),
     ("benchmarks/bench.py", "benchmarks"), ("dev/cuda/variant.py", "development"), (".github/workflows/ci.yml", "ci"),
-    ("pkg/experimental/render/kernels/cuda/raster.py", "development"), ("tensorrt/dcn_plugin/plugin.py", "deployment"),
-    ("deploy/TensorRT/infer.py", "deployment"), ("requirements/serving.txt", "extras"),
-    ("requirements/optional.txt", "extras"),
+    ("tensorrt/dcn_plugin/plugin.py", "deployment"), ("deploy/TensorRT/infer.py", "deployment"),
 ])
 def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
     code = make("pkg/model.py", 1, "torch-version-cuda", "torch-version-check", Severity.MEDIUM)
@@ -161,9 +159,7 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
 
 
 @pytest.mark.parametrize("path", [
-    "torch2trt/converters/conv.py", "pkg/trt_utils.py", "pkg/deployer.py", "requirements/runtime.txt",
-    "requirements/runtime_cuda.txt", "requirements/common.txt", "requirements/build.txt", "requirements.txt",
-    "pkg/experiments/run.py",
+    "torch2trt/converters/conv.py", "pkg/trt_utils.py", "pkg/deployer.py", "pkg/deployment_test_helpers.py",
 ])
 def test_main_path_look_alikes_of_the_roles_keep_no_role(path: str) -> None:
     assert weights.role_of(path, W) is None

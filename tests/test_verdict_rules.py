@@ -365,6 +365,11 @@ def test_requirements_of_an_extra_are_not_the_main_install(tmp_path, monkeypatch
     main = {**TRAINING, "generate.py": GENERATE,
             "requirements/runtime.txt": "sglang[srt]>=0.4.5\ntransformer_engine[pytorch]>=2.0\n"}
     assert _verdict(tmp_path, "main", main, monkeypatch) == ("none", "moderate")
+    # the only install the project declares: requirements/pt2.txt is its main one, whatever its name
+    only = {**{p: t for p, t in extras.items() if p != "requirements.txt"}, "requirements/serving.txt": "torch\n",
+            "requirements/fp8.txt": "sglang[srt]>=0.4.5\ntransformer_engine[pytorch]>=2.0\n",
+            "pyproject.toml": "[project]\nname = 'gen'\n\n[tool.hatch.envs.ci]\ndependencies = ['pytest']\n"}
+    assert _verdict(tmp_path, "only", only, monkeypatch) == ("none", "moderate")
 
 
 DEVICE_SETUP = """\

@@ -31,6 +31,7 @@ class Context:
     replaced: frozenset[str] = frozenset()  # CUDA kernel components a separate ROCm backend stands in for
     # Python files and build-unit directories ('dir/') the main path reaches only behind an off-by-default flag
     flagged: frozenset[str] = frozenset()
+    extras: frozenset[str] = frozenset()  # requirements/<extra>.txt files: an extra's packages, not the main install
     rocm_image: bool = False  # the repository ships a ROCm container image (a Dockerfile on a ROCm base)
     # directories ('' the root) whose C/C++/CUDA only an extension chosen by a device switch's CUDA value builds
     device_built: frozenset[str] = frozenset()
@@ -45,8 +46,8 @@ class Context:
             return cls()
         weights = weights or load_weights()
         context = cls.from_status(result.rocm).seeing(result.findings, weights)
-        flagged, device_built = _flag_gated(result.root, context.build_dirs, weights)
-        return replace(context, flagged=flagged, device_built=device_built)
+        flagged, device_built, extras = _flag_gated(result.root, context.build_dirs, weights)
+        return replace(context, flagged=flagged, device_built=device_built, extras=extras)
 
     @classmethod
     def from_status(cls, status: RocmStatus) -> Context:
@@ -195,15 +196,16 @@ _PATHS_KEPT = 4_096
 
 def _flag_gated(
     root: str, build_dirs: tuple[str, ...], weights: Weights
-) -> tuple[frozenset[str], frozenset[str]]:
-    """optional_parts.flag_gated and device_built of the tree at ROOT; nothing where it is gone (a stored result read
-    again)."""
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """optional_parts.flag_gated, device_built and requirement_extras of the tree at ROOT; nothing where it is gone (a
+    stored result read again)."""
     if not Path(root).is_dir():
-        return frozenset(), frozenset()
+        return frozenset(), frozenset(), frozenset()
     from migrate import optional_parts  # here: `migrate check` and renderers never need it
 
     return (optional_parts.flag_gated(Path(root), build_dirs, lambda path: on_main_path(path, weights)),
-            optional_parts.device_built(Path(root), build_dirs))
+            optional_parts.device_built(Path(root), build_dirs),
+            optional_parts.requirement_extras(Path(root), build_dirs))
 
 
 def _nearest(path: str, directories: frozenset[str]) -> str | None:
@@ -251,6 +253,8 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
         return "guarded"  # a build macro test in code whose build already has a ROCm branch (it sets the macro)
     if context.is_flagged(finding.path):
         return "optional-gap"  # an add-on the user opts into with a command-line flag
+    if finding.path in context.extras:
+        return "optional-gap"  # requirements/<extra>.txt: the packages of an extra, beside the main install
     if context.is_device_built(finding.path):
         return "optional-gap"  # a CUDA-only backend a device switch builds: the ROCm install goes without it
     component = context.component(finding.path)

@@ -1,12 +1,14 @@
-"""The first-party modules and build units the main path reaches only behind an off-by-default command-line flag
-(`if opt.ff: from nerf.network_ff import ...` with `--ff` a store_true option): add-ons a user opts into, not part of
-the port. Read with `ast` from the repository's Python files; nothing is run."""
+"""The parts of a project a user opts into, not part of the port: first-party modules and build units the main path
+reaches only behind an off-by-default command-line flag (`if opt.ff: from nerf.network_ff import ...` with `--ff` a
+store_true option) or, for a build unit, inside a `try` with a fallback; extensions setup.py builds only for a device
+switch's CUDA value; requirements/<extra>.txt files. Read with `ast` from the repository's files; nothing is run."""
 
 from __future__ import annotations
 
 import ast
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -389,3 +391,49 @@ def _sources(call: ast.Call, directory: str) -> set[str]:
                 return {(prefix + value.value.strip("./")).rstrip("/")}
         return {directory}
     return set()
+
+
+# requirements/<extra>.txt beside a main install declared elsewhere (pyproject's dependencies, setup.py's
+# install_requires, a requirements.txt): one extra's packages (requirements/bitsandbytes.txt, requirements/optional.txt)
+# that a user opts into. Files named for the install itself stay main (requirements/runtime.txt, common.txt, cuda.txt).
+_MAIN_NAMES = re.compile(r"(?:requirements|runtime|common|base|core|main|install|default|prod|production|build|cuda|"
+                         r"gpu|mminstall)(?:[_.-][^/]*)?\.txt")
+
+
+def requirement_extras(root: Path, build_dirs: Iterable[str]) -> frozenset[str]:
+    """The relpaths of the requirements/<extra>.txt files under ROOT (at the root or in a build unit, BUILD_DIRS)
+    whose directory declares its main install elsewhere."""
+    found: set[str] = set()
+    for directory in sorted({"", *build_dirs}):
+        base = root / directory if directory else root
+        folder = base / "requirements"
+        if not folder.is_dir() or not _declares_install(base):
+            continue
+        prefix = f"{directory}/requirements/" if directory else "requirements/"
+        found |= {prefix + p.name for p in folder.glob("*.txt") if p.is_file() and not _MAIN_NAMES.fullmatch(p.name)}
+    return frozenset(found)
+
+
+def _declares_install(base: Path) -> bool:
+    """BASE declares the packages its install takes outside requirements/: a requirements.txt, setup.py's or
+    setup.cfg's install_requires, or a non-empty [project] dependencies list."""
+    if (base / "requirements.txt").is_file():
+        return True
+    setup = (_read(base / "setup.py") or "") + (_read(base / "setup.cfg") or "")
+    return "install_requires" in setup or bool(_project_dependencies(_read(base / "pyproject.toml") or ""))
+
+
+def _project_dependencies(text: str) -> list[object]:
+    """The [project] table's dependencies in pyproject.toml TEXT (none where it does not parse)."""
+    if "dependencies" not in text:
+        return []
+    if sys.version_info >= (3, 11):  # here: most trees never ask
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        project = tomllib.loads(text).get("project", {})
+    except (tomllib.TOMLDecodeError, ValueError):
+        return []
+    found = project.get("dependencies", []) if isinstance(project, dict) else []
+    return found if isinstance(found, list) else []

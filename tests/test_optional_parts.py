@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate.optional_parts import flag_gated
+from migrate.optional_parts import device_built, flag_gated, requirement_extras
 from migrate.weights import load_weights, on_main_path
 
 W = load_weights()
@@ -94,3 +94,98 @@ def test_a_file_python_cannot_parse_or_a_symlink_out_of_the_tree_is_left_alone(t
     (root / "linked.py").symlink_to(outside / "elsewhere.py")
     assert _gated(root, ("fusedmlp",)) == [
         "fusedmlp/", "fusedmlp/__init__.py", "fusedmlp/mlp.py", "model/net_fused.py", "model/net_tiny.py"]
+
+
+SWITCHED_SETUP = """\
+import os
+from setuptools import setup
+from cmake_build_extension import CMakeExtension
+from torch.utils.cpp_extension import CUDAExtension
+
+DEVICE = os.getenv("TARGET_DEVICE", "cuda")
+
+
+def _is_cuda():
+    return DEVICE == "cuda"
+
+
+def _is_hip():
+    return DEVICE == "rocm"
+
+
+ext_modules = [CUDAExtension("pkg._C", ["csrc/common/ops.cu"])]
+if _is_cuda():
+    ext_modules.append(CUDAExtension("pkg._fa", ["csrc/flash/fwd.cu", "csrc/flash/bwd.cu"]))
+    ext_modules.append(CMakeExtension(name="pkg._moe", source_dir="csrc/moe"))
+setup(name="pkg", ext_modules=ext_modules)
+"""
+
+
+def test_extensions_a_device_switch_builds_for_cuda_alone_are_optional(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text(SWITCHED_SETUP)
+    assert device_built(tmp_path, ()) == {"csrc/flash", "csrc/moe"}
+    # the switch never takes a ROCm value: the CUDA extensions are the product on every device
+    (tmp_path / "setup.py").write_text(SWITCHED_SETUP.replace('DEVICE == "rocm"', 'DEVICE == "cpu"'))
+    assert device_built(tmp_path, ()) == frozenset()
+
+
+def test_a_cuda_branch_that_builds_what_every_device_builds_is_not_optional(tmp_path: Path) -> None:
+    text = SWITCHED_SETUP.replace('["csrc/common/ops.cu"]', '["csrc/flash/common.cu"]')
+    (tmp_path / "setup.py").write_text(text)
+    assert device_built(tmp_path, ()) == {"csrc/moe"}
+
+
+KERNEL_USER = """\
+import logging
+
+try:
+    from ext.fastconv.conv import conv_fast
+    HAS_FAST = True
+except ImportError:
+    logging.warning("fast conv extension not built: falling back to torch")
+    HAS_FAST = False
+"""
+FALLBACK = {
+    "model/__init__.py": "", "model/layer.py": KERNEL_USER, "train.py": "from model.layer import HAS_FAST\n",
+    "ext/fastconv/setup.py": "from setuptools import setup\nsetup(name='fastconv')\n",
+    "ext/fastconv/conv.py": "import fastconv_cuda\n\ndef conv_fast(x):\n    return fastconv_cuda.conv(x)\n",
+}
+
+
+def test_a_built_extension_imported_only_in_a_try_with_a_fallback_is_optional(tmp_path) -> None:
+    assert _gated(_tree(tmp_path / "fallback", FALLBACK), ("ext/fastconv",)) == ["ext/fastconv/", "ext/fastconv/conv.py"]
+    bare = {**FALLBACK, "model/layer.py": KERNEL_USER.replace("except ImportError:", "except:")}
+    assert _gated(_tree(tmp_path / "bare", bare), ("ext/fastconv",)) == ["ext/fastconv/", "ext/fastconv/conv.py"]
+
+
+def test_a_required_or_plain_import_of_a_built_extension_stays_on_the_main_path(tmp_path) -> None:
+    raising = {**FALLBACK, "model/layer.py": "try:\n    from ext.fastconv.conv import conv_fast\n"
+                                              "except ImportError:\n    raise RuntimeError('build ext/fastconv first')\n"}
+    assert _gated(_tree(tmp_path / "raising", raising), ("ext/fastconv",)) == []
+    plain = {**FALLBACK, "serve.py": "from ext.fastconv.conv import conv_fast\n"}  # a second, unconditional way in
+    assert _gated(_tree(tmp_path / "plain", plain), ("ext/fastconv",)) == []
+    # a first-party module that is no build unit's, tried for some other reason, stays required
+    own = {**FALLBACK, "model/layer.py": KERNEL_USER.replace("ext.fastconv.conv", "model.helpers"),
+           "model/helpers.py": "def conv_fast(x):\n    return x\n"}
+    assert _gated(_tree(tmp_path / "own", own), ("ext/fastconv",)) == []
+
+
+def test_requirements_of_an_extra_beside_a_declared_install(tmp_path) -> None:
+    files = {"pyproject.toml": "[project]\nname = 'tune'\ndependencies = ['torch', 'transformers']\n",
+             "requirements/bitsandbytes.txt": "bitsandbytes\n", "requirements/optional.txt": "deepspeed\n",
+             "requirements/runtime.txt": "torch\n", "requirements/cuda.txt": "cupy-cuda12x\n",
+             "ext/requirements/extra.txt": "apex\n"}
+    assert requirement_extras(_tree(tmp_path / "declared", files), ("ext",)) == {
+        "requirements/bitsandbytes.txt", "requirements/optional.txt"}
+    setup_py = {**{p: t for p, t in files.items() if p != "pyproject.toml"},
+                "setup.py": "from setuptools import setup\nsetup(install_requires=['torch'])\n"}
+    assert requirement_extras(_tree(tmp_path / "setup", setup_py), ()) == {
+        "requirements/bitsandbytes.txt", "requirements/optional.txt"}
+
+
+def test_requirements_files_that_are_the_only_install_are_main(tmp_path) -> None:
+    hatch_env = {"pyproject.toml": "[project]\nname = 'gen'\n\n[tool.hatch.envs.ci]\ndependencies = ['pytest']\n",
+                 "requirements/pt2.txt": "torch\nxformers\n"}
+    assert requirement_extras(_tree(tmp_path / "only", hatch_env), ()) == frozenset()
+    broken = {**hatch_env, "pyproject.toml": "[project\ndependencies = ['torch']\n"}
+    assert requirement_extras(_tree(tmp_path / "broken", broken), ()) == frozenset()

@@ -148,6 +148,7 @@ def test_renames_cost_nothing_where_the_build_hipifies() -> None:
 @pytest.mark.parametrize("path, role", [
     ("tests/test_model.py", "tests"), ("docs/install.md", "docs"), ("examples/run.py", "examples"),
     ("benchmarks/bench.py", "benchmarks"), ("dev/cuda/variant.py", "development"), (".github/workflows/ci.yml", "ci"),
+    ("tensorrt/dcn_plugin/plugin.py", "deployment"), ("deploy/TensorRT/infer.py", "deployment"),
 ])
 def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
     code = make("pkg/model.py", 1, "torch-version-cuda", "torch-version-check", Severity.MEDIUM)
@@ -155,6 +156,13 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
     found = weights.role_of(path, W)
     assert found is not None and found.name == role and weights.role_of(code.path, W) is None
     assert risk.assess([off], W).effort.high == pytest.approx(risk.assess([code], W).effort.high * found.factor)
+
+
+@pytest.mark.parametrize("path", [
+    "torch2trt/converters/conv.py", "pkg/trt_utils.py", "pkg/deployer.py", "pkg/deployment_test_helpers.py",
+])
+def test_main_path_look_alikes_of_the_roles_keep_no_role(path: str) -> None:
+    assert weights.role_of(path, W) is None
 
 
 def test_the_roles_remembered_by_path_stay_bounded_and_right(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,6 +187,10 @@ def test_components_follow_build_files_and_kernel_directories() -> None:
     assert context.component("contrib/addon/csrc/k.cu") == "contrib/addon"
     assert context.component("csrc/attn/fwd.cu") == "csrc/attn"
     assert context.component("deepspeed/ops/csrc/attn/fwd.cu") == "csrc/attn"  # a packaged copy: the same unit
+    # kernels/cuda names no kernel: the packages above keep their folders apart
+    assert context.component("pkg/scene/kernels/cuda/csrc/a.cu") == "pkg/scene/kernels/cuda"
+    assert context.component("pkg/sensors/kernels/cuda/b.cu") == "pkg/sensors/kernels/cuda"
+    assert context.component("pkg/cuda/csrc/c.cu") == "pkg/cuda/csrc"
     assert context.component("pkg/sub/mod.py") == "pkg"
     assert context.component("setup.py") == "."
 

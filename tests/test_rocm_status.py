@@ -139,14 +139,14 @@ def test_continuation_lines_and_comments_in_directives() -> None:
 @pytest.mark.parametrize(
     ("kind", "relpath", "text", "expected"),
     [
-        (FileKind.CMAKE, "CMakeLists.txt", "if(USE_HIP)\n  enable_language(HIP)\nendif()\n", [("build", 2)]),
+        (FileKind.CMAKE, "CMakeLists.txt", "if(USE_HIP)\n  enable_language(HIP)\nendif()\n", [("build", 1), ("build", 2)]),
         (FileKind.CMAKE, "CMakeLists.txt", "find_package(hip REQUIRED)\n", [("build", 1)]),
         (FileKind.SETUP_PY, "setup.py", "import torch\nif torch.version.hip:\n    pass\n", [("build", 2)]),
         (FileKind.PYTHON, "op_builder/builder.py", "if self.is_rocm_pytorch():\n    x = ROCM_HOME\n", [("build", 1), ("build", 2)]),
         (FileKind.PYTHON, "pkg/ops.py", "# torch.version.hip in a comment\nIS_HIP = torch.version.hip is not None\n", [("runtime", 2)]),
         (FileKind.CI_WORKFLOW, ".github/workflows/ci.yml", "jobs:\n  t:\n    runs-on: [self-hosted, mi300]\n", [("ci", 3)]),
         (FileKind.DOCKERFILE, "docker/Dockerfile.rocm", "FROM rocm/pytorch:latest\n", [("packaging", 1)]),
-        (FileKind.REQUIREMENTS, "requirements-rocm.txt", "--index-url https://download.pytorch.org/whl/rocm6.2\n", [("packaging", 1)]),
+        (FileKind.REQUIREMENTS, "requirements-gpu.txt", "--index-url https://download.pytorch.org/whl/rocm6.2\n", [("packaging", 1)]),
         (FileKind.MARKDOWN, "README.md", "# x\n\nTo install on ROCm, run `pip install x`.\n", [("docs", 3)]),
         (FileKind.MARKDOWN, "README.md", "Runs on CUDA GPUs.\n", []),
         (FileKind.SETUP_PY, "setup.py", "from torch.utils.cpp_extension import CUDAExtension\n", [("torch-extension", 1)]),
@@ -454,3 +454,35 @@ def test_a_scan_names_the_build_units_that_build_libraries_only(tmp_path: Path) 
     result = scan(tmp_path, Settings(jobs=1))
     assert result.rocm is not None and result.rocm.library_dirs == ("src/kernels",)
     assert "library-build" not in dict(result.rocm.counts)  # used, never cited as ROCm evidence
+
+
+def test_a_cuda_source_with_a_hip_twin_is_guarded_and_a_directory_twin_covers(tmp_path: Path) -> None:
+    kernel = "__global__ void k(float* x) { x[threadIdx.x] = __shfl_xor_sync(0xffffffffu, x[0], 16); }\n"
+    for path in ("src/algo/SCAN-Cuda.cpp", "src/common/CudaGridScan.hpp", "core/Kokkos_Cuda_Team.hpp",
+                 "kernels/cuda/norm.cu", "src/algo/SORT-Cuda.cpp", "src/Barracuda.cpp"):
+        write(tmp_path, path, kernel)
+    for path in ("src/algo/SCAN-Hip.cpp", "src/common/HipGridScan.hpp", "core/Kokkos_HIP_Team.hpp",
+                 "kernels/hip/CMakeLists.txt", "src/Barrahip.cpp"):
+        write(tmp_path, path, "#include <hip/hip_runtime.h>\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    guarded = {f.path for f in result.guarded_findings if f.rule == "warp-full-mask"}
+    assert guarded == {"src/algo/SCAN-Cuda.cpp", "src/common/CudaGridScan.hpp", "core/Kokkos_Cuda_Team.hpp"}
+    status = {f.path: f.status for f in result.findings if f.rule == "warp-full-mask"}
+    # a hip/ folder of build files may compile the CUDA sources themselves; SORT has no twin; "cuda" inside a word
+    assert status == {"kernels/cuda/norm.cu": "covered", "src/algo/SORT-Cuda.cpp": "remaining",
+                      "src/Barracuda.cpp": "remaining"}
+
+
+@pytest.mark.parametrize(("kind", "relpath", "text", "expected"), [
+    (FileKind.CMAKE, "CMakeLists.txt", "if (ENABLE_HIP)\n  list(APPEND DEPS blt::hip)\nendif()\n", [("build", 1)]),
+    (FileKind.CMAKE, "CMakeLists.txt", "if(Kokkos_ENABLE_HIP)\n  set(X 1)\nendif()\n", [("build", 1)]),
+    (FileKind.CMAKE, "CMakeLists.txt", "if (ENABLE_CUDA)\n  enable_language(CUDA)\nendif()\n# hip later\n", []),
+    (FileKind.REQUIREMENTS, "requirements/runtime_rocm.txt", "torch\n", [("packaging", 1)]),
+    (FileKind.REQUIREMENTS, "requirements_hip.txt", "torch\n", [("packaging", 1)]),
+    (FileKind.REQUIREMENTS, "requirements/shipping.txt", "torch\n", []),
+    (FileKind.REQUIREMENTS, "requirements/runtime_cuda.txt", "torch\n", []),
+])
+def test_a_hip_build_switch_and_rocm_requirements_are_evidence(
+    kind: FileKind, relpath: str, text: str, expected: list[tuple[str, int]]
+) -> None:
+    assert [(e.kind, e.line) for e in rocm_status.evidence(kind, relpath, text)] == expected

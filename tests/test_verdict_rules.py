@@ -290,3 +290,192 @@ def test_an_extension_chosen_by_a_command_line_flag_is_an_add_on(tmp_path, monke
     assert _verdict(tmp_path, "flagged", flagged, monkeypatch) == ("none", "easy")
     by_value = {**EXTENSION, **FUSED_MLP, "run.py": RUN_BY_VALUE}  # the fused MLP is the default: required
     assert _verdict(tmp_path, "by-value", by_value, monkeypatch) == ("none", "hard")
+
+
+TWIN_CMAKE = """\
+cmake_minimum_required(VERSION 3.20)
+project(perfsuite LANGUAGES CXX)
+if (ENABLE_HIP)
+  find_package(hip REQUIRED)
+endif()
+if (ENABLE_CUDA)
+  enable_language(CUDA)
+endif()
+add_executable(suite src/main.cpp src/algo/SCAN-Cuda.cpp src/algo/SCAN-Hip.cpp)
+"""
+CUDA_VARIANT = """\
+#if defined(SUITE_ENABLE_CUDA)
+#include "common/CudaUtils.hpp"
+constexpr int warp_size = 32;
+__global__ void scan(float* x) {
+    float v = __shfl_down_sync(0xffffffffu, x[threadIdx.x], 1, warp_size);
+    x[threadIdx.x] = v;
+}
+#endif
+"""
+HIP_VARIANT = """\
+#if defined(SUITE_ENABLE_HIP)
+#include <hip/hip_runtime.h>
+#include "common/HipUtils.hpp"
+__global__ void scan(float* x) { x[threadIdx.x] += 1.f; }
+#endif
+"""
+CUDA_UTILS = "#pragma once\n#include <cuda_runtime.h>\n__device__ unsigned lanes() { return __ballot_sync(0xffffffffu, 1); }\n"
+HIP_UTILS = "#pragma once\n#include <hip/hip_runtime.h>\n#if defined(__HIP_PLATFORM_AMD__)\n#define LANES 64\n#endif\n"
+TWINS = {
+    "CMakeLists.txt": TWIN_CMAKE, "src/main.cpp": "int main() { return 0; }\n",
+    "src/algo/SCAN-Cuda.cpp": CUDA_VARIANT, "src/algo/SCAN-Hip.cpp": HIP_VARIANT,
+    "src/common/CudaUtils.hpp": CUDA_UTILS, "src/common/HipUtils.hpp": HIP_UTILS,
+    ".github/workflows/amd.yml": "jobs:\n  test:\n    runs-on: [self-hosted, mi300]\n",
+}
+
+
+def test_cuda_sources_with_hip_twins_are_no_work_in_a_project_that_builds_for_rocm(tmp_path, monkeypatch) -> None:
+    assert _verdict(tmp_path, "twins", TWINS, monkeypatch) == ("supported", "trivial")
+    # the same CUDA sources without their HIP twins: the ROCm build compiles them, they are work
+    lone = {p: t for p, t in TWINS.items() if p not in ("src/algo/SCAN-Hip.cpp", "src/common/HipUtils.hpp")}
+    lone["src/hip_compat.h"] = HIP_UTILS
+    assert _verdict(tmp_path, "lone", lone, monkeypatch)[1] in {"easy", "moderate"}
+
+
+IMAGE_README = """\
+# Tuner
+
+Install PyTorch, then run the recipe:
+
+```bash
+pip install torch --index-url https://download.pytorch.org/whl/cu121
+docker run --gpus all tuner:latest
+```
+"""
+
+
+def test_a_rocm_image_the_repository_ships_answers_the_image_and_the_wheels(tmp_path, monkeypatch) -> None:
+    cuda_only = {"README.md": IMAGE_README, "pyproject.toml": "[project]\nname = 'tuner'\ndependencies = ['torch', 'peft', 'bitsandbytes']\n",
+                 "tuner/finetune.py": FINETUNE, "docker/docker-cuda/Dockerfile": "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\n"}
+    assert _verdict(tmp_path, "cuda-image", cuda_only, monkeypatch) == ("none", "moderate")
+    shipped = {**cuda_only, "docker/docker-rocm/Dockerfile": "FROM rocm/pytorch:rocm6.2_ubuntu22.04_py3.10\n"}
+    assert _verdict(tmp_path, "rocm-image", shipped, monkeypatch) == ("partial", "trivial")
+
+
+def test_requirements_of_an_extra_are_not_the_main_install(tmp_path, monkeypatch) -> None:
+    extras = {**TRAINING, "generate.py": GENERATE, "requirements/serving.txt": "sglang[srt]>=0.4.5\n",
+              "requirements/fp8.txt": "transformer_engine[pytorch]>=2.0\n"}
+    assert _verdict(tmp_path, "extras", extras, monkeypatch) == ("none", "easy")
+    main = {**TRAINING, "generate.py": GENERATE,
+            "requirements/runtime.txt": "sglang[srt]>=0.4.5\ntransformer_engine[pytorch]>=2.0\n"}
+    assert _verdict(tmp_path, "main", main, monkeypatch) == ("none", "moderate")
+    # the only install the project declares: requirements/pt2.txt is its main one, whatever its name
+    only = {**{p: t for p, t in extras.items() if p != "requirements.txt"}, "requirements/serving.txt": "torch\n",
+            "requirements/fp8.txt": "sglang[srt]>=0.4.5\ntransformer_engine[pytorch]>=2.0\n",
+            "pyproject.toml": "[project]\nname = 'gen'\n\n[tool.hatch.envs.ci]\ndependencies = ['pytest']\n"}
+    assert _verdict(tmp_path, "only", only, monkeypatch) == ("none", "moderate")
+
+
+DEVICE_SETUP = """\
+import os
+from setuptools import setup
+from cmake_ext import CMakeExtension
+
+
+def target_device():
+    return os.getenv("ENGINE_TARGET_DEVICE", "cuda")
+
+
+if target_device() == "cuda":
+    ext_modules = [CMakeExtension(name="_engine", source_dir=os.path.dirname(__file__))]
+else:
+    ext_modules = []
+
+setup(name="engine", ext_modules=ext_modules,
+      install_requires=open(f"requirements/runtime_{target_device()}.txt").read().split())
+"""
+ENGINE_CMAKE = "project(Engine LANGUAGES CXX CUDA)\nfind_package(CUDAToolkit REQUIRED)\nadd_library(engine src/engine/gemm.cu)\n"
+PTX_GEMM = """\
+#include <cuda_runtime.h>
+__global__ void gemm(const float* a, float* c) {
+    unsigned r;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(0));
+    unsigned mask = __ballot_sync(0xffffffffu, a[threadIdx.x] > 0.f);
+    c[threadIdx.x] = __shfl_xor_sync(0xffffffffu, a[threadIdx.x], 16) + mask + r;
+}
+"""
+
+
+def test_a_cuda_backend_a_device_switch_builds_is_optional_where_the_switch_has_a_rocm_value(
+        tmp_path, monkeypatch) -> None:
+    files = {"setup.py": DEVICE_SETUP, "CMakeLists.txt": ENGINE_CMAKE, "requirements/runtime_cuda.txt": "torch\n",
+             "engine/__init__.py": "import torch\n", **{f"src/engine/gemm{n}.cu": PTX_GEMM for n in range(6)}}
+    assert _verdict(tmp_path, "cuda-only", files, monkeypatch)[1] in {"hard", "very-hard"}
+    rocm = {**files, "requirements/runtime_rocm.txt": "torch\n"}  # the switch's other value: a ROCm install
+    assert _verdict(tmp_path, "rocm-value", rocm, monkeypatch) == ("partial", "easy")
+
+
+TRT_PLUGIN = """\
+#include <NvInfer.h>
+#include <cuda_runtime.h>
+using namespace nvinfer1;
+class DeformPlugin : public IPluginV2DynamicExt {
+ public:
+    int enqueue(const PluginTensorDesc* in, const PluginTensorDesc* out, const void* const* inputs,
+                void* const* outputs, void* workspace, cudaStream_t stream) noexcept override;
+};
+REGISTER_TENSORRT_PLUGIN(DeformPluginCreator);
+"""
+TRT_CMAKE = "project(deform_plugin LANGUAGES CXX CUDA)\nadd_library(deform_plugin SHARED plugin.cpp)\n"
+
+
+def test_a_tensorrt_plugin_folder_beside_the_project_is_an_add_on_not_its_main_path(tmp_path, monkeypatch) -> None:
+    side = {**EXTENSION, "tensorrt/deform/CMakeLists.txt": TRT_CMAKE, "tensorrt/deform/plugin.cpp": TRT_PLUGIN}
+    assert _verdict(tmp_path, "side", side, monkeypatch) == ("none", "easy")
+    # the same plugin as the project's own package: its inference runs through TensorRT
+    own = {**EXTENSION, "trtdeform/CMakeLists.txt": TRT_CMAKE, "trtdeform/plugin.cpp": TRT_PLUGIN}
+    assert _verdict(tmp_path, "own", own, monkeypatch)[1] in {"hard", "very-hard"}
+
+
+THC_KERNEL = PLAIN_KERNEL.replace("#include <cuda_runtime.h>", "#include <cuda_runtime.h>\n#include <THC/THCAtomics.cuh>")
+TRIED = """\
+try:
+    from ext.norm.ops import fast_norm
+except ImportError:
+    fast_norm = None
+
+
+def norm(x):
+    return fast_norm(x) if fast_norm is not None else x / x.norm()
+"""
+
+
+def test_an_extension_the_model_tries_and_falls_back_from_is_an_add_on(tmp_path, monkeypatch) -> None:
+    ext = {"ext/norm/setup.py": SETUP_EXTENSION.replace("csrc/norm/", ""), "ext/norm/binding.cpp": BINDING,
+           "ext/norm/norm.cu": THC_KERNEL, "ext/norm/ops.py": "import rownorm_C\nfast_norm = rownorm_C.norm\n",
+           "model/__init__.py": "", "train.py": "from model.layer import norm\n"}
+    assert _verdict(tmp_path, "tried", {**ext, "model/layer.py": TRIED}, monkeypatch) == ("none", "easy")
+    required = TRIED.replace("try:\n    ", "").replace("except ImportError:\n    fast_norm = None\n", "")
+    assert _verdict(tmp_path, "required", {**ext, "model/layer.py": required}, monkeypatch) == ("none", "moderate")
+
+
+OPTIM_FIXED = """\
+import bitsandbytes as bnb
+
+
+def optimizer(params, lr):
+    return bnb.optim.PagedAdamW8bit(params, lr=lr)
+"""
+OPTIM_CHOSEN = """\
+import torch
+
+
+def optimizer(params, args):
+    if args.optim == "adamw_torch":
+        return torch.optim.AdamW(params, lr=args.lr)
+    elif args.optim in ["adamw_bnb_8bit", "paged_adamw_8bit"]:
+        from bitsandbytes.optim import AdamW8bit
+        return AdamW8bit(params, lr=args.lr)
+    raise ValueError(args.optim)
+"""
+
+
+def test_an_eight_bit_optimizer_one_setting_chooses_among_others_is_no_training_method(tmp_path, monkeypatch) -> None:
+    assert _verdict(tmp_path, "fixed", {**TRAINING, "optim.py": OPTIM_FIXED}, monkeypatch) == ("none", "moderate")
+    assert _verdict(tmp_path, "chosen", {**TRAINING, "optim.py": OPTIM_CHOSEN}, monkeypatch) == ("none", "easy")

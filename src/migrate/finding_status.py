@@ -31,6 +31,10 @@ class Context:
     replaced: frozenset[str] = frozenset()  # CUDA kernel components a separate ROCm backend stands in for
     # Python files and build-unit directories ('dir/') the main path reaches only behind an off-by-default flag
     flagged: frozenset[str] = frozenset()
+    extras: frozenset[str] = frozenset()  # requirements/<extra>.txt files: an extra's packages, not the main install
+    rocm_image: bool = False  # the repository ships a ROCm container image (a Dockerfile on a ROCm base)
+    # directories ('' the root) whose C/C++/CUDA only an extension chosen by a device switch's CUDA value builds
+    device_built: frozenset[str] = frozenset()
     _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
     _by_directory: dict[tuple[str, bool], str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -42,7 +46,8 @@ class Context:
             return cls()
         weights = weights or load_weights()
         context = cls.from_status(result.rocm).seeing(result.findings, weights)
-        return replace(context, flagged=_flag_gated(result.root, context.build_dirs, weights))
+        flagged, device_built, extras = _flag_gated(result.root, context.build_dirs, weights)
+        return replace(context, flagged=flagged, device_built=device_built, extras=extras)
 
     @classmethod
     def from_status(cls, status: RocmStatus) -> Context:
@@ -57,8 +62,9 @@ class Context:
         for e in status.evidence:
             if e.kind in {"guard", "hip-source"}:
                 files[bare.component(e.path)].add(e.path)
+        image = any(e.kind == "packaging" and _container_file(e.path) for e in status.evidence)
         return replace(bare, ported=ported, rocm_builds=rocm_builds, rocm_code=frozenset(files),
-                       rocm_files={c: len(paths) for c, paths in files.items()})
+                       rocm_files={c: len(paths) for c, paths in files.items()}, rocm_image=image)
 
     def seeing(self, findings: Iterable[Finding], weights: Weights) -> Context:
         """This context with the CUDA kernel components a separate ROCm backend stands in for: where the repository
@@ -103,8 +109,8 @@ class Context:
 
     def component(self, path: str) -> str:
         """The build unit of PATH: its nearest directory with a build file, else its kernel directory
-        (csrc/<name>, src/<name>: a packaged copy such as deepspeed/ops/csrc/<name> is the same unit), else
-        its top-level package."""
+        (csrc/<name>, src/<name>: a packaged copy such as deepspeed/ops/csrc/<name> is the same unit; where <name> is
+        itself a kernel folder's word, as in kernels/cuda, the whole path to it), else its top-level package."""
         known = self._components
         found = known.get(path)
         if found is None:  # asked once per finding: memoised by path, then by what the answer depends on
@@ -133,7 +139,9 @@ class Context:
         if c_source:
             for index, part in enumerate(parts):
                 if part in _KERNEL_ROOTS:
-                    return "/".join(parts[index : index + 2])
+                    # kernels/cuda names no kernel: the package above it does (scene/kernels/cuda, sensors/kernels/cuda)
+                    generic = index + 1 < len(parts) and parts[index + 1] in _KERNEL_ROOTS
+                    return "/".join(parts[: index + 2] if generic else parts[index : index + 2])
             return "/".join(parts[:2])
         return parts[0]
 
@@ -142,6 +150,13 @@ class Context:
         if not self.flagged:
             return False
         return path in self.flagged or any(path.startswith(part) for part in self.flagged if part.endswith("/"))
+
+    def is_device_built(self, path: str) -> bool:
+        """PATH is C/C++/CUDA, or CMake, that only the CUDA value of a device switch builds (a CUDA-only backend:
+        the ROCm install runs the project without it)."""
+        if not self.device_built or not (is_c(path) or _cmake(path)):
+            return False
+        return any(not d or path.startswith(d + "/") for d in self.device_built)
 
     def built_for_rocm(self, path: str) -> bool:
         """A build file in PATH's directory or above already has a ROCm branch."""
@@ -179,13 +194,18 @@ class Context:
 _PATHS_KEPT = 4_096
 
 
-def _flag_gated(root: str, build_dirs: tuple[str, ...], weights: Weights) -> frozenset[str]:
-    """optional_parts.flag_gated of the tree at ROOT; nothing where it is gone (a stored result read again)."""
+def _flag_gated(
+    root: str, build_dirs: tuple[str, ...], weights: Weights
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """optional_parts.flag_gated, device_built and requirement_extras of the tree at ROOT; nothing where it is gone (a
+    stored result read again)."""
     if not Path(root).is_dir():
-        return frozenset()
+        return frozenset(), frozenset(), frozenset()
     from migrate import optional_parts  # here: `migrate check` and renderers never need it
 
-    return optional_parts.flag_gated(Path(root), build_dirs, lambda path: on_main_path(path, weights))
+    return (optional_parts.flag_gated(Path(root), build_dirs, lambda path: on_main_path(path, weights)),
+            optional_parts.device_built(Path(root), build_dirs),
+            optional_parts.requirement_extras(Path(root), build_dirs))
 
 
 def _nearest(path: str, directories: frozenset[str]) -> str | None:
@@ -197,6 +217,16 @@ def _nearest(path: str, directories: frozenset[str]) -> str | None:
             return directory
         directory = directory.rpartition("/")[0]
     return None
+
+
+def _container_file(path: str) -> bool:
+    name = path.rpartition("/")[2].lower()
+    return name.startswith(("dockerfile", "containerfile")) or name.endswith((".dockerfile", ".containerfile"))
+
+
+def _cmake(path: str) -> bool:
+    name = path.rpartition("/")[2]
+    return name == "CMakeLists.txt" or name.endswith(".cmake")
 
 
 def is_c(path: str) -> bool:
@@ -223,6 +253,10 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
         return "guarded"  # a build macro test in code whose build already has a ROCm branch (it sets the macro)
     if context.is_flagged(finding.path):
         return "optional-gap"  # an add-on the user opts into with a command-line flag
+    if finding.path in context.extras:
+        return "optional-gap"  # requirements/<extra>.txt: the packages of an extra, beside the main install
+    if context.is_device_built(finding.path):
+        return "optional-gap"  # a CUDA-only backend a device switch builds: the ROCm install goes without it
     component = context.component(finding.path)
     if component in context.replaced:
         return "remaining"  # the CUDA kernels a separate ROCm backend replaces: the product, not an add-on

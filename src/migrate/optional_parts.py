@@ -1,12 +1,14 @@
-"""The first-party modules and build units the main path reaches only behind an off-by-default command-line flag
-(`if opt.ff: from nerf.network_ff import ...` with `--ff` a store_true option): add-ons a user opts into, not part of
-the port. Read with `ast` from the repository's Python files; nothing is run."""
+"""The parts of a project a user opts into, not part of the port: first-party modules and build units the main path
+reaches only behind an off-by-default command-line flag (`if opt.ff: from nerf.network_ff import ...` with `--ff` a
+store_true option) or, for a build unit, inside a `try` with a fallback; extensions setup.py builds only for a device
+switch's CUDA value; requirements/<extra>.txt files. Read with `ast` from the repository's files; nothing is run."""
 
 from __future__ import annotations
 
 import ast
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,25 +30,44 @@ class _Import:
 
 def flag_gated(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[str], bool]) -> frozenset[str]:
     """The relpaths (Python files, and build-unit directories with a trailing '/') under ROOT that the main path
-    imports only behind an off-by-default command-line flag, directly or through modules that are themselves so."""
+    imports only behind an off-by-default command-line flag, or (for a build unit's own package: a compiled extension)
+    only inside a `try` whose handler catches the failed import and falls back, directly or through modules that are
+    themselves so."""
     paths = _main_path_python(root, on_main_path)
-    # a first read keeps no text: most trees declare no store_true option, and a large one holds ~100 MB of Python
-    flags = set().union(*(_store_true_flags(text) for path in paths if (text := _read(root / path))
-                          and "store_true" in text))
-    if not flags:
+    packages = {d.replace("/", "."): d for d in build_dirs if d}
+    tried = _try_gate(packages)
+    # a first read keeps no text: most trees declare no store_true option and try no build unit's import, and a large
+    # one holds ~100 MB of Python
+    flags: set[str] = set()
+    fallback = False
+    for path in paths:
+        text = _read(root / path)
+        if text and "store_true" in text:
+            flags |= _store_true_flags(text)
+        fallback = fallback or bool(text and tried is not None and "try" in text and _gates_an_import(tried, text))
+    if not flags and not fallback:
         return frozenset()
     sources = {path: text for path in paths if (text := _read(root / path)) is not None}
     modules = {_module_of(path): path for path in sources}
-    packages = {d.replace("/", "."): d for d in build_dirs if d}
-    index = _Index(sources, flags, set(modules) | set(packages))
+    index = _Index(sources, flags, set(modules) | set(packages), frozenset(packages))
     names = "|".join(re.escape(flag) for flag in sorted(flags))
     # `if` first, a literal the regex engine scans for fast (`elif` ends with it): a large tree has megabytes
-    gate = re.compile(rf"if[ \t]+(?:[A-Za-z_]\w*\.)?(?:{names})[ \t]*:")
-    gated = {m for path, text in sources.items() if _gates_an_import(gate, text)
+    gates = [re.compile(rf"if[ \t]+(?:[A-Za-z_]\w*\.)?(?:{names})[ \t]*:")] if flags else []
+    gates += [tried] if fallback and tried is not None else []
+    gated = {m for path, text in sources.items() if any(_gates_an_import(gate, text) for gate in gates)
              for site in index.in_file(path) if site.gated for m in site.modules}
+    gated |= {p for p in packages if any(m.startswith(p + ".") for m in gated)}
     optional = _closure(gated, index, modules, packages)
     files = {modules[m] for m in optional if m in modules}
     return frozenset(files | {packages[m] + "/" for m in optional & set(packages)})
+
+
+def _try_gate(packages: dict[str, str]) -> re.Pattern[str] | None:
+    """`try:` with an import of a build unit's package in the lines after it (a cheap test before parsing)."""
+    if not packages:
+        return None
+    names = "|".join(re.escape(p) for p in sorted(packages))
+    return re.compile(rf"try[ \t]*:(?=(?:[^\n]*\n){{1,4}}?[ \t]+(?:from|import)[ \t]+(?:{names})\b)")
 
 
 def _closure(gated: set[str], index: _Index, modules: dict[str, str], packages: dict[str, str]) -> set[str]:
@@ -82,15 +103,16 @@ _GATE_CHARS = 400
 class _Index:
     """The first-party imports of the files, each file parsed once and only when asked for."""
 
-    def __init__(self, sources: dict[str, str], flags: set[str], known: set[str]) -> None:
-        self.sources, self.flags, self.known = sources, flags, known
+    def __init__(self, sources: dict[str, str], flags: set[str], known: set[str],
+                 packages: frozenset[str] = frozenset()) -> None:
+        self.sources, self.flags, self.known, self.packages = sources, flags, known, packages
         self.files: dict[str, tuple[_Import, ...]] = {}
         self.found: dict[str, list[_Import]] = {}
 
     def in_file(self, path: str) -> tuple[_Import, ...]:
         """The imports of first-party modules in the file at PATH."""
         if path not in self.files:
-            self.files[path] = tuple(_imports(path, self.sources[path], self.flags, self.known))
+            self.files[path] = tuple(_imports(path, self.sources[path], self.flags, self.known, self.packages))
         return self.files[path]
 
     def importers(self, module: str) -> list[_Import]:
@@ -178,31 +200,50 @@ _STORE_TRUE = re.compile(r"""\baction\s*=\s*['"]store_true['"]""")
 _CALL_CHARS = 600
 
 
-def _imports(path: str, text: str, flags: set[str], known: set[str]) -> Iterator[_Import]:
-    """The imports of first-party modules (KNOWN) in the file at PATH, each with whether a flag of FLAGS gates it."""
+def _imports(path: str, text: str, flags: set[str], known: set[str], packages: frozenset[str]) -> Iterator[_Import]:
+    """The imports of first-party modules (KNOWN) in the file at PATH, each with whether a flag of FLAGS gates it, or a
+    `try` with a fallback holds an import of a build unit's package (PACKAGES)."""
     tree = _parse(text) if "import" in text else None
     if tree is None:
         return
     package = _module_of(path) if path.endswith("__init__.py") else _module_of(path).rpartition(".")[0]
-    for node, gated in _walk(tree, flags, gated=False):
+    for node, gated, tried in _walk(tree, flags, gated=False, tried=False):
         modules = tuple(m for m in _imported(node, package) if m in known)
         if modules:
-            yield _Import(modules, gated, path)
+            built = tried and any(m == p or m.startswith(p + ".") for m in modules for p in packages)
+            yield _Import(modules, gated or built, path)
 
 
-def _walk(node: ast.AST, flags: set[str], *, gated: bool) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
-    """Every import among NODE's statements, with whether it sits in the body of an `if` (or `elif`) on one of FLAGS
-    (statements only: an import is never inside an expression)."""
+def _walk(
+    node: ast.AST, flags: set[str], *, gated: bool, tried: bool
+) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool, bool]]:
+    """Every import among NODE's statements, with whether it sits in the body of an `if` (or `elif`) on one of FLAGS,
+    and whether in the body of a `try` whose handler catches a failed import (statements only: an import is never
+    inside an expression)."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):
-        yield node, gated
+        yield node, gated, tried
         return
     flagged = isinstance(node, ast.If) and _tests_flag(node.test, flags)
+    fallback = isinstance(node, ast.Try) and any(_catches_import(h) for h in node.handlers)
     for field in _BODIES:
         for child in getattr(node, field, ()):
-            yield from _walk(child, flags, gated=gated or (flagged and field == "body"))
+            yield from _walk(child, flags, gated=gated or (flagged and field == "body"),
+                             tried=tried or (fallback and field == "body"))
 
 
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
+
+
+def _catches_import(handler: ast.ExceptHandler) -> bool:
+    """HANDLER catches a failed import and goes on: a bare `except:`, or one naming ImportError or a class above it,
+    that does more than raise again."""
+    if all(isinstance(statement, ast.Raise) for statement in handler.body):
+        return False  # no fallback: the import is required, with a better message
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)
 
 
 def _tests_flag(test: ast.expr, flags: set[str]) -> bool:
@@ -227,3 +268,172 @@ def _imported(node: ast.Import | ast.ImportFrom, package: str) -> Iterator[str]:
         yield base
     for alias in node.names:
         yield f"{base}.{alias.name}".strip(".")
+
+
+# A build extension chosen by a device switch whose other values include ROCm (`if get_target_device() == 'cuda':
+# ext_modules = [CMakeExtension(...)]` beside `requirements/runtime_{device}.txt` and a runtime_rocm.txt): the
+# C/C++/CUDA that extension builds is a CUDA-only backend; the ROCm install runs the project without it.
+_CUDA_VALUES = frozenset({"cuda", "nvidia"})
+_ROCM_VALUES = frozenset({"rocm", "hip", "amd"})
+_SETUP_NAMES = ("setup.py",)
+
+
+def device_built(root: Path, build_dirs: Iterable[str]) -> frozenset[str]:
+    """The directories ('' the root) whose C/C++/CUDA sources only an extension chosen by a device switch's CUDA value
+    builds, read from the setup.py files of ROOT and of its build units (BUILD_DIRS), where the switch has a ROCm value
+    too (compared with 'rocm' in the file, or naming a file that exists with 'rocm' in its place)."""
+    found: set[str] = set()
+    for directory in sorted({"", *build_dirs}):
+        text = _read(root / directory / "setup.py") if directory else _read(root / "setup.py")
+        if text and "Extension" in text and "cuda" in text.lower():
+            found |= _device_only(root, directory, text)
+    return frozenset(found)
+
+
+def _device_only(root: Path, directory: str, text: str) -> set[str]:
+    """The source directories of the extensions DIRECTORY's setup.py TEXT builds only under a CUDA device value."""
+    tree = _parse(text)
+    if tree is None:
+        return set()
+    helpers = _switch_helpers(tree)
+    switched: set[str] = set()
+    others: set[str] = set()
+    for node, switch in _extension_calls(tree, helpers, None):
+        where = switched if switch is not None and _has_rocm_value(root, directory, tree, switch) else others
+        where.update(_sources(node, directory))
+    return switched - others
+
+
+def _switch_helpers(tree: ast.Module) -> dict[str, ast.expr]:
+    """Functions that return one comparison of a device value with 'cuda' (`def _is_cuda(): return DEVICE == "cuda"`),
+    by name: the value they test."""
+    helpers = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and len(node.body) == 1 and isinstance(node.body[0], ast.Return):
+            value = node.body[0].value
+            tested = _cuda_switch(value, {}) if value is not None else None
+            if tested is not None:
+                helpers[node.name] = tested
+    return helpers
+
+
+def _cuda_switch(test: ast.expr, helpers: dict[str, ast.expr]) -> ast.expr | None:
+    """The device value TEST compares with 'cuda' (`X == 'cuda'`, a helper that does, either inside an `and`)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return next((v for v in (_cuda_switch(t, helpers) for t in test.values) if v is not None), None)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not test.args:
+        return helpers.get(test.func.id)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        left, right = test.left, test.comparators[0]
+        for value, other in ((right, left), (left, right)):
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value.lower() in _CUDA_VALUES:
+                return other
+    return None
+
+
+def _extension_calls(
+    node: ast.AST, helpers: dict[str, ast.expr], switch: ast.expr | None
+) -> Iterator[tuple[ast.Call, ast.expr | None]]:
+    """Every call of an *Extension class under NODE, with the device value whose CUDA branch it sits in (None)."""
+    if isinstance(node, ast.If):
+        tested = _cuda_switch(node.test, helpers)
+        for child in node.body:
+            yield from _extension_calls(child, helpers, tested if tested is not None else switch)
+        for child in node.orelse:
+            yield from _extension_calls(child, helpers, switch)
+        return
+    if isinstance(node, ast.Call) and _callee(node.func).endswith("Extension"):
+        yield node, switch
+    for inner in ast.iter_child_nodes(node):
+        yield from _extension_calls(inner, helpers, switch)
+
+
+def _callee(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _has_rocm_value(root: Path, directory: str, tree: ast.Module, switch: ast.expr) -> bool:
+    """The device value SWITCH is compared with a ROCm value somewhere in TREE, or names a file (in an f-string) that
+    exists with a ROCm value in its place (`f'requirements/runtime_{device}.txt'` beside runtime_rocm.txt)."""
+    wanted = ast.dump(switch)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            sides = (node.left, node.comparators[0])
+            if any(ast.dump(s) == wanted for s in sides) and any(
+                isinstance(s, ast.Constant) and isinstance(s.value, str) and s.value.lower() in _ROCM_VALUES
+                for s in sides
+            ):
+                return True
+        if isinstance(node, ast.JoinedStr) and any(
+            isinstance(v, ast.FormattedValue) and ast.dump(v.value) == wanted for v in node.values
+        ):
+            for value in _ROCM_VALUES:
+                name = "".join(str(v.value) if isinstance(v, ast.Constant) else value for v in node.values
+                               if isinstance(v, (ast.Constant, ast.FormattedValue)))
+                if (root / directory / name).is_file():
+                    return True
+    return False
+
+
+def _sources(call: ast.Call, directory: str) -> set[str]:
+    """The directories of the sources an extension call builds: its literal `sources` list's, or for a CMake extension
+    its literal source directory (default: the setup.py's own)."""
+    prefix = directory + "/" if directory else ""
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    sources = keywords.get("sources") or (call.args[1] if len(call.args) > 1 else None)
+    if isinstance(sources, (ast.List, ast.Tuple)):
+        paths = [e.value for e in sources.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        return {(prefix + p).rpartition("/")[0] or directory for p in paths}
+    if "CMake" in _callee(call.func):
+        for key in ("source_dir", "sourcedir", "cmake_lists_dir"):
+            value = keywords.get(key)
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return {(prefix + value.value.strip("./")).rstrip("/")}
+        return {directory}
+    return set()
+
+
+# requirements/<extra>.txt beside a main install declared elsewhere (pyproject's dependencies, setup.py's
+# install_requires, a requirements.txt): one extra's packages (requirements/bitsandbytes.txt, requirements/optional.txt)
+# that a user opts into. Files named for the install itself stay main (requirements/runtime.txt, common.txt, cuda.txt).
+_MAIN_NAMES = re.compile(r"(?:requirements|runtime|common|base|core|main|install|default|prod|production|build|cuda|"
+                         r"gpu|mminstall)(?:[_.-][^/]*)?\.txt")
+
+
+def requirement_extras(root: Path, build_dirs: Iterable[str]) -> frozenset[str]:
+    """The relpaths of the requirements/<extra>.txt files under ROOT (at the root or in a build unit, BUILD_DIRS)
+    whose directory declares its main install elsewhere."""
+    found: set[str] = set()
+    for directory in sorted({"", *build_dirs}):
+        base = root / directory if directory else root
+        folder = base / "requirements"
+        if not folder.is_dir() or not _declares_install(base):
+            continue
+        prefix = f"{directory}/requirements/" if directory else "requirements/"
+        found |= {prefix + p.name for p in folder.glob("*.txt") if p.is_file() and not _MAIN_NAMES.fullmatch(p.name)}
+    return frozenset(found)
+
+
+def _declares_install(base: Path) -> bool:
+    """BASE declares the packages its install takes outside requirements/: a requirements.txt, setup.py's or
+    setup.cfg's install_requires, or a non-empty [project] dependencies list."""
+    if (base / "requirements.txt").is_file():
+        return True
+    setup = (_read(base / "setup.py") or "") + (_read(base / "setup.cfg") or "")
+    return "install_requires" in setup or bool(_project_dependencies(_read(base / "pyproject.toml") or ""))
+
+
+def _project_dependencies(text: str) -> list[object]:
+    """The [project] table's dependencies in pyproject.toml TEXT (none where it does not parse)."""
+    if "dependencies" not in text:
+        return []
+    if sys.version_info >= (3, 11):  # here: most trees never ask
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        project = tomllib.loads(text).get("project", {})
+    except (tomllib.TOMLDecodeError, ValueError):
+        return []
+    found = project.get("dependencies", []) if isinstance(project, dict) else []
+    return found if isinstance(found, list) else []

@@ -583,20 +583,21 @@ def _floors(finding: Finding, context: Context, weights: Weights) -> Mapping[Sev
 
 
 def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context: Context, weights: Weights) -> list[Reason]:
-    """The lowest scores the project as a whole reads, whatever its effort: GPU code of its own needs a build and
-    a run (kernel_floor); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one
+    """The lowest scores the project as a whole reads, whatever its effort: GPU code of its own that a ROCm build
+    compiles needs a build and a run (kernel_floor; not code only a CUDA build compiles, such as a source with a HIP
+    twin); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one
     CUDA-only package or index to replace is easy, and so are two on the main path, three moderate (unless the
     repository already installs on ROCm); a CUDA-only install dependency keeps a supported repository moderate."""
     found: list[Reason] = []
-    if any(is_c(f.path) and not f.vendored for f in every):
+    if any(_own_gpu_code(f, context, weights) for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
-    replace, check, install, decisions, required = _floor_findings(items, weights)
+    replace, check, install, decisions, required = _floor_findings(items, weights, context)
     if replace is not None:
         found.append((weights.environment_floor, f"a CUDA-only package or call to replace: {replace.rule} at "
                                                  f"{replace.path}:{replace.line}"))
     if check is not None:
         found.append((weights.code_floor, f"CUDA-specific code to check: {check.rule} at {check.path}:{check.line}"))
-    replaced = sorted(decisions)
+    replaced = sorted(decisions - (_IMAGE_DECISIONS if context.rocm_image else set()))
     if context.level != "supported":
         steps = [floor for count, floor in weights.substitution_steps if len(replaced) >= count]
         if steps:
@@ -612,8 +613,22 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
     return found
 
 
+# What a ROCm container image the repository ships already decides: the image, and the PyTorch build inside it (a ROCm
+# base image carries ROCm wheels), so a README's CUDA image and cu12x index are the CUDA variant of a choice made.
+_IMAGE_DECISIONS = frozenset({"the container image", "torch-cuda-wheels"})
+
+
+def _own_gpu_code(finding: Finding, context: Context, weights: Weights) -> bool:
+    """FINDING is in GPU code of the project's own that a ROCm build compiles: C/C++/CUDA outside vendored trees, not
+    guarded (a source only the CUDA build compiles: its HIP twin is what the ROCm build compiles). In a repository that
+    already builds for ROCm, a rename-level finding (low) is no sign of code still to build and validate."""
+    if not is_c(finding.path) or finding.vendored or finding.status == "guarded":
+        return False
+    return context.level != "supported" or finding.severity > weights.mechanical_max
+
+
 def _floor_findings(
-    items: Iterable[Finding], weights: Weights
+    items: Iterable[Finding], weights: Weights, context: Context
 ) -> tuple[Finding | None, Finding | None, Finding | None, set[str], tuple[Finding, Finding] | None]:
     """In one read of ITEMS (a large scan's come back from disk each time): the first finding on the main path that
     is a CUDA-only package or call to replace, the first with CUDA-specific code to check, the first that blocks the
@@ -631,7 +646,7 @@ def _floor_findings(
         environment = phase_of(f, weights) == "environment"
         if replace is None and f.severity >= Severity.HIGH and (environment or _python(f.path)):
             replace = f
-        if check is None and f.severity >= Severity.MEDIUM and not environment:
+        if check is None and f.severity >= Severity.MEDIUM and not environment and not _dual_build(f, context, weights):
             check = f
         if f.substitutions and ((environment and f.severity >= Severity.MEDIUM) or _trains_with(f, weights)):
             decisions.add(_decision(f))
@@ -643,6 +658,14 @@ def _floor_findings(
                 imported.setdefault(name, f)
     required = next(((pinned[name], imported[name]) for name in sorted(imported) if name in pinned), None)
     return replace, check, install, decisions, required
+
+
+def _dual_build(finding: Finding, context: Context, weights: Weights) -> bool:
+    """FINDING is CUDA build configuration of a repository that builds for ROCm, in a build whose file (or one above
+    it) has a ROCm branch already: the CUDA side of a build that has both (`enable_language(CUDA)` under the project's
+    CUDA switch beside its HIP one), not code to check."""
+    return (context.level == "supported" and category_of(finding, weights) == "cuda-build-config"
+            and context.built_for_rocm(finding.path))
 
 
 def _imports_at_module_level(finding: Finding, weights: Weights) -> bool:
@@ -666,9 +689,15 @@ class _Kept:
 
 
 def _trains_with(finding: Finding, weights: Weights) -> bool:
-    """FINDING (or a place it stands for) is Python that trains with its package (k-bit training, its optimizers)."""
+    """FINDING (or a place it stands for) is Python that trains with its package (k-bit training, its optimizers); not
+    the test of an `if` that names it among the values a setting may take (`elif args.optim in ["adamw_bnb_8bit",
+    ...]:`): one option of several, chosen by configuration."""
     places = (finding.evidence, *(o.evidence for o in finding.occurrences))
-    return _python(finding.path) and any(weights.training_uses.search(text) for text in places)
+    return _python(finding.path) and any(weights.training_uses.search(text) and not _CHOICE.match(text)
+                                         for text in places)
+
+
+_CHOICE = re.compile(r"\s*(?:el)?if\b")
 
 
 def _decision(finding: Finding) -> str:

@@ -44,6 +44,9 @@ _CMAKE = (
     _p("build", 3, r"find_package\s*\(\s*(?:hip|hipblas|hipblaslt|rocblas|rocprim|hipcub|composable_kernel|rocm)\b"),
     _p("build", 3, r"--offload-arch|CMAKE_HIP_ARCHITECTURES|\bAMDGPU_TARGETS\b|LANGUAGE\s+HIP\b"),
     _p("build", 2, r"\boption\s*\(\s*\w*(?:HIP|ROCM)\w*"),
+    # a branch on the project's own HIP switch (RAJA's `if (ENABLE_HIP)`, Kokkos' `if(Kokkos_ENABLE_HIP)`, Ginkgo's
+    # `if(GINKGO_BUILD_HIP)`): a HIP build path, whatever helper (BLT, a HIP CMake module) then sets the compiler
+    _p("build", 3, r"^\s*(?:else)?if\s*\(\s*\(?\s*\w*(?:ENABLE|USE|WITH|BUILD)_(?:HIP|ROCM)\s*\)"),
 )
 _PY_BUILD = (_p("build", 3, r"torch\.version\.hip|IS_HIP_EXTENSION|ROCM_HOME|is_rocm_pytorch|--offload-arch|"
                             r"\bhipify\b|\bBUILD_(?:HIP|ROCM)\b|\bUSE_ROCM\b"),)
@@ -71,7 +74,7 @@ _PER_FILE = 3  # evidence lines kept per file and kind: enough to cite, bounded 
 def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     """The ROCm evidence in one file's text (empty unless it mentions HIP/ROCm/AMD at all)."""
     low = text.lower()
-    extension = _extension(kind, relpath, text) + _library_build(kind, relpath, text, low)
+    extension = _extension(kind, relpath, text) + _library_build(kind, relpath, text, low) + _named(kind, relpath)
     if not _mentions(low):
         return extension
     patterns = _BY_KIND.get(kind, ())
@@ -125,6 +128,18 @@ def _extension(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
         return ()
     line = text.count("\n", 0, text.index("CUDAExtension")) + 1
     return (Evidence("torch-extension", relpath, line, "CUDAExtension (hipified at build time on ROCm)", 0),)
+
+
+_ROCM_NAME = lazy_regex(r"(?<![a-z])(?:rocm|hip|amd)(?![a-z])")
+
+
+def _named(kind: FileKind, relpath: str) -> tuple[Evidence, ...]:
+    """A requirements file named for ROCm (requirements_rocm.txt, requirements/runtime_rocm.txt, requirements/hip.txt):
+    the packages a ROCm install takes, whatever its text says (packaging, weight 2)."""
+    name = relpath.rpartition("/")[2].lower()
+    if kind != FileKind.REQUIREMENTS or not _ROCM_NAME.search(name.rpartition(".")[0]):
+        return ()
+    return (Evidence("packaging", relpath, 1, f"{name}: the requirements of a ROCm install", 2),)
 
 
 def _library_build(kind: FileKind, relpath: str, text: str, low: str) -> tuple[Evidence, ...]:
@@ -253,18 +268,23 @@ def _c_path(path: str) -> bool:
     return path.rpartition(".")[2].lower() in {"c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "s", "inl", "m", "mm"}
 
 
-_VARIANT = lazy_regex(r"(?<![a-z])(?:cuda|nvidia|cu\d{2,3})(?![a-z])", re.I)
+# A CUDA variant's word in a path part: cuda/nvidia/cuNNN not inside a word (docker-cuda, ATOMIC-Cuda.cpp,
+# Kokkos_Cuda_Team.hpp), or a capitalised word of a CamelCase name (CudaDataUtils.hpp, ApiCudaRt.hpp, CUDAHooks.cpp)
+_VARIANT = lazy_regex(r"(?i:(?<![a-z])(?:cuda|nvidia|cu\d{2,3})(?![a-z]))|(?<![A-Z])(?:Cuda|Nvidia)(?=[A-Z])|"
+                      r"(?<![A-Z])CUDA(?=[A-Z][a-z])")
 
 
 def known_paths(paths: Iterable[str]) -> frozenset[str]:
-    """Every path of PATHS and every directory above one that a ROCm sibling may be: what variants looks for a
-    sibling in. A sibling's last part holds one of _SIBLING_WORDS (variants puts it there), so no other path is
-    ever asked for: a large tree keeps a few, not one per file."""
+    """Every path of PATHS and every directory above one that a ROCm sibling may be, lower-cased (ATOMIC-Hip.cpp is
+    the twin of ATOMIC-Cuda.cpp, Kokkos_HIP_Team.hpp of Kokkos_Cuda_Team.hpp): what variants looks for a sibling in.
+    A sibling's last part holds one of _SIBLING_WORDS (variants puts it there), so no other path is ever asked for:
+    a large tree keeps a few, not one per file."""
     known: set[str] = set()
     for path in paths:
-        if not any(word in path for word in _SIBLING_WORDS):
+        low = path.lower()
+        if not any(word in low for word in _SIBLING_WORDS):
             continue
-        parts = path.split("/")
+        parts = low.split("/")
         known.update("/".join(parts[: i + 1]) for i, part in enumerate(parts) if _sibling_part(part))
     return frozenset(known)
 
@@ -279,28 +299,44 @@ def _sibling_part(part: str) -> bool:
 def variants(findings: Iterable[Finding], known: frozenset[str]) -> list[Finding]:
     """FINDINGS, those in a CUDA variant of a file or directory that has a ROCm sibling among KNOWN (known_paths:
     docker/docker-cuda/ beside docker/docker-rocm/, requirements/cuda.txt beside requirements/rocm.txt) marked
-    covered: the ROCm variant exists."""
+    covered: the ROCm variant exists. Those in a C/C++/CUDA source whose own name has a HIP twin
+    (src/ATOMIC-Cuda.cpp beside src/ATOMIC-Hip.cpp) are guarded: the ROCm build compiles the twin instead, never
+    this file. A directory twin may build the CUDA sources themselves (a hip/ folder of build files only), so it
+    covers, and the code still needs its validation run."""
     kept = []
-    sibling: dict[str, bool] = {}  # path -> has a ROCm sibling (many findings share a file)
+    sibling: dict[str, str | None] = {}  # path -> the status its ROCm sibling gives (many findings share a file)
     for finding in findings:
         if finding.status == "remaining":
             if finding.path not in sibling:
-                sibling[finding.path] = _has_rocm_sibling(finding.path, known)
-            if sibling[finding.path]:
-                finding = finding.with_status("covered")
+                sibling[finding.path] = _sibling_status(finding.path, known)
+            status = sibling[finding.path]
+            if status == "guarded":
+                finding = finding.guarded()
+            elif status is not None:
+                finding = finding.with_status(status)
         kept.append(finding)
     return kept
 
 
-def _has_rocm_sibling(path: str, known: frozenset[str]) -> bool:
+def _sibling_status(path: str, known: frozenset[str]) -> str | None:
+    """guarded (a source file with a HIP twin), covered (another ROCm sibling) or None (none)."""
+    index = _rocm_sibling(path, known)
+    if index is None:
+        return None
+    last = index == path.count("/")
+    return "guarded" if last and _c_path(path) or last and path.endswith((".cu", ".cuh")) else "covered"
+
+
+def _rocm_sibling(path: str, known: frozenset[str]) -> int | None:
+    """The index of the first part of PATH whose ROCm variant is among KNOWN, None if none is."""
     parts = path.split("/")
     for index, part in enumerate(parts):
         if _VARIANT.search(part):
             for word in _SIBLING_WORDS:
-                sibling = "/".join([*parts[:index], _VARIANT.sub(word, part)])
+                sibling = "/".join([*parts[:index], _VARIANT.sub(word, part)]).lower()
                 if sibling in known:
-                    return True
-    return False
+                    return index
+    return None
 
 
 _SOURCE = lazy_regex(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|cuh|inl)$")

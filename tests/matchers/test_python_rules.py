@@ -93,6 +93,12 @@ FIRES = [
     ("m = AutoModel.from_pretrained(\n    'x',\n    load_in_8bit=True,\n)\n", "python-hf-bitsandbytes", 3, "low"),
     ("kwargs = {}\nkwargs['attn_implementation'] = 'flash_attention_2'\n", "python-hf-flash-attention", 2, "medium"),
     ("import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '9.0')\n", "python-torch-cuda-arch-list", 2, "low"),
+    ("import flash_attn_interface as fa3\n", "python-flash-attn-3", 1, "high"),
+    ("from sageattention import sageattn\n", "python-sageattention", 1, "medium"),
+    ("import onnxruntime as ort\ns = ort.InferenceSession(p, providers=['CUDAExecutionProvider'])\n",
+     "python-ort-cuda-provider", 2, "medium"),
+    ("import os\nos.system('pip install flash_attn==2.6.3')\n", "python-pip-install-cuda-package", 2, "medium"),
+    ("from polygraphy import cuda\n", "python-tensorrt", 1, "blocker"),
 ]
 
 
@@ -126,6 +132,10 @@ QUIET = [
     "import os\nkey = os.environ['NVIDIA_API_KEY']\n",
     "from torch.nn.attention import sdpa_kernel, SDPBackend\nwith sdpa_kernel([SDPBackend.MATH]):\n    pass\n",
     "kwargs = {'load_in_4bit': False}\nkwargs['load_in_8bit'] = None\nkwargs['attn_implementation'] = 'eager'\n",
+    "from polygraphy.backend.onnx import fold_constants\nm = fold_constants(model)\n",
+    "def train(mod, args):\n    return mod.create_network(1.0, args.dim, args.alpha, None)\n",
+    "import onnxruntime as ort\nP = ['MIGraphXExecutionProvider', 'CUDAExecutionProvider']\n",
+    "import subprocess\nsubprocess.run('pip install ninja apex-docs', shell=True)\n",
 ]
 
 

@@ -257,10 +257,21 @@ def _imports(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 def _import_sites(doc: PythonDocument, params: Mapping[str, Any]) -> Iterator[tuple[ImportSite, str]]:
     wanted = as_list(params.get("imports", []))
+    excluded = as_list(params.get("exclude_names", []))
     for site in doc.imports if wanted else ():
-        match = next((m for m in site.modules for w in wanted if prefixed(m, w)), None)
+        modules = _imported(site, excluded)
+        match = next((m for m in modules for w in wanted if prefixed(m, w)), None)
         if match:
             yield site, next(w for w in wanted if prefixed(match, w))
+
+
+def _imported(site: ImportSite, excluded: list[str]) -> tuple[str, ...]:
+    """The modules of an import less those under `exclude_names`; a `from a.b import c` judged by what it takes
+    (`a.b.c`), so `from polygraphy.backend.onnx import fold_constants` is left out when polygraphy.backend.onnx is."""
+    if not excluded:
+        return site.modules
+    taken = site.modules[1:] if isinstance(site.node, ast.ImportFrom) and len(site.modules) > 1 else site.modules
+    return tuple(m for m in taken if not any(prefixed(m, x) for x in excluded))
 
 
 def _names(doc: PythonDocument, params: Mapping[str, Any]) -> Found:

@@ -654,3 +654,17 @@ def test_a_capability_only_shown_in_a_message_is_info(tmp_path: Path) -> None:
     got = [(line, severity) for rule, line, severity in findings(tmp_path, source)
            if rule == "python-compute-capability"]
     assert got == [(4, "info"), (5, "medium"), (6, "medium"), (7, "medium")]
+
+
+def test_import_inside_the_backends_own_function_is_opt_in(tmp_path: Path) -> None:
+    source = """
+    def forward_xformers(q, k, v):
+        import xformers.ops
+        return xformers.ops.memory_efficient_attention(q, k, v)
+    """
+    assert findings(tmp_path, source, "a.py") == [("python-xformers", 2, "low")]
+
+
+def test_import_elsewhere_keeps_its_severity(tmp_path: Path) -> None:
+    assert findings(tmp_path, "def attend(q):\n    import xformers.ops\n    return q\n") == [
+        ("python-xformers", 2, "medium")]

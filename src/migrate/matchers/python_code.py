@@ -32,7 +32,7 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
     "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "unless_function", "switches", "switch_defaults", "values",
-    "identifiers",
+    "identifiers", "opt_in_function",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
@@ -43,6 +43,10 @@ _MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
 FALLBACK_MESSAGE = (
     "Optional import with a fallback in place (try/except ImportError or an availability check): "
     "the code still runs on ROCm without it; port or replace it for speed, not to make it work."
+)
+OPT_IN_MESSAGE = (
+    "Used only inside a function named for this backend (forward_xformers, replace_*_attn_to_xformers): the code "
+    "takes that path when the user turns it on; on ROCm leave it off (SDPA) or install the package's ROCm build."
 )
 
 
@@ -78,6 +82,7 @@ def _validate(params: Mapping[str, Any]) -> None:
         Severity.parse(str(params["fallback_severity"]))
     check_regex(params, "unless_file", required=False)
     check_regex(params, "unless_function", required=False)
+    check_regex(params, "opt_in_function", required=False)
     check_regex(params, "if_file", required=False)
     check_regex(params, "switches", required=False)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
@@ -224,8 +229,11 @@ def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.st
          line: int) -> Hit:
     severity = message = None
     fallback = params.get("fallback_severity")
+    opt_in = params.get("opt_in_function")
     if fallback and _optional(doc, params, node):
         severity, message = Severity.parse(fallback), FALLBACK_MESSAGE
+    elif fallback and opt_in and _inside_function(doc, node, opt_in):
+        severity, message = Severity.parse(fallback), OPT_IN_MESSAGE
     elif params.get("hip_aware"):
         severity, message = hip_adjusted(doc, node)
     single = line == node.lineno

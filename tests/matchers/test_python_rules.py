@@ -93,6 +93,12 @@ FIRES = [
     ("m = AutoModel.from_pretrained(\n    'x',\n    load_in_8bit=True,\n)\n", "python-hf-bitsandbytes", 3, "low"),
     ("kwargs = {}\nkwargs['attn_implementation'] = 'flash_attention_2'\n", "python-hf-flash-attention", 2, "medium"),
     ("import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '9.0')\n", "python-torch-cuda-arch-list", 2, "low"),
+    ("import flash_attn_interface as fa3\n", "python-flash-attn-3", 1, "high"),
+    ("from sageattention import sageattn\n", "python-sageattention", 1, "medium"),
+    ("import onnxruntime as ort\ns = ort.InferenceSession(p, providers=['CUDAExecutionProvider'])\n",
+     "python-ort-cuda-provider", 2, "medium"),
+    ("import os\nos.system('pip install flash_attn==2.6.3')\n", "python-pip-install-cuda-package", 2, "medium"),
+    ("from polygraphy import cuda\n", "python-tensorrt", 1, "blocker"),
 ]
 
 
@@ -126,6 +132,10 @@ QUIET = [
     "import os\nkey = os.environ['NVIDIA_API_KEY']\n",
     "from torch.nn.attention import sdpa_kernel, SDPBackend\nwith sdpa_kernel([SDPBackend.MATH]):\n    pass\n",
     "kwargs = {'load_in_4bit': False}\nkwargs['load_in_8bit'] = None\nkwargs['attn_implementation'] = 'eager'\n",
+    "from polygraphy.backend.onnx import fold_constants\nm = fold_constants(model)\n",
+    "def train(mod, args):\n    return mod.create_network(1.0, args.dim, args.alpha, None)\n",
+    "import onnxruntime as ort\nP = ['MIGraphXExecutionProvider', 'CUDAExecutionProvider']\n",
+    "import subprocess\nsubprocess.run('pip install ninja apex-docs', shell=True)\n",
 ]
 
 
@@ -644,3 +654,17 @@ def test_a_capability_only_shown_in_a_message_is_info(tmp_path: Path) -> None:
     got = [(line, severity) for rule, line, severity in findings(tmp_path, source)
            if rule == "python-compute-capability"]
     assert got == [(4, "info"), (5, "medium"), (6, "medium"), (7, "medium")]
+
+
+def test_import_inside_the_backends_own_function_is_opt_in(tmp_path: Path) -> None:
+    source = """
+    def forward_xformers(q, k, v):
+        import xformers.ops
+        return xformers.ops.memory_efficient_attention(q, k, v)
+    """
+    assert findings(tmp_path, source, "a.py") == [("python-xformers", 2, "low")]
+
+
+def test_import_elsewhere_keeps_its_severity(tmp_path: Path) -> None:
+    assert findings(tmp_path, "def attend(q):\n    import xformers.ops\n    return q\n") == [
+        ("python-xformers", 2, "medium")]

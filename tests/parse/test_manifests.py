@@ -174,6 +174,19 @@ def test_setup_py_facts(tmp_path: Path) -> None:
     assert _items(doc, "package") == [("flash-attn", 7, 26)]
 
 
+def test_setup_py_extras_filled_one_key_at_a_time(tmp_path: Path) -> None:
+    text = (
+        "extras = {}\n"
+        'extras["gpu"] = ["flash-attn>=2.5", "einops"]\n'
+        'extras["gpu"] += ["xformers"]\n'
+        'extras["all"] = {d for k, v in extras.items() for d in v if k not in {"skip-me"}}\n'
+        'other = {}\nother["x"] = ["vllm"]\n'
+        "setup(extras_require=extras)\n"
+    )
+    doc = _parse(tmp_path, "setup.py", FileKind.SETUP_PY, text)
+    assert _items(doc, "package") == [("flash-attn", 2, 19), ("einops", 2, 38), ("xformers", 3, 20)]
+
+
 def test_setup_py_syntax_error_is_a_skip(tmp_path: Path) -> None:
     doc = _parse(tmp_path, "setup.py", FileKind.SETUP_PY, "setup(name='x'\n")
     assert isinstance(doc, Skipped) and doc.reason.startswith("Python syntax error at line 1")

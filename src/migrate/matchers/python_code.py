@@ -32,7 +32,7 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
     "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "unless_function", "switches", "switch_defaults", "values",
-    "identifiers",
+    "identifiers", "opt_in_function",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
@@ -43,6 +43,10 @@ _MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
 FALLBACK_MESSAGE = (
     "Optional import with a fallback in place (try/except ImportError or an availability check): "
     "the code still runs on ROCm without it; port or replace it for speed, not to make it work."
+)
+OPT_IN_MESSAGE = (
+    "Used only inside a function named for this backend (forward_xformers, replace_*_attn_to_xformers): the code "
+    "takes that path when the user turns it on; on ROCm leave it off (SDPA) or install the package's ROCm build."
 )
 
 
@@ -78,6 +82,7 @@ def _validate(params: Mapping[str, Any]) -> None:
         Severity.parse(str(params["fallback_severity"]))
     check_regex(params, "unless_file", required=False)
     check_regex(params, "unless_function", required=False)
+    check_regex(params, "opt_in_function", required=False)
     check_regex(params, "if_file", required=False)
     check_regex(params, "switches", required=False)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
@@ -224,8 +229,11 @@ def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.st
          line: int) -> Hit:
     severity = message = None
     fallback = params.get("fallback_severity")
+    opt_in = params.get("opt_in_function")
     if fallback and _optional(doc, params, node):
         severity, message = Severity.parse(fallback), FALLBACK_MESSAGE
+    elif fallback and opt_in and _inside_function(doc, node, opt_in):
+        severity, message = Severity.parse(fallback), OPT_IN_MESSAGE
     elif params.get("hip_aware"):
         severity, message = hip_adjusted(doc, node)
     single = line == node.lineno
@@ -257,10 +265,21 @@ def _imports(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 def _import_sites(doc: PythonDocument, params: Mapping[str, Any]) -> Iterator[tuple[ImportSite, str]]:
     wanted = as_list(params.get("imports", []))
+    excluded = as_list(params.get("exclude_names", []))
     for site in doc.imports if wanted else ():
-        match = next((m for m in site.modules for w in wanted if prefixed(m, w)), None)
+        modules = _imported(site, excluded)
+        match = next((m for m in modules for w in wanted if prefixed(m, w)), None)
         if match:
             yield site, next(w for w in wanted if prefixed(match, w))
+
+
+def _imported(site: ImportSite, excluded: list[str]) -> tuple[str, ...]:
+    """The modules of an import less those under `exclude_names`; a `from a.b import c` judged by what it takes
+    (`a.b.c`), so `from polygraphy.backend.onnx import fold_constants` is left out when polygraphy.backend.onnx is."""
+    if not excluded:
+        return site.modules
+    taken = site.modules[1:] if isinstance(site.node, ast.ImportFrom) and len(site.modules) > 1 else site.modules
+    return tuple(m for m in taken if not any(prefixed(m, x) for x in excluded))
 
 
 def _names(doc: PythonDocument, params: Mapping[str, Any]) -> Found:

@@ -35,6 +35,7 @@ def _strings(node: ast.AST) -> Iterator[tuple[ast.Constant, str]]:
 
 def _requirements(doc: PythonDocument, value: ast.AST) -> Iterator[Item]:
     if isinstance(value, ast.Name):
+        yield from _listed_in(_filled(doc, value.id))
         value = _assigned(doc, value.id) or value
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):  # extras_require=get_extras()
         yield from _listed_requirements(_defined(doc, value.func.id))
@@ -59,6 +60,33 @@ def _listed_requirements(function: ast.FunctionDef | None) -> Iterator[Item]:
     for node in nodes:
         if isinstance(node, (ast.List, ast.Tuple)) and id(node) not in compared:
             for const in node.elts:
+                if isinstance(const, ast.Constant) and isinstance(const.value, str):
+                    item = requirement_item(const.value, const.lineno, const.col_offset + 2, strict=False)
+                    if item is not None:
+                        yield item
+
+
+def _filled(doc: PythonDocument, name: str) -> list[ast.AST]:
+    """The values a module-level `NAME[key] = [...]` (or `+=`) puts in NAME: extras built one key at a time
+    (`extra_deps = {}`, then `extra_deps['gpu'] = ['flash-attn==2.7.4']`, later `extras_require=extra_deps`)."""
+    found: list[ast.AST] = []
+    for node in doc.module.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AugAssign):
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name for t in targets):
+            found.append(value)
+    return found
+
+
+def _listed_in(values: list[ast.AST]) -> Iterator[Item]:
+    """The requirement strings written as items of the list, tuple or set literals among VALUES."""
+    for value in values:
+        if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+            for const in value.elts:
                 if isinstance(const, ast.Constant) and isinstance(const.value, str):
                     item = requirement_item(const.value, const.lineno, const.col_offset + 2, strict=False)
                     if item is not None:

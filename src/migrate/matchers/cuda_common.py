@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
+
+from ahocorasick_rs import AhoCorasick
 
 _CONTINUATION = re.compile(r"\\\n")
 _Table = TypeVar("_Table")
@@ -43,3 +45,35 @@ def per_text(text: str, build: Callable[[str], _Table]) -> _Table:
     if build not in tables:
         tables[build] = build(text)
     return tables[build]  # type: ignore[no-any-return]
+
+
+def any_of(strings: Iterable[str]) -> Callable[[str], bool]:
+    """A test of whether one of STRINGS occurs in a text (`any(s in text for s in STRINGS)`), answered from one pass
+    per text of an automaton of every string given to any_of in this process (the rules' tests each read the
+    whole text; a pass for all of them reads it once)."""
+    wanted = set()
+    for string in strings:
+        if string not in _STRING_INDEX:
+            _STRING_INDEX[string] = len(_STRINGS)
+            _STRINGS.append(string)
+            _SEARCH[:] = []  # a new automaton, with a new key for its per-text results
+        wanted.add(_STRING_INDEX[string])
+    indices = frozenset(wanted)
+    return lambda text: not indices.isdisjoint(per_text(text, _search()))
+
+
+def _search() -> Callable[[str], set[int]]:
+    """The search of the current automaton of every string: the indices of those found in a text."""
+    if not _SEARCH:
+        automaton = AhoCorasick(_STRINGS)
+
+        def found(text: str) -> set[int]:
+            return {index for index, _, _ in automaton.find_matches_as_indexes(text, overlapping=True)}
+
+        _SEARCH.append(found)
+    return _SEARCH[0]
+
+
+_STRINGS: list[str] = []  # every string any_of was given, by index
+_STRING_INDEX: dict[str, int] = {}
+_SEARCH: list[Callable[[str], set[int]]] = []  # the search of an automaton of _STRINGS, once made

@@ -9,10 +9,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ahocorasick_rs import AhoCorasick
-
 from migrate.lazyre import lazy_regex
 from migrate.matchers import Code, CodeTest, Hit, RuleInvalid, register
+from migrate.matchers.cuda_common import any_of
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, check_queries, query, register_query
 
@@ -133,11 +132,10 @@ def _regex_finder(patterns: tuple[str, ...]) -> Callable[[str], bool]:
 
 
 def _string_finder(strings: tuple[str, ...]) -> Callable[[str], bool]:
-    """Whether one of STRINGS is in a text: for several, one pass of an automaton of them (a search per string
-    reads a file once for each: tensorrt-cpp has 17)."""
+    """Whether one of STRINGS is in a text: for several, from one pass per text of an automaton of every rule's
+    (a search per string reads a file once for each: tensorrt-cpp has 17)."""
     if len(strings) > 1:
-        automaton = AhoCorasick(strings)
-        return lambda text: bool(automaton.find_matches_as_indexes(text))
+        return any_of(strings)
     return lambda text: any(s in text for s in strings)
 
 

@@ -137,8 +137,9 @@ def test_runs_of_line_comments_blank_as_each_comment_does() -> None:
 def test_one_pass_for_every_rules_strings_answers_as_a_search_each(codes: list[str]) -> None:
     sets = [("nvinfer1", "IPlugin", "createInfer"), ("cuda", "cudaMalloc"), ('"cu', "cu"), ("__global__",),
             ("absent-string", "another absent one")]
-    tests = [cuda_common.any_of(strings) for strings in sets]
-    late = cuda_common.any_of(("cudaMalloc", "hip"))  # a string added later: a new automaton
+    places = cuda_common.StringPlaces()
+    tests = [places.any_of(strings) for strings in sets]
+    late = places.any_of(("cudaMalloc", "hip"))  # a string added later: a new automaton
     for text in [*codes, 'x = "cuda"; nvinfer1::Dims d; hipMalloc', ""]:
         assert [test(text) for test in tests] == [any(s in text for s in strings) for strings in sets]
         assert late(text) == ("cudaMalloc" in text or "hip" in text)
@@ -166,3 +167,20 @@ def test_whole_word_regexes_are_found_where_the_regex_finds_them(codes: list[str
     for regex in WORD_REGEXES:
         for text in [*WORD_TEXTS, *codes[:50]]:
             assert python_literals.searches(regex, text) == (re.search(regex, text) is not None), (regex, text)
+
+
+def test_rule_code_regexes_are_found_where_a_search_of_each_finds_them(codes: list[str]) -> None:
+    from migrate.ruleset import load_builtin
+    sets = [tuple(rule.match["code"]) for rule in load_builtin().rules
+            if rule.match["matcher"] in ("cuda-query", "cuda-operand") and rule.match.get("code")]
+    sets += [(r"b(?<=ab)c", r"(?i)cuda\w+"), (r"\bshfl\w*\(", "x?cuda"), (r"(?:a|b)c", "__syncwarp")]
+    assert len(sets) > 10
+    assert cuda_query.literal_prefix(r"hfl(?<=\bshfl)\w*") == "hfl"
+    assert cuda_query.literal_prefix(r"#(?:[ \t]|\\\n)*if") == "#"
+    assert cuda_query.literal_prefix(r"ab?c") == "a" and cuda_query.literal_prefix(r"(?i)cuda") == ""
+    assert cuda_query.literal_prefix(r"ab|cd") == "" and cuda_query.literal_prefix(r"x?y") == ""
+    extra = ["abc abc", "xshfl(", "a shfl_sync(", "__shfl_xor_sync (", "CUDAFOO", "#if __CUDA_ARCH__\n", "p.major;"]
+    finders = [cuda_query._regex_finder(patterns) for patterns in sets]
+    for text in [*codes, *extra]:
+        assert [finder(text) for finder in finders] == [
+            any(re.search(p, text) for p in patterns) for patterns in sets]

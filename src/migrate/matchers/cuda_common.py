@@ -47,33 +47,55 @@ def per_text(text: str, build: Callable[[str], _Table]) -> _Table:
     return tables[build]  # type: ignore[no-any-return]
 
 
-def any_of(strings: Iterable[str]) -> Callable[[str], bool]:
-    """A test of whether one of STRINGS occurs in a text (`any(s in text for s in STRINGS)`), answered from one pass
-    per text of an automaton of every string given to any_of in this process (the rules' tests each read the
-    whole text; a pass for all of them reads it once)."""
-    wanted = set()
-    for string in strings:
-        if string not in _STRING_INDEX:
-            _STRING_INDEX[string] = len(_STRINGS)
-            _STRINGS.append(string)
-            _SEARCH[:] = []  # a new automaton, with a new key for its per-text results
-        wanted.add(_STRING_INDEX[string])
-    indices = frozenset(wanted)
-    return lambda text: not indices.isdisjoint(per_text(text, _search()))
 
+class StringPlaces:
+    """Where the strings that some rules' tests look for occur in a text, for all of them in one pass per text of an
+    automaton of every string given (the rules' tests each read the whole text; one pass reads it once)."""
 
-def _search() -> Callable[[str], set[int]]:
-    """The search of the current automaton of every string: the indices of those found in a text."""
-    if not _SEARCH:
-        automaton = AhoCorasick(_STRINGS)
+    def __init__(self) -> None:
+        self._strings: list[str] = []  # every string given, by index
+        self._index: dict[str, int] = {}
+        self._search: list[Callable[[str], dict[int, list[int]]]] = []  # the current automaton's search, once made
 
-        def found(text: str) -> set[int]:
-            return {index for index, _, _ in automaton.find_matches_as_indexes(text, overlapping=True)}
+    def any_of(self, strings: Iterable[str]) -> Callable[[str], bool]:
+        """A test of whether one of STRINGS occurs in a text (`any(s in text for s in STRINGS)`)."""
+        indices = frozenset(self._indices(strings))
+        return lambda text: not indices.isdisjoint(per_text(text, self._current()))
 
-        _SEARCH.append(found)
-    return _SEARCH[0]
+    def places_of(self, strings: Iterable[str]) -> Callable[[str], dict[str, list[int]]]:
+        """Where each of STRINGS starts in a text (overlapping places too, in order), for those that occur."""
+        given = list(strings)
+        names = {index: string for string, index in zip(given, self._indices(given))}
 
+        def places(text: str) -> dict[str, list[int]]:
+            found = per_text(text, self._current())
+            return {string: found[index] for index, string in names.items() if index in found}
 
-_STRINGS: list[str] = []  # every string any_of was given, by index
-_STRING_INDEX: dict[str, int] = {}
-_SEARCH: list[Callable[[str], set[int]]] = []  # the search of an automaton of _STRINGS, once made
+        return places
+
+    def _indices(self, strings: Iterable[str]) -> list[int]:
+        indices = []
+        for string in strings:
+            if string not in self._index:
+                self._index[string] = len(self._strings)
+                self._strings.append(string)
+                self._search[:] = []  # a new automaton, with a new key for its per-text results
+            indices.append(self._index[string])
+        return indices
+
+    def _current(self) -> Callable[[str], dict[int, list[int]]]:
+        if not self._search:
+            automaton = AhoCorasick(self._strings)
+
+            def search(text: str) -> dict[int, list[int]]:
+                found: dict[int, list[int]] = {}
+                for index, start, _ in automaton.find_matches_as_indexes(text, overlapping=True):
+                    starts = found.get(index)
+                    if starts is None:
+                        found[index] = [start]
+                    else:
+                        starts.append(start)
+                return found
+
+            self._search.append(search)
+        return self._search[0]

@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 from migrate.matchers import Hit, new_hit, register
-from migrate.matchers.cuda_common import any_of
+from migrate.matchers.cuda_common import StringPlaces
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
 from migrate.parse.lexer import Lexed, in_string_literal
@@ -36,7 +36,10 @@ def _regex(pattern: str) -> re.Pattern[str]:
 
 @cache
 def _needles(needles: tuple[str, ...]) -> Callable[[str], bool]:
-    return any_of(needles)
+    return _NEEDLES.any_of(needles)
+
+
+_NEEDLES = StringPlaces()  # every c-string rule's needles
 
 
 def string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:

@@ -184,3 +184,12 @@ def test_rule_code_regexes_are_found_where_a_search_of_each_finds_them(codes: li
     for text in [*codes, *extra]:
         assert [finder(text) for finder in finders] == [
             any(re.search(p, text) for p in patterns) for patterns in sets]
+
+
+def test_a_word_asked_again_of_the_same_text_gets_the_same_answer() -> None:
+    from migrate.matchers import python_common
+    texts = ["import torch\nx = torch.cuda", "torchvision only", "import torch\nx = torch.cuda"]
+    for text in texts:
+        for word in ("torch", "cuda", "vision", "torch", "cuda", ""):
+            assert python_common.has_word(text, word) == python_common._has_word(text, word)
+    assert python_common.has_word(texts[0], "torch") and not python_common.has_word(texts[1], "torch")

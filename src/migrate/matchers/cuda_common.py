@@ -1,4 +1,5 @@
-"""What the C/C++/CUDA token matchers share: the logical line of a directive, and tables made once per text."""
+"""What the C/C++/CUDA matchers share: the logical line of a directive, tables made once per text, and where many
+rules' strings occur, found in one pass per text."""
 
 from __future__ import annotations
 

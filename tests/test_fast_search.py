@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from migrate.discover import discover
-from migrate.matchers import Code, cuda_library_names, cuda_query, cuda_typename, cuda_warp
+from migrate.matchers import Code, cuda_common, cuda_library_names, cuda_query, cuda_typename, cuda_warp, python_literals
 from migrate.model import FileKind, SourceFile
 from migrate.parse import ParseError, lexer, read_text
 
@@ -118,3 +118,78 @@ def test_query_code_strings_are_found_as_their_regexes_find_them(codes: list[str
         for text in [*codes, "x = nvinfer1::Dims(); #include <cudaXh>"]:
             assert finder(text) == any(re.search(p, text) for p in patterns)
     assert not cuda_query._string_finder(("cuda.h",))("cudaXh")
+
+
+COMMENT_RUNS = [
+    "// one\n// two\n  // three, indented\n\t// after a tab\n//\n// \nint x; // trailing\n   // next\n",
+    "a(); // x\n\n// after a blank line\n  \n  // after spaces only\n",
+    "// a \\\n still the comment's line? no: the next line\n// b\r\n// c\r\n",
+    "//// ///\n// /* not a block */\n  // \"not a string\"\n#include <x.h> // c\n  //",
+]
+
+
+def test_runs_of_line_comments_blank_as_each_comment_does() -> None:
+    for text in COMMENT_RUNS:
+        assert lexer._code_view(text) == _before(text)
+    assert lexer._code_view(COMMENT_RUNS[0])[0].count("\t") == 1  # the tab before a comment is kept
+
+
+def test_one_pass_for_every_rules_strings_answers_as_a_search_each(codes: list[str]) -> None:
+    sets = [("nvinfer1", "IPlugin", "createInfer"), ("cuda", "cudaMalloc"), ('"cu', "cu"), ("__global__",),
+            ("absent-string", "another absent one")]
+    places = cuda_common.StringPlaces()
+    tests = [places.any_of(strings) for strings in sets]
+    late = places.any_of(("cudaMalloc", "hip"))  # a string added later: a new automaton
+    for text in [*codes, 'x = "cuda"; nvinfer1::Dims d; hipMalloc', ""]:
+        assert [test(text) for test in tests] == [any(s in text for s in strings) for strings in sets]
+        assert late(text) == ("cudaMalloc" in text or "hip" in text)
+
+
+WORD_TEXTS = [
+    "sm_80 at the start", "at the end sm_90", "x_sm_86_y, sm_75a; SM_120 Sm89", "sm_800 sm_8 sm_80x1 asm_80",
+    "sm_80sm_90 sm_sm_90", "nothing here", "", "sm_90\nsm_70", "(sm_70)", "é sm_90 ü", "ſm_90",
+    "use allclose(a, b) and assert_close", "allclose_x xallclose", "cufft_plan_cache cudart libcublasLt_static",
+]
+WORD_REGEXES = [
+    r"(?<!\w)(?:(?i:(?:\w*_)?sm_?(?:7[025]|8[0679]|9[0]|10[0-3]|11[0]|12[01])[af]?(?:_\w*)?))(?!\w)",
+    r"(?<!\w)(?:allclose|assert_close|assert_allclose)(?!\w)",
+    r"(?<!\w)(?:(?!cufft_plan_cache$|cudart$)(?i:\w*(?:cublas|cusparse|cufft|nvrtc|cudart)\w*))(?!\w)",
+    r"(?<!\w)(?:sm_90|x.y)(?!\w)",  # not only word characters: the regex itself runs
+    r"(?<!\w)sm_90|sm_80(?!\w)",  # an alternation of the whole: the regex itself runs
+]
+
+
+def test_whole_word_regexes_are_found_where_the_regex_finds_them(codes: list[str]) -> None:
+    assert python_literals._whole_word(WORD_REGEXES[0]) is not None
+    assert python_literals._whole_word(WORD_REGEXES[1]) is not None
+    assert python_literals._whole_word(WORD_REGEXES[3]) is None
+    assert python_literals._whole_word(WORD_REGEXES[4]) is None
+    for regex in WORD_REGEXES:
+        for text in [*WORD_TEXTS, *codes[:50]]:
+            assert python_literals.searches(regex, text) == (re.search(regex, text) is not None), (regex, text)
+
+
+def test_rule_code_regexes_are_found_where_a_search_of_each_finds_them(codes: list[str]) -> None:
+    from migrate.ruleset import load_builtin
+    sets = [tuple(rule.match["code"]) for rule in load_builtin().rules
+            if rule.match["matcher"] in ("cuda-query", "cuda-operand") and rule.match.get("code")]
+    sets += [(r"b(?<=ab)c", r"(?i)cuda\w+"), (r"\bshfl\w*\(", "x?cuda"), (r"(?:a|b)c", "__syncwarp")]
+    assert len(sets) > 10
+    assert cuda_query.literal_prefix(r"hfl(?<=\bshfl)\w*") == "hfl"
+    assert cuda_query.literal_prefix(r"#(?:[ \t]|\\\n)*if") == "#"
+    assert cuda_query.literal_prefix(r"ab?c") == "a" and cuda_query.literal_prefix(r"(?i)cuda") == ""
+    assert cuda_query.literal_prefix(r"ab|cd") == "" and cuda_query.literal_prefix(r"x?y") == ""
+    extra = ["abc abc", "xshfl(", "a shfl_sync(", "__shfl_xor_sync (", "CUDAFOO", "#if __CUDA_ARCH__\n", "p.major;"]
+    finders = [cuda_query._regex_finder(patterns) for patterns in sets]
+    for text in [*codes, *extra]:
+        assert [finder(text) for finder in finders] == [
+            any(re.search(p, text) for p in patterns) for patterns in sets]
+
+
+def test_a_word_asked_again_of_the_same_text_gets_the_same_answer() -> None:
+    from migrate.matchers import python_common
+    texts = ["import torch\nx = torch.cuda", "torchvision only", "import torch\nx = torch.cuda"]
+    for text in texts:
+        for word in ("torch", "cuda", "vision", "torch", "cuda", ""):
+            assert python_common.has_word(text, word) == python_common._has_word(text, word)
+    assert python_common.has_word(texts[0], "torch") and not python_common.has_word(texts[1], "torch")

@@ -79,3 +79,15 @@ def test_encoded_places_come_back_occurrences() -> None:
     (after,) = decode(encode(found.findings))
     assert len(before) == calls
     assert after.occurrences == before and all(type(o) is Occurrence for o in after.occurrences)
+
+
+def test_a_finding_is_made_as_its_constructor_makes_it() -> None:
+    from migrate.model import Finding
+    hits = [Hit(2, 3, end_line=4, note="n", hip="hipX", symbol="s"), Hit(3, 1, severity=Severity.LOW, optional=True)]
+    result = file_result(_doc(_text(5)), [(RULE, hits)], Settings())
+    for finding in result.findings:
+        fields = vars(finding)
+        assert finding == Finding(**fields) and vars(Finding(**fields)) == fields
+        assert list(fields) == [f for f in Finding.__dataclass_fields__]  # the class's order, as decode sets them
+    assert [(f.line, f.end_line, f.severity, f.status, f.message) for f in result.findings] == [
+        (2, 4, Severity.HIGH, "remaining", "m n"), (3, 3, Severity.LOW, "optional-gap", "m")]

@@ -1,10 +1,13 @@
-"""What the C/C++/CUDA token matchers share: the logical line of a directive, and tables made once per text."""
+"""What the C/C++/CUDA matchers share: the logical line of a directive, tables made once per text, and where many
+rules' strings occur, found in one pass per text."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
+
+from ahocorasick_rs import AhoCorasick
 
 _CONTINUATION = re.compile(r"\\\n")
 _Table = TypeVar("_Table")
@@ -43,3 +46,57 @@ def per_text(text: str, build: Callable[[str], _Table]) -> _Table:
     if build not in tables:
         tables[build] = build(text)
     return tables[build]  # type: ignore[no-any-return]
+
+
+
+class StringPlaces:
+    """Where the strings that some rules' tests look for occur in a text, for all of them in one pass per text of an
+    automaton of every string given (the rules' tests each read the whole text; one pass reads it once)."""
+
+    def __init__(self) -> None:
+        self._strings: list[str] = []  # every string given, by index
+        self._index: dict[str, int] = {}
+        self._search: list[Callable[[str], dict[int, list[int]]]] = []  # the current automaton's search, once made
+
+    def any_of(self, strings: Iterable[str]) -> Callable[[str], bool]:
+        """A test of whether one of STRINGS occurs in a text (`any(s in text for s in STRINGS)`)."""
+        indices = frozenset(self._indices(strings))
+        return lambda text: not indices.isdisjoint(per_text(text, self._current()))
+
+    def places_of(self, strings: Iterable[str]) -> Callable[[str], dict[str, list[int]]]:
+        """Where each of STRINGS starts in a text (overlapping places too, in order), for those that occur."""
+        given = list(strings)
+        names = {index: string for string, index in zip(given, self._indices(given))}
+
+        def places(text: str) -> dict[str, list[int]]:
+            found = per_text(text, self._current())
+            return {string: found[index] for index, string in names.items() if index in found}
+
+        return places
+
+    def _indices(self, strings: Iterable[str]) -> list[int]:
+        indices = []
+        for string in strings:
+            if string not in self._index:
+                self._index[string] = len(self._strings)
+                self._strings.append(string)
+                self._search[:] = []  # a new automaton, with a new key for its per-text results
+            indices.append(self._index[string])
+        return indices
+
+    def _current(self) -> Callable[[str], dict[int, list[int]]]:
+        if not self._search:
+            automaton = AhoCorasick(self._strings)
+
+            def search(text: str) -> dict[int, list[int]]:
+                found: dict[int, list[int]] = {}
+                for index, start, _ in automaton.find_matches_as_indexes(text, overlapping=True):
+                    starts = found.get(index)
+                    if starts is None:
+                        found[index] = [start]
+                    else:
+                        starts.append(start)
+                return found
+
+            self._search.append(search)
+        return self._search[0]

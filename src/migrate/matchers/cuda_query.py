@@ -5,14 +5,15 @@ code test passes: for a rare finding whose patterns match many ordinary nodes (`
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ahocorasick_rs import AhoCorasick
-
 from migrate.lazyre import lazy_regex
 from migrate.matchers import Code, CodeTest, Hit, RuleInvalid, register
+from migrate.matchers.cuda_common import StringPlaces
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, check_queries, query, register_query
 
@@ -129,16 +130,51 @@ def _regex_finder(patterns: tuple[str, ...]) -> Callable[[str], bool]:
     if all(re.escape(p) == p for p in patterns):
         return _string_finder(patterns)
     compiled = tuple(re.compile(p) for p in patterns)
-    return lambda text: any(p.search(text) for p in compiled)
+    prefixes = [literal_prefix(p) for p in patterns]
+    if not all(prefixes):
+        return lambda text: any(p.search(text) for p in compiled)
+    by_prefix: dict[str, list[re.Pattern[str]]] = {}
+    for prefix, pattern in zip(prefixes, compiled):
+        by_prefix.setdefault(prefix, []).append(pattern)
+    places = _CODE_STRINGS.places_of(by_prefix)
+
+    def found(text: str) -> bool:
+        # a match starts where its regex's literal prefix does: tried there only, every rule's prefixes found in
+        # one pass over the text (not a search of the whole text for each regex)
+        for prefix, starts in places(text).items():
+            for pattern in by_prefix[prefix]:
+                if any(pattern.match(text, start) for start in starts):
+                    return True
+        return False
+
+    return found
+
+
+def literal_prefix(pattern: str) -> str:
+    """The characters every match of PATTERN starts with (case-sensitive, "" when none are known)."""
+    parsed = _PARSER.parse(pattern)
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    prefix = []
+    for op, av in parsed.data:
+        if op.name != "LITERAL":
+            break
+        prefix.append(chr(av))
+    return "".join(prefix)
+
+
+_PARSER: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
 
 
 def _string_finder(strings: tuple[str, ...]) -> Callable[[str], bool]:
-    """Whether one of STRINGS is in a text: for several, one pass of an automaton of them (a search per string
-    reads a file once for each: tensorrt-cpp has 17)."""
+    """Whether one of STRINGS is in a text: for several, from one pass per text of an automaton of every rule's
+    (a search per string reads a file once for each: tensorrt-cpp has 17)."""
     if len(strings) > 1:
-        automaton = AhoCorasick(strings)
-        return lambda text: bool(automaton.find_matches_as_indexes(text))
+        return _CODE_STRINGS.any_of(strings)
     return lambda text: any(s in text for s in strings)
+
+
+_CODE_STRINGS = StringPlaces()  # the strings and regex prefixes the rules' code tests look for
 
 
 def _file_test(params: Mapping[str, Any]) -> Callable[[str], bool]:

@@ -5,13 +5,12 @@ pass, with no parse."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from ahocorasick_rs import AhoCorasick
-
 from migrate.matchers import Hit, new_hit, register
+from migrate.matchers.cuda_common import StringPlaces
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
 from migrate.parse.lexer import Lexed, in_string_literal
@@ -36,15 +35,18 @@ def _regex(pattern: str) -> re.Pattern[str]:
 
 
 @cache
-def _needles(needles: tuple[str, ...]) -> AhoCorasick:
-    return AhoCorasick(needles)
+def _needles(needles: tuple[str, ...]) -> Callable[[str], bool]:
+    return _NEEDLES.any_of(needles)
+
+
+_NEEDLES = StringPlaces()  # every c-string rule's needles
 
 
 def string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line where the rule's pattern matches from the opening quote of a string literal in code."""
-    # token rules run on every C/C++ file: one pass of an automaton of the needles first, the regex only where one
-    # occurs
-    if not _needles(tuple(params["needles"])).find_matches_as_indexes(text):
+    # token rules run on every C/C++ file: one pass of an automaton of the needles (every rule's, once per text)
+    # first, the regex only where one occurs
+    if not _needles(tuple(params["needles"]))(text):
         return
     done: set[int] = set()
     for match in _regex(params["pattern"]).finditer(text):

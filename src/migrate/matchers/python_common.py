@@ -190,7 +190,22 @@ _ANCHOR = re.compile(r"[$^]|\\[bBAZ]|\(\?[=!<]")
 
 def has_word(text: str, word: str) -> bool:
     """WORD occurs in TEXT not inside a longer identifier (a search for the literal, then a look at its neighbours):
-    what `_literal(word).finditer` finds, by plain search (a regex of a literal and `\\b` searches more slowly)."""
+    what `_literal(word).finditer` finds, by plain search (a regex of a literal and `\\b` searches more slowly).
+    Kept for the last text: a file's rules ask about the same words (`torch`, `cuda`) many times."""
+    if _LAST_TEXT[0] is not text:
+        _LAST_TEXT[0] = text
+        _WORDS_FOUND.clear()
+    found = _WORDS_FOUND.get(word)
+    if found is None:
+        found = _WORDS_FOUND[word] = _has_word(text, word)
+    return found
+
+
+_LAST_TEXT: list[str | None] = [None]
+_WORDS_FOUND: dict[str, bool] = {}  # has_word's answers for the last text
+
+
+def _has_word(text: str, word: str) -> bool:
     if not word:
         return any(m.start() == 0 or not _WORD_CHAR.match(text, m.start() - 1) for m in _literal(word).finditer(text))
     size, end, last = len(word), len(text), _WORD_CHAR.match(word, len(word) - 1) is not None

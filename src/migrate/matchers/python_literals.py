@@ -8,6 +8,8 @@ import sys
 from functools import lru_cache
 from typing import Any
 
+from ahocorasick_rs import AhoCorasick
+
 from migrate.parse.python import folded
 
 # The stdlib's regex parser (re._parser from 3.11, sre_parse before: the same module, renamed).
@@ -27,9 +29,120 @@ def searches(regex: str, text: str) -> bool:
     if found is not None:
         sets, lowered = found
         haystack = _lower(text) if lowered else text
-        if haystack is not None and not all(any(s in haystack for s in strings) for strings in sets):
+        if haystack is not None and not all(_holds(strings, haystack) for strings in sets):
             return False
+        word = _whole_word(regex)
+        if word is not None and haystack is not None and text.isascii():
+            return _word_found(word, text, _places(sets[0], haystack))
     return _compiled(regex).search(text) is not None
+
+
+def _holds(strings: Strings, haystack: str) -> bool:
+    """One of STRINGS is in HAYSTACK: for many, one pass of an automaton of them (not a search each)."""
+    if len(strings) <= _SEARCHED_ONE_BY_ONE:
+        return any(s in haystack for s in strings)
+    return bool(_automaton(strings).find_matches_as_indexes(haystack))
+
+
+def _places(strings: Strings, haystack: str) -> list[tuple[int, int]]:
+    """Where each of STRINGS occurs in HAYSTACK (start, end), overlapping ones too."""
+    return [(start, end) for _, start, end in _automaton(strings).find_matches_as_indexes(haystack, overlapping=True)]
+
+
+_SEARCHED_ONE_BY_ONE = 4  # a set of more strings is searched by an automaton
+
+
+@lru_cache(maxsize=None)
+def _automaton(strings: Strings) -> AhoCorasick:
+    return AhoCorasick(sorted(strings))
+
+
+def _word_found(word: re.Pattern[str], text: str, places: list[tuple[int, int]]) -> bool:
+    """Whether a whole word of TEXT (ASCII) is a match of WORD, looked for only in the words around PLACES (where
+    the literals are, one of which every match holds)."""
+    tried: set[int] = set()
+    end = len(text)
+    for start, stop in places:
+        while start and _is_word(text[start - 1]):
+            start -= 1
+        if start in tried:
+            continue
+        tried.add(start)
+        while stop < end and _is_word(text[stop]):
+            stop += 1
+        if word.fullmatch(text, start, stop):
+            return True
+    return False
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+_WORD_START, _WORD_END = r"(?<!\w)", r"(?!\w)"
+
+
+@lru_cache(maxsize=None)
+def _whole_word(regex: str) -> re.Pattern[str] | None:
+    r"""For REGEX `(?<!\w)X(?!\w)` where X matches one or more word characters only (a `switches` or `names`
+    test): X, compiled; its matches are whole words of a text. None for any other regex."""
+    if not (regex.startswith(_WORD_START) and regex.endswith(_WORD_END)):
+        return None
+    items = _PARSER.parse(regex).data
+    if len(items) < 3 or not (_is_word_lookaround(items[0], -1) and _is_word_lookaround(items[-1], 1)):
+        return None
+    middle = regex[len(_WORD_START) : -len(_WORD_END)]
+    try:
+        parsed = _PARSER.parse(middle)
+    except re.error:
+        return None
+    if parsed.state.flags & ~(re.UNICODE | re.IGNORECASE) or parsed.getwidth()[0] < 1 or not _word_only(parsed.data):
+        return None
+    return re.compile(middle)
+
+
+def _is_word_lookaround(item: tuple[Any, Any], direction: int) -> bool:
+    r"""ITEM is `(?<!\w)` (DIRECTION -1) or `(?!\w)` (1)."""
+    op, av = item
+    if op.name != "ASSERT_NOT" or av[0] != direction or len(av[1].data) != 1:
+        return False
+    inner_op, inner_av = av[1].data[0]
+    return inner_op.name == "IN" and len(inner_av) == 1 and inner_av[0][0].name == "CATEGORY" and (
+        inner_av[0][1].name == "CATEGORY_WORD")
+
+
+def _word_only(items: list[tuple[Any, Any]]) -> bool:
+    """Every string the sequence ITEMS matches is made of word characters (on ASCII text)."""
+    for op, av in items:
+        name = op.name
+        if name == "LITERAL":
+            if not _is_word(chr(av)):
+                return False
+        elif name == "IN":
+            if not all(_word_class_item(o.name, a) for o, a in av):
+                return False
+        elif name == "SUBPATTERN":
+            if av[1] & ~re.IGNORECASE or av[2] or not _word_only(av[3].data):
+                return False
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            if not _word_only(av[2].data):
+                return False
+        elif name == "BRANCH":
+            if not all(_word_only(branch.data) for branch in av[1]):
+                return False
+        else:  # any other item (a class of anything, an anchor, a lookaround, a group reference): not known
+            return False
+    return True
+
+
+def _word_class_item(name: str, av: Any) -> bool:
+    if name == "LITERAL":
+        return _is_word(chr(av))
+    if name == "RANGE":
+        return all(_is_word(chr(code)) for code in range(av[0], av[1] + 1)) if av[1] - av[0] < 128 else False
+    if name == "CATEGORY":
+        return av.name in ("CATEGORY_WORD", "CATEGORY_UNI_WORD", "CATEGORY_DIGIT", "CATEGORY_UNI_DIGIT")
+    return False
 
 
 _compiled = lru_cache(maxsize=None)(re.compile)  # re's own cache holds 512: the rules' regexes may outgrow it

@@ -39,7 +39,7 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
         else:  # most files: no line suppressed, none guarded, so every hit is kept or counted
             rest = iter(found)
             hits, guarded, more_guarded = list(islice(rest, _KEPT_HITS)), [], 0
-            more = sum(1 for _ in rest)
+            more = sum(1 for _ in rest) if len(hits) == _KEPT_HITS else 0  # fewer: RUN is spent
         if rule.per_file and len(guarded) > 1:
             held.append(_folded(doc, rule, guarded, more_guarded, settings).guarded())
         elif guarded:
@@ -124,24 +124,27 @@ def _finding(doc: Document, rule: Rule, hit: Hit, settings: Settings,
         message = f"{message} {hit.note}"
     if rule.by_wavefront and hit.severity is None:
         message = f"{message} {targets.wavefront_note(settings.targets)}"
-    return Finding(
-        path=doc.source.relpath,
-        line=hit.line,
-        column=hit.column,
-        rule=rule.id,
-        category=rule.category,
-        severity=severity,
-        end_line=hit.end_line or hit.line,
-        message=message,
-        evidence=doc.line_text(hit.line, hit.column),
-        hip=hit.hip if hit.hip is not None else rule.hip,
-        substitutions=rule.substitutions,
-        vendored=doc.source.vendored,
-        symbol=hit.symbol,
-        effort=rule.effort,
-        status="optional-gap" if hit.optional else "remaining",
-        occurrences=occurrences,
-    )
+    # Finding(path=..., ...) without the frozen dataclass's __init__ (a setattr per field), each field set in the
+    # class's order (as packed.decode does): a large tree makes tens of thousands
+    finding = object.__new__(Finding)
+    fields = finding.__dict__
+    fields["path"] = doc.source.relpath
+    fields["line"] = hit.line
+    fields["column"] = hit.column
+    fields["rule"] = rule.id
+    fields["category"] = rule.category
+    fields["severity"] = severity
+    fields["end_line"] = hit.end_line or hit.line
+    fields["message"] = message
+    fields["evidence"] = doc.line_text(hit.line, hit.column)
+    fields["hip"] = hit.hip if hit.hip is not None else rule.hip
+    fields["substitutions"] = rule.substitutions
+    fields["vendored"] = doc.source.vendored
+    fields["symbol"] = hit.symbol
+    fields["effort"] = rule.effort
+    fields["status"] = "optional-gap" if hit.optional else "remaining"
+    fields["occurrences"] = occurrences
+    return finding
 
 
 @cache

@@ -68,8 +68,20 @@ def _words(doc: Document, *, options: bool) -> Iterator[tuple[str, int, int]]:
         if item.name.startswith("find_"):
             continue  # HINTS and PATHS of a search: places to look, not build flags or sources
         for arg, (line, column) in zip(item.args, item.positions):
-            yield from _split(arg, line, column)
+            yield from (_genex_payload(w, ln, c) for w, ln, c in _split(arg, line, column))
     yield from _make_words(doc)
+
+
+_GENEX_CONDITION = re.compile(r">:|^\$<[A-Za-z_]+:")
+
+
+def _genex_payload(word: str, line: int, column: int) -> tuple[str, int, int]:
+    """The option a CMake generator expression adds: `$<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>` and
+    `$<BUILD_INTERFACE:-lineinfo>` give their last part without the closing `>`s; any other word as it is."""
+    if "$<" not in word:
+        return word, line, column
+    start = max((m.end() for m in _GENEX_CONDITION.finditer(word)), default=0)
+    return word[start:].rstrip(">"), line, column + start
 
 
 def _make_words(doc: Document) -> Iterator[tuple[str, int, int]]:

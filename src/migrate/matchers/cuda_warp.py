@@ -158,6 +158,9 @@ _SIZE_NAME = lazy_regex(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lan
 _LOG_SIZE_NAME = lazy_regex(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
 # `Value warpSize = i32_val(32)`, `int32_t(32)`: a compiler's or a cast's one-argument wrapper of the literal
 _MADE_OF_32 = lazy_regex(r"^[A-Za-z_][\w:.<>]{0,40}\s*\(\s*(?:32|0x20)[uUlL]*\s*\)$")
+# `constexpr int kWarpSize = std::min(kNThreads, 32)`: a block of up to one warp, the warp fixed at 32 lanes
+_CAPPED_AT_32 = lazy_regex(r"^(?:std::|cuda::std::)?min\s*(?:<\s*\w+\s*>)?\s*\(\s*(?:[\w:.]+\s*,\s*(?:32|0x20)[uUlL]*"
+                           r"|(?:32|0x20)[uUlL]*\s*,\s*[\w:.]+)\s*\)$")
 _FIVE = lazy_regex(r"^\(?\s*5[uUlL]*\s*\)?$")
 _THIRTY_TWO = lazy_regex(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
 _NARROW_TYPE = lazy_regex(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
@@ -448,7 +451,7 @@ def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
     for groups in doc.matches(_SIZE_DEFINITIONS):
         name = doc.node_text(groups["name"][0])
         value = doc.node_text(groups["value"][0]).strip()
-        is_32 = _THIRTY_TWO.match(value) or _MADE_OF_32.match(value)
+        is_32 = _THIRTY_TWO.match(value) or _MADE_OF_32.match(value) or _CAPPED_AT_32.match(value)
         thirty_two = _SIZE_NAME.search(name.replace("_", "")) and is_32
         if thirty_two or (_LOG_SIZE_NAME.search(name) and _FIVE.match(value)):  # #define WARP_LOG_SIZE 5
             yield _span(groups["name"][0], symbol=name)
@@ -567,7 +570,7 @@ def _size_name_uses(doc: CudaDocument) -> Iterator[Hit]:
     names = {n for n in _constant_names(doc.text) if _is_size_name(n)} - doc.compat_names
     for token in doc.tokens_named(frozenset(names)):
         values = bound.get(token.name)
-        if values is not None and not all(_THIRTY_TWO_VALUE.match(v) for v in values):
+        if values is not None and not all(_THIRTY_TWO_VALUE.match(v) or _CAPPED_AT_32.match(v) for v in values):
             continue  # bound to 64, to warpSize, or per platform here
         node = doc.root.descendant_for_byte_range(token.start_byte, token.end_byte)
         if node is not None and token.node_type != "macro" and _defines(node):
@@ -841,9 +844,20 @@ def _maybe_narrow_mask(view: Code) -> bool:
 _SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W}(?:[a-z_][\w:.<>]{{0,40}}{_W})?)?\(?{_W}(32|0x20|5){_NUMBER_END}")
 
 
+_CAPPED_VALUE = lazy_regex(rf"warp\w*{_W}={_W}(?:std::|cuda::std::)?min{_W}(?:<{_W}\w+{_W}>)?{_W}\("
+                           rf"(?:{_W}[\w:.]+{_W},{_W}(?:32|0x20)|{_W}(?:32|0x20)[ul]*{_W},)")
+
+
 def _maybe_size_constant(view: Code) -> bool:
-    """A name that _size_constants takes for a warp size (or its log) given 32 (or 5)."""
+    """A name that _size_constants takes for a warp size (or its log) given 32 (or 5), or the block size capped
+    at 32 (`kWarpSize = std::min(kNThreads, 32)`)."""
     code = view.lower
+    if "min" in code and (capped := _CAPPED_VALUE.search(code)) is not None:
+        start = capped.start()
+        while start and (code[start - 1].isalnum() or code[start - 1] == "_"):
+            start -= 1
+        if _SIZE_NAME.search(code[start:capped.end()].split("=")[0].strip().replace("_", "")):
+            return True
     for match in _SIZE_VALUE.finditer(code):
         start = match.start()
         while start and (code[start - 1].isalnum() or code[start - 1] == "_"):

@@ -74,12 +74,16 @@ def _defines_device_pass(conditionals: dict[str, tuple[preproc.Directive, ...]])
 
 def _first_party(packages: frozenset[str], ruleset: Ruleset) -> Callable[[Finding], bool]:
     """A test for the import and dependency findings of PACKAGES, those the repository defines itself: scanning
-    DeepSpeed, its own `import deepspeed` and the `pip install deepspeed` of its README are no dependency on it."""
+    DeepSpeed, its own `import deepspeed` and the `pip install deepspeed` of its README are no dependency on it;
+    scanning NVIDIA Warp (package `warp`, distribution `warp-lang`), neither are its kernels nor `pip install
+    warp-lang`."""
     if not packages:
         return _never
     from packaging.utils import canonicalize_name  # imported only here: `check` on a few files seldom needs it
 
-    import_rules = {r.id for r in ruleset.rules if r.match.get("imports")}
+    # the rules about one package's modules: their `imports`, or the `package` their names belong to (Warp's kernels
+    # and launches are read by name, not by import, since a repository's own warp.py is common)
+    import_rules = {r.id for r in ruleset.rules if r.match.get("imports") or r.match.get("package")}
     package_rules = {r.id for r in ruleset.rules if r.match.get("matcher") == "manifest-package"}
     names = {canonicalize_name(p) for p in packages}
 

@@ -100,6 +100,8 @@ FIRES = [
     ("import os\nos.system('pip install flash_attn==2.6.3')\n", "python-pip-install-cuda-package", 2, "medium"),
     ("from polygraphy import cuda\n", "python-tensorrt", 1, "blocker"),
     ("import spconv.pytorch as spconv\n", "python-spconv", 1, "high"),
+    ("import MinkowskiEngine as ME\n", "python-sparse-conv-extension", 1, "medium"),
+    ("try:\n    import torchsparse\nexcept ImportError:\n    torchsparse = None\n", "python-sparse-conv-extension", 2, "low"),
     ("try:\n    import cumm.tensorview as tv\nexcept ImportError:\n    tv = None\n", "python-spconv", 2, "low"),
     # a handler that imports the same package under its older name, or raises, is no fallback
     ("try:\n    import spconv.pytorch as sp\nexcept ImportError:\n    import spconv as sp\n", "python-spconv", 2, "high"),

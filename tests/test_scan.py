@@ -52,6 +52,16 @@ def test_the_distribution_named_by_setup_py_is_the_repositorys_own(tmp_path: Pat
     assert [f.rule for f in scan(tmp_path / "user", Settings(jobs=1)).findings] == ["numba-cuda-dependency"]
 
 
+def test_a_nested_projects_own_imports_and_install_lines_are_first_party(tmp_path: Path) -> None:
+    vendored = "third_party/AutoGPTQ"
+    write(tmp_path, f"{vendored}/setup.py", 'from setuptools import setup\nsetup(name="auto_gptq")\n')
+    write(tmp_path, f"{vendored}/auto_gptq/__init__.py", "from auto_gptq.modeling import AutoGPTQForCausalLM\n")
+    write(tmp_path, f"{vendored}/README.md", "```sh\npip install auto-gptq\n```\n")
+    write(tmp_path, "quantize.py", "from auto_gptq import AutoGPTQForCausalLM\n")
+    found = [(f.path, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings if f.severity.label != "info"]
+    assert found == [("quantize.py", "python-gptq-awq-kernels")]
+
+
 def test_bundled_cutlass_counts_once_per_file_and_as_vendored(tmp_path: Path) -> None:
     uses = "\n".join(f"cutlass::gemm::GemmShape<{i}, 8, 8> shape{i};" for i in range(5))
     write(tmp_path, "csrc/cutlass/include/cutlass/gemm.h", uses + "\n")

@@ -62,7 +62,8 @@ def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs
     if changes is not None:
         found = Records(f for f in found if f.relpath in changes)
     complete = not named and changes is None
-    return Inputs(found, tuple(skipped), changes, own_packages(root), complete, discovered_after=started)
+    packages = own_packages(root) | nested_packages(root, (f.relpath for f in found))
+    return Inputs(found, tuple(skipped), changes, packages, complete, discovered_after=started)
 
 
 def _changed_lines(root: Path, base: str) -> Changes:
@@ -80,6 +81,20 @@ def own_packages(root: Path) -> frozenset[str]:
         with contextlib.suppress(OSError), os.scandir(root / base) as entries:
             found.update(e.name for e in entries if e.is_dir() and os.path.isfile(os.path.join(e.path, "__init__.py")))
     found.update(distribution_names(root))
+    return frozenset(found)
+
+
+NESTED = ":"  # "SUBDIR:package": a package of a project nested at SUBDIR (its own setup.py or pyproject.toml)
+
+
+def nested_packages(root: Path, relpaths: Iterable[str]) -> frozenset[str]:
+    """The packages of the Python projects nested in ROOT (a vendored AutoGPTQ under dependencies/, a bindings/torch
+    with its own setup.py), as "SUBDIR:package": that project's own imports of them are no dependency either."""
+    found: set[str] = set()
+    for relpath in relpaths:
+        parent, _, name = relpath.rpartition("/")
+        if parent and name in ("setup.py", "pyproject.toml"):
+            found.update(f"{parent}{NESTED}{p}" for p in own_packages(root / parent))
     return frozenset(found)
 
 

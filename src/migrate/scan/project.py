@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from migrate import finding_status, preproc, rocm_status, targets
 from migrate.config import Settings
+from migrate.inputs import NESTED
 from migrate.lazyre import lazy_regex
 from migrate.model import Evidence, Finding, RocmStatus, Severity
 from migrate.ruleset import Ruleset
@@ -85,12 +86,19 @@ def _first_party(packages: frozenset[str], ruleset: Ruleset) -> Callable[[Findin
     # and launches are read by name, not by import, since a repository's own warp.py is common)
     import_rules = {r.id for r in ruleset.rules if r.match.get("imports") or r.match.get("package")}
     package_rules = {r.id for r in ruleset.rules if r.match.get("matcher") == "manifest-package"}
-    names = {canonicalize_name(p) for p in packages}
+    nested = [(folder + "/", name) for folder, _, name in (p.partition(NESTED) for p in packages if NESTED in p)]
+    top = {p for p in packages if NESTED not in p}
+    names = {canonicalize_name(p) for p in top}
+    nested_names = [(folder, canonicalize_name(name)) for folder, name in nested]
 
     def own(f: Finding) -> bool:
         symbol = f.symbol or ""
-        return ((f.rule in import_rules and symbol.split(".")[0] in packages)
-                or (f.rule in package_rules and f.symbol in names))
+        if f.rule in import_rules:
+            root = symbol.split(".")[0]
+            return root in top or any(root == name and f.path.startswith(folder) for folder, name in nested)
+        if f.rule in package_rules:
+            return f.symbol in names or any(f.symbol == name and f.path.startswith(folder) for folder, name in nested_names)
+        return False
 
     return own
 

@@ -115,6 +115,10 @@ def distribution_names(root: Path) -> set[str]:
     return {n.strip() for n in names if n.strip()}
 
 
+def _is_setup(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Name) and func.id == "setup") or (isinstance(func, ast.Attribute) and func.attr == "setup")
+
+
 def _setup_py_names(text: str) -> set[str]:
     """The string a setup() call's `name=` keyword gives, directly or through a module-level NAME = "..."."""
     if "setup" not in text or "name" not in text:
@@ -124,15 +128,9 @@ def _setup_py_names(text: str) -> set[str]:
                 for t in node.targets if isinstance(t, ast.Name)
                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
     names: set[str] = set()
-    for node in ast.walk(tree):
-        func = node.func if isinstance(node, ast.Call) else None
-        if not (isinstance(func, ast.Name) and func.id == "setup"
-                or isinstance(func, ast.Attribute) and func.attr == "setup"):
-            continue
-        for keyword in node.keywords:  # type: ignore[union-attr]
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_setup(n.func)):
+        for keyword in (k for k in call.keywords if k.arg == "name"):
             value = keyword.value
-            if keyword.arg != "name":
-                continue
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
                 names.add(value.value)
             elif isinstance(value, ast.Name) and value.id in assigned:

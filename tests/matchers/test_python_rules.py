@@ -103,12 +103,13 @@ FIRES = [
     ("import MinkowskiEngine as ME\n", "python-sparse-conv-extension", 1, "medium"),
     ("try:\n    import torchsparse\nexcept ImportError:\n    torchsparse = None\n", "python-sparse-conv-extension", 2, "low"),
     ("try:\n    import cumm.tensorview as tv\nexcept ImportError:\n    tv = None\n", "python-spconv", 2, "low"),
-    # a handler that imports the same package under its older name, or raises, is no fallback
+    # a handler that imports the same package under its older name is no fallback
     ("try:\n    import spconv.pytorch as sp\nexcept ImportError:\n    import spconv as sp\n", "python-spconv", 2, "high"),
     ("try:\n    from flash_attn import flash_attn_varlen_func as f\nexcept ImportError:\n"
      "    from flash_attn.flash_attn_interface import flash_attn_unpadded_func as f\n", "python-flash-attn", 2, "high"),
+    # an optional extra's friendlier error is still a fallback: the path that needs the package is the user's choice
     ("try:\n    import flash_attn\nexcept ImportError:\n    raise ImportError('pip install flash-attn')\n",
-     "python-flash-attn", 2, "high"),
+     "python-flash-attn", 2, "low"),
     ("try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n    from .attention import sdpa_func\n",
      "python-flash-attn", 2, "low"),
 ]

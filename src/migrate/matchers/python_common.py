@@ -88,7 +88,8 @@ def _rare_part(name: str) -> str:
 def has_fallback(doc: PythonDocument, node: ast.AST) -> bool:
     """An optional import: inside try/except ImportError, or under an availability check. A handler that only
     imports the same package under another name (`import spconv.pytorch as spconv` / `except: import spconv`,
-    flash-attn 2's names / flash-attn 1's) or only raises is no fallback: the code needs the package either way."""
+    flash-attn 2's names / flash-attn 1's) is no fallback: the code needs the package either way. One that raises a
+    friendlier ImportError still is: that is how an optional extra's code path says it is optional."""
     child, parent = node, doc.parents.get(node)
     while parent is not None:
         if (isinstance(parent, ast.Try) and child in parent.body and _catches_import_error(parent)
@@ -110,21 +111,21 @@ def _import_roots(node: ast.AST) -> frozenset[str]:
 
 
 def _no_way_around(node: ast.Try, roots: frozenset[str]) -> bool:
-    """Every import-error handler of NODE imports ROOTS again or raises, and does nothing else."""
+    """Every import-error handler of NODE imports ROOTS again, and does nothing else."""
     return bool(roots) and all(_needs(handler.body, roots) for handler in node.handlers)
 
 
 def _needs(body: list[ast.stmt], roots: frozenset[str]) -> bool:
-    """BODY imports ROOTS or raises, besides at most constant flags (`self.spconv_ver = 2`) and `pass`."""
+    """BODY imports ROOTS, besides at most constant flags (`self.spconv_ver = 2`), `pass` and a raise."""
     needed = False
     for stmt in body:
         if isinstance(stmt, ast.Try):
             if not (_needs(stmt.body, roots) and all(_needs(h.body, roots) for h in stmt.handlers)):
                 return False
             needed = True
-        elif isinstance(stmt, ast.Raise) or (_import_roots(stmt) and _import_roots(stmt) <= roots):
+        elif _import_roots(stmt) and _import_roots(stmt) <= roots:
             needed = True
-        elif not (isinstance(stmt, ast.Pass) or isinstance(stmt, (ast.Assign, ast.AnnAssign))
+        elif not (isinstance(stmt, (ast.Pass, ast.Raise)) or isinstance(stmt, (ast.Assign, ast.AnnAssign))
                   and isinstance(stmt.value, ast.Constant) and stmt.value.value is not None):
             return False
     return needed

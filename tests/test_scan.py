@@ -28,6 +28,40 @@ def test_imports_of_the_repositorys_own_package_are_not_dependencies(tmp_path: P
     assert [f.rule for f in scan(other, Settings(jobs=1)).findings] == ["python-flash-attn"]
 
 
+def test_a_package_rules_own_repository_reads_its_kernels_and_distribution_as_first_party(tmp_path: Path) -> None:
+    kernel = "import warp as wp\n\n@wp.kernel\ndef add(a: wp.array(dtype=float)):\n    pass\n\nwp.launch(add, dim=4)\n"
+    write(tmp_path, "pyproject.toml", '[project]\nname = "warp-lang"\ndependencies = ["numpy"]\n')
+    write(tmp_path, "warp/__init__.py", "from warp.context import launch\n")
+    write(tmp_path, "examples/add.py", kernel)
+    write(tmp_path, "docs/install.md", "```sh\npip install warp-lang\n```\n")
+    assert scan(tmp_path, Settings(jobs=1)).findings == ()
+    other = tmp_path / "other"
+    write(other, "sim.py", kernel)
+    write(other, "requirements.txt", "warp-lang>=1.0\n")
+    assert sorted({f.rule for f in scan(other, Settings(jobs=1)).findings}) == ["nvidia-warp-dependency", "python-nvidia-warp"]
+
+
+def test_the_distribution_named_by_setup_py_is_the_repositorys_own(tmp_path: Path) -> None:
+    from migrate.inputs import own_packages
+
+    write(tmp_path, "setup.py", 'from setuptools import setup\nNAME = "numba-cuda"\nsetup(name=NAME, version="1")\n')
+    write(tmp_path, "requirements.txt", "numba-cuda\nnumpy\n")
+    assert own_packages(tmp_path) == {"numba-cuda"}
+    assert scan(tmp_path, Settings(jobs=1)).findings == ()
+    write(tmp_path / "user", "setup.py", 'from setuptools import setup\nsetup(name="solver", install_requires=["numba-cuda"])\n')
+    assert [f.rule for f in scan(tmp_path / "user", Settings(jobs=1)).findings] == ["numba-cuda-dependency"]
+
+
+def test_a_nested_projects_own_imports_and_install_lines_are_first_party(tmp_path: Path) -> None:
+    vendored = "third_party/AutoGPTQ"
+    write(tmp_path, f"{vendored}/setup.py", 'from setuptools import setup\nsetup(name="auto_gptq")\n')
+    write(tmp_path, f"{vendored}/auto_gptq/__init__.py", "from auto_gptq.modeling import AutoGPTQForCausalLM\n")
+    write(tmp_path, f"{vendored}/README.md", "```sh\npip install auto-gptq\n```\n")
+    write(tmp_path, "quantize.py", "from auto_gptq import AutoGPTQForCausalLM\n")
+    found = [(f.path, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings if f.severity.label != "info"]
+    assert found == [("quantize.py", "python-gptq-awq-kernels")]
+
+
 def test_bundled_cutlass_counts_once_per_file_and_as_vendored(tmp_path: Path) -> None:
     uses = "\n".join(f"cutlass::gemm::GemmShape<{i}, 8, 8> shape{i};" for i in range(5))
     write(tmp_path, "csrc/cutlass/include/cutlass/gemm.h", uses + "\n")

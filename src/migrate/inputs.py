@@ -4,8 +4,11 @@ since --diff-base, the repository's own Python packages, and the rules its setti
 
 from __future__ import annotations
 
+import ast
+import configparser
 import contextlib
 import os
+import tomllib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -59,7 +62,8 @@ def inputs(root: Path, settings: Settings, files: Iterable[Path] = ()) -> Inputs
     if changes is not None:
         found = Records(f for f in found if f.relpath in changes)
     complete = not named and changes is None
-    return Inputs(found, tuple(skipped), changes, own_packages(root), complete, discovered_after=started)
+    packages = own_packages(root) | nested_packages(root, (f.relpath for f in found))
+    return Inputs(found, tuple(skipped), changes, packages, complete, discovered_after=started)
 
 
 def _changed_lines(root: Path, base: str) -> Changes:
@@ -70,12 +74,68 @@ def _changed_lines(root: Path, base: str) -> Changes:
 
 def own_packages(root: Path) -> frozenset[str]:
     """The Python packages the repository defines: directories with an __init__.py at the top, in src/ or in
-    python/ (its own `import flash_attn` is not a dependency on flash-attn)."""
+    python/ (its own `import flash_attn` is not a dependency on flash-attn), and the distribution its top-level
+    pyproject.toml, setup.cfg or setup.py names (NVIDIA Warp's `warp-lang`)."""
     found: set[str] = set()
     for base in ("", "src", "python"):
         with contextlib.suppress(OSError), os.scandir(root / base) as entries:
             found.update(e.name for e in entries if e.is_dir() and os.path.isfile(os.path.join(e.path, "__init__.py")))
+    found.update(distribution_names(root))
     return frozenset(found)
+
+
+NESTED = ":"  # "SUBDIR:package": a package of a project nested at SUBDIR (its own setup.py or pyproject.toml)
+
+
+def nested_packages(root: Path, relpaths: Iterable[str]) -> frozenset[str]:
+    """The packages of the Python projects nested in ROOT (a vendored AutoGPTQ under dependencies/, a bindings/torch
+    with its own setup.py), as "SUBDIR:package": that project's own imports of them are no dependency either."""
+    found: set[str] = set()
+    for relpath in relpaths:
+        parent, _, name = relpath.rpartition("/")
+        if parent and name in ("setup.py", "pyproject.toml"):
+            found.update(f"{parent}{NESTED}{p}" for p in own_packages(root / parent))
+    return frozenset(found)
+
+
+def distribution_names(root: Path) -> set[str]:
+    """The distribution names ROOT's own packaging files give: `[project] name`, setup.cfg's `[metadata] name`
+    and the literal `name=` of setup.py's setup() call (a name held in a module-level variable too)."""
+    names: set[str] = set()
+    with contextlib.suppress(OSError, ValueError):
+        project = tomllib.loads((root / "pyproject.toml").read_text(errors="replace")).get("project")
+        if isinstance(project, dict) and isinstance(project.get("name"), str):
+            names.add(project["name"])
+    with contextlib.suppress(OSError, ValueError, configparser.Error):
+        config = configparser.ConfigParser(interpolation=None)
+        config.read_string((root / "setup.cfg").read_text(errors="replace"))
+        names.add(config.get("metadata", "name"))
+    with contextlib.suppress(OSError, ValueError, SyntaxError, RecursionError):
+        names.update(_setup_py_names((root / "setup.py").read_text(errors="replace")))
+    return {n.strip() for n in names if n.strip()}
+
+
+def _is_setup(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Name) and func.id == "setup") or (isinstance(func, ast.Attribute) and func.attr == "setup")
+
+
+def _setup_py_names(text: str) -> set[str]:
+    """The string a setup() call's `name=` keyword gives, directly or through a module-level NAME = "..."."""
+    if "setup" not in text or "name" not in text:
+        return set()
+    tree = ast.parse(text)
+    assigned = {t.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+    names: set[str] = set()
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_setup(n.func)):
+        for keyword in (k for k in call.keywords if k.arg == "name"):
+            value = keyword.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                names.add(value.value)
+            elif isinstance(value, ast.Name) and value.id in assigned:
+                names.add(assigned[value.id])
+    return names
 
 
 def ruleset_for(settings: Settings) -> Ruleset:

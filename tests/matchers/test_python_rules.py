@@ -99,6 +99,19 @@ FIRES = [
      "python-ort-cuda-provider", 2, "medium"),
     ("import os\nos.system('pip install flash_attn==2.6.3')\n", "python-pip-install-cuda-package", 2, "medium"),
     ("from polygraphy import cuda\n", "python-tensorrt", 1, "blocker"),
+    ("import spconv.pytorch as spconv\n", "python-spconv", 1, "high"),
+    ("import MinkowskiEngine as ME\n", "python-sparse-conv-extension", 1, "medium"),
+    ("try:\n    import torchsparse\nexcept ImportError:\n    torchsparse = None\n", "python-sparse-conv-extension", 2, "low"),
+    ("try:\n    import cumm.tensorview as tv\nexcept ImportError:\n    tv = None\n", "python-spconv", 2, "low"),
+    # a handler that imports the same package under its older name is no fallback
+    ("try:\n    import spconv.pytorch as sp\nexcept ImportError:\n    import spconv as sp\n", "python-spconv", 2, "high"),
+    ("try:\n    from flash_attn import flash_attn_varlen_func as f\nexcept ImportError:\n"
+     "    from flash_attn.flash_attn_interface import flash_attn_unpadded_func as f\n", "python-flash-attn", 2, "high"),
+    # an optional extra's friendlier error is still a fallback: the path that needs the package is the user's choice
+    ("try:\n    import flash_attn\nexcept ImportError:\n    raise ImportError('pip install flash-attn')\n",
+     "python-flash-attn", 2, "low"),
+    ("try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n    from .attention import sdpa_func\n",
+     "python-flash-attn", 2, "low"),
 ]
 
 
@@ -136,6 +149,8 @@ QUIET = [
     "def train(mod, args):\n    return mod.create_network(1.0, args.dim, args.alpha, None)\n",
     "import onnxruntime as ort\nP = ['MIGraphXExecutionProvider', 'CUDAExecutionProvider']\n",
     "import subprocess\nsubprocess.run('pip install ninja apex-docs', shell=True)\n",
+    "from .spconv_utils import spconv\nx = spconv.SparseConvTensor(f, i, s, b)\n",
+    "def step(self, reset_turing_machine_every=0):\n    return self.turing_machine_step(reset_turing_machine_every)\n",
 ]
 
 

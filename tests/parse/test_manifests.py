@@ -94,6 +94,24 @@ def test_pip_pins_with_a_variable_keep_their_local_label() -> None:
         ("torch", "cu${CUDA//./}"), ("torchvision", "cu$CUDA"), ("numpy", "")
     ]
 
+def test_a_package_named_for_a_cuda_build_by_a_variable_is_read_as_that_build() -> None:
+    """spconv-cu${CUDA}, cupy-cuda${CUDA_MAJOR}x: the rules' `-cu*` / `-cuda*` globs read them; other templated names
+    stay skipped."""
+    text = ("pip install spconv-cu${CUDA_VERSION_NO_DOT} cupy-cuda${CUDA_VERSION/./}x cumm-cu$CU ${PKG}-cu118 "
+            "tool-cute$X numpy\n")
+    found = shell_items(text, Positions(text).at)
+    assert [i.name for i in found if i.kind == "package"] == [
+        "spconv-cu${cuda_version_no_dot}", "cupy-cuda${cuda_version/./}x", "cumm-cu$cu", "numpy"
+    ]
+
+
+def test_an_index_after_a_requirement_on_its_line_is_read(tmp_path: Path) -> None:
+    text = "torch-scatter -f https://data.pyg.org/whl/torch-2.1.0+cu121.html\nnumpy --extra-index-url=https://x.org/s\n"
+    doc = _parse(tmp_path, "requirements.txt", FileKind.REQUIREMENTS, text)
+    assert _items(doc, "index") == [("https://data.pyg.org/whl/torch-2.1.0+cu121.html", 1, 18), ("https://x.org/s", 2, 25)]
+    assert [i.name for i in doc.manifest if i.kind == "package"] == ["torch-scatter", "numpy"]
+
+
 def test_dockerfile_continuations_comments_and_exec_form(tmp_path: Path) -> None:
     text = (
         "FROM --platform=linux/amd64 nvidia/cuda:12.1.1-devel-ubuntu22.04 AS build\n"

@@ -86,15 +86,49 @@ def _rare_part(name: str) -> str:
 
 
 def has_fallback(doc: PythonDocument, node: ast.AST) -> bool:
-    """An optional import: inside try/except ImportError, or under an availability check."""
+    """An optional import: inside try/except ImportError, or under an availability check. A handler that only
+    imports the same package under another name (`import spconv.pytorch as spconv` / `except: import spconv`,
+    flash-attn 2's names / flash-attn 1's) is no fallback: the code needs the package either way. One that raises a
+    friendlier ImportError still is: that is how an optional extra's code path says it is optional."""
     child, parent = node, doc.parents.get(node)
     while parent is not None:
-        if isinstance(parent, ast.Try) and child in parent.body and _catches_import_error(parent):
+        if (isinstance(parent, ast.Try) and child in parent.body and _catches_import_error(parent)
+                and not _no_way_around(parent, _import_roots(node))):
             return True
         if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and _is_flag(doc, parent.test):
             return True
         child, parent = parent, doc.parents.get(parent)
     return False
+
+
+def _import_roots(node: ast.AST) -> frozenset[str]:
+    """The top-level packages an absolute import statement NODE names (none for anything else)."""
+    if isinstance(node, ast.Import):
+        return frozenset(alias.name.split(".")[0] for alias in node.names)
+    if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+        return frozenset({node.module.split(".")[0]})
+    return frozenset()
+
+
+def _no_way_around(node: ast.Try, roots: frozenset[str]) -> bool:
+    """Every import-error handler of NODE imports ROOTS again, and does nothing else."""
+    return bool(roots) and all(_needs(handler.body, roots) for handler in node.handlers)
+
+
+def _needs(body: list[ast.stmt], roots: frozenset[str]) -> bool:
+    """BODY imports ROOTS, besides at most constant flags (`self.spconv_ver = 2`), `pass` and a raise."""
+    needed = False
+    for stmt in body:
+        if isinstance(stmt, ast.Try):
+            if not (_needs(stmt.body, roots) and all(_needs(h.body, roots) for h in stmt.handlers)):
+                return False
+            needed = True
+        elif _import_roots(stmt) and _import_roots(stmt) <= roots:
+            needed = True
+        elif not (isinstance(stmt, (ast.Pass, ast.Raise)) or isinstance(stmt, (ast.Assign, ast.AnnAssign))
+                  and isinstance(stmt.value, ast.Constant) and stmt.value.value is not None):
+            return False
+    return needed
 
 
 def _catches_import_error(node: ast.Try) -> bool:

@@ -37,6 +37,9 @@ _GFX = re.compile(r"gfx\d")
 # in a text without them, what _HIP_HINT finds is what _HIP_HINT_LOWER finds in its lower case.
 _FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"  # searched one by one: faster than a class of them
 # ROCm's command-line tools: an except clause that runs one is the ROCm fallback of what the try attempted.
+# a module whose name says it is the ROCm side of a per-platform split (rocm.py, hip.py, prefill_rocm.py); not a test
+# named for what it checks on ROCm (test_half_rocm.py), nor a rocm_utils.py of ROCm-aware helpers
+_ROCM_MODULE = re.compile(r"(?:^|/)(?!test_)(?:rocm|hip|\w+_rocm)\.py$", re.IGNORECASE)
 _ROCM_TOOL = re.compile(r"(?:^|[\s/])(?:rocm-smi|amd-smi|rocminfo|hipconfig|hipcc)(?:\s|$)")
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _BLOCKS = ("body", "orelse", "finalbody")
@@ -427,7 +430,10 @@ class PythonDocument(Document):
     def hip_guarded_ranges(self) -> list[tuple[int, int]]:
         """Line ranges of code that already handles ROCm: if/elif chains and `a if <ROCm> else b` whose tests check
         for ROCm (every branch is already ported), a try whose except falls back to a ROCm tool (`nvidia-smi`
-        tried first, `rocm-smi` after), and the functions called only from such code."""
+        tried first, `rocm-smi` after), and the functions called only from such code; all of a module named for
+        ROCm (`attention/rocm.py`, `prefill_rocm.py`, `backends/rocm.py`: the ROCm side of a per-platform split)."""
+        if _ROCM_MODULE.search(self.source.relpath):
+            return [(1, max(1, self.text.count("\n") + 1))]
         if not self._text_may_hint:
             return []
         ranges = []

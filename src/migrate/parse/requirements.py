@@ -16,6 +16,8 @@ _OPTION = re.compile(r"^(-[a-zA-Z]|--[a-z-]+)(?:[=\s]\s*(\S.*))?$")
 _INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "-f", "--find-links"})
 _INCLUDE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint"})
 _TRAILING_OPTIONS = re.compile(r"\s+--(?:hash|global-option|config-settings|install-option)[=\s]\S+")
+# an index given after a requirement on its line (environment.yml pip lists, README install lines)
+_TRAILING_INDEX = re.compile(r"\s+(-f|--find-links|-i|--index-url|--extra-index-url)(?:=|\s+)(\S+)")
 _MAX_INCLUDE_DEPTH = 5
 # pip reads a line with a path separator that is no requirement as a path (pip's _looks_like_path).
 _LOCAL_PATH = re.compile(r"^[\w.-]+/[^\s;:@]*(?:\s|$)")
@@ -54,6 +56,9 @@ def requirement_items(text: str, *, base: Path | None = None, root: Path | None 
             found.extend(_option_items(option.group(1), option.group(2) or "", line, column, base, root, seen))
             continue
         content = _TRAILING_OPTIONS.sub("", content)
+        for index in _TRAILING_INDEX.finditer(content):  # `torch-scatter -f https://data.pyg.org/whl/torch-2.5.0+cu124.html`
+            found.append(Item(INDEX, index.group(2), line, column + index.start(2), value=index.group(1)))
+        content = _TRAILING_INDEX.sub("", content)
         if LOCATION.match(content) and not content.split("#", 1)[0].endswith(".whl"):
             found.extend(location_items(content, line, column))
             continue

@@ -291,6 +291,10 @@ def _installer(tool: str, args: tuple[str, ...]) -> str | None:
     return None
 
 
+# a package name whose CUDA-build suffix is a variable, nothing after it (matched by the rules' `-cu*` globs)
+_CUDA_SUFFIXED = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*-cu(?:da)?(?:\$\{[A-Za-z_][^}\s]*\}|\$[A-Za-z_]\w*)+[A-Za-z0-9]*$")
+
+
 def pip_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
     """Packages and index URLs among the arguments of `pip install`."""
     i = 0
@@ -307,6 +311,9 @@ def pip_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
             i += 1 if inline else 2
         elif LOCATION.match(text) and "://" in text and not text.split("#", 1)[0].endswith(".whl"):
             yield from location_items(text, *origin(words[i].offset))
+            i += 1
+        elif _CUDA_SUFFIXED.match(text):  # spconv-cu${CUDA}, cupy-cuda${CUDA_MAJOR}x: the name's CUDA build, templated
+            yield Item(PACKAGE, text.lower(), *origin(words[i].offset), value=text)
             i += 1
         elif text.startswith("-") or "$" in text.split("==", 1)[0] or text.startswith((".", "/", "~")) or not text:
             i += 1  # a variable in the name or range; one in a pinned version is read (torch==${V}+cu${CUDA})

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from migrate import finding_status, preproc, rocm_status, targets
 from migrate.config import Settings
+from migrate.inputs import NESTED
 from migrate.lazyre import lazy_regex
 from migrate.model import Evidence, Finding, RocmStatus, Severity
 from migrate.ruleset import Ruleset
@@ -74,19 +75,30 @@ def _defines_device_pass(conditionals: dict[str, tuple[preproc.Directive, ...]])
 
 def _first_party(packages: frozenset[str], ruleset: Ruleset) -> Callable[[Finding], bool]:
     """A test for the import and dependency findings of PACKAGES, those the repository defines itself: scanning
-    DeepSpeed, its own `import deepspeed` and the `pip install deepspeed` of its README are no dependency on it."""
+    DeepSpeed, its own `import deepspeed` and the `pip install deepspeed` of its README are no dependency on it;
+    scanning NVIDIA Warp (package `warp`, distribution `warp-lang`), neither are its kernels nor `pip install
+    warp-lang`."""
     if not packages:
         return _never
     from packaging.utils import canonicalize_name  # imported only here: `check` on a few files seldom needs it
 
-    import_rules = {r.id for r in ruleset.rules if r.match.get("imports")}
+    # the rules about one package's modules: their `imports`, or the `package` their names belong to (Warp's kernels
+    # and launches are read by name, not by import, since a repository's own warp.py is common)
+    import_rules = {r.id for r in ruleset.rules if r.match.get("imports") or r.match.get("package")}
     package_rules = {r.id for r in ruleset.rules if r.match.get("matcher") == "manifest-package"}
-    names = {canonicalize_name(p) for p in packages}
+    nested = [(folder + "/", name) for folder, _, name in (p.partition(NESTED) for p in packages if NESTED in p)]
+    top = {p for p in packages if NESTED not in p}
+    names = {canonicalize_name(p) for p in top}
+    nested_names = [(folder, canonicalize_name(name)) for folder, name in nested]
 
     def own(f: Finding) -> bool:
         symbol = f.symbol or ""
-        return ((f.rule in import_rules and symbol.split(".")[0] in packages)
-                or (f.rule in package_rules and f.symbol in names))
+        if f.rule in import_rules:
+            root = symbol.split(".")[0]
+            return root in top or any(root == name and f.path.startswith(folder) for folder, name in nested)
+        if f.rule in package_rules:
+            return f.symbol in names or any(f.symbol == name and f.path.startswith(folder) for folder, name in nested_names)
+        return False
 
     return own
 

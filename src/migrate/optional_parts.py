@@ -437,3 +437,47 @@ def _project_dependencies(text: str) -> list[object]:
         return []
     found = project.get("dependencies", []) if isinstance(project, dict) else []
     return found if isinstance(found, list) else []
+
+
+def chosen_only(root: Path, candidates: Iterable[str], on_main_path: Callable[[str], bool]) -> frozenset[str]:
+    """The Python files of CANDIDATES that main-path code under ROOT imports, but only inside a block (an `if` on a
+    setting's value, a function, a `try`), never at module level: one implementation a configuration chooses among
+    others (`elif opt.backbone == 'grid_tcnn': from nerf.network_grid_tcnn import NeRFNetwork`), not the core model."""
+    wanted = {_module_of(c): c for c in candidates if c.endswith(".py")}
+    if not wanted:
+        return frozenset()
+    names = {m.rpartition(".")[2] for m in wanted}
+    seen: dict[str, bool] = {}  # module -> imported at module level somewhere
+    for path in _main_path_python(root, on_main_path):
+        text = _read(root / path)
+        if not text or not any(name in text for name in names):
+            continue
+        package = _module_of(path) if path.endswith("__init__.py") else _module_of(path).rpartition(".")[0]
+        for match in _IMPORT_LINE.finditer(text):
+            for module in _line_modules(match, package):
+                if module in wanted:
+                    seen[module] = seen.get(module, False) or not match.group(1)
+    return frozenset(wanted[m] for m, top in seen.items() if not top)
+
+
+_IMPORT_LINE = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+([\w., \t()]+)|import[ \t]+([\w., \t]+))",
+                          re.MULTILINE)
+
+
+def _line_modules(match: re.Match[str], package: str) -> Iterator[str]:
+    """The dotted modules an import line names (a `from` line's base and base.name for each name)."""
+    base, names, plain = match.group(2), match.group(3), match.group(4)
+    if plain is not None:
+        for part in plain.split(","):
+            yield part.split(" as ")[0].strip()
+        return
+    dots = len(base) - len(base.lstrip("."))
+    if dots:
+        parent = package.split(".") if package else []
+        parent = parent[: len(parent) - (dots - 1)] if dots > 1 else parent
+        base = ".".join([*parent, base.lstrip(".")]).strip(".")
+    yield base
+    for part in names.strip("() \t").split(","):
+        name = part.split(" as ")[0].strip()
+        if name:
+            yield f"{base}.{name}"

@@ -100,3 +100,18 @@ def test_the_assessment_reads_opted_in_cudnn_code_as_an_add_on(tmp_path: Path) -
     # the CUDA backend itself, behind its own off-by-default switch, is the port
     assert status[("src/util.cu", 12, "cuda-runtime-api")] == "remaining"
     assert status[("CMakeLists.txt", 7, "cmake-cuda-language")] == "remaining"
+
+
+def test_an_option_declared_at_the_root_and_tested_in_a_backend_folder_is_opted_in(tmp_path: Path) -> None:
+    root_cmake = 'project(lib LANGUAGES C CXX)\noption(LIB_CUDA "CUDA backend" OFF)\n' \
+                 'option(LIB_CUDA_ALL_TYPES "every type pair of the attention kernels" OFF)\nadd_subdirectory(src/cuda)\n'
+    backend = 'if (LIB_CUDA_ALL_TYPES)\n    add_compile_definitions(LIB_CUDA_ALL_TYPES)\nendif()\n' \
+              'add_library(lib-cuda attn.cu)\n'
+    attn = '#include "attn.cuh"\n#ifdef LIB_CUDA_ALL_TYPES\nDECL_ATTN(q4_0, q8_0);\n#endif\nDECL_ATTN(f16, f16);\n'
+    for name, text in {"CMakeLists.txt": root_cmake, "src/cuda/CMakeLists.txt": backend, "src/cuda/attn.cu": attn,
+                       "src/cuda/attn.cuh": "#pragma once\n"}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    found = opt_in(tmp_path, ("src/cuda",), ("src/cuda/attn.cu",))
+    assert dict(found.ranges) == {"src/cuda/attn.cu": ((2, 4),)}
+    assert found.holds("src/cuda/attn.cu", 3) and not found.holds("src/cuda/attn.cu", 5)

@@ -263,7 +263,6 @@ def test_a_cuda_only_kernel_package_the_model_imports_is_moderate_and_a_fallback
 
 FIELD_REQUIRED = """\
 import torch
-import hashgridlib as hg
 import tinycudann as tcnn
 
 
@@ -293,7 +292,7 @@ def test_a_package_with_no_rocm_build_the_core_model_imports_is_hard(tmp_path, m
     assert _verdict(tmp_path, "core-import", core, monkeypatch) == ("none", "hard")
     assert _summary(tmp_path / "core-import", monkeypatch)["verdict_basis"] == (
         "a package with no ROCm build the main path imports at module level: python-neural-graphics-cuda at "
-        "surface/field.py:3")
+        "surface/field.py:2")
     # the same package tried with a fallback, or imported by an example only, is one substitution: not hard
     tried = {"requirements.txt": "torch\n", "surface/field.py": FIELD_TRIED}
     assert _verdict(tmp_path, "tried", tried, monkeypatch) == ("none", "trivial")
@@ -541,3 +540,27 @@ def optimizer(params, args):
 def test_an_eight_bit_optimizer_one_setting_chooses_among_others_is_no_training_method(tmp_path, monkeypatch) -> None:
     assert _verdict(tmp_path, "fixed", {**TRAINING, "optim.py": OPTIM_FIXED}, monkeypatch) == ("none", "moderate")
     assert _verdict(tmp_path, "chosen", {**TRAINING, "optim.py": OPTIM_CHOSEN}, monkeypatch) == ("none", "easy")
+
+
+SPLAT_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+core = CUDAExtension("fastsplat.csrc", sources=["fastsplat/cuda/binding.cpp", "fastsplat/cuda/raster.cu"])
+research = CUDAExtension("fastsplat.research.kernels.csrc", sources=["fastsplat/research/kernels/sort.cu"])
+setup(name="fastsplat", ext_modules=[core, research], cmdclass={"build_ext": BuildExtension})
+"""
+SPLAT = {
+    "setup.py": SPLAT_SETUP, "fastsplat/__init__.py": "from .rendering import rasterize\n",
+    "fastsplat/rendering.py": "from fastsplat import csrc\n\ndef rasterize(x):\n    return csrc.norm(x)\n",
+    "fastsplat/cuda/binding.cpp": BINDING, "fastsplat/cuda/raster.cu": PLAIN_KERNEL,
+    "fastsplat/research/__init__.py": "from .kernels import csrc\n", "fastsplat/research/kernels/__init__.py": "",
+    **{f"fastsplat/research/kernels/sort{n}.cu": PTX_KERNEL for n in range(4)},
+    "examples/sorted_render.py": "from fastsplat.research import csrc\n",
+}
+
+
+def test_a_second_extension_only_examples_import_is_research_code_beside_the_library(tmp_path, monkeypatch) -> None:
+    assert _verdict(tmp_path, "research", SPLAT, monkeypatch) == ("none", "easy")
+    used = {**SPLAT, "fastsplat/rendering.py": SPLAT["fastsplat/rendering.py"] + "from .research import csrc as fast\n"}
+    assert _verdict(tmp_path, "used", used, monkeypatch) == ("none", "hard")

@@ -39,6 +39,8 @@ class Context:
     opt_in: OptIn = OptIn()  # code only an off-by-default CMake option compiles (`option(WITH_X ... OFF)`)
     # Python files with an import of a package with no ROCm build that the main path imports only inside a block
     chosen: frozenset[str] = frozenset()
+    # subpackage directories holding a second extension that no main-path module outside them imports (research code)
+    unimported: frozenset[str] = frozenset()
     _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
     _by_directory: dict[tuple[str, bool], str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -53,7 +55,9 @@ class Context:
         flagged, device_built, extras = _flag_gated(result.root, context.build_dirs, weights)
         opted = _opted_in(result.root, context.build_dirs, result.findings)
         chosen = _chosen(result.root, result.findings, weights)
-        return replace(context, flagged=flagged, device_built=device_built, extras=extras, opt_in=opted, chosen=chosen)
+        unimported = _unimported(result.root, context.build_dirs, weights)
+        return replace(context, flagged=flagged, device_built=device_built, extras=extras, opt_in=opted, chosen=chosen,
+                       unimported=unimported)
 
     @classmethod
     def from_status(cls, status: RocmStatus) -> Context:
@@ -225,6 +229,15 @@ def _opted_in(root: str, build_dirs: tuple[str, ...], findings: Iterable[Finding
     return opt_in_builds.opt_in(Path(root), build_dirs, paths)
 
 
+def _unimported(root: str, build_dirs: tuple[str, ...], weights: Weights) -> frozenset[str]:
+    """optional_parts.unimported_extensions of the tree at ROOT; nothing where it is gone."""
+    if not Path(root).is_dir():
+        return frozenset()
+    from migrate import optional_parts
+
+    return optional_parts.unimported_extensions(Path(root), build_dirs, lambda path: on_main_path(path, weights))
+
+
 def _chosen(root: str, findings: Iterable[Finding], weights: Weights) -> frozenset[str]:
     """optional_parts.chosen_only of the Python files with an import of a package with no ROCm build (risk.yaml's
     score.unported rules); nothing where there is none, or the tree is gone."""
@@ -286,6 +299,8 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
         return "optional-gap"  # requirements/<extra>.txt: the packages of an extra, beside the main install
     if context.is_device_built(finding.path):
         return "optional-gap"  # a CUDA-only backend a device switch builds: the ROCm install goes without it
+    if context.unimported and is_c(finding.path) and any(finding.path.startswith(d + "/") for d in context.unimported):
+        return "optional-gap"  # a second extension the library's own path never imports (research code beside it)
     if context.opt_in.holds(finding.path, finding.line):
         return "optional-gap"  # code only an off-by-default build option compiles (cuDNN, flash-attention kernels)
     component = context.component(finding.path)

@@ -39,14 +39,20 @@ def opt_in(root: Path, build_dirs: Iterable[str], paths: Iterable[str]) -> OptIn
     """OptIn of the tree at ROOT, read from the CMakeLists.txt of the root and of BUILD_DIRS, for the C/C++/CUDA files
     of PATHS (those with findings): their `#ifdef` ranges, and whether each is a source or header only opted-in code
     builds."""
-    macros: set[str] = set()
-    sources: set[str] = set()
-    for directory in sorted({"", *build_dirs}):
-        text = _read(root / directory / "CMakeLists.txt")
-        if text and "option" in text.lower():
-            found_macros, found_sources = _opted(text, directory)
-            macros |= found_macros
-            sources |= found_sources
+    cmake = {d: text for d in sorted({"", *build_dirs}) if (text := _read(root / d / "CMakeLists.txt"))}
+    if not any("option" in text.lower() for text in cmake.values()):
+        return OptIn()
+    parsed = {d: found for d, text in cmake.items() if (found := _commands(text))}
+    options = {w[0] for found in parsed.values() for name, w in found
+               if name == "option" and w and (len(w) < 3 or w[2].upper() in _OFF)}
+    # set elsewhere: not left at its default; a whole GPU backend's switch is what is ported, not an add-on
+    options -= {w[0] for found in parsed.values() for name, w in found if name == "set" and w}
+    options = {o for o in options if not _BACKEND.search(o)}
+    opted: tuple[set[str], set[str], set[str], set[str]] = (set(), set(), set(), set())
+    for directory, found in parsed.items() if options else ():
+        for into, more in zip(opted, _opted(found, directory, options)):
+            into |= more
+    macros, sources = opted[0] - opted[1], opted[2] - opted[3]  # a macro or source also set outside is no add-on
     wanted = {p for p in paths if _suffix(p) in _C_SUFFIXES}
     if not (macros or sources) or not wanted:
         return OptIn()
@@ -58,19 +64,21 @@ def opt_in(root: Path, build_dirs: Iterable[str], paths: Iterable[str]) -> OptIn
     return OptIn(ranges=ranges, files=frozenset(files & wanted))
 
 
-def _opted(text: str, directory: str) -> tuple[set[str], set[str]]:
-    """(macros, sources) a CMake file's TEXT defines or lists only under `if()` of its own off-by-default options."""
+def _commands(text: str) -> list[tuple[str, list[str]]]:
+    """(lower-case command name, arguments) of a CMake file's TEXT; none when it does not parse."""
     from migrate.parse.cmake import commands  # here: most trees have no such option
 
     try:
-        found = [(name.lower(), [a for a, _ in args]) for name, _, args in commands(text)]
+        return [(name.lower(), [a for a, _ in args]) for name, _, args in commands(text)]
     except ParseError:
-        return set(), set()
-    options = {w[0] for name, w in found if name == "option" and w and (len(w) < 3 or w[2].upper() in _OFF)}
-    options -= {w[0] for name, w in found if name == "set" and w}  # set elsewhere: not left at its default
-    options = {o for o in options if not _BACKEND.search(o)}  # the GPU backend itself is what is ported, not an add-on
-    if not options:
-        return set(), set()
+        return []
+
+
+def _opted(
+    found: list[tuple[str, list[str]]], directory: str, options: set[str]
+) -> tuple[set[str], set[str], set[str], set[str]]:
+    """(macros, sources) a CMake file's commands FOUND define or list under `if()` of off-by-default OPTIONS, each
+    beside those it defines or lists elsewhere: (opted macros, other macros, opted sources, other sources)."""
     stack: list[bool] = []
     opted_macros: set[str] = set()
     always_macros: set[str] = set()
@@ -87,7 +95,7 @@ def _opted(text: str, directory: str) -> tuple[set[str], set[str]]:
             inside = bool(stack and stack[-1])
             (opted_macros if inside else always_macros).update(_defined(name, words))
             (opted_sources if inside else always_sources).update(_listed(words, directory))
-    return opted_macros - always_macros, opted_sources - always_sources
+    return opted_macros, always_macros, opted_sources, always_sources
 
 
 def _tests_option(words: list[str], options: set[str]) -> bool:

@@ -481,3 +481,54 @@ def _line_modules(match: re.Match[str], package: str) -> Iterator[str]:
         name = part.split(" as ")[0].strip()
         if name:
             yield f"{base}.{name}"
+
+
+def unimported_extensions(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[str], bool]) -> frozenset[str]:
+    """The subpackage directories (gsplat/experimental) holding an extension a setup.py builds beside another one
+    (`CUDAExtension("gsplat.experimental.render.kernels.csrc", ...)` beside `CUDAExtension("gsplat.csrc", ...)`) that
+    no main-path module outside the subpackage imports: research code shipped beside the library, which its users
+    import themselves; the library's own path never loads it."""
+    found: set[str] = set()
+    for directory in sorted({"", *build_dirs}):
+        text = _read(root / directory / "setup.py") if directory else _read(root / "setup.py")
+        if not text or "Extension" not in text:
+            continue
+        tree = _parse(text)
+        modules = _extension_modules(tree) if tree is not None else []
+        prefix = directory + "/" if directory else ""
+        owners = {".".join(m.split(".")[:2]) for m in modules if m.count(".") >= 2}
+        if len(modules) < 2 or len(owners) == len(modules):  # no extension of the package itself beside them
+            continue
+        found |= {prefix + owner.replace(".", "/") for owner in owners if not _imported_outside(root, prefix, owner,
+                                                                                               on_main_path)}
+    return frozenset(found)
+
+
+def _extension_modules(tree: ast.Module) -> list[str]:
+    """The module names (a string literal first argument or name=) of every *Extension call in TREE."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _callee(node.func).endswith("Extension"):
+            keywords = {k.arg: k.value for k in node.keywords if k.arg}
+            first = node.args[0] if node.args else keywords.get("name")
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names.append(first.value)
+    return names
+
+
+def _imported_outside(root: Path, prefix: str, owner: str, on_main_path: Callable[[str], bool]) -> bool:
+    """Main-path Python outside OWNER's directory imports OWNER (or a module under it), absolutely or relatively."""
+    inside = prefix + owner.replace(".", "/") + "/"
+    top, _, sub = owner.partition(".")
+    absolute = re.compile(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(owner)}\b|^[ \t]*from[ \t]+{re.escape(top)}"
+                          rf"[ \t]+import[ \t]+(?:\([ \t\n]*)?(?:[\w \t,]*,[ \t]*)?{re.escape(sub)}\b", re.MULTILINE)
+    relative = re.compile(rf"^[ \t]*from[ \t]+\.+{re.escape(sub)}\b|^[ \t]*from[ \t]+\.+[ \t]+import[ \t]+"
+                          rf"(?:[\w \t,]*,[ \t]*)?{re.escape(sub)}\b", re.MULTILINE)
+    for path in _main_path_python(root, on_main_path):
+        if path.startswith(inside):
+            continue
+        text = _read(root / path)
+        if text and sub in text and (absolute.search(text) or (path.startswith(prefix + top + "/")
+                                                                and relative.search(text))):
+            return True
+    return False

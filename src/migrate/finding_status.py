@@ -53,8 +53,9 @@ class Context:
         weights = weights or load_weights()
         context = cls.from_status(result.rocm).seeing(result.findings, weights)
         flagged, device_built, extras = _flag_gated(result.root, context.build_dirs, weights)
-        opted = _opted_in(result.root, context.build_dirs, result.findings)
-        chosen = _chosen(result.root, result.findings, weights)
+        c_paths, unported = _paths_read(result.findings, weights)  # one read: a large scan's come back from disk
+        opted = _opted_in(result.root, context.build_dirs, c_paths)
+        chosen = _chosen(result.root, unported, weights)
         unimported = _unimported(result.root, context.build_dirs, weights)
         return replace(context, flagged=flagged, device_built=device_built, extras=extras, opt_in=opted, chosen=chosen,
                        unimported=unimported)
@@ -218,14 +219,26 @@ def _flag_gated(
             optional_parts.requirement_extras(Path(root), build_dirs))
 
 
-def _opted_in(root: str, build_dirs: tuple[str, ...], findings: Iterable[Finding]) -> OptIn:
-    """opt_in_builds.opt_in of the tree at ROOT for the C/C++/CUDA files with remaining findings; nothing where the
-    tree is gone (a stored result read again)."""
-    if not Path(root).is_dir():
+def _paths_read(findings: Iterable[Finding], weights: Weights) -> tuple[set[str], set[str]]:
+    """(the C/C++/CUDA files with remaining findings above info, the Python files with an import of a package with no
+    ROCm build: risk.yaml's score.unported rules)."""
+    c_paths: set[str] = set()
+    unported: set[str] = set()
+    for f in findings:
+        if f.status == "remaining" and f.severity > Severity.INFO and is_c(f.path):
+            c_paths.add(f.path)
+        elif f.rule in weights.unported_rules and f.path.endswith(".py"):
+            unported.add(f.path)
+    return c_paths, unported
+
+
+def _opted_in(root: str, build_dirs: tuple[str, ...], paths: set[str]) -> OptIn:
+    """opt_in_builds.opt_in of the tree at ROOT for PATHS; nothing where the tree is gone (a stored result read
+    again)."""
+    if not paths or not Path(root).is_dir():
         return OptIn()
     from migrate import opt_in_builds  # here: `migrate check` and renderers never need it
 
-    paths = {f.path for f in findings if f.status == "remaining" and f.severity > Severity.INFO and is_c(f.path)}
     return opt_in_builds.opt_in(Path(root), build_dirs, paths)
 
 
@@ -238,10 +251,9 @@ def _unimported(root: str, build_dirs: tuple[str, ...], weights: Weights) -> fro
     return optional_parts.unimported_extensions(Path(root), build_dirs, lambda path: on_main_path(path, weights))
 
 
-def _chosen(root: str, findings: Iterable[Finding], weights: Weights) -> frozenset[str]:
-    """optional_parts.chosen_only of the Python files with an import of a package with no ROCm build (risk.yaml's
-    score.unported rules); nothing where there is none, or the tree is gone."""
-    paths = {f.path for f in findings if f.rule in weights.unported_rules and f.path.endswith(".py")}
+def _chosen(root: str, paths: set[str], weights: Weights) -> frozenset[str]:
+    """optional_parts.chosen_only of PATHS, the Python files with an import of a package with no ROCm build; nothing
+    where there is none, or the tree is gone."""
     if not paths or not Path(root).is_dir():
         return frozenset()
     from migrate import optional_parts

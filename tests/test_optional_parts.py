@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate.optional_parts import device_built, flag_gated, requirement_extras
+from migrate.optional_parts import device_built, flag_gated, requirement_extras, unimported_extensions
 from migrate.weights import load_weights, on_main_path
 
 W = load_weights()
@@ -189,3 +189,43 @@ def test_requirements_files_that_are_the_only_install_are_main(tmp_path) -> None
     assert requirement_extras(_tree(tmp_path / "only", hatch_env), ()) == frozenset()
     broken = {**hatch_env, "pyproject.toml": "[project\ndependencies = ['torch']\n"}
     assert requirement_extras(_tree(tmp_path / "broken", broken), ()) == frozenset()
+
+
+SPLAT_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+core = CUDAExtension("fastsplat.csrc", sources=["fastsplat/cuda/raster.cu"])
+research = CUDAExtension("fastsplat.research.kernels.csrc", sources=["fastsplat/research/kernels/sort.cu"])
+setup(name="fastsplat", ext_modules=[core, research], cmdclass={"build_ext": BuildExtension})
+"""
+SPLAT = {
+    "setup.py": SPLAT_SETUP, "fastsplat/__init__.py": "from .rendering import rasterize\n",
+    "fastsplat/rendering.py": "from fastsplat import csrc\n\ndef rasterize(x):\n    return csrc.raster(x)\n",
+    "fastsplat/research/__init__.py": "from .kernels import csrc\n", "fastsplat/research/kernels/__init__.py": "",
+    "examples/sorted_render.py": "from fastsplat.research import csrc\n",
+    "tests/test_sort.py": "import fastsplat.research.kernels\n",
+}
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_second_extension_only_examples_and_tests_import_is_research_code(tmp_path: Path) -> None:
+    root = _write(tmp_path / "only-examples", SPLAT)
+    assert unimported_extensions(root, (), lambda p: on_main_path(p, W)) == {"fastsplat/research"}
+
+
+def test_a_second_extension_the_library_imports_is_its_main_path(tmp_path: Path) -> None:
+    used = {**SPLAT, "fastsplat/rendering.py": SPLAT["fastsplat/rendering.py"] + "from .research import csrc as fast\n"}
+    assert unimported_extensions(_write(tmp_path / "used", used), (), lambda p: on_main_path(p, W)) == frozenset()
+    absolute = {**SPLAT, "fastsplat/rendering.py": "import fastsplat.research.kernels\n"}
+    assert unimported_extensions(_write(tmp_path / "abs", absolute), (), lambda p: on_main_path(p, W)) == frozenset()
+    # one extension alone is the library itself, whoever imports it
+    alone = {**SPLAT, "setup.py": SPLAT_SETUP.replace("[core, research]", "[research]").replace(
+        'core = CUDAExtension("fastsplat.csrc", sources=["fastsplat/cuda/raster.cu"])\n', "")}
+    assert unimported_extensions(_write(tmp_path / "alone", alone), (), lambda p: on_main_path(p, W)) == frozenset()

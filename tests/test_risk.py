@@ -145,6 +145,17 @@ def test_renames_cost_nothing_where_the_build_hipifies() -> None:
     assert {finding_status.status_of(f, context, W) for f in renames("csrc/a.cu", 3)} == {"covered"}
 
 
+def test_a_value_hipify_leaves_as_it_is_stays_to_change_where_the_build_hipifies() -> None:
+    context = finding_status.Context(hipify_dirs=("",))
+    bounds = make("csrc/a.cu", 7, "launch-bounds-min-blocks", "other", Severity.LOW,
+                  evidence="__global__ void __launch_bounds__(256, 4) k()")
+    assert "launch-bounds-min-blocks" in W.not_renamed
+    assert finding_status.status_of(bounds, context, W) == "remaining"
+    assert risk.assess([bounds], W, context=context).effort.high > 0
+    # a rename of the same severity in the same hipified file is hipify's
+    assert finding_status.status_of(renames("csrc/a.cu", 1)[0], context, W) == "covered"
+
+
 @pytest.mark.parametrize("path, role", [
     ("tests/test_model.py", "tests"), ("docs/install.md", "docs"), ("examples/run.py", "examples"),
     ("benchmarks/bench.py", "benchmarks"), ("dev/cuda/variant.py", "development"), (".github/workflows/ci.yml", "ci"),

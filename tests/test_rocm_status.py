@@ -415,6 +415,40 @@ def test_sources_the_cmake_build_lists_only_for_cuda_are_never_compiled_for_hip(
     assert result.rocm is not None and not {e.kind for e in result.rocm.evidence} & rocm_status.SOURCE_LISTS
 
 
+CMAKE_TAKEN_OUT = """\
+project(engine LANGUAGES CXX)
+set(CPU_SRCS src/core.cc src/quant/pack.cc src/quant/pack_host.cc)
+set(GPU_SRCS src/core_gpu.cu src/quant/pack_gpu.cu src/quant/unpack_gpu.cu)
+if(ENGINE_USE_CUDA)
+  enable_language(CUDA)
+  add_library(engine ${CPU_SRCS} ${GPU_SRCS})
+elseif(ENGINE_USE_HIP)
+  enable_language(HIP)
+  list(REMOVE_ITEM CPU_SRCS src/quant/pack.cc src/quant/pack_host.cc)
+  list(REMOVE_ITEM GPU_SRCS src/quant/pack_gpu.cu src/quant/unpack_gpu.cu)
+  set_source_files_properties(${GPU_SRCS} PROPERTIES LANGUAGE HIP)
+  add_library(engine ${CPU_SRCS} ${GPU_SRCS})
+endif()
+if(ENGINE_USE_CUDA AND NOT ENGINE_SMALL)
+  list(REMOVE_ITEM CPU_SRCS src/core.cc)
+endif()
+"""
+
+
+def test_sources_the_hip_branch_takes_out_of_its_lists_are_never_compiled_for_hip(tmp_path: Path) -> None:
+    write(tmp_path, "CMakeLists.txt", CMAKE_TAKEN_OUT)
+    ptx = '__device__ void f() { asm volatile("cp.async.wait_all;"); }\n'
+    for path in ("src/core_gpu.cu", "src/core.cc", "src/quant/pack_gpu.cu", "src/quant/unpack_gpu.cu",
+                 "src/quant/tile.cuh", "src/quant/pack.cc"):
+        write(tmp_path, path, ptx)
+    result = scan(tmp_path, Settings(jobs=1))
+    # the HIP branch removes the quantised kernels (and so their folder's header); a CUDA branch's removal is not it
+    assert sorted(f.path for f in result.findings if f.rule == "inline-ptx") == ["src/core.cc", "src/core_gpu.cu"]
+    assert sorted(f.path for f in result.guarded_findings if f.rule == "inline-ptx") == [
+        "src/quant/pack.cc", "src/quant/pack_gpu.cu", "src/quant/tile.cuh", "src/quant/unpack_gpu.cu"]
+    assert result.rocm is not None and not {e.kind for e in result.rocm.evidence} & rocm_status.SOURCE_LISTS
+
+
 FALLBACK_OP = """\
 #include <torch/extension.h>
 at::Tensor pool(const at::Tensor& x) {

@@ -261,6 +261,67 @@ def test_a_cuda_only_kernel_package_the_model_imports_is_moderate_and_a_fallback
     assert _verdict(tmp_path, "fallback", fallback, monkeypatch) == ("none", "trivial")
 
 
+FIELD_REQUIRED = """\
+import torch
+import tinycudann as tcnn
+
+
+class Field(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.grid = tcnn.Encoding(3, {"otype": "HashGrid", "n_levels": 16})
+"""
+FIELD_TRIED = """\
+import torch
+
+try:
+    import tinycudann as tcnn
+except ImportError:
+    tcnn = None
+
+
+class Field(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.grid = tcnn.Encoding(3, {"otype": "HashGrid"}) if tcnn else torch.nn.Embedding(2**19, 2)
+"""
+
+
+def test_a_package_with_no_rocm_build_the_core_model_imports_is_hard(tmp_path, monkeypatch) -> None:
+    core = {"requirements.txt": "torch\n", "surface/field.py": FIELD_REQUIRED}
+    assert _verdict(tmp_path, "core-import", core, monkeypatch) == ("none", "hard")
+    assert _summary(tmp_path / "core-import", monkeypatch)["verdict_basis"] == (
+        "a package with no ROCm build the main path imports at module level: python-neural-graphics-cuda at "
+        "surface/field.py:2")
+    # the same package tried with a fallback, or imported by an example only, is one substitution: not hard
+    tried = {"requirements.txt": "torch\n", "surface/field.py": FIELD_TRIED}
+    assert _verdict(tmp_path, "tried", tried, monkeypatch) == ("none", "trivial")
+    example = {"requirements.txt": "torch\n", "examples/field.py": FIELD_REQUIRED}
+    assert _verdict(tmp_path, "example", example, monkeypatch) == ("none", "trivial")
+
+
+CHOOSE_BACKBONE = """\
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--backbone", default="grid", choices=["grid", "grid_tcnn"])
+opt = parser.parse_args()
+if opt.backbone == "grid_tcnn":
+    from surface.field_tcnn import Field
+else:
+    from surface.field import Field
+"""
+
+
+def test_one_backbone_a_setting_chooses_or_a_rasteriser_built_at_first_use_is_not_hard(tmp_path, monkeypatch) -> None:
+    chosen = {"requirements.txt": "torch\n", "main.py": CHOOSE_BACKBONE, "surface/__init__.py": "",
+              "surface/field.py": "import torch\n", "surface/field_tcnn.py": FIELD_REQUIRED}
+    assert _verdict(tmp_path, "chosen", chosen, monkeypatch) == ("none", "moderate")  # the CUDA-only import floor
+    # nvdiffrast compiles its plugin at first use: its import alone starts on ROCm
+    raster = {"requirements.txt": "torch\n", "surface/render.py": "import torch\nimport nvdiffrast.torch as dr\n"}
+    assert _verdict(tmp_path, "raster", raster, monkeypatch) == ("none", "moderate")
+
+
 SETUP_FUSED = SETUP_EXTENSION.replace('"rownorm"', '"fusedmlp"').replace("rownorm._C", "fusedmlp._C").replace(
     '["csrc/norm/binding.cpp", "csrc/norm/norm.cu"]', '["src/binding.cpp", "src/mlp.cu"]')
 RUN_FLAGGED = """\
@@ -479,3 +540,27 @@ def optimizer(params, args):
 def test_an_eight_bit_optimizer_one_setting_chooses_among_others_is_no_training_method(tmp_path, monkeypatch) -> None:
     assert _verdict(tmp_path, "fixed", {**TRAINING, "optim.py": OPTIM_FIXED}, monkeypatch) == ("none", "moderate")
     assert _verdict(tmp_path, "chosen", {**TRAINING, "optim.py": OPTIM_CHOSEN}, monkeypatch) == ("none", "easy")
+
+
+SPLAT_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+core = CUDAExtension("fastsplat.csrc", sources=["fastsplat/cuda/binding.cpp", "fastsplat/cuda/raster.cu"])
+research = CUDAExtension("fastsplat.research.kernels.csrc", sources=["fastsplat/research/kernels/sort.cu"])
+setup(name="fastsplat", ext_modules=[core, research], cmdclass={"build_ext": BuildExtension})
+"""
+SPLAT = {
+    "setup.py": SPLAT_SETUP, "fastsplat/__init__.py": "from .rendering import rasterize\n",
+    "fastsplat/rendering.py": "from fastsplat import csrc\n\ndef rasterize(x):\n    return csrc.norm(x)\n",
+    "fastsplat/cuda/binding.cpp": BINDING, "fastsplat/cuda/raster.cu": PLAIN_KERNEL,
+    "fastsplat/research/__init__.py": "from .kernels import csrc\n", "fastsplat/research/kernels/__init__.py": "",
+    **{f"fastsplat/research/kernels/sort{n}.cu": PTX_KERNEL for n in range(4)},
+    "examples/sorted_render.py": "from fastsplat.research import csrc\n",
+}
+
+
+def test_a_second_extension_only_examples_import_is_research_code_beside_the_library(tmp_path, monkeypatch) -> None:
+    assert _verdict(tmp_path, "research", SPLAT, monkeypatch) == ("none", "easy")
+    used = {**SPLAT, "fastsplat/rendering.py": SPLAT["fastsplat/rendering.py"] + "from .research import csrc as fast\n"}
+    assert _verdict(tmp_path, "used", used, monkeypatch) == ("none", "hard")

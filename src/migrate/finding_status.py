@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 
 from migrate.model import Finding, RocmStatus, ScanResult, Severity
+from migrate.opt_in_builds import OptIn
 from migrate.weights import Weights, category_of, load_weights, on_main_path
 
 _C_SUFFIXES = frozenset({"cu", "cuh", "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp", "hip"})
@@ -35,6 +36,11 @@ class Context:
     rocm_image: bool = False  # the repository ships a ROCm container image (a Dockerfile on a ROCm base)
     # directories ('' the root) whose C/C++/CUDA only an extension chosen by a device switch's CUDA value builds
     device_built: frozenset[str] = frozenset()
+    opt_in: OptIn = OptIn()  # code only an off-by-default CMake option compiles (`option(WITH_X ... OFF)`)
+    # Python files with an import of a package with no ROCm build that the main path imports only inside a block
+    chosen: frozenset[str] = frozenset()
+    # subpackage directories holding a second extension that no main-path module outside them imports (research code)
+    unimported: frozenset[str] = frozenset()
     _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
     _by_directory: dict[tuple[str, bool], str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -47,7 +53,12 @@ class Context:
         weights = weights or load_weights()
         context = cls.from_status(result.rocm).seeing(result.findings, weights)
         flagged, device_built, extras = _flag_gated(result.root, context.build_dirs, weights)
-        return replace(context, flagged=flagged, device_built=device_built, extras=extras)
+        c_paths, unported = _paths_read(result.findings, weights)  # one read: a large scan's come back from disk
+        opted = _opted_in(result.root, context.build_dirs, c_paths)
+        chosen = _chosen(result.root, unported, weights)
+        unimported = _unimported(result.root, context.build_dirs, weights)
+        return replace(context, flagged=flagged, device_built=device_built, extras=extras, opt_in=opted, chosen=chosen,
+                       unimported=unimported)
 
     @classmethod
     def from_status(cls, status: RocmStatus) -> Context:
@@ -208,6 +219,48 @@ def _flag_gated(
             optional_parts.requirement_extras(Path(root), build_dirs))
 
 
+def _paths_read(findings: Iterable[Finding], weights: Weights) -> tuple[set[str], set[str]]:
+    """(the C/C++/CUDA files with remaining findings above info, the Python files with an import of a package with no
+    ROCm build: risk.yaml's score.unported rules)."""
+    c_paths: set[str] = set()
+    unported: set[str] = set()
+    for f in findings:
+        if f.status == "remaining" and f.severity > Severity.INFO and is_c(f.path):
+            c_paths.add(f.path)
+        elif f.rule in weights.unported_rules and f.path.endswith(".py"):
+            unported.add(f.path)
+    return c_paths, unported
+
+
+def _opted_in(root: str, build_dirs: tuple[str, ...], paths: set[str]) -> OptIn:
+    """opt_in_builds.opt_in of the tree at ROOT for PATHS; nothing where the tree is gone (a stored result read
+    again)."""
+    if not paths or not Path(root).is_dir():
+        return OptIn()
+    from migrate import opt_in_builds  # here: `migrate check` and renderers never need it
+
+    return opt_in_builds.opt_in(Path(root), build_dirs, paths)
+
+
+def _unimported(root: str, build_dirs: tuple[str, ...], weights: Weights) -> frozenset[str]:
+    """optional_parts.unimported_extensions of the tree at ROOT; nothing where it is gone."""
+    if not Path(root).is_dir():
+        return frozenset()
+    from migrate import optional_parts
+
+    return optional_parts.unimported_extensions(Path(root), build_dirs, lambda path: on_main_path(path, weights))
+
+
+def _chosen(root: str, paths: set[str], weights: Weights) -> frozenset[str]:
+    """optional_parts.chosen_only of PATHS, the Python files with an import of a package with no ROCm build; nothing
+    where there is none, or the tree is gone."""
+    if not paths or not Path(root).is_dir():
+        return frozenset()
+    from migrate import optional_parts
+
+    return optional_parts.chosen_only(Path(root), paths, lambda path: on_main_path(path, weights))
+
+
 def _nearest(path: str, directories: frozenset[str]) -> str | None:
     """The deepest of DIRECTORIES that holds PATH (a walk up its parents: a repository of many build units
     must not cost a loop over all of them per finding)."""
@@ -247,8 +300,9 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
         return finding.status
     if finding.severity == Severity.INFO:
         return "covered"
-    if finding.severity <= weights.mechanical_max and context.hipifies(finding.path):
-        return "covered"
+    if finding.severity <= weights.mechanical_max and finding.rule not in weights.not_renamed and context.hipifies(
+            finding.path):
+        return "covered"  # a rename the build's hipify makes (not a value it leaves as it is)
     if finding.rule in _BUILD_MACRO_RULES and is_c(finding.path) and context.built_for_rocm(finding.path):
         return "guarded"  # a build macro test in code whose build already has a ROCm branch (it sets the macro)
     if context.is_flagged(finding.path):
@@ -257,6 +311,10 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
         return "optional-gap"  # requirements/<extra>.txt: the packages of an extra, beside the main install
     if context.is_device_built(finding.path):
         return "optional-gap"  # a CUDA-only backend a device switch builds: the ROCm install goes without it
+    if context.unimported and is_c(finding.path) and any(finding.path.startswith(d + "/") for d in context.unimported):
+        return "optional-gap"  # a second extension the library's own path never imports (research code beside it)
+    if context.opt_in.holds(finding.path, finding.line):
+        return "optional-gap"  # code only an off-by-default build option compiles (cuDNN, flash-attention kernels)
     component = context.component(finding.path)
     if component in context.replaced:
         return "remaining"  # the CUDA kernels a separate ROCm backend replaces: the product, not an add-on

@@ -437,3 +437,98 @@ def _project_dependencies(text: str) -> list[object]:
         return []
     found = project.get("dependencies", []) if isinstance(project, dict) else []
     return found if isinstance(found, list) else []
+
+
+def chosen_only(root: Path, candidates: Iterable[str], on_main_path: Callable[[str], bool]) -> frozenset[str]:
+    """The Python files of CANDIDATES that main-path code under ROOT imports, but only inside a block (an `if` on a
+    setting's value, a function, a `try`), never at module level: one implementation a configuration chooses among
+    others (`elif opt.backbone == 'grid_tcnn': from nerf.network_grid_tcnn import NeRFNetwork`), not the core model."""
+    wanted = {_module_of(c): c for c in candidates if c.endswith(".py")}
+    if not wanted:
+        return frozenset()
+    names = {m.rpartition(".")[2] for m in wanted}
+    seen: dict[str, bool] = {}  # module -> imported at module level somewhere
+    for path in _main_path_python(root, on_main_path):
+        text = _read(root / path)
+        if not text or not any(name in text for name in names):
+            continue
+        package = _module_of(path) if path.endswith("__init__.py") else _module_of(path).rpartition(".")[0]
+        for match in _IMPORT_LINE.finditer(text):
+            for module in _line_modules(match, package):
+                if module in wanted:
+                    seen[module] = seen.get(module, False) or not match.group(1)
+    return frozenset(wanted[m] for m, top in seen.items() if not top)
+
+
+_IMPORT_LINE = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+([\w., \t()]+)|import[ \t]+([\w., \t]+))",
+                          re.MULTILINE)
+
+
+def _line_modules(match: re.Match[str], package: str) -> Iterator[str]:
+    """The dotted modules an import line names (a `from` line's base and base.name for each name)."""
+    base, names, plain = match.group(2), match.group(3), match.group(4)
+    if plain is not None:
+        for part in plain.split(","):
+            yield part.split(" as ")[0].strip()
+        return
+    dots = len(base) - len(base.lstrip("."))
+    if dots:
+        parent = package.split(".") if package else []
+        parent = parent[: len(parent) - (dots - 1)] if dots > 1 else parent
+        base = ".".join([*parent, base.lstrip(".")]).strip(".")
+    yield base
+    for part in names.strip("() \t").split(","):
+        name = part.split(" as ")[0].strip()
+        if name:
+            yield f"{base}.{name}"
+
+
+def unimported_extensions(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[str], bool]) -> frozenset[str]:
+    """The subpackage directories (gsplat/experimental) holding an extension a setup.py builds beside another one
+    (`CUDAExtension("gsplat.experimental.render.kernels.csrc", ...)` beside `CUDAExtension("gsplat.csrc", ...)`) that
+    no main-path module outside the subpackage imports: research code shipped beside the library, which its users
+    import themselves; the library's own path never loads it."""
+    found: set[str] = set()
+    for directory in sorted({"", *build_dirs}):
+        text = _read(root / directory / "setup.py") if directory else _read(root / "setup.py")
+        if not text or "Extension" not in text:
+            continue
+        tree = _parse(text)
+        modules = _extension_modules(tree) if tree is not None else []
+        prefix = directory + "/" if directory else ""
+        owners = {".".join(m.split(".")[:2]) for m in modules if m.count(".") >= 2}
+        if len(modules) < 2 or len(owners) == len(modules):  # no extension of the package itself beside them
+            continue
+        found |= {prefix + owner.replace(".", "/") for owner in owners if not _imported_outside(root, prefix, owner,
+                                                                                               on_main_path)}
+    return frozenset(found)
+
+
+def _extension_modules(tree: ast.Module) -> list[str]:
+    """The module names (a string literal first argument or name=) of every *Extension call in TREE."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _callee(node.func).endswith("Extension"):
+            keywords = {k.arg: k.value for k in node.keywords if k.arg}
+            first = node.args[0] if node.args else keywords.get("name")
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names.append(first.value)
+    return names
+
+
+def _imported_outside(root: Path, prefix: str, owner: str, on_main_path: Callable[[str], bool]) -> bool:
+    """Main-path Python outside OWNER's directory imports OWNER (or a module under it), absolutely or relatively."""
+    inside = prefix + owner.replace(".", "/") + "/"
+    top, _, sub = owner.partition(".")
+    absolute = re.compile(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(owner)}\b|^[ \t]*from[ \t]+{re.escape(top)}"
+                          rf"[ \t]+import[ \t]+(?:\([ \t\n]*)?(?:[\w \t,]*,[ \t]*)?{re.escape(sub)}\b", re.MULTILINE)
+    relative = re.compile(rf"^[ \t]*from[ \t]+\.+{re.escape(sub)}\b|^[ \t]*from[ \t]+\.+[ \t]+import[ \t]+"
+                          rf"(?:[\w \t,]*,[ \t]*)?{re.escape(sub)}\b", re.MULTILINE)
+    for path in _main_path_python(root, on_main_path):
+        if path.startswith(inside):
+            continue
+        text = _read(root / path)
+        if text and sub in text and (absolute.search(text) or (path.startswith(prefix + top + "/")
+                                                                and relative.search(text))):
+            return True
+    return False

@@ -591,7 +591,7 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
     found: list[Reason] = []
     if any(_own_gpu_code(f, context, weights) for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
-    replace, check, install, decisions, required = _floor_findings(items, weights, context)
+    replace, check, install, decisions, required, unported = _floor_findings(items, weights, context)
     if replace is not None:
         found.append((weights.environment_floor, f"a CUDA-only package or call to replace: {replace.rule} at "
                                                  f"{replace.path}:{replace.line}"))
@@ -607,6 +607,9 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
         pinned = "" if pin is use else f" at {pin.path}:{pin.line}"
         found.append((weights.required_floor, f"a CUDA-only package the main path cannot load without: {pin.rule}"
                                               f"{pinned}, imported at module level at {use.path}:{use.line}"))
+    if context.level != "supported" and unported is not None:
+        found.append((weights.unported_floor, f"a package with no ROCm build the main path imports at module level: "
+                                              f"{unported.rule} at {unported.path}:{unported.line}"))
     if context.level == "supported" and install is not None:
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
                                              f"{install.path}:{install.line}"))
@@ -629,12 +632,13 @@ def _own_gpu_code(finding: Finding, context: Context, weights: Weights) -> bool:
 
 def _floor_findings(
     items: Iterable[Finding], weights: Weights, context: Context
-) -> tuple[Finding | None, Finding | None, Finding | None, set[str], tuple[Finding, Finding] | None]:
+) -> tuple[Finding | None, Finding | None, Finding | None, set[str], tuple[Finding, Finding] | None, Finding | None]:
     """In one read of ITEMS (a large scan's come back from disk each time): the first finding on the main path that
     is a CUDA-only package or call to replace, the first with CUDA-specific code to check, the first that blocks the
-    install, the substitution decisions on the main path, and a package the environment pins to a CUDA-only build
-    (or that is CUDA-only itself) with a module-level import of it: (the pin, the import)."""
-    replace = check = install = None
+    install, the substitution decisions on the main path, a package the environment pins to a CUDA-only build
+    (or that is CUDA-only itself) with a module-level import of it: (the pin, the import), and the first module-level
+    import of a package with no ROCm build at all."""
+    replace = check = install = unported = None
     decisions: set[str] = set()
     pinned: dict[str, Finding] = {}  # substitute -> the first CUDA-only build of its package the environment installs
     imported: dict[str, Finding] = {}  # substitute -> the first module-level import of its package
@@ -656,8 +660,18 @@ def _floor_findings(
         if _imports_at_module_level(f, weights):
             for name in f.substitutions or (f.rule,):
                 imported.setdefault(name, f)
+            if unported is None and _loads_unported(f, weights) and f.path not in context.chosen:
+                unported = f
     required = next(((pinned[name], imported[name]) for name in sorted(imported) if name in pinned), None)
-    return replace, check, install, decisions, required
+    return replace, check, install, decisions, required, unported
+
+
+def _loads_unported(finding: Finding, weights: Weights) -> bool:
+    """FINDING imports a package with no ROCm build whose import loads its compiled CUDA extension (score.unported)."""
+    if finding.rule not in weights.unported_rules or finding.severity < Severity.HIGH:
+        return False
+    places = (finding.evidence, *(o.evidence for o in finding.occurrences))
+    return any(weights.unported_loads.search(text) for text in places)
 
 
 def _dual_build(finding: Finding, context: Context, weights: Weights) -> bool:

@@ -16,7 +16,8 @@ from migrate.model import Evidence, FileKind, Finding, RocmStatus
 from migrate.parse import ParseError
 
 LEVELS = ("none", "partial", "supported")
-SOURCE_LISTS = frozenset({"cuda-only-source", "build-source"})  # what CMake compiles where: used, not cited
+# what CMake compiles where: used, not cited (hip-removed-source: a source the HIP branch takes out of a list)
+SOURCE_LISTS = frozenset({"cuda-only-source", "build-source", "hip-removed-source"})
 PAIRED_ATOMIC = "paired-atomic-overload"  # the project's own atomicAdd for __half2 (HIP has none): used, not cited
 # A CMakeLists.txt that builds libraries and no program: a part of one project (FasterTransformer's kernels/), never
 # one of a collection's independent programs (a cuda-samples sample); used, not cited
@@ -360,26 +361,41 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     base = relpath.rpartition("/")[0]
     lines = Positions(text)
     stack: list[bool] = []  # per open if(): is the current branch CUDA-only
+    hip: list[bool] = []  # ... and is it the HIP branch (where `list(REMOVE_ITEM ...)` takes sources out)
     result = []
     for name, offset, args in found:
         words = [a for a, _ in args]
         if name == "if":
             stack.append(_cuda_only(words) or bool(stack and stack[-1]))
+            hip.append(_hip_only(words) or bool(hip and hip[-1]))
         elif name in ("elseif", "else") and stack:
             stack[-1] = (_cuda_only(words) if name == "elseif" else False) or (len(stack) > 1 and stack[-2])
+            hip[-1] = (_hip_only(words) if name == "elseif" else False) or (len(hip) > 1 and hip[-2])
         elif name == "endif" and stack:
             stack.pop()
+            hip.pop()
         else:
-            kind = "cuda-only-source" if stack and stack[-1] else "build-source"
+            removed = name == "list" and words[:1] == ["REMOVE_ITEM"] and bool(hip and hip[-1])
+            kind = "hip-removed-source" if removed else "cuda-only-source" if stack and stack[-1] else "build-source"
             for word in words:
                 path = _source_path(base, word)
                 if path is not None:
                     result.append(Evidence(kind, path, lines.at(offset)[0], word[:120], 0))
-    return tuple(result) if any(e.kind == "cuda-only-source" for e in result) else ()
+    return tuple(result) if any(e.kind in _NEVER_HIP for e in result) else ()
+
+
+_NEVER_HIP = frozenset({"cuda-only-source", "hip-removed-source"})
+# the project's own HIP switch as an if() argument (WITH_HIP, USE_ROCM, BUILD_HIP, GPU_LANG STREQUAL "HIP")
+_HIP_SWITCH = lazy_regex(r'^"?(?:(?:[A-Z0-9]+_)*(?:WITH|USE|ENABLE|BUILD)_(?:HIP|ROCM)|HIP)"?$')
 
 
 def _cuda_only(words: list[str]) -> bool:
     return any(_CUDA_TEST.match(w) for w in words) and not any(_HIP_TEST.search(w) for w in words)
+
+
+def _hip_only(words: list[str]) -> bool:
+    """An if() on the project's HIP switch alone: not negated, not beside a CUDA one."""
+    return any(_HIP_SWITCH.match(w) for w in words) and "NOT" not in words and not any(_CUDA_TEST.match(w) for w in words)
 
 
 def _source_path(base: str, word: str) -> str | None:
@@ -390,15 +406,17 @@ def _source_path(base: str, word: str) -> str | None:
 
 
 def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[list[Finding], list[Finding]]:
-    """(findings a HIP build compiles, findings in sources the build lists only for CUDA, or in directories
-    holding only such sources)."""
+    """(findings a HIP build compiles, findings in sources the build lists only for CUDA or its HIP branch takes out
+    of a source list (`list(REMOVE_ITEM CUDA_SOURCES ...)` under `elseif(WITH_HIP)`), or in directories holding only
+    such sources)."""
     items = list(found)
     only = [e.path for e in items if e.kind == "cuda-only-source"]
-    if not only:
+    removed = {e.path for e in items if e.kind == "hip-removed-source"}
+    if not only and not removed:
         return list(findings), []
-    shared = [e.path for e in items if e.kind == "build-source"]
+    shared = [e.path for e in items if e.kind == "build-source" and e.path not in removed]
     shared_dirs = {p.rpartition("/")[0] for p in shared}
-    folders = {p.rpartition("/")[0] for p in only} - {d for d in shared_dirs} - {""}
+    folders = {p.rpartition("/")[0] for p in [*only, *removed]} - {d for d in shared_dirs} - {""}
     decided: dict[str, bool] = {}  # path -> never compiled for HIP (many findings share a file)
 
     def excluded(path: str) -> bool:
@@ -406,7 +424,9 @@ def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[l
         if listed and any(fnmatch.fnmatchcase(path, p) for p in shared):
             listed = False
         folder = path.rpartition("/")[0]
-        return listed or (folder in folders and not any(folder == d or d.startswith(folder + "/") for d in shared_dirs))
+        taken = path in removed  # the HIP branch takes it out of the list it builds, wherever else it is listed
+        return taken or listed or (
+            folder in folders and not any(folder == d or d.startswith(folder + "/") for d in shared_dirs))
 
     kept, moved = [], []
     for finding in findings:

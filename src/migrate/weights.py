@@ -51,6 +51,7 @@ class Weights:
     severity_days: Mapping[Severity, tuple[float, float]]
     categories: Mapping[str, Category]
     mechanical_max: Severity
+    not_renamed: frozenset[str]  # rules whose findings hipify leaves as they are, however low (a value to restate)
     unit_exponent: float
     unit_cap: float
     generated: re.Pattern[str]
@@ -64,6 +65,9 @@ class Weights:
     install_files: re.Pattern[str]
     training_uses: re.Pattern[str]
     required_floor: int
+    unported_floor: int  # a module-level main-path import of a package with no ROCm build (unported_rules' findings)
+    unported_rules: frozenset[str]
+    unported_loads: re.Pattern[str]  # ... whose import itself loads the compiled extension
     module_import: re.Pattern[str]
     environment_floor: int
     code_floor: int
@@ -112,6 +116,7 @@ def _weights(raw: dict[str, Any]) -> Weights:
         severity_days={Severity.parse(k): (float(v[0]), float(v[1])) for k, v in raw["severity_days"].items()},
         categories=categories,
         mechanical_max=Severity.parse(raw["mechanical"]["max_severity"]),
+        not_renamed=frozenset(str(r) for r in raw["mechanical"].get("not_renamed", ())),
         unit_exponent=float(raw["units"]["exponent"]),
         unit_cap=float(raw["units"]["cap"]),
         generated=re.compile(raw["units"]["generated"]),
@@ -126,6 +131,9 @@ def _weights(raw: dict[str, Any]) -> Weights:
         install_files=re.compile(raw["score"]["install_files"]),
         training_uses=re.compile(raw["score"]["training_uses"]),
         required_floor=int(raw["score"]["required_floor"]),
+        unported_floor=int(raw["score"]["unported"]["floor"]),
+        unported_rules=frozenset(str(r) for r in raw["score"]["unported"]["rules"]),
+        unported_loads=re.compile(raw["score"]["unported"]["loads"]),
         module_import=re.compile(raw["score"]["module_import"]),
         environment_floor=int(raw["score"]["environment_floor"]),
         code_floor=int(raw["score"]["code_floor"]),

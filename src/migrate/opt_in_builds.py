@@ -1,0 +1,242 @@
+"""Code only an off-by-default CMake option builds: `option(WITH_CUDNN "..." OFF)` whose `if(WITH_CUDNN)` branch
+defines a macro (`add_definitions(-DWITH_CUDNN_IMPL)`) or lists sources. The lines under `#ifdef` of such a macro, the
+sources listed only there, and the headers only they include are an add-on the user opts into when configuring: the
+default build (and so the ROCm one) never compiles them. Read from the repository's files; nothing is run."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrate.discover import SKIP_DIRS
+from migrate.parse import ParseError
+
+_MAX_FILE_BYTES = 1_000_000
+_MAX_FILES = 20_000  # a larger tree is not read for includes: its headers then stay required
+_C_SUFFIXES = frozenset({"cu", "cuh", "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp"})
+_HEADER_SUFFIXES = frozenset({"cuh", "h", "hh", "hpp", "hxx", "inl", "ipp", "tpp"})
+_OFF = frozenset({"OFF", "FALSE", "NO", "N", "0", "IGNORE", "NOTFOUND"})
+_SCOPES = frozenset({"PRIVATE", "PUBLIC", "INTERFACE"})
+
+
+@dataclass(frozen=True)
+class OptIn:
+    """What only off-by-default build options compile: line ranges by file, and whole files (sources and headers)."""
+
+    ranges: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    files: frozenset[str] = frozenset()
+
+    def holds(self, path: str, line: int) -> bool:
+        """The line LINE of PATH is compiled only when the user turns an off-by-default option on."""
+        return path in self.files or any(start <= line <= end for start, end in self.ranges.get(path, ()))
+
+
+def opt_in(root: Path, build_dirs: Iterable[str], paths: Iterable[str]) -> OptIn:
+    """OptIn of the tree at ROOT, read from the CMakeLists.txt of the root and of BUILD_DIRS, for the C/C++/CUDA files
+    of PATHS (those with findings): their `#ifdef` ranges, and whether each is a source or header only opted-in code
+    builds."""
+    cmake = {d: text for d in sorted({"", *build_dirs}) if (text := _read(root / d / "CMakeLists.txt"))}
+    if not any("option" in text.lower() for text in cmake.values()):
+        return OptIn()
+    parsed = {d: found for d, text in cmake.items() if (found := _commands(text))}
+    options = {w[0] for found in parsed.values() for name, w in found
+               if name == "option" and w and (len(w) < 3 or w[2].upper() in _OFF)}
+    # set elsewhere: not left at its default; a whole GPU backend's switch is what is ported, not an add-on
+    options -= {w[0] for found in parsed.values() for name, w in found if name == "set" and w}
+    options = {o for o in options if not _BACKEND.search(o)}
+    opted: tuple[set[str], set[str], set[str], set[str]] = (set(), set(), set(), set())
+    for directory, found in parsed.items() if options else ():
+        for into, more in zip(opted, _opted(found, directory, options)):
+            into |= more
+    macros, sources = opted[0] - opted[1], opted[2] - opted[3]  # a macro or source also set outside is no add-on
+    wanted = {p for p in paths if _suffix(p) in _C_SUFFIXES}
+    if not (macros or sources) or not wanted:
+        return OptIn()
+    ranges = {p: r for p in wanted if (text := _read(root / p)) and (r := _ranges(text, macros))}
+    files = set(sources)
+    headers = {p for p in wanted if _suffix(p) in _HEADER_SUFFIXES and p not in files}
+    if headers:
+        files |= _included_only_by(root, headers, files, macros)
+    return OptIn(ranges=ranges, files=frozenset(files & wanted))
+
+
+def _commands(text: str) -> list[tuple[str, list[str]]]:
+    """(lower-case command name, arguments) of a CMake file's TEXT; none when it does not parse."""
+    from migrate.parse.cmake import commands  # here: most trees have no such option
+
+    try:
+        return [(name.lower(), [a for a, _ in args]) for name, _, args in commands(text)]
+    except ParseError:
+        return []
+
+
+def _opted(
+    found: list[tuple[str, list[str]]], directory: str, options: set[str]
+) -> tuple[set[str], set[str], set[str], set[str]]:
+    """(macros, sources) a CMake file's commands FOUND define or list under `if()` of off-by-default OPTIONS, each
+    beside those it defines or lists elsewhere: (opted macros, other macros, opted sources, other sources)."""
+    stack: list[bool] = []
+    opted_macros: set[str] = set()
+    always_macros: set[str] = set()
+    opted_sources: set[str] = set()
+    always_sources: set[str] = set()
+    for name, words in found:
+        if name == "if":
+            stack.append(_tests_option(words, options) or bool(stack and stack[-1]))
+        elif name in ("elseif", "else") and stack:
+            stack[-1] = len(stack) > 1 and stack[-2]
+        elif name == "endif" and stack:
+            stack.pop()
+        elif not (name == "list" and words[:1] == ["REMOVE_ITEM"]):
+            inside = bool(stack and stack[-1])
+            (opted_macros if inside else always_macros).update(_defined(name, words))
+            (opted_sources if inside else always_sources).update(_listed(words, directory))
+    return opted_macros, always_macros, opted_sources, always_sources
+
+
+def _tests_option(words: list[str], options: set[str]) -> bool:
+    """An if() that holds only when one of OPTIONS is on: the option alone, or AND-ed with others."""
+    if any(w in ("OR", "NOT") for w in words):
+        return False
+    return any(w.strip('"${}') in options for w in words)
+
+
+def _defined(name: str, words: list[str]) -> set[str]:
+    if name == "add_definitions":
+        return {w[2:].partition("=")[0] for w in words if w.startswith("-D") and len(w) > 2}
+    if name == "add_compile_definitions":
+        return {w.partition("=")[0] for w in words if _NAME.match(w)}
+    if name == "target_compile_definitions":
+        return {w.partition("=")[0].removeprefix("-D") for w in words[1:] if w not in _SCOPES and _NAME.match(w)}
+    return set()
+
+
+# an option that switches a whole GPU backend on (WITH_CUDA, USE_GPU, GGML_CUDA, ENABLE_HIP), not one library of it
+_BACKEND = re.compile(r"(?:^|_)(?:CUDA|GPU|NVIDIA|HIP|ROCM|CUBLAS)$", re.I)
+_NAME = re.compile(r"(?:-D)?[A-Za-z_]\w*(?:=|$)")
+_SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|inl)$")
+
+
+def _listed(words: list[str], directory: str) -> set[str]:
+    prefix = directory + "/" if directory else ""
+    found = set()
+    for word in words:
+        word = word.replace("${CMAKE_CURRENT_SOURCE_DIR}/", "").replace("${PROJECT_SOURCE_DIR}/", "")
+        if "${" not in word and not word.startswith("/") and _SOURCE.search(word):
+            found.add(prefix + word.removeprefix("./"))
+    return found
+
+
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$", re.MULTILINE)
+
+
+def _ranges(text: str, macros: set[str]) -> tuple[tuple[int, int], ...]:
+    """The line ranges of TEXT under `#ifdef M` / `#if defined(M)` (alone or AND-ed) for M of MACROS, up to the
+    branch's #else, #elif or #endif."""
+    if not any(m in text for m in macros):
+        return ()
+    found = []
+    stack: list[int | None] = []  # per open conditional: the line its opted-in branch starts, None if none
+    for match in _DIRECTIVE.finditer(text):
+        keyword, argument = match.group(1), match.group(2)
+        line = text.count("\n", 0, match.start()) + 1
+        if keyword in ("if", "ifdef", "ifndef"):
+            stack.append(line if keyword != "ifndef" and _opted_condition(keyword, argument, macros) else None)
+        elif stack:
+            start = stack[-1]
+            if start is not None:
+                found.append((start, line))
+            if keyword == "endif":
+                stack.pop()
+            else:
+                stack[-1] = None
+    return tuple(found)
+
+
+def _opted_condition(keyword: str, argument: str, macros: set[str]) -> bool:
+    condition = argument.split("//")[0].split("/*")[0].strip()
+    if keyword == "ifdef":
+        return condition in macros
+    if "||" in condition or "!" in condition:
+        return False
+    return any(re.search(rf"\b{re.escape(m)}\b", condition) for m in macros)
+
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^">\n]+)[">]', re.MULTILINE)
+
+
+def _included_only_by(root: Path, headers: set[str], opted: set[str], macros: set[str]) -> set[str]:
+    """The HEADERS every include of which (one at least) is in an OPTED file, under a MACROS conditional, or in a
+    header that is itself so (followed through every header of the tree)."""
+    tree = _c_files(root)
+    known = set(tree)
+    by_name: dict[str, set[str]] = defaultdict(set)
+    for path in tree:
+        if _suffix(path) in _HEADER_SUFFIXES:
+            by_name[path.rpartition("/")[2]].add(path)
+    sites: dict[str, list[tuple[str, int]]] = defaultdict(list)  # header -> (including file, line)
+    ranges: dict[str, tuple[tuple[int, int], ...]] = {}
+    for path in tree:
+        text = _read(root / path)
+        if not text or "include" not in text:
+            continue
+        ranges[path] = _ranges(text, macros)
+        for match in _INCLUDE.finditer(text):
+            spec = match.group(1).removeprefix("./")
+            near = f"{path.rpartition('/')[0]}/{spec}".lstrip("/")
+            found = [near] if near in known else [h for h in by_name.get(spec.rpartition("/")[2], ()) if _names(h, spec)]
+            for header in found:
+                sites[header].append((path, text.count("\n", 0, match.start()) + 1))
+    # a header nothing in the tree includes is compiled by nothing here: its includes say nothing of the others
+    loose = {h for names in by_name.values() for h in names if h not in sites}
+    only: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for header, included in sites.items():
+            if header not in only and all(p in opted or p in only or p in loose or any(s <= n <= e for s, e in
+                                          ranges.get(p, ())) for p, n in included):
+                only.add(header)
+                changed = True
+    # ... and one beside opted headers only, in their folder, is part of the same add-on
+    folders: dict[str, bool] = {}
+    for header in sites:
+        folder = header.rpartition("/")[0]
+        folders[folder] = folders.get(folder, True) and header in only
+    only |= {h for h in loose if folders.get(h.rpartition("/")[0], False)}
+    return only & headers
+
+
+def _names(header: str, spec: str) -> bool:
+    return header == spec or header.endswith("/" + spec.removeprefix("./"))
+
+
+def _c_files(root: Path) -> list[str]:
+    """The C/C++/CUDA files under ROOT (relative paths), none where the tree has more than _MAX_FILES of them."""
+    found = []
+    for directory, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")]
+        base = os.path.relpath(directory, root)
+        for name in names:
+            if _suffix(name) in _C_SUFFIXES:
+                found.append(name if base == "." else f"{base}/{name}".replace(os.sep, "/"))
+                if len(found) > _MAX_FILES:
+                    return []
+    return found
+
+
+def _suffix(path: str) -> str:
+    return path.rpartition(".")[2].lower() if "." in path.rpartition("/")[2] else ""
+
+
+def _read(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > _MAX_FILE_BYTES:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

@@ -1,0 +1,117 @@
+"""Code only an off-by-default CMake option builds: an add-on the default (and the ROCm) build never compiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import init_repo
+from migrate.assessment import assess
+from migrate.config import Settings
+from migrate.finding_status import status_of
+from migrate.model import Severity
+from migrate.opt_in_builds import opt_in
+from migrate.scan import scan
+
+CMAKE = """\
+cmake_minimum_required(VERSION 3.18)
+project(engine LANGUAGES CXX)
+option(ENGINE_WITH_CUDA "CUDA backend" OFF)
+option(ENGINE_WITH_FASTCONV "vendor convolution library" {default})
+set(GPU_SRCS src/core.cu src/util.cu)
+if(ENGINE_WITH_CUDA)
+  enable_language(CUDA)
+  add_definitions(-DENGINE_GPU)
+  if(ENGINE_WITH_FASTCONV)
+    add_compile_definitions(ENGINE_HAS_FASTCONV)
+    list(APPEND GPU_SRCS src/conv_fast.cu)
+  endif()
+  add_library(engine ${{GPU_SRCS}})
+endif()
+"""
+UTIL = """\
+#include <cuda_runtime.h>
+#include "util.h"
+#ifdef ENGINE_HAS_FASTCONV
+#include <cudnn.h>
+cudnnHandle_t conv_handle() {
+  cudnnHandle_t handle;
+  cudnnCreate(&handle);
+  return handle;
+}
+#endif
+#ifdef ENGINE_GPU
+void plain() { cudaDeviceSynchronize(); }
+#endif
+"""
+CONV = """\
+#include "fast/tile.h"
+#include "util.h"
+__global__ void conv(float* x) { x[threadIdx.x] = tile_sum(x[threadIdx.x]); }
+"""
+TILE = """\
+#pragma once
+__device__ float tile_sum(float v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);
+  return v;
+}
+"""
+CORE = """\
+#include "util.h"
+__global__ void scale(float* x) { x[threadIdx.x] *= 2.f; }
+"""
+
+
+def _tree(root: Path, default: str = "OFF") -> Path:
+    files = {"CMakeLists.txt": CMAKE.format(default=default), "src/util.cu": UTIL, "src/conv_fast.cu": CONV,
+             "src/fast/tile.h": TILE, "src/util.h": "#pragma once\nvoid plain();\n", "src/core.cu": CORE}
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+PATHS = ("src/util.cu", "src/conv_fast.cu", "src/fast/tile.h", "src/util.h", "src/core.cu")
+
+
+def test_an_off_by_default_option_s_macro_sources_and_their_headers_are_opted_in(tmp_path: Path) -> None:
+    found = opt_in(_tree(tmp_path), (), PATHS)
+    assert found.files == {"src/conv_fast.cu", "src/fast/tile.h"}  # util.h: core.cu includes it too
+    assert dict(found.ranges) == {"src/util.cu": ((3, 10),)}  # the backend's own macro (ENGINE_GPU) is no add-on
+    assert found.holds("src/util.cu", 7) and not found.holds("src/util.cu", 12)
+
+
+def test_an_option_on_by_default_or_the_backend_switch_is_the_build_itself(tmp_path: Path) -> None:
+    on = opt_in(_tree(tmp_path, default="ON"), (), PATHS)
+    assert not on.files and not on.ranges
+    backend = tmp_path / "backend"
+    backend.mkdir()
+    _tree(backend)
+    cmake = (backend / "CMakeLists.txt").read_text().replace("ENGINE_WITH_FASTCONV", "ENGINE_WITH_CUDA")
+    (backend / "CMakeLists.txt").write_text(cmake)
+    assert opt_in(backend, (), PATHS).files == frozenset()
+
+
+def test_the_assessment_reads_opted_in_cudnn_code_as_an_add_on(tmp_path: Path) -> None:
+    record = assess(scan(init_repo(_tree(tmp_path / "engine")), Settings(jobs=1)))
+    status = {(f.path, f.line, f.rule): status_of(f, record.context, record.weights) for f in record.result.findings
+              if f.severity >= Severity.LOW}
+    assert status[("src/util.cu", 7, "cudnn-api")] == "optional-gap"  # cudnnCreate under the opted-in macro
+    assert status[("src/fast/tile.h", 3, "warp-full-mask")] == "optional-gap"  # only the opted-in source includes it
+    # the CUDA backend itself, behind its own off-by-default switch, is the port
+    assert status[("src/util.cu", 12, "cuda-runtime-api")] == "remaining"
+    assert status[("CMakeLists.txt", 7, "cmake-cuda-language")] == "remaining"
+
+
+def test_an_option_declared_at_the_root_and_tested_in_a_backend_folder_is_opted_in(tmp_path: Path) -> None:
+    root_cmake = 'project(lib LANGUAGES C CXX)\noption(LIB_CUDA "CUDA backend" OFF)\n' \
+                 'option(LIB_CUDA_ALL_TYPES "every type pair of the attention kernels" OFF)\nadd_subdirectory(src/cuda)\n'
+    backend = 'if (LIB_CUDA_ALL_TYPES)\n    add_compile_definitions(LIB_CUDA_ALL_TYPES)\nendif()\n' \
+              'add_library(lib-cuda attn.cu)\n'
+    attn = '#include "attn.cuh"\n#ifdef LIB_CUDA_ALL_TYPES\nDECL_ATTN(q4_0, q8_0);\n#endif\nDECL_ATTN(f16, f16);\n'
+    for name, text in {"CMakeLists.txt": root_cmake, "src/cuda/CMakeLists.txt": backend, "src/cuda/attn.cu": attn,
+                       "src/cuda/attn.cuh": "#pragma once\n"}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    found = opt_in(tmp_path, ("src/cuda",), ("src/cuda/attn.cu",))
+    assert dict(found.ranges) == {"src/cuda/attn.cu": ((2, 4),)}
+    assert found.holds("src/cuda/attn.cu", 3) and not found.holds("src/cuda/attn.cu", 5)

@@ -63,6 +63,15 @@ def test_every_rule_names_known_substitutions() -> None:
     assert unknown == set()
 
 
+def test_a_dependency_is_not_answered_with_substitutes_for_kernel_code() -> None:
+    # a CUDA-only package imported or required is replaced as a package: the report's first actions must not send
+    # a Python-only project to PTX or warp-intrinsic work it does not have
+    kernel_work = {"inline-ptx", "warp-intrinsics"}
+    named = {(r.id, s) for r in load_builtin().rules if r.category == "cuda-only-dependency"
+             for s in r.substitutions if s in kernel_work}
+    assert named == set()
+
+
 def test_gpu_archs_schema() -> None:
     data = _raw("gpu_archs.yaml")
     assert set(data["lines"]) == {"rocm_6_3", "rocm_6_4", "rocm_7_0_to_7_2", "core_sdk_7_14_to_10_1"}

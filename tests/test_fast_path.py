@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 import migrate.scan.file
 from migrate.config import Settings
 from migrate.discover import discover
+from migrate.matchers import Code
 from migrate.model import FileKind, Finding, SourceFile
 from migrate.parse import read_text
 from migrate.ruleset import load_builtin
@@ -300,3 +302,74 @@ def test_cpu_simd_shuffles_are_not_warp_helpers(tmp_path: Path, monkeypatch: pyt
     )
     _, parsed = _scanned_and_parsed(tmp_path, monkeypatch)
     assert parsed == ["reduce.cuh"]
+
+
+def _tree_rules(kind: FileKind) -> dict[str, frozenset[str] | None]:
+    """The needles of KIND's rules that need a tree, by rule id."""
+    return {rule.id: rule_needles(rule) for rule, _ in table(load_builtin(), kind).tokens.tree_tests}
+
+
+def test_every_tree_rule_has_needles() -> None:
+    """Each C/C++/CUDA rule that needs a tree declares needles: its test is asked only where the code holds one."""
+    for kind in CODE:
+        assert all(needles and "" not in needles for needles in _tree_rules(kind).values()), kind
+
+
+NEEDLE_FIXTURES = ("rules/cuda", "repos", "fastpath")  # every C/C++ tree rule's firing fixtures, dev-set-like repos
+
+
+def _code_with_includes(path: Path, kind: FileKind) -> str:
+    lexed = lexer.lex(read_text(SourceFile(path=path, relpath=path.name, kind=kind, size=path.stat().st_size)),
+                      table(load_builtin(), kind).tokens.words)
+    return "\n".join([lexed.code, *(f"#include <{p}>" for p, _ in lexed.includes)])
+
+
+@pytest.mark.parametrize("fixtures", NEEDLE_FIXTURES)
+def test_a_tree_rule_finding_is_in_code_that_holds_a_needle(fixtures: str) -> None:
+    """Every finding of a tree rule, on every file's tree (no shortcut), is in a file whose code or #include paths
+    hold one of the rule's needles: the needles are complete where the rules fire, so the gate loses nothing."""
+    root = FIXTURES / fixtures
+    kinds = {s.relpath: s.kind for s in _sources(root)}
+    checked = set()
+    for finding in scan(root, Settings(jobs=1, max_file_size=10**7), shortcuts=Shortcuts(tokens=False)).findings:
+        kind = kinds.get(finding.path)
+        if kind not in CODE or finding.rule not in (needles_of := _tree_rules(kind)):
+            continue
+        code = _code_with_includes(root / finding.path, kind)
+        assert any(n in code for n in needles_of[finding.rule] or ()), (finding.path, finding.line, finding.rule)
+        checked.add(finding.rule)
+    assert len(checked) >= {"rules/cuda": 30, "repos": 10, "fastpath": 8}[fixtures], sorted(checked)
+
+
+@pytest.mark.parametrize("fixtures", NEEDLE_FIXTURES)
+def test_the_needle_gate_keeps_what_the_tests_find(fixtures: str) -> None:
+    """Which rules a file's tree is parsed for is the same with the needle gate as with every tree rule's test asked
+    of every first-party file."""
+    for source in _sources(FIXTURES / fixtures):
+        if source.kind not in CODE:
+            continue
+        plan = table(load_builtin(), source.kind).tokens
+        lexed = lexer.lex(read_text(source), plan.words)
+        code = Code(lexed.code, [p for p, _ in lexed.includes], frozenset(w for w, _ in lexed.words),
+                    [t for _, t in lexed.templates])
+        assert plan.needing_tree(lexed) == tuple(rule for rule, test in plan.tree_tests if test(code)), source.relpath
+
+
+def test_a_tree_rule_test_is_not_asked_without_its_needles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule whose needles the code lacks is left out before its test (here one that would always pass) is asked;
+    a needle in a comment or a string does not count."""
+    plan = table(load_builtin(), FileKind.CUDA).tokens
+    index = next(i for i, (rule, _) in enumerate(plan.tree_tests) if rule.id == "nvcc-macro-test")
+    asked: list[str] = []
+
+    def always(code: Code) -> bool:
+        asked.append(code.text)
+        return True
+
+    tests = list(plan.tree_tests)
+    tests[index] = (tests[index][0], always)
+    gated = replace(plan, tree_tests=tuple(tests))
+    quiet = lexer.lex("// __NVCC__\nconst char* s = \"__NVCC__\";\nint f() { return 1; }\n", plan.words)
+    assert "nvcc-macro-test" not in {r.id for r in gated.needing_tree(quiet)} and not asked
+    loud = lexer.lex("#ifdef __NVCC__\nint f() { return 1; }\n#endif\n", plan.words)
+    assert "nvcc-macro-test" in {r.id for r in gated.needing_tree(loud)} and len(asked) == 1

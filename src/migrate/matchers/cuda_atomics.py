@@ -26,7 +26,7 @@ _BASE = lazy_regex(r"^&?\s*\(?\s*([A-Za-z_]\w*)")
 _NAMES = frozenset(_ATOMIC_ADDS)
 
 
-@register("float-atomic", needles=lambda _p: ["atomicAdd"], candidates=lambda _p: names_in(_NAMES),
+@register("float-atomic", needles=lambda _p: sorted(_NAMES), candidates=lambda _p: names_in(_NAMES),
           identifiers=lambda _p: _NAMES)
 def match_float_atomic(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each atomicAdd whose destination is cast to, or declared in its function as, a floating-point pointer."""

@@ -680,19 +680,6 @@ _QUERIES: dict[str, tuple[str, ...]] = {
     "size-name-use": (_SIZE_DEFINITIONS, COMPAT_NAMES_QUERY),
     "row-shuffle": (_WARP_BLOCKS,),
 }
-_NEEDLES = {
-    "full-mask": ["_sync", "__syncwarp"],
-    "narrow-mask": ["_sync", "__syncwarp"],
-    "ballot-width": ["__ballot", "__activemask", "allot"],
-    "lane-math": ["threadIdx", "blockDim", "thread_rank", "lane", "Lane", "tid", "thread_id", "threadId", "tx",
-                  "hreads", "HREADS", "lock_size", "lockSize", "LOCK_SIZE", "warp", "Warp", "WARP", "wid"],
-    "size-constant": ["warp", "Warp", "WARP"],
-    "literal-size": ["__shfl", "__ballot", "__any", "__all", "__activemask", "__syncwarp", "__match_", "__reduce_",
-                     "tiled_partition", "thread_block_tile", "warp", "Warp", "WARP"],
-    "warpsize-constant": ["warpSize"],
-    "size-name-use": ["WARP", "Warp"],
-    "row-shuffle": ["dim3"],
-}
 
 
 # What a file's code (comments and strings blanked) must contain for each check to fire: a C/C++ file is parsed
@@ -732,6 +719,36 @@ _INTRINSIC_NAMES = _SYNC_NAMES | frozenset(
     + ["__ballot", "__any", "__all", "__activemask", "tiled_partition", "thread_block_tile"]
 )  # what _WARP_INTRINSIC matches, and the names of _FIXED_WIDTHS
 _HELPER_CALLS = tuple(lazy_regex(rf"{name}\w*{_W}(?:<[^;{{}}()]*>{_W})?\(") for name in ("warp", "shfl", "shuffle"))
+
+
+def _every_case(word: str) -> list[str]:
+    """WORD in every mix of upper and lower case: the needles of a test that reads the lower-cased code."""
+    forms = [""]
+    for char in word:
+        forms = [form + c for form in forms for c in dict.fromkeys((char.lower(), char.upper()))]
+    return forms
+
+
+# Strings one of which the code (or an #include path) holds wherever a check's test above passes, derived from the
+# tests: a file without one is not tested (the C/C++ tree rules' needles are searched in one pass per file). A test
+# that reads the lower-cased code needs its words in every case.
+_NEEDLES = {
+    "full-mask": ["_sync", *_every_case("mask")],  # every _SYNC_NAMES name holds _sync
+    "narrow-mask": ["_sync"],
+    "ballot-width": sorted(_BALLOT_NAMES | _BALLOT_WRAPPERS),
+    # _LANE_OPERATIONS' cmp and Cmp; _NEEDED_BY; _TARGETS, _WARP_INDEX, _THREAD_BUILTIN, _THREAD_NAME, _THREAD_VALUE
+    # (the names bound to a thread value), _THREAD_COUNT (threads, size or dim in any case)
+    "lane-math": ["threadIdx", "blockDim", "thread_rank", "tid", "tx", "thread_id", "threadId", "local_id", "mask",
+                  *_every_case("lane"), *_every_case("warp"), *_every_case("wid"), *_every_case("hread"),
+                  *_every_case("size"), *_every_case("dim")],
+    "size-constant": _every_case("warp"),  # _SIZE_VALUE
+    # _INTRINSIC_NAMES, then __reduce_, wmma and mma_sync, and _HELPER_CALLS (warp, shfl, shuffle) in any case
+    "literal-size": [*sorted(_INTRINSIC_NAMES), *_every_case("__red"), *_every_case("mma"), *_every_case("warp"),
+                     *_every_case("shfl"), *_every_case("shuf")],
+    "warpsize-constant": ["warpSize"],
+    "size-name-use": ["WARP", "Warp"],  # _WARP_PART
+    "row-shuffle": _every_case("dim3"),  # _ROW_BLOCK
+}
 _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized loops, fixed widths, dim3 with 32
     rf"__shared__[^;]*\[{_W}32u?{_W}\]",
     rf"for{_W}\([^{{}}]{{0,300}}?(?:(?:<|!=){_W}(?:32|0x20)u?{_NUMBER_END}|<={_W}(?:31|16)u?{_NUMBER_END}"

@@ -18,18 +18,23 @@ from migrate.ruleset import Ruleset
 @dataclass(frozen=True)
 class Plan:
     """How one file kind's rules run on C/C++ tokens: the words the lexer looks for, the rules decided on tokens,
-    and the test on a file's code that asks for its tree, rule by rule."""
+    and the test on a file's code that asks for its tree, rule by rule, each asked only where the code holds one of
+    its rule's needles (`gate`: the tree rules' needle table, in the order of `tree_tests`)."""
 
     words: frozenset[str]
     token_rules: tuple[tuple[Rule, TokenMatch], ...]
     tree_tests: tuple[tuple[Rule, CodeTest], ...]
+    gate: KindRules
 
     def needing_tree(self, lexed: Lexed) -> tuple[Rule, ...]:
-        """The rules whose findings in a first-party file would change with its tree: those whose test passes on
-        its code (a rule without tokens finds nothing where its test fails)."""
+        """The rules whose findings in a first-party file would change with its tree: those whose code (with its
+        #include paths) holds one of their needles, found in one pass for every rule, and whose test then passes
+        on it (a rule without tokens finds nothing where its test fails; every test is implied by its needles)."""
         code = Code(lexed.code, [path for path, _ in lexed.includes], frozenset(word for word, _ in lexed.words),
                     [template for _, template in lexed.templates])
-        return tuple(rule for rule, test in self.tree_tests if test(code))
+        missing = _missing(self.gate, code.with_includes)
+        return tuple(rule for index, (rule, test) in enumerate(self.tree_tests)
+                     if not missing >> index & 1 and test(code))
 
 
 @dataclass(frozen=True)
@@ -53,19 +58,29 @@ class KindRules:
 
 
 def applicable(table: KindRules, text: str) -> tuple[Rule, ...]:
-    """The rules of TABLE whose needles occur in TEXT (rules without needles always apply).
+    """The rules of TABLE whose needles occur in TEXT (rules without needles always apply)."""
+    missing = _missing(table, text)
+    if not missing:
+        return table.rules
+    return tuple(rule for index, rule in enumerate(table.rules) if not missing >> index & 1)
+
+
+def _missing(table: KindRules, text: str) -> int:
+    """A bit mask over TABLE's rules: those with needles none of which occurs in TEXT.
 
     One pass of an automaton of every needle finds each needle that occurs, window by window, so that a file whose
     rules all apply early is not searched to its end and a common needle's matches never pile up."""
-    remaining = table.searched  # a bit mask over table.rules
+    remaining = table.searched
+    if not remaining:
+        return 0
     automaton, masks, longest = table.needles
     for start in range(0, len(text), _WINDOW):
         window = text[start : start + _WINDOW + longest - 1]  # a needle that starts in the window ends in it
         for index in {index for index, _, _ in automaton.find_matches_as_indexes(window, overlapping=True)}:
             remaining &= ~masks[index]
         if not remaining:
-            return table.rules
-    return tuple(rule for index, rule in enumerate(table.rules) if not remaining >> index & 1)
+            return 0
+    return remaining
 
 
 _WINDOW = 1 << 16  # characters of a file searched for needles at a time
@@ -144,7 +159,7 @@ def _plan(rules: tuple[Rule, ...]) -> Plan:
     words = frozenset(identifiers)
     # One object per set of words: the regex cache and Lexed.searched compare sets of ~8,000 names, which costs
     # 30 µs a file unless they are the same object.
-    return Plan(_SAME_WORDS.setdefault(words, words), kept, tuple(tests))
+    return Plan(_SAME_WORDS.setdefault(words, words), kept, tuple(tests), _kind_rules(tuple(r for r, _ in tests)))
 
 
 _SAME_WORDS: dict[frozenset[str], frozenset[str]] = {}

@@ -54,9 +54,11 @@ _NAMES = {
     ".gitlab-ci.yml": FileKind.CI_WORKFLOW, ".gitmodules": FileKind.GITMODULES,
     "make.config": FileKind.MAKEFILE, "make.inc": FileKind.MAKEFILE, "make.defs": FileKind.MAKEFILE,
     "make.rules": FileKind.MAKEFILE,
+    "makefile.am": FileKind.MAKEFILE,  # automake's input, written by hand (Makefile.in is generated from it)
 }
-# Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make (Makefile.in / .am are autotools templates).
-_MAKEFILE_NAME = lazy_regex(r"^(?:gnu)?makefile[._-](?!(?:in|am)$)[\w.-]+$|\.(?:make|mak)$")
+# Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make, and configure's fragment templates (rules.mk.in);
+# Makefile.in is automake's output, generated from Makefile.am.
+_MAKEFILE_NAME = lazy_regex(r"^(?:gnu)?makefile[._-](?!(?:in|am)$)[\w.-]+$|\.(?:make|mak|mk\.in)$")
 # DeepStream nvinfer and deepstream-app configs are INI text files named after what they configure.
 _INFER_CONFIG_NAME = lazy_regex(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt|ini|cfg)$")
 # Suffixes no other test in classify() looks at, unless the name starts with one of _NAMED_FIRST: for those names

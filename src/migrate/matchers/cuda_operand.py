@@ -71,7 +71,16 @@ def _is_operand(expression: tree_sitter.Node, places: dict[str, tuple[str, ...]]
         return False
     if parent.type == "return_statement":
         return returned
+    if parent.type == "binary_expression" and _written_to_stream(parent, expression):
+        return False
     return any(parent.child_by_field_name(name) == expression for name in places.get(parent.type, ()))
+
+
+def _written_to_stream(binary: tree_sitter.Node, expression: tree_sitter.Node) -> bool:
+    """Whether EXPRESSION is what a `<<` inserts (`cout << "major " << prop.major`): printed, not compared; a field
+    shifted (`prop.major << 4`) is the left side and stays an operand."""
+    operator = binary.child_by_field_name("operator")
+    return operator is not None and operator.type == "<<" and binary.child_by_field_name("right") == expression
 
 
 def _compared_calls(doc: CudaDocument, params: Mapping[str, Any]) -> Iterator[tree_sitter.Node]:

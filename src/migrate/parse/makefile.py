@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import register
-from migrate.parse.manifest import Item, ManifestDocument, Positions
+from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 from migrate.parse.shell import assignment_items, shell_items
 
 _ASSIGN = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*(?::{1,3}|\?|\+|!)?=\s*(.*)$", re.S)
 _DIRECTIVE = re.compile(r"^\s*(?:ifeq|ifneq|ifdef|ifndef|else|endif|include|-include|sinclude|define|endef|vpath)\b")
 _COMMENT = re.compile(r"(?<!\\)#.*$")
+# `-arch=sm_$(SM)`: the shell lexer reads make's `$(SM)` as a command substitution and cuts the flag in two
+_MAKE_VARIABLE_ARCH = re.compile(r"(?<![^\s\"'=])(?:-arch|--gpu-architecture)=(?:sm|compute)_\$\(\S*")
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -33,6 +35,14 @@ def _shifted(positions: Positions, base: int) -> Callable[[int], tuple[int, int]
     return lambda offset: positions.at(base + offset)
 
 
+def _make_variable_arch_flags(text: str, at: Callable[[int], tuple[int, int]]) -> Iterator[Item]:
+    """nvcc architecture flags whose number is a make variable (`-arch=sm_$(SM)`), which the shell words split."""
+    if "_$(" not in text:
+        return
+    for match in _MAKE_VARIABLE_ARCH.finditer(_COMMENT.sub("", text)):
+        yield Item(FACT, "nvcc-arch-flag", *at(match.start()), value=match.group())
+
+
 def makefile_items(text: str) -> list[Item]:
     positions = Positions(text)
     found: list[Item] = []
@@ -41,6 +51,7 @@ def makefile_items(text: str) -> list[Item]:
             body = line[1:].lstrip("@-+ ")
             lead = len(line) - len(body)
             found.extend(shell_items(body, _shifted(positions, offset + lead)))
+            found.extend(_make_variable_arch_flags(body, _shifted(positions, offset + lead)))
             continue
         code = _COMMENT.sub("", line)
         if not code.strip() or _DIRECTIVE.match(code):
@@ -51,6 +62,7 @@ def makefile_items(text: str) -> list[Item]:
             found.extend(assignment_items(assignment.group(1), assignment.group(2), positions.at(offset + indent)))
             value_at = offset + code.index(assignment.group(2)) if assignment.group(2) else offset
             found.extend(shell_items(assignment.group(2), _shifted(positions, value_at)))
+            found.extend(_make_variable_arch_flags(assignment.group(2), _shifted(positions, value_at)))
     return found
 
 

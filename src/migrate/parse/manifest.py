@@ -12,8 +12,9 @@ from migrate.parse.document import Document
 
 PACKAGE, INDEX, IMAGE, COMMAND, ENV, FACT, CMAKE = "package", "index", "image", "command", "env", "fact", "cmake"
 READ = "env-read"  # a shell expansion of a variable ($NAME, ${NAME:-default})
+# `-arch=sm_$(SM)`, `-arch=compute_${ARCH}`: the number from a make/CMake/shell variable is still an NVIDIA target
 NVCC_ARCH_FLAG = lazy_regex(
-    r"^(?:-gencode(?:=.*)?|--generate-code(?:=.*)?|(?:-arch|--gpu-architecture)=(?:sm|compute)_\w+|"
+    r"^(?:-gencode(?:=.*)?|--generate-code(?:=.*)?|(?:-arch|--gpu-architecture)=(?:sm|compute)_(?:\w+|\$[({].*)|"
     r"-code=(?:sm|compute)_\w+.*|arch=compute_\w+,code=.*|(?:sm|compute)_\d+[a-z]?)$"
 )
 LOCATION = lazy_regex(r"^(?:(?:git|hg|svn|bzr)\+|https?://|file:|\.{1,2}/|/)")  # a requirement given as a place
@@ -149,12 +150,17 @@ def _local(version: str) -> str:
         return version.split("+", 1)[1] if "+" in version else ""
 
 
+def is_arch_flag(word: str) -> bool:
+    """Whether WORD is an nvcc architecture flag or the value of one."""
+    return bool(NVCC_ARCH_FLAG.match(word)) or ("arch=compute_" in word and "code=" in word)
+
+
 def arch_flag_items(words: list[tuple[str, int, int]]) -> Iterator[Item]:
     """nvcc architecture flags (-gencode, arch=compute_XX, -arch=sm_XX) among located words."""
     for index, (word, line, column) in enumerate(words):
-        if not (NVCC_ARCH_FLAG.match(word) or ("arch=compute_" in word and "code=" in word)):
+        if not is_arch_flag(word):
             continue
         following = words[index + 1][0] if index + 1 < len(words) else ""
-        if word in ("-gencode", "--generate-code") and NVCC_ARCH_FLAG.match(following):
-            continue  # reported once, at its value
+        if word in ("-gencode", "--generate-code") and is_arch_flag(following):
+            continue  # reported once, at its value (`arch=compute_${ARCH},code=...` included)
         yield Item(FACT, "nvcc-arch-flag", line, column, value=word)

@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 
 from migrate.data import load_yaml
-from migrate.parse.manifest import NVCC_ARCH_FLAG
+from migrate.parse.manifest import is_arch_flag
 
 _ARCH_WITH_VALUE = frozenset({"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code"})
 
@@ -39,7 +39,7 @@ def hipcc_word(word: str) -> Word:
         return Word((), drop_next=True, arch=True)
     if word.endswith("/nvcc"):
         return Word(("hipcc",))
-    if NVCC_ARCH_FLAG.match(word) or ("arch=compute_" in word and "code=" in word):
+    if is_arch_flag(word):
         return Word((), arch=True)
     if word in data["words"]:
         return Word(tuple(w for w in [data["words"][word]] if w))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import init_repo
 from migrate.assessment import assess
 from migrate.config import Settings
@@ -115,3 +117,46 @@ def test_an_option_declared_at_the_root_and_tested_in_a_backend_folder_is_opted_
     found = opt_in(tmp_path, ("src/cuda",), ("src/cuda/attn.cu",))
     assert dict(found.ranges) == {"src/cuda/attn.cu": ((2, 4),)}
     assert found.holds("src/cuda/attn.cu", 3) and not found.holds("src/cuda/attn.cu", 5)
+
+
+MAKEFILE = """\
+GPU=1
+FASTCONV={default}
+DEBUG=0
+ifeq ($(GPU), 1)
+COMMON+= -DENGINE_GPU
+ifeq ($(FASTCONV), 1)
+COMMON+= -DENGINE_HAS_FASTCONV  # the vendor library's code
+LDFLAGS+= -lcudnn
+endif
+endif
+ifeq ($(DEBUG), 1)
+CFLAGS+= -g
+else
+CFLAGS+= -DNDEBUG
+endif
+"""
+
+
+def _make_tree(root: Path, default: str = "0", extra: str = "") -> Path:
+    _tree(root)
+    (root / "CMakeLists.txt").unlink()
+    (root / "Makefile").write_text(MAKEFILE.format(default=default) + extra, encoding="utf-8")
+    return root
+
+
+def test_a_makefile_switch_left_at_zero_opts_its_macros_in(tmp_path: Path) -> None:
+    found = opt_in(_make_tree(tmp_path), (), PATHS)
+    assert dict(found.ranges) == {"src/util.cu": ((3, 10),)}  # ENGINE_GPU: the GPU switch is on, and the build itself
+    assert found.holds("src/util.cu", 7) and not found.holds("src/util.cu", 12)
+
+
+@pytest.mark.parametrize("default, extra", [
+    ("1", ""),  # on by default: the build compiles it
+    ("", ""),  # no value: nothing says it is off
+    ("0", "FASTCONV=1\n"),  # turned on further down
+    ("0", "CFLAGS+= -DENGINE_HAS_FASTCONV\n"),  # the macro is also added outside the switch
+])
+def test_a_makefile_switch_on_or_a_macro_added_anyway_is_the_build_itself(tmp_path: Path, default: str,
+                                                                          extra: str) -> None:
+    assert not opt_in(_make_tree(tmp_path, default, extra), (), PATHS).ranges

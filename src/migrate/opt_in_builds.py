@@ -1,7 +1,8 @@
-"""Code only an off-by-default CMake option builds: `option(WITH_CUDNN "..." OFF)` whose `if(WITH_CUDNN)` branch
-defines a macro (`add_definitions(-DWITH_CUDNN_IMPL)`) or lists sources. The lines under `#ifdef` of such a macro, the
-sources listed only there, and the headers only they include are an add-on the user opts into when configuring: the
-default build (and so the ROCm one) never compiles them. Read from the repository's files; nothing is run."""
+"""Code only an off-by-default build option builds: `option(WITH_CUDNN "..." OFF)` whose `if(WITH_CUDNN)` branch
+defines a macro (`add_definitions(-DWITH_CUDNN_IMPL)`) or lists sources, or a Makefile switch left at 0 (`CUDNN=0`)
+whose `ifeq ($(CUDNN),1)` block adds `-DCUDNN`. The lines under `#ifdef` of such a macro, the sources listed only
+there, and the headers only they include are an add-on the user opts into when configuring: the default build (and
+so the ROCm one) never compiles them. Read from the repository's files; nothing is run."""
 
 from __future__ import annotations
 
@@ -39,18 +40,12 @@ def opt_in(root: Path, build_dirs: Iterable[str], paths: Iterable[str]) -> OptIn
     """OptIn of the tree at ROOT, read from the CMakeLists.txt of the root and of BUILD_DIRS, for the C/C++/CUDA files
     of PATHS (those with findings): their `#ifdef` ranges, and whether each is a source or header only opted-in code
     builds."""
-    cmake = {d: text for d in sorted({"", *build_dirs}) if (text := _read(root / d / "CMakeLists.txt"))}
-    if not any("option" in text.lower() for text in cmake.values()):
-        return OptIn()
-    parsed = {d: found for d, text in cmake.items() if (found := _commands(text))}
-    options = {w[0] for found in parsed.values() for name, w in found
-               if name == "option" and w and (len(w) < 3 or w[2].upper() in _OFF)}
-    # set elsewhere: not left at its default; a whole GPU backend's switch is what is ported, not an add-on
-    options -= {w[0] for found in parsed.values() for name, w in found if name == "set" and w}
-    options = {o for o in options if not _BACKEND.search(o)}
+    directories = sorted({"", *build_dirs})
+    cmake = {d: text for d in directories if (text := _read(root / d / "CMakeLists.txt"))}
+    makefiles = [text for d in directories for name in _MAKEFILES if (text := _read(root / d / name))]
     opted: tuple[set[str], set[str], set[str], set[str]] = (set(), set(), set(), set())
-    for directory, found in parsed.items() if options else ():
-        for into, more in zip(opted, _opted(found, directory, options)):
+    for found in [_cmake_opted(cmake), *map(_make_opted, makefiles)]:
+        for into, more in zip(opted, found):
             into |= more
     macros, sources = opted[0] - opted[1], opted[2] - opted[3]  # a macro or source also set outside is no add-on
     wanted = {p for p in paths if _suffix(p) in _C_SUFFIXES}
@@ -62,6 +57,65 @@ def opt_in(root: Path, build_dirs: Iterable[str], paths: Iterable[str]) -> OptIn
     if headers:
         files |= _included_only_by(root, headers, files, macros)
     return OptIn(ranges=ranges, files=frozenset(files & wanted))
+
+
+def _cmake_opted(cmake: Mapping[str, str]) -> tuple[set[str], set[str], set[str], set[str]]:
+    """_opted over the CMake files CMAKE (by directory), for their off-by-default options."""
+    opted: tuple[set[str], set[str], set[str], set[str]] = (set(), set(), set(), set())
+    if not any("option" in text.lower() for text in cmake.values()):
+        return opted
+    parsed = {d: found for d, text in cmake.items() if (found := _commands(text))}
+    options = {w[0] for found in parsed.values() for name, w in found
+               if name == "option" and w and (len(w) < 3 or w[2].upper() in _OFF)}
+    # set elsewhere: not left at its default; a whole GPU backend's switch is what is ported, not an add-on
+    options -= {w[0] for found in parsed.values() for name, w in found if name == "set" and w}
+    options = {o for o in options if not _BACKEND.search(o)}
+    for directory, found in parsed.items() if options else ():
+        for into, more in zip(opted, _opted(found, directory, options)):
+            into |= more
+    return opted
+
+
+_MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
+_MAKE_SETTING = re.compile(r"^[ \t]*(?:override[ \t]+)?([A-Za-z_]\w*)[ \t]*[:?]?=[ \t]*([^#\n]*?)[ \t]*(?:#.*)?$",
+                           re.MULTILINE)
+_MAKE_CONDITIONAL = re.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$")
+_MAKE_DEFINE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)")
+
+
+def _make_opted(text: str) -> tuple[set[str], set[str], set[str], set[str]]:
+    """The macros a Makefile's TEXT adds with -D inside `ifeq ($(SWITCH),1)` of a switch it leaves at 0 (not a whole
+    GPU backend's), beside those it adds elsewhere: (opted macros, other macros, no sources, no sources)."""
+    settings: dict[str, set[str]] = defaultdict(set)
+    for match in _MAKE_SETTING.finditer(text):
+        settings[match.group(1)].add(match.group(2).strip().upper())
+    switches = {name for name, values in settings.items() if values <= {"0"} and not _BACKEND.search(name)}
+    opted: set[str] = set()
+    always: set[str] = set()
+    stack: list[bool] = []
+    for line in text.splitlines():
+        conditional = _MAKE_CONDITIONAL.match(line)
+        if conditional:
+            keyword, argument = conditional.groups()
+            if keyword.startswith("if"):
+                stack.append(_switched_on(keyword, argument, switches) or bool(stack and stack[-1]))
+            elif keyword == "else" and stack:
+                stack[-1] = len(stack) > 1 and stack[-2]
+            elif stack:
+                stack.pop()
+            continue
+        (opted if stack and stack[-1] else always).update(_MAKE_DEFINE.findall(line.split("#")[0]))
+    return opted, always, set(), set()
+
+
+def _switched_on(keyword: str, argument: str, switches: set[str]) -> bool:
+    """`ifeq ($(X),1)` or `ifneq ($(X),0)` (either order, any quotes) of one of SWITCHES."""
+    words = [w.strip(" \t'\"") for w in argument.strip().strip("()").split(",")]
+    if keyword not in ("ifeq", "ifneq") or len(words) != 2:
+        return False
+    names = {w[2:-1] for w in words if w.startswith("$(") and w.endswith(")")}
+    values = set(words) - {f"$({n})" for n in names}
+    return bool(names & switches) and values == ({"1"} if keyword == "ifeq" else {"0"})
 
 
 def _commands(text: str) -> list[tuple[str, list[str]]]:

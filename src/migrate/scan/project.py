@@ -43,7 +43,8 @@ def tree(
 ) -> Tree:
     """The tree-wide facts of a scan: its own PACKAGES, its CONDITIONALS and EVIDENCE (every file's), its files'
     PATHS (read only where a HIP compat header is to be found)."""
-    return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets), preproc.Settled(conditionals),
+    return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets),
+                preproc.Settled(conditionals, absent=preproc.cuda_switches(conditionals)),
                 tuple(e for e in evidence if e.kind in rocm_status.SOURCE_LISTS), _defines_device_pass(conditionals),
                 any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence), compat_headers.seen(conditionals, paths),
                 frozenset(r.id for r in ruleset.rules if r.match.get("matcher") == "warp-size"

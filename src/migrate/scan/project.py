@@ -70,11 +70,11 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
 
 def _compat_renamed(findings: list[Finding], facts: Tree) -> tuple[list[Finding], list[Finding]]:
     """FINDINGS of one file without the warp calls and names a HIP compat macro of its project's own headers
-    redefines there (the file's own are never reported): (the rest, those, guarded)."""
+    redefines there (the file's own are never reported; an info one, no work, stays): (the rest, those, guarded)."""
     names = facts.compat.get(findings[0].path) if findings else None
     if not names:
         return findings, []
-    handled = [f.rule in facts.compat_rules and f.symbol in names for f in findings]
+    handled = [f.rule in facts.compat_rules and f.symbol in names and f.severity > Severity.INFO for f in findings]
     return ([f for f, h in zip(findings, handled) if not h],
             [f.guarded() for f, h in zip(findings, handled) if h])
 

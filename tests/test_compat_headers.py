@@ -63,7 +63,7 @@ def test_a_file_that_never_reaches_the_compat_header_keeps_its_findings(tmp_path
     assert statuses(tmp_path) == [("csrc/reduce.cuh", 2, "remaining"), ("tools/alone.cu", 2, "remaining")]
 
 
-def d(line: int, keyword: str, argument: str) -> Directive:
+def d(line: int, keyword: str, argument: str = "") -> Directive:
     return Directive(line, keyword, argument)
 
 
@@ -85,9 +85,22 @@ def test_seen_is_empty_without_a_hip_guarded_macro_or_include() -> None:
     assert compat_headers.seen({"a.cu": (d(1, "include", "b.h"),), "b.h": (d(1, "define", "X 1"),)}) == {}
 
 
-def test_entries_mark_quoted_includes_and_macros_inside_hip_blocks() -> None:
-    text = '#include <cuda.h>\n#include "a.h"\n#ifdef USE_ROCM\n#include "b.h"\n#define X 1\n#endif\n#define Y 2\n'
-    includes = [("cuda.h", 9), ("a.h", text.index('"a.h"')), ("b.h", text.index('"b.h"'))]
-    directives = (d(3, "ifdef", "USE_ROCM"), d(5, "define", "X 1"), d(6, "endif", ""), d(7, "define", "Y 2"))
-    got = compat_headers.entries(text, includes, directives, [(3, 6)], lambda o: text.count("\n", 0, o) + 1)
-    assert got == (d(2, "include", "a.h"), d(4, "include-hip", "b.h"), d(5, "define-hip", "X"))
+def test_entries_mark_quoted_includes_and_macros_in_branches_only_hip_compiles() -> None:
+    text = ('#include <cuda.h>\n#include "a.h"\n#ifdef USE_ROCM\n#include "b.h"\n#define X 1\n#else\n#include "c.h"\n'
+            '#define Y 2\n#endif\n')
+    includes = [("cuda.h", 9), *((n, text.index(f'"{n}"')) for n in ("a.h", "b.h", "c.h"))]
+    directives = (d(3, "ifdef", "USE_ROCM"), d(5, "define", "X 1"), d(6, "else"), d(8, "define", "Y 2"), d(9, "endif"))
+    got = compat_headers.entries(text, includes, directives, lambda o: text.count("\n", 0, o) + 1)
+    assert got == (d(2, "include", "a.h"), d(4, "include-hip", "b.h"), d(7, "include", "c.h"), d(5, "define-hip", "X"))
+
+
+@pytest.mark.parametrize("directives, hip_only", [
+    ((d(1, "if", "defined(USE_ROCM)"), d(3, "endif")), [(1, 3)]),
+    ((d(1, "ifndef", "__HIP_PLATFORM_AMD__"), d(3, "else"), d(5, "endif")), [(3, 5)]),
+    ((d(1, "if", "defined(MYLIB_USE_HIP)"), d(3, "elif", "defined(MYLIB_USE_MUSA)"), d(5, "else"), d(7, "endif")),
+     [(1, 3)]),
+    ((d(1, "if", "defined(USE_ROCM) || defined(__CUDA_ARCH__)"), d(3, "endif")), []),  # the CUDA device pass too
+    ((d(1, "ifdef", "__CUDACC__"), d(3, "elif", "defined(__HIPCC__)"), d(5, "endif")), []),  # hipcc may set both
+])
+def test_hip_only_branches(directives: tuple[Directive, ...], hip_only: list[tuple[int, int]]) -> None:
+    assert compat_headers._hip_only(directives) == hip_only

@@ -8,6 +8,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from migrate import preproc
 
@@ -22,26 +23,67 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 def entries(
-    text: str, includes: Iterable[tuple[str, int]], directives: Iterable[preproc.Directive],
-    guarded: Sequence[tuple[int, int]], line_of: Callable[[int], int],
+    text: str, includes: Iterable[tuple[str, int]], directives: Sequence[preproc.Directive],
+    line_of: Callable[[int], int],
 ) -> tuple[preproc.Directive, ...]:
-    """A file's quoted #include lines and the macros it #defines inside HIP-guarded blocks (GUARDED line ranges), as
-    the extra preprocessor lines the project pass reads."""
+    """A file's quoted #include lines and the macros it #defines in branches only a HIP build compiles, as the extra
+    preprocessor lines the project pass reads."""
+    ranges = _hip_only(directives) if any(preproc.tests_hip(n) for d in directives for n in _NAME.findall(
+        d.argument) if d.keyword in _TESTS) else []
     found: list[preproc.Directive] = []
     for path, offset in includes:
         if text.startswith('"', offset):
             line = line_of(offset)
-            found.append(preproc.Directive(line, HIP_INCLUDE if _within(guarded, line) else INCLUDE, path))
-    if guarded:
-        for directive in directives:
-            name = _NAME.match(directive.argument) if directive.keyword == "define" else None
-            if name and _within(guarded, directive.line):
-                found.append(preproc.Directive(directive.line, HIP_DEFINE, name.group()))
+            found.append(preproc.Directive(line, HIP_INCLUDE if _within(ranges, line) else INCLUDE, path))
+    for directive in directives if ranges else ():
+        name = _NAME.match(directive.argument) if directive.keyword == "define" else None
+        if name and _within(ranges, directive.line):
+            found.append(preproc.Directive(directive.line, HIP_DEFINE, name.group()))
     return tuple(found)
+
+
+_TESTS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
 
 
 def _within(ranges: Sequence[tuple[int, int]], line: int) -> bool:
     return any(start <= line <= end for start, end in ranges)
+
+
+def _hip_only(directives: Sequence[preproc.Directive]) -> list[tuple[int, int]]:
+    """The line ranges of #if branches a HIP build compiles and a CUDA build does not (`#if defined(USE_ROCM)`, the
+    #else of `#ifndef __HIP_PLATFORM_AMD__`; never the #else of `#ifdef USE_ROCM`, which is the CUDA build's)."""
+    ranges: list[tuple[int, int]] = []
+    stack: list[list[Any]] = []  # per open #if: [taken under HIP, under CUDA (None: maybe), start of a HIP-only branch]
+    for item in directives:
+        if item.keyword in ("if", "ifdef", "ifndef"):
+            stack.append([False, False, None])
+        elif item.keyword not in ("elif", "elifdef", "elifndef", "else", "endif") or not stack:
+            continue
+        frame = stack[-1]
+        if frame[2] is not None:
+            ranges.append((frame[2], item.line))
+            frame[2] = None
+        if item.keyword == "endif":
+            stack.pop()
+            continue
+        hip, cuda = _branch(item)
+        if frame[0] is False and hip is True and (frame[1] is True or (frame[1] is False and cuda is False)):
+            frame[2] = item.line
+        frame[0] = True if hip is True or frame[0] is True else (None if hip is None or frame[0] is None else False)
+        frame[1] = True if cuda is True or frame[1] is True else (None if cuda is None or frame[1] is None else False)
+    return ranges
+
+
+def _branch(item: preproc.Directive) -> tuple[bool | None, bool | None]:
+    """Whether a HIP build and a CUDA build take this branch, if the earlier ones are not taken (None: unknown)."""
+    if item.keyword == "else":
+        return True, True
+    argument = item.argument.split()[0] if item.keyword.endswith(("ifdef", "ifndef")) and item.argument else ""
+    text = (f"defined({argument})" if item.keyword.endswith("ifdef") else f"!defined({argument})") if argument else (
+        item.argument)
+    hip_names = {n for n in _NAME.findall(text) if preproc.tests_hip(n)}
+    cuda = {n: preproc.Macro(preproc.UNDEFINED, True) for n in hip_names}
+    return preproc.evaluate(text, {})[0], preproc.evaluate(text, cuda)[0]
 
 
 def seen(files: Mapping[str, Sequence[preproc.Directive]], paths: Iterable[str] = ()) -> dict[str, frozenset[str]]:

@@ -101,7 +101,7 @@ def _facts(
     if lexed is None:
         return rocm_status.evidence(source.kind, source.relpath, text), ()
     evidence = rocm_status.source_evidence(source.relpath, text, lexed.includes, lexed.directives)
-    extra = compat_headers.entries(text, lexed.includes, lexed.directives, lexed.guarded, lexed.lines.line)
+    extra = compat_headers.entries(text, lexed.includes, lexed.directives, lexed.lines.line)
     return evidence, tuple((d.line, d.keyword, d.argument) for d in (*lexed.directives, *extra))
 
 

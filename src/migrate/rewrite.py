@@ -42,37 +42,40 @@ class _Tally:
     rules: dict[str, int] = field(default_factory=dict)
 
 
-def floor(
-    priced: Iterable[tuple[Finding, str, float, float]], candidates: Iterable[str], context: Context, weights: Weights
-) -> list[tuple[int, str]]:
-    """The rewrite floor (score, why) of the CANDIDATES components (required and blocked), from the PRICED findings
-    (finding, status, low, high): one whose C/C++/CUDA files with remaining work are at least `file_share` files
-    with a blocker, with `blockers` blocker places and more, `blocker_days` (midpoint) of work and more. Never in code
-    that already runs on ROCm, nor in kernels a separate ROCm backend replaces."""
-    rule = weights.rewrite
-    names = {c for c in candidates if rule.floor and c not in context.replaced and not _runs(c, context, weights)}
-    if not names:
-        return []
-    tallies: dict[str, _Tally] = {}
-    for finding, status, low, high in priced:
-        name = context.component(finding.path)
-        if status != "remaining" or name not in names or not finding.path.endswith(_KERNEL_SOURCES):
-            continue
-        tally = tallies.setdefault(name, _Tally())
+class Kernels:
+    """Each component's remaining kernel work, tallied during the one read of the priced findings."""
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.tallies: dict[str, _Tally] = {}
+
+    def add(self, finding: Finding, status: str, low: float, high: float) -> None:
+        """One priced finding: a C/C++/CUDA one with remaining work counts its file, a blocker its effort."""
+        if status != "remaining" or not finding.path.endswith(_KERNEL_SOURCES):
+            return
+        tally = self.tallies.setdefault(self.context.component(finding.path), _Tally())
         tally.files.add(finding.path)
         if finding.severity is Severity.BLOCKER:
             tally.blocked.add(finding.path)
             tally.days += (low + high) / 2
             tally.rules[finding.rule] = tally.rules.get(finding.rule, 0) + 1
-    found = [(name, t) for name, t in sorted(tallies.items())
-             if t.days >= rule.blocker_days and sum(t.rules.values()) >= rule.blockers
-             and len(t.blocked) >= rule.file_share * len(t.files)]
-    if not found:
-        return []
-    name, tally = max(found, key=lambda item: item[1].days)
-    rules = ", ".join(sorted(tally.rules, key=lambda r: -tally.rules[r]))
-    return [(rule.floor, f"a rewrite: {len(tally.blocked)} of the {len(tally.files)} files with work in {name} are "
-                         f"blocker code ({rules}), {tally.days:.1f} engineer-days of it")]
+
+    def floor(self, candidates: Iterable[str], weights: Weights) -> list[tuple[int, str]]:
+        """The rewrite floor (score, why) of the CANDIDATES components (required and blocked): one whose C/C++/CUDA
+        files with remaining work are at least `file_share` files with a blocker, with `blockers` blocker places and
+        more, `blocker_days` (midpoint) of work and more. Never in code that already runs on ROCm, nor in kernels a
+        separate ROCm backend replaces."""
+        rule, context = weights.rewrite, self.context
+        names = {c for c in candidates if rule.floor and c not in context.replaced and not _runs(c, context, weights)}
+        found = [(name, t) for name, t in sorted(self.tallies.items())
+                 if name in names and t.days >= rule.blocker_days and sum(t.rules.values()) >= rule.blockers
+                 and len(t.blocked) >= rule.file_share * len(t.files)]
+        if not found:
+            return []
+        name, tally = max(found, key=lambda item: item[1].days)
+        rules = ", ".join(sorted(tally.rules, key=lambda r: -tally.rules[r]))
+        return [(rule.floor, f"a rewrite: {len(tally.blocked)} of the {len(tally.files)} files with work in {name} "
+                             f"are blocker code ({rules}), {tally.days:.1f} engineer-days of it")]
 
 
 def _runs(name: str, context: Context, weights: Weights) -> bool:

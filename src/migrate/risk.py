@@ -178,8 +178,10 @@ def assess(
     scored = pricing(findings, weights, guarded=guarded, context=context)
     every, context, guarded = scored.every, scored.context, scored.guarded
     work = _Work()
+    kernels = rewrite.Kernels(context)
     for finding, status, low, high in scored.each():  # one read for the components, the sums and the rollups
         work.add(finding, status, low, high, context)
+        kernels.add(finding, status, low, high)
     items = _Kept(every, lambda f: status_of(f, context, weights) == "remaining")
     components = work.components()
     total = work.total.effort
@@ -197,7 +199,7 @@ def assess(
     reasons = [(_effort_score(effort, weights), f"{priced}: {format_days(effort)}")]
     reasons += _severity_floor(floored, context, weights)
     reasons += _project_floors(every, items, context, weights)
-    reasons += rewrite.floor(scored.each(), rewrite.candidates(components, program_name), context, weights)
+    reasons += kernels.floor(rewrite.candidates(components, program_name), weights)
     score, basis = max(reasons, key=lambda r: r[0])  # the first of equals: effort before any floor
     by_category, by_directory = (_rolled_up(by_key, total) for by_key in work.rollups)
     return Risk(

@@ -376,17 +376,21 @@ def settle(files: Mapping[str, tuple[Directive, ...]], *, rounds: int = 3) -> di
 
 class Settled:
     """A repository's macro table (see settle) and each file's dead ranges under it, each file walked as few
-    times as the table allows: a round re-walks only the files whose conditions test a macro that changed."""
+    times as the table allows: a round re-walks only the files whose conditions test a macro that changed. ABSENT:
+    build switches a HIP build never sets (cuda_switches), below the repository's own #defines."""
 
-    def __init__(self, files: Mapping[str, tuple[Directive, ...]], *, rounds: int = 3) -> None:
+    def __init__(
+        self, files: Mapping[str, tuple[Directive, ...]], *, rounds: int = 3, absent: Iterable[str] = ()
+    ) -> None:
         self.files = files
         defining = {path: found for path, found in files.items() if any(d.keyword == "define" for d in found)}
-        self.table: dict[str, Macro] = {}
+        base = {name: Macro(UNDEFINED, True) for name in absent}
+        self.table: dict[str, Macro] = dict(base)
         self._conditions: Conditions = {}  # under self.table
         self._outcomes: dict[str, Outcome] = {}  # under self.table
         outcomes = {path: run(found, self.table, self._conditions) for path, found in defining.items()}
         for _ in range(rounds):
-            new = table_from(outcomes.values())  # files without a #define add nothing
+            new = {**base, **table_from(outcomes.values())}  # files without a #define add nothing
             if new == self.table:
                 self._outcomes = outcomes
                 return
@@ -430,3 +434,53 @@ def dead_ranges(
 ) -> tuple[tuple[int, int], ...]:
     """Line ranges of one file that a HIP build never compiles (CONDITIONS: as for run, under the same TABLE)."""
     return run(found, table, conditions).dead
+
+
+# A CUDA build switch and its ROCm twin differ in one vendor word: HAS_CUPTI / HAS_ROCTRACER, KOKKOS_ENABLE_CUDA /
+# KOKKOS_ENABLE_HIP, BUILD_CUDA / BUILD_HIP, PLATFORM_CUDA_DEVICE / PLATFORM_HIP_DEVICE.
+_CUDA_WORD = re.compile(r"CUDA|CUPTI|NVML|NVTX|NVIDIA|NCCL|CUDNN|CUBLAS")
+_ROCM_WORD = re.compile(r"HIP|ROCM|AMD|AMDGPU|ROCTRACER|ROCPROFILER|RCCL|MIOPEN|ROCBLAS|HIPBLAS|RSMI")
+
+
+def cuda_switches(files: Mapping[str, Iterable[Directive]]) -> frozenset[str]:
+    """The CUDA-named build switches a HIP build never sets: one an #if chain tests before an #elif that tests its ROCm
+    twin (`#ifdef HAS_CUPTI ... #elif defined(HAS_ROCTRACER)`: were both set, the ROCm branch would never compile),
+    and that no file #defines itself (the build passes it)."""
+    found: set[str] = set()
+    defined: set[str] = set()
+    for directives in files.values():
+        chains: list[list[str]] = []  # per open #if, the names its branches so far test
+        for item in directives:
+            if item.keyword == "define":
+                defined.update(_NAME.findall(item.argument)[:1])
+            elif item.keyword in ("if", "ifdef", "ifndef"):
+                chains.append(_switch_names(item))
+            elif item.keyword in ("elif", "elifdef", "elifndef") and chains:
+                names = _switch_names(item)
+                found.update(x for x in chains[-1] if any(_twins(x, y) for y in names))
+                chains[-1].extend(names)
+            elif item.keyword == "endif" and chains:
+                chains.pop()
+    return frozenset(found - defined)
+
+
+def _switch_names(item: Directive) -> list[str]:
+    return [name for name in _NAME.findall(item.argument) if name != "defined"]
+
+
+def _twins(cuda: str, rocm: str) -> bool:
+    """CUDA names a CUDA vendor word where ROCM has a run of words naming ROCm, the rest the same (HAS_NVML /
+    HAS_ROCM_SMI); never a macro HIP itself sets or leaves out (__HIP_PLATFORM_NVIDIA__)."""
+    if tests_hip(cuda):
+        return False
+    mine, theirs = cuda.split("_"), rocm.split("_")
+    for index, word in enumerate(mine):
+        if not _CUDA_WORD.fullmatch(word):
+            continue
+        before, after = mine[:index], mine[index + 1 :]
+        middle = theirs[len(before) : len(theirs) - len(after)]
+        if (theirs[: len(before)] == before and theirs[len(theirs) - len(after) :] == after and middle
+                and any(_ROCM_WORD.fullmatch(w) for w in middle) and not any(_CUDA_WORD.fullmatch(w) for w in middle)):
+            return True
+    return False
+

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, overload
 
-from migrate import targets
+from migrate import rewrite, targets
 from migrate.finding_status import Context, is_c, is_kernel_work, status_of
 from migrate.model import Finding, InReportOrder, Rule, ScanResult, Severity, ordered
 from migrate.ruleset import load_builtin
@@ -178,8 +178,10 @@ def assess(
     scored = pricing(findings, weights, guarded=guarded, context=context)
     every, context, guarded = scored.every, scored.context, scored.guarded
     work = _Work()
+    kernels = rewrite.Kernels(context)
     for finding, status, low, high in scored.each():  # one read for the components, the sums and the rollups
         work.add(finding, status, low, high, context)
+        kernels.add(finding, status, low, high)
     items = _Kept(every, lambda f: status_of(f, context, weights) == "remaining")
     components = work.components()
     total = work.total.effort
@@ -190,12 +192,14 @@ def assess(
         name = program.name
         floored: Iterable[Finding] = _Kept(items, lambda f: context.component(f.path) == name)
         effort, priced = collection.typical, f"the program 9 in 10 stay within ({program.name})"
+        program_name: str | None = name
     else:
-        floored = items
+        floored, program_name = items, None
         effort, priced = _led(components, weights)
     reasons = [(_effort_score(effort, weights), f"{priced}: {format_days(effort)}")]
     reasons += _severity_floor(floored, context, weights)
     reasons += _project_floors(every, items, context, weights)
+    reasons += kernels.floor(rewrite.candidates(components, program_name), weights)
     score, basis = max(reasons, key=lambda r: r[0])  # the first of equals: effort before any floor
     by_category, by_directory = (_rolled_up(by_key, total) for by_key in work.rollups)
     return Risk(

@@ -45,6 +45,16 @@ class Phase:
 
 
 @dataclass(frozen=True)
+class Rewrite:
+    """When a component's kernel code is a rewrite (rewrite.py): its blockers' effort and share of its files."""
+
+    blocker_days: float = 0.0
+    blockers: int = 1
+    file_share: float = 1.0
+    floor: int = 0  # 0: never
+
+
+@dataclass(frozen=True)
 class Weights:
     """The model's parameters, as read from rules/data/risk.yaml."""
 
@@ -83,6 +93,7 @@ class Weights:
     verdicts: tuple[tuple[str, int], ...]
     drivers: int
     phases: tuple[Phase, ...]
+    rewrite: Rewrite = Rewrite()
 
     @cached_property
     def path_roles(self) -> dict[str, Role | None]:
@@ -146,6 +157,7 @@ def _weights(raw: dict[str, Any]) -> Weights:
         scale_days=float(raw["score"]["scale_days"]),
         floors={Severity.parse(k): int(v) for k, v in raw["score"]["floors"].items()},
         supported_floors={Severity.parse(k): int(v) for k, v in raw["score"]["supported_floors"].items()},
+        rewrite=_rewrite(raw["score"].get("rewrite") or {}),
         verdicts=verdicts,
         drivers=int(raw["drivers"]),
         phases=phases,
@@ -188,3 +200,9 @@ def on_main_path(path: str, weights: Weights) -> bool:
 def category_of(finding: Finding, weights: Weights) -> str:
     """The category FINDING weighs as: its own, or "other" when the weights do not list it."""
     return finding.category if finding.category in weights.categories else "other"
+
+
+def _rewrite(raw: Mapping[str, Any]) -> Rewrite:
+    return Rewrite(float(raw.get("blocker_days", 0)), int(raw.get("blockers", 1)), float(raw.get("file_share", 1)),
+                   int(raw.get("floor", 0)))
+

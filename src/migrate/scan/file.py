@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from migrate import matchers, rocm_status
+from migrate import compat_headers, matchers, rocm_status
 from migrate.config import Settings
 from migrate.matchers import Code
 from migrate.model import Evidence, FileKind, FileResult, Rule, SourceFile, Skipped
@@ -96,11 +96,13 @@ def _on_tree(table: KindRules, tree_rules: tuple[Rule, ...]) -> tuple[Rule, ...]
 def _facts(
     source: SourceFile, text: str, lexed: Lexed | None
 ) -> tuple[tuple[Evidence, ...], tuple[tuple[int, str, str], ...]]:
-    """What a file tells about the project as a whole: its ROCm evidence and its preprocessor lines."""
+    """What a file tells about the project as a whole: its ROCm evidence and its preprocessor lines (with its quoted
+    includes and HIP-guarded macros: compat_headers)."""
     if lexed is None:
         return rocm_status.evidence(source.kind, source.relpath, text), ()
     evidence = rocm_status.source_evidence(source.relpath, text, lexed.includes, lexed.directives)
-    return evidence, tuple((d.line, d.keyword, d.argument) for d in lexed.directives)
+    extra = compat_headers.entries(text, lexed.includes, lexed.directives, lexed.lines.line)
+    return evidence, tuple((d.line, d.keyword, d.argument) for d in (*lexed.directives, *extra))
 
 
 def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileResult:

@@ -83,7 +83,8 @@ def _scan(
                 unreadable += not result.partial
     store.save(complete=found.complete and not unscanned)
     with paused():  # each file's findings, made and let go in turn (those kept, frozen after): no cycles
-        facts = project.tree(found.packages, ruleset, conditionals, evidence, settings.targets)
+        facts = project.tree(found.packages, ruleset, conditionals, evidence, settings.targets,
+                             map(_relpath_of(records), range(len(records))))
         moved, sites = _compiled(facts, spill, raw, seeing=_has_rocm_code(evidence))
         held.extend(moved)
         guarded += len(moved)

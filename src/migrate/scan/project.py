@@ -5,13 +5,13 @@ compiles moves aside, the ROCm status of the whole tree gives each finding its s
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate import finding_status, preproc, rocm_status, targets
+from migrate import compat_headers, finding_status, preproc, rocm_status, targets
 from migrate.config import Settings
 from migrate.inputs import NESTED
 from migrate.lazyre import lazy_regex
@@ -34,16 +34,22 @@ class Tree:
     source_lists: tuple[Evidence, ...]  # the CMake source lists
     device_pass_defined: bool  # the repository #defines __CUDA_ARCH__ itself (a HIP compat header's device pass)
     paired_atomic_defined: bool  # the repository defines atomicAdd for __half2 itself (HIP has no such overload)
+    compat: Mapping[str, frozenset[str]] = field(default_factory=dict)  # per path: its HIP compat macros (others')
+    compat_rules: frozenset[str] = frozenset()  # the rules such a macro answers (compat_headers.CHECKS)
 
 
 def tree(
     packages: frozenset[str], ruleset: Ruleset, conditionals: dict[str, tuple[preproc.Directive, ...]],
-    evidence: list[Evidence], gfx_targets: tuple[str, ...],
+    evidence: list[Evidence], gfx_targets: tuple[str, ...], paths: Iterable[str] = (),
 ) -> Tree:
-    """The tree-wide facts of a scan: its own PACKAGES, its CONDITIONALS and EVIDENCE (every file's)."""
-    return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets), preproc.Settled(conditionals),
+    """The tree-wide facts of a scan: its own PACKAGES, its CONDITIONALS and EVIDENCE (every file's), its files'
+    PATHS (read only where a HIP compat header is to be found)."""
+    return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets),
+                preproc.Settled(conditionals, absent=preproc.cuda_switches(conditionals)),
                 tuple(e for e in evidence if e.kind in rocm_status.SOURCE_LISTS), _defines_device_pass(conditionals),
-                any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence))
+                any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence), compat_headers.seen(conditionals, paths),
+                frozenset(r.id for r in ruleset.rules if r.match.get("matcher") == "warp-size"
+                          and r.match.get("check") in compat_headers.CHECKS))
 
 
 def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
@@ -59,7 +65,19 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
     if provided:  # what the repository's own compat code already provides on HIP
         listed += [f.guarded() for f in kept if f.rule in provided]
         kept = [f for f in kept if f.rule not in provided]
-    return kept, moved + listed
+    kept, renamed = _compat_renamed(kept, facts)
+    return kept, moved + listed + renamed
+
+
+def _compat_renamed(findings: list[Finding], facts: Tree) -> tuple[list[Finding], list[Finding]]:
+    """FINDINGS of one file without the warp calls and names a HIP compat macro of its project's own headers
+    redefines there (the file's own are never reported; an info one, no work, stays): (the rest, those, guarded)."""
+    names = facts.compat.get(findings[0].path) if findings else None
+    if not names:
+        return findings, []
+    handled = [f.rule in facts.compat_rules and f.symbol in names and f.severity > Severity.INFO for f in findings]
+    return ([f for f, h in zip(findings, handled) if not h],
+            [f.guarded() for f, h in zip(findings, handled) if h])
 
 
 DEVICE_PASS_TEST = "cuda-arch-device-pass"

@@ -1,0 +1,106 @@
+"""A project's own HIP compat macros in another header: which files see them, and the warp findings they answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from migrate import compat_headers
+from migrate.config import Settings
+from migrate.preproc import Directive
+from migrate.scan import scan
+
+REDUCE = "__device__ float total(float v) {\n  return v + __shfl_xor_sync(0xffffffff, v, 16);\n}\n"
+DRIVER = '#include "compat.cuh"\n#include "reduce.cuh"\n__global__ void k(float* x) { x[0] = total(x[0]); }\n'
+RENAME = "#define __shfl_xor_sync(mask, v, lane) __shfl_xor(v, lane)\n"
+
+
+def write(root: Path, relpath: str, text: str) -> None:
+    path = root / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def statuses(root: Path) -> list[tuple[str, int, str | None]]:
+    result = scan(root, Settings(jobs=1))
+    every = [*result.findings, *result.guarded_findings]
+    return sorted((f.path, f.line, f.status) for f in every if f.rule == "warp-full-mask")
+
+
+@pytest.mark.parametrize("compat, status", [
+    (f"#if defined(USE_ROCM)\n{RENAME}#endif\n", "guarded"),  # the HIP build renames the call to the maskless one
+    (f"#ifdef __HIP_PLATFORM_AMD__\n{RENAME}#else\n#define FULL 0xffffffff\n#endif\n", "guarded"),
+    (f"#if __CUDA_ARCH__ < 300\n{RENAME}#endif\n", "remaining"),  # an old-CUDA shim, not the HIP build's
+    (RENAME, "remaining"),  # unguarded: the CUDA build's macro as much as HIP's
+    ("#if defined(USE_ROCM)\n#define SHFL_XOR(v, lane) __shfl_xor(v, lane)\n#endif\n", "remaining"),  # another name
+])
+def test_a_warp_call_is_handled_where_an_included_header_renames_it_for_hip(
+    tmp_path: Path, compat: str, status: str
+) -> None:
+    write(tmp_path, "csrc/compat.cuh", compat)
+    write(tmp_path, "csrc/reduce.cuh", REDUCE)  # included after the compat header by the one file that includes it
+    write(tmp_path, "csrc/norm.cu", DRIVER)
+    assert statuses(tmp_path) == [("csrc/reduce.cuh", 2, status)]
+
+
+@pytest.mark.parametrize("guard", [True, False])
+def test_a_header_included_only_by_the_hip_build_renames_every_macro_it_defines(tmp_path: Path, guard: bool) -> None:
+    include = '#include "vendors/hip.h"\n'
+    common = f"#if defined(MYLIB_USE_HIP)\n{include}#endif\n" if guard else include
+    write(tmp_path, "src/gpu/vendors/hip.h", RENAME)
+    write(tmp_path, "src/gpu/common.cuh", common)
+    write(tmp_path, "src/gpu/sum.cu", '#include "common.cuh"\n' + REDUCE)
+    assert statuses(tmp_path) == [("src/gpu/sum.cu", 3, "guarded" if guard else "remaining")]
+
+
+def test_a_file_that_never_reaches_the_compat_header_keeps_its_findings(tmp_path: Path) -> None:
+    write(tmp_path, "csrc/compat.cuh", f"#if defined(USE_ROCM)\n{RENAME}#endif\n")
+    write(tmp_path, "csrc/norm.cu", DRIVER)
+    write(tmp_path, "csrc/reduce.cuh", REDUCE)
+    write(tmp_path, "csrc/other.cu", '#include "reduce.cuh"\n')  # a second includer without the compat header
+    write(tmp_path, "tools/alone.cu", REDUCE)
+    assert statuses(tmp_path) == [("csrc/reduce.cuh", 2, "remaining"), ("tools/alone.cu", 2, "remaining")]
+
+
+def d(line: int, keyword: str, argument: str = "") -> Directive:
+    return Directive(line, keyword, argument)
+
+
+def test_seen_follows_includes_beside_the_file_from_the_root_and_by_a_unique_ending() -> None:
+    files = {
+        "lib/compat.h": (d(2, "define", "WARP_SYNC(x) x"), d(2, "define-hip", "WARP_SYNC")),
+        "lib/a.cu": (d(1, "include", "compat.h"),),
+        "app/b.cu": (d(1, "include", "lib/compat.h"),),
+        "app/c.cu": (d(1, "include", "../lib/compat.h"),),
+        "deep/d.cu": (d(1, "include", "nowhere/compat.h"),),
+        "app/loop.h": (d(1, "include", "loop.h"), d(2, "include", "lib/compat.h")),
+    }
+    got = compat_headers.seen(files)
+    assert got == {path: frozenset({"WARP_SYNC"}) for path in ("lib/compat.h", "lib/a.cu", "app/b.cu", "app/c.cu",
+                                                               "app/loop.h")}
+
+
+def test_seen_is_empty_without_a_hip_guarded_macro_or_include() -> None:
+    assert compat_headers.seen({"a.cu": (d(1, "include", "b.h"),), "b.h": (d(1, "define", "X 1"),)}) == {}
+
+
+def test_entries_mark_quoted_includes_and_macros_in_branches_only_hip_compiles() -> None:
+    text = ('#include <cuda.h>\n#include "a.h"\n#ifdef USE_ROCM\n#include "b.h"\n#define X 1\n#else\n#include "c.h"\n'
+            '#define Y 2\n#endif\n')
+    includes = [("cuda.h", 9), *((n, text.index(f'"{n}"')) for n in ("a.h", "b.h", "c.h"))]
+    directives = (d(3, "ifdef", "USE_ROCM"), d(5, "define", "X 1"), d(6, "else"), d(8, "define", "Y 2"), d(9, "endif"))
+    got = compat_headers.entries(text, includes, directives, lambda o: text.count("\n", 0, o) + 1)
+    assert got == (d(2, "include", "a.h"), d(4, "include-hip", "b.h"), d(7, "include", "c.h"), d(5, "define-hip", "X"))
+
+
+@pytest.mark.parametrize("directives, hip_only", [
+    ((d(1, "if", "defined(USE_ROCM)"), d(3, "endif")), [(1, 3)]),
+    ((d(1, "ifndef", "__HIP_PLATFORM_AMD__"), d(3, "else"), d(5, "endif")), [(3, 5)]),
+    ((d(1, "if", "defined(MYLIB_USE_HIP)"), d(3, "elif", "defined(MYLIB_USE_MUSA)"), d(5, "else"), d(7, "endif")),
+     [(1, 3)]),
+    ((d(1, "if", "defined(USE_ROCM) || defined(__CUDA_ARCH__)"), d(3, "endif")), []),  # the CUDA device pass too
+    ((d(1, "ifdef", "__CUDACC__"), d(3, "elif", "defined(__HIPCC__)"), d(5, "endif")), []),  # hipcc may set both
+])
+def test_hip_only_branches(directives: tuple[Directive, ...], hip_only: list[tuple[int, int]]) -> None:
+    assert compat_headers._hip_only(directives) == hip_only

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from migrate.matchers import Hit, register
@@ -15,7 +16,7 @@ _POSITIONS = ("any", "last")
 
 
 def _validate(params: Mapping[str, Any]) -> None:
-    check(params, lists=("tools", "subcommands"), regexes=("args", "unless_line"), required=("tools",))
+    check(params, lists=("tools", "subcommands"), regexes=("args", "value", "unless_line"), required=("tools",))
     if params.get("position", "any") not in _POSITIONS:
         raise ValueError(f"manifest-command: 'position' must be one of {', '.join(_POSITIONS)}")
 
@@ -24,7 +25,8 @@ def _validate(params: Mapping[str, Any]) -> None:
 def match_command(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each run of a tool in `tools` (after `subcommands`, if given); with `args`, each argument matching it (or,
     with `position: last`, the last argument only: the destination of cp, mv, install); `unless_line` skips a run
-    whose line it matches (a recipe line that only prints the variable)."""
+    whose line it matches (a recipe line that only prints the variable); with `value`, an option's value must match
+    it (`--opt=VALUE` or `--opt VALUE`; a bare `--opt`, followed by no value, is a flag that is on)."""
     subcommands = params.get("subcommands")
     pattern = compiled(params["args"]) if "args" in params else None
     unless = compiled(params["unless_line"]) if "unless_line" in params else None
@@ -39,6 +41,18 @@ def match_command(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
             yield Hit(item.line, item.column, symbol=item.name)
             continue
         placed = list(zip(item.args, item.positions))
-        for arg, (line, column) in placed[-1:] if params.get("position") == "last" else placed:
-            if pattern.search(arg):
+        value = compiled(params["value"]) if "value" in params else None
+        first = len(placed) - 1 if params.get("position") == "last" else 0
+        for index, (arg, (line, column)) in enumerate(placed[first:], start=first):
+            if pattern.search(arg) and (value is None or _valued(arg, item.args[index + 1:index + 2], value)):
                 yield Hit(line, column, symbol=f"{item.name} {arg}")
+
+
+def _valued(arg: str, rest: Sequence[str], value: re.Pattern[str]) -> bool:
+    """True when option ARG's value (after `=`, else the next argument unless that is another option) matches
+    VALUE; a bare flag, with no value after it, is on and counts as matching."""
+    if "=" in arg:
+        return value.search(arg.split("=", 1)[1]) is not None
+    if not rest or rest[0].startswith("-"):
+        return True
+    return value.search(rest[0]) is not None

@@ -258,6 +258,7 @@ def _narrow_masks(doc: CudaDocument) -> Iterator[Hit]:
     that is not an all-lanes value (full-mask reports those): HIP's *_sync builtins static_assert a 64-bit mask."""
     declared: dict[str, list[tuple[int, int | None, str]]] | None = None
     constants: dict[str, str] = {}
+    reported: set[int] = set()
     for groups in doc.matches(_MASK_ARGS):
         mask, function = groups["mask"][0], doc.node_text(groups["fn"][0])
         if function in doc.compat_names:
@@ -267,19 +268,31 @@ def _narrow_masks(doc: CudaDocument) -> Iterator[Hit]:
         text = _normal(doc.node_text(mask))
         if _is_full_mask(text, constants):
             continue
-        if _NARROW_LITERAL.match(text) or (re.fullmatch(r"[A-Za-z_]\w*", text) and _narrow_name(doc, declared, text, mask)):
+        if _NARROW_LITERAL.match(text):
             yield _span(mask, symbol=function)
+            continue
+        where = _narrow_name(doc, declared, text, mask) if re.fullmatch(r"[A-Za-z_]\w*", text) else None
+        if where is None:
+            continue
+        yield _span(mask, symbol=function)
+        if where not in reported:  # the declaration is the line that widens the mask (`uint32_t m = (1u << n) - 1;`)
+            reported.add(where)
+            line, column = doc.point(where)
+            yield Hit(line, column, symbol=function)
 
 
-def _narrow_name(doc: CudaDocument, declared: dict[str, list[tuple[int, int | None, str]]], name: str, use: Node) -> bool:
-    """NAME, as seen at USE, is declared with a 32-bit type: the last declaration before it in its function, else
-    those outside functions (a parameter with an all-lanes default is full-mask's)."""
+def _narrow_name(doc: CudaDocument, declared: dict[str, list[tuple[int, int | None, str]]], name: str,
+                 use: Node) -> int | None:
+    """Where NAME, as seen at USE, is declared with a 32-bit type (the last declaration before it in its function,
+    else the first of those outside functions; a parameter with an all-lanes default is full-mask's), or None."""
     function = doc.enclosing_function(use.start_byte)
     scope = function.start_byte if function else None
     places = declared.get(name, [])
-    local = [t for start, owner, t in places if owner == scope and start < use.start_byte and scope is not None]
-    types = local[-1:] or [t for _, owner, t in places if owner is None]
-    return bool(types) and all(_NARROW_TYPE.match(t) for t in types)
+    local = [(start, t) for start, owner, t in places if owner == scope and start < use.start_byte and scope is not None]
+    chosen = local[-1:] or [(start, t) for start, owner, t in places if owner is None]
+    if not chosen or not all(_NARROW_TYPE.match(t) for _, t in chosen):
+        return None
+    return chosen[0][0]
 
 
 def _declarations(doc: CudaDocument) -> dict[str, list[tuple[int, int | None, str]]]:

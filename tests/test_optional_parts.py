@@ -170,6 +170,40 @@ def test_a_required_or_plain_import_of_a_built_extension_stays_on_the_main_path(
     assert _gated(_tree(tmp_path / "own", own), ("ext/fastconv",)) == []
 
 
+ASSERTING_USER = """\
+def _extension():
+    try:
+        import ext.fastconv.conv as _K
+    except ImportError:
+        _K = None
+    return _K
+"""
+RENDERER = """\
+from model.layer import _extension
+
+_K = _extension()
+
+
+def render(x):
+    assert (
+        _K is not None and x.is_cuda
+    ), "the fastconv extension is required for rendering"
+    return _K.conv_fast(x)
+"""
+
+
+def test_an_extension_the_code_asserts_present_is_no_fallback(tmp_path) -> None:
+    asserting = {**FALLBACK, "model/layer.py": ASSERTING_USER, "model/render.py": RENDERER,
+                 "train.py": "from model.render import render\n"}
+    assert _gated(_tree(tmp_path / "asserting", asserting), ("ext/fastconv",)) == []
+    # the same fallback with only a test of another name (or a check that is no assert) stays optional
+    other = {**asserting, "model/render.py": RENDERER.replace("_K is not None and", "x is not None and")}
+    assert _gated(_tree(tmp_path / "other", other), ("ext/fastconv",)) == ["ext/fastconv/", "ext/fastconv/conv.py"]
+    checked = {**asserting, "model/render.py": RENDERER.replace("assert (", "use_kernel = (").replace(
+        '), "the fastconv extension is required for rendering"', ")")}
+    assert _gated(_tree(tmp_path / "checked", checked), ("ext/fastconv",)) == ["ext/fastconv/", "ext/fastconv/conv.py"]
+
+
 def test_requirements_of_an_extra_beside_a_declared_install(tmp_path) -> None:
     files = {"pyproject.toml": "[project]\nname = 'tune'\ndependencies = ['torch', 'transformers']\n",
              "requirements/bitsandbytes.txt": "bitsandbytes\n", "requirements/optional.txt": "deepspeed\n",

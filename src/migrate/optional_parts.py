@@ -49,7 +49,8 @@ def flag_gated(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[st
         return frozenset()
     sources = {path: text for path in paths if (text := _read(root / path)) is not None}
     modules = {_module_of(path): path for path in sources}
-    index = _Index(sources, flags, set(modules) | set(packages), frozenset(packages))
+    asserted = _asserted_present(sources.values()) if fallback else frozenset()
+    index = _Index(sources, flags, set(modules) | set(packages), frozenset(packages), asserted)
     names = "|".join(re.escape(flag) for flag in sorted(flags))
     # `if` first, a literal the regex engine scans for fast (`elif` ends with it): a large tree has megabytes
     gates = [re.compile(rf"if[ \t]+(?:[A-Za-z_]\w*\.)?(?:{names})[ \t]*:")] if flags else []
@@ -104,15 +105,17 @@ class _Index:
     """The first-party imports of the files, each file parsed once and only when asked for."""
 
     def __init__(self, sources: dict[str, str], flags: set[str], known: set[str],
-                 packages: frozenset[str] = frozenset()) -> None:
+                 packages: frozenset[str] = frozenset(), asserted: frozenset[str] = frozenset()) -> None:
         self.sources, self.flags, self.known, self.packages = sources, flags, known, packages
+        self.asserted = asserted
         self.files: dict[str, tuple[_Import, ...]] = {}
         self.found: dict[str, list[_Import]] = {}
 
     def in_file(self, path: str) -> tuple[_Import, ...]:
         """The imports of first-party modules in the file at PATH."""
         if path not in self.files:
-            self.files[path] = tuple(_imports(path, self.sources[path], self.flags, self.known, self.packages))
+            self.files[path] = tuple(_imports(path, self.sources[path], self.flags, self.known, self.packages,
+                                              self.asserted))
         return self.files[path]
 
     def importers(self, module: str) -> list[_Import]:
@@ -200,9 +203,13 @@ _STORE_TRUE = re.compile(r"""\baction\s*=\s*['"]store_true['"]""")
 _CALL_CHARS = 600
 
 
-def _imports(path: str, text: str, flags: set[str], known: set[str], packages: frozenset[str]) -> Iterator[_Import]:
+def _imports(
+    path: str, text: str, flags: set[str], known: set[str], packages: frozenset[str],
+    asserted: frozenset[str] = frozenset(),
+) -> Iterator[_Import]:
     """The imports of first-party modules (KNOWN) in the file at PATH, each with whether a flag of FLAGS gates it, or a
-    `try` with a fallback holds an import of a build unit's package (PACKAGES)."""
+    `try` with a fallback holds an import of a build unit's package (PACKAGES) under a name the code never ASSERTED
+    to be present."""
     tree = _parse(text) if "import" in text else None
     if tree is None:
         return
@@ -210,7 +217,8 @@ def _imports(path: str, text: str, flags: set[str], known: set[str], packages: f
     for node, gated, tried in _walk(tree, flags, gated=False, tried=False):
         modules = tuple(m for m in _imported(node, package) if m in known)
         if modules:
-            built = tried and any(m == p or m.startswith(p + ".") for m in modules for p in packages)
+            built = tried and not _bound(node) & asserted and any(
+                m == p or m.startswith(p + ".") for m in modules for p in packages)
             yield _Import(modules, gated or built, path)
 
 
@@ -231,6 +239,28 @@ def _walk(
                              tried=tried or (fallback and field == "body"))
 
 
+def _bound(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The names an import statement binds (`import a.b` binds `a`)."""
+    if isinstance(node, ast.Import):
+        return {alias.asname or alias.name.partition(".")[0] for alias in node.names}
+    return {alias.asname or alias.name for alias in node.names}
+
+
+def _asserted_present(texts: Iterable[str]) -> frozenset[str]:
+    """The names some `assert` of TEXTS requires to be there (`assert _C is not None, "the CUDA extension is
+    required"`): an import of them in a `try` that falls back to None is no fallback, the code stops without it."""
+    found: set[str] = set()
+    for text in texts:
+        tree = _parse(text) if "assert" in text and _IS_NOT_NONE.search(text) else None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Assert):
+                found |= {c.left.id for c in ast.walk(node.test) if isinstance(c, ast.Compare)
+                          and isinstance(c.left, ast.Name) and isinstance(c.ops[0], ast.IsNot)
+                          and isinstance(c.comparators[0], ast.Constant) and c.comparators[0].value is None}
+    return frozenset(found)
+
+
+_IS_NOT_NONE = re.compile(r"\bis[ \t]+not[ \t]+None\b")
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
 

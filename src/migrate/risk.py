@@ -113,6 +113,7 @@ class Component:
     effort: Effort
     blocked: bool
     optional: bool
+    main: Effort = Effort()  # the part of its effort on the main path (not in examples/, tests/ or other roles)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -177,7 +178,7 @@ def assess(
     build units and ROCm status; default: none known); findings already priced are read as they are."""
     scored = pricing(findings, weights, guarded=guarded, context=context)
     every, context, guarded = scored.every, scored.context, scored.guarded
-    work = _Work()
+    work = _Work(weights)
     kernels = rewrite.Kernels(context)
     for finding, status, low, high in scored.each():  # one read for the components, the sums and the rollups
         work.add(finding, status, low, high, context)
@@ -221,14 +222,27 @@ def assess(
 
 
 def _led(components: tuple[Component, ...], weights: Weights) -> tuple[Effort, str]:
-    """The effort the score reads, in words: the hardest required component's, plus `others_share` of each other's."""
-    required = sorted((c for c in components if not c.optional), key=lambda c: -c.effort.mid)
-    if len(required) < 2 or required[1].effort.mid <= 0:
-        return sum((c.effort for c in required), Effort()), "the remaining work"
-    rest = sum((c.effort for c in required[1:]), Effort())
-    hardest = "the repository root" if required[0].name == "." else required[0].name
-    words = f"the hardest component ({hardest}) and {round(weights.others_share * 100)}% of the others"
-    return required[0].effort + rest.scaled(weights.others_share), words
+    """The effort the score reads, in words: the hardest required component's, plus `others_share` of the rest. Work
+    off the main path by role (examples/, tests/, benchmarks/, a convert-to-TensorRT script) only adds its share,
+    never leads: an expert judges the project by what its users run."""
+    required = [c for c in components if not c.optional]
+    total = sum((c.effort for c in required), Effort())
+    lead = max(required, key=lambda c: c.main.mid, default=None)
+    main = sum((c.main for c in required), Effort())
+    off = Effort(total.low - main.low, total.high - main.high).scaled(weights.off_path_share)
+    if lead is None or lead.main.mid <= 0:
+        if total.mid <= 0:
+            return total, "the remaining work"
+        return off, f"{round(weights.off_path_share * 100)}% of the work, all off the main path"
+    rest = Effort(main.low - lead.main.low, main.high - lead.main.high)
+    if rest.mid <= 1e-9 and off.mid <= 1e-9:
+        return total, "the remaining work"
+    hardest = "the repository root" if lead.name == "." else lead.name
+    parts = [f"{round(weights.others_share * 100)}% of the others"] if rest.mid > 1e-9 else []
+    if off.mid > 1e-9:
+        parts.append(f"{round(weights.off_path_share * 100)}% of the work off the main path")
+    words = f"the hardest component ({hardest}) and {', '.join(parts)}"
+    return lead.main + rest.scaled(weights.others_share) + off, words
 
 
 def _efforts(items: Sequence[Finding], weights: Weights, guarded: int, context: Context) -> Prices:
@@ -459,7 +473,8 @@ class _Work:
     optional work, the sums (remaining, blockers, optional) and the rollups of the remaining work (each sum added
     in report order)."""
 
-    def __init__(self) -> None:
+    def __init__(self, weights: Weights) -> None:
+        self.weights = weights
         self.parts: dict[tuple[str, bool], _Parts] = {}
         self.total, self.blockers, self.optional = _Sum(), _Sum(), _Sum()
         self.rollups: tuple[dict[str, _Rolled], ...] = ({}, {})  # by category, by directory (by file: none read it)
@@ -471,7 +486,7 @@ class _Work:
         part = self.parts.get(key)
         if part is None:
             part = self.parts[key] = _Parts()
-        part.add(finding, low, high)
+        part.add(finding, low, high, self.weights)
         if status == "optional-gap":
             self.optional.add(low, high)
             return
@@ -492,7 +507,7 @@ class _Work:
             Component(
                 name=name, findings=part.effort.count, files=part.paths.count, rules=tuple(sorted(part.rules)),
                 categories=tuple(c for c, _ in sorted(part.by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
-                effort=part.effort.effort, blocked=part.blocked, optional=optional,
+                effort=part.effort.effort, blocked=part.blocked, optional=optional, main=part.main.effort,
             )
             for (name, optional), part in self.parts.items()
         ]
@@ -508,9 +523,12 @@ class _Parts:
         self.paths = _Distinct()
         self.rules: set[str] = set()
         self.blocked = False
+        self.main = _Sum()
 
-    def add(self, finding: Finding, low: float, high: float) -> None:
+    def add(self, finding: Finding, low: float, high: float, weights: Weights) -> None:
         self.effort.add(low, high)
+        if on_main_path(finding.path, weights):
+            self.main.add(low, high)
         self.by_category[finding.category] += (low + high) / 2 + 1e-9  # by effort; a free category still shows
         self.paths.add(finding.path)
         self.rules.add(finding.rule)
@@ -656,7 +674,7 @@ def _floor_findings(
             replace = f
         if check is None and f.severity >= Severity.MEDIUM and not environment and not _dual_build(f, context, weights):
             check = f
-        if f.substitutions and ((environment and f.severity >= Severity.MEDIUM) or _trains_with(f, weights)):
+        if f.substitutions and ((environment and f.severity >= Severity.MEDIUM) or _trains_with(f, weights, context)):
             decisions.add(_decision(f))
         if f.severity >= Severity.HIGH and (environment or _python(f.path)):
             for name in f.substitutions or (f.rule,):
@@ -706,13 +724,14 @@ class _Kept:
         return filter(self.keep, self.source)
 
 
-def _trains_with(finding: Finding, weights: Weights) -> bool:
+def _trains_with(finding: Finding, weights: Weights, context: Context) -> bool:
     """FINDING (or a place it stands for) is Python that trains with its package (k-bit training, its optimizers); not
     the test of an `if` that names it among the values a setting may take (`elif args.optim in ["adamw_bnb_8bit",
-    ...]:`): one option of several, chosen by configuration."""
-    places = (finding.evidence, *(o.evidence for o in finding.occurrences))
+    ...]:`) nor a place in the body of an `if` branch (`if lora_args.q_lora:`, context.switched): one option of
+    several, chosen by configuration."""
+    places = ((finding.line, finding.evidence), *((o.line, o.evidence) for o in finding.occurrences))
     return _python(finding.path) and any(weights.training_uses.search(text) and not _CHOICE.match(text)
-                                         for text in places)
+                                         and (finding.path, line) not in context.switched for line, text in places)
 
 
 _CHOICE = re.compile(r"\s*(?:el)?if\b")

@@ -68,6 +68,7 @@ class Weights:
     roles: tuple[Role, ...]
     component_fixed: tuple[float, float]
     others_share: float
+    off_path_share: float
     collection_min: int
     collection_percentile: float
     kernel_floor: int
@@ -135,6 +136,7 @@ def _weights(raw: dict[str, Any]) -> Weights:
                     for name, role in raw["units"]["roles"].items()),
         component_fixed=(float(raw["units"]["component_fixed"][0]), float(raw["units"]["component_fixed"][1])),
         others_share=float(raw["units"]["others_share"]),
+        off_path_share=float(raw["units"]["off_path_share"]),
         collection_min=int(raw["units"]["collection_min_programs"]),
         collection_percentile=float(raw["units"]["collection_percentile"]),
         kernel_floor=int(raw["score"]["kernel_floor"]),

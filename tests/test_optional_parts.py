@@ -256,3 +256,22 @@ def test_places_in_an_if_branch_are_switched_and_unconditional_ones_are_not(tmp_
     # lines 6, 8 and 9 sit in the branches; 14 runs on every call; 5 is the `if` test itself
     assert in_branches(tmp_path, places) == {("train.py", 6), ("train.py", 8), ("train.py", 9)}
     assert in_branches(tmp_path, {("gone.py", 3)}) == frozenset()
+
+
+SESSION = '''\
+def load_session(path, cuda=False):
+    import onnxruntime as ort
+
+    providers = [
+        "CPUExecutionProvider"
+        if cuda is False
+        else "CUDAExecutionProvider"
+    ]
+    fixed = ["CUDAExecutionProvider"]
+    return ort.InferenceSession(path, providers=providers), fixed
+'''
+
+
+def test_a_value_of_a_conditional_expression_is_switched_and_a_plain_list_is_not(tmp_path) -> None:
+    (tmp_path / "infer.py").write_text(SESSION)
+    assert in_branches(tmp_path, {("infer.py", 7), ("infer.py", 9)}) == {("infer.py", 7)}

@@ -589,3 +589,36 @@ def test_a_training_use_a_setting_switches_on_is_not_a_thing_to_replace() -> Non
     assert risk.assess([*env, trains], W, context=switched).verdict == "easy"  # `if opts.quantized_lora:` body
     # the look-alike: the same call on every run (another line of the file) is the method, a thing to replace
     assert risk.assess([*env, replace(trains, line=14)], W, context=switched).verdict == "moderate"
+
+
+def test_a_cuda_only_package_a_setting_switches_on_is_not_a_thing_to_replace() -> None:
+    env = [make("Dockerfile", 1, "nvidia-cuda-image", "nvidia-docker", Severity.MEDIUM, substitutions=("cuda-image",)),
+           make("README.md", 20, "pytorch-cuda-index", "cuda-index-url", Severity.MEDIUM,
+                substitutions=("torch-cuda-wheels",))]
+    patch = make("infer.py", 7, "python-ort-cuda-provider", "cuda-only-dependency", Severity.MEDIUM,
+                 substitutions=("onnxruntime-gpu",), evidence='else "CUDAExecutionProvider"',
+                 occurrences=(Occurrence(7, 9, 7, 'else "CUDAExecutionProvider"'),
+                              Occurrence(30, 9, 30, 'providers=["CUDAExecutionProvider"]')))
+    some = finding_status.Context(switched=frozenset({("infer.py", 7)}))
+    every = finding_status.Context(switched=frozenset({("infer.py", 7), ("infer.py", 30)}))
+    assert risk.assess([*env, patch], W, context=every).verdict == "easy"  # every place behind a choice
+    # the look-alike: one place of the same finding on every run keeps it a thing to replace
+    assert risk.assess([*env, patch], W, context=some).verdict == "moderate"
+
+
+def test_what_a_variant_image_installs_is_one_container_decision() -> None:
+    variant = [
+        make("Dockerfile.int4api", 1, "cuda-tagged-image", "nvidia-docker", Severity.MEDIUM,
+             substitutions=("pytorch-images",)),
+        make("Dockerfile.int4api", 9, "pytorch-cuda-index", "cuda-index-url", Severity.MEDIUM,
+             substitutions=("torch-cuda-wheels",)),
+        make("Dockerfile.int4api", 9, "gptq-awq-dependency", "cuda-only-dependency", Severity.MEDIUM,
+             substitutions=("gptq-awq-kernels",)),
+    ]
+    assert risk.assess(variant, W).verdict == "trivial"  # one recipe to rebase on a ROCm image: no floor of two
+    in_folder = [replace(f, path="docker/serve-cuda/Dockerfile") for f in variant]
+    assert risk.assess(in_folder, W).verdict == "trivial"
+    # the look-alike: the project's own Dockerfile installs its packages and index, each a decision of its own
+    own = [replace(f, path="Dockerfile") for f in variant]
+    assessed = risk.assess(own, W)
+    assert assessed.verdict == "moderate" and assessed.basis.startswith("3 things to replace on the main path")

@@ -41,7 +41,8 @@ class Context:
     chosen: frozenset[str] = frozenset()
     # subpackage directories holding a second extension that no main-path module outside them imports (research code)
     unimported: frozenset[str] = frozenset()
-    # (path, line) of the places that train with a package (risk.yaml's score.training_uses) inside an `if` branch
+    # (path, line) of Python places inside an `if` branch or a conditional expression's value: a package's use (at
+    # medium and above, or training with it: risk.yaml's score.training_uses) that a setting switches on
     switched: frozenset[tuple[str, int]] = frozenset()
     _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
     _by_directory: dict[tuple[str, bool], str] = field(default_factory=dict, compare=False, repr=False)
@@ -226,7 +227,8 @@ def _paths_read(
     findings: Iterable[Finding], weights: Weights
 ) -> tuple[set[str], set[str], set[tuple[str, int]]]:
     """(the C/C++/CUDA files with remaining findings above info, the Python files with an import of a package with no
-    ROCm build: risk.yaml's score.unported rules, the Python places that train with a package: score.training_uses)."""
+    ROCm build: risk.yaml's score.unported rules, the Python places of a package to replace: a finding with substitutes at
+    medium and above, or one that trains with it, score.training_uses)."""
     c_paths: set[str] = set()
     unported: set[str] = set()
     trains: set[tuple[str, int]] = set()
@@ -237,8 +239,9 @@ def _paths_read(
         if f.rule in weights.unported_rules and f.path.endswith(".py"):
             unported.add(f.path)
         if f.substitutions and f.path.endswith(".py"):
+            heavy = f.severity >= Severity.MEDIUM  # a package to replace: where it sits tells a switch from the path
             trains.update((f.path, line) for line, text in ((f.line, f.evidence), *((o.line, o.evidence)
-                          for o in f.occurrences)) if weights.training_uses.search(text))
+                          for o in f.occurrences)) if heavy or weights.training_uses.search(text))
     return c_paths, unported, trains
 
 

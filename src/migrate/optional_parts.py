@@ -462,8 +462,10 @@ def chosen_only(root: Path, candidates: Iterable[str], on_main_path: Callable[[s
 
 def in_branches(root: Path, places: Iterable[tuple[str, int]]) -> frozenset[tuple[str, int]]:
     """The (path, line) PLACES of Python files under ROOT that sit in the body of an `if` or `elif` branch (not its
-    test): code a setting switches on (`if lora_args.q_lora: model = prepare_model_for_kbit_training(model)`, an
-    8-bit optimizer under `elif optimizer_type.endswith("8bit"):`), not what every run does."""
+    test), or in a conditional expression's values: code a setting switches on (`if
+    lora_args.q_lora: model = prepare_model_for_kbit_training(model)`, an 8-bit optimizer under `elif
+    optimizer_type.endswith("8bit"):`, `"CPUExecutionProvider" if not cuda else "CUDAExecutionProvider"`), not what
+    every run does."""
     by_path: dict[str, set[int]] = {}
     for path, line in places:
         by_path.setdefault(path, set()).add(line)
@@ -474,6 +476,8 @@ def in_branches(root: Path, places: Iterable[tuple[str, int]]) -> frozenset[tupl
         if tree is None:
             continue
         spans = [(n.body[0].lineno, _last_line(n)) for n in ast.walk(tree) if isinstance(n, ast.If) and n.body]
+        spans += [(v.lineno, v.end_lineno or v.lineno) for n in ast.walk(tree) if isinstance(n, ast.IfExp)
+                  for v in (n.body, n.orelse)]
         found.update((path, line) for line in lines if any(start <= line <= end for start, end in spans))
     return frozenset(found)
 

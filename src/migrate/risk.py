@@ -674,7 +674,8 @@ def _floor_findings(
             replace = f
         if check is None and f.severity >= Severity.MEDIUM and not environment and not _dual_build(f, context, weights):
             check = f
-        if f.substitutions and ((environment and f.severity >= Severity.MEDIUM) or _trains_with(f, weights, context)):
+        if f.substitutions and ((environment and f.severity >= Severity.MEDIUM and not _switched(f, context))
+                                or _trains_with(f, weights, context)):
             decisions.add(_decision(f))
         if f.severity >= Severity.HIGH and (environment or _python(f.path)):
             for name in f.substitutions or (f.rule,):
@@ -737,10 +738,28 @@ def _trains_with(finding: Finding, weights: Weights, context: Context) -> bool:
 _CHOICE = re.compile(r"\s*(?:el)?if\b")
 
 
+def _switched(finding: Finding, context: Context) -> bool:
+    """FINDING is Python whose every place sits in an `if` branch or a conditional expression's value (context.switched):
+    a CUDA-only package a setting switches on (`if args.xformers: pipe.enable_xformers_...()`, an ONNX session's CUDA
+    provider chosen against the CPU one), not a thing every run needs replaced."""
+    places = (finding.line, *(o.line for o in finding.occurrences))
+    return _python(finding.path) and all((finding.path, line) in context.switched for line in places)
+
+
 def _decision(finding: Finding) -> str:
     """What one finding's substitution decides: a CUDA image, its GPU flags and its compose reservation are one
-    choice of container (category nvidia-docker); every package, index or tool is its own."""
-    return "the container image" if finding.category == "nvidia-docker" else finding.substitutions[0]
+    choice of container (category nvidia-docker), and so is what a variant image installs on its base (a cu12x index,
+    an auto-gptq or xformers wheel in `Dockerfile.int4-api` or `docker/<name>-xformers-cuda/Dockerfile`: a
+    deployment or CI image rebased on a ROCm image as one recipe). Every other package, index or tool is its own,
+    the project's own Dockerfile's included."""
+    if finding.category == "nvidia-docker" or _VARIANT_IMAGE.search(finding.path):
+        return "the container image"
+    return finding.substitutions[0]
+
+
+# A Dockerfile named for a variant (Dockerfile.int4, Dockerfile-serve, api.Dockerfile) or one of a folder of images
+# (docker/<variant>/Dockerfile); not the project's own `Dockerfile` or `docker/Dockerfile`.
+_VARIANT_IMAGE = re.compile(r"(?:^|/)(?:Dockerfile[._-][^/]+|[^/]+[._-]Dockerfile)$|/[^/]+/Dockerfile$", re.IGNORECASE)
 
 
 def _blocks_install(finding: Finding, weights: Weights) -> bool:

@@ -622,3 +622,14 @@ def test_what_a_variant_image_installs_is_one_container_decision() -> None:
     own = [replace(f, path="Dockerfile") for f in variant]
     assessed = risk.assess(own, W)
     assert assessed.verdict == "moderate" and assessed.basis.startswith("3 things to replace on the main path")
+
+
+def test_a_core_built_on_a_cuda_only_cxx_library_floors_at_hard() -> None:
+    core = [make(f"graph/backend/gpu/{op}.hpp", 5, "moderngpu-include", "cuda-library", Severity.HIGH,
+                 evidence="#include <moderngpu.cuh>") for op in ("spmv", "spmm", "bfs")]
+    assessed = risk.assess(core, W)
+    assert assessed.verdict == "hard" and assessed.basis.startswith("a C/C++ library with no ROCm build")
+    # the look-alikes: one core file and two tests, or the same files in a vendored tree, stay with the high floor
+    few = [core[0], replace(core[1], path="tests/test_spmm.cu"), replace(core[2], path="tests/test_bfs.cu")]
+    assert risk.assess(few, W).verdict == "moderate"
+    assert risk.assess([replace(f, vendored=True) for f in core], W).verdict != "hard"

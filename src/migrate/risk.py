@@ -613,7 +613,8 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
     found: list[Reason] = []
     if any(_own_gpu_code(f, context, weights) for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
-    replace, check, install, decisions, required, unported = _floor_findings(items, weights, context)
+    includes: dict[str, set[str]] = defaultdict(set)  # filled in the same read of the findings
+    replace, check, install, decisions, required, unported = _floor_findings(items, weights, context, includes)
     if replace is not None:
         found.append((weights.environment_floor, f"a CUDA-only package or call to replace: {replace.rule} at "
                                                  f"{replace.path}:{replace.line}"))
@@ -629,6 +630,11 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
         pinned = "" if pin is use else f" at {pin.path}:{pin.line}"
         found.append((weights.required_floor, f"a CUDA-only package the main path cannot load without: {pin.rule}"
                                               f"{pinned}, imported at module level at {use.path}:{use.line}"))
+    included = _unported_includes(includes, weights)
+    if context.level != "supported" and included is not None:
+        rule, files = included
+        found.append((weights.unported_floor, f"a C/C++ library with no ROCm build the main path is built on: {rule} "
+                                              f"in {files} files"))
     if context.level != "supported" and unported is not None:
         found.append((weights.unported_floor, f"a package with no ROCm build the main path imports at module level: "
                                               f"{unported.rule} at {unported.path}:{unported.line}"))
@@ -636,6 +642,14 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
                                              f"{install.path}:{install.line}"))
     return found
+
+
+def _unported_includes(includes: Mapping[str, set[str]], weights: Weights) -> tuple[str, int] | None:
+    """The first include rule of a C/C++ library with no ROCm build (score.unported.includes) whose findings sit in
+    `include_files` main-path, non-vendored C/C++/CUDA files and more (INCLUDES: its files by rule), with that
+    count; None where none does."""
+    return next(((rule, len(paths)) for rule, paths in sorted(includes.items())
+                 if len(paths) >= weights.unported_include_files), None)
 
 
 # What a ROCm container image the repository ships already decides: the image, and the PyTorch build inside it (a ROCm
@@ -653,13 +667,13 @@ def _own_gpu_code(finding: Finding, context: Context, weights: Weights) -> bool:
 
 
 def _floor_findings(
-    items: Iterable[Finding], weights: Weights, context: Context
+    items: Iterable[Finding], weights: Weights, context: Context, includes: dict[str, set[str]]
 ) -> tuple[Finding | None, Finding | None, Finding | None, set[str], tuple[Finding, Finding] | None, Finding | None]:
     """In one read of ITEMS (a large scan's come back from disk each time): the first finding on the main path that
     is a CUDA-only package or call to replace, the first with CUDA-specific code to check, the first that blocks the
     install, the substitution decisions on the main path, a package the environment pins to a CUDA-only build
     (or that is CUDA-only itself) with a module-level import of it: (the pin, the import), and the first module-level
-    import of a package with no ROCm build at all."""
+    import of a package with no ROCm build at all; the files of each C/C++ library with no ROCm build go to INCLUDES."""
     replace = check = install = unported = None
     decisions: set[str] = set()
     pinned: dict[str, Finding] = {}  # substitute -> the first CUDA-only build of its package the environment installs
@@ -669,6 +683,8 @@ def _floor_findings(
             install = f
         if not on_main_path(f.path, weights):
             continue
+        if f.rule in weights.unported_includes and not f.vendored and is_c(f.path):
+            includes[f.rule].add(f.path)
         environment = phase_of(f, weights) == "environment"
         if replace is None and f.severity >= Severity.HIGH and (environment or _python(f.path)):
             replace = f

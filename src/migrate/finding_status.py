@@ -238,7 +238,7 @@ def _paths_read(
             continue
         if f.rule in weights.unported_rules and f.path.endswith(".py"):
             unported.add(f.path)
-        if f.substitutions and f.path.endswith(".py"):
+        if f.substitutions and f.path.endswith(".py") and on_main_path(f.path, weights):  # the floors read no other
             heavy = f.severity >= Severity.MEDIUM  # a package to replace: where it sits tells a switch from the path
             trains.update((f.path, line) for line, text in ((f.line, f.evidence), *((o.line, o.evidence)
                           for o in f.occurrences)) if heavy or weights.training_uses.search(text))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate.optional_parts import device_built, flag_gated, requirement_extras, unimported_extensions
+from migrate.optional_parts import device_built, flag_gated, in_branches, requirement_extras, unimported_extensions
 from migrate.weights import load_weights, on_main_path
 
 W = load_weights()
@@ -263,3 +263,49 @@ def test_a_second_extension_the_library_imports_is_its_main_path(tmp_path: Path)
     alone = {**SPLAT, "setup.py": SPLAT_SETUP.replace("[core, research]", "[research]").replace(
         'core = CUDAExtension("fastsplat.csrc", sources=["fastsplat/cuda/raster.cu"])\n', "")}
     assert unimported_extensions(_write(tmp_path / "alone", alone), (), lambda p: on_main_path(p, W)) == frozenset()
+
+
+TRAINER = '''\
+from peft import get_peft_model, prepare_model_for_kbit_training
+
+
+def build(model, opts):
+    if opts.quantized_lora:
+        model = prepare_model_for_kbit_training(model)
+    elif opts.optimizer.endswith("8bit"):
+        import bitsandbytes as bnb
+        opt_class = bnb.optim.AdamW8bit
+    return get_peft_model(model, opts.lora)
+
+
+def build_always(model):
+    model = prepare_model_for_kbit_training(model)
+    return model
+'''
+
+
+def test_places_in_an_if_branch_are_switched_and_unconditional_ones_are_not(tmp_path) -> None:
+    (tmp_path / "train.py").write_text(TRAINER)
+    places = {("train.py", 6), ("train.py", 8), ("train.py", 9), ("train.py", 14), ("train.py", 5)}
+    # lines 6, 8 and 9 sit in the branches; 14 runs on every call; 5 is the `if` test itself
+    assert in_branches(tmp_path, places) == {("train.py", 6), ("train.py", 8), ("train.py", 9)}
+    assert in_branches(tmp_path, {("gone.py", 3)}) == frozenset()
+
+
+SESSION = '''\
+def load_session(path, cuda=False):
+    import onnxruntime as ort
+
+    providers = [
+        "CPUExecutionProvider"
+        if cuda is False
+        else "CUDAExecutionProvider"
+    ]
+    fixed = ["CUDAExecutionProvider"]
+    return ort.InferenceSession(path, providers=providers), fixed
+'''
+
+
+def test_a_value_of_a_conditional_expression_is_switched_and_a_plain_list_is_not(tmp_path) -> None:
+    (tmp_path / "infer.py").write_text(SESSION)
+    assert in_branches(tmp_path, {("infer.py", 7), ("infer.py", 9)}) == {("infer.py", 7)}

@@ -544,3 +544,92 @@ def test_findings_priced_once_assess_and_list_as_when_each_prices_them() -> None
     assert risk.checklist(priced, W, gfx_targets=("gfx90a",)) == risk.checklist(findings, W, gfx_targets=("gfx90a",),
                                                                                  guarded=5)
     assert len(priced.every) == len(findings) - 1 and len(list(priced.each())) == len(priced.every)
+
+
+def test_work_off_the_main_path_adds_a_small_share_and_never_leads() -> None:
+    # a library with one CUDA-only call, and a folder of example trainers with far more work of their own
+    library = [make("pkg/models/attn.py", 8, "compute-capability", "python-cuda-api", Severity.MEDIUM)]
+    examples = [make(f"examples/train_{i}/train.py", 3, f"ex-rule-{i}", "warp-size-assumption", Severity.HIGH)
+                for i in range(6)]
+    both = risk.assess([*library, *examples], W)
+    main, off = risk.assess(library, W).effort, risk.assess(examples, W).effort
+    led = main.mid + W.off_path_share * off.mid
+    assert both.effort == main + off and both.verdict == "easy"  # the effort reported is still the sum
+    assert risk._led(both.components, W)[0].mid == pytest.approx(led)
+    assert risk._led(both.components, W)[1] == "the hardest component (pkg) and 20% of the work off the main path"
+    # the look-alike: the same work in a main-path package (a trainer module, not an examples folder) leads
+    trainers = [replace(f, path=f.path.replace("examples/", "pkg/trainers/")) for f in examples]
+    led_main = risk.assess([*library, *trainers], W)
+    assert led_main.score > both.score and led_main.verdict == "moderate"
+
+
+def test_off_path_files_inside_a_main_component_do_not_lead_it() -> None:
+    # a scripts/ folder of converters: one to a TensorRT engine (deployment, off the main path) and one plain one
+    scripts = [make("scripts/convert_unet_to_tensorrt.py", n, "python-tensorrt", "tensorrt", Severity.BLOCKER)
+               for n in range(3, 9)]
+    plain = [make("scripts/convert_vae.py", 4, "sdpa-choice", "python-cuda-api", Severity.LOW)]
+    library = [make("pkg/pipe.py", 8, "compute-capability", "python-cuda-api", Severity.MEDIUM)]
+    mixed = risk.assess([*scripts, *plain, *library], W)
+    component = next(c for c in mixed.components if c.name == "scripts")
+    assert component.main.mid < component.effort.mid  # only the plain converter is on the main path
+    assert risk._led(mixed.components, W)[1].startswith("the hardest component (pkg)")
+    # nothing on the main path: a share of the work, never all of it
+    alone = risk.assess(scripts, W)
+    assert risk._led(alone.components, W)[1] == "20% of the work, all off the main path"
+
+
+
+def test_a_training_use_a_setting_switches_on_is_not_a_thing_to_replace() -> None:
+    env = [make("Dockerfile", 1, "nvidia-cuda-image", "nvidia-docker", Severity.MEDIUM, substitutions=("cuda-image",)),
+           make("README.md", 20, "pytorch-cuda-index", "cuda-index-url", Severity.MEDIUM,
+                substitutions=("torch-cuda-wheels",))]
+    trains = make("train.py", 6, "python-peft-kbit", "cuda-only-dependency", Severity.LOW,
+                  substitutions=("bitsandbytes",), evidence="model = prepare_model_for_kbit_training(model)")
+    switched = finding_status.Context(switched=frozenset({("train.py", 6)}))
+    assert risk.assess([*env, trains], W, context=switched).verdict == "easy"  # `if opts.quantized_lora:` body
+    # the look-alike: the same call on every run (another line of the file) is the method, a thing to replace
+    assert risk.assess([*env, replace(trains, line=14)], W, context=switched).verdict == "moderate"
+
+
+def test_a_cuda_only_package_a_setting_switches_on_is_not_a_thing_to_replace() -> None:
+    env = [make("Dockerfile", 1, "nvidia-cuda-image", "nvidia-docker", Severity.MEDIUM, substitutions=("cuda-image",)),
+           make("README.md", 20, "pytorch-cuda-index", "cuda-index-url", Severity.MEDIUM,
+                substitutions=("torch-cuda-wheels",))]
+    patch = make("infer.py", 7, "python-ort-cuda-provider", "cuda-only-dependency", Severity.MEDIUM,
+                 substitutions=("onnxruntime-gpu",), evidence='else "CUDAExecutionProvider"',
+                 occurrences=(Occurrence(7, 9, 7, 'else "CUDAExecutionProvider"'),
+                              Occurrence(30, 9, 30, 'providers=["CUDAExecutionProvider"]')))
+    some = finding_status.Context(switched=frozenset({("infer.py", 7)}))
+    every = finding_status.Context(switched=frozenset({("infer.py", 7), ("infer.py", 30)}))
+    assert risk.assess([*env, patch], W, context=every).verdict == "easy"  # every place behind a choice
+    # the look-alike: one place of the same finding on every run keeps it a thing to replace
+    assert risk.assess([*env, patch], W, context=some).verdict == "moderate"
+
+
+def test_what_a_variant_image_installs_is_one_container_decision() -> None:
+    variant = [
+        make("Dockerfile.int4api", 1, "cuda-tagged-image", "nvidia-docker", Severity.MEDIUM,
+             substitutions=("pytorch-images",)),
+        make("Dockerfile.int4api", 9, "pytorch-cuda-index", "cuda-index-url", Severity.MEDIUM,
+             substitutions=("torch-cuda-wheels",)),
+        make("Dockerfile.int4api", 9, "gptq-awq-dependency", "cuda-only-dependency", Severity.MEDIUM,
+             substitutions=("gptq-awq-kernels",)),
+    ]
+    assert risk.assess(variant, W).verdict == "trivial"  # one recipe to rebase on a ROCm image: no floor of two
+    in_folder = [replace(f, path="docker/serve-cuda/Dockerfile") for f in variant]
+    assert risk.assess(in_folder, W).verdict == "trivial"
+    # the look-alike: the project's own Dockerfile installs its packages and index, each a decision of its own
+    own = [replace(f, path="Dockerfile") for f in variant]
+    assessed = risk.assess(own, W)
+    assert assessed.verdict == "moderate" and assessed.basis.startswith("3 things to replace on the main path")
+
+
+def test_a_core_built_on_a_cuda_only_cxx_library_floors_at_hard() -> None:
+    core = [make(f"graph/backend/gpu/{op}.hpp", 5, "moderngpu-include", "cuda-library", Severity.HIGH,
+                 evidence="#include <moderngpu.cuh>") for op in ("spmv", "spmm", "bfs")]
+    assessed = risk.assess(core, W)
+    assert assessed.verdict == "hard" and assessed.basis.startswith("a C/C++ library with no ROCm build")
+    # the look-alikes: one core file and two tests, or the same files in a vendored tree, stay with the high floor
+    few = [core[0], replace(core[1], path="tests/test_spmm.cu"), replace(core[2], path="tests/test_bfs.cu")]
+    assert risk.assess(few, W).verdict == "moderate"
+    assert risk.assess([replace(f, vendored=True) for f in core], W).verdict != "hard"

@@ -41,6 +41,9 @@ class Context:
     chosen: frozenset[str] = frozenset()
     # subpackage directories holding a second extension that no main-path module outside them imports (research code)
     unimported: frozenset[str] = frozenset()
+    # (path, line) of Python places inside an `if` branch or a conditional expression's value: a package's use (at
+    # medium and above, or training with it: risk.yaml's score.training_uses) that a setting switches on
+    switched: frozenset[tuple[str, int]] = frozenset()
     _components: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # path -> component
     _by_directory: dict[tuple[str, bool], str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -53,12 +56,13 @@ class Context:
         weights = weights or load_weights()
         context = cls.from_status(result.rocm).seeing(result.findings, weights)
         flagged, device_built, extras = _flag_gated(result.root, context.build_dirs, weights)
-        c_paths, unported = _paths_read(result.findings, weights)  # one read: a large scan's come back from disk
+        c_paths, unported, trains = _paths_read(result.findings, weights)  # one read: a large scan's come back from disk
         opted = _opted_in(result.root, context.build_dirs, c_paths)
         chosen = _chosen(result.root, unported, weights)
         unimported = _unimported(result.root, context.build_dirs, weights)
+        switched = _switched(result.root, trains)
         return replace(context, flagged=flagged, device_built=device_built, extras=extras, opt_in=opted, chosen=chosen,
-                       unimported=unimported)
+                       unimported=unimported, switched=switched)
 
     @classmethod
     def from_status(cls, status: RocmStatus) -> Context:
@@ -219,17 +223,35 @@ def _flag_gated(
             optional_parts.requirement_extras(Path(root), build_dirs))
 
 
-def _paths_read(findings: Iterable[Finding], weights: Weights) -> tuple[set[str], set[str]]:
+def _paths_read(
+    findings: Iterable[Finding], weights: Weights
+) -> tuple[set[str], set[str], set[tuple[str, int]]]:
     """(the C/C++/CUDA files with remaining findings above info, the Python files with an import of a package with no
-    ROCm build: risk.yaml's score.unported rules)."""
+    ROCm build: risk.yaml's score.unported rules, the Python places of a package to replace: a finding with substitutes at
+    medium and above, or one that trains with it, score.training_uses)."""
     c_paths: set[str] = set()
     unported: set[str] = set()
+    trains: set[tuple[str, int]] = set()
     for f in findings:
         if f.status == "remaining" and f.severity > Severity.INFO and is_c(f.path):
             c_paths.add(f.path)
-        elif f.rule in weights.unported_rules and f.path.endswith(".py"):
+            continue
+        if f.rule in weights.unported_rules and f.path.endswith(".py"):
             unported.add(f.path)
-    return c_paths, unported
+        if f.substitutions and f.path.endswith(".py") and on_main_path(f.path, weights):  # the floors read no other
+            heavy = f.severity >= Severity.MEDIUM  # a package to replace: where it sits tells a switch from the path
+            trains.update((f.path, line) for line, text in ((f.line, f.evidence), *((o.line, o.evidence)
+                          for o in f.occurrences)) if heavy or weights.training_uses.search(text))
+    return c_paths, unported, trains
+
+
+def _switched(root: str, places: set[tuple[str, int]]) -> frozenset[tuple[str, int]]:
+    """optional_parts.in_branches of PLACES; nothing where the tree is gone."""
+    if not places or not Path(root).is_dir():
+        return frozenset()
+    from migrate import optional_parts
+
+    return optional_parts.in_branches(Path(root), places)
 
 
 def _opted_in(root: str, build_dirs: tuple[str, ...], paths: set[str]) -> OptIn:

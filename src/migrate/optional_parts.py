@@ -490,6 +490,33 @@ def chosen_only(root: Path, candidates: Iterable[str], on_main_path: Callable[[s
     return frozenset(wanted[m] for m, top in seen.items() if not top)
 
 
+def in_branches(root: Path, places: Iterable[tuple[str, int]]) -> frozenset[tuple[str, int]]:
+    """The (path, line) PLACES of Python files under ROOT that sit in the body of an `if` or `elif` branch (not its
+    test), or in a conditional expression's values: code a setting switches on (`if
+    lora_args.q_lora: model = prepare_model_for_kbit_training(model)`, an 8-bit optimizer under `elif
+    optimizer_type.endswith("8bit"):`, `"CPUExecutionProvider" if not cuda else "CUDAExecutionProvider"`), not what
+    every run does."""
+    by_path: dict[str, set[int]] = {}
+    for path, line in places:
+        by_path.setdefault(path, set()).add(line)
+    found: set[tuple[str, int]] = set()
+    for path, lines in by_path.items():
+        text = _read(root / path)
+        tree = _parse(text) if text else None
+        if tree is None:
+            continue
+        spans = [(n.body[0].lineno, _last_line(n)) for n in ast.walk(tree) if isinstance(n, ast.If) and n.body]
+        spans += [(v.lineno, v.end_lineno or v.lineno) for n in ast.walk(tree) if isinstance(n, ast.IfExp)
+                  for v in (n.body, n.orelse)]
+        found.update((path, line) for line in lines if any(start <= line <= end for start, end in spans))
+    return frozenset(found)
+
+
+def _last_line(node: ast.If) -> int:
+    """The last line of an `if` statement's branches (its body, its elif and else)."""
+    return max(getattr(n, "end_lineno", None) or n.lineno for n in (*node.body, *node.orelse))
+
+
 _IMPORT_LINE = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+([\w., \t()]+)|import[ \t]+([\w., \t]+))",
                           re.MULTILINE)
 

@@ -113,6 +113,7 @@ class Component:
     effort: Effort
     blocked: bool
     optional: bool
+    main: Effort = Effort()  # the part of its effort on the main path (not in examples/, tests/ or other roles)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -177,7 +178,7 @@ def assess(
     build units and ROCm status; default: none known); findings already priced are read as they are."""
     scored = pricing(findings, weights, guarded=guarded, context=context)
     every, context, guarded = scored.every, scored.context, scored.guarded
-    work = _Work()
+    work = _Work(weights)
     kernels = rewrite.Kernels(context)
     for finding, status, low, high in scored.each():  # one read for the components, the sums and the rollups
         work.add(finding, status, low, high, context)
@@ -221,14 +222,27 @@ def assess(
 
 
 def _led(components: tuple[Component, ...], weights: Weights) -> tuple[Effort, str]:
-    """The effort the score reads, in words: the hardest required component's, plus `others_share` of each other's."""
-    required = sorted((c for c in components if not c.optional), key=lambda c: -c.effort.mid)
-    if len(required) < 2 or required[1].effort.mid <= 0:
-        return sum((c.effort for c in required), Effort()), "the remaining work"
-    rest = sum((c.effort for c in required[1:]), Effort())
-    hardest = "the repository root" if required[0].name == "." else required[0].name
-    words = f"the hardest component ({hardest}) and {round(weights.others_share * 100)}% of the others"
-    return required[0].effort + rest.scaled(weights.others_share), words
+    """The effort the score reads, in words: the hardest required component's, plus `others_share` of the rest. Work
+    off the main path by role (examples/, tests/, benchmarks/, a convert-to-TensorRT script) only adds its share,
+    never leads: an expert judges the project by what its users run."""
+    required = [c for c in components if not c.optional]
+    total = sum((c.effort for c in required), Effort())
+    lead = max(required, key=lambda c: c.main.mid, default=None)
+    main = sum((c.main for c in required), Effort())
+    off = Effort(total.low - main.low, total.high - main.high).scaled(weights.off_path_share)
+    if lead is None or lead.main.mid <= 0:
+        if total.mid <= 0:
+            return total, "the remaining work"
+        return off, f"{round(weights.off_path_share * 100)}% of the work, all off the main path"
+    rest = Effort(main.low - lead.main.low, main.high - lead.main.high)
+    if rest.mid <= 1e-9 and off.mid <= 1e-9:
+        return total, "the remaining work"
+    hardest = "the repository root" if lead.name == "." else lead.name
+    parts = [f"{round(weights.others_share * 100)}% of the others"] if rest.mid > 1e-9 else []
+    if off.mid > 1e-9:
+        parts.append(f"{round(weights.off_path_share * 100)}% of the work off the main path")
+    words = f"the hardest component ({hardest}) and {', '.join(parts)}"
+    return lead.main + rest.scaled(weights.others_share) + off, words
 
 
 def _efforts(items: Sequence[Finding], weights: Weights, guarded: int, context: Context) -> Prices:
@@ -459,7 +473,8 @@ class _Work:
     optional work, the sums (remaining, blockers, optional) and the rollups of the remaining work (each sum added
     in report order)."""
 
-    def __init__(self) -> None:
+    def __init__(self, weights: Weights) -> None:
+        self.weights = weights
         self.parts: dict[tuple[str, bool], _Parts] = {}
         self.total, self.blockers, self.optional = _Sum(), _Sum(), _Sum()
         self.rollups: tuple[dict[str, _Rolled], ...] = ({}, {})  # by category, by directory (by file: none read it)
@@ -471,7 +486,7 @@ class _Work:
         part = self.parts.get(key)
         if part is None:
             part = self.parts[key] = _Parts()
-        part.add(finding, low, high)
+        part.add(finding, low, high, self.weights)
         if status == "optional-gap":
             self.optional.add(low, high)
             return
@@ -492,7 +507,7 @@ class _Work:
             Component(
                 name=name, findings=part.effort.count, files=part.paths.count, rules=tuple(sorted(part.rules)),
                 categories=tuple(c for c, _ in sorted(part.by_category.items(), key=lambda kv: (-kv[1], kv[0]))),
-                effort=part.effort.effort, blocked=part.blocked, optional=optional,
+                effort=part.effort.effort, blocked=part.blocked, optional=optional, main=part.main.effort,
             )
             for (name, optional), part in self.parts.items()
         ]
@@ -508,9 +523,12 @@ class _Parts:
         self.paths = _Distinct()
         self.rules: set[str] = set()
         self.blocked = False
+        self.main = _Sum()
 
-    def add(self, finding: Finding, low: float, high: float) -> None:
+    def add(self, finding: Finding, low: float, high: float, weights: Weights) -> None:
         self.effort.add(low, high)
+        if on_main_path(finding.path, weights):
+            self.main.add(low, high)
         self.by_category[finding.category] += (low + high) / 2 + 1e-9  # by effort; a free category still shows
         self.paths.add(finding.path)
         self.rules.add(finding.rule)
@@ -595,7 +613,8 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
     found: list[Reason] = []
     if any(_own_gpu_code(f, context, weights) for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
-    replace, check, install, decisions, required, unported = _floor_findings(items, weights, context)
+    includes: dict[str, set[str]] = defaultdict(set)  # filled in the same read of the findings
+    replace, check, install, decisions, required, unported = _floor_findings(items, weights, context, includes)
     if replace is not None:
         found.append((weights.environment_floor, f"a CUDA-only package or call to replace: {replace.rule} at "
                                                  f"{replace.path}:{replace.line}"))
@@ -611,6 +630,11 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
         pinned = "" if pin is use else f" at {pin.path}:{pin.line}"
         found.append((weights.required_floor, f"a CUDA-only package the main path cannot load without: {pin.rule}"
                                               f"{pinned}, imported at module level at {use.path}:{use.line}"))
+    included = _unported_includes(includes, weights)
+    if context.level != "supported" and included is not None:
+        rule, files = included
+        found.append((weights.unported_floor, f"a C/C++ library with no ROCm build the main path is built on: {rule} "
+                                              f"in {files} files"))
     if context.level != "supported" and unported is not None:
         found.append((weights.unported_floor, f"a package with no ROCm build the main path imports at module level: "
                                               f"{unported.rule} at {unported.path}:{unported.line}"))
@@ -618,6 +642,14 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
                                              f"{install.path}:{install.line}"))
     return found
+
+
+def _unported_includes(includes: Mapping[str, set[str]], weights: Weights) -> tuple[str, int] | None:
+    """The first include rule of a C/C++ library with no ROCm build (score.unported.includes) whose findings sit in
+    `include_files` main-path, non-vendored C/C++/CUDA files and more (INCLUDES: its files by rule), with that
+    count; None where none does."""
+    return next(((rule, len(paths)) for rule, paths in sorted(includes.items())
+                 if len(paths) >= weights.unported_include_files), None)
 
 
 # What a ROCm container image the repository ships already decides: the image, and the PyTorch build inside it (a ROCm
@@ -635,13 +667,13 @@ def _own_gpu_code(finding: Finding, context: Context, weights: Weights) -> bool:
 
 
 def _floor_findings(
-    items: Iterable[Finding], weights: Weights, context: Context
+    items: Iterable[Finding], weights: Weights, context: Context, includes: dict[str, set[str]]
 ) -> tuple[Finding | None, Finding | None, Finding | None, set[str], tuple[Finding, Finding] | None, Finding | None]:
     """In one read of ITEMS (a large scan's come back from disk each time): the first finding on the main path that
     is a CUDA-only package or call to replace, the first with CUDA-specific code to check, the first that blocks the
     install, the substitution decisions on the main path, a package the environment pins to a CUDA-only build
     (or that is CUDA-only itself) with a module-level import of it: (the pin, the import), and the first module-level
-    import of a package with no ROCm build at all."""
+    import of a package with no ROCm build at all; the files of each C/C++ library with no ROCm build go to INCLUDES."""
     replace = check = install = unported = None
     decisions: set[str] = set()
     pinned: dict[str, Finding] = {}  # substitute -> the first CUDA-only build of its package the environment installs
@@ -651,12 +683,15 @@ def _floor_findings(
             install = f
         if not on_main_path(f.path, weights):
             continue
+        if f.rule in weights.unported_includes and not f.vendored and is_c(f.path):
+            includes[f.rule].add(f.path)
         environment = phase_of(f, weights) == "environment"
         if replace is None and f.severity >= Severity.HIGH and (environment or _python(f.path)):
             replace = f
         if check is None and f.severity >= Severity.MEDIUM and not environment and not _dual_build(f, context, weights):
             check = f
-        if f.substitutions and ((environment and f.severity >= Severity.MEDIUM) or _trains_with(f, weights)):
+        if f.substitutions and ((environment and f.severity >= Severity.MEDIUM and not _switched(f, context))
+                                or _trains_with(f, weights, context)):
             decisions.add(_decision(f))
         if f.severity >= Severity.HIGH and (environment or _python(f.path)):
             for name in f.substitutions or (f.rule,):
@@ -706,22 +741,41 @@ class _Kept:
         return filter(self.keep, self.source)
 
 
-def _trains_with(finding: Finding, weights: Weights) -> bool:
+def _trains_with(finding: Finding, weights: Weights, context: Context) -> bool:
     """FINDING (or a place it stands for) is Python that trains with its package (k-bit training, its optimizers); not
     the test of an `if` that names it among the values a setting may take (`elif args.optim in ["adamw_bnb_8bit",
-    ...]:`): one option of several, chosen by configuration."""
-    places = (finding.evidence, *(o.evidence for o in finding.occurrences))
+    ...]:`) nor a place in the body of an `if` branch (`if lora_args.q_lora:`, context.switched): one option of
+    several, chosen by configuration."""
+    places = ((finding.line, finding.evidence), *((o.line, o.evidence) for o in finding.occurrences))
     return _python(finding.path) and any(weights.training_uses.search(text) and not _CHOICE.match(text)
-                                         for text in places)
+                                         and (finding.path, line) not in context.switched for line, text in places)
 
 
 _CHOICE = re.compile(r"\s*(?:el)?if\b")
 
 
+def _switched(finding: Finding, context: Context) -> bool:
+    """FINDING is Python whose every place sits in an `if` branch or a conditional expression's value (context.switched):
+    a CUDA-only package a setting switches on (`if args.xformers: pipe.enable_xformers_...()`, an ONNX session's CUDA
+    provider chosen against the CPU one), not a thing every run needs replaced."""
+    places = (finding.line, *(o.line for o in finding.occurrences))
+    return _python(finding.path) and all((finding.path, line) in context.switched for line in places)
+
+
 def _decision(finding: Finding) -> str:
     """What one finding's substitution decides: a CUDA image, its GPU flags and its compose reservation are one
-    choice of container (category nvidia-docker); every package, index or tool is its own."""
-    return "the container image" if finding.category == "nvidia-docker" else finding.substitutions[0]
+    choice of container (category nvidia-docker), and so is what a variant image installs on its base (a cu12x index,
+    an auto-gptq or xformers wheel in `Dockerfile.int4-api` or `docker/<name>-xformers-cuda/Dockerfile`: a
+    deployment or CI image rebased on a ROCm image as one recipe). Every other package, index or tool is its own,
+    the project's own Dockerfile's included."""
+    if finding.category == "nvidia-docker" or _VARIANT_IMAGE.search(finding.path):
+        return "the container image"
+    return finding.substitutions[0]
+
+
+# A Dockerfile named for a variant (Dockerfile.int4, Dockerfile-serve, api.Dockerfile) or one of a folder of images
+# (docker/<variant>/Dockerfile); not the project's own `Dockerfile` or `docker/Dockerfile`.
+_VARIANT_IMAGE = re.compile(r"(?:^|/)(?:Dockerfile[._-][^/]+|[^/]+[._-]Dockerfile)$|/[^/]+/Dockerfile$", re.IGNORECASE)
 
 
 def _blocks_install(finding: Finding, weights: Weights) -> bool:

@@ -68,6 +68,7 @@ class Weights:
     roles: tuple[Role, ...]
     component_fixed: tuple[float, float]
     others_share: float
+    off_path_share: float
     collection_min: int
     collection_percentile: float
     kernel_floor: int
@@ -78,6 +79,8 @@ class Weights:
     unported_floor: int  # a module-level main-path import of a package with no ROCm build (unported_rules' findings)
     unported_rules: frozenset[str]
     unported_loads: re.Pattern[str]  # ... whose import itself loads the compiled extension
+    unported_includes: frozenset[str]  # C/C++ libraries with no ROCm build: their include rules
+    unported_include_files: int  # ... in this many main-path files of the project's own code
     module_import: re.Pattern[str]
     environment_floor: int
     code_floor: int
@@ -135,6 +138,7 @@ def _weights(raw: dict[str, Any]) -> Weights:
                     for name, role in raw["units"]["roles"].items()),
         component_fixed=(float(raw["units"]["component_fixed"][0]), float(raw["units"]["component_fixed"][1])),
         others_share=float(raw["units"]["others_share"]),
+        off_path_share=float(raw["units"]["off_path_share"]),
         collection_min=int(raw["units"]["collection_min_programs"]),
         collection_percentile=float(raw["units"]["collection_percentile"]),
         kernel_floor=int(raw["score"]["kernel_floor"]),
@@ -145,6 +149,8 @@ def _weights(raw: dict[str, Any]) -> Weights:
         unported_floor=int(raw["score"]["unported"]["floor"]),
         unported_rules=frozenset(str(r) for r in raw["score"]["unported"]["rules"]),
         unported_loads=re.compile(raw["score"]["unported"]["loads"]),
+        unported_includes=frozenset(str(r) for r in raw["score"]["unported"]["includes"]),
+        unported_include_files=int(raw["score"]["unported"]["include_files"]),
         module_import=re.compile(raw["score"]["module_import"]),
         environment_floor=int(raw["score"]["environment_floor"]),
         code_floor=int(raw["score"]["code_floor"]),

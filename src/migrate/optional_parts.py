@@ -505,9 +505,12 @@ def in_branches(root: Path, places: Iterable[tuple[str, int]]) -> frozenset[tupl
         tree = _parse(text) if text else None
         if tree is None:
             continue
-        spans = [(n.body[0].lineno, _last_line(n)) for n in ast.walk(tree) if isinstance(n, ast.If) and n.body]
-        spans += [(v.lineno, v.end_lineno or v.lineno) for n in ast.walk(tree) if isinstance(n, ast.IfExp)
-                  for v in (n.body, n.orelse)]
+        spans = []
+        for node in ast.walk(tree):  # one walk: a large tree's Python is parsed here in the parent, after the workers
+            if isinstance(node, ast.If) and node.body:
+                spans.append((node.body[0].lineno, _last_line(node)))
+            elif isinstance(node, ast.IfExp):
+                spans += [(v.lineno, v.end_lineno or v.lineno) for v in (node.body, node.orelse)]
         found.update((path, line) for line in lines if any(start <= line <= end for start, end in spans))
     return frozenset(found)
 

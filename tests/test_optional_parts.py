@@ -309,3 +309,13 @@ def load_session(path, cuda=False):
 def test_a_value_of_a_conditional_expression_is_switched_and_a_plain_list_is_not(tmp_path) -> None:
     (tmp_path / "infer.py").write_text(SESSION)
     assert in_branches(tmp_path, {("infer.py", 7), ("infer.py", 9)}) == {("infer.py", 7)}
+
+
+def test_switched_places_are_read_up_to_a_bound_of_files(tmp_path, monkeypatch) -> None:
+    from migrate import finding_status
+
+    (tmp_path / "train.py").write_text("import torch\nif args.q_lora:\n    model = prepare_model_for_kbit_training(model)\n")
+    places = {("train.py", 3), ("train.py", 1)}
+    assert finding_status._switched(str(tmp_path), places) == {("train.py", 3)}
+    monkeypatch.setattr(finding_status, "_MAX_SWITCHED_FILES", 0)  # more files than the bound: every place counts
+    assert finding_status._switched(str(tmp_path), places) == frozenset()

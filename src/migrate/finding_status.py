@@ -247,11 +247,16 @@ def _paths_read(
 
 def _switched(root: str, places: set[tuple[str, int]]) -> frozenset[tuple[str, int]]:
     """optional_parts.in_branches of PLACES; nothing where the tree is gone."""
-    if not places or not Path(root).is_dir():
+    if not places or not Path(root).is_dir() or len({path for path, _ in places}) > _MAX_SWITCHED_FILES:
         return frozenset()
     from migrate import optional_parts
 
     return optional_parts.in_branches(Path(root), places)
+
+
+# more Python files than this with a package to replace are not parsed again in the parent (CUTLASS + CCCL's 403 DSL
+# files: ~0.5 s after the workers): every place then counts as on the path, as it did before switches were read
+_MAX_SWITCHED_FILES = 300
 
 
 def _opted_in(root: str, build_dirs: tuple[str, ...], paths: set[str]) -> OptIn:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate.discover import SKIP_DIRS
+from migrate.optional_parts import read_bounded as _read
 from migrate.parse import ParseError
 
-_MAX_FILE_BYTES = 1_000_000
 # a larger tree is not read for includes (every C/C++ file, in the parent, after the workers: ~1 s for CUTLASS +
 # CCCL's 10,900): its headers then stay required
 _MAX_FILES = 5_000
@@ -287,12 +287,3 @@ def _c_files(root: Path) -> list[str]:
 
 def _suffix(path: str) -> str:
     return path.rpartition(".")[2].lower() if "." in path.rpartition("/")[2] else ""
-
-
-def _read(path: Path) -> str | None:
-    try:
-        if path.stat().st_size > _MAX_FILE_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None

@@ -300,3 +300,19 @@ def test_malformed_rule_lists_are_one_line_exit_2(tmp_path: Path, line: str) -> 
     code, _, stderr = run_scan(tmp_path)
     assert code == 2, stderr
     assert stderr.startswith("migrate: error: ") and "rule x-y" in stderr and stderr.count("\n") == 1
+
+
+def test_build_files_read_again_by_the_verdict_may_be_fifos(tmp_path: Path) -> None:
+    # the verdict's project-wide steps reopen a Makefile and a setup.py by name: a FIFO there must not block the scan
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "CMakeLists.txt").write_text('option(WITH_FAST "a vendor library" OFF)\nif(WITH_FAST)\n'
+                                         '  add_definitions(-DFAST)\nendif()\n')
+    (repo / "src" / "a.cu").write_text("#ifdef FAST\n" + CUDA_CALL + "#endif\n" + CUDA_CALL)
+    (repo / "train.py").write_text(TORCH_CHECK)
+    init_repo(repo)
+    for name in ("Makefile", "setup.py"):
+        os.mkfifo(repo / name)
+    done = subprocess.run([sys.executable, "-m", "migrate", "scan", str(repo), "--format", "json", "--no-cache"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout)["summary"]["findings"] >= 2

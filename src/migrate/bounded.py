@@ -40,6 +40,15 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int, private: bool = Fals
         os.close(fd)
 
 
+def read_text(path: str | os.PathLike[str], *, limit: int) -> str | None:
+    """PATH's text (UTF-8, undecodable bytes replaced); none when it is missing, not a regular file or larger than
+    LIMIT: for the few files a project-wide step reads again (a setup.py, a Makefile, a header's includes)."""
+    try:
+        return read_bytes(path, limit=limit).decode("utf-8", errors="replace")
+    except (OSError, Refused):
+        return None
+
+
 def read_source(source: SourceFile) -> bytes:
     """A discovered file's bytes; Refused when it has become something else since discovery (not a regular file,
     or much larger than it was)."""

@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from migrate import bounded
 from migrate.cache import load_ruleset
 from migrate.config import Settings, check_rule_ids
 from migrate.data import rules_dir
@@ -102,17 +103,26 @@ def distribution_names(root: Path) -> set[str]:
     """The distribution names ROOT's own packaging files give: `[project] name`, setup.cfg's `[metadata] name`
     and the literal `name=` of setup.py's setup() call (a name held in a module-level variable too)."""
     names: set[str] = set()
-    with contextlib.suppress(OSError, ValueError):
-        project = tomllib.loads((root / "pyproject.toml").read_text(errors="replace")).get("project")
+    with contextlib.suppress(ValueError):
+        project = tomllib.loads(_packaging_text(root / "pyproject.toml")).get("project")
         if isinstance(project, dict) and isinstance(project.get("name"), str):
             names.add(project["name"])
-    with contextlib.suppress(OSError, ValueError, configparser.Error):
+    with contextlib.suppress(ValueError, configparser.Error):
         config = configparser.ConfigParser(interpolation=None)
-        config.read_string((root / "setup.cfg").read_text(errors="replace"))
+        config.read_string(_packaging_text(root / "setup.cfg"))
         names.add(config.get("metadata", "name"))
-    with contextlib.suppress(OSError, ValueError, SyntaxError, RecursionError):
-        names.update(_setup_py_names((root / "setup.py").read_text(errors="replace")))
+    with contextlib.suppress(ValueError, SyntaxError, RecursionError):
+        names.update(_setup_py_names(_packaging_text(root / "setup.py")))
     return {n.strip() for n in names if n.strip()}
+
+
+def _packaging_text(path: Path) -> str:
+    """A packaging file's text, empty when it is missing, not a regular file (a FIFO must not block the scan) or
+    larger than a packaging file is."""
+    return bounded.read_text(path, limit=_PACKAGING_BYTES) or ""
+
+
+_PACKAGING_BYTES = 1_000_000
 
 
 def _is_setup(func: ast.expr) -> bool:

@@ -13,9 +13,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrate.bounded import read_text
 from migrate.discover import SKIP_DIRS
-from migrate.optional_parts import read_bounded as _read
 from migrate.parse import ParseError
+
+_MAX_FILE_BYTES = 1_000_000
 
 # a larger tree is not read for includes (every C/C++ file, in the parent, after the workers: ~1 s for CUTLASS +
 # CCCL's 10,900): its headers then stay required
@@ -287,3 +289,7 @@ def _c_files(root: Path) -> list[str]:
 
 def _suffix(path: str) -> str:
     return path.rpartition(".")[2].lower() if "." in path.rpartition("/")[2] else ""
+
+
+def _read(path: Path) -> str | None:
+    return read_text(path, limit=_MAX_FILE_BYTES)

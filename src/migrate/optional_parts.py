@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrate.bounded import read_text
 from migrate.discover import SKIP_DIRS
 
 _MAX_FILE_BYTES = 1_000_000
@@ -41,13 +42,13 @@ def flag_gated(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[st
     flags: set[str] = set()
     fallback = False
     for path in paths:
-        text = read_bounded(root / path)
+        text = _read(root / path)
         if text and "store_true" in text:
             flags |= _store_true_flags(text)
         fallback = fallback or bool(text and tried is not None and "try" in text and _gates_an_import(tried, text))
     if not flags and not fallback:
         return frozenset()
-    sources = {path: text for path in paths if (text := read_bounded(root / path)) is not None}
+    sources = {path: text for path in paths if (text := _read(root / path)) is not None}
     modules = {_module_of(path): path for path in sources}
     asserted = _asserted_present(sources.values()) if fallback else frozenset()
     index = _Index(sources, flags, set(modules) | set(packages), frozenset(packages), asserted)
@@ -161,14 +162,8 @@ def _python_paths(root: Path) -> Iterator[str]:
                 yield prefix + entry.name
 
 
-def read_bounded(path: Path) -> str | None:
-    """The text of the file at PATH; none when it is over _MAX_FILE_BYTES or cannot be read."""
-    try:
-        if path.stat().st_size > _MAX_FILE_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+def _read(path: Path) -> str | None:
+    return read_text(path, limit=_MAX_FILE_BYTES)
 
 
 def _module_of(relpath: str) -> str:
@@ -315,7 +310,7 @@ def device_built(root: Path, build_dirs: Iterable[str]) -> frozenset[str]:
     too (compared with 'rocm' in the file, or naming a file that exists with 'rocm' in its place)."""
     found: set[str] = set()
     for directory in sorted({"", *build_dirs}):
-        text = read_bounded(root / directory / "setup.py") if directory else read_bounded(root / "setup.py")
+        text = _read(root / directory / "setup.py") if directory else _read(root / "setup.py")
         if text and "Extension" in text and "cuda" in text.lower():
             found |= _device_only(root, directory, text)
     return frozenset(found)
@@ -450,8 +445,8 @@ def _declares_install(base: Path) -> bool:
     setup.cfg's install_requires, or a non-empty [project] dependencies list."""
     if (base / "requirements.txt").is_file():
         return True
-    setup = (read_bounded(base / "setup.py") or "") + (read_bounded(base / "setup.cfg") or "")
-    return "install_requires" in setup or bool(_project_dependencies(read_bounded(base / "pyproject.toml") or ""))
+    setup = (_read(base / "setup.py") or "") + (_read(base / "setup.cfg") or "")
+    return "install_requires" in setup or bool(_project_dependencies(_read(base / "pyproject.toml") or ""))
 
 
 def _project_dependencies(text: str) -> list[object]:
@@ -480,7 +475,7 @@ def chosen_only(root: Path, candidates: Iterable[str], on_main_path: Callable[[s
     names = {m.rpartition(".")[2] for m in wanted}
     seen: dict[str, bool] = {}  # module -> imported at module level somewhere
     for path in _main_path_python(root, on_main_path):
-        text = read_bounded(root / path)
+        text = _read(root / path)
         if not text or not any(name in text for name in names):
             continue
         package = _module_of(path) if path.endswith("__init__.py") else _module_of(path).rpartition(".")[0]
@@ -502,7 +497,7 @@ def in_branches(root: Path, places: Iterable[tuple[str, int]]) -> frozenset[tupl
         by_path.setdefault(path, set()).add(line)
     found: set[tuple[str, int]] = set()
     for path, lines in by_path.items():
-        text = read_bounded(root / path)
+        text = _read(root / path)
         tree = _parse(text) if text else None
         if tree is None:
             continue
@@ -551,7 +546,7 @@ def unimported_extensions(root: Path, build_dirs: Iterable[str], on_main_path: C
     import themselves; the library's own path never loads it."""
     found: set[str] = set()
     for directory in sorted({"", *build_dirs}):
-        text = read_bounded(root / directory / "setup.py") if directory else read_bounded(root / "setup.py")
+        text = _read(root / directory / "setup.py") if directory else _read(root / "setup.py")
         if not text or "Extension" not in text:
             continue
         tree = _parse(text)
@@ -588,7 +583,7 @@ def _imported_outside(root: Path, prefix: str, owner: str, on_main_path: Callabl
     for path in _main_path_python(root, on_main_path):
         if path.startswith(inside):
             continue
-        text = read_bounded(root / path)
+        text = _read(root / path)
         if text and sub in text and (absolute.search(text) or (path.startswith(prefix + top + "/")
                                                                 and relative.search(text))):
             return True

@@ -6,11 +6,11 @@ file's preprocessor lines; pure."""
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from migrate import preproc
+from migrate.lazyre import lazy_regex
 
 # The entries scan.file adds to a file's preprocessor lines: a quoted #include (its path), one inside a block that
 # tests a HIP macro, and the name of a macro #defined inside such a block.
@@ -19,7 +19,7 @@ INCLUDE, HIP_INCLUDE, HIP_DEFINE = "include", "include-hip", "define-hip"
 # (CudaDocument.compat_names): the same macros from another header count the same.
 CHECKS = frozenset({"full-mask", "narrow-mask", "size-name-use"})
 _DEPTH = 6  # nested includes followed from one file
-_NAME = re.compile(r"[A-Za-z_]\w*")
+_NAME = lazy_regex(r"[A-Za-z_]\w*")
 
 
 def entries(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from migrate.bounded import read_text
 from migrate.discover import SKIP_DIRS
+from migrate.lazyre import lazy_regex
 from migrate.parse import ParseError
 
 _MAX_FILE_BYTES = 1_000_000
@@ -81,10 +82,10 @@ def _cmake_opted(cmake: Mapping[str, str]) -> tuple[set[str], set[str], set[str]
 
 
 _MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
-_MAKE_SETTING = re.compile(r"^[ \t]*(?:override[ \t]+)?([A-Za-z_]\w*)[ \t]*[:?]?=[ \t]*([^#\n]*?)[ \t]*(?:#.*)?$",
+_MAKE_SETTING = lazy_regex(r"^[ \t]*(?:override[ \t]+)?([A-Za-z_]\w*)[ \t]*[:?]?=[ \t]*([^#\n]*?)[ \t]*(?:#.*)?$",
                            re.MULTILINE)
-_MAKE_CONDITIONAL = re.compile(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$")
-_MAKE_DEFINE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)")
+_MAKE_CONDITIONAL = lazy_regex(r"^[ \t]*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$")
+_MAKE_DEFINE = lazy_regex(r"(?<![\w-])-D([A-Za-z_]\w*)")
 
 
 def _make_opted(text: str) -> tuple[set[str], set[str], set[str], set[str]]:
@@ -174,9 +175,9 @@ def _defined(name: str, words: list[str]) -> set[str]:
 
 
 # an option that switches a whole GPU backend on (WITH_CUDA, USE_GPU, GGML_CUDA, ENABLE_HIP), not one library of it
-_BACKEND = re.compile(r"(?:^|_)(?:CUDA|GPU|NVIDIA|HIP|ROCM|CUBLAS)$", re.I)
-_NAME = re.compile(r"(?:-D)?[A-Za-z_]\w*(?:=|$)")
-_SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|inl)$")
+_BACKEND = lazy_regex(r"(?:^|_)(?:CUDA|GPU|NVIDIA|HIP|ROCM|CUBLAS)$", re.I)
+_NAME = lazy_regex(r"(?:-D)?[A-Za-z_]\w*(?:=|$)")
+_SOURCE = lazy_regex(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|inl)$")
 
 
 def _listed(words: list[str], directory: str) -> set[str]:
@@ -189,7 +190,7 @@ def _listed(words: list[str], directory: str) -> set[str]:
     return found
 
 
-_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$", re.MULTILINE)
+_DIRECTIVE = lazy_regex(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$", re.MULTILINE)
 
 
 def _ranges(text: str, macros: set[str]) -> tuple[tuple[int, int], ...]:
@@ -224,7 +225,7 @@ def _opted_condition(keyword: str, argument: str, macros: set[str]) -> bool:
     return any(re.search(rf"\b{re.escape(m)}\b", condition) for m in macros)
 
 
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^">\n]+)[">]', re.MULTILINE)
+_INCLUDE = lazy_regex(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^">\n]+)[">]', re.MULTILINE)
 
 
 def _included_only_by(root: Path, headers: set[str], opted: set[str], macros: set[str]) -> set[str]:

@@ -135,6 +135,47 @@ def test_a_cuda_branch_that_builds_what_every_device_builds_is_not_optional(tmp_
     assert device_built(tmp_path, ()) == {"csrc/moe"}
 
 
+TORCH_BUILD_SETUP = """\
+import os
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+CUDA_VERSION = os.getenv("CUDA_VERSION") or torch.version.cuda
+ROCM_VERSION = os.getenv("ROCM_VERSION") or torch.version.hip
+
+ext_modules = []
+if CUDA_VERSION:
+    ext_modules.append(CUDAExtension("pkg.gemm", ["kernels/fast/gemm/mm.cu", "kernels/fast/gemv/mv.cu"]))
+ext_modules.append(CUDAExtension("pkg.common", ["kernels/common/ops.cu"]))
+setup(name="pkg", ext_modules=ext_modules, cmdclass={"build_ext": BuildExtension})
+"""
+
+
+def _folders(root: Path, *names: str) -> None:
+    for name in names:
+        (root / name).mkdir(parents=True)
+
+
+def test_extensions_built_only_on_a_cuda_build_of_torch_are_optional_with_their_shared_folder(tmp_path: Path) -> None:
+    _folders(tmp_path, "kernels/fast/gemm", "kernels/fast/gemv", "kernels/common")
+    (tmp_path / "setup.py").write_text(TORCH_BUILD_SETUP)
+    # kernels/fast holds the two switched folders' shared headers; kernels/ also holds what every build compiles
+    assert device_built(tmp_path, ()) == {"kernels/fast", "kernels/fast/gemm", "kernels/fast/gemv"}
+    (tmp_path / "kernels/fast/tests").mkdir()  # a subfolder no switched extension builds: its parent stays required
+    assert device_built(tmp_path, ()) == {"kernels/fast/gemm", "kernels/fast/gemv"}
+
+
+def test_a_negated_rocm_switch_is_a_cuda_branch_and_a_setup_without_a_rocm_side_has_none(tmp_path: Path) -> None:
+    _folders(tmp_path, "kernels/fast/gemm", "kernels/fast/gemv", "kernels/common")
+    (tmp_path / "setup.py").write_text(TORCH_BUILD_SETUP.replace("if CUDA_VERSION:", "if not ROCM_VERSION:"))
+    assert device_built(tmp_path, ()) == {"kernels/fast", "kernels/fast/gemm", "kernels/fast/gemv"}
+    # no ROCm value anywhere: the CUDA build is the only build, and its extensions are the product
+    cuda_only = TORCH_BUILD_SETUP.replace('ROCM_VERSION = os.getenv("ROCM_VERSION") or torch.version.hip\n', "")
+    (tmp_path / "setup.py").write_text(cuda_only)
+    assert device_built(tmp_path, ()) == frozenset()
+
+
 KERNEL_USER = """\
 import logging
 

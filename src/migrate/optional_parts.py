@@ -321,13 +321,24 @@ def _device_only(root: Path, directory: str, text: str) -> set[str]:
     tree = _parse(text)
     if tree is None:
         return set()
-    helpers = _switch_helpers(tree)
+    helpers = _switch_helpers(tree) | _platform_switches(tree)
     switched: set[str] = set()
     others: set[str] = set()
     for node, switch in _extension_calls(tree, helpers, None):
         where = switched if switch is not None and _has_rocm_value(root, directory, tree, switch) else others
         where.update(_sources(node, directory))
-    return switched - others
+    # a folder is optional where no extension every device builds takes sources from it or from below it; so is a
+    # parent of switched folders whose every subfolder is switched (the headers they share), on the same terms
+    parents = {p for d in switched if (p := d.rpartition("/")[0]) not in ("", directory)
+               and _subfolders(root / p) <= {f.rpartition("/")[2] for f in switched if f.rpartition("/")[0] == p}}
+    return {d for d in switched | parents if not any(not d or o == d or o.startswith(d + "/") for o in others)}
+
+
+def _subfolders(folder: Path) -> set[str]:
+    try:
+        return {entry.name for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)}
+    except OSError:
+        return {""}  # unreadable: never a subset of the switched names
 
 
 def _switch_helpers(tree: ast.Module) -> dict[str, ast.expr]:
@@ -343,12 +354,54 @@ def _switch_helpers(tree: ast.Module) -> dict[str, ast.expr]:
     return helpers
 
 
+# Truth tests of the PyTorch build a setup.py runs under: `if CUDA_VERSION:` where CUDA_VERSION is read from
+# torch.version.cuda, `if not ROCM_VERSION:`, `if torch.version.cuda:`. Such a switch has a ROCm value when the file
+# reads torch.version.hip or holds a ROCm-named variable (AutoAWQ-style kernels builds, torchao's use_cuda/use_rocm).
+_TORCH_BUILD = ast.Constant("torch-build")
+_TORCH_CUDA = "torch.version.cuda"
+_TORCH_HIP = "torch.version.hip"
+_ROCM_NAME = re.compile(r"(?i)(?:^|_)(?:rocm|hip)(?:_|$)")
+
+
+def _platform_switches(tree: ast.Module) -> dict[str, ast.expr]:
+    """The names TREE assigns from torch.version.cuda (true on a CUDA build), keyed for `_cuda_switch`'s truth
+    tests; ROCm-named ones and those read from torch.version.hip under a '!' prefix (true on a ROCm build)."""
+    switches: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, value = node.targets[0].id, ast.unparse(node.value)
+            cuda, hip = _TORCH_CUDA in value, _TORCH_HIP in value
+            if _ROCM_NAME.search(name) or hip and not cuda:
+                switches["!" + name] = _TORCH_BUILD
+            elif cuda and not hip:
+                switches["=" + name] = _TORCH_BUILD
+    return switches
+
+
+def _truth_switch(test: ast.expr, helpers: dict[str, ast.expr]) -> ast.expr | None:
+    """_TORCH_BUILD where TEST is true only on a CUDA build of PyTorch (a name read from torch.version.cuda,
+    torch.version.cuda itself, or the negation of a ROCm one)."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) and isinstance(
+            test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        test = test.left
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = test.operand
+        rocm = ast.unparse(inner) == _TORCH_HIP or isinstance(inner, ast.Name) and "!" + inner.id in helpers
+        return _TORCH_BUILD if rocm else None
+    if ast.unparse(test) == _TORCH_CUDA or isinstance(test, ast.Name) and "=" + test.id in helpers:
+        return _TORCH_BUILD
+    return None
+
+
 def _cuda_switch(test: ast.expr, helpers: dict[str, ast.expr]) -> ast.expr | None:
-    """The device value TEST compares with 'cuda' (`X == 'cuda'`, a helper that does, either inside an `and`)."""
+    """The device value TEST compares with 'cuda' (`X == 'cuda'`, a helper that does, either inside an `and`), or
+    _TORCH_BUILD for a truth test of a CUDA build of PyTorch."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return next((v for v in (_cuda_switch(t, helpers) for t in test.values) if v is not None), None)
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not test.args:
         return helpers.get(test.func.id)
+    if (truth := _truth_switch(test, helpers)) is not None:
+        return truth
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         left, right = test.left, test.comparators[0]
         for value, other in ((right, left), (left, right)):
@@ -381,6 +434,9 @@ def _callee(func: ast.expr) -> str:
 def _has_rocm_value(root: Path, directory: str, tree: ast.Module, switch: ast.expr) -> bool:
     """The device value SWITCH is compared with a ROCm value somewhere in TREE, or names a file (in an f-string) that
     exists with a ROCm value in its place (`f'requirements/runtime_{device}.txt'` beside runtime_rocm.txt)."""
+    if switch is _TORCH_BUILD:
+        return any(ast.unparse(node) == _TORCH_HIP for node in ast.walk(tree) if isinstance(node, ast.Attribute)) or any(
+            isinstance(node, ast.Name) and _ROCM_NAME.search(node.id) for node in ast.walk(tree))
     wanted = ast.dump(switch)
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):

@@ -161,7 +161,8 @@ def test_a_value_hipify_leaves_as_it_is_stays_to_change_where_the_build_hipifies
     ("benchmarks/bench.py", "benchmarks"), ("dev/cuda/variant.py", "development"), (".github/workflows/ci.yml", "ci"),
     ("tensorrt/dcn_plugin/plugin.py", "deployment"), ("deploy/TensorRT/infer.py", "deployment"),
     ("scripts/convert_controlnet_to_tensorrt.py", "deployment"), ("export_trt.py", "deployment"),
-    ("tools/export-tensorrt-engine.py", "deployment"),
+    ("tools/export-tensorrt-engine.py", "deployment"), ("src/tts/runtime/triton_trtllm/model.py", "deployment"),
+    ("runtime/trtllm/Dockerfile.server", "deployment"), ("serving/trt_llm/build.py", "deployment"),
 ])
 def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
     code = make("pkg/model.py", 1, "torch-version-cuda", "torch-version-check", Severity.MEDIUM)
@@ -174,6 +175,7 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
 @pytest.mark.parametrize("path", [
     "torch2trt/converters/conv.py", "pkg/trt_utils.py", "pkg/deployer.py", "pkg/deployment_test_helpers.py",
     "torch2trt/torch2trt.py", "scripts/convert_strtoupper.py", "pkg/export.py", "pkg/trt_runtime.py",
+    "tensorrt_llm/runtime/session.py", "pkg/trtllm_utils.py",
 ])
 def test_main_path_look_alikes_of_the_roles_keep_no_role(path: str) -> None:
     assert weights.role_of(path, W) is None

@@ -683,3 +683,37 @@ def test_import_inside_the_backends_own_function_is_opt_in(tmp_path: Path) -> No
 def test_import_elsewhere_keeps_its_severity(tmp_path: Path) -> None:
     assert findings(tmp_path, "def attend(q):\n    import xformers.ops\n    return q\n") == [
         ("python-xformers", 2, "medium")]
+
+
+def test_triton_inline_asm_in_helpers_that_exist_or_are_chosen_only_on_nvidia_is_info(tmp_path: Path) -> None:
+    """A jitted helper defined under an NVIDIA generation flag, or picked only in the NVIDIA branch of a module-level
+    choice, never compiles on ROCm; the same helper picked unconditionally (or in both branches) still counts."""
+    source = """
+        import triton
+        import triton.language as tl
+        from pkg.utils import IS_NVIDIA, IS_NVIDIA_HOPPER
+        if IS_NVIDIA_HOPPER:
+            @triton.jit
+            def fenced(x):
+                return tl.inline_asm_elementwise(asm="mov.f32 $0, $1;", constraints="=r,r", args=[x],
+                                                 dtype=tl.float32, is_pure=True, pack=1)
+        @triton.jit
+        def fast_exp(x):
+            return tl.inline_asm_elementwise(asm="ex2.approx.f32 $0, $1;", constraints="=r,r", args=[x],
+                                             dtype=tl.float32, is_pure=True, pack=1)
+        @triton.jit
+        def plain_exp(x):
+            return tl.exp(x)
+        if IS_NVIDIA:
+            exp = fast_exp
+        else:
+            exp = plain_exp
+        @triton.jit
+        def always(x):
+            return tl.inline_asm_elementwise(asm="rcp.approx.f32 $0, $1;", constraints="=r,r", args=[x],
+                                             dtype=tl.float32, is_pure=True, pack=1)
+        recip = always
+    """
+    got = [(line, severity) for rule, line, severity in findings(tmp_path, source)
+           if rule == "python-triton-inline-asm"]
+    assert got == [(7, "info"), (11, "info"), (22, "blocker")]

@@ -153,6 +153,21 @@ def test_markdown_reads_code_blocks_never_prose(tmp_path: Path) -> None:
     assert [c for c in _items(doc, "command") if c[0] == "nvidia-smi"] == [("nvidia-smi", 12, 3)]
 
 
+def test_markdown_reads_windows_and_commandline_shell_fences_but_not_other_languages(tmp_path: Path) -> None:
+    """Install steps under ```commandline, ```cmd or ```powershell are commands users run; a ```text or ```yaml
+    block that happens to hold the same words is not."""
+    text = (
+        "```commandline\nexport CUDA_HOME=/usr/local/cuda-11.4\nconda install -c nvidia cuda-nvcc\n```\n\n"
+        "```powershell\npip install xformers==0.0.20\n```\n\n"
+        "```cmd\npip install flash-attn\n```\n\n"
+        "```text\npip install bitsandbytes\n```\n\n"
+        "```yaml\n- pip install apex\n```\n"
+    )
+    doc = _parse(tmp_path, "README.md", FileKind.MARKDOWN, text)
+    assert [(name, line) for name, line, _ in _items(doc, "package")] == [
+        ("cuda-nvcc", 3), ("xformers", 7), ("flash-attn", 11)]
+
+
 # --- TOML, setup.py, YAML, CMake ----------------------------------------------------------------
 
 

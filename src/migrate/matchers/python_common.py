@@ -167,12 +167,16 @@ _NVIDIA_ONLY_MESSAGE = (
 )
 # a flag that names the NVIDIA platform itself (flash-linear-attention's is_nvidia, IS_NVIDIA_GPU); not is_cuda or
 # tensor.is_cuda, which ROCm's torch answers True
-_NVIDIA_FLAG = re.compile(r"(?i)^_?(?:is_|use_|on_|has_)?nvidia(?:_(?:gpu|device|platform|backend))?$")
+# IS_NVIDIA_HOPPER / IS_NVIDIA_BLACKWELL name an NVIDIA generation: false on ROCm as well
+_NVIDIA_FLAG = re.compile(
+    r"(?i)^_?(?:(?:is|use|on|has)_nvidia(?:_[a-z0-9]+)*|nvidia(?:_(?:gpu|device|platform|backend))?)$")
 
 
-def nvidia_only(doc: PythonDocument, node: ast.AST) -> bool:
+def nvidia_only(doc: PythonDocument, node: ast.AST, depth: int = 0) -> bool:
     """Is NODE reached only when an NVIDIA test holds: an operand of `and` beside one, or the body of an if / a
-    conditional expression whose test is one (within its function)?"""
+    conditional expression whose test is one (within its function); or in a function that exists only under such a
+    test (`if IS_NVIDIA_BLACKWELL: def safe_dot(...)`), or that the module uses only there (`if IS_NVIDIA:
+    softplus = softplus_nv`)."""
     child, parent = node, doc.parents.get(node)
     while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
@@ -183,7 +187,17 @@ def nvidia_only(doc: PythonDocument, node: ast.AST) -> bool:
         elif isinstance(parent, ast.If) and child in parent.body and _nvidia_test(doc, parent.test):
             return True
         child, parent = parent, doc.parents.get(parent)
-    return False
+    if depth >= 2 or not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return nvidia_only(doc, parent, depth + 1) or _used_only_on_nvidia(doc, parent, depth + 1)
+
+
+def _used_only_on_nvidia(doc: PythonDocument, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int) -> bool:
+    """A module-level function that the file names somewhere and only where an NVIDIA test holds."""
+    if doc.parents.get(function) is not doc.module:
+        return False
+    uses = [n for n in doc.of_type(ast.Name) if n.id == function.name and isinstance(n.ctx, ast.Load)]
+    return bool(uses) and all(nvidia_only(doc, use, depth) for use in uses)
 
 
 def _nvidia_test(doc: PythonDocument, test: ast.expr) -> bool:

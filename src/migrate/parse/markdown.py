@@ -12,7 +12,13 @@ from migrate.parse.manifest import Item, ManifestDocument
 from migrate.parse.shell import shell_items
 
 _FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})\s*([\w+-]*)")
-_SHELL_LANGUAGES = frozenset({"", "sh", "bash", "shell", "console", "zsh", "shell-session", "shellsession"})
+# Fence info strings a README gives its install commands: GitHub's shell and shell-session names, `commandline` (the
+# Stable Diffusion READMEs), and the Windows shells, whose pip / conda lines are the same commands.
+_SHELL_LANGUAGES = frozenset({
+    "", "sh", "bash", "shell", "console", "zsh", "ksh", "fish", "shell-session", "shellsession", "sh-session",
+    "bash-session", "shell-script", "shellscript", "terminal", "commandline", "cmd", "bat", "batch", "powershell",
+    "pwsh", "ps1",
+})
 _RST_BLOCK = re.compile(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::\s*(\S*)\s*$")
 _PROMPT = re.compile(r"^(\s*)(?:\$|>|%|\(\S+\)\s*\$)\s")
 _INDENTED_COMMAND = re.compile(r"^( {4,}|\t)(?:\$\s+)?(?:pip3?|python3? -m pip|uv|conda|mamba|docker|nvidia-smi|nvcc)\s")

@@ -24,6 +24,11 @@ def _validate(params: Mapping[str, Any]) -> None:
     asm_pattern(pattern)
     if not isinstance(params.get("device_code", False), bool):
         raise ValueError("'device_code' must be true or false")
+    for key in ("all_instructions", "unless_all_instructions"):
+        if key in params:
+            if not isinstance(params[key], str):
+                raise ValueError(f"'{key}' must be a regex that each instruction of the template matches whole")
+            _regex(params[key])
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
@@ -59,7 +64,7 @@ def asm_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit
     """Each asm statement whose template the rule's pattern finds."""
     pattern = asm_pattern(params["pattern"])
     for offset, template in lexed.templates:
-        if pattern.search(template):
+        if pattern.search(template) and _instructions_fit(template, params):
             yield Hit(*lexed.point(offset))
 
 
@@ -74,8 +79,18 @@ def match_inline_asm(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     for offset, template in lexed.templates:
         unknown = device_code and unknown_device_asm(template)
         in_device = unknown and doc.in_device_code(doc.byte_offset(offset))
-        if in_device or pattern.search(template):
+        if (in_device or pattern.search(template)) and _instructions_fit(template, params):
             yield Hit(*lexed.point(offset))
+
+
+def _instructions_fit(template: str, params: Mapping[str, Any]) -> bool:
+    """TEMPLATE's instructions are all of the kind `all_instructions` names, and not all of `unless_all_instructions`'
+    (a block of plain cache-hinted loads and stores is its own rule's, not a rewrite of PTX)."""
+    instructions = [i for line in template.split(";") if (i := line.strip(" \t\n{}"))]
+    only, unless = params.get("all_instructions"), params.get("unless_all_instructions")
+    if only is not None and not all(_regex(only).fullmatch(i) for i in instructions):
+        return False
+    return unless is None or not instructions or not all(_regex(unless).fullmatch(i) for i in instructions)
 
 
 def asm_pattern(pattern: str | list[str]) -> re.Pattern[str]:

@@ -680,6 +680,34 @@ def test_import_inside_the_backends_own_function_is_opt_in(tmp_path: Path) -> No
     assert findings(tmp_path, source, "a.py") == [("python-xformers", 2, "low")]
 
 
+def test_a_runtime_chosen_among_many_backends_or_as_an_export_format_is_opt_in(tmp_path: Path) -> None:
+    """TensorRT imported in one branch of a model runner's if/elif chain over formats, or in an exporter's
+    export_engine, is a backend the user picks; a TensorRT import in a two-way choice or in any other function is not."""
+    source = """
+    def load(w, pt, onnx, xml, engine):
+        if pt:
+            model = w
+        elif onnx:
+            import onnxruntime
+        elif xml:
+            import openvino
+        elif engine:
+            import tensorrt as trt
+        return model
+
+    def export_engine(model, f):
+        import tensorrt as trt
+
+    def build(path, fast):
+        if fast:
+            import tensorrt as trt
+        else:
+            import onnxruntime
+    """
+    assert [f for f in findings(tmp_path, source, "a.py") if f[0] == "python-tensorrt"] == [
+        ("python-tensorrt", 9, "medium"), ("python-tensorrt", 13, "medium"), ("python-tensorrt", 17, "blocker")]
+
+
 def test_import_elsewhere_keeps_its_severity(tmp_path: Path) -> None:
     assert findings(tmp_path, "def attend(q):\n    import xformers.ops\n    return q\n") == [
         ("python-xformers", 2, "medium")]

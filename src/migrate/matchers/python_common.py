@@ -97,8 +97,26 @@ def has_fallback(doc: PythonDocument, node: ast.AST) -> bool:
             return True
         if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and _is_flag(doc, parent.test):
             return True
+        if isinstance(parent, ast.If) and child in parent.body and _branches(doc, parent) >= _BACKEND_CHOICES:
+            return True
         child, parent = parent, doc.parents.get(parent)
     return False
+
+
+# An import in one branch of an if/elif chain of this many branches and more is one backend among several the user
+# chooses (a model runner's `if pt: ... elif onnx: ... elif xml: ... elif engine: import tensorrt`): a path taken when
+# chosen, like an import under an availability check.
+_BACKEND_CHOICES = 4
+
+
+def _branches(doc: PythonDocument, node: ast.If) -> int:
+    """How many branches the if/elif chain NODE belongs to has (a final `else` counts as one)."""
+    while isinstance(parent := doc.parents.get(node), ast.If) and parent.orelse == [node]:
+        node = parent
+    count = 1
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node, count = node.orelse[0], count + 1
+    return count + (1 if node.orelse else 0)
 
 
 def _import_roots(node: ast.AST) -> frozenset[str]:

@@ -15,8 +15,10 @@ from migrate.parse.document import Document
 from migrate.parse.lexer import Lexed
 
 NEEDLES = ("gemm", "Gemm", "GEMM", "Matmul")
-# a function named for the backward pass, then its parameter list: `bwd_cuda(`, `Backward(`, `attn_backward_impl(`
-_BACKWARD = lazy_regex(r"\b((?![0-9])\w*?(?:bwd|Bwd|BWD|backward|Backward|BACKWARD)\w*)\s*\(")
+# the word that names a function for the backward pass (`bwd_cuda(`, `Backward(`, `attn_backward_impl(`), searched
+# as a literal and widened to its identifier
+_BACKWARD = lazy_regex(r"bwd|Bwd|BWD|ackward|ACKWARD")
+_WORD_END = lazy_regex(r"\w*\s*\(")
 # a GEMM called by name (a cuBLAS/cuBLASLt entry point or a wrapper named for one), not a member of PyTorch's own
 # namespaces (at::cuda::blas::gemm picks the ROCm flag itself) and not a method of some object
 _GEMM_CALL = lazy_regex(
@@ -29,7 +31,6 @@ _HALF = lazy_regex(
 _TEMPLATE = lazy_regex(r"\btemplate\s*<[^;{}]*>\s*(?:[\w:<>,*&\s]+?)$")
 # the file already chooses rocBLAS's alternate fp16 path for the backward pass (or PyTorch's guard that says when)
 _HANDLED = ("fp16_alt_impl", "BackwardPassGuard", "BACKWARD_PASS_GUARD")
-_KEYWORDS = frozenset({"if", "for", "while", "switch", "return", "sizeof", "catch"})
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -46,17 +47,28 @@ def backward_gemm_hits(lexed: Lexed, _text: str, _params: Mapping[str, Any]) -> 
         return
     if any(mark in code for mark in _HANDLED):
         return
-    file_half = _HALF.search(code) is not None
+    file_half: bool | None = None  # whether the file names fp16/bf16 data: looked up for a template only
     seen: set[int] = set()
+    searched = 0  # where the last function's body ended: a name inside it is a call, not another definition
     for match in _BACKWARD.finditer(code):
-        if match[1] in _KEYWORDS:
+        if match.start() < searched:
             continue
-        body = _body_of(code, match.end() - 1)
+        name_start = _word_start(code, match.start())
+        rest = _WORD_END.match(code, match.end())
+        if rest is None or code[name_start].isdigit():
+            continue
+        body = _body_of(code, rest.end() - 1)
         if body is None:
             continue
         start, end = body
-        if _HALF.search(code, start, end) is None and not (file_half and _is_template(code, match.start())):
-            continue
+        searched = end
+        if _HALF.search(code, start, end) is None:
+            if not _is_template(code, name_start):
+                continue
+            if file_half is None:
+                file_half = _HALF.search(code) is not None
+            if not file_half:
+                continue
         for call in _GEMM_CALL.finditer(code, start, end):
             if _TORCH_NAMESPACE.match(call[1]):
                 continue
@@ -64,6 +76,13 @@ def backward_gemm_hits(lexed: Lexed, _text: str, _params: Mapping[str, Any]) -> 
             if line not in seen:
                 seen.add(line)
                 yield Hit(line, column, symbol=call[1])
+
+
+def _word_start(code: str, offset: int) -> int:
+    """The offset where the identifier holding OFFSET starts."""
+    while offset > 0 and (code[offset - 1].isalnum() or code[offset - 1] == "_"):
+        offset -= 1
+    return offset
 
 
 def _body_of(code: str, paren: int) -> tuple[int, int] | None:

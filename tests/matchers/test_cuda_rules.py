@@ -780,6 +780,11 @@ void softmax_grad_bwd_cuda(cublasHandle_t h, const half* dy, half* dx, int n) {
 void fused_dense_fwd(cublasHandle_t h, const half* x, half* y, int n) { cublasHgemm(h, n, x, y); }
 void scale_backward(float* g, int n) { run_gemm(g, n); }
 void fp16_instantiation(half* p) { linear_backward<half>(nullptr, p, p, p, p, 1, 1, 1); }
+void get_mlp_bp_workspace(half* p) { compute_sizes(p); }
+void mlp_bp(cublasHandle_t h, half* dy, half* dx) {
+  mlp_gemm(h, dy, dx);
+}
+void dense_wgrad(cublasHandle_t h, const at::BFloat16* x, at::BFloat16* dw) { dense_gemm_lt(h, x, dw); }
 """
 
 
@@ -788,7 +793,7 @@ def test_backward_gemms_on_half_data_are_one_finding_with_each_call(tmp_path: Pa
     included; not ATen's gemm (PyTorch passes the flag), a forward function or an fp32 backward pass."""
     found = [f for f in findings(tmp_path, BACKWARD_GEMMS) if f.rule == "fp16-backward-gemm"]
     assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
-        (3, Severity.LOW, [3, 5, 9])]
+        (3, Severity.LOW, [3, 5, 9, 17, 19])]
 
 
 def test_backward_gemms_are_quiet_where_the_file_picks_the_alternate_fp16_path(tmp_path: Path) -> None:
@@ -798,4 +803,5 @@ def test_backward_gemms_are_quiet_where_the_file_picks_the_alternate_fp16_path(t
 
 def test_backward_gemms_need_half_data(tmp_path: Path) -> None:
     code = BACKWARD_GEMMS.replace("half", "float").replace("at::Half", "float").replace("Hgemm", "Sgemm")
+    code = code.replace("at::BFloat16", "float")
     assert fired(tmp_path, code, "fp16-backward-gemm") == []

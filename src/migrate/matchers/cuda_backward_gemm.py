@@ -15,9 +15,10 @@ from migrate.parse.document import Document
 from migrate.parse.lexer import Lexed
 
 NEEDLES = ("gemm", "Gemm", "GEMM", "Matmul")
-# the word that names a function for the backward pass (`bwd_cuda(`, `Backward(`, `attn_backward_impl(`), searched
-# as a literal and widened to its identifier
-_BACKWARD = lazy_regex(r"bwd|Bwd|BWD|ackward|ACKWARD")
+# the word that names a function for the backward pass (`bwd_cuda(`, `Backward(`, `attn_backward_impl(`, `mlp_bp(`,
+# `dense_bprop(`, `linear_wgrad(`, `dgrad_gemm(`), searched as a literal and widened to its identifier
+_BACKWARD = lazy_regex(r"bwd|Bwd|BWD|ackward|ACKWARD|bprop|_bp\b|_bp_|[dw]grad|[DW]grad|[DW]GRAD")
+_BACKWARD_WORDS = ("bwd", "Bwd", "BWD", "ackward", "ACKWARD", "bprop", "_bp", "grad", "GRAD")
 _WORD_END = lazy_regex(r"\w*\s*\(")
 # a GEMM called by name (a cuBLAS/cuBLASLt entry point or a wrapper named for one), not a member of PyTorch's own
 # namespaces (at::cuda::blas::gemm picks the ROCm flag itself) and not a method of some object
@@ -42,8 +43,7 @@ def backward_gemm_hits(lexed: Lexed, _text: str, _params: Mapping[str, Any]) -> 
     """Each line of a backward function's body that calls a GEMM, where the function (or, for a template, the file)
     names fp16/bf16 data and the file does not already pick the alternate fp16 path."""
     code = lexed.code
-    if not any(needle in code for needle in NEEDLES) or not any(w in code for w in ("bwd", "Bwd", "BWD", "ackward",
-                                                                                 "ACKWARD")):
+    if not any(needle in code for needle in NEEDLES) or not any(w in code for w in _BACKWARD_WORDS):
         return
     if any(mark in code for mark in _HANDLED):
         return
@@ -62,7 +62,7 @@ def backward_gemm_hits(lexed: Lexed, _text: str, _params: Mapping[str, Any]) -> 
             continue
         start, end = body
         searched = end
-        if _HALF.search(code, start, end) is None:
+        if _HALF.search(code, name_start, end) is None:  # its parameters or its body
             if not _is_template(code, name_start):
                 continue
             if file_half is None:

@@ -763,3 +763,45 @@ def test_nvjitlink_uses_are_one_finding_with_each_line(tmp_path: Path) -> None:
             "int my_nvJitLink_count();\n")
     found = [f for f in findings(tmp_path, code, name="link.cpp") if f.rule == "nvjitlink-api"]
     assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(1, Severity.MEDIUM, [1, 2])]
+
+
+BACKWARD_GEMMS = """\
+template <typename T>
+void linear_backward(cublasHandle_t h, const T* dy, const T* x, T* dx, T* dw, int m, int n, int k) {
+  gemm_wrapper(h, m, n, k, dy, x, dw);
+  if (dx != nullptr) {
+    cublas_gemm_ex(h, CUBLAS_OP_N, CUBLAS_OP_N, m, k, n, dy, x, dx);
+  }
+}
+void softmax_grad_bwd_cuda(cublasHandle_t h, const half* dy, half* dx, int n) {
+  strided_gemm_fp32acc<half>(h, n, dy, dx);
+  at::cuda::blas::gemm<at::Half>('n', 'n', n, n, n, 1.f, dy, n, dx, n, 0.f, dx, n);
+}
+void fused_dense_fwd(cublasHandle_t h, const half* x, half* y, int n) { cublasHgemm(h, n, x, y); }
+void scale_backward(float* g, int n) { run_gemm(g, n); }
+void fp16_instantiation(half* p) { linear_backward<half>(nullptr, p, p, p, p, 1, 1, 1); }
+void get_mlp_bp_workspace(half* p) { compute_sizes(p); }
+void mlp_bp(cublasHandle_t h, half* dy, half* dx) {
+  mlp_gemm(h, dy, dx);
+}
+void dense_wgrad(cublasHandle_t h, const at::BFloat16* x, at::BFloat16* dw) { dense_gemm_lt(h, x, dw); }
+"""
+
+
+def test_backward_gemms_on_half_data_are_one_finding_with_each_call(tmp_path: Path) -> None:
+    """Every GEMM in a backward function on half data (a template's element type from the file's fp16 use), wrappers
+    included; not ATen's gemm (PyTorch passes the flag), a forward function or an fp32 backward pass."""
+    found = [f for f in findings(tmp_path, BACKWARD_GEMMS) if f.rule == "fp16-backward-gemm"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
+        (3, Severity.LOW, [3, 5, 9, 17, 19])]
+
+
+def test_backward_gemms_are_quiet_where_the_file_picks_the_alternate_fp16_path(tmp_path: Path) -> None:
+    code = BACKWARD_GEMMS + "int flags = at::BackwardPassGuard::is_backward_pass() ? 4 : 0;\n"
+    assert fired(tmp_path, code, "fp16-backward-gemm") == []
+
+
+def test_backward_gemms_need_half_data(tmp_path: Path) -> None:
+    code = BACKWARD_GEMMS.replace("half", "float").replace("at::Half", "float").replace("Hgemm", "Sgemm")
+    code = code.replace("at::BFloat16", "float")
+    assert fired(tmp_path, code, "fp16-backward-gemm") == []

@@ -168,6 +168,7 @@ MATCHER_MODULES = {
     "cuda-library-names": "cuda_library_names", "cuda-library-files": "cuda_library_names",
     "ptx-strings": "cuda_ptx_strings", "c-string": "cuda_strings", "weak-alias": "cuda_weak_alias",
     "cuda-operand": "cuda_operand", "cuda-mask-words": "cuda_mask_words",
+    "cuda-backward-gemm": "cuda_backward_gemm",
     "cuda-namespace": "cuda_namespace", "cuda-query": "cuda_query", "warp-size": "cuda_warp",
     "dependent-member-template": "cuda_typename", "dependent-type-temporary": "cuda_typename",
     "manifest-command": "manifest_command", "manifest-env": "manifest_env", "manifest-fact": "manifest_fact",

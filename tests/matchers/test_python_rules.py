@@ -683,3 +683,40 @@ def test_import_inside_the_backends_own_function_is_opt_in(tmp_path: Path) -> No
 def test_import_elsewhere_keeps_its_severity(tmp_path: Path) -> None:
     assert findings(tmp_path, "def attend(q):\n    import xformers.ops\n    return q\n") == [
         ("python-xformers", 2, "medium")]
+
+
+_FP8_GATES = """
+    import pytest
+    from mylib.fp8 import StateManager
+
+    available, why = StateManager.is_fp8_available()
+    other = len(why)
+
+
+    @pytest.mark.skipif(not available, reason=why)
+    def test_gemm():
+        assert other >= 0
+
+
+    def test_norm(fp8):
+        if fp8 and not available:
+            pytest.skip(why)
+        if other:
+            pass
+"""
+
+
+def test_fp8_support_gate_is_one_finding_with_each_gate_that_reads_the_check(tmp_path: Path) -> None:
+    """The check and the `skipif` / `if` that read its result (where ports add their ROCm condition); not `other`."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_fp8.py").write_text(textwrap.dedent(_FP8_GATES).lstrip("\n"))
+    [gate] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-fp8-support-gate"]
+    assert (gate.line, gate.severity.label, [o.line for o in gate.occurrences]) == (4, "low", [4, 8, 14])
+
+
+def test_fp8_gate_uses_need_the_calls_mode() -> None:
+    matcher = matchers.get("python-test")
+    assert matcher is not None and matcher.validate is not None
+    with pytest.raises(ValueError, match="'uses'"):
+        matcher.validate({"matcher": "python-test", "needles": ["fp8_"], "paths": "tests/",
+                          "parametrize": {"names": "block", "at_most": 64}, "uses": True})

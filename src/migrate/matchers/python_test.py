@@ -16,7 +16,7 @@ from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
 _KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "unless_words", "parametrize", "tolerances", "calls",
-         "test_calls"}
+         "test_calls", "uses"}
 _MODES = ("parametrize", "tolerances", "calls", "test_calls")
 _PARAMETRIZE_KEYS = {"names", "at_most"}
 _TOLERANCE_KEYS = {"dtypes", "names"}
@@ -36,6 +36,8 @@ def _validate(params: Mapping[str, Any]) -> None:
     if sum(mode in params for mode in _MODES) != 1:
         raise ValueError("python-test matcher needs exactly one of 'parametrize', 'tolerances', 'calls' and "
                          "'test_calls'")
+    if "uses" in params and (type(params["uses"]) is not bool or "calls" not in params):
+        raise ValueError("python-test matcher: 'uses' is true or false, and goes with 'calls' only")
     if "calls" in params:
         check_regex(params, "calls", required=True)
     elif "test_calls" in params:
@@ -117,6 +119,8 @@ def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
         return
     if "calls" in params:
         found = _calls(doc, params["calls"])
+        if params.get("uses"):
+            found += _uses(doc, [node for node, _ in found])
     elif "test_calls" in params:
         found = _test_calls(doc, params["test_calls"])
     elif "parametrize" in params:
@@ -143,6 +147,32 @@ def _calls(doc: PythonDocument, callee: str) -> Found:
     regex = re.compile(callee)
     return [(site.node, site.name or f".{site.method}") for site in doc.calls
             if regex.search(site.name or f".{site.method}")]
+
+
+def _uses(doc: PythonDocument, calls: list[ast.expr | ast.stmt]) -> Found:
+    """The tests that read a name a wanted call was assigned to (`fp8_available, reason = is_fp8_available()`, then
+    `if fp8 and not fp8_available:` or `@pytest.mark.skipif(not fp8_available, ...)`): where a port adds its gate."""
+    names = {name for call in calls if (name := _result_name(doc.parents.get(call)))}
+    if not names:
+        return []
+    tests: list[ast.expr] = [node.test for node in doc.of_type(ast.If)]
+    tests += [site.node.args[0] for site in doc.calls if site.method == "skipif" and site.node.args]
+    found: Found = []
+    for test in tests:
+        name = next((n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in names), None)
+        if name is not None:
+            found.append((test, name))
+    return found
+
+
+def _result_name(parent: ast.AST | None) -> str | None:
+    """`available` in `available = check()` and in `available, reason = check()` (the first of a tuple)."""
+    if not isinstance(parent, ast.Assign) or len(parent.targets) != 1:
+        return None
+    target = parent.targets[0]
+    if isinstance(target, ast.Tuple) and target.elts:
+        target = target.elts[0]
+    return target.id if isinstance(target, ast.Name) else None
 
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef

@@ -720,3 +720,14 @@ def test_fp8_gate_uses_need_the_calls_mode() -> None:
     with pytest.raises(ValueError, match="'uses'"):
         matcher.validate({"matcher": "python-test", "needles": ["fp8_"], "paths": "tests/",
                           "parametrize": {"names": "block", "at_most": 64}, "uses": True})
+
+
+@pytest.mark.parametrize(("target", "severity"), [("gfx942", Severity.MEDIUM), ("gfx1100", Severity.INFO)])
+def test_layout_warp_size_32_follows_the_wavefront_of_the_target(tmp_path: Path, target: str,
+                                                                  severity: Severity) -> None:
+    """32 threads per warp is wrong on wave64 CDNA and right on wave32 RDNA; the literal's place is reported."""
+    (tmp_path / "lower.py").write_text("def lower(pm, warps, ctas, cap):\n"
+                                       "    pm.add_convert_triton_to_tritongpu_pass(warps, 32, ctas, cap)\n")
+    found = [(f.line, f.column, f.severity) for f in scan(tmp_path, Settings(jobs=1, targets=(target,))).findings
+             if f.rule == "python-triton-layout-warp-size-32"]
+    assert found == [(2, 52, severity)]

@@ -545,7 +545,8 @@ def test_reduced_precision_compare_is_one_finding_with_each_comparison(tmp_path:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_gelu.py").write_text(textwrap.dedent(_HALF_TEST.format(cast="half")).lstrip("\n"))
     [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
-    assert (compare.line, compare.severity.label, [o.line for o in compare.occurrences]) == (4, "low", [4, 5])
+    # the test that compares (where a port puts its skip) and each comparison
+    assert (compare.line, compare.severity.label, [o.line for o in compare.occurrences]) == (2, "low", [2, 4, 5])
 
 
 @pytest.mark.parametrize(("name", "cast"), [
@@ -731,3 +732,24 @@ def test_layout_warp_size_32_follows_the_wavefront_of_the_target(tmp_path: Path,
     found = [(f.line, f.column, f.severity) for f in scan(tmp_path, Settings(jobs=1, targets=(target,))).findings
              if f.rule == "python-triton-layout-warp-size-32"]
     assert found == [(2, 52, severity)]
+
+
+def test_reduced_precision_compare_places_each_comparing_test_at_its_first_decorator(tmp_path: Path) -> None:
+    """A parametrised test is placed at its first decorator, where a port inserts `@pytest.mark.skipif(...)`; a test
+    that compares nothing is no place."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_norm.py").write_text(textwrap.dedent("""
+        import pytest
+        import torch
+
+        def test_shapes():
+            assert norm(torch.ones(2, device="cuda").half()).shape == (2,)
+
+        @pytest.mark.parametrize("n", [8, 16])
+        @pytest.mark.parametrize("dtype", [torch.float16])
+        def test_norm(n, dtype):
+            x = torch.randn(n, device="cuda", dtype=dtype)
+            torch.testing.assert_close(norm(x), ref(x))
+    """).lstrip("\n"))
+    [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
+    assert (compare.line, [o.line for o in compare.occurrences]) == (7, [7, 11])

@@ -16,7 +16,7 @@ from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
 _KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "unless_words", "parametrize", "tolerances", "calls",
-         "test_calls", "uses"}
+         "test_calls", "uses", "tests"}
 _MODES = ("parametrize", "tolerances", "calls", "test_calls")
 _PARAMETRIZE_KEYS = {"names", "at_most"}
 _TOLERANCE_KEYS = {"dtypes", "names"}
@@ -36,8 +36,9 @@ def _validate(params: Mapping[str, Any]) -> None:
     if sum(mode in params for mode in _MODES) != 1:
         raise ValueError("python-test matcher needs exactly one of 'parametrize', 'tolerances', 'calls' and "
                          "'test_calls'")
-    if "uses" in params and (type(params["uses"]) is not bool or "calls" not in params):
-        raise ValueError("python-test matcher: 'uses' is true or false, and goes with 'calls' only")
+    for key in ("uses", "tests"):
+        if key in params and (type(params[key]) is not bool or "calls" not in params):
+            raise ValueError(f"python-test matcher: {key!r} is true or false, and goes with 'calls' only")
     if "calls" in params:
         check_regex(params, "calls", required=True)
     elif "test_calls" in params:
@@ -119,8 +120,11 @@ def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
         return
     if "calls" in params:
         found = _calls(doc, params["calls"])
+        calls = [node for node, _ in found]
         if params.get("uses"):
-            found += _uses(doc, [node for node, _ in found])
+            found += _uses(doc, calls)
+        if params.get("tests"):
+            found += _tests_making(doc, found)
     elif "test_calls" in params:
         found = _test_calls(doc, params["test_calls"])
     elif "parametrize" in params:
@@ -163,6 +167,18 @@ def _uses(doc: PythonDocument, calls: list[ast.expr | ast.stmt]) -> Found:
         if name is not None:
             found.append((test, name))
     return found
+
+
+def _tests_making(doc: PythonDocument, found: Found) -> Found:
+    """The test functions (`def test_*`) that hold a found call, each at its first decorator or its `def`: where a
+    port puts the skip or the ROCm gate of a test it does not loosen."""
+    tests: dict[int, tuple[ast.expr | ast.stmt, str]] = {}
+    for node, symbol in found:
+        for function in _enclosing_functions(doc, node):
+            if function.name.startswith("test") and id(function) not in tests:
+                top = min(function.decorator_list, key=lambda d: d.lineno, default=function)
+                tests[id(function)] = (top, symbol)
+    return list(tests.values())
 
 
 def _result_name(parent: ast.AST | None) -> str | None:

@@ -752,4 +752,25 @@ def test_reduced_precision_compare_places_each_comparing_test_at_its_first_decor
             torch.testing.assert_close(norm(x), ref(x))
     """).lstrip("\n"))
     [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
-    assert (compare.line, [o.line for o in compare.occurrences]) == (7, [7, 11])
+    # the test's header spans its decorators down to its `def`
+    assert [(o.line, o.end_line) for o in compare.occurrences] == [(7, 9), (11, 11)]
+
+
+def test_reduced_precision_compare_follows_a_test_through_its_comparing_helper(tmp_path: Path) -> None:
+    """A test that compares through a helper of its module (`check_equal(...)`) is a place too; a helper is not."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_layer.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import torch
+
+        def check_equal(a, b):
+            np.testing.assert_allclose(a.float().cpu().numpy(), b.float().cpu().numpy(), atol=1e-2)
+
+        def run(layer, x):
+            return layer(x.half().cuda())
+
+        def test_layer_forward():
+            check_equal(run(layer_a, x), run(layer_b, x))
+    """).lstrip("\n"))
+    [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
+    assert [o.line for o in compare.occurrences] == [5, 10]

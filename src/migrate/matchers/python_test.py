@@ -118,13 +118,16 @@ def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
     """Each parametrisation or tolerance branch the rule describes, in a test file that does not check for ROCm."""
     if not isinstance(doc, PythonDocument) or not _wanted(doc, params):
         return
+    ends: dict[int, int] = {}
     if "calls" in params:
         found = _calls(doc, params["calls"])
         calls = [node for node, _ in found]
         if params.get("uses"):
             found += _uses(doc, calls)
         if params.get("tests"):
-            found += _tests_making(doc, found)
+            headers = _tests_making(doc, found)
+            found += [(top, symbol) for top, symbol, _ in headers]
+            ends = {id(top): end for top, _, end in headers}
     elif "test_calls" in params:
         found = _test_calls(doc, params["test_calls"])
     elif "parametrize" in params:
@@ -135,7 +138,7 @@ def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
     for node, symbol in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset)):
         if node.lineno not in seen:
             seen.add(node.lineno)
-            yield Hit(node.lineno, node.col_offset + 1, symbol=symbol)
+            yield Hit(node.lineno, node.col_offset + 1, end_line=ends.get(id(node)), symbol=symbol)
 
 
 def _wanted(doc: PythonDocument, params: Mapping[str, Any]) -> bool:
@@ -169,16 +172,20 @@ def _uses(doc: PythonDocument, calls: list[ast.expr | ast.stmt]) -> Found:
     return found
 
 
-def _tests_making(doc: PythonDocument, found: Found) -> Found:
-    """The test functions (`def test_*`) that hold a found call, each at its first decorator or its `def`: where a
-    port puts the skip or the ROCm gate of a test it does not loosen."""
-    tests: dict[int, tuple[ast.expr | ast.stmt, str]] = {}
+def _tests_making(doc: PythonDocument, found: Found) -> list[tuple[ast.expr | ast.stmt, str, int]]:
+    """The test functions (`def test_*`) that make a found call, themselves or through functions of the module they
+    call by name (`check_equal(...)`), each as its header: from its first decorator to its `def` line, where a port
+    puts the skip or the ROCm gate of a test it does not loosen."""
+    making: dict[int, tuple[Function, str]] = {}
     for node, symbol in found:
         for function in _enclosing_functions(doc, node):
-            if function.name.startswith("test") and id(function) not in tests:
-                top = min(function.decorator_list, key=lambda d: d.lineno, default=function)
-                tests[id(function)] = (top, symbol)
-    return list(tests.values())
+            making.setdefault(id(function), (function, symbol))
+    headers: list[tuple[ast.expr | ast.stmt, str, int]] = []
+    for function, symbol in _through_callers(doc, making):
+        if function.name.startswith("test"):
+            top = min(function.decorator_list, key=lambda d: d.lineno, default=function)
+            headers.append((top, symbol, function.lineno))
+    return headers
 
 
 def _result_name(parent: ast.AST | None) -> str | None:
@@ -204,6 +211,12 @@ def _test_calls(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
         if callee.search(name) and (args is None or args.search(_arguments(site.node))):
             for function in _enclosing_functions(doc, site.node):
                 making.setdefault(id(function), (function, name))
+    return [(function, symbol) for function, symbol in _through_callers(doc, making)
+            if function.name.startswith("test")]
+
+
+def _through_callers(doc: PythonDocument, making: dict[int, tuple[Function, str]]) -> list[tuple[Function, str]]:
+    """MAKING and the functions of the module that call one of them by name, to a fixed point."""
     functions: list[Function] = doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef)
     while True:  # a function that calls a making one by name makes the call too (to a fixed point)
         names = {function.name: symbol for function, symbol in making.values()}
@@ -211,7 +224,7 @@ def _test_calls(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
         if not added:
             break
         making.update((id(f), (f, symbol)) for f, symbol in added)
-    return [(function, symbol) for function, symbol in making.values() if function.name.startswith("test")]
+    return list(making.values())
 
 
 def _arguments(call: ast.Call) -> str:

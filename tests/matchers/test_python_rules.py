@@ -774,3 +774,25 @@ def test_reduced_precision_compare_follows_a_test_through_its_comparing_helper(t
     """).lstrip("\n"))
     [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
     assert [o.line for o in compare.occurrences] == [5, 10]
+
+
+def test_reduced_precision_compare_places_a_test_class_at_its_header(tmp_path: Path) -> None:
+    """A unittest class whose tests compare is a place too (ports skip such a class whole); a helper class is not."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_rms.py").write_text(textwrap.dedent("""
+        import unittest
+        import torch
+
+        class TestRMSNormHalf(unittest.TestCase):
+            tols = dict(rtol=1e-2, atol=1e-3)
+
+            def test_forward(self):
+                x = torch.randn(4, device="cuda").half()
+                torch.testing.assert_close(rms(x), ref(x), **self.tols)
+
+        class Helpers:
+            def compare(self, a, b):
+                return torch.allclose(a, b)
+    """).lstrip("\n"))
+    [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
+    assert [o.line for o in compare.occurrences] == [4, 7, 9, 13]

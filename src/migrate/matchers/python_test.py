@@ -180,12 +180,19 @@ def _tests_making(doc: PythonDocument, found: Found) -> list[tuple[ast.expr | as
     for node, symbol in found:
         for function in _enclosing_functions(doc, node):
             making.setdefault(id(function), (function, symbol))
-    headers: list[tuple[ast.expr | ast.stmt, str, int]] = []
+    headers: dict[int, tuple[ast.expr | ast.stmt, str, int]] = {}
     for function, symbol in _through_callers(doc, making):
         if function.name.startswith("test"):
-            top = min(function.decorator_list, key=lambda d: d.lineno, default=function)
-            headers.append((top, symbol, function.lineno))
-    return headers
+            headers[id(function)] = (_header_top(function), symbol, function.lineno)
+            owner = doc.parents.get(function)  # a unittest class is skipped whole as often as one test
+            if isinstance(owner, ast.ClassDef) and owner.name.startswith("Test"):
+                headers.setdefault(id(owner), (_header_top(owner), symbol, owner.lineno))
+    return list(headers.values())
+
+
+def _header_top(node: Function | ast.ClassDef) -> ast.expr | ast.stmt:
+    """The first line of a definition's header: its first decorator, or the definition itself."""
+    return min(node.decorator_list, key=lambda d: d.lineno, default=node)
 
 
 def _result_name(parent: ast.AST | None) -> str | None:

@@ -545,7 +545,8 @@ def test_reduced_precision_compare_is_one_finding_with_each_comparison(tmp_path:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_gelu.py").write_text(textwrap.dedent(_HALF_TEST.format(cast="half")).lstrip("\n"))
     [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
-    assert (compare.line, compare.severity.label, [o.line for o in compare.occurrences]) == (4, "low", [4, 5])
+    # the test that compares (where a port puts its skip) and each comparison
+    assert (compare.line, compare.severity.label, [o.line for o in compare.occurrences]) == (2, "low", [2, 4, 5])
 
 
 @pytest.mark.parametrize(("name", "cast"), [
@@ -745,3 +746,115 @@ def test_triton_inline_asm_in_helpers_that_exist_or_are_chosen_only_on_nvidia_is
     got = [(line, severity) for rule, line, severity in findings(tmp_path, source)
            if rule == "python-triton-inline-asm"]
     assert got == [(7, "info"), (11, "info"), (22, "blocker")]
+
+
+_FP8_GATES = """
+    import pytest
+    from mylib.fp8 import StateManager
+
+    available, why = StateManager.is_fp8_available()
+    other = len(why)
+
+
+    @pytest.mark.skipif(not available, reason=why)
+    def test_gemm():
+        assert other >= 0
+
+
+    def test_norm(fp8):
+        if fp8 and not available:
+            pytest.skip(why)
+        if other:
+            pass
+"""
+
+
+def test_fp8_support_gate_is_one_finding_with_each_gate_that_reads_the_check(tmp_path: Path) -> None:
+    """The check and the `skipif` / `if` that read its result (where ports add their ROCm condition); not `other`."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_fp8.py").write_text(textwrap.dedent(_FP8_GATES).lstrip("\n"))
+    [gate] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-fp8-support-gate"]
+    assert (gate.line, gate.severity.label, [o.line for o in gate.occurrences]) == (4, "low", [4, 8, 14])
+
+
+def test_fp8_gate_uses_need_the_calls_mode() -> None:
+    matcher = matchers.get("python-test")
+    assert matcher is not None and matcher.validate is not None
+    with pytest.raises(ValueError, match="'uses'"):
+        matcher.validate({"matcher": "python-test", "needles": ["fp8_"], "paths": "tests/",
+                          "parametrize": {"names": "block", "at_most": 64}, "uses": True})
+
+
+@pytest.mark.parametrize(("target", "severity"), [("gfx942", Severity.MEDIUM), ("gfx1100", Severity.INFO)])
+def test_layout_warp_size_32_follows_the_wavefront_of_the_target(tmp_path: Path, target: str,
+                                                                  severity: Severity) -> None:
+    """32 threads per warp is wrong on wave64 CDNA and right on wave32 RDNA; the literal's place is reported."""
+    (tmp_path / "lower.py").write_text("def lower(pm, warps, ctas, cap):\n"
+                                       "    pm.add_convert_triton_to_tritongpu_pass(warps, 32, ctas, cap)\n")
+    found = [(f.line, f.column, f.severity) for f in scan(tmp_path, Settings(jobs=1, targets=(target,))).findings
+             if f.rule == "python-triton-layout-warp-size-32"]
+    assert found == [(2, 52, severity)]
+
+
+def test_reduced_precision_compare_places_each_comparing_test_at_its_first_decorator(tmp_path: Path) -> None:
+    """A parametrised test is placed at its first decorator, where a port inserts `@pytest.mark.skipif(...)`; a test
+    that compares nothing is no place."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_norm.py").write_text(textwrap.dedent("""
+        import pytest
+        import torch
+
+        def test_shapes():
+            assert norm(torch.ones(2, device="cuda").half()).shape == (2,)
+
+        @pytest.mark.parametrize("n", [8, 16])
+        @pytest.mark.parametrize("dtype", [torch.float16])
+        def test_norm(n, dtype):
+            x = torch.randn(n, device="cuda", dtype=dtype)
+            torch.testing.assert_close(norm(x), ref(x))
+    """).lstrip("\n"))
+    [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
+    # the test's header spans its decorators down to its `def`
+    assert [(o.line, o.end_line) for o in compare.occurrences] == [(7, 9), (11, 11)]
+
+
+def test_reduced_precision_compare_follows_a_test_through_its_comparing_helper(tmp_path: Path) -> None:
+    """A test that compares through a helper of its module (`check_equal(...)`) is a place too; a helper is not."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_layer.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import torch
+
+        def check_equal(a, b):
+            np.testing.assert_allclose(a.float().cpu().numpy(), b.float().cpu().numpy(), atol=1e-2)
+
+        def run(layer, x):
+            return layer(x.half().cuda())
+
+        def test_layer_forward():
+            check_equal(run(layer_a, x), run(layer_b, x))
+    """).lstrip("\n"))
+    [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
+    assert [o.line for o in compare.occurrences] == [5, 10]
+
+
+def test_reduced_precision_compare_places_a_test_class_at_its_header(tmp_path: Path) -> None:
+    """A unittest class whose tests compare is a place too (ports skip such a class whole); a helper class is not."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_rms.py").write_text(textwrap.dedent("""
+        import unittest
+        import torch
+
+        class TestRMSNormHalf(unittest.TestCase):
+            tols = dict(rtol=1e-2, atol=1e-3)
+
+            def test_forward(self):
+                x = torch.randn(4, device="cuda").half()
+                torch.testing.assert_close(rms(x), ref(x), **self.tols)
+
+        class Helpers:
+            def compare(self, a, b):
+                return torch.allclose(a, b)
+    """).lstrip("\n"))
+    [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
+    assert [o.line for o in compare.occurrences] == [4, 7, 9, 13]

@@ -399,7 +399,7 @@ def _matching_argument(call: ast.Call, entry: Mapping[str, Any], regex: re.Patte
 
 def argument_texts(node: ast.expr, depth: int = 0) -> list[str]:
     """The literal texts an argument may stand for: strings, f-strings' fixed parts, a literal True/False as "True" /
-    "False", a list's first item and its items joined as a command line, both arms of `a if c else b`, `a + b`;
+    "False", a literal integer as its digits, a list's first item and its items joined as a command line, both arms of `a if c else b`, `a + b`;
     bounded so that generated code cannot blow it up."""
     if depth > _MAX_DEPTH:
         return []
@@ -408,6 +408,8 @@ def argument_texts(node: ast.expr, depth: int = 0) -> list[str]:
         return [node.value]
     if isinstance(node, ast.Constant) and isinstance(node.value, bool) and depth == 0:
         return [str(node.value)]  # a switch passed as a literal: `_jit_set_nvfuser_enabled(True)`
+    if isinstance(node, ast.Constant) and type(node.value) is int and depth == 0:
+        return [str(node.value)]  # a size passed as a literal: a warp of 32 threads
     if isinstance(node, ast.JoinedStr):
         return ["".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)]  # type: ignore[misc]
     if isinstance(node, (ast.List, ast.Tuple)) and node.elts:  # the program, and the whole command line

@@ -16,7 +16,7 @@ from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
 _KEYS = {"matcher", "needles", "paths", "if_file", "unless_file", "unless_words", "parametrize", "tolerances", "calls",
-         "test_calls"}
+         "test_calls", "uses", "tests"}
 _MODES = ("parametrize", "tolerances", "calls", "test_calls")
 _PARAMETRIZE_KEYS = {"names", "at_most"}
 _TOLERANCE_KEYS = {"dtypes", "names"}
@@ -36,6 +36,9 @@ def _validate(params: Mapping[str, Any]) -> None:
     if sum(mode in params for mode in _MODES) != 1:
         raise ValueError("python-test matcher needs exactly one of 'parametrize', 'tolerances', 'calls' and "
                          "'test_calls'")
+    for key in ("uses", "tests"):
+        if key in params and (type(params[key]) is not bool or "calls" not in params):
+            raise ValueError(f"python-test matcher: {key!r} is true or false, and goes with 'calls' only")
     if "calls" in params:
         check_regex(params, "calls", required=True)
     elif "test_calls" in params:
@@ -115,8 +118,16 @@ def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
     """Each parametrisation or tolerance branch the rule describes, in a test file that does not check for ROCm."""
     if not isinstance(doc, PythonDocument) or not _wanted(doc, params):
         return
+    ends: dict[int, int] = {}
     if "calls" in params:
         found = _calls(doc, params["calls"])
+        calls = [node for node, _ in found]
+        if params.get("uses"):
+            found += _uses(doc, calls)
+        if params.get("tests"):
+            headers = _tests_making(doc, found)
+            found += [(top, symbol) for top, symbol, _ in headers]
+            ends = {id(top): end for top, _, end in headers}
     elif "test_calls" in params:
         found = _test_calls(doc, params["test_calls"])
     elif "parametrize" in params:
@@ -127,7 +138,7 @@ def match_python_test(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
     for node, symbol in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset)):
         if node.lineno not in seen:
             seen.add(node.lineno)
-            yield Hit(node.lineno, node.col_offset + 1, symbol=symbol)
+            yield Hit(node.lineno, node.col_offset + 1, end_line=ends.get(id(node)), symbol=symbol)
 
 
 def _wanted(doc: PythonDocument, params: Mapping[str, Any]) -> bool:
@@ -145,6 +156,55 @@ def _calls(doc: PythonDocument, callee: str) -> Found:
             if regex.search(site.name or f".{site.method}")]
 
 
+def _uses(doc: PythonDocument, calls: list[ast.expr | ast.stmt]) -> Found:
+    """The tests that read a name a wanted call was assigned to (`fp8_available, reason = is_fp8_available()`, then
+    `if fp8 and not fp8_available:` or `@pytest.mark.skipif(not fp8_available, ...)`): where a port adds its gate."""
+    names = {name for call in calls if (name := _result_name(doc.parents.get(call)))}
+    if not names:
+        return []
+    tests: list[ast.expr] = [node.test for node in doc.of_type(ast.If)]
+    tests += [site.node.args[0] for site in doc.calls if site.method == "skipif" and site.node.args]
+    found: Found = []
+    for test in tests:
+        name = next((n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in names), None)
+        if name is not None:
+            found.append((test, name))
+    return found
+
+
+def _tests_making(doc: PythonDocument, found: Found) -> list[tuple[ast.expr | ast.stmt, str, int]]:
+    """The test functions (`def test_*`) that make a found call, themselves or through functions of the module they
+    call by name (`check_equal(...)`), each as its header: from its first decorator to its `def` line, where a port
+    puts the skip or the ROCm gate of a test it does not loosen."""
+    making: dict[int, tuple[Function, str]] = {}
+    for node, symbol in found:
+        for function in _enclosing_functions(doc, node):
+            making.setdefault(id(function), (function, symbol))
+    headers: dict[int, tuple[ast.expr | ast.stmt, str, int]] = {}
+    for function, symbol in _through_callers(doc, making):
+        if function.name.startswith("test"):
+            headers[id(function)] = (_header_top(function), symbol, function.lineno)
+            owner = doc.parents.get(function)  # a unittest class is skipped whole as often as one test
+            if isinstance(owner, ast.ClassDef) and owner.name.startswith("Test"):
+                headers.setdefault(id(owner), (_header_top(owner), symbol, owner.lineno))
+    return list(headers.values())
+
+
+def _header_top(node: Function | ast.ClassDef) -> ast.expr | ast.stmt:
+    """The first line of a definition's header: its first decorator, or the definition itself."""
+    return min(node.decorator_list, key=lambda d: d.lineno, default=node)
+
+
+def _result_name(parent: ast.AST | None) -> str | None:
+    """`available` in `available = check()` and in `available, reason = check()` (the first of a tuple)."""
+    if not isinstance(parent, ast.Assign) or len(parent.targets) != 1:
+        return None
+    target = parent.targets[0]
+    if isinstance(target, ast.Tuple) and target.elts:
+        target = target.elts[0]
+    return target.id if isinstance(target, ast.Name) else None
+
+
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -158,6 +218,12 @@ def _test_calls(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
         if callee.search(name) and (args is None or args.search(_arguments(site.node))):
             for function in _enclosing_functions(doc, site.node):
                 making.setdefault(id(function), (function, name))
+    return [(function, symbol) for function, symbol in _through_callers(doc, making)
+            if function.name.startswith("test")]
+
+
+def _through_callers(doc: PythonDocument, making: dict[int, tuple[Function, str]]) -> list[tuple[Function, str]]:
+    """MAKING and the functions of the module that call one of them by name, to a fixed point."""
     functions: list[Function] = doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef)
     while True:  # a function that calls a making one by name makes the call too (to a fixed point)
         names = {function.name: symbol for function, symbol in making.values()}
@@ -165,7 +231,7 @@ def _test_calls(doc: PythonDocument, entry: Mapping[str, Any]) -> Found:
         if not added:
             break
         making.update((id(f), (f, symbol)) for f, symbol in added)
-    return [(function, symbol) for function, symbol in making.values() if function.name.startswith("test")]
+    return list(making.values())
 
 
 def _arguments(call: ast.Call) -> str:

@@ -635,3 +635,13 @@ def test_a_core_built_on_a_cuda_only_cxx_library_floors_at_hard() -> None:
     few = [core[0], replace(core[1], path="tests/test_spmm.cu"), replace(core[2], path="tests/test_bfs.cu")]
     assert risk.assess(few, W).verdict == "moderate"
     assert risk.assess([replace(f, vendored=True) for f in core], W).verdict != "hard"
+
+
+def test_a_renderer_built_on_optix_floors_at_hard() -> None:
+    core = [make(f"render/{part}.cpp", 3, "optix-include", "cuda-library", Severity.HIGH,
+                 evidence="#include <optix.h>") for part in ("pipeline", "accel", "denoise")]
+    assessed = risk.assess(core, W)
+    assert assessed.verdict == "hard" and "optix-include in 3 files" in assessed.basis
+    # one OptiX file beside two tests is an optional back end, not the core
+    few = [core[0], replace(core[1], path="tests/test_accel.cpp"), replace(core[2], path="tests/test_denoise.cpp")]
+    assert risk.assess(few, W).verdict == "moderate"

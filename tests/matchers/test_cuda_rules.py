@@ -17,6 +17,8 @@ from migrate.assessment import assess
 from migrate.report.json import render as render_json
 from migrate.scan import scan, scan_file
 
+from conftest import FIXTURES
+
 KINDS = {".cu": FileKind.CUDA, ".cuh": FileKind.CUDA, ".cpp": FileKind.CPP, ".h": FileKind.CPP, ".c": FileKind.C}
 
 
@@ -805,3 +807,15 @@ def test_backward_gemms_need_half_data(tmp_path: Path) -> None:
     code = BACKWARD_GEMMS.replace("half", "float").replace("at::Half", "float").replace("Hgemm", "Sgemm")
     code = code.replace("at::BFloat16", "float")
     assert fired(tmp_path, code, "fp16-backward-gemm") == []
+
+
+@pytest.mark.parametrize(("fixture", "rule", "places"), [
+    ("jit_images.cpp", "cuda-jit-nvidia-image", [10, 12, 20]),
+    ("optix_pipeline.cpp", "optix-api", [13, 15, 19]),
+    ("flashinfer_headers.cu", "flashinfer-include", [3, 5]),
+])
+def test_per_file_library_rules_list_every_place(tmp_path: Path, fixture: str, rule: str, places: list[int]) -> None:
+    """One finding per file, every use of the JIT input types, OptiX calls and FlashInfer headers an occurrence."""
+    code = (FIXTURES / "rules" / "cuda" / fixture).read_text(encoding="utf-8")
+    found = [f for f in findings(tmp_path, code, name=fixture) if f.rule == rule]
+    assert [[o.line for o in f.occurrences] or [f.line] for f in found] == [places]

@@ -65,7 +65,7 @@ _LANE_MATHS = """
   (#match? @rhs "^[(] *32 *- *1 *[)]$")) @expr
 (binary_expression left: (number_literal) @one operator: "<<" right: (_) @lhs (#match? @one "^1[uU]?$")) @bit
 (binary_expression left: (_) @lhs operator: [">>" "<<"] right: (parenthesized_expression) @shift
-  (#match? @shift "^[(] *32 *-")) @width
+  (#match? @shift "^[(] *3[12] *-")) @width
 (binary_expression left: (identifier) @lhs operator: ["==" "!="] right: [(number_literal) (binary_expression)] @last
   (#match? @lhs "[Ll]ane") (#match? @last "^(31|32 *- *1)$")) @cmp
 """
@@ -143,12 +143,19 @@ _WARP_HELPER = lazy_regex(r"warp|shfl|shuffle", re.I)
 # Shuffles that are not a warp's: SIMD intrinsics on the CPU (`_mm_shuffle_ps`, `_mm256_shuffle_epi8`,
 # `__builtin_shufflevector`, `wasm_i8x16_shuffle`) and host algorithms (`std::shuffle`, `thrust::shuffle`)
 _NOT_WARP_SHUFFLE = lazy_regex(r"(?:_mm\d*_|__builtin_|wasm_\w+_|(?:std|thrust)::(?:random_)?)$", re.I)
+# Names with "warp" that are not a warp's lanes: a GEMM's warp tile (sgemmWarptiling, WarpTileIterator: a logical
+# group of threads indexed by arithmetic alone) and image warping (cv::warpAffine, warp_perspective, warped)
+_NOT_WARP_HELPER = lazy_regex(r"warp_?(?:til|affine|perspective|image|ed)", re.I)
+_SHUFFLE_WORD = lazy_regex(r"shfl|shuffle", re.I)
 
 
 def _warp_helper_name(name: str) -> bool:
-    """NAME is named for warps or lane shuffles (warp_reduce_sum, WARP_SHFL_XOR), not for a CPU or host shuffle."""
+    """NAME is named for warps or lane shuffles (warp_reduce_sum, WARP_SHFL_XOR), not for a CPU or host shuffle,
+    a GEMM's warp tile (sgemmWarptiling, warp_tile_m) or an image warp (warpAffine, warp_perspective)."""
     found = _WARP_HELPER.search(name)
-    return found is not None and not _NOT_WARP_SHUFFLE.search(name, 0, found.start())
+    if found is None or _NOT_WARP_SHUFFLE.search(name, 0, found.start()):
+        return False
+    return not _NOT_WARP_HELPER.search(name) or _SHUFFLE_WORD.search(name) is not None
 
 _MASK_NAME = lazy_regex(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 # A definition may carry a project prefix (`#define BNB_FULL_WARP_MASK 0xffffffffull`); a use is judged by the
@@ -455,9 +462,15 @@ def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
     lhs = doc.node_text(groups["lhs"][0])
     if "bit" in groups:  # only a lane: `1u << tid` may be a block-wide bitmap, `1u << signXo` a sign bit
         return re.search(r"\bthreadIdx\s*\.\s*x\b|[Ll]ane", lhs) is not None
-    # `~0u << (32 - bits)` is bit packing; a mask, a lane, a thread index or a warp-sized shift is lanes
+    # `~0u << (32 - bits)` is bit packing; a mask, a lane, a thread index or a warp-sized shift is lanes.
+    # `0xffffffff >> (31 - lane)`, `0xFFFFFFFF >> (32 - laneId())`: the lanes at or below (below) this one, a
+    # prefix mask of a 32-lane warp (31 only with a lane in the shift: `x >> (31 - i)` is a bit's extraction)
     shift = doc.node_text(groups["shift"][0])
-    return re.search(r"mask|[Ll]ane|threadIdx", lhs) is not None or re.search(r"warp", shift, re.I) is not None
+    lane_shift = re.search(r"[Ll]ane|threadIdx", shift) is not None
+    if re.match(r"\(\s*31", shift):
+        return lane_shift
+    return (re.search(r"mask|[Ll]ane|threadIdx", lhs) is not None or lane_shift
+            or re.search(r"warp", shift, re.I) is not None)
 
 
 def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
@@ -785,8 +798,8 @@ _LANE_OPERATIONS = {  # the operator and literal pairs of _LANE_MATHS that _LANE
     "0x1f&": lazy_regex(rf"0[xX]1[fF]{_NUMBER_END}[uUlL]*{_W}&"),
     "32*": lazy_regex(rf"32{_NUMBER_END}[uUlL]*{_W}\*"),
     "bit": lazy_regex(rf"1[uU]?{_W}<<"),
-    "width": lazy_regex(rf">>{_W}\({_W}32{_W}-"),
-    "left-width": lazy_regex(rf"<<{_W}\({_W}32{_W}-"),
+    "width": lazy_regex(rf">>{_W}\({_W}3[12]{_W}-"),
+    "left-width": lazy_regex(rf"<<{_W}\({_W}3[12]{_W}-"),
     "cmp": lazy_regex(rf"lane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
     "Cmp": lazy_regex(rf"Lane\w*{_W}[!=]={_W}\(?{_W}3[12]{_NUMBER_END}"),
 }

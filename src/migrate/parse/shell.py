@@ -155,9 +155,11 @@ def _skip_heredocs(text: str, i: int, heredocs: list[tuple[str, bool]]) -> int:
 
 def commands(words: list[Word]) -> Iterator[tuple[list[Word], bool]]:
     """The simple commands, redirections and their targets removed: (words, whether the output is captured by a
-    pipe or a command substitution)."""
+    pipe or a command substitution). A command substitution is a command of its own, and the command around it goes
+    on after its `)` (`docker run --user $(id -u):$(id -g) nvidia/cuda:12.1.0-devel`: the image is docker's)."""
     current: list[Word] = []
     captured = skip_next = False
+    outer: list[tuple[list[Word], bool] | None] = []  # per open parenthesis: the command a `$(` interrupted
     for word in words:
         if skip_next and not word.operator:
             skip_next = False
@@ -165,10 +167,16 @@ def commands(words: list[Word]) -> Iterator[tuple[list[Word], bool]]:
         skip_next = False
         if word.operator and word.text in _REDIRECTS:
             skip_next = True
+        elif word.operator and word.text == "$(":
+            outer.append((current, captured))  # resumed at its `)`, yielded once whole
+            current, captured = [], True
         elif word.operator and word.text in _SEPARATORS:
             if current:
                 yield current, captured or word.text == "|"
-            current, captured = [], word.text in _CAPTURING
+            resumed = outer.pop() if word.text == ")" and outer else None
+            if word.text == "(":
+                outer.append(None)
+            current, captured = resumed or ([], word.text in _CAPTURING)
         elif not word.operator:
             current.append(word)
     if current:

@@ -548,6 +548,21 @@ def test_findings_priced_once_assess_and_list_as_when_each_prices_them() -> None
     assert len(priced.every) == len(findings) - 1 and len(list(priced.each())) == len(priced.every)
 
 
+def test_each_read_again_gives_the_first_reads_answers() -> None:
+    # the answers of a read that went to the end are kept by index; one left half-way, or one inside another, is
+    # worked out again and keeps nothing wrong
+    findings = [*KERNEL_REPO, *PYTORCH_REPO]
+    priced = risk.pricing(findings, W, guarded=5)
+    worked = [(f, *priced.prices.of(f)) for f in priced.every]
+    half = priced.each()
+    next(half)
+    nested = [(outer[0], [inner[1] for inner in priced.each()]) for outer in priced.each()]
+    assert [statuses for _, statuses in nested] == [[w[1] for w in worked]] * len(worked)
+    del half
+    assert list(priced.each()) == worked and list(priced.each()) == worked
+    assert priced._read.complete and len(priced._read.statuses) == len(worked)
+
+
 def test_work_off_the_main_path_adds_a_small_share_and_never_leads() -> None:
     # a library with one CUDA-only call, and a folder of example trainers with far more work of their own
     library = [make("pkg/models/attn.py", 8, "compute-capability", "python-cuda-api", Severity.MEDIUM)]

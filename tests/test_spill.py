@@ -126,3 +126,25 @@ def test_the_sequence_reads_blocks_in_order_and_indexes_across_them() -> None:
         with pytest.raises(IndexError):
             found[8]
         found.close()
+
+
+def test_reads_between_appends_see_every_block() -> None:
+    stored = Spill(in_memory=0)  # on disk from the first byte, written through a buffer
+    where = [stored.append(bytes([n]) * (n + 1)) for n in range(3)]
+    assert stored.read(*where[0]) == b"\x00"
+    later = stored.append(b"xyz")  # after a read: an earlier block is read without it, the new one with it
+    assert stored.read(*where[2]) == b"\x02" * 3 and stored.read(*later) == b"xyz"
+    assert stored.read(*where[1]) == b"\x01\x01" and stored.read(*stored.append(b"q")) == b"q"
+    stored.close()
+
+
+def test_the_second_pass_reads_again_what_the_first_could_not_keep(tmp_path: Path, spill_dir: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import migrate.scan.orchestrate as orchestrate
+
+    root = _tree(tmp_path / "repo", 12)
+    kept = scan(root, Settings(jobs=1))
+    monkeypatch.setattr(orchestrate, "RESIDENT", 5)  # the first files' findings kept, the rest read again
+    read_again = scan(root, Settings(jobs=1))
+    assert len(kept.findings) > 5 and list(read_again.findings) == list(kept.findings)
+    assert [f.__dict__ for f in read_again.findings] == [f.__dict__ for f in kept.findings]

@@ -186,6 +186,20 @@ class Context:
             known[path] = is_c(path) and ("" in self._hipify_set or _nearest(path, self._hipify_set) is not None)
         return known[path]
 
+    def place(self, path: str) -> _Place:
+        """What a finding's status reads of PATH (status_of): asked once per finding, many per file."""
+        known = self._places
+        found = known.get(path)
+        if found is None:
+            if len(known) >= _PLACES_KEPT:
+                known.clear()
+            found = known[path] = _place(self, path)
+        return found
+
+    @cached_property
+    def _places(self) -> dict[str, _Place]:
+        return {}
+
     @cached_property
     def _build_set(self) -> frozenset[str]:
         return frozenset(self.build_dirs)
@@ -207,6 +221,10 @@ class Context:
 # a memo of every path held a key and an entry per file of a large tree until the end (two contexts: the scan's and
 # the assessment's).
 _PATHS_KEPT = 4_096
+# The places kept at most: a report's findings are read in path order several times over (the pricing, the floors,
+# the rollups: 7 reads), so a memo smaller than a large tree's paths with findings is emptied on every read (~80 bytes
+# a place; CUTLASS + CCCL's 11,000 files with findings: under 2 MB)
+_PLACES_KEPT = 16_384
 
 
 def _flag_gated(
@@ -327,27 +345,46 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
         return finding.status
     if finding.severity == Severity.INFO:
         return "covered"
-    if finding.severity <= weights.mechanical_max and finding.rule not in weights.not_renamed and context.hipifies(
-            finding.path):
+    place = context.place(finding.path)  # what the answer reads of the path, worked out once per path
+    if place.hipified and finding.severity <= weights.mechanical_max and finding.rule not in weights.not_renamed:
         return "covered"  # a rename the build's hipify makes (not a value it leaves as it is)
-    if finding.rule in _BUILD_MACRO_RULES and is_c(finding.path) and context.built_for_rocm(finding.path):
+    if place.rocm_build and finding.rule in _BUILD_MACRO_RULES:
         return "guarded"  # a build macro test in code whose build already has a ROCm branch (it sets the macro)
-    if context.is_flagged(finding.path):
-        return "optional-gap"  # an add-on the user opts into with a command-line flag
-    if finding.path in context.extras:
-        return "optional-gap"  # requirements/<extra>.txt: the packages of an extra, beside the main install
-    if context.is_device_built(finding.path):
-        return "optional-gap"  # a CUDA-only backend a device switch builds: the ROCm install goes without it
-    if context.unimported and is_c(finding.path) and any(finding.path.startswith(d + "/") for d in context.unimported):
-        return "optional-gap"  # a second extension the library's own path never imports (research code beside it)
-    if context.opt_in.holds(finding.path, finding.line):
-        return "optional-gap"  # code only an off-by-default build option compiles (cuDNN, flash-attention kernels)
-    component = context.component(finding.path)
-    if component in context.replaced:
-        return "remaining"  # the CUDA kernels a separate ROCm backend replaces: the product, not an add-on
-    if context.level == "supported" and context.ported and component != "." and component not in context.ported:
+    if place.optional:
+        # an add-on the user opts into with a command-line flag; the packages of an extra (requirements/<extra>.txt);
+        # a CUDA-only backend a device switch builds; a second extension the library's own path never imports
         return "optional-gap"
-    return "remaining"
+    if place.opt_in_file or (place.opt_in_ranges and any(start <= finding.line <= end
+                                                         for start, end in place.opt_in_ranges)):
+        return "optional-gap"  # code only an off-by-default build option compiles (cuDNN, flash-attention kernels)
+    return place.otherwise
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """What status_of reads of a finding's path in a Context, in the order it reads them."""
+
+    hipified: bool  # the build hipifies it (a rename there is covered)
+    rocm_build: bool  # C/C++/CUDA whose build already has a ROCm branch (a build macro test there is guarded)
+    optional: bool  # flagged, an extra's requirements, device-built, or in an unimported extension
+    opt_in_file: bool  # a file only an off-by-default build option compiles
+    opt_in_ranges: tuple[tuple[int, int], ...]  # its lines that only such an option compiles
+    otherwise: str  # the status of what none of the above holds: its component's
+
+
+def _place(context: Context, path: str) -> _Place:
+    c_source = is_c(path)
+    optional = (context.is_flagged(path) or path in context.extras or context.is_device_built(path)
+                or bool(context.unimported and c_source and any(path.startswith(d + "/") for d in context.unimported)))
+    component = context.component(path)
+    if component in context.replaced:
+        otherwise = "remaining"  # the CUDA kernels a separate ROCm backend replaces: the product, not an add-on
+    elif context.level == "supported" and context.ported and component != "." and component not in context.ported:
+        otherwise = "optional-gap"
+    else:
+        otherwise = "remaining"
+    return _Place(context.hipifies(path), c_source and context.built_for_rocm(path), optional,
+                  path in context.opt_in.files, tuple(context.opt_in.ranges.get(path, ())), otherwise)
 
 
 def kernel_sites(findings: Iterable[Finding], weights: Weights) -> dict[str, bool]:

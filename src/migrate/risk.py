@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from array import array
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from typing import Any, overload
 
@@ -151,12 +152,55 @@ class Priced:
     prices: Prices
     context: Context  # the context that has seen them
     guarded: int
+    _read: _Answers = field(default_factory=lambda: _Answers(), compare=False, repr=False)
 
     def each(self) -> Iterator[tuple[Finding, str, float, float]]:
-        """Each finding with its status and effort (low, high), in report order: one read of the findings."""
-        price = self.prices.of
-        for finding in self.every:
-            yield finding, *price(finding)
+        """Each finding with its status and effort (low, high), in report order: one read of the findings. The
+        first read that goes to the end keeps the answers by index (17 bytes a finding): the assessment reads them
+        four times."""
+        answers, price = self._read, self.prices.of
+        if answers.complete:
+            names = answers.names
+            yield from zip(self.every, (names[code] for code in answers.statuses), answers.lows, answers.highs)
+            return
+        if answers.filling:  # a read inside another that has not ended: worked out again
+            for finding in self.every:
+                yield finding, *price(finding)
+            return
+        answers.clear()
+        answers.filling, keep = True, answers.add
+        try:
+            for finding in self.every:
+                status, low, high = price(finding)
+                keep(status, low, high)
+                yield finding, status, low, high
+            answers.complete = True
+        finally:
+            answers.filling = False
+
+
+class _Answers:
+    """Priced.each's answers, by index: a status code each and the efforts in arrays (no object per finding)."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.complete = self.filling = False
+        self.names: list[str] = []
+        self.codes: dict[str, int] = {}
+        self.statuses = bytearray()
+        self.lows = array("d")
+        self.highs = array("d")
+
+    def add(self, status: str, low: float, high: float) -> None:
+        code = self.codes.get(status)
+        if code is None:
+            code = self.codes[status] = len(self.names)
+            self.names.append(status)
+        self.statuses.append(code)
+        self.lows.append(low)
+        self.highs.append(high)
 
 
 def pricing(

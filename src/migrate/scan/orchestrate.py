@@ -21,7 +21,7 @@ from migrate.ruleset import Ruleset
 from migrate.scan import pool, project
 from migrate.scan.file import Shortcuts
 from migrate.scan.pool import Progress
-from migrate.scan.spill import Spill, SpilledFindings
+from migrate.scan.spill import RESIDENT, Spill, SpilledFindings
 from migrate.weights import load_weights
 
 
@@ -85,13 +85,14 @@ def _scan(
     with paused():  # each file's findings, made and let go in turn (those kept, frozen after): no cycles
         facts = project.tree(found.packages, ruleset, conditionals, evidence, settings.targets,
                              map(_relpath_of(records), range(len(records))))
-        moved, sites = _compiled(facts, spill, raw, seeing=_has_rocm_code(evidence))
+        moved, sites, again = _compiled(facts, spill, raw, seeing=_has_rocm_code(evidence))
         held.extend(moved)
         guarded += len(moved)
         paths = list(map(_relpath_of(records), range(len(records))))  # discovery's strings: a pointer each, for now
         status = project.status_of(evidence, guarded, paths)
         kept, built, baselined = _settled(facts, project.settling(status, sites, paths),
-                                          project.narrowing(settings, changes), spill, raw)
+                                          project.narrowing(settings, changes), spill, raw, again)
+        del again
         del paths
         held.extend(built)
         guarded += len(built)
@@ -147,31 +148,41 @@ def _has_rocm_code(evidence: list[Evidence]) -> bool:
 
 def _compiled(
     facts: project.Tree, spill: Spill, raw: _Raw, *, seeing: bool
-) -> tuple[list[Finding], dict[str, bool]]:
+) -> tuple[list[Finding], dict[str, bool], list[list[Finding] | None]]:
     """The first pass over the files' findings, in path order: (those a HIP build never compiles, and when SEEING,
-    the kernel work the rest holds: finding_status.kernel_sites). The ROCm status needs the count of the first;
-    the rest is made again in the second pass, cheaper than kept."""
+    the kernel work the rest holds: finding_status.kernel_sites; the rest, each file's, for the second pass). The
+    ROCm status needs the count of the first. The rest is kept while they are few (up to spill.RESIDENT findings, as
+    many as the report keeps decoded); past them the second pass reads them again."""
     moved: list[Finding] = []
     sites: dict[str, bool] = {}
+    again: list[list[Finding] | None] = []
+    room = RESIDENT
     weights = load_weights()
     for where in raw.in_path_order():
         kept, out = project.compiled(facts, _read(spill, where))
         moved.extend(out)
         if seeing:
             sites.update(finding_status.kernel_sites(kept, weights))
-    return moved, sites
+        room -= len(kept)
+        again.append(kept if room >= 0 else None)
+    return moved, sites, again
 
 
 def _settled(
     facts: project.Tree, how: project.Settling, narrowing: project.Narrowing, spill: Spill, raw: _Raw,
+    again: list[list[Finding] | None],
 ) -> tuple[SpilledFindings, list[Finding], int]:
-    """The second pass, in path order: (the findings of the report, in order and spilled again; the macro tests
-    whose build already sets the macro; how many the baseline accepts)."""
+    """The second pass, in path order (from what the first kept of each file, AGAIN, or read again): (the findings
+    of the report, in order and spilled again; the macro tests whose build already sets the macro; how many the
+    baseline accepts)."""
     kept = SpilledFindings(spill)
     built: list[Finding] = []
     baselined = 0
-    for where in raw.in_path_order():
-        findings, _ = project.compiled(facts, _read(spill, where))
+    for place, where in enumerate(raw.in_path_order()):
+        findings = again[place]
+        again[place] = None  # let the first pass's copy go as the report's is made
+        if findings is None:
+            findings, _ = project.compiled(facts, _read(spill, where))
         findings, out = project.settled(how, findings)
         built.extend(out)
         findings, accepted = project.narrow(narrowing, findings)

@@ -30,7 +30,7 @@ class Spill:
         self._buffer = bytearray()
         self._file: IO[bytes] | None = None
         self._size = 0
-        self._unflushed = False
+        self._flushed = 0  # bytes of the file written through to it: pread sees them
 
     def append(self, blob: bytes) -> tuple[int, int]:
         """Store BLOB: its (offset, length)."""
@@ -45,7 +45,6 @@ class Spill:
             self._buffer += blob
         else:
             self._file.write(blob)
-            self._unflushed = True
         self._size += len(blob)
         return offset, len(blob)
 
@@ -53,9 +52,9 @@ class Spill:
         """The LENGTH bytes stored at OFFSET."""
         if self._file is None:
             return bytes(self._buffer[offset:offset + length])
-        if self._unflushed:
-            self._file.flush()
-            self._unflushed = False
+        if offset + length > self._flushed:  # what was written before is read without a flush (a write each time a
+            self._file.flush()  # scan reads one file's findings back and appends them again: 11,000 for CUTLASS)
+            self._flushed = self._size
         return os.pread(self._file.fileno(), length, offset)
 
     @property
@@ -93,20 +92,21 @@ class SpilledFindings(InReportOrder):
 
     def add(self, findings: list[Finding]) -> None:
         """Append one file's FINDINGS (in report order, after every file added before); the first RESIDENT of them
-        stay decoded."""
+        stay decoded (and only the others are encoded into the spill)."""
         if not findings:
             return
-        offset, length = self._spill.append(encode(findings))
-        self._offsets.append(offset)
-        self._lengths.append(length)
-        self._starts.append(self._starts[-1] + len(findings))
         strings = self._strings
         if strings is not None and self._kept_count + len(findings) <= self._resident:
             self._kept.append(_shared(findings, strings))
             self._kept_count += len(findings)
+            offset, length = -1, 0  # kept decoded until the findings go: never read back, so never written
         else:  # the resident findings are the first blocks: past them, their one copy of each value goes
             self._kept.append(None)
             self._strings = None
+            offset, length = self._spill.append(encode(findings))
+        self._offsets.append(offset)
+        self._lengths.append(length)
+        self._starts.append(self._starts[-1] + len(findings))
 
     def close(self) -> None:
         """Let the findings go (the temp file with them)."""

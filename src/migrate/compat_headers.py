@@ -134,6 +134,11 @@ def _down(
     return memo[key]
 
 
+def resolver(known: frozenset[str]) -> Callable[[str, str], str | None]:
+    """The quoted-include resolver of a tree whose files are KNOWN (see _Resolver)."""
+    return _Resolver(known)
+
+
 def _name(argument: str) -> str:
     match = _NAME.match(argument)
     return match.group() if match else ""

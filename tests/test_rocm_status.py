@@ -580,5 +580,11 @@ def test_a_define_from_a_variable_keeps_every_cuda_only_define_possible() -> Non
     cmake = CMAKE_OPTIONAL_CUDA.replace("  add_compile_definitions(ENGINE_WITH_GPU ENGINE_WITH_SHARED=1)\n",
                                         "  add_definitions(${HIP_DEFINES})\n")
     assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", cmake)) == frozenset()
+    # a variable the HIP branch fills itself: its names are read, the others stay CUDA-only
+    listed = cmake.replace("  add_definitions(${HIP_DEFINES})\n",
+                           "  list(APPEND HIP_DEFINES -DENGINE_WITH_GPU -DENGINE_WITH_TUNED_GEMM)\n"
+                           "  add_definitions(${HIP_DEFINES})\n")
+    assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", listed)) == {
+        "ENGINE_WITH_FUSED_ATTN", "ENGINE_WITH_SHARED"}
     assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", CMAKE_OPTIONAL_CUDA)) == {
         "ENGINE_WITH_FUSED_ATTN", "ENGINE_WITH_TUNED_GEMM"}

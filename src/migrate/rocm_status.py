@@ -366,7 +366,8 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     stack: list[bool] = []  # per open if(): is the current branch CUDA-only
     hip: list[bool] = []  # ... and is it the HIP branch (where `list(REMOVE_ITEM ...)` takes sources out)
     result = []
-    unread, written = False, set[str]()  # outside CUDA-only branches: a define from a variable; every name written
+    # outside CUDA-only branches: the variables a define is built from, those the file sets, every name it writes
+    used, assigned, written = set[str](), set[str](), set[str]()
     for name, offset, args in found:
         words = [a for a, _ in args]
         if name == "if":
@@ -388,10 +389,14 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
             defined = "cuda-only-define" if stack and stack[-1] else "build-define"
             result.extend(Evidence(defined, relpath, lines.at(offset)[0], n, 0) for n in _defined_names(name, words))
             if not (stack and stack[-1]):  # what else the file may define: any name it writes outside CUDA branches
-                unread |= name in _DEFINERS and any("${" in w for w in words[name.startswith("target_"):])
+                used.update(_VARIABLE.findall(" ".join(words[name.startswith("target_"):])) if name in _DEFINERS else ())
                 written.update(t for w in words for t in _MACRO_WORD.findall(w))
+                if name in ("set", "list") and words:
+                    assigned.add(words[1] if name == "list" and len(words) > 1 else words[0])
     hip_branch = any(name in ("if", "elseif") and any(_HIP_TEST.search(a) for a, _ in args) for name, _, args in found)
-    # a define built from a variable (`add_definitions(${ROCM_DEFS})`) may be any name: no CUDA-only define then
+    # a define built from a variable set elsewhere (`add_definitions(${ROCM_DEFS})`) may be any name: no CUDA-only
+    # define then; one this file sets outside its CUDA branches has its names among those written
+    unread = bool(used - assigned)
     result = [e for e in result if e.kind != "cuda-only-define" or not unread and e.text not in written]
     return tuple(result) if hip_branch and any(e.kind in _NEVER_HIP for e in result) else ()
 
@@ -401,6 +406,7 @@ _DASH_D = lazy_regex(r"(?:^|\s)-D([A-Za-z_]\w*)")
 _DEFINITIONS = frozenset({"add_compile_definitions", "target_compile_definitions"})
 _DEFINERS = _DEFINITIONS | {"add_definitions"}  # (compile options from a variable are flags: OpenMP_CXX_FLAGS)
 _MACRO_WORD = lazy_regex(r"[A-Za-z_]\w*")
+_VARIABLE = lazy_regex(r"\$\{(\w+)\}")
 _MACRO = lazy_regex(r"[A-Za-z_]\w*")
 
 

@@ -51,10 +51,15 @@ def tree(
     source_lists = tuple(e for e in evidence if e.kind in rocm_status.SOURCE_LISTS)
     return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets), settled, source_lists,
                 _defines_device_pass(conditionals),
-                any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence), compat_headers.seen(conditionals, paths),
+                any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence), compat_headers.seen(conditionals, paths, _dead_line(settled)),
                 frozenset(r.id for r in ruleset.rules if r.match.get("matcher") == "warp-size"
                           and r.match.get("check") in compat_headers.CHECKS),
                 unreached.headers(conditionals, settled, rocm_status.never_built(source_lists), paths))
+
+
+def _dead_line(settled: preproc.Settled) -> Callable[[str, int], bool]:
+    """Whether a line of a file is in an #if branch a HIP build never compiles."""
+    return lambda path, line: any(start <= line <= end for start, end in settled.dead_ranges(path))
 
 
 def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:

@@ -104,3 +104,21 @@ def test_entries_mark_quoted_includes_and_macros_in_branches_only_hip_compiles()
 ])
 def test_hip_only_branches(directives: tuple[Directive, ...], hip_only: list[tuple[int, int]]) -> None:
     assert compat_headers._hip_only(directives) == hip_only
+
+
+def test_seen_follows_includers_up_and_leaves_out_includes_a_hip_build_never_compiles() -> None:
+    files = {
+        "sim/compat_hip.h": (d(3, "define", "__shfl_xor_sync(m, v, l, w) __shfl_xor(v, l)"),),
+        "sim/container.h": (d(2, "include-hip", "compat_hip.h"), d(5, "include", "kernels.h"), d(6, "include", "ops.h")),
+        "sim/ops.h": (d(4, "include", "kernels.h"),),  # gets the macro only from its includers
+        "sim/kernels.h": (d(1, "define", "KERNELS_H"),),
+        "sim/device.h": (d(1, "include", "container.h"), d(2, "include", "ops.h")),
+        "net/contract.h": (d(1, "ifdef", "LIB_CUDA"), d(9, "include", "../sim/ops.h"), d(12, "endif")),
+    }
+    renamed = frozenset({"__shfl_xor_sync"})
+    got = compat_headers.seen(files, dead=lambda path, line: path == "net/contract.h" and 1 <= line <= 12)
+    assert {p for p, names in got.items() if names == renamed} == {
+        "sim/compat_hip.h", "sim/container.h", "sim/ops.h", "sim/kernels.h", "sim/device.h"}
+    # counted as compiled, the CUDA-only includer leaves ops.h, and kernels.h that ops.h includes, without the macro
+    got = compat_headers.seen(files)
+    assert "sim/ops.h" not in got and "sim/kernels.h" not in got and got["sim/device.h"] == renamed

@@ -520,3 +520,71 @@ def test_a_hip_build_switch_and_rocm_requirements_are_evidence(
     kind: FileKind, relpath: str, text: str, expected: list[tuple[str, int]]
 ) -> None:
     assert [(e.kind, e.line) for e in rocm_status.evidence(kind, relpath, text)] == expected
+
+
+CMAKE_OPTIONAL_CUDA = """\
+project(engine LANGUAGES CXX)
+option(WITH_CUDA "CUDA backend" OFF)
+option(WITH_HIP "HIP backend" OFF)
+set(GPU_SRCS src/gemm_gpu.cu src/attention_gpu.cu)
+if(WITH_CUDA)
+  enable_language(CUDA)
+  add_definitions(-DENGINE_WITH_GPU)
+  if(WITH_FUSED_ATTN)
+    add_definitions(-DENGINE_WITH_FUSED_ATTN)
+    list(APPEND GPU_SRCS src/sm80/attn_fwd.cu)
+  endif()
+  target_compile_definitions(engine PRIVATE ENGINE_WITH_TUNED_GEMM ENGINE_WITH_SHARED=1)
+elseif(WITH_HIP)
+  enable_language(HIP)
+  add_compile_definitions(ENGINE_WITH_GPU ENGINE_WITH_SHARED=1)
+  set_source_files_properties(${GPU_SRCS} PROPERTIES LANGUAGE HIP)
+endif()
+add_library(engine ${GPU_SRCS})
+"""
+PTX = 'asm volatile("cp.async.wait_all;");'
+
+
+def test_macros_only_the_cuda_branch_defines_rule_out_what_they_guard_and_the_headers_only_it_includes(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "CMakeLists.txt", CMAKE_OPTIONAL_CUDA)
+    write(tmp_path, "src/attention_gpu.cu", (
+        '#include "fused/kernel.h"\n'  # line 1: everywhere, so kernel.h is compiled
+        "#ifdef ENGINE_WITH_FUSED_ATTN\n"
+        '#include "fused/launch.h"\n'
+        f"__device__ void a() {{ {PTX} }}\n"  # line 4: only the CUDA build defines the macro
+        "#endif\n"
+        "#ifdef ENGINE_WITH_GPU\n"
+        f"__device__ void b() {{ {PTX} }}\n"  # line 7: both builds define it
+        "#endif\n"
+        "#ifdef ENGINE_WITH_SHARED\n"
+        f"__device__ void c() {{ {PTX} }}\n"  # line 10: a value define in both
+        "#endif\n"))
+    write(tmp_path, "src/fused/launch.h", f'#pragma once\n#include "tiles.h"\n__device__ void d() {{ {PTX} }}\n')
+    write(tmp_path, "src/fused/tiles.h", f"__device__ void e() {{ {PTX} }}\n")
+    write(tmp_path, "src/fused/kernel.h", f"#pragma once\n__device__ void f() {{ {PTX} }}\n")
+    write(tmp_path, "src/fused/orphan.h", f"__device__ void g() {{ {PTX} }}\n")  # included by nobody: kept
+    write(tmp_path, "src/sm80/attn_fwd.cu", '#include "../fused/sm80_tile.h"\n')  # a source only CUDA lists
+    write(tmp_path, "src/fused/sm80_tile.h", f"__device__ void h() {{ {PTX} }}\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    kept = sorted((f.path, f.line) for f in result.findings if f.rule == "inline-ptx")
+    held = sorted((f.path, f.line) for f in result.guarded_findings if f.rule == "inline-ptx")
+    assert kept == [("src/attention_gpu.cu", 7), ("src/attention_gpu.cu", 10), ("src/fused/kernel.h", 2),
+                    ("src/fused/orphan.h", 1)]
+    assert held == [("src/attention_gpu.cu", 4), ("src/fused/launch.h", 3), ("src/fused/sm80_tile.h", 1),
+                    ("src/fused/tiles.h", 1)]
+
+
+def test_a_define_from_a_variable_keeps_every_cuda_only_define_possible() -> None:
+    cmake = CMAKE_OPTIONAL_CUDA.replace("  add_compile_definitions(ENGINE_WITH_GPU ENGINE_WITH_SHARED=1)\n",
+                                        "  add_definitions(${HIP_DEFINES})\n")
+    assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", cmake)) == frozenset()
+    # a variable the HIP branch fills itself: its names are read, the others stay CUDA-only
+    listed = cmake.replace("  add_definitions(${HIP_DEFINES})\n",
+                           "  list(APPEND HIP_DEFINES -DENGINE_WITH_GPU -DENGINE_WITH_TUNED_GEMM)\n"
+                           "  add_definitions(${HIP_DEFINES})\n")
+    assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", listed)) == {
+        "ENGINE_WITH_FUSED_ATTN", "ENGINE_WITH_SHARED"}
+    assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", CMAKE_OPTIONAL_CUDA)) == {
+        "ENGINE_WITH_FUSED_ATTN", "ENGINE_WITH_TUNED_GEMM"}

@@ -17,7 +17,7 @@ from migrate.lazyre import lazy_regex
 INCLUDE, HIP_INCLUDE, HIP_DEFINE = "include", "include-hip", "define-hip"
 # The warp-size checks that read a call or name the file's own HIP compat macros redefine as handled
 # (CudaDocument.compat_names): the same macros from another header count the same.
-CHECKS = frozenset({"full-mask", "narrow-mask", "size-name-use"})
+CHECKS = frozenset({"full-mask", "narrow-mask", "size-name-use", "literal-size"})
 _DEPTH = 6  # nested includes followed from one file
 _NAME = lazy_regex(r"[A-Za-z_]\w*")
 
@@ -86,10 +86,14 @@ def _branch(item: preproc.Directive) -> tuple[bool | None, bool | None]:
     return preproc.evaluate(text, {})[0], preproc.evaluate(text, cuda)[0]
 
 
-def seen(files: Mapping[str, Sequence[preproc.Directive]], paths: Iterable[str] = ()) -> dict[str, frozenset[str]]:
+def seen(
+    files: Mapping[str, Sequence[preproc.Directive]], paths: Iterable[str] = (),
+    dead: Callable[[str, int], bool] | None = None,
+) -> dict[str, frozenset[str]]:
     """Per file (FILES: those with preprocessor lines; PATHS: every other), the names its project's HIP compat macros
     give a HIP meaning there: those of the headers it includes (following their includes), else those every file that
-    includes it gets. Empty where no file has any (PATHS then never read)."""
+    includes it gets, itself or from its own includers (an include on a line DEAD says a HIP build never compiles
+    does not count). Empty where no file has any (PATHS then never read)."""
     if not any(d.keyword in (HIP_DEFINE, HIP_INCLUDE) for found in files.values() for d in found):
         return {}
     resolve = _Resolver(frozenset(files).union(paths))
@@ -99,15 +103,21 @@ def seen(files: Mapping[str, Sequence[preproc.Directive]], paths: Iterable[str] 
     for path, found in files.items():
         for directive in found:
             target = resolve(path, directive.argument) if directive.keyword in (INCLUDE, HIP_INCLUDE) else None
-            if target is not None and target != path:
+            if target is not None and target != path and not (dead is not None and dead(path, directive.line)):
                 includers.setdefault(target, []).append(path)
+    got: dict[str, frozenset[str]] = {}
+
+    def names(path: str, depth: int) -> frozenset[str]:
+        if path not in got:
+            got[path] = down.get(path, frozenset())  # an include cycle, or too deep: its own only
+            above = [names(p, depth + 1) for p in includers.get(path, ())] if depth < _DEPTH else []
+            got[path] = got[path] | (frozenset.intersection(*above) if above else frozenset())
+        return got[path]
+
     result = {}
     for path in down.keys() | includers.keys():
-        names = down.get(path, frozenset())
-        above = [down[p] for p in includers.get(path, ())]
-        names = names | (frozenset.intersection(*above) if above else frozenset())
-        if names:
-            result[path] = names
+        if found_names := names(path, 0):
+            result[path] = found_names
     return result
 
 
@@ -132,6 +142,11 @@ def _down(
                                depth=depth + 1)
     memo[key] = frozenset(names - {""})
     return memo[key]
+
+
+def resolver(known: frozenset[str]) -> Callable[[str, str], str | None]:
+    """The quoted-include resolver of a tree whose files are KNOWN (see _Resolver)."""
+    return _Resolver(known)
 
 
 def _name(argument: str) -> str:

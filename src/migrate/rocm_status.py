@@ -7,7 +7,7 @@ import fnmatch
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from migrate import preproc
@@ -22,7 +22,10 @@ PAIRED_ATOMIC = "paired-atomic-overload"  # the project's own atomicAdd for __ha
 # A CMakeLists.txt that builds libraries and no program: a part of one project (FasterTransformer's kernels/), never
 # one of a collection's independent programs (a cuda-samples sample); used, not cited
 LIBRARY_BUILD = "library-build"
-NOT_CITED = SOURCE_LISTS | {PAIRED_ATOMIC, LIBRARY_BUILD}
+# the macros a CMake file defines (-DNAME, add_compile_definitions) only in its CUDA-only branches, and elsewhere:
+# a HIP build never defines the first (unless also defined elsewhere); used, not cited
+DEFINES = frozenset({"cuda-only-define", "build-define"})
+NOT_CITED = SOURCE_LISTS | DEFINES | {PAIRED_ATOMIC, LIBRARY_BUILD}
 _ADD_LIBRARY = lazy_regex(r"^[ \t]*(?:cuda_)?add_library[ \t]*\(", re.MULTILINE | re.IGNORECASE)
 _ADD_EXECUTABLE = lazy_regex(r"^[ \t]*(?:cuda_)?add_executable[ \t]*\(", re.MULTILINE | re.IGNORECASE)
 _PAIRED_ATOMIC_DEFINED = lazy_regex(
@@ -363,6 +366,8 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     stack: list[bool] = []  # per open if(): is the current branch CUDA-only
     hip: list[bool] = []  # ... and is it the HIP branch (where `list(REMOVE_ITEM ...)` takes sources out)
     result = []
+    # outside CUDA-only branches: the variables a define is built from, those the file sets, every name it writes
+    used, assigned, written = set[str](), set[str](), set[str]()
     for name, offset, args in found:
         words = [a for a, _ in args]
         if name == "if":
@@ -381,10 +386,55 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
                 path = _source_path(base, word)
                 if path is not None:
                     result.append(Evidence(kind, path, lines.at(offset)[0], word[:120], 0))
-    return tuple(result) if any(e.kind in _NEVER_HIP for e in result) else ()
+            defined = "cuda-only-define" if stack and stack[-1] else "build-define"
+            result.extend(Evidence(defined, relpath, lines.at(offset)[0], n, 0) for n in _defined_names(name, words))
+            if not (stack and stack[-1]):  # what else the file may define: any name it writes outside CUDA branches
+                used.update(_VARIABLE.findall(" ".join(words[name.startswith("target_"):])) if name in _DEFINERS else ())
+                written.update(t for w in words for t in _MACRO_WORD.findall(w))
+                if name in ("set", "list") and words:
+                    assigned.add(words[1] if name == "list" and len(words) > 1 else words[0])
+    hip_branch = any(name in ("if", "elseif") and any(_HIP_TEST.search(a) for a, _ in args) for name, _, args in found)
+    # a define built from a variable set elsewhere (`add_definitions(${ROCM_DEFS})`) may be any name: no CUDA-only
+    # define then; one this file sets outside its CUDA branches has its names among those written
+    unread = bool(used - assigned)
+    result = [e for e in result if e.kind != "cuda-only-define" or not unread and e.text not in written]
+    return tuple(result) if hip_branch and any(e.kind in _NEVER_HIP for e in result) else ()
 
 
-_NEVER_HIP = frozenset({"cuda-only-source", "hip-removed-source"})
+_NEVER_HIP = frozenset({"cuda-only-source", "hip-removed-source", "cuda-only-define"})
+_DASH_D = lazy_regex(r"(?:^|\s)-D([A-Za-z_]\w*)")
+_DEFINITIONS = frozenset({"add_compile_definitions", "target_compile_definitions"})
+_DEFINERS = _DEFINITIONS | {"add_definitions"}  # (compile options from a variable are flags: OpenMP_CXX_FLAGS)
+_MACRO_WORD = lazy_regex(r"[A-Za-z_]\w*")
+_VARIABLE = lazy_regex(r"\$\{(\w+)\}")
+_MACRO = lazy_regex(r"[A-Za-z_]\w*")
+
+
+def _defined_names(name: str, words: list[str]) -> Iterator[str]:
+    """The macros a CMake command defines for the compiler: -DNAME in any argument (add_definitions, a flags
+    variable), and the bare NAME or NAME=value items of add_compile_definitions / target_compile_definitions."""
+    items = words[1:] if name == "target_compile_definitions" else words  # its first word names the target
+    for word in words:
+        yield from _DASH_D.findall(word)
+    for word in items if name in _DEFINITIONS else ():
+        macro = _MACRO.fullmatch(word.split("=", 1)[0])
+        if macro and word not in ("PUBLIC", "PRIVATE", "INTERFACE"):
+            yield macro.group()
+
+
+def cuda_only_defines(found: Iterable[Evidence]) -> frozenset[str]:
+    """The macros CMake files define only in their CUDA-only branches (never beside a HIP build): a HIP build never
+    has them, so what an #if on one holds is code it never compiles (CTranslate2's CT2_WITH_CUDNN under
+    `if(WITH_CUDA)` with an `elseif(WITH_HIP)` beside it)."""
+    only, elsewhere = set(), set()
+    for item in found:
+        if item.kind == "cuda-only-define":
+            only.add(item.text)
+        elif item.kind == "build-define":
+            elsewhere.add(item.text)
+    return frozenset(only - elsewhere)
+
+
 # the project's own HIP switch as an if() argument (WITH_HIP, USE_ROCM, BUILD_HIP, GPU_LANG STREQUAL "HIP")
 _HIP_SWITCH = lazy_regex(r'^"?(?:(?:[A-Z0-9]+_)*(?:WITH|USE|ENABLE|BUILD)_(?:HIP|ROCM)|HIP)"?$')
 
@@ -409,15 +459,32 @@ def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[l
     """(findings a HIP build compiles, findings in sources the build lists only for CUDA or its HIP branch takes out
     of a source list (`list(REMOVE_ITEM CUDA_SOURCES ...)` under `elseif(WITH_HIP)`), or in directories holding only
     such sources)."""
+    excluded = never_built(found)
+    if excluded is None:
+        return list(findings), []
+    decided: dict[str, bool] = {}  # path -> never compiled for HIP (many findings share a file)
+    kept, moved = [], []
+    for finding in findings:
+        if finding.path not in decided:
+            decided[finding.path] = excluded(finding.path)
+        if decided[finding.path]:
+            moved.append(finding.guarded())
+        else:
+            kept.append(finding)
+    return kept, moved
+
+
+def never_built(found: Iterable[Evidence]) -> Callable[[str], bool] | None:
+    """Whether a path is a source the CMake files list only for CUDA (or the HIP branch takes out), or sits in a
+    directory holding only such sources (None: no CMake file says so of any source)."""
     items = list(found)
     only = [e.path for e in items if e.kind == "cuda-only-source"]
     removed = {e.path for e in items if e.kind == "hip-removed-source"}
     if not only and not removed:
-        return list(findings), []
+        return None
     shared = [e.path for e in items if e.kind == "build-source" and e.path not in removed]
     shared_dirs = {p.rpartition("/")[0] for p in shared}
     folders = {p.rpartition("/")[0] for p in [*only, *removed]} - {d for d in shared_dirs} - {""}
-    decided: dict[str, bool] = {}  # path -> never compiled for HIP (many findings share a file)
 
     def excluded(path: str) -> bool:
         listed = any(fnmatch.fnmatchcase(path, p) for p in only)
@@ -428,12 +495,4 @@ def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[l
         return taken or listed or (
             folder in folders and not any(folder == d or d.startswith(folder + "/") for d in shared_dirs))
 
-    kept, moved = [], []
-    for finding in findings:
-        if finding.path not in decided:
-            decided[finding.path] = excluded(finding.path)
-        if decided[finding.path]:
-            moved.append(finding.guarded())
-        else:
-            kept.append(finding)
-    return kept, moved
+    return excluded

@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate import compat_headers, finding_status, preproc, rocm_status, targets
+from migrate import compat_headers, finding_status, preproc, rocm_status, targets, unreached
 from migrate.config import Settings
 from migrate.inputs import NESTED
 from migrate.lazyre import lazy_regex
@@ -36,6 +36,7 @@ class Tree:
     paired_atomic_defined: bool  # the repository defines atomicAdd for __half2 itself (HIP has no such overload)
     compat: Mapping[str, frozenset[str]] = field(default_factory=dict)  # per path: its HIP compat macros (others')
     compat_rules: frozenset[str] = frozenset()  # the rules such a macro answers (compat_headers.CHECKS)
+    unreached: frozenset[str] = frozenset()  # headers included only where a HIP build never compiles (unreached)
 
 
 def tree(
@@ -44,12 +45,21 @@ def tree(
 ) -> Tree:
     """The tree-wide facts of a scan: its own PACKAGES, its CONDITIONALS and EVIDENCE (every file's), its files'
     PATHS (read only where a HIP compat header is to be found)."""
-    return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets),
-                preproc.Settled(conditionals, absent=preproc.cuda_switches(conditionals)),
-                tuple(e for e in evidence if e.kind in rocm_status.SOURCE_LISTS), _defines_device_pass(conditionals),
-                any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence), compat_headers.seen(conditionals, paths),
+    paths = tuple(paths)
+    settled = preproc.Settled(conditionals, absent=preproc.cuda_switches(conditionals)
+                              | rocm_status.cuda_only_defines(evidence))
+    source_lists = tuple(e for e in evidence if e.kind in rocm_status.SOURCE_LISTS)
+    return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets), settled, source_lists,
+                _defines_device_pass(conditionals),
+                any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence), compat_headers.seen(conditionals, paths, _dead_line(settled)),
                 frozenset(r.id for r in ruleset.rules if r.match.get("matcher") == "warp-size"
-                          and r.match.get("check") in compat_headers.CHECKS))
+                          and r.match.get("check") in compat_headers.CHECKS),
+                unreached.headers(conditionals, settled, rocm_status.never_built(source_lists), paths))
+
+
+def _dead_line(settled: preproc.Settled) -> Callable[[str, int], bool]:
+    """Whether a line of a file is in an #if branch a HIP build never compiles."""
+    return lambda path, line: any(start <= line <= end for start, end in settled.dead_ranges(path))
 
 
 def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
@@ -60,6 +70,8 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
         kept = _warp_constants(kept, facts.warp_fixed)
     kept, moved = rocm_status.never_compiled(kept, facts.settled, _other_backends())
     kept, listed = rocm_status.cuda_only(kept, facts.source_lists)
+    if facts.unreached and kept and kept[0].path in facts.unreached:  # one file's findings: all or none
+        listed, kept = listed + [f.guarded() for f in kept], []
     provided = {DEVICE_PASS_TEST} if facts.device_pass_defined else set()
     provided |= {PAIRED_ATOMIC_ADD} if facts.paired_atomic_defined else set()
     if provided:  # what the repository's own compat code already provides on HIP

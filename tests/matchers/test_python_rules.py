@@ -95,6 +95,19 @@ FIRES = [
     ("import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '9.0')\n", "python-torch-cuda-arch-list", 2, "low"),
     ("import flash_attn_interface as fa3\n", "python-flash-attn-3", 1, "high"),
     ("from sageattention import sageattn\n", "python-sageattention", 1, "medium"),
+    ("import flash_attn_cuda\n", "python-flash-attn-fork", 1, "high"),
+    ("try:\n    from flash_attn_lade import flash_attn_func\nexcept ImportError:\n    flash_attn_func = None\n",
+     "python-flash-attn-fork", 2, "low"),
+    ("from vllm_flash_attn import flash_attn_with_kvcache\n", "python-flash-attn-fork", 1, "high"),
+    ("import grouped_gemm\nout = grouped_gemm.ops.gmm(x, w, sizes)\n", "python-cutlass-extension-package", 1, "high"),
+    ("from torch_int.nn.linear import W8A8B8O8Linear\n", "python-cutlass-extension-package", 1, "high"),
+    ("from torch_sparse import SparseTensor\n", "python-pyg-extension", 1, "low"),
+    # the availability flag asserted on the default path: the try/except is no fallback (Wan-style attention helpers)
+    ("try:\n    import flash_attn\n    FA2 = True\nexcept ImportError:\n    FA2 = False\n"
+     "def f(q):\n    assert FA2\n    return flash_attn.flash_attn_func(q, q, q)\n", "python-flash-attn", 2, "high"),
+    # ... but asserted only under a mode the caller names, it stays one
+    ("try:\n    import flash_attn\n    FA2 = True\nexcept ImportError:\n    FA2 = False\n"
+     "def f(q, mode):\n    if mode == 'flash':\n        assert FA2\n", "python-flash-attn", 2, "low"),
     ("import onnxruntime as ort\ns = ort.InferenceSession(p, providers=['CUDAExecutionProvider'])\n",
      "python-ort-cuda-provider", 2, "medium"),
     ("import os\nos.system('pip install flash_attn==2.6.3')\n", "python-pip-install-cuda-package", 2, "medium"),

@@ -93,7 +93,7 @@ def has_fallback(doc: PythonDocument, node: ast.AST) -> bool:
     child, parent = node, doc.parents.get(node)
     while parent is not None:
         if (isinstance(parent, ast.Try) and child in parent.body and _catches_import_error(parent)
-                and not _no_way_around(parent, _import_roots(node))):
+                and not _no_way_around(parent, _import_roots(node)) and not _flag_asserted(doc, parent)):
             return True
         if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and _is_flag(doc, parent.test):
             return True
@@ -147,6 +147,31 @@ def _needs(body: list[ast.stmt], roots: frozenset[str]) -> bool:
                   and isinstance(stmt.value, ast.Constant) and stmt.value.value is not None):
             return False
     return needed
+
+
+def _flag_asserted(doc: PythonDocument, node: ast.Try) -> bool:
+    """The availability flag NODE's body sets (`FLASH_ATTN_2_AVAILABLE = True`) is asserted on a path no user option
+    picks (`else: assert FLASH_ATTN_2_AVAILABLE` in Wan's attention): the import is no fallback, the code needs the
+    package there. An assert under a mode the caller names (`elif mode == "flash": assert ...`) keeps the fallback."""
+    flags = {target.id for stmt in node.body if isinstance(stmt, ast.Assign)
+             and isinstance(stmt.value, ast.Constant) and stmt.value.value is True
+             for target in stmt.targets if isinstance(target, ast.Name)}
+    return bool(flags) and any(
+        isinstance(item, ast.Assert) and isinstance(item.test, ast.Name) and item.test.id in flags
+        and not _under_named_mode(doc, item) for item in ast.walk(doc.tree))
+
+
+def _under_named_mode(doc: PythonDocument, node: ast.AST) -> bool:
+    """NODE sits in a branch whose test compares something with a string (`mode == "flash"`, `backend in ("fa",)`)."""
+    parent = doc.parents.get(node)
+    while parent is not None:
+        if isinstance(parent, ast.If) and any(
+                isinstance(item, ast.Compare) and any(isinstance(c, ast.Constant) and isinstance(c.value, str)
+                                                      for c in [item.left, *item.comparators])
+                for item in ast.walk(parent.test)):
+            return True
+        parent = doc.parents.get(parent)
+    return False
 
 
 def _catches_import_error(node: ast.Try) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable, Iterator
 from itertools import chain
 
@@ -332,13 +333,29 @@ def infer_config_items(root: Node) -> Iterator[Item]:
     yield from infer_sections(sections)
 
 
+# a training or inference config key that picks an attention backend, and the values that pick a CUDA-built one
+# (AnimateDiff's enable_xformers_memory_efficient_attention: True, axolotl's flash_attention: true, TRL recipes'
+# attn_implementation: flash_attention_2, LLaMA-Factory's flash_attn: fa2)
+_ATTENTION_KEY = re.compile(r"^(?:enable_|use_)?(?:xformers(?:_attention|_memory_efficient_attention)?|"
+                            r"flash_?attn(?:_2)?|flash_attention(?:_2)?|attn_implementation)$", re.IGNORECASE)
+_ATTENTION_ON = re.compile(r"^(?:true|yes|on|fa2|fa3|flash_attention_[23])$", re.IGNORECASE)
+
+
+def attention_switch_items(root: Node) -> Iterator[Item]:
+    """Config keys that turn on flash-attn or xFormers (a CUDA-built attention package) by value."""
+    for path, _key, value in _walk(root):
+        text = _scalar(value)
+        if text and _ATTENTION_KEY.match(path[-1]) and _ATTENTION_ON.match(text.strip()):
+            yield Item(FACT, "attention-switch", *_pos(value), value=f"{path[-1]}={text.strip()}")
+
+
 def _other_yaml(root: Node) -> Iterator[Item]:
     if is_kubernetes(root):
         return kubernetes_items(root)
-    return chain(image_items(root), infer_config_items(root))
+    return chain(image_items(root), infer_config_items(root), attention_switch_items(root))
 
 
-_OTHER_YAML_WORDS = ("apiversion", "image", ".engine", ".plan", "property", "-gie")
+_OTHER_YAML_WORDS = ("apiversion", "image", ".engine", ".plan", "property", "-gie", "xformers", "flash_att", "flashatt")
 
 
 @register(FileKind.KUBERNETES, FileKind.YAML)

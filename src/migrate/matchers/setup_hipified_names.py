@@ -81,7 +81,15 @@ def match_hipified_clash(doc: Document, params: Mapping[str, Any]) -> Iterator[H
                       severity=None if changed else Severity.LOW, note=note)
 
 
-_CUDA_WORD = re.compile(r"cuda|CUDA|THC")
+# What hipify rewrites in a binding: a CUDA API name (cudaStream_t, CUDA_VERSION, cublasHandle_t), a CUDA or THC
+# header (<cuda_runtime.h>, <THC/THC.h>, <c10/cuda/CUDAGuard.h>), PyTorch's CUDA namespace and types
+# (at::cuda::, getCurrentCUDAStream, CUDAGuard), a warp intrinsic. Not a project's own `_cuda` suffix
+# (`linear_forward_cuda`, `CHECK_CUDA`, `x.is_cuda()`), which hipify leaves: ROCm's apex keeps `fused_dense.cpp`
+# next to `fused_dense_cuda.cu` for that reason.
+_CUDA_WORD = re.compile(
+    r"\b(?:cuda[A-Z_]\w*|CUDA_\w+|cu(?:blas|blasLt|rand|dnn|sparse|fft|solver)[A-Z_]\w*|THC\w*)"
+    r"|[<\"/](?:cuda|THC)[\w/]*\.h|/cuda/|\b(?:at|c10)::cuda::|CUDA(?:Guard|Stream|Event|Context)|__shfl|__syncwarp"
+)
 _MAX_LOOKUPS = 2000  # files looked at under the setup file's folder for a source named in a module-relative path
 
 

@@ -34,14 +34,19 @@ def skips(data: dict) -> dict[str, str]:
     return {s["path"]: s["reason"] for s in data["skipped"]}
 
 
-def test_non_utf8_file_is_skipped_and_the_rest_scanned(tmp_path: Path) -> None:
+def test_source_in_an_8bit_code_page_is_scanned_and_non_text_skipped(tmp_path: Path) -> None:
+    """A Latin-1 comment (`Müller`) leaves the code ASCII: the file is read as Latin-1 and scanned like its UTF-8
+    twin; content mostly outside ASCII is not source code and is skipped."""
     (tmp_path / "latin1.cu").write_bytes("// Müller\n".encode("latin-1") + KERNEL.encode())
-    (tmp_path / "good.cu").write_text(KERNEL)
+    (tmp_path / "good.cu").write_text("// Muller\n" + KERNEL)
+    (tmp_path / "noise.cu").write_bytes(bytes(range(128, 256)) * 4 + b"\n" + KERNEL.encode())
     code, data, _ = run_scan(tmp_path)
     assert code == 0
-    assert skips(data) == {"latin1.cu": "not UTF-8 text (invalid byte at offset 4)"}
-    assert [f["path"] for f in data["findings"]] == ["good.cu"]
-    assert data["summary"]["files_scanned"] == 1
+    assert skips(data) == {"noise.cu": "not UTF-8 text (invalid byte at offset 0)"}
+    found = {path: sorted((f["rule"], f["line"], f["column"]) for f in data["findings"] if f["path"] == path)
+             for path in ("latin1.cu", "good.cu")}
+    assert found["latin1.cu"] == found["good.cu"] != []
+    assert data["summary"]["files_scanned"] == 2
     assert data["summary"]["files_skipped"] == 1
 
 

@@ -87,11 +87,28 @@ def test_warp_severity_follows_the_wavefront_of_the_target(tmp_path: Path) -> No
         ("0xffffffff", [2]), ("0xFFFFFFFFu", [2]), ("~0u", [2]), ("uint32_t(-1)", [2]), ("(unsigned)-1", [2]),
         ("static_cast<unsigned>(-1)", [2]), ("kFullMask", [2]), ("~0ull", []), ("-1", []), ("mask", []),
         ("__activemask()", []), ("0xffffffffffffffffull", []), ("0x0000ffff", []),
+        # C++14 digit separators: the same 32-bit values, spelled in groups
+        ("0xffff'ffffu", [2]), ("0xFFFF'FFFF", [2]), ("0xffff'ffff'ffff'ffffull", []), ("0x0000'ffff", []),
     ],
 )
 def test_full_mask_forms(tmp_path: Path, mask: str, expected: list[int]) -> None:
     code = f"__device__ float f(float v, unsigned mask) {{\n  return __shfl_xor_sync({mask}, v, 1);\n}}\n"
     assert fired(tmp_path, code, "warp-full-mask") == expected
+
+
+def test_digit_separated_masks_are_read_as_their_value(tmp_path: Path) -> None:
+    code = """\
+__global__ void carry(unsigned *words, unsigned n) {
+  unsigned w = words[threadIdx.x];
+  w += __shfl_down_sync(0x8000'0001u, w, 31);
+  const unsigned int top = 0xFFFF'FFFFu;
+  char tag = 'f';
+  words[0] = w + (tag == 'a' ? top : 1'000u);
+  __syncwarp(0xffff'ffff);
+}
+"""
+    found = [(f.line, f.rule) for f in findings(tmp_path, code) if f.rule.startswith("warp-")]
+    assert found == [(3, "warp-narrow-mask"), (7, "warp-full-mask")]
 
 
 def test_mask_constant_is_resolved_through_its_definition(tmp_path: Path) -> None:

@@ -277,3 +277,26 @@ def test_source_builds_in_a_rocm_image_or_after_rocm_torch_are_info(tmp_path: Pa
         ("rocm/Dockerfile", 4, "flash-attn-dependency", "medium"),  # a prebuilt CUDA wheel stays one
     ]
 
+
+
+# --- sources that PyTorch's hipify renames to one object -----------------------------------------
+
+
+def test_hipified_name_clash_severity_follows_the_binding(tmp_path: Path) -> None:
+    """X.cpp and X_cuda.cu both become X_hip.* on ROCm: medium where the binding holds a CUDA name (hipify rewrites
+    and renames it), low where it holds none or is not there; a name or folder that stays apart is quiet."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ball.cpp").write_text("#include <torch/extension.h>\nat::cuda::CUDAGuard g(dev);\n")
+    (tmp_path / "src" / "plain.cpp").write_text("#include <torch/extension.h>\nint f();\n")
+    (tmp_path / "setup.py").write_text(
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "ext = [CUDAExtension('a', ['src/ball.cpp', 'src/ball_cuda.cu']),\n"
+        "       CUDAExtension('b', ['src/plain.cpp', 'src/plain_cuda.cu']),\n"
+        "       CUDAExtension('c', ['src/gone.cpp', 'src/gone_cuda.cu']),\n"
+        "       CUDAExtension('d', ['src/roi_ext.cpp', 'src/roi_cuda.cu', 'x/y.cpp', 'x/cuda/y_cuda.cu']),\n"
+        "       CUDAExtension('e', ['src/k_cuda.cpp', 'src/k_cuda.cu'])]\n"
+        "# CUDAExtension('f', ['src/ball.cpp', 'src/ball_cuda.cu'])\n"
+    )
+    result = scan(tmp_path, Settings(jobs=1))
+    found = [(f.line, f.severity.name.lower(), f.symbol) for f in result.findings if f.rule == "hipified-source-name-clash"]
+    assert found == [(2, "medium", "ball_cuda.cu"), (3, "low", "plain_cuda.cu"), (4, "low", "gone_cuda.cu")]

@@ -176,7 +176,7 @@ MATCHER_MODULES = {
     "compute-capability": "python_capability", "python": "python_code", "torch-version-use": "python_version",
     "device-name-gate": "python_device_name", "dtype-chain": "python_dtype_chain",
     "python-test": "python_test", "warp-count": "python_warp_count", "block-size-choice": "python_block_sizes",
-    "cuda-versioned-name": "python_versioned_name",
+    "cuda-versioned-name": "python_versioned_name", "hipified-name-clash": "setup_hipified_names",
 }
 
 

@@ -206,11 +206,19 @@ def _span(node: Node, **extra: Any) -> Hit:
 
 
 def _normal(text: str) -> str:
-    """Code text without blanks or redundant outer parentheses, for comparing literal forms."""
+    """Code text without blanks, C++14 digit separators (`0xffff'ffffu`) or redundant outer parentheses, for
+    comparing literal forms."""
     text = re.sub(r"\s+", "", text)
+    if "'" in text:
+        text = _DIGIT_SEPARATOR.sub("", text)
     while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
         text = text[1:-1]
     return text
+
+
+# A digit separator: a quote between two digits of a number (`0xffff'ffff`, `1'000`); a character literal's quote
+# has no digit on both sides (`'a'`, `c == '0'` has `=` or `(` before it).
+_DIGIT_SEPARATOR = lazy_regex(r"(?<=[0-9a-fA-F])'(?=[0-9a-fA-F])")
 
 
 def _balanced(text: str) -> bool:
@@ -859,13 +867,15 @@ def _maybe_full_mask(view: Code) -> bool:
     if not sync and "mask" not in view.lower:
         return False
     compact = "".join(view.lower.split()).replace("\\", "")  # as _normal compares (and across continuations)
+    if "'" in compact:
+        compact = _DIGIT_SEPARATOR.sub("", compact)  # `0xffff'ffffu`
     if any(anchor in compact and (form is None or form.search(compact)) for anchor, form in _FULL_VALUE_FORMS):
         return sync or _MASK_DEFINITION.search(compact) is not None
     return sync and _MASK_NAMES.search(view.lower) is not None  # a mask named for all lanes, maybe via a macro
 
 
 _SYNC_ARGUMENT = lazy_regex(rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync{_W}\("
-                            rf"{_W}([A-Za-z_]\w*|(?:0x[0-9a-f]+|\d+)u?){_W},|__syncwarp{_W}\({_W}([A-Za-z_]\w*|(?:0x[0-9a-f]+|\d+)u?)"
+                            rf"{_W}([A-Za-z_]\w*|(?:0x[0-9a-f']+|[\d']+)u?){_W},|__syncwarp{_W}\({_W}([A-Za-z_]\w*|(?:0x[0-9a-f']+|[\d']+)u?)"
                             rf"{_W}\)")
 
 

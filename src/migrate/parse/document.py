@@ -148,9 +148,23 @@ def read_text(source: SourceFile) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ParseError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+        text = _legacy_text(data, exc.start)
     _refuse_minified(text)
     return text
+
+
+# A source file saved in an 8-bit code page (a Latin-1 or Windows-1252 comment such as `für`, a GBK one): its code
+# is ASCII, so it is read byte for byte as Latin-1, every byte one character (as `migrate translate` reads such a
+# file), rather than left out with its kernels and inline PTX. Content that is mostly not ASCII is not source code:
+# refused as before.
+_ASCII = bytes(range(128))
+_LEGACY_MAX_SHARE = 0.5  # most of a source file is ASCII code, whatever its comments are written in
+
+
+def _legacy_text(data: bytes, invalid_at: int) -> str:
+    if len(data.translate(None, _ASCII)) > len(data) * _LEGACY_MAX_SHARE:
+        raise ParseError(f"not UTF-8 text (invalid byte at offset {invalid_at})")
+    return data.decode("latin-1")
 
 
 def _refuse_minified(text: str) -> None:

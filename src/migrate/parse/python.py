@@ -174,9 +174,10 @@ class PythonDocument(Document):
     def loads(self) -> dict[str, list[ast.Name]]:
         """The names the code reads (`ast.Load`), each id's in the walk's order (a rule asks about many ids)."""
         table: dict[str, list[ast.Name]] = {}
-        for node in self.by_type.get(ast.Name, ()):
-            if isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                table.setdefault(node.id, []).append(node)  # type: ignore[attr-defined]
+        names: list[ast.Name] = self.of_type(ast.Name)
+        for node in names:
+            if isinstance(node.ctx, ast.Load):
+                table.setdefault(node.id, []).append(node)
         return table
 
     @cached_property

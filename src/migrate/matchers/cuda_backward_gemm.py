@@ -19,6 +19,8 @@ NEEDLES = ("gemm", "Gemm", "GEMM", "Matmul")
 # `dense_bprop(`, `linear_wgrad(`, `dgrad_gemm(`), searched as a literal and widened to its identifier
 _BACKWARD = lazy_regex(r"bwd|Bwd|BWD|ackward|ACKWARD|bprop|_bp\b|_bp_|[dw]grad|[DW]grad|[DW]GRAD")
 _BACKWARD_WORDS = ("bwd", "Bwd", "BWD", "ackward", "ACKWARD", "bprop", "_bp", "grad", "GRAD")
+_LOWER_NEEDLES = ("gemm", "matmul")  # each of NEEDLES, lower-cased, holds one
+_LOWER_BACKWARD_WORDS = ("bwd", "ackward", "bprop", "_bp", "grad")  # and each of _BACKWARD_WORDS
 _WORD_END = lazy_regex(r"\w*\s*\(")
 # a GEMM called by name (a cuBLAS/cuBLASLt entry point or a wrapper named for one), not a member of PyTorch's own
 # namespaces (at::cuda::blas::gemm picks the ROCm flag itself) and not a method of some object
@@ -43,6 +45,9 @@ def backward_gemm_hits(lexed: Lexed, _text: str, _params: Mapping[str, Any]) -> 
     """Each line of a backward function's body that calls a GEMM, where the function (or, for a template, the file)
     names fp16/bf16 data and the file does not already pick the alternate fp16 path."""
     code = lexed.code
+    lower = code.lower()  # first the needles in lower case, fewer searches of it (most files hold none), then exact
+    if not any(needle in lower for needle in _LOWER_NEEDLES) or not any(w in lower for w in _LOWER_BACKWARD_WORDS):
+        return
     if not any(needle in code for needle in NEEDLES) or not any(w in code for w in _BACKWARD_WORDS):
         return
     if any(mark in code for mark in _HANDLED):

@@ -239,7 +239,7 @@ def _used_only_on_nvidia(doc: PythonDocument, function: ast.FunctionDef | ast.As
     """A module-level function that the file names somewhere and only where an NVIDIA test holds."""
     if doc.parents.get(function) is not doc.module:
         return False
-    uses = [n for n in doc.of_type(ast.Name) if n.id == function.name and isinstance(n.ctx, ast.Load)]
+    uses = doc.loads.get(function.name, ())
     return bool(uses) and all(nvidia_only(doc, use, depth) for use in uses)
 
 

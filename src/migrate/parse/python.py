@@ -171,6 +171,16 @@ class PythonDocument(Document):
         return frozenset({n.id for n in groups.get(ast.Name, ())} | {n.attr for n in groups.get(ast.Attribute, ())})
 
     @cached_property
+    def loads(self) -> dict[str, list[ast.Name]]:
+        """The names the code reads (`ast.Load`), each id's in the walk's order (a rule asks about many ids)."""
+        table: dict[str, list[ast.Name]] = {}
+        names: list[ast.Name] = self.of_type(ast.Name)
+        for node in names:
+            if isinstance(node.ctx, ast.Load):
+                table.setdefault(node.id, []).append(node)
+        return table
+
+    @cached_property
     def import_roots(self) -> frozenset[str]:
         """The top-level modules the imports bring in (`torch` for `import torch.nn.functional as F`)."""
         return frozenset(value.partition(".")[0] for value in self.aliases.values())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache, cached_property
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, Implementation
 
 from migrate import matchers
 from migrate.matchers import Code, CodeTest, TokenMatch
@@ -49,7 +49,10 @@ class KindRules:
     def needles(self) -> tuple[AhoCorasick, list[int], int]:
         """An automaton of every needle, each needle's rules by its index, and the longest needle's length."""
         names = sorted(self.rules_of)
-        return AhoCorasick(names), [self.rules_of[n] for n in names], max(map(len, names), default=1)
+        # a DFA: the same matches as the default automaton (the implementation changes none), found in ~0.7 of the
+        # time (CUTLASS + CCCL's needle passes: 0.53 -> 0.36 CPU s), for ~1 MB per kind
+        automaton = AhoCorasick(names, implementation=Implementation.DFA)
+        return automaton, [self.rules_of[n] for n in names], max(map(len, names), default=1)
 
     @cached_property
     def tokens(self) -> Plan:

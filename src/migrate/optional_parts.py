@@ -10,7 +10,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrate.bounded import read_text
@@ -321,10 +321,10 @@ def _device_only(root: Path, directory: str, text: str) -> set[str]:
     tree = _parse(text)
     if tree is None:
         return set()
-    helpers = _switch_helpers(tree) | _platform_switches(tree)
+    switches = _Switches(_switch_helpers(tree), *_build_names(tree))
     switched: set[str] = set()
     others: set[str] = set()
-    for node, switch in _extension_calls(tree, helpers, None):
+    for node, switch in _extension_calls(tree, switches, None):
         where = switched if switch is not None and _has_rocm_value(root, directory, tree, switch) else others
         where.update(_sources(node, directory))
     # a folder is optional where no extension every device builds takes sources from it or from below it; so is a
@@ -348,7 +348,7 @@ def _switch_helpers(tree: ast.Module) -> dict[str, ast.expr]:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and len(node.body) == 1 and isinstance(node.body[0], ast.Return):
             value = node.body[0].value
-            tested = _cuda_switch(value, {}) if value is not None else None
+            tested = _cuda_switch(value, _Switches()) if value is not None else None
             if tested is not None:
                 helpers[node.name] = tested
     return helpers
@@ -363,45 +363,53 @@ _TORCH_HIP = "torch.version.hip"
 _ROCM_NAME = re.compile(r"(?i)(?:^|_)(?:rocm|hip)(?:_|$)")
 
 
-def _platform_switches(tree: ast.Module) -> dict[str, ast.expr]:
-    """The names TREE assigns from torch.version.cuda (true on a CUDA build), keyed for `_cuda_switch`'s truth
-    tests; ROCm-named ones and those read from torch.version.hip under a '!' prefix (true on a ROCm build)."""
-    switches: dict[str, ast.expr] = {}
+@dataclass(frozen=True)
+class _Switches:
+    """What a setup.py tests its device with: helper functions that compare a device value with 'cuda' (by name: the
+    value), the names it reads from torch.version.cuda (true on a CUDA build) and its ROCm-named ones and those read
+    from torch.version.hip (true on a ROCm build)."""
+
+    helpers: dict[str, ast.expr] = field(default_factory=dict)
+    cuda_names: frozenset[str] = frozenset()
+    rocm_names: frozenset[str] = frozenset()
+
+
+def _build_names(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
+    """(the names TREE assigns from torch.version.cuda, its ROCm names: ROCm-named or read from torch.version.hip)."""
+    cuda: set[str] = set()
+    rocm: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name, value = node.targets[0].id, ast.unparse(node.value)
-            cuda, hip = _TORCH_CUDA in value, _TORCH_HIP in value
-            if _ROCM_NAME.search(name) or hip and not cuda:
-                switches["!" + name] = _TORCH_BUILD
-            elif cuda and not hip:
-                switches["=" + name] = _TORCH_BUILD
-    return switches
+            reads_cuda, reads_hip = _TORCH_CUDA in value, _TORCH_HIP in value
+            if _ROCM_NAME.search(name) or reads_hip and not reads_cuda:
+                rocm.add(name)
+            elif reads_cuda and not reads_hip:
+                cuda.add(name)
+    return frozenset(cuda), frozenset(rocm)
 
 
-def _truth_switch(test: ast.expr, helpers: dict[str, ast.expr]) -> ast.expr | None:
-    """_TORCH_BUILD where TEST is true only on a CUDA build of PyTorch (a name read from torch.version.cuda,
-    torch.version.cuda itself, or the negation of a ROCm one)."""
+def _truth_switch(test: ast.expr, switches: _Switches) -> bool:
+    """TEST is true only on a CUDA build of PyTorch: a name read from torch.version.cuda, torch.version.cuda itself
+    (`is not None` or not), or the negation of a ROCm one."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) and isinstance(
             test.comparators[0], ast.Constant) and test.comparators[0].value is None:
         test = test.left
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = test.operand
-        rocm = ast.unparse(inner) == _TORCH_HIP or isinstance(inner, ast.Name) and "!" + inner.id in helpers
-        return _TORCH_BUILD if rocm else None
-    if ast.unparse(test) == _TORCH_CUDA or isinstance(test, ast.Name) and "=" + test.id in helpers:
-        return _TORCH_BUILD
-    return None
+        return ast.unparse(inner) == _TORCH_HIP or isinstance(inner, ast.Name) and inner.id in switches.rocm_names
+    return ast.unparse(test) == _TORCH_CUDA or isinstance(test, ast.Name) and test.id in switches.cuda_names
 
 
-def _cuda_switch(test: ast.expr, helpers: dict[str, ast.expr]) -> ast.expr | None:
+def _cuda_switch(test: ast.expr, switches: _Switches) -> ast.expr | None:
     """The device value TEST compares with 'cuda' (`X == 'cuda'`, a helper that does, either inside an `and`), or
     _TORCH_BUILD for a truth test of a CUDA build of PyTorch."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return next((v for v in (_cuda_switch(t, helpers) for t in test.values) if v is not None), None)
+        return next((v for v in (_cuda_switch(t, switches) for t in test.values) if v is not None), None)
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not test.args:
-        return helpers.get(test.func.id)
-    if (truth := _truth_switch(test, helpers)) is not None:
-        return truth
+        return switches.helpers.get(test.func.id)
+    if _truth_switch(test, switches):
+        return _TORCH_BUILD
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         left, right = test.left, test.comparators[0]
         for value, other in ((right, left), (left, right)):
@@ -411,20 +419,20 @@ def _cuda_switch(test: ast.expr, helpers: dict[str, ast.expr]) -> ast.expr | Non
 
 
 def _extension_calls(
-    node: ast.AST, helpers: dict[str, ast.expr], switch: ast.expr | None
+    node: ast.AST, switches: _Switches, switch: ast.expr | None
 ) -> Iterator[tuple[ast.Call, ast.expr | None]]:
     """Every call of an *Extension class under NODE, with the device value whose CUDA branch it sits in (None)."""
     if isinstance(node, ast.If):
-        tested = _cuda_switch(node.test, helpers)
+        tested = _cuda_switch(node.test, switches)
         for child in node.body:
-            yield from _extension_calls(child, helpers, tested if tested is not None else switch)
+            yield from _extension_calls(child, switches, tested if tested is not None else switch)
         for child in node.orelse:
-            yield from _extension_calls(child, helpers, switch)
+            yield from _extension_calls(child, switches, switch)
         return
     if isinstance(node, ast.Call) and _callee(node.func).endswith("Extension"):
         yield node, switch
     for inner in ast.iter_child_nodes(node):
-        yield from _extension_calls(inner, helpers, switch)
+        yield from _extension_calls(inner, switches, switch)
 
 
 def _callee(func: ast.expr) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -10,25 +11,34 @@ from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument
 
 
+_CALL = re.compile(rb"(?:\s|\\\n)*\(")  # an argument list after the name, across line continuations
+
+
 def _validate(params: Mapping[str, Any]) -> None:
     names = params.get("names")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise ValueError("cuda-names needs 'names': a non-empty list of identifiers")
     if params.get("where", "any") not in ("any", "host", "device"):
         raise ValueError("cuda-names 'where' must be host, device or any")
+    if not isinstance(params.get("called", False), bool):
+        raise ValueError("cuda-names 'called' must be true or false")
 
 
 @register("cuda-names", validate=_validate, needles=lambda p: list(p["names"]),
           candidates=lambda p: names_in(frozenset(p["names"])), identifiers=lambda p: frozenset(p["names"]))
 def match_cuda_names(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line using one of `names` as an identifier in code (not in comments, strings or as a member, nor a name
-    the file declares itself), in host code, device code or anywhere (`where`)."""
+    the file declares itself), in host code, device code or anywhere (`where`); with `called`, only uses followed
+    by an argument list (a call or a function-like macro's use, not an alias such as `#define NEW OLD`)."""
     if not isinstance(doc, CudaDocument):
         return
     seen: set[int] = set()
     where = params.get("where", "any")
+    called = params.get("called", False)
     for token in doc.tokens_named(params["names"]):
         if where != "any" and doc.in_device_code(token.start_byte) != (where == "device"):
+            continue
+        if called and not _CALL.match(doc.data, token.end_byte):
             continue
         if token.line not in seen and not doc.declares(token.name):
             seen.add(token.line)

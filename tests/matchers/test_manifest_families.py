@@ -300,3 +300,15 @@ def test_hipified_name_clash_severity_follows_the_binding(tmp_path: Path) -> Non
     result = scan(tmp_path, Settings(jobs=1))
     found = [(f.line, f.severity.name.lower(), f.symbol) for f in result.findings if f.rule == "hipified-source-name-clash"]
     assert found == [(2, "medium", "ball_cuda.cu"), (3, "low", "plain_cuda.cu"), (4, "low", "gone_cuda.cu")]
+
+
+def test_hipified_name_clash_never_reads_a_binding_outside_the_repository(tmp_path: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "ball.cpp").write_text("at::cuda::CUDAGuard g(dev);\n")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "setup.py").write_text(
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "ext = [CUDAExtension('a', ['../outside/ball.cpp', '../outside/ball_cuda.cu'])]\n")
+    result = scan(tmp_path / "repo", Settings(jobs=1))
+    assert [(f.line, f.severity.name.lower()) for f in result.findings if f.rule == "hipified-source-name-clash"] == [
+        (2, "low")]

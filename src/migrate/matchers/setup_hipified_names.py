@@ -8,9 +8,10 @@ import ast
 import posixpath
 import re
 from collections.abc import Iterator, Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from migrate.bounded import read_text
 from migrate.matchers import CodeTest, Hit, register
 from migrate.model import Severity
 from migrate.parse import Document
@@ -93,18 +94,21 @@ _CUDA_WORD = re.compile(
 _MAX_LOOKUPS = 2000  # files looked at under the setup file's folder for a source named in a module-relative path
 
 
+_MAX_BINDING_BYTES = 4_000_000
+
+
 def _hipify_changes(doc: Document, source: str) -> bool | None:
     """Whether hipify rewrites SOURCE (a path as the setup file names it): it holds a CUDA name. None where the
-    file is not found (a path built from a module name is looked up by its ending under the setup file's folder)."""
+    file is not found in the repository (a path built from a module name is looked up by its ending under the setup
+    file's folder) or is not a regular file of a readable size."""
     base = doc.source.path.parent
     direct = base / source
     found = direct if direct.is_file() else next(_ending_with(base, source), None)
-    if found is None:
+    root = doc.source.path.parents[len(PurePosixPath(doc.source.relpath).parts) - 1]
+    if found is None or not found.resolve().is_relative_to(root.resolve()):
         return None
-    try:
-        return _CUDA_WORD.search(found.read_text(errors="replace")) is not None
-    except OSError:
-        return None
+    text = read_text(found, limit=_MAX_BINDING_BYTES)
+    return None if text is None else _CUDA_WORD.search(text) is not None
 
 
 def _ending_with(base: Path, source: str) -> Iterator[Path]:

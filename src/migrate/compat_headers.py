@@ -96,7 +96,7 @@ def seen(
     does not count). Empty where no file has any (PATHS then never read)."""
     if not any(d.keyword in (HIP_DEFINE, HIP_INCLUDE) for found in files.values() for d in found):
         return {}
-    resolve = _Resolver(frozenset(files).union(paths))
+    resolve = Resolver(frozenset(files).union(paths))
     memo: dict[tuple[str, bool], frozenset[str]] = {}
     down = {path: _down(path, files, resolve, memo, everything=False, depth=0) for path in files}
     includers: dict[str, list[str]] = {}
@@ -122,7 +122,7 @@ def seen(
 
 
 def _down(
-    path: str, files: Mapping[str, Sequence[preproc.Directive]], resolve: _Resolver,
+    path: str, files: Mapping[str, Sequence[preproc.Directive]], resolve: Resolver,
     memo: dict[tuple[str, bool], frozenset[str]], *, everything: bool, depth: int,
 ) -> frozenset[str]:
     """The compat names PATH gets from itself and what it includes; EVERYTHING: it is included only by a HIP build,
@@ -144,17 +144,12 @@ def _down(
     return memo[key]
 
 
-def resolver(known: frozenset[str]) -> Callable[[str, str], str | None]:
-    """The quoted-include resolver of a tree whose files are KNOWN (see _Resolver)."""
-    return _Resolver(known)
-
-
 def _name(argument: str) -> str:
     match = _NAME.match(argument)
     return match.group() if match else ""
 
 
-class _Resolver:
+class Resolver:
     """A quoted include's file in the repository: beside the includer, from the root, or the one path that ends so."""
 
     def __init__(self, known: frozenset[str]) -> None:

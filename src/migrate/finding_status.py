@@ -354,8 +354,7 @@ def status_of(finding: Finding, context: Context, weights: Weights) -> str:
         # an add-on the user opts into with a command-line flag; the packages of an extra (requirements/<extra>.txt);
         # a CUDA-only backend a device switch builds; a second extension the library's own path never imports
         return "optional-gap"
-    if place.opt_in_file or (place.opt_in_ranges and any(start <= finding.line <= end
-                                                         for start, end in place.opt_in_ranges)):
+    if context.opt_in.holds(finding.path, finding.line):
         return "optional-gap"  # code only an off-by-default build option compiles (cuDNN, flash-attention kernels)
     return place.otherwise
 
@@ -367,8 +366,6 @@ class _Place:
     hipified: bool  # the build hipifies it (a rename there is covered)
     rocm_build: bool  # C/C++/CUDA whose build already has a ROCm branch (a build macro test there is guarded)
     optional: bool  # flagged, an extra's requirements, device-built, or in an unimported extension
-    opt_in_file: bool  # a file only an off-by-default build option compiles
-    opt_in_ranges: tuple[tuple[int, int], ...]  # its lines that only such an option compiles
     otherwise: str  # the status of what none of the above holds: its component's
 
 
@@ -383,8 +380,7 @@ def _place(context: Context, path: str) -> _Place:
         otherwise = "optional-gap"
     else:
         otherwise = "remaining"
-    return _Place(context.hipifies(path), c_source and context.built_for_rocm(path), optional,
-                  path in context.opt_in.files, tuple(context.opt_in.ranges.get(path, ())), otherwise)
+    return _Place(context.hipifies(path), c_source and context.built_for_rocm(path), optional, otherwise)
 
 
 def kernel_sites(findings: Iterable[Finding], weights: Weights) -> dict[str, bool]:

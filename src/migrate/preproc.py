@@ -409,6 +409,10 @@ class Settled:
             outcome = self._outcomes[path] = run(self.files.get(path, ()), self.table, self._conditions)
         return outcome.dead
 
+    def is_dead(self, path: str, line: int) -> bool:
+        """LINE of PATH is in an #if branch a HIP build never compiles."""
+        return any(start <= line <= end for start, end in self.dead_ranges(path))
+
 
 _CONDITIONALS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from array import array
 import re
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace

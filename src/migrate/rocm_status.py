@@ -407,7 +407,6 @@ _DEFINITIONS = frozenset({"add_compile_definitions", "target_compile_definitions
 _DEFINERS = _DEFINITIONS | {"add_definitions"}  # (compile options from a variable are flags: OpenMP_CXX_FLAGS)
 _MACRO_WORD = lazy_regex(r"[A-Za-z_]\w*")
 _VARIABLE = lazy_regex(r"\$\{(\w+)\}")
-_MACRO = lazy_regex(r"[A-Za-z_]\w*")
 
 
 def _defined_names(name: str, words: list[str]) -> Iterator[str]:
@@ -417,7 +416,7 @@ def _defined_names(name: str, words: list[str]) -> Iterator[str]:
     for word in words:
         yield from _DASH_D.findall(word)
     for word in items if name in _DEFINITIONS else ():
-        macro = _MACRO.fullmatch(word.split("=", 1)[0])
+        macro = _MACRO_WORD.fullmatch(word.split("=", 1)[0])
         if macro and word not in ("PUBLIC", "PRIVATE", "INTERFACE"):
             yield macro.group()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from migrate import preproc
-from migrate.compat_headers import HIP_INCLUDE, INCLUDE, resolver
+from migrate.compat_headers import HIP_INCLUDE, INCLUDE, Resolver
 
 _HEADER = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".inc", ".tcc")
 _DEPTH = 8  # includers followed up from one header
@@ -21,7 +21,7 @@ def headers(
     """The headers among FILES (each file's preprocessor lines, its quoted includes among them) that a HIP build
     never compiles under SETTLED's dead branches and the sources NEVER_BUILT says the CMake files list for CUDA only
     (PATHS: the tree's other files, which an include may name)."""
-    resolve = resolver(frozenset(files).union(paths))
+    resolve = Resolver(frozenset(files).union(paths))
     sites: dict[str, list[tuple[str, int]]] = {}
     for path, found in files.items():
         for directive in found:
@@ -30,15 +30,11 @@ def headers(
                 if target is not None and target != path and target.endswith(_HEADER):
                     sites.setdefault(target, []).append((path, directive.line))
     memo: dict[str, bool] = {}
-
-    def dead(path: str, line: int) -> bool:
-        return any(start <= line <= end for start, end in settled.dead_ranges(path))
-
     def unreached(path: str, depth: int) -> bool:
         if path not in memo:
             memo[path] = False  # an include cycle, or too deep: compiled
             memo[path] = depth < _DEPTH and all(
-                dead(includer, line) or (never_built is not None and never_built(includer))
+                settled.is_dead(includer, line) or (never_built is not None and never_built(includer))
                 or (includer in sites and unreached(includer, depth + 1))
                 for includer, line in sites[path])
         return memo[path]

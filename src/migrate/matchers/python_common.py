@@ -156,9 +156,9 @@ def _flag_asserted(doc: PythonDocument, node: ast.Try) -> bool:
     flags = {target.id for stmt in node.body if isinstance(stmt, ast.Assign)
              and isinstance(stmt.value, ast.Constant) and stmt.value.value is True
              for target in stmt.targets if isinstance(target, ast.Name)}
-    return bool(flags) and any(
-        isinstance(item, ast.Assert) and isinstance(item.test, ast.Name) and item.test.id in flags
-        and not _under_named_mode(doc, item) for item in ast.walk(doc.tree))
+    asserts: list[ast.Assert] = doc.of_type(ast.Assert) if flags else []
+    return any(isinstance(item.test, ast.Name) and item.test.id in flags and not _under_named_mode(doc, item)
+               for item in asserts)
 
 
 def _under_named_mode(doc: PythonDocument, node: ast.AST) -> bool:

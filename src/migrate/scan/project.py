@@ -44,22 +44,17 @@ def tree(
     evidence: list[Evidence], gfx_targets: tuple[str, ...], paths: Iterable[str] = (),
 ) -> Tree:
     """The tree-wide facts of a scan: its own PACKAGES, its CONDITIONALS and EVIDENCE (every file's), its files'
-    PATHS (read only where a HIP compat header is to be found)."""
+    PATHS (where a quoted include may point: a HIP compat header, a header only dead code includes)."""
     paths = tuple(paths)
     settled = preproc.Settled(conditionals, absent=preproc.cuda_switches(conditionals)
                               | rocm_status.cuda_only_defines(evidence))
     source_lists = tuple(e for e in evidence if e.kind in rocm_status.SOURCE_LISTS)
     return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets), settled, source_lists,
-                _defines_device_pass(conditionals),
-                any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence), compat_headers.seen(conditionals, paths, _dead_line(settled)),
+                _defines_device_pass(conditionals), any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence),
+                compat_headers.seen(conditionals, paths, settled.is_dead),
                 frozenset(r.id for r in ruleset.rules if r.match.get("matcher") == "warp-size"
                           and r.match.get("check") in compat_headers.CHECKS),
                 unreached.headers(conditionals, settled, rocm_status.never_built(source_lists), paths))
-
-
-def _dead_line(settled: preproc.Settled) -> Callable[[str, int], bool]:
-    """Whether a line of a file is in an #if branch a HIP build never compiles."""
-    return lambda path, line: any(start <= line <= end for start, end in settled.dead_ranges(path))
 
 
 def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:

@@ -370,9 +370,31 @@ def test_requirements_urls_paths_and_editables(tmp_path: Path) -> None:
 
 
 def test_dockerfile_from_expands_arg_defaults(tmp_path: Path) -> None:
-    text = "ARG BASE=nvidia/cuda:12.4.1-runtime-ubuntu22.04\nFROM ${BASE}\n"
+    # the image is spelled on the ARG line: that is where it is reported (and edited), once for both stages
+    text = "ARG BASE=nvidia/cuda:12.4.1-runtime-ubuntu22.04\nFROM ${BASE} AS build\nFROM $BASE\n"
     doc = _parse(tmp_path, "Dockerfile", FileKind.DOCKERFILE, text)
-    assert _items(doc, "image") == [("nvidia/cuda:12.4.1-runtime-ubuntu22.04", 2, 6)]
+    assert _items(doc, "image") == [("nvidia/cuda:12.4.1-runtime-ubuntu22.04", 1, 5)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a default word inside FROM itself: the FROM line spells the image
+    ("ARG BASE_IMAGE\nFROM ${BASE_IMAGE:-nvidia/cuda:11.8.0-runtime-ubuntu20.04}\n",
+     [("nvidia/cuda:11.8.0-runtime-ubuntu20.04", 2, 6)]),
+    # a set ARG wins over the default word
+    ("ARG BASE_IMAGE=ubuntu:22.04\nFROM ${BASE_IMAGE:-nvidia/cuda:11.8.0-runtime-ubuntu20.04}\n",
+     [("ubuntu:22.04", 2, 6)]),
+    # ${VERSION:+word}: the image a CUDA variant of the build names, its own references expanded
+    ("ARG CUDA=12.1.1\nARG OS=22.04\nARG BASE=${CUDA:+\"nvidia/cuda:${CUDA}-devel-ubuntu${OS}\"}\n"
+     "ARG BASE=${BASE:-\"ubuntu:${OS}\"}\nFROM ${BASE}\n",
+     [("nvidia/cuda:12.1.1-devel-ubuntu22.04", 3, 5)]),
+    # an ARG naming a tag only: FROM spells the image, and reports it
+    ("ARG TAG=12.4.1-devel-ubuntu22.04\nFROM nvidia/cuda:${TAG}\n", [("nvidia/cuda:12.4.1-devel-ubuntu22.04", 2, 6)]),
+    # an unknown ARG stays as written
+    ("FROM ${UNSET_BASE}\n", [("${UNSET_BASE}", 1, 6)]),
+])
+def test_dockerfile_arg_expansion_forms(tmp_path: Path, text: str, expected: list[tuple]) -> None:
+    doc = _parse(tmp_path, "Dockerfile", FileKind.DOCKERFILE, text)
+    assert _items(doc, "image") == expected
 
 
 def test_gitlab_image_mapping_and_services(tmp_path: Path) -> None:

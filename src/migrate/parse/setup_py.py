@@ -157,7 +157,18 @@ def setup_items(doc: PythonDocument) -> list[Item]:
                 continue  # its value, the next list element, is reported
             words = [(w, node.lineno, node.col_offset + 2) for w in node.value.split()]
             found.extend(arch_flag_items(words))
+        elif isinstance(node, ast.JoinedStr):
+            found.extend(_formatted_arch_flags(node))
     return found
+
+
+def _formatted_arch_flags(node: ast.JoinedStr) -> Iterator[Item]:
+    """An f-string arch flag (`f"arch=compute_{cc},code=sm_{cc}"`, `f"-arch=sm_{major}{minor}"`): the number comes
+    from a variable, the target is still NVIDIA's. Each `{...}` reads as `${}`, as a shell variable would."""
+    text = "".join(part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else "${}"
+                   for part in node.values)
+    if "compute_" in text or "sm_" in text:
+        yield from arch_flag_items([(w, node.lineno, node.col_offset + 1) for w in text.split()])
 
 
 @register(FileKind.SETUP_PY)

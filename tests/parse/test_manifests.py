@@ -85,6 +85,19 @@ def test_pip_install_arguments() -> None:
 
 
 
+@pytest.mark.parametrize("command, installs", [
+    ("pip${PYTHON_VERSION} install --no-cache-dir flash-attn==2.7.4.post1", True),
+    ("python${PY} -m pip install flash-attn", True),
+    ("pip3.$MINOR install flash-attn", True),
+    ("python3.11 -m pip install flash-attn", True),
+    ("pipx install flash-attn", False),  # another tool
+    ("pip${PYTHON_VERSION} download flash-attn", False),  # not an install
+])
+def test_pip_spelled_with_a_version_variable_is_pip(command: str, installs: bool) -> None:
+    found = shell_items(command + "\n", Positions(command + "\n").at)
+    assert [i.name for i in found if i.kind == "package"] == (["flash-attn"] if installs else [])
+
+
 def test_pip_pins_with_a_variable_keep_their_local_label() -> None:
     """A version a script fills in keeps its name and +local label as written; a variable name or range is skipped."""
     text = ('pip install "torch==${V}+cu${CUDA//./}" torchvision==0.16.2+cu$CUDA numpy==$NP '

@@ -287,10 +287,16 @@ def _image_name(text: str) -> str:
     return text.removeprefix("docker://").replace("#", "/", 1)
 
 
+# pip3.11, and pip${PYTHON_VERSION} / python3.$MINOR as Dockerfiles and CI scripts that build several Pythons spell them
+_VERSION_SUFFIX = r"(?:3(?:\.(?:\d+|\$\{?\w+\}?))?|\$\{?\w+\}?)?"
+_PIP_TOOL = re.compile(rf"^pip{_VERSION_SUFFIX}$")
+_PYTHON_TOOL = re.compile(rf"^python{_VERSION_SUFFIX}$")
+
+
 def _installer(tool: str, args: tuple[str, ...]) -> str | None:
-    if re.match(r"^pip(?:3(?:\.\d+)?)?$", tool) and args[:1] == ("install",):
+    if _PIP_TOOL.match(tool) and args[:1] == ("install",):
         return "pip"
-    if re.match(r"^python(?:3(?:\.\d+)?)?$", tool) and args[:3] == ("-m", "pip", "install"):
+    if _PYTHON_TOOL.match(tool) and args[:3] == ("-m", "pip", "install"):
         return "pip"
     if tool == "uv" and (args[:2] == ("pip", "install") or args[:1] == ("add",)):
         return "pip"

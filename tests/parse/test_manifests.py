@@ -98,6 +98,16 @@ def test_pip_spelled_with_a_version_variable_is_pip(command: str, installs: bool
     assert [i.name for i in found if i.kind == "package"] == (["flash-attn"] if installs else [])
 
 
+def test_a_wheel_url_kept_in_a_variable_is_a_package_where_it_is_spelled() -> None:
+    text = ('WHEEL="https://host/wheels/flash_attn-2.7.4.post1+cu12torch2.6cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"\n'
+            'OTHER="https://host/wheels/flash_attn-2.7.4+${CUDA}-cp312-cp312-linux_x86_64.whl"\n'
+            'pip install "$WHEEL"\n')
+    found = shell_items(text, Positions(text).at)
+    assert [(i.name, i.line, i.local) for i in found if i.kind == "package"] == [
+        ("flash-attn", 1, "cu12torch2.6cxx11abitrue")
+    ]
+
+
 def test_pip_pins_with_a_variable_keep_their_local_label() -> None:
     """A version a script fills in keeps its name and +local label as written; a variable name or range is skipped."""
     text = ('pip install "torch==${V}+cu${CUDA//./}" torchvision==0.16.2+cu$CUDA numpy==$NP '

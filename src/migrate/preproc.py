@@ -94,6 +94,15 @@ _TOKEN = lazy_regex(r"\s*(defined|[A-Za-z_]\w*|0[xX][0-9a-fA-F]+|\d+|&&|\|\||==|
 _NUMBER = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
 
 
+def _c_int(digits: str) -> int | None:
+    """A C integer literal's value: hex, octal with a leading 0 (`0040000`), or decimal; None if malformed (`09`)."""
+    if digits[:2] in ("0x", "0X"):
+        return int(digits, 16)
+    if len(digits) > 1 and digits[0] == "0":
+        return int(digits, 8) if digits.isdigit() and "8" not in digits and "9" not in digits else None
+    return int(digits)
+
+
 class _Parser:
     """A small recursive-descent parser for #if expressions over three-valued integers."""
 
@@ -153,7 +162,7 @@ class _Parser:
             return _Value(None if macro.state == UNKNOWN else int(macro.state == DEFINED), macro.hip)
         number = _NUMBER.fullmatch(token)
         if number:
-            return _Value(int(number.group(1), 0), False)
+            return _Value(_c_int(number.group(1)), False)
         if _NAME.fullmatch(token):
             if self.peek() == "(":  # a function-like macro call: unknown
                 self._skip_call()
@@ -344,7 +353,7 @@ def _define(
     if stack and stack[-1].guard == macro and len(parts) == 1:
         return (macro, UNKNOWN, False, None)  # an include guard says nothing about the build
     number = _NUMBER.fullmatch(parts[1].strip()) if len(parts) > 1 and "(" not in parts[0] else None
-    value = int(number.group(1), 0) if number else (1 if len(parts) == 1 else None)
+    value = _c_int(number.group(1)) if number else (1 if len(parts) == 1 else None)
     hip = state[1] or hip_around
     region = {True: DEFINED, False: UNDEFINED, None: UNKNOWN}[state[0]]
     return (macro, region, hip, value)

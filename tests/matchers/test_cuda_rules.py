@@ -836,3 +836,25 @@ def test_per_file_library_rules_list_every_place(tmp_path: Path, fixture: str, r
     code = (FIXTURES / "rules" / "cuda" / fixture).read_text(encoding="utf-8")
     found = [f for f in findings(tmp_path, code, name=fixture) if f.rule == rule]
     assert [[o.line for o in f.occurrences] or [f.line] for f in found] == [places]
+
+
+@pytest.mark.parametrize("body, severity", [
+    # mma.h included by habit (generated kernels), no wmma / nvcuda in the file: a line to delete
+    ("__global__ void gemv(int *c) { constexpr int wmma_K = 32; c[threadIdx.x] = wmma_K; }\n", Severity.LOW),
+    # the API used in the same file: the include is part of a real port
+    ("using namespace nvcuda;\n__global__ void g() { wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc; }\n",
+     Severity.HIGH),
+])
+def test_an_mma_include_with_nothing_of_it_used_is_low(tmp_path: Path, body: str, severity: Severity) -> None:
+    found = [f for f in findings(tmp_path, "#include <mma.h>\n" + body) if f.rule == "cuda-wmma" and f.line == 1]
+    assert [f.severity for f in found] == [severity]
+
+
+def test_unused_include_needs_an_include_pattern(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "r.yaml").write_text(
+        "rules:\n  - id: r\n    title: t\n    category: cuda-library\n    languages: [cuda]\n    severity: high\n"
+        "    message: m\n    match: {matcher: cuda-namespace, namespaces: [nvcuda], unused_include: low}\n")
+    with pytest.raises(RuleFileError, match="unused_include"):
+        load([rules])

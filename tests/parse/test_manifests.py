@@ -85,6 +85,29 @@ def test_pip_install_arguments() -> None:
 
 
 
+@pytest.mark.parametrize("command, installs", [
+    ("pip${PYTHON_VERSION} install --no-cache-dir flash-attn==2.7.4.post1", True),
+    ("python${PY} -m pip install flash-attn", True),
+    ("pip3.$MINOR install flash-attn", True),
+    ("python3.11 -m pip install flash-attn", True),
+    ("pipx install flash-attn", False),  # another tool
+    ("pip${PYTHON_VERSION} download flash-attn", False),  # not an install
+])
+def test_pip_spelled_with_a_version_variable_is_pip(command: str, installs: bool) -> None:
+    found = shell_items(command + "\n", Positions(command + "\n").at)
+    assert [i.name for i in found if i.kind == "package"] == (["flash-attn"] if installs else [])
+
+
+def test_a_wheel_url_kept_in_a_variable_is_a_package_where_it_is_spelled() -> None:
+    text = ('WHEEL="https://host/wheels/flash_attn-2.7.4.post1+cu12torch2.6cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"\n'
+            'OTHER="https://host/wheels/flash_attn-2.7.4+${CUDA}-cp312-cp312-linux_x86_64.whl"\n'
+            'pip install "$WHEEL"\n')
+    found = shell_items(text, Positions(text).at)
+    assert [(i.name, i.line, i.local) for i in found if i.kind == "package"] == [
+        ("flash-attn", 1, "cu12torch2.6cxx11abitrue")
+    ]
+
+
 def test_pip_pins_with_a_variable_keep_their_local_label() -> None:
     """A version a script fills in keeps its name and +local label as written; a variable name or range is skipped."""
     text = ('pip install "torch==${V}+cu${CUDA//./}" torchvision==0.16.2+cu$CUDA numpy==$NP '
@@ -370,9 +393,31 @@ def test_requirements_urls_paths_and_editables(tmp_path: Path) -> None:
 
 
 def test_dockerfile_from_expands_arg_defaults(tmp_path: Path) -> None:
-    text = "ARG BASE=nvidia/cuda:12.4.1-runtime-ubuntu22.04\nFROM ${BASE}\n"
+    # the image is spelled on the ARG line: that is where it is reported (and edited), once for both stages
+    text = "ARG BASE=nvidia/cuda:12.4.1-runtime-ubuntu22.04\nFROM ${BASE} AS build\nFROM $BASE\n"
     doc = _parse(tmp_path, "Dockerfile", FileKind.DOCKERFILE, text)
-    assert _items(doc, "image") == [("nvidia/cuda:12.4.1-runtime-ubuntu22.04", 2, 6)]
+    assert _items(doc, "image") == [("nvidia/cuda:12.4.1-runtime-ubuntu22.04", 1, 5)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a default word inside FROM itself: the FROM line spells the image
+    ("ARG BASE_IMAGE\nFROM ${BASE_IMAGE:-nvidia/cuda:11.8.0-runtime-ubuntu20.04}\n",
+     [("nvidia/cuda:11.8.0-runtime-ubuntu20.04", 2, 6)]),
+    # a set ARG wins over the default word
+    ("ARG BASE_IMAGE=ubuntu:22.04\nFROM ${BASE_IMAGE:-nvidia/cuda:11.8.0-runtime-ubuntu20.04}\n",
+     [("ubuntu:22.04", 2, 6)]),
+    # ${VERSION:+word}: the image a CUDA variant of the build names, its own references expanded
+    ("ARG CUDA=12.1.1\nARG OS=22.04\nARG BASE=${CUDA:+\"nvidia/cuda:${CUDA}-devel-ubuntu${OS}\"}\n"
+     "ARG BASE=${BASE:-\"ubuntu:${OS}\"}\nFROM ${BASE}\n",
+     [("nvidia/cuda:12.1.1-devel-ubuntu22.04", 3, 5)]),
+    # an ARG naming a tag only: FROM spells the image, and reports it
+    ("ARG TAG=12.4.1-devel-ubuntu22.04\nFROM nvidia/cuda:${TAG}\n", [("nvidia/cuda:12.4.1-devel-ubuntu22.04", 2, 6)]),
+    # an unknown ARG stays as written
+    ("FROM ${UNSET_BASE}\n", [("${UNSET_BASE}", 1, 6)]),
+])
+def test_dockerfile_arg_expansion_forms(tmp_path: Path, text: str, expected: list[tuple]) -> None:
+    doc = _parse(tmp_path, "Dockerfile", FileKind.DOCKERFILE, text)
+    assert _items(doc, "image") == expected
 
 
 def test_gitlab_image_mapping_and_services(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from itertools import repeat
 from typing import Any
 
 from migrate.matchers import Hit, new_hit, register
+from migrate.model import Severity
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
 from migrate.parse.lexer import Lexed
@@ -26,6 +27,10 @@ def _validate(params: Mapping[str, Any]) -> None:
             re.compile(params["include"])
         except (re.error, TypeError) as exc:
             raise ValueError(f"bad 'include' regex: {exc}") from None
+    if "unused_include" in params:
+        if "include" not in params:
+            raise ValueError("'unused_include' needs 'include'")
+        Severity.parse(str(params["unused_include"]))  # a severity label, or ValueError
 
 
 def _identifiers(value: Any) -> bool:
@@ -53,9 +58,21 @@ def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterat
         else:
             kept = _scopes(code, offsets, len(word), member)
         places.extend(zip(kept, repeat(word)))
+    used = bool(places)
     if params.get("include"):
         places.extend((offset, f"<{path}>") for path, offset in lexed.includes if _included(params["include"], path))
-    yield from _first_per_line(lexed.lines.text, sorted(places))
+    hits = _first_per_line(lexed.lines.text, sorted(places))
+    if used or "unused_include" not in params:
+        yield from hits
+        return
+    # the header is included and nothing of it is used in this file: a line to delete, not a port of the API
+    severity = Severity.parse(str(params["unused_include"]))
+    for hit in hits:
+        yield Hit(hit.line, hit.column, severity=severity, symbol=hit.symbol, note=_UNUSED)
+
+
+_UNUSED = ("This file includes the header and uses nothing of its API: on ROCm, where the header does not exist, "
+           "drop the include (or keep it under a CUDA-only guard).")
 
 
 def _first_per_line(text: str, places: list[tuple[int, str]]) -> Iterator[Hit]:

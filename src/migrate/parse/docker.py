@@ -133,24 +133,82 @@ def _assignments(text: str, origin: Callable[[int], tuple[int, int]]) -> Iterato
         yield Item(ENV, legacy.group(1), *origin(legacy.start(1)), value=(legacy.group(2) or "").strip())
 
 
-_ARG_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+_ARG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _expand(image: Item, defaults: dict[str, str]) -> Item:
-    """FROM ${BASE} with ARG BASE=nvidia/cuda:... names the default image."""
-    expanded = _ARG_REFERENCE.sub(lambda m: defaults.get(m.group(1), m.group()), image.name)
-    return image if expanded == image.name else Item(IMAGE, expanded, image.line, image.column, value=image.name)
+@dataclass(frozen=True)
+class _Default:
+    """An ARG's default value (its own references expanded) and where it is spelled."""
+
+    value: str
+    line: int
+    column: int
+
+
+def _close(text: str, start: int) -> int:
+    """The index of the `}` closing the `${` whose body starts at `start` (nested `${...}` skipped), or -1."""
+    depth = 1
+    for index in range(start, len(text)):
+        if text.startswith("${", index):
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
+def _substitute(text: str, defaults: dict[str, _Default]) -> str:
+    """Docker's ARG expansion: $NAME, ${NAME}, ${NAME:-word} (word when unset) and ${NAME:+word} (word when set);
+    an unknown NAME stays as written, and `+` takes its word, the image a CUDA variant of the build names."""
+    out, index = [], 0
+    while index < len(text):
+        name = _ARG_NAME.match(text, index + 2) if text.startswith("${", index) else None
+        end = _close(text, index + 2) if name else -1
+        if name and end > 0:
+            rest, known = text[name.end():end], defaults.get(name.group())
+            if rest[:2] in (":-", ":+") or rest[:1] in ("-", "+"):
+                word = _substitute(rest.lstrip(":")[1:].strip("\"'"), defaults)
+                plus = rest.lstrip(":")[0] == "+"
+                out.append(word if plus or known is None or not known.value else known.value)
+            else:
+                out.append(known.value if known is not None and not rest else text[index:end + 1])
+            index = end + 1
+            continue
+        bare = _ARG_NAME.match(text, index + 1) if text[index] == "$" else None
+        if bare and bare.group() in defaults:
+            out.append(defaults[bare.group()].value)
+            index = bare.end()
+            continue
+        out.append(text[index])
+        index += 1
+    return "".join(out)
+
+
+def _expand(image: Item, defaults: dict[str, _Default]) -> Item:
+    """FROM ${BASE} with ARG BASE=nvidia/cuda:... names the default image, reported where the ARG spells it when
+    the whole image comes from one ARG (the line a port edits); FROM text of its own keeps the FROM line."""
+    expanded = _substitute(image.name, defaults)
+    if expanded == image.name:
+        return image
+    whole = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", image.name)
+    spelled = defaults.get(whole.group(1)) if whole else None
+    if spelled is not None and spelled.value == expanded:
+        return Item(IMAGE, expanded, spelled.line, spelled.column, value=image.name)
+    return Item(IMAGE, expanded, image.line, image.column, value=image.name)
 
 
 @register(FileKind.DOCKERFILE)
 def parse_dockerfile(source: SourceFile, text: str) -> ManifestDocument:
     """A Dockerfile: base images (ARG defaults expanded), ENV/ARG, and every command inside RUN."""
     positions = Positions(text)
-    defaults: dict[str, str] = {}
+    defaults: dict[str, _Default] = {}
     found: list[Item] = []
     for instruction in instructions(text):
         for item in instruction_items(instruction, positions):
-            if instruction.keyword == "ARG" and item.kind == ENV:
-                defaults.setdefault(item.name, item.value)
-            found.append(_expand(item, defaults) if item.kind == IMAGE else item)
+            if instruction.keyword == "ARG" and item.kind == ENV and item.name not in defaults:
+                defaults[item.name] = _Default(_substitute(item.value, defaults), item.line, item.column)
+            image = _expand(item, defaults) if item.kind == IMAGE else item
+            if image.kind != IMAGE or all((i.kind, i.line, i.name) != (IMAGE, image.line, image.name) for i in found):
+                found.append(image)
     return ManifestDocument(source=source, text=text, manifest=found)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -157,7 +158,18 @@ def setup_items(doc: PythonDocument) -> list[Item]:
                 continue  # its value, the next list element, is reported
             words = [(w, node.lineno, node.col_offset + 2) for w in node.value.split()]
             found.extend(arch_flag_items(words))
+        elif isinstance(node, ast.JoinedStr):
+            found.extend(_formatted_arch_flags(node))
     return found
+
+
+def _formatted_arch_flags(node: ast.JoinedStr) -> Iterator[Item]:
+    """An f-string arch flag (`f"arch=compute_{cc},code=sm_{cc}"`, `f"-arch=sm_{major}{minor}"`): the number comes
+    from a variable, the target is still NVIDIA's. Each `{...}` reads as `${}`, as a shell variable would."""
+    text = "".join(part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else "${}"
+                   for part in node.values)
+    if "compute_" in text or "sm_" in text:
+        yield from arch_flag_items([(w, node.lineno, node.col_offset + 1) for w in text.split()])
 
 
 @register(FileKind.SETUP_PY)
@@ -175,35 +187,50 @@ _LINK_KEYWORDS = frozenset({"libraries", "extra_link_args"})
 
 def link_libraries(doc: PythonDocument) -> list[tuple[str, int, int]]:
     """(library, line, column) of each library a setup.py links: `libraries=[...]`, `-lX` in `extra_link_args`,
-    and lists named *librar* that it assigns, extends or appends to."""
+    lists named *librar* that it assigns, extends or appends to, and the `-lX` / `-l:libX.a` words of lists named
+    *link* (`extra_link_args`, `nvcc_dlink`) that it builds the same way."""
     found: list[tuple[str, int, int]] = []
     for node in doc.nodes:
-        values: list[ast.AST] = []
+        values: list[tuple[ast.AST, bool]] = []  # (value, only its -l words)
         if isinstance(node, ast.Call):
-            values += [k.value for k in node.keywords if k.arg in _LINK_KEYWORDS]
+            values += [(k.value, False) for k in node.keywords if k.arg in _LINK_KEYWORDS]
             func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and _named_libraries(func):
-                values += node.args
+            kind = _list_kind(func.value) if isinstance(func, ast.Attribute) and func.attr in _GROW else None
+            values += [(arg, kind == "link") for arg in node.args] if kind else []
         elif isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and "librar" in t.id.lower() for t in targets):
-                values.append(node.value)
-        for value in values:
-            found.extend(_library_names(doc, value))
+            kinds = {_list_kind(t) for t in targets} - {None}
+            if kinds:
+                values.append((node.value, "librar" not in kinds))
+        for value, flags_only in values:
+            found.extend(_library_names(doc, value, flags_only=flags_only))
     return found
 
 
-def _named_libraries(func: ast.Attribute) -> bool:
-    return isinstance(func.value, ast.Name) and "librar" in func.value.id.lower()
+_GROW = frozenset({"append", "extend", "insert"})
 
 
-def _library_names(doc: PythonDocument, value: ast.AST) -> Iterator[tuple[str, int, int]]:
+def _list_kind(node: ast.AST) -> str | None:
+    """"librar" for a list of library names (`libraries`), "link" for a list of link flags (`extra_link_args`)."""
+    name = node.id.lower() if isinstance(node, ast.Name) else ""
+    return "librar" if "librar" in name else "link" if "link" in name else None
+
+
+def _library_names(doc: PythonDocument, value: ast.AST, *, flags_only: bool = False) -> Iterator[tuple[str, int, int]]:
     if isinstance(value, ast.Name):
         value = _assigned(doc, value.id) or value
     for const, text in _strings(value):
-        name = text[2:] if text.startswith("-l") else text
+        if flags_only and not text.startswith("-l"):
+            continue
+        name = _linked_name(text[2:]) if text.startswith("-l") else text
         if name and " " not in name and id(const) not in doc.docstrings:
             yield name, const.lineno, const.col_offset + 2
+
+
+def _linked_name(flag: str) -> str:
+    """The library of `-lX` (X) or of `-l:libX.a` / `-l:libX.so.3` (X, the exact-file form)."""
+    exact = re.fullmatch(r":lib(\w[\w+-]*)\.(?:so|a)(?:\.[\d.]+)?", flag)
+    return exact.group(1) if exact else flag
 
 
 def hip_branches(doc: PythonDocument) -> list[tuple[int, int]]:

@@ -215,11 +215,20 @@ def command_items(command: list[Word], origin: Origin, *, captured: bool = False
 
 
 def assignment_items(name: str, value: str, where: tuple[int, int]) -> Iterator[Item]:
-    """NAME=VALUE: the variable, and the image VALUE names when it is one (BASE_IMAGE=nvcr.io/nvidia/pytorch)."""
+    """NAME=VALUE: the variable, and the image VALUE names when it is one (BASE_IMAGE=nvcr.io/nvidia/pytorch), or
+    the wheel it downloads (WHEEL_URL=https://.../flash_attn-2.7.4+cu12torch2.6-...whl, later `pip install $WHEEL_URL`:
+    the line that spells the build is the one a port edits)."""
     yield Item(ENV, name, *where, value=value)
     image = image_reference(value)
     if image:
         yield Item(IMAGE, image, where[0], where[1] + len(name) + 1)
+    elif _WHEEL_URL.match(value):
+        wheel = requirement_item(value, where[0], where[1] + len(name) + 1, strict=False)
+        if wheel is not None:
+            yield wheel
+
+
+_WHEEL_URL = re.compile(r"^https?://[^\s$]+\.whl$")  # spelled out whole: a templated file name reads as no package
 
 
 def _expansions(command: list[Word], origin: Origin) -> Iterator[Item]:
@@ -287,10 +296,16 @@ def _image_name(text: str) -> str:
     return text.removeprefix("docker://").replace("#", "/", 1)
 
 
+# pip3.11, and pip${PYTHON_VERSION} / python3.$MINOR as Dockerfiles and CI scripts that build several Pythons spell them
+_VERSION_SUFFIX = r"(?:3(?:\.(?:\d+|\$\{?\w+\}?))?|\$\{?\w+\}?)?"
+_PIP_TOOL = re.compile(rf"^pip{_VERSION_SUFFIX}$")
+_PYTHON_TOOL = re.compile(rf"^python{_VERSION_SUFFIX}$")
+
+
 def _installer(tool: str, args: tuple[str, ...]) -> str | None:
-    if re.match(r"^pip(?:3(?:\.\d+)?)?$", tool) and args[:1] == ("install",):
+    if _PIP_TOOL.match(tool) and args[:1] == ("install",):
         return "pip"
-    if re.match(r"^python(?:3(?:\.\d+)?)?$", tool) and args[:3] == ("-m", "pip", "install"):
+    if _PYTHON_TOOL.match(tool) and args[:3] == ("-m", "pip", "install"):
         return "pip"
     if tool == "uv" and (args[:2] == ("pip", "install") or args[:1] == ("add",)):
         return "pip"

@@ -81,6 +81,9 @@ FIRES = [
     ("from cuda import cuda, nvrtc\n", "python-cuda-bindings", 1, "medium"),
     ("import os\nngc = os.environ.get('NVIDIA_PYTORCH_VERSION')\n", "python-nvidia-container-env", 2, "low"),
     ("BASE = 'nvcr.io/nvidia/tritonserver:24.05-py3'\n", "python-ngc-image", 1, "medium"),
+    ("def symbolic(g, b, s):\n    return g.op('TRT::EfficientNMS_TRT', b, s, plugin_version_s='1')\n",
+     "python-onnx-tensorrt-plugin-op", 2, "medium"),
+    ("import torch\nfrom tutel import moe as tutel_moe\n", "python-tutel", 2, "low"),
     ("import torch\nw = torch._convert_weight_to_int4pack(w, 8)\n", "python-torch-int4pack", 2, "medium"),
     ("import torch\ny = torch._scaled_grouped_mm(a, b, sa, sb, offs=o)\n", "python-torch-fp8", 2, "medium"),
     ("from torch.nn.attention import sdpa_kernel, SDPBackend\nwith sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    pass\n",
@@ -164,6 +167,8 @@ QUIET = [
     "import subprocess\nsubprocess.run('pip install ninja apex-docs', shell=True)\n",
     "from .spconv_utils import spconv\nx = spconv.SparseConvTensor(f, i, s, b)\n",
     "def step(self, reset_turing_machine_every=0):\n    return self.turing_machine_step(reset_turing_machine_every)\n",
+    "def symbolic(g, b, s):\n    log('TRT::EfficientNMS_TRT is TensorRT only')\n    return g.op('NonMaxSuppression', b, s)\n",
+    "from tutelage import moe\nimport mytutel\n",
 ]
 
 

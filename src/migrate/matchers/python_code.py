@@ -32,7 +32,7 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
     "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "unless_function", "switches", "switch_defaults", "values",
-    "identifiers", "opt_in_function", "package",
+    "identifiers", "opt_in_function", "package", "built_anywhere",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
@@ -56,6 +56,8 @@ def _validate(params: Mapping[str, Any]) -> None:
                                        "values", "identifiers")):
         raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings, numbers, "
                          "switches, values, identifiers")
+    if type(params.get("built_anywhere", False)) is not bool:
+        raise ValueError("python matcher: 'built_anywhere' is true or false")
     if not isinstance(params.get("package", ""), str):
         raise ValueError("python matcher: 'package' is one module name (whose own repository's uses are first party)")
     for key in ("imports", "names", "exclude_names", "decorators", "needles"):

@@ -110,6 +110,9 @@ def _first_party(packages: frozenset[str], ruleset: Ruleset) -> Callable[[Findin
     # the rules about one package's modules: their `imports`, or the `package` their names belong to (Warp's kernels
     # and launches are read by name, not by import, since a repository's own warp.py is common)
     import_rules = {r.id for r in ruleset.rules if r.match.get("imports") or r.match.get("package")}
+    # ... and the rules whose package is first party wherever the repository imports it, when a project nested in it
+    # builds that package (mip-splatting's submodules/simple-knn: its kernels are reported at their source)
+    anywhere_rules = {r.id for r in ruleset.rules if r.match.get("built_anywhere")}
     package_rules = {r.id for r in ruleset.rules if r.match.get("matcher") == "manifest-package"}
     nested = [(folder + "/", name) for folder, _, name in (p.partition(NESTED) for p in packages if NESTED in p)]
     top = {p for p in packages if NESTED not in p}
@@ -120,6 +123,8 @@ def _first_party(packages: frozenset[str], ruleset: Ruleset) -> Callable[[Findin
         symbol = f.symbol or ""
         if f.rule in import_rules:
             root = symbol.split(".")[0]
+            if f.rule in anywhere_rules and any(canonicalize_name(root) == name for _, name in nested_names):
+                return True
             return root in top or any(root == name and f.path.startswith(folder) for folder, name in nested)
         if f.rule in package_rules:
             return f.symbol in names or any(f.symbol == name and f.path.startswith(folder) for folder, name in nested_names)

@@ -262,12 +262,12 @@ def test_a_cuda_extension_built_in_the_repository_is_first_party_wherever_it_is_
     """A Gaussian rasteriser from a submodule the snapshot lacks is a dependency to build; one a nested project of the
     repository builds (mip-splatting's submodules/simple-knn) has its kernels reported at their source."""
     source = "from simple_knn._C import distCUDA2\nfrom diff_gaussian_rasterization import GaussianRasterizer\n"
-    assert findings(tmp_path, source) == [("python-cuda-extension-import", 1, "medium"),
-                                          ("python-cuda-extension-import", 2, "medium")]
+    assert findings(tmp_path, source) == [("python-cuda-extension-import", 1, "high"),
+                                          ("python-cuda-extension-import", 2, "high")]
     nested = tmp_path / "submodules" / "simple-knn"
     nested.mkdir(parents=True)
     (nested / "setup.py").write_text("from setuptools import setup\nsetup(name='simple_knn')\n", encoding="utf-8")
-    assert findings(tmp_path, source) == [("python-cuda-extension-import", 2, "medium")]
+    assert findings(tmp_path, source) == [("python-cuda-extension-import", 2, "high")]
 
 
 def test_symbol_groups_repeated_uses(tmp_path: Path) -> None:

@@ -84,6 +84,8 @@ FIRES = [
     ("def symbolic(g, b, s):\n    return g.op('TRT::EfficientNMS_TRT', b, s, plugin_version_s='1')\n",
      "python-onnx-tensorrt-plugin-op", 2, "medium"),
     ("import torch\nfrom tutel import moe as tutel_moe\n", "python-tutel", 2, "low"),
+    ("import tinycudann as tcnn\n\n\n\nmlp = tcnn.Network(32, 3, {'otype': 'FullyFusedMLP'})\n",
+     "python-neural-graphics-cuda", 5, "high"),
     ("import torch\nw = torch._convert_weight_to_int4pack(w, 8)\n", "python-torch-int4pack", 2, "medium"),
     ("import torch\ny = torch._scaled_grouped_mm(a, b, sa, sb, offs=o)\n", "python-torch-fp8", 2, "medium"),
     ("from torch.nn.attention import sdpa_kernel, SDPBackend\nwith sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    pass\n",

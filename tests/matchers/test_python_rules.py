@@ -272,6 +272,22 @@ def test_a_cuda_extension_built_in_the_repository_is_first_party_wherever_it_is_
     assert findings(tmp_path, source) == [("python-cuda-extension-import", 2, "high")]
 
 
+def test_tensorrt_in_a_branch_the_user_opts_into_is_the_fallback_severity(tmp_path: Path) -> None:
+    """A TensorRT module loaded only when the user passes one (`if trt_file is not None:`) is an option beside the
+    PyTorch path; the same import on the path every run takes, or under an unrelated test, is not."""
+    source = """\
+        def load(model, trt_file=None, fast=False):
+            if trt_file is not None:
+                from torch2trt import TRTModule
+                model = TRTModule()
+            if fast:
+                import tensorrt
+            return model
+        """
+    assert findings(tmp_path, source) == [("python-tensorrt", 3, "medium"), ("python-tensorrt", 4, "medium"),
+                                          ("python-tensorrt", 6, "blocker")]
+
+
 def test_symbol_groups_repeated_uses(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("import torch\ntorch.cuda.synchronize()\ntorch.cuda.synchronize()\nx.cuda()\n")
     symbols = [f.symbol for f in scan(tmp_path, Settings(jobs=1)).findings]

@@ -52,7 +52,7 @@ def code_blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
             yield i, [lines[i]]
             i += 1
         else:
-            if "`" in lines[i]:
+            if "`" in lines[i] and "install" in lines[i]:  # most prose lines: two substring tests
                 commands = inline_commands(lines[i])
                 if commands:
                     yield i, [commands]

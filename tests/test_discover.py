@@ -34,6 +34,8 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("requirements/base.txt", FileKind.REQUIREMENTS), ("requirements.in", FileKind.REQUIREMENTS),
         ("pyproject.toml", FileKind.PYPROJECT), ("Dockerfile", FileKind.DOCKERFILE),
         ("docker/Dockerfile.cuda", FileKind.DOCKERFILE), ("docker-compose.yml", FileKind.COMPOSE),
+        ("docker/Dockerfile-gpu", FileKind.DOCKERFILE), ("Dockerfile_dev.cpu", FileKind.DOCKERFILE),
+        ("tools/dockerfile_utils.py", FileKind.PYTHON), ("docs/Dockerfile-notes.md", FileKind.MARKDOWN),
         ("environment.yml", FileKind.CONDA), ("CMakeLists.txt", FileKind.CMAKE), ("cmake/cuda.cmake", FileKind.CMAKE),
         ("Makefile", FileKind.MAKEFILE), ("run.sh", FileKind.SHELL), ("README.md", FileKind.MARKDOWN),
         (".github/workflows/ci.yml", FileKind.CI_WORKFLOW), ("k8s/job.yaml", FileKind.YAML),

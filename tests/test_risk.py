@@ -163,6 +163,7 @@ def test_a_value_hipify_leaves_as_it_is_stays_to_change_where_the_build_hipifies
     ("scripts/convert_controlnet_to_tensorrt.py", "deployment"), ("export_trt.py", "deployment"),
     ("tools/export-tensorrt-engine.py", "deployment"), ("src/tts/runtime/triton_trtllm/model.py", "deployment"),
     ("runtime/trtllm/Dockerfile.server", "deployment"), ("serving/trt_llm/build.py", "deployment"),
+    ("tools/trt.py", "deployment"), ("scripts/tensorrt.py", "deployment"),
 ])
 def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
     code = make("pkg/model.py", 1, "torch-version-cuda", "torch-version-check", Severity.MEDIUM)
@@ -175,7 +176,7 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
 @pytest.mark.parametrize("path", [
     "torch2trt/converters/conv.py", "pkg/trt_utils.py", "pkg/deployer.py", "pkg/deployment_test_helpers.py",
     "torch2trt/torch2trt.py", "scripts/convert_strtoupper.py", "pkg/export.py", "pkg/trt_runtime.py",
-    "tensorrt_llm/runtime/session.py", "pkg/trtllm_utils.py",
+    "tensorrt_llm/runtime/session.py", "pkg/trtllm_utils.py", "pkg/trt.py", "tools/trt_utils.py",
 ])
 def test_main_path_look_alikes_of_the_roles_keep_no_role(path: str) -> None:
     assert weights.role_of(path, W) is None
@@ -188,6 +189,17 @@ def test_the_roles_remembered_by_path_stay_bounded_and_right(monkeypatch: pytest
         assert weights.role_of(f"tests/test_{n}.py", own) is not None
         assert len(own.path_roles) <= 4
     assert weights.role_of("tests/test_0.py", own) is not None and weights.role_of("pkg/model.py", own) is None
+
+
+def test_a_tensorrt_step_documented_in_a_readme_floors_nothing_and_weighs_off_the_main_path() -> None:
+    """A trtexec export step in a README documents a deployment users opt into; the same command in a script the
+    project runs is the deployment path itself."""
+    documented = make("README.md", 179, "trtexec-call", "tensorrt", Severity.BLOCKER)
+    script = replace(documented, path="scripts/build_engine.sh")
+    assert risk.assess([script], W).verdict == "hard"  # a blocker floors at hard
+    assessed = risk.assess([documented], W)
+    assert assessed.verdict == "easy" and "off the main path" in assessed.basis
+    assert assessed.effort.high == pytest.approx(risk.assess([script], W).effort.high)  # its work still counts
 
 
 def test_a_development_folder_neither_floors_the_verdict_nor_builds_in_full() -> None:

@@ -62,6 +62,18 @@ def test_a_nested_projects_own_imports_and_install_lines_are_first_party(tmp_pat
     assert found == [("quantize.py", "python-gptq-awq-kernels")]
 
 
+def test_a_rasteriser_the_repository_holds_is_first_party_and_one_from_a_submodule_is_not(tmp_path: Path) -> None:
+    """`pip install submodules/simple-knn` builds a tree the repository holds (its setup.py is here): its kernels are
+    reported at their source; the rasteriser's submodule is not checked out, so its install line and import are the
+    places that say it must be built for ROCm."""
+    write(tmp_path, "submodules/simple-knn/setup.py", 'from setuptools import setup\nsetup(name="simple_knn")\n')
+    write(tmp_path, "README.md", "```bash\npip install submodules/simple-knn\n"
+                                 "pip install ./submodules/diff-gaussian-rasterization\n```\n")
+    write(tmp_path, "render.py", "from simple_knn._C import distCUDA2\nfrom diff_gaussian_rasterization import R\n")
+    found = [(f.path, f.line, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings if f.severity.label != "info"]
+    assert found == [("README.md", 3, "cuda-extension-path-install"), ("render.py", 2, "python-cuda-extension-import")]
+
+
 def test_bundled_cutlass_counts_once_per_file_and_as_vendored(tmp_path: Path) -> None:
     uses = "\n".join(f"cutlass::gemm::GemmShape<{i}, 8, 8> shape{i};" for i in range(5))
     write(tmp_path, "csrc/cutlass/include/cutlass/gemm.h", uses + "\n")

@@ -565,3 +565,30 @@ def test_a_second_extension_only_examples_import_is_research_code_beside_the_lib
     used = {**SPLAT, "fastsplat/rendering.py": SPLAT["fastsplat/rendering.py"] + "from .research import csrc as fast\n"}
     # used by the library, its four files of nothing but mma.sync and lane-mask PTX are a rewrite (score.rewrite)
     assert _verdict(tmp_path, "used", used, monkeypatch) == ("none", "very-hard")
+
+
+SUBMODULE_RENDERER = """\
+import torch
+from diff_gaussian_rasterization import GaussianRasterizationSettings, GaussianRasterizer
+
+
+def render(camera, points):
+    return GaussianRasterizer(GaussianRasterizationSettings(image_height=camera.h, image_width=camera.w))(points)
+"""
+SUBMODULES = """\
+[submodule "submodules/diff-gaussian-rasterization"]
+\tpath = submodules/diff-gaussian-rasterization
+\turl = https://github.com/example-lab/diff-gaussian-rasterization
+"""
+
+
+def test_a_rasteriser_from_a_submodule_the_renderer_imports_is_moderate(tmp_path, monkeypatch) -> None:
+    """The CUDA extension is not in the snapshot, but the main path cannot start until it is built for ROCm: as a
+    repository that holds its rasteriser's sources (two small CUDA extensions to build and validate) reads."""
+    files = {".gitmodules": SUBMODULES, "renderer.py": SUBMODULE_RENDERER}
+    assert _verdict(tmp_path, "splat", files, monkeypatch) == ("none", "moderate")
+    lazy = SUBMODULE_RENDERER.replace(
+        "from diff_gaussian_rasterization import GaussianRasterizationSettings, GaussianRasterizer\n",
+        "try:\n    from diff_gaussian_rasterization import GaussianRasterizationSettings, GaussianRasterizer\n"
+        "except ImportError:  # the software rasteriser below\n    GaussianRasterizer = None\n")
+    assert _verdict(tmp_path, "optional", {**files, "renderer.py": lazy}, monkeypatch) == ("none", "easy")

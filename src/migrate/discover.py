@@ -65,6 +65,8 @@ _INFER_CONFIG_NAME = lazy_regex(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt
 # the suffix alone decides (most of a tree's files).
 _PLAIN_SUFFIXES = frozenset(_EXTENSIONS) - {".in", ".yml", ".yaml", ".dockerfile"}
 _NAMED_FIRST = ("makefile", "gnumakefile", "dockerfile.", "containerfile.")
+# Dockerfile.cuda, and Dockerfile-gpu / Dockerfile_dev (a plain suffix such as dockerfile_utils.py stays that kind)
+_DOCKERFILE_FIRST = ("dockerfile.", "containerfile.", "dockerfile-", "dockerfile_", "containerfile-", "containerfile_")
 
 
 def classify(relpath: str) -> FileKind | None:
@@ -78,7 +80,7 @@ def classify(relpath: str) -> FileKind | None:
         return _EXTENSIONS[suffix]
     if _MAKEFILE_NAME.search(name):
         return FileKind.MAKEFILE
-    if name.startswith(("dockerfile.", "containerfile.")) or name.endswith(".dockerfile"):
+    if name.startswith(_DOCKERFILE_FIRST) or name.endswith(".dockerfile"):
         return FileKind.DOCKERFILE
     if name.startswith(("requirements", "constraints")) and name.endswith((".txt", ".in")):
         return FileKind.REQUIREMENTS

@@ -571,7 +571,7 @@ class _Parts:
 
     def add(self, finding: Finding, low: float, high: float, weights: Weights) -> None:
         self.effort.add(low, high)
-        if on_main_path(finding.path, weights):
+        if on_main_path(finding.path, weights) and not _unfloored(finding, weights):
             self.main.add(low, high)
         self.by_category[finding.category] += (low + high) / 2 + 1e-9  # by effort; a free category still shows
         self.paths.add(finding.path)
@@ -631,13 +631,19 @@ def _severity_floor(items: Iterable[Finding], context: Context, weights: Weights
     separate ROCm backend replaces) reads the supported floors."""
     best, cited = 0, ""
     for finding in items:
-        if not on_main_path(finding.path, weights):
+        if not on_main_path(finding.path, weights) or _unfloored(finding, weights):
             continue
         severity = _floor_severity(finding, weights)
         floor = max((v for s, v in _floors(finding, context, weights).items() if s <= severity), default=0)
         if floor > best:
             best, cited = floor, f"a {severity.label} finding: {finding.rule} at {finding.path}:{finding.line}"
     return [(best, cited)] if best else []
+
+
+def _unfloored(finding: Finding, weights: Weights) -> bool:
+    """FINDING documents an opt-in deployment (a trtexec step in a README): its work counts as work off the main path,
+    and its severity floors nothing."""
+    return finding.category in weights.unfloored_categories and weights.unfloored_paths.search(finding.path) is not None
 
 
 def _floors(finding: Finding, context: Context, weights: Weights) -> Mapping[Severity, int]:

@@ -74,6 +74,8 @@ class Weights:
     kernel_floor: int
     install_floor: int
     install_files: re.Pattern[str]
+    unfloored_categories: frozenset[str]  # findings of these categories in `unfloored_paths` do not floor the verdict
+    unfloored_paths: re.Pattern[str]
     training_uses: re.Pattern[str]
     required_floor: int
     unported_floor: int  # a module-level main-path import of a package with no ROCm build (unported_rules' findings)
@@ -144,6 +146,8 @@ def _weights(raw: dict[str, Any]) -> Weights:
         kernel_floor=int(raw["score"]["kernel_floor"]),
         install_floor=int(raw["score"]["install_floor"]),
         install_files=re.compile(raw["score"]["install_files"]),
+        unfloored_categories=frozenset(str(c) for c in raw["score"]["unfloored"]["categories"]),
+        unfloored_paths=re.compile(raw["score"]["unfloored"]["paths"]),
         training_uses=re.compile(raw["score"]["training_uses"]),
         required_floor=int(raw["score"]["required_floor"]),
         unported_floor=int(raw["score"]["unported"]["floor"]),

@@ -81,6 +81,11 @@ FIRES = [
     ("from cuda import cuda, nvrtc\n", "python-cuda-bindings", 1, "medium"),
     ("import os\nngc = os.environ.get('NVIDIA_PYTORCH_VERSION')\n", "python-nvidia-container-env", 2, "low"),
     ("BASE = 'nvcr.io/nvidia/tritonserver:24.05-py3'\n", "python-ngc-image", 1, "medium"),
+    ("def symbolic(g, b, s):\n    return g.op('TRT::EfficientNMS_TRT', b, s, plugin_version_s='1')\n",
+     "python-onnx-tensorrt-plugin-op", 2, "medium"),
+    ("import torch\nfrom tutel import moe as tutel_moe\n", "python-tutel", 2, "low"),
+    ("import tinycudann as tcnn\n\n\n\nmlp = tcnn.Network(32, 3, {'otype': 'FullyFusedMLP'})\n",
+     "python-neural-graphics-cuda", 5, "high"),
     ("import torch\nw = torch._convert_weight_to_int4pack(w, 8)\n", "python-torch-int4pack", 2, "medium"),
     ("import torch\ny = torch._scaled_grouped_mm(a, b, sa, sb, offs=o)\n", "python-torch-fp8", 2, "medium"),
     ("from torch.nn.attention import sdpa_kernel, SDPBackend\nwith sdpa_kernel(SDPBackend.FLASH_ATTENTION):\n    pass\n",
@@ -169,6 +174,8 @@ QUIET = [
     "import subprocess\nsubprocess.run('pip install ninja apex-docs', shell=True)\n",
     "from .spconv_utils import spconv\nx = spconv.SparseConvTensor(f, i, s, b)\n",
     "def step(self, reset_turing_machine_every=0):\n    return self.turing_machine_step(reset_turing_machine_every)\n",
+    "def symbolic(g, b, s):\n    log('TRT::EfficientNMS_TRT is TensorRT only')\n    return g.op('NonMaxSuppression', b, s)\n",
+    "from tutelage import moe\nimport mytutel\n",
 ]
 
 
@@ -256,6 +263,34 @@ def test_triton_is_hip_helper_guards_inline_asm(tmp_path: Path) -> None:
 def test_availability_flag_lowers_an_import(tmp_path: Path) -> None:
     source = "from .utils import is_flash_attn_available\nif is_flash_attn_available():\n    from flash_attn import flash_attn_func\n"
     assert findings(tmp_path, source) == [("python-attention-switch", 2, "low"), ("python-flash-attn", 3, "low")]
+
+
+def test_a_cuda_extension_built_in_the_repository_is_first_party_wherever_it_is_imported(tmp_path: Path) -> None:
+    """A Gaussian rasteriser from a submodule the snapshot lacks is a dependency to build; one a nested project of the
+    repository builds (mip-splatting's submodules/simple-knn) has its kernels reported at their source."""
+    source = "from simple_knn._C import distCUDA2\nfrom diff_gaussian_rasterization import GaussianRasterizer\n"
+    assert findings(tmp_path, source) == [("python-cuda-extension-import", 1, "high"),
+                                          ("python-cuda-extension-import", 2, "high")]
+    nested = tmp_path / "submodules" / "simple-knn"
+    nested.mkdir(parents=True)
+    (nested / "setup.py").write_text("from setuptools import setup\nsetup(name='simple_knn')\n", encoding="utf-8")
+    assert findings(tmp_path, source) == [("python-cuda-extension-import", 2, "high")]
+
+
+def test_tensorrt_in_a_branch_the_user_opts_into_is_the_fallback_severity(tmp_path: Path) -> None:
+    """A TensorRT module loaded only when the user passes one (`if trt_file is not None:`) is an option beside the
+    PyTorch path; the same import on the path every run takes, or under an unrelated test, is not."""
+    source = """\
+        def load(model, trt_file=None, fast=False):
+            if trt_file is not None:
+                from torch2trt import TRTModule
+                model = TRTModule()
+            if fast:
+                import tensorrt
+            return model
+        """
+    assert findings(tmp_path, source) == [("python-tensorrt", 3, "medium"), ("python-tensorrt", 4, "medium"),
+                                          ("python-tensorrt", 6, "blocker")]
 
 
 def test_symbol_groups_repeated_uses(tmp_path: Path) -> None:

@@ -176,6 +176,19 @@ def test_markdown_reads_code_blocks_never_prose(tmp_path: Path) -> None:
     assert [c for c in _items(doc, "command") if c[0] == "nvidia-smi"] == [("nvidia-smi", 12, 3)]
 
 
+def test_markdown_reads_inline_installs_of_cuda_builds_but_not_other_inline_code(tmp_path: Path) -> None:
+    """A bullet that quotes the install of a CUDA build inline (a wheel index, +cuXXX, a conda CUDA toolkit) is an
+    instruction; a bare `pip install x` in a sentence, `nvidia-smi` or a Python span stays prose."""
+    text = (
+        "* Install torch by `pip install torch==1.11.0 --extra-index-url https://download.pytorch.org/whl/cu113`\n"
+        "* Then `conda create -n nerf python=3.8` and `conda install cudatoolkit=11.3 -c pytorch`\n"
+        "Run `pip install flash-attn` only for speed; check `nvidia-smi -L` and `torch.cuda.is_available()`.\n"
+    )
+    doc = _parse(tmp_path, "README.md", FileKind.MARKDOWN, text)
+    assert _items(doc, "package") == [("torch", 1, 33), ("cudatoolkit", 2, 61)]
+    assert [name for name, _, _ in _items(doc, "command")] == ["pip", "conda"]
+
+
 def test_markdown_reads_windows_and_commandline_shell_fences_but_not_other_languages(tmp_path: Path) -> None:
     """Install steps under ```commandline, ```cmd or ```powershell are commands users run; a ```text or ```yaml
     block that happens to hold the same words is not."""

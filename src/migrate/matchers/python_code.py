@@ -32,7 +32,7 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
     "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "unless_function", "switches", "switch_defaults", "values",
-    "identifiers", "opt_in_function", "package",
+    "identifiers", "opt_in_function", "opt_in_branch", "package", "built_anywhere",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
@@ -48,6 +48,10 @@ OPT_IN_MESSAGE = (
     "Used only inside a function named for this backend (forward_xformers, replace_*_attn_to_xformers): the code "
     "takes that path when the user turns it on; on ROCm leave it off (SDPA) or install the package's ROCm build."
 )
+BRANCH_MESSAGE = (
+    "Used only in a branch taken when the user asks for this backend (`if trt_file is not None:`, `if args.trt:`): "
+    "the default path runs without it; on ROCm leave that option off or give it a ROCm counterpart."
+)
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -56,6 +60,8 @@ def _validate(params: Mapping[str, Any]) -> None:
                                        "values", "identifiers")):
         raise ValueError("python matcher needs at least one of imports, names, calls, decorators, strings, numbers, "
                          "switches, values, identifiers")
+    if type(params.get("built_anywhere", False)) is not bool:
+        raise ValueError("python matcher: 'built_anywhere' is true or false")
     if not isinstance(params.get("package", ""), str):
         raise ValueError("python matcher: 'package' is one module name (whose own repository's uses are first party)")
     for key in ("imports", "names", "exclude_names", "decorators", "needles"):
@@ -85,6 +91,7 @@ def _validate(params: Mapping[str, Any]) -> None:
     check_regex(params, "unless_file", required=False)
     check_regex(params, "unless_function", required=False)
     check_regex(params, "opt_in_function", required=False)
+    check_regex(params, "opt_in_branch", required=False)
     check_regex(params, "if_file", required=False)
     check_regex(params, "switches", required=False)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in as_list(params.get("numbers"))):
@@ -227,6 +234,20 @@ def _inside_function(doc: PythonDocument, node: ast.AST, regex: str) -> bool:
     return False
 
 
+def _inside_branch(doc: PythonDocument, node: ast.AST, regex: str) -> bool:
+    """Is NODE in the body of an `if` (or `elif`) whose test names a variable or attribute REGEX matches whole (the
+    option that turns a backend on: `if trt_file is not None:`, `elif args.tensorrt:`)?"""
+    child, parent = node, doc.parents.get(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(parent, ast.If) and any(child is statement for statement in parent.body):
+            for item in ast.walk(parent.test):
+                name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else None
+                if name and re.fullmatch(regex, name):
+                    return True
+        child, parent = parent, doc.parents.get(parent)
+    return False
+
+
 def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.stmt, symbol: str | None,
          line: int) -> Hit:
     severity = message = None
@@ -236,6 +257,8 @@ def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.st
         severity, message = Severity.parse(fallback), FALLBACK_MESSAGE
     elif fallback and opt_in and _inside_function(doc, node, opt_in):
         severity, message = Severity.parse(fallback), OPT_IN_MESSAGE
+    elif fallback and params.get("opt_in_branch") and _inside_branch(doc, node, params["opt_in_branch"]):
+        severity, message = Severity.parse(fallback), BRANCH_MESSAGE
     elif params.get("hip_aware"):
         severity, message = hip_adjusted(doc, node)
     single = line == node.lineno

@@ -1,4 +1,4 @@
-"""README and docs (Markdown, reStructuredText): only shell code blocks count, never prose."""
+"""README and docs (Markdown, reStructuredText): only shell code blocks and inline commands count, never prose."""
 
 from __future__ import annotations
 
@@ -22,6 +22,14 @@ _SHELL_LANGUAGES = frozenset({
 _RST_BLOCK = re.compile(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::\s*(\S*)\s*$")
 _PROMPT = re.compile(r"^(\s*)(?:\$|>|%|\(\S+\)\s*\$)\s")
 _INDENTED_COMMAND = re.compile(r"^( {4,}|\t)(?:\$\s+)?(?:pip3?|python3? -m pip|uv|conda|mamba|docker|nvidia-smi|nvcc)\s")
+# An install of a CUDA build quoted inline in prose ("Install pytorch by `pip install torch==1.11.0 --extra-index-url
+# https://download.pytorch.org/whl/cu113`"): a wheel index, a +cuXXX build or a conda CUDA toolkit says it is an
+# instruction to follow; a bare `pip install flash-attn` in a sentence stays prose.
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_INLINE_COMMAND = re.compile(
+    r"^\s*(?:\$\s+)?(?:pip3?|python3? -m pip|uv pip|conda|mamba)\s+install\s"
+    r".*(?:--(?:extra-)?index-url|--find-links|\s-f\s|\+cu\d|/whl/cu\d|cudatoolkit|pytorch-cuda|-c\s+nvidia)"
+)
 
 
 def code_blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
@@ -44,7 +52,24 @@ def code_blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
             yield i, [lines[i]]
             i += 1
         else:
+            if "`" in lines[i] and "install" in lines[i]:  # most prose lines: two substring tests
+                commands = inline_commands(lines[i])
+                if commands:
+                    yield i, [commands]
             i += 1
+
+
+def inline_commands(line: str) -> str:
+    """LINE with only its inline code spans that are commands kept, in place (the backticks become `;` so that two
+    spans stay two commands), or "" when it has none."""
+    kept = [span for span in _INLINE_CODE.finditer(line) if _INLINE_COMMAND.match(span.group(1))]
+    if not kept:
+        return ""
+    chars = [" "] * len(line)
+    for span in kept:
+        chars[span.start()] = chars[span.end() - 1] = ";"
+        chars[span.start(1) : span.end(1)] = line[span.start(1) : span.end(1)]
+    return "".join(chars)
 
 
 def _fence_end(lines: list[str], i: int, fence: str) -> int:

@@ -4,6 +4,7 @@ compiles moves aside, the ROCm status of the whole tree gives each finding its s
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -110,6 +111,12 @@ def _first_party(packages: frozenset[str], ruleset: Ruleset) -> Callable[[Findin
     # the rules about one package's modules: their `imports`, or the `package` their names belong to (Warp's kernels
     # and launches are read by name, not by import, since a repository's own warp.py is common)
     import_rules = {r.id for r in ruleset.rules if r.match.get("imports") or r.match.get("package")}
+    # ... and the rules whose package is first party wherever the repository imports it, when a project nested in it
+    # builds that package (mip-splatting's submodules/simple-knn: its kernels are reported at their source)
+    anywhere_rules = {r.id for r in ruleset.rules if r.match.get("built_anywhere")}
+    # ... and a command that installs a source tree of the repository's own (`pip install submodules/simple-knn`,
+    # where that folder's setup.py is here): the tree is first party, not a dependency to fetch
+    command_rules = {r.id for r in ruleset.rules if r.match.get("built_anywhere") and r.match.get("matcher") == "manifest-command"}
     package_rules = {r.id for r in ruleset.rules if r.match.get("matcher") == "manifest-package"}
     nested = [(folder + "/", name) for folder, _, name in (p.partition(NESTED) for p in packages if NESTED in p)]
     top = {p for p in packages if NESTED not in p}
@@ -118,8 +125,13 @@ def _first_party(packages: frozenset[str], ruleset: Ruleset) -> Callable[[Findin
 
     def own(f: Finding) -> bool:
         symbol = f.symbol or ""
+        if f.rule in command_rules:  # the tree named relative to the file that runs the command
+            tree = posixpath.normpath(posixpath.join(posixpath.dirname(f.path), symbol.rsplit(" ", 1)[-1]))
+            return any(folder == tree + "/" for folder, _ in nested)
         if f.rule in import_rules:
             root = symbol.split(".")[0]
+            if f.rule in anywhere_rules and any(canonicalize_name(root) == name for _, name in nested_names):
+                return True
             return root in top or any(root == name and f.path.startswith(folder) for folder, name in nested)
         if f.rule in package_rules:
             return f.symbol in names or any(f.symbol == name and f.path.startswith(folder) for folder, name in nested_names)

@@ -62,7 +62,7 @@ def _prepare(rules: Sequence[Mapping[str, Any]]) -> None:
     them when the rules were read in this process)."""
     for params in rules:
         if not params.get("alone"):
-            register_query(params["query"])
+            register_query(params["query"], from_rule=True)
 
 
 def validate_code_tests(params: Mapping[str, Any]) -> None:

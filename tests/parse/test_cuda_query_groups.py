@@ -101,7 +101,7 @@ def test_the_rules_queries_run_in_a_bundle_apart_from_the_matchers(tmp_path: Pat
 
     rules = [r.match["query"] for r in load_builtin().rules
              if r.match["matcher"] == "cuda-query" and not r.match.get("alone")]
-    assert rules and set(cuda._tier(True)) == set(rules) and not set(cuda._tier(False)) & set(rules)
+    assert rules and set(rules) <= set(cuda._tier(True)) and not set(cuda._tier(False)) & set(cuda._tier(True))
     assert set(WANTED) <= set(cuda._tier(False))
     big = parse_file(tmp_path, "big.cu", FileKind.CUDA, CODE + "int x;\n" * 3000)
     assert isinstance(big, cuda.CudaDocument) and not big._alone()

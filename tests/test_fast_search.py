@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
+from migrate.casefold import FOLDS_TO_ASCII
 from migrate.discover import discover
 from migrate.matchers import Code, cuda_common, cuda_library_names, cuda_query, cuda_typename, cuda_warp, python_literals
 from migrate.model import FileKind, SourceFile
@@ -193,3 +195,26 @@ def test_a_word_asked_again_of_the_same_text_gets_the_same_answer() -> None:
         for word in ("torch", "cuda", "vision", "torch", "cuda", ""):
             assert python_common.has_word(text, word) == python_common._has_word(text, word)
     assert python_common.has_word(texts[0], "torch") and not python_common.has_word(texts[1], "torch")
+
+
+def test_a_case_insensitive_regex_is_tried_where_its_prefix_is_in_the_lower_case(codes: list[str]) -> None:
+    assert cuda_query.folded_prefix(r"(?i)static_assert\s*\(") == "static_assert"
+    assert cuda_query.folded_prefix(r"(?i)CUDA\w") == "cuda" and cuda_query.folded_prefix(r"(?i)ab\u00e9c") == "ab"
+    assert cuda_query.folded_prefix(r"cuda\w") == "" and cuda_query.folded_prefix(r"(?i)x?y") == ""
+    sets = [(r"(?i)static_assert\s*\(\s*\w*warp\w*\s*==\s*32\b", r"(?i)32\s*==\s*\w*lane"),
+            (r"(?i)kind\b", r"shfl\w*\(", r"x?Cuda"), (r"(?i)is\w+", r"(?i)\w+is")]
+    folding = ["\u017ftatic_assert(warp == 32)", "STATIC_ASSERT( WarpSize == 32 )", "\u212aIND", "kind",
+               "\u0130s_x \u0131s static_assert(kWarp==32)", "\u0130\u0130 is_ok", "32 == LANES", "\u00e9 STATIC_ASSERT(warp==32)",
+               "\u0131\u0131 32==lane", "a_is", "shfl_x(", "Cuda", ""]
+    finders = [cuda_query._regex_finder(patterns) for patterns in sets]
+    for text in [*codes, *folding]:
+        assert [finder(text) for finder in finders] == [
+            any(re.search(p, text) for p in patterns) for patterns in sets], text
+
+
+def test_beyond_ascii_only_four_characters_match_an_ascii_character_ignoring_case() -> None:
+    """folded_prefix's premise, for every ASCII character (letters, digits, punctuation)."""
+    ascii_alike = re.compile("(?i)[\x00-\x7f]")
+    found = {chr(c) for c in range(128, sys.maxunicode + 1) if ascii_alike.match(chr(c))}
+    assert found == set(FOLDS_TO_ASCII)
+    assert [chr(c) for c in range(sys.maxunicode + 1) if len(chr(c).lower()) != 1] == ["\u0130"]

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from migrate.cli import cli
+from migrate.parse.document import LONG_LINE, _has_long_line
 
 from conftest import init_repo
 
@@ -316,3 +317,14 @@ def test_build_files_read_again_by_the_verdict_may_be_fifos(tmp_path: Path) -> N
     done = subprocess.run([sys.executable, "-m", "migrate", "scan", str(repo), "--format", "json", "--no-cache"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and json.loads(done.stdout)["summary"]["findings"] >= 2
+
+
+def test_a_long_line_is_found_where_splitting_the_lines_finds_one() -> None:
+    sizes = [0, 1, LONG_LINE - 1, LONG_LINE, LONG_LINE + 1, 2 * LONG_LINE + 3]
+    texts = ["", "\n", "\n" * (3 * LONG_LINE)]
+    texts += ["\n".join("x" * size for size in (before, size, after))
+              for size in sizes for before in (0, 5, LONG_LINE) for after in (0, 7, LONG_LINE)]
+    texts += ["y\n" * LONG_LINE + "x" * (LONG_LINE + 1), "x" * (LONG_LINE + 1) + "\n" + "y\n" * LONG_LINE]
+    for text in texts:
+        assert _has_long_line(text) == (max(map(len, text.split("\n"))) > LONG_LINE)
+    assert any(_has_long_line(text) for text in texts) and not all(_has_long_line(text) for text in texts)

@@ -114,7 +114,8 @@ print(len(read), len(compiled))
 
 def test_a_scan_with_its_rules_from_the_cache_compiles_one_bundle(tmp_path: Path) -> None:
     """The rules read back from the cache are not read from their files again for the assessment, and the
-    cuda-query rules' queries join the one bundle that tree-sitter compiles (a file over 16K characters uses it)."""
+    cuda-query rules' queries join the one bundle of the rules that tree-sitter compiles (a file over 16K characters
+    uses it; it asks for no matcher's query)."""
     (tmp_path / "repo").mkdir()
     filler = "".join(f"int f{i}(int x) {{ return x + {i}; }}\n" for i in range(800))
     kernel = tmp_path / "repo" / "kernel.cu"

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from migrate.casefold import FOLDS_TO_ASCII as _FOLDS_TO_ASCII, folded
 from migrate.config import Settings
 from migrate.discover import discover
 from migrate.matchers import Code
 from migrate.matchers.python_common import _GAP, as_list, has_attribute, has_name, has_string, has_word, string_candidate
 from migrate.matchers.python_literals import required, searches
 from migrate.model import FileKind, FileResult, SourceFile
-from migrate.parse.python import _FOLDS_TO_ASCII, _HIP_HINT, _may_hint, _walk, folded, parse_python
+from migrate.parse.python import _HIP_HINT, _may_hint, _walk, parse_python
 from migrate.ruleset import load_builtin
 from migrate.scan import Shortcuts, prefilter, scan_file
 

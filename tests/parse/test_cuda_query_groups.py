@@ -92,3 +92,20 @@ def test_a_warp_check_expects_its_queries_before_it_runs_one(tmp_path: Path) -> 
     assert [hit.line for hit in hits] == [3, 4, 5, 9]
     assert set(cuda._GROUPS) == set(cuda_warp._QUERIES["literal-size"])
     assert len({id(group) for group in cuda._GROUPS.values()}) == 1
+
+
+def test_the_rules_queries_run_in_a_bundle_apart_from_the_matchers(tmp_path: Path) -> None:
+    """A document that asks only for matchers' queries runs only the matchers' bundle; a rule's query, only the
+    rules'; each gives what it gives compiled alone."""
+    from migrate.ruleset import load_builtin
+
+    rules = [r.match["query"] for r in load_builtin().rules
+             if r.match["matcher"] == "cuda-query" and not r.match.get("alone")]
+    assert rules and set(rules) <= set(cuda._tier(True)) and not set(cuda._tier(False)) & set(cuda._tier(True))
+    assert set(WANTED) <= set(cuda._tier(False))
+    big = parse_file(tmp_path, "big.cu", FileKind.CUDA, CODE + "int x;\n" * 3000)
+    assert isinstance(big, cuda.CudaDocument) and not big._alone()
+    assert _spans(big.matches(WANTED[1])) == _alone(big, WANTED[1])
+    assert list(big._bundle_cache) == [cuda._bundle(cuda._tier(False)).query]
+    assert _spans(big.matches(rules[0])) == _alone(big, rules[0])
+    assert list(big._bundle_cache) == [cuda._bundle(cuda._tier(False)).query, cuda._bundle(cuda._tier(True)).query]

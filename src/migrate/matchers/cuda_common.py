@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 from ahocorasick_rs import AhoCorasick
 
+from migrate.casefold import folded
+
 _CONTINUATION = re.compile(r"\\\n")
 _Table = TypeVar("_Table")
 _TEXTS: list[tuple[str, dict[object, Any]]] = []  # the last two texts asked about, with their tables
@@ -57,6 +59,7 @@ class StringPlaces:
         self._strings: list[str] = []  # every string given, by index
         self._index: dict[str, int] = {}
         self._search: list[Callable[[str], dict[int, list[int]]]] = []  # the current automaton's search, once made
+        self._folded: list[Callable[[str], dict[int, list[int]] | None]] = []  # the same in a text's lower case
 
     def any_of(self, strings: Iterable[str]) -> Callable[[str], bool]:
         """A test of whether one of STRINGS occurs in a text (`any(s in text for s in STRINGS)`)."""
@@ -74,6 +77,29 @@ class StringPlaces:
 
         return places
 
+    def folded_places_of(self, strings: Iterable[str]) -> Callable[[str], dict[str, list[int]] | None]:
+        """Where each of STRINGS (in lower case) starts in a text's lower case, for those that occur; None for a text
+        whose lower case cannot stand for it (casefold.folded). The places are the text's own offsets."""
+        given = list(strings)
+        names = {index: string for string, index in zip(given, self._indices(given))}
+
+        def places(text: str) -> dict[str, list[int]] | None:
+            found = per_text(text, self._current_folded())
+            return None if found is None else {string: found[index] for index, string in names.items() if index in found}
+
+        return places
+
+    def _current_folded(self) -> Callable[[str], dict[int, list[int]] | None]:
+        if not self._folded:
+            search = self._current()
+
+            def folded_search(text: str) -> dict[int, list[int]] | None:
+                lower = folded(text)
+                return None if lower is None else search(lower)
+
+            self._folded.append(folded_search)
+        return self._folded[0]
+
     def _indices(self, strings: Iterable[str]) -> list[int]:
         indices = []
         for string in strings:
@@ -81,6 +107,7 @@ class StringPlaces:
                 self._index[string] = len(self._strings)
                 self._strings.append(string)
                 self._search[:] = []  # a new automaton, with a new key for its per-text results
+                self._folded[:] = []
             indices.append(self._index[string])
         return indices
 

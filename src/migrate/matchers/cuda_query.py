@@ -62,7 +62,7 @@ def _prepare(rules: Sequence[Mapping[str, Any]]) -> None:
     them when the rules were read in this process)."""
     for params in rules:
         if not params.get("alone"):
-            register_query(params["query"])
+            register_query(params["query"], from_rule=True)
 
 
 def validate_code_tests(params: Mapping[str, Any]) -> None:
@@ -129,25 +129,46 @@ def _regex_finder(patterns: tuple[str, ...]) -> Callable[[str], bool]:
     """Whether one of the regexes PATTERNS finds something in a text (searched as strings when each is one)."""
     if all(re.escape(p) == p for p in patterns):
         return _string_finder(patterns)
-    compiled = tuple(re.compile(p) for p in patterns)
-    prefixes = [literal_prefix(p) for p in patterns]
-    if not all(prefixes):
-        return lambda text: any(p.search(text) for p in compiled)
     by_prefix: dict[str, list[re.Pattern[str]]] = {}
-    for prefix, pattern in zip(prefixes, compiled):
-        by_prefix.setdefault(prefix, []).append(pattern)
-    places = _CODE_STRINGS.places_of(by_prefix)
+    by_folded: dict[str, list[re.Pattern[str]]] = {}  # regexes that ignore case, by their prefix in lower case
+    whole: list[re.Pattern[str]] = []  # regexes with no prefix known: searched from every position
+    for source in patterns:
+        pattern, prefix, lower = re.compile(source), literal_prefix(source), folded_prefix(source)
+        if prefix:
+            by_prefix.setdefault(prefix, []).append(pattern)
+        elif lower:
+            by_folded.setdefault(lower, []).append(pattern)
+        else:
+            whole.append(pattern)
+    places = _CODE_STRINGS.places_of(by_prefix) if by_prefix else None
+    folded_places = _CODE_FOLDED.folded_places_of(by_folded) if by_folded else None
+    folding = [pattern for patterns in by_folded.values() for pattern in patterns]
 
     def found(text: str) -> bool:
         # a match starts where its regex's literal prefix does: tried there only, every rule's prefixes found in
-        # one pass over the text (not a search of the whole text for each regex)
-        for prefix, starts in places(text).items():
-            for pattern in by_prefix[prefix]:
-                if any(pattern.match(text, start) for start in starts):
+        # one pass over the text (not a search of the whole text for each regex); a regex that ignores case, where
+        # the text's lower case holds its prefix in lower case
+        if places is not None and _matched_at(by_prefix, places(text), text):
+            return True
+        if folded_places is not None:
+            where = folded_places(text)
+            if where is None:  # a character that folds to ASCII (K, ı, ...): the regexes themselves
+                if any(pattern.search(text) for pattern in folding):
                     return True
-        return False
+            elif _matched_at(by_folded, where, text):
+                return True
+        return any(pattern.search(text) for pattern in whole)
 
     return found
+
+
+def _matched_at(by_prefix: dict[str, list[re.Pattern[str]]], places: dict[str, list[int]], text: str) -> bool:
+    """One of the regexes of BY_PREFIX matches TEXT at one of the PLACES of its prefix."""
+    for prefix, starts in places.items():
+        for pattern in by_prefix[prefix]:
+            if any(pattern.match(text, start) for start in starts):
+                return True
+    return False
 
 
 def literal_prefix(pattern: str) -> str:
@@ -155,6 +176,22 @@ def literal_prefix(pattern: str) -> str:
     parsed = _PARSER.parse(pattern)
     if parsed.state.flags & re.IGNORECASE:
         return ""
+    return _leading_literals(parsed)
+
+
+def folded_prefix(pattern: str) -> str:
+    """For a PATTERN that ignores case as a whole (`(?i)...`), the ASCII characters every match starts with, in lower
+    case: a match's first characters are them in any case, or one of the four beyond ASCII that fold to ASCII letters
+    (casefold.py); "" for a case-sensitive PATTERN, or when none are known."""
+    parsed = _PARSER.parse(pattern)
+    if not parsed.state.flags & re.IGNORECASE:
+        return ""
+    prefix = _leading_literals(parsed)
+    ascii_prefix = prefix[: next((i for i, char in enumerate(prefix) if not char.isascii()), len(prefix))]
+    return ascii_prefix.lower()
+
+
+def _leading_literals(parsed: Any) -> str:
     prefix = []
     for op, av in parsed.data:
         if op.name != "LITERAL":
@@ -175,6 +212,7 @@ def _string_finder(strings: tuple[str, ...]) -> Callable[[str], bool]:
 
 
 _CODE_STRINGS = StringPlaces()  # the strings and regex prefixes the rules' code tests look for
+_CODE_FOLDED = StringPlaces()  # the prefixes of their regexes that ignore case, in lower case
 
 
 def _file_test(params: Mapping[str, Any]) -> Callable[[str], bool]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick
 
-from migrate.parse.python import folded
+from migrate.casefold import folded
 
 # The stdlib's regex parser (re._parser from 3.11, sre_parse before: the same module, renamed).
 _PARSER: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")

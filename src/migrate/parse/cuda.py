@@ -44,7 +44,11 @@ def captures(node: tree_sitter.Node, query_source: str) -> dict[str, list[tree_s
 
 Groups = dict[str, list[tree_sitter.Node]]
 T = TypeVar("T")
-_REGISTERED: dict[str, None] = {}  # an ordered set: the queries every document runs together, in one pass
+_REGISTERED: dict[str, None] = {}  # an ordered set: the queries documents run in one pass per bundle
+# Of those, the rules' own (cuda-query): a bundle apart from the matchers' queries. A rule's query is asked in few
+# files (those its code test passes), and each pattern costs every pass its share: on CUTLASS + CCCL's 353 files that ask
+# for a query, one bundle of all 41 queries costs 1.1 CPU s, the matchers' 27 in 306 of them and the rules' 14 in 63, 0.7.
+_FROM_RULES: dict[str, None] = {}
 # The first few documents a process parses run each query alone when they are small: compiling the bundle costs
 # ~0.15 s, more than their passes (`check` of a few files), while a large document's passes cost more than it
 # (a pass per query over a 3 MB header: 33 s against 8 s).
@@ -66,10 +70,25 @@ def template_type_parameters(template: tree_sitter.Node) -> frozenset[str]:
                      for name in parameter.named_children if name.type == "type_identifier")
 
 
-def register_query(source: str) -> str:
-    """Add a query to the bundle that runs in one pass over each document; returns SOURCE (for constants)."""
+def register_query(source: str, *, from_rule: bool = False) -> str:
+    """Add a query to the bundle that runs in one pass over each document that asks for one of its queries (a rule's
+    query, FROM_RULE, to the rules' bundle); returns SOURCE (for constants)."""
     _REGISTERED.setdefault(source, None)
+    if from_rule:
+        _FROM_RULES.setdefault(source, None)
     return source
+
+
+def _tier(from_rules: bool) -> tuple[str, ...]:
+    """The registered queries of one bundle: the rules' (FROM_RULES), or the matchers'."""
+    key = (len(_REGISTERED), len(_FROM_RULES), from_rules)
+    found = _TIERS.get(key)
+    if found is None:
+        found = _TIERS[key] = tuple(s for s in _REGISTERED if (s in _FROM_RULES) == from_rules)
+    return found
+
+
+_TIERS: dict[tuple[int, int, bool], tuple[str, ...]] = {}  # by the registries' sizes (they only grow)
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,22 +131,27 @@ def _compiled(sources: tuple[str, ...], disabled: tuple[str, ...]) -> _Bundle:
 
 
 def warm_bundle() -> None:
-    """Compile the bundle of the queries registered so far now (~0.1 s): forked workers then share it instead of
-    each compiling its own."""
-    _bundle(tuple(_REGISTERED))
+    """Compile the bundles of the queries registered so far now (~0.1 s each): forked workers then share them instead
+    of each compiling its own."""
+    for from_rules in (False, True):
+        if _tier(from_rules):
+            _bundle(_tier(from_rules))
 
 
 def check_queries(bundled: Collection[str], alone: Collection[str]) -> None:
-    """Compile BUNDLED, queries that join the bundle, and ALONE, queries that run by themselves, in one with the
-    queries registered so far, then register BUNDLED and keep the result as their bundle, ALONE's patterns disabled:
-    one compile tells that every query is valid and leaves the bundle compiled (tree-sitter takes at least ~10 ms
-    for any query of this grammar: the rules' 17 queries cost 0.40 s compiled apart, 0.18 s together). Raises what
-    tree-sitter raises for a bad query among them (and registers none)."""
-    sources = tuple(dict.fromkeys([*_REGISTERED, *bundled]))
+    """Compile BUNDLED, rules' queries that join the rules' bundle, and ALONE, queries that run by themselves, in one
+    with the rules' queries registered so far, then register BUNDLED and keep the result as their bundle, ALONE's
+    patterns disabled, and compile the matchers' bundle: one compile tells that every rule's query is valid and
+    leaves the bundles compiled (tree-sitter takes at least ~10 ms for any query of this grammar: the rules' 17
+    queries cost 0.40 s compiled apart, 0.18 s together). Raises what tree-sitter raises for a bad query among them
+    (and registers none)."""
+    sources = tuple(dict.fromkeys([*_tier(True), *(s for s in bundled if s not in _REGISTERED or s in _FROM_RULES)]))
     compiled = _compiled(sources, tuple(dict.fromkeys(s for s in alone if s not in sources)))
     for source in bundled:
-        register_query(source)
-    _BUNDLES[sources] = compiled
+        register_query(source, from_rule=source not in _REGISTERED or source in _FROM_RULES)
+    _BUNDLES[_tier(True)] = compiled
+    if _tier(False):
+        _bundle(_tier(False))
 
 
 def _first_start(groups: Groups) -> int:
@@ -252,7 +276,7 @@ class CudaDocument(Document):
         """The matches of each pattern of a registered query, from the one pass of the bundle (or, for one of the
         first small documents of a process, from a pass of the group it was compiled in, unless the bundle is compiled
         already)."""
-        bundle = self._group(query_source) if self._alone() else _bundle(tuple(_REGISTERED))
+        bundle = self._group(query_source) if self._alone() else _bundle(_tier(query_source in _FROM_RULES))
         results = self._passed(bundle.query)
         return [results.get(index, []) for index in bundle.patterns[query_source]]
 
@@ -275,8 +299,9 @@ class CudaDocument(Document):
         return found
 
     def _alone(self) -> bool:
-        """One of the first small documents of a process, the bundle not compiled yet: its queries run alone."""
-        return tuple(_REGISTERED) not in _BUNDLES and _parsed < _BUNDLE_FROM and len(self.text) < _ALONE_BELOW
+        """One of the first small documents of a process, the matchers' bundle not compiled yet: its queries run
+        alone."""
+        return _tier(False) not in _BUNDLES and _parsed < _BUNDLE_FROM and len(self.text) < _ALONE_BELOW
 
     def _passed(self, compiled: tree_sitter.Query) -> dict[int, list[Groups]]:
         results = self._bundle_cache.get(compiled)

@@ -167,12 +167,22 @@ def _legacy_text(data: bytes, invalid_at: int) -> str:
     return data.decode("latin-1")
 
 
+def _has_long_line(text: str) -> bool:
+    """A line of TEXT is longer than LONG_LINE: a window of LONG_LINE + 1 characters from a line's start holds no
+    newline. A search back from each window's end, so a file is read in steps of ~LONG_LINE characters (splitting
+    every file into lines cost ~0.19 CPU s over CUTLASS + CCCL's 132 M characters, this ~0.01)."""
+    start, size = 0, len(text)
+    while size - start > LONG_LINE:
+        newline = text.rfind("\n", start, start + LONG_LINE + 1)
+        if newline < 0:
+            return True
+        start = newline + 1
+    return False
+
+
 def _refuse_minified(text: str) -> None:
-    if len(text) <= LONG_LINE:
+    if not _has_long_line(text):  # the common case
         return
-    lines = text.split("\n")
-    if max(map(len, lines)) <= LONG_LINE:  # the common case, decided in C
-        return
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if len(line) > LONG_LINE:
             raise ParseError(f"looks minified or generated (line {number} is {len(line):,} characters long)")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from migrate.casefold import folded
 from migrate.gcpause import paused
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import Document, ParseError, register
@@ -33,9 +34,8 @@ _HINT_WORDS = ("hip", "rocm", "amd", "gcnarch", "cdna", "rdna")  # in any case, 
 _HIP_HINT = re.compile("|".join(_HINT_WORDS) + r"|gfx\d", re.I)
 _HIP_HINT_LOWER = re.compile("|".join(_HINT_WORDS) + r"|gfx\d")  # the same, in text already in lower case
 _GFX = re.compile(r"gfx\d")
-# The only characters beyond ASCII that a case-insensitive regex matches with an ASCII letter or digit (İ ı ſ K):
-# in a text without them, what _HIP_HINT finds is what _HIP_HINT_LOWER finds in its lower case.
-_FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"  # searched one by one: faster than a class of them
+# In a text without the four characters beyond ASCII that fold to ASCII letters (casefold.py), what _HIP_HINT finds
+# is what _HIP_HINT_LOWER finds in its lower case.
 # ROCm's command-line tools: an except clause that runs one is the ROCm fallback of what the try attempted.
 # a module whose name says it is the ROCm side of a per-platform split (rocm.py, hip.py, prefill_rocm.py); not a test
 # named for what it checks on ROCm (test_half_rocm.py), nor a rocm_utils.py of ROCm-aware helpers
@@ -107,11 +107,6 @@ def _may_hint(lower: str | None, text: str) -> bool:
     if lower is None:
         return _HIP_HINT.search(text) is not None
     return any(word in lower for word in _HINT_WORDS) or _GFX.search(lower) is not None
-
-
-def folded(text: str) -> str | None:
-    """TEXT in lower case, where searching that for ASCII words is searching TEXT case-insensitively; else None."""
-    return text.lower() if text.isascii() or not any(char in text for char in _FOLDS_TO_ASCII) else None
 
 
 @dataclass

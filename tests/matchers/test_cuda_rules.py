@@ -548,6 +548,17 @@ _WARP_USES = "__device__ int lane_of(int tid) { return tid % WARP_SIZE; }\n"
      Severity.INFO),
     ("#define WARP_SIZE 32\n", ("gfx1100",), Severity.INFO),
     ("// WARP_SIZE comes from a library header\n", ("gfx942",), Severity.INFO),
+    # a C++ constant in a shared header, behind its include guard, fixes it as a #define does
+    ("#ifndef WARP_H\n#define WARP_H\nstatic constexpr unsigned int WARP_SIZE = 32;\n#endif\n", ("gfx942",),
+     Severity.LOW),
+    ("const int WARP_SIZE = 32;  // lanes per warp\n", ("gfx942",), Severity.LOW),
+    # per platform (declared under an #if) or not 32: not fixed
+    ("#if defined(__HIP_PLATFORM_AMD__)\nconstexpr int WARP_SIZE = 64;\n#else\nconstexpr int WARP_SIZE = 32;\n#endif\n",
+     ("gfx942",), Severity.INFO),
+    ("constexpr int WARP_SIZE = 64;\n", ("gfx942",), Severity.INFO),
+    ("constexpr int WARP_SIZE = 32;\n", ("gfx1100",), Severity.INFO),
+    # a string or a comment that reads like a declaration declares nothing
+    ('const char* doc = "const int WARP_SIZE = 32;";\n', ("gfx942",), Severity.INFO),
 ])
 def test_a_warp_size_constant_defined_in_another_file_is_low_only_where_the_repository_fixes_it_at_32(
     tmp_path: Path, header: str, targets: tuple[str, ...], severity: Severity

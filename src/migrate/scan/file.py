@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from migrate import compat_headers, matchers, rocm_status, warp_constants
+from migrate import compat_headers, matchers, rocm_status
 from migrate.config import Settings
 from migrate.matchers import Code
 from migrate.model import Evidence, FileKind, FileResult, Rule, SourceFile, Skipped
@@ -12,7 +12,7 @@ from migrate.parse import Document, ParseError, parse, read_text
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.lexer import Lexed, lex
 from migrate.ruleset import Ruleset
-from migrate.scan import budget, prefilter
+from migrate.scan import budget, prefilter, warp_constants
 from migrate.scan.findings import file_result
 from migrate.scan.prefilter import KindRules, Plan
 

@@ -11,12 +11,13 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate import compat_headers, finding_status, preproc, rocm_status, targets, unreached, warp_constants
+from migrate import compat_headers, finding_status, preproc, rocm_status, targets, unreached
 from migrate.config import Settings
 from migrate.inputs import NESTED
 from migrate.lazyre import lazy_regex
 from migrate.model import Evidence, Finding, RocmStatus, Severity
 from migrate.ruleset import Ruleset
+from migrate.scan import warp_constants
 from migrate.weights import load_weights
 
 if TYPE_CHECKING:

@@ -40,6 +40,11 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("Makefile", FileKind.MAKEFILE), ("run.sh", FileKind.SHELL), ("README.md", FileKind.MARKDOWN),
         (".github/workflows/ci.yml", FileKind.CI_WORKFLOW), ("k8s/job.yaml", FileKind.YAML),
         ("notes.txt", None), ("image.png", None), ("Makefile.in", None),
+        # Dockerfiles named with a separator; a data, script or docs suffix keeps its own kind
+        ("tools/docker/Dockerfile_dev.gpu", FileKind.DOCKERFILE), ("docker/Dockerfile-base", FileKind.DOCKERFILE),
+        ("docker/dockerfile-python", FileKind.DOCKERFILE), ("ci/runtime_Dockerfile", FileKind.DOCKERFILE),
+        ("Dockerfile-lint.yml", FileKind.YAML), ("dockerfile_gen.py", FileKind.PYTHON),
+        ("dockerfile-build.sh", FileKind.SHELL), ("Dockerfile_notes.md", FileKind.MARKDOWN), ("dockerfiles", None),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

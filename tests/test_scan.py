@@ -186,3 +186,14 @@ def test_a_pool_gives_each_result_with_its_index(tmp_path: Path) -> None:
     assert sorted(made) == list(range(pool.PARALLEL_FROM))  # each asked for by index once: as its unit is sent
     assert sorted(index for index, _ in found) == list(range(pool.PARALLEL_FROM))
     assert all(result.relpath == f"f{index:02d}.cu" for index, result in found)
+
+
+def test_a_dockerfile_named_with_an_underscore_or_dash_is_read_as_one(tmp_path: Path) -> None:
+    """Dockerfile_dev.gpu and Dockerfile-base are Dockerfiles; a Dockerfile-named YAML file is not."""
+    base = "FROM nvidia/cuda:12.2.0-devel-ubuntu22.04\n"
+    write(tmp_path, "docker/Dockerfile_dev.gpu", base)
+    write(tmp_path, "docker/Dockerfile-base", base + "RUN conda install -y cudatoolkit=11.8\n")
+    write(tmp_path, "docker/Dockerfile-lint.yml", "ignored:\n  - DL3008\n")
+    found = sorted((f.path, f.line, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings)
+    assert found == [("docker/Dockerfile-base", 1, "nvidia-cuda-base-image"), ("docker/Dockerfile-base", 2, "conda-cuda-package"),
+                     ("docker/Dockerfile_dev.gpu", 1, "nvidia-cuda-base-image")]

@@ -59,14 +59,17 @@ _NAMES = {
 # Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make, and configure's fragment templates (rules.mk.in);
 # Makefile.in is automake's output, generated from Makefile.am.
 _MAKEFILE_NAME = lazy_regex(r"^(?:gnu)?makefile[._-](?!(?:in|am)$)[\w.-]+$|\.(?:make|mak|mk\.in)$")
+# Dockerfiles named with a separator instead of a dot: Dockerfile_dev.gpu, Dockerfile-base, dockerfile-python, and
+# cuda-runtime_Dockerfile; a name ending in a data or script suffix (Dockerfile-lint.yml, dockerfile_gen.py) is that.
+_DOCKERFILE_NAME = lazy_regex(r"^(?:docker|container)file[_-][\w.-]+$|^[\w.-]+[_-](?:docker|container)file$")
+_NOT_DOCKERFILE_SUFFIXES = frozenset({".yml", ".yaml", ".json", ".toml", ".txt", ".cfg", ".ini", ".lock", ".j2",
+                                      ".jinja", ".tmpl", ".template", ".rst", ".md"})
 # DeepStream nvinfer and deepstream-app configs are INI text files named after what they configure.
 _INFER_CONFIG_NAME = lazy_regex(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt|ini|cfg)$")
 # Suffixes no other test in classify() looks at, unless the name starts with one of _NAMED_FIRST: for those names
 # the suffix alone decides (most of a tree's files).
 _PLAIN_SUFFIXES = frozenset(_EXTENSIONS) - {".in", ".yml", ".yaml", ".dockerfile"}
 _NAMED_FIRST = ("makefile", "gnumakefile", "dockerfile.", "containerfile.")
-# Dockerfile.cuda, and Dockerfile-gpu / Dockerfile_dev (a plain suffix such as dockerfile_utils.py stays that kind)
-_DOCKERFILE_FIRST = ("dockerfile.", "containerfile.", "dockerfile-", "dockerfile_", "containerfile-", "containerfile_")
 
 
 def classify(relpath: str) -> FileKind | None:
@@ -80,7 +83,9 @@ def classify(relpath: str) -> FileKind | None:
         return _EXTENSIONS[suffix]
     if _MAKEFILE_NAME.search(name):
         return FileKind.MAKEFILE
-    if name.startswith(_DOCKERFILE_FIRST) or name.endswith(".dockerfile"):
+    if name.startswith(("dockerfile.", "containerfile.")) or name.endswith(".dockerfile"):
+        return FileKind.DOCKERFILE
+    if _DOCKERFILE_NAME.search(name) and suffix not in _NOT_DOCKERFILE_SUFFIXES:
         return FileKind.DOCKERFILE
     if name.startswith(("requirements", "constraints")) and name.endswith((".txt", ".in")):
         return FileKind.REQUIREMENTS

@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(warpSize * 4) k(float* x) {
 def test_inline_ptx_in_device_code_macros_and_not_in_host_asm(tmp_path: Path) -> None:
     code = """\
 #define LANE_ID(r) asm("mov.u32 %0, %%laneid;" : "=r"(r))
-__device__ void d() { asm volatile("trap;"); asm volatile("s_nop 0"); }
+__device__ void d() { asm volatile("exit;"); asm volatile("s_nop 0"); }
 void host() {
   asm volatile("pause");
   asm volatile("" ::: "memory");
@@ -269,7 +269,7 @@ def test_guard_on_another_macro_is_not_a_hip_guard(tmp_path: Path) -> None:
 
 
 def test_guarded_findings_are_info_not_work(tmp_path: Path) -> None:
-    code = '#ifndef USE_ROCM\n__device__ void f() { asm("trap;"); }\n#endif\n__device__ void g() { asm("trap;"); }\n'
+    code = '#ifndef USE_ROCM\n__device__ void f() { asm("exit;"); }\n#endif\n__device__ void g() { asm("exit;"); }\n'
     result = scan_file(source_file(tmp_path, code, "g.cu"), load_builtin(), Settings())
     assert [(f.line, f.rule) for f in result.findings] == [(4, "inline-ptx")]
     assert [(f.line, f.rule, f.severity, f.status) for f in result.guarded_findings] == [
@@ -279,7 +279,7 @@ def test_guarded_findings_are_info_not_work(tmp_path: Path) -> None:
 
 def test_the_json_report_lists_guarded_sites_as_info(tmp_path: Path) -> None:
     (tmp_path / "g.cu").write_text(
-        '#ifndef USE_ROCM\n__device__ void f() { asm("trap;"); }\n#endif\n__device__ void g() { asm("trap;"); }\n')
+        '#ifndef USE_ROCM\n__device__ void f() { asm("exit;"); }\n#endif\n__device__ void g() { asm("exit;"); }\n')
     data = json.loads(render_json(assess(scan(tmp_path, Settings()))))
     assert [(f["line"], f["rule"], f["severity"], f["status"]) for f in data["findings"]] == [
         (2, "inline-ptx", "info", "guarded"), (4, "inline-ptx", "blocker", "remaining")]
@@ -310,12 +310,12 @@ def test_macro_bodies_are_code(tmp_path: Path) -> None:
 def test_suppression_on_the_line_or_the_line_above(tmp_path: Path) -> None:
     code = """\
 __device__ void f() {
-  asm("trap;");  // migrate: ignore[inline-ptx]
+  asm("exit;");  // migrate: ignore[inline-ptx]
   // migrate: ignore[inline-ptx]
-  asm("trap;");
+  asm("exit;");
   // migrate: ignore[warp-full-mask]
-  asm("trap;");
-  asm("trap;");  // migrate: ignore
+  asm("exit;");
+  asm("exit;");  // migrate: ignore
 }
 """
     assert fired(tmp_path, code, "inline-ptx") == [6]
@@ -548,6 +548,17 @@ _WARP_USES = "__device__ int lane_of(int tid) { return tid % WARP_SIZE; }\n"
      Severity.INFO),
     ("#define WARP_SIZE 32\n", ("gfx1100",), Severity.INFO),
     ("// WARP_SIZE comes from a library header\n", ("gfx942",), Severity.INFO),
+    # a C++ constant in a shared header, behind its include guard, fixes it as a #define does
+    ("#ifndef WARP_H\n#define WARP_H\nstatic constexpr unsigned int WARP_SIZE = 32;\n#endif\n", ("gfx942",),
+     Severity.LOW),
+    ("const int WARP_SIZE = 32;  // lanes per warp\n", ("gfx942",), Severity.LOW),
+    # per platform (declared under an #if) or not 32: not fixed
+    ("#if defined(__HIP_PLATFORM_AMD__)\nconstexpr int WARP_SIZE = 64;\n#else\nconstexpr int WARP_SIZE = 32;\n#endif\n",
+     ("gfx942",), Severity.INFO),
+    ("constexpr int WARP_SIZE = 64;\n", ("gfx942",), Severity.INFO),
+    ("constexpr int WARP_SIZE = 32;\n", ("gfx1100",), Severity.INFO),
+    # a string or a comment that reads like a declaration declares nothing
+    ('const char* doc = "const int WARP_SIZE = 32;";\n', ("gfx942",), Severity.INFO),
 ])
 def test_a_warp_size_constant_defined_in_another_file_is_low_only_where_the_repository_fixes_it_at_32(
     tmp_path: Path, header: str, targets: tuple[str, ...], severity: Severity

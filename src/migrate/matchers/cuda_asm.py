@@ -24,11 +24,21 @@ def _validate(params: Mapping[str, Any]) -> None:
     asm_pattern(pattern)
     if not isinstance(params.get("device_code", False), bool):
         raise ValueError("'device_code' must be true or false")
-    for key in ("all_instructions", "unless_all_instructions"):
-        if key in params:
-            if not isinstance(params[key], str):
-                raise ValueError(f"'{key}' must be a regex that each instruction of the template matches whole")
-            _regex(params[key])
+    if "all_instructions" in params:
+        if not isinstance(params["all_instructions"], str):
+            raise ValueError("'all_instructions' must be a regex that each instruction of the template matches whole")
+        _regex(params["all_instructions"])
+    if "unless_all_instructions" in params:
+        kinds = params["unless_all_instructions"]
+        if not isinstance(kinds, (str, list)) or not kinds or not all(isinstance(k, str) for k in _kinds(kinds)):
+            raise ValueError("'unless_all_instructions' must be a regex that each instruction of the template matches "
+                             "whole, or a list of them (one kind each)")
+        for kind in _kinds(kinds):
+            _regex(kind)
+
+
+def _kinds(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
@@ -84,13 +94,15 @@ def match_inline_asm(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
 
 
 def _instructions_fit(template: str, params: Mapping[str, Any]) -> bool:
-    """TEMPLATE's instructions are all of the kind `all_instructions` names, and not all of `unless_all_instructions`'
-    (a block of plain cache-hinted loads and stores is its own rule's, not a rewrite of PTX)."""
+    """TEMPLATE's instructions are all of the kind `all_instructions` names, and not all of one kind that
+    `unless_all_instructions` names (a block of plain cache-hinted loads and stores, or a bare trap, is its own
+    rule's, not a rewrite of PTX)."""
     instructions = [i for line in template.split(";") if (i := line.strip(" \t\n{}"))]
     only, unless = params.get("all_instructions"), params.get("unless_all_instructions")
     if only is not None and not all(_regex(only).fullmatch(i) for i in instructions):
         return False
-    return unless is None or not instructions or not all(_regex(unless).fullmatch(i) for i in instructions)
+    return unless is None or not instructions or not any(
+        all(_regex(kind).fullmatch(i) for i in instructions) for kind in _kinds(unless))
 
 
 def asm_pattern(pattern: str | list[str]) -> re.Pattern[str]:

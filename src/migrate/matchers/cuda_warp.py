@@ -588,7 +588,7 @@ _CONSTANT_SPELLING = lazy_regex(r"^(?!C10_)[A-Z][A-Z0-9_]*$|^k[A-Z_]\w*$")
 _THIRTY_TWO_VALUE = lazy_regex(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
 
 
-def _is_size_name(name: str) -> bool:
+def is_size_name(name: str) -> bool:
     """WARP_SIZE, THREADS_PER_WARP, kWarpSize: a warp size spelled as a constant (not its log, bits or a mask)."""
     return (_CONSTANT_SPELLING.match(name) is not None and _SIZE_NAME.search(name.replace("_", "")) is not None
             and re.search(r"BITS|LOG|SHIFT|MASK", name, re.I) is None)
@@ -601,7 +601,7 @@ def _size_name_uses(doc: CudaDocument) -> Iterator[Hit]:
     for groups in doc.matches(_SIZE_DEFINITIONS):
         bound.setdefault(doc.node_text(groups["name"][0]), set()).add(doc.node_text(groups["value"][0]).strip())
     # the names present, found on the bytes and confirmed on the tree (a query over every identifier costs more)
-    names = {n for n in _constant_names(doc.text) if _is_size_name(n)} - doc.compat_names
+    names = {n for n in _constant_names(doc.text) if is_size_name(n)} - doc.compat_names
     for token in doc.tokens_named(frozenset(names)):
         values = bound.get(token.name)
         if values is not None and not all(_THIRTY_TWO_VALUE.match(v) or _CAPPED_AT_32.match(v) for v in values):
@@ -963,7 +963,7 @@ _CONSTANT_NAME = lazy_regex(r"[A-Z0-9_]*WARP[A-Z0-9_]*|k\w*Warp\w*")
 
 def _maybe_size_name_use(view: Code) -> bool:
     """A constant-spelled name that _size_name_uses takes for a warp size."""
-    return any(_is_size_name(name) for name in _constant_names(view.text))
+    return any(is_size_name(name) for name in _constant_names(view.text))
 
 
 _ROW_BLOCK = lazy_regex(rf"dim3[^;]*[({{]{_W}32u?{_W},{_W}(?!1u?{_W}[,)}}])\w")

@@ -173,12 +173,44 @@ def _buffer_lines(buffer: str | None) -> list[str]:
 _LINES: tuple[str | None, list[str]] = (None, [])
 
 
+# conda-build recipes (meta.yaml) are Jinja templates: statements and comments ({% set %}, {% if %}, {# #}) and
+# expressions ({{ version }}, {{ compiler('cuda') }}) that are no YAML until conda-build renders them.
+_JINJA = re.compile(r"\{%.*?%\}|\{#.*?#\}|\{\{.*?\}\}", re.S)
+# the recipe sections that list packages: requirements of the recipe and of each of its outputs
+_RECIPE_SECTIONS = ("build", "host", "run", "run_constrained")
+
+
+def _without_jinja(text: str) -> str:
+    """TEXT with each Jinja statement and comment blanked and each expression made a run of zeros of its length: a
+    package line keeps its name (`cuda-toolkit {{ v }}` reads `cuda-toolkit 000000`), and every line and column of
+    the rest stays where it was (newlines inside a tag are kept)."""
+    if "{%" not in text and "{{" not in text and "{#" not in text:
+        return text
+
+    def blank(match: re.Match[str]) -> str:
+        fill = "0" if match.group().startswith("{{") else " "
+        return "".join(c if c == "\n" else fill for c in match.group())
+    return _JINJA.sub(blank, text)
+
+
+def _recipe_requirements(root: Node) -> Iterator[Node]:
+    """The package specs of a conda-build recipe: requirements/{build,host,run,run_constrained} of the recipe and of
+    each of its outputs."""
+    for owner in [root, *_sequence(_get(root, "outputs"))]:
+        requirements = _get(owner, "requirements")
+        for section in _RECIPE_SECTIONS:
+            yield from _sequence(_get(requirements, section) if requirements is not None else None)
+
+
 def conda_items(root: Node, problems: list[str] | None = None) -> Iterator[Item]:
     """environment.yml: channels and dependencies, including the nested pip list (a pip line pip would reject is
-    left out and described in PROBLEMS)."""
+    left out and described in PROBLEMS); meta.yaml: the packages its requirements list."""
     for channel in _sequence(_get(root, "channels")):
         if _scalar(channel):
             yield Item(INDEX, str(channel.value), *_pos(channel), value="conda-channel")
+    for dep in _recipe_requirements(root):
+        if _scalar(dep):
+            yield conda_item(str(dep.value), *_pos(dep))
     for dep in _sequence(_get(root, "dependencies")):
         if _scalar(dep):
             yield conda_item(str(dep.value), *_pos(dep))
@@ -272,7 +304,8 @@ def _document(source: SourceFile, text: str, extract: Callable[[Node], Iterator[
 def parse_conda(source: SourceFile, text: str) -> ManifestDocument:
     """A conda environment file."""
     problems: list[str] = []
-    doc = _document(source, text, lambda root: conda_items(root, problems))
+    found = [item for root in _compose(_without_jinja(text)) for item in conda_items(root, problems)]
+    doc = ManifestDocument(source=source, text=text, manifest=found)
     doc.problems = problems
     return doc
 

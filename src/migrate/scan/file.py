@@ -12,7 +12,7 @@ from migrate.parse import Document, ParseError, parse, read_text
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.lexer import Lexed, lex
 from migrate.ruleset import Ruleset
-from migrate.scan import budget, prefilter
+from migrate.scan import budget, prefilter, warp_constants
 from migrate.scan.findings import file_result
 from migrate.scan.prefilter import KindRules, Plan
 
@@ -97,12 +97,13 @@ def _facts(
     source: SourceFile, text: str, lexed: Lexed | None
 ) -> tuple[tuple[Evidence, ...], tuple[tuple[int, str, str], ...]]:
     """What a file tells about the project as a whole: its ROCm evidence and its preprocessor lines (with its quoted
-    includes and HIP-guarded macros: compat_headers)."""
+    includes and HIP-guarded macros: compat_headers; its warp-size constants: warp_constants)."""
     if lexed is None:
         return rocm_status.evidence(source.kind, source.relpath, text), ()
     evidence = rocm_status.source_evidence(source.relpath, text, lexed.includes, lexed.directives)
     extra = compat_headers.entries(text, lexed.includes, lexed.directives, lexed.lines.line)
-    return evidence, tuple((d.line, d.keyword, d.argument) for d in (*lexed.directives, *extra))
+    constants = warp_constants.declarations(lexed.code, lexed.directives, lexed.lines.line)
+    return evidence, tuple((d.line, d.keyword, d.argument) for d in (*lexed.directives, *extra, *constants))
 
 
 def _match(doc: Document, rules: tuple[Rule, ...], settings: Settings) -> FileResult:

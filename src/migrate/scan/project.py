@@ -18,6 +18,7 @@ from migrate.inputs import NESTED
 from migrate.lazyre import lazy_regex
 from migrate.model import Evidence, Finding, RocmStatus, Severity
 from migrate.ruleset import Ruleset
+from migrate.scan import warp_constants
 from migrate.weights import load_weights
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ class Tree:
     then a decision per path, so the findings go through a file at a time, in path order."""
 
     first_party: Callable[[Finding], bool]  # an import or dependency of the repository's own packages
-    warp_fixed: frozenset[str] | None  # warp-size names #defined as 32 and nothing else (None: no 64-lane target)
+    warp_fixed: Mapping[str, str] | None  # warp-size names #defined or declared as 32 and nothing else: how (None: no 64-lane target)
     settled: preproc.Settled  # the #if branches a HIP build never compiles
     source_lists: tuple[Evidence, ...]  # the CMake source lists
     device_pass_defined: bool  # the repository #defines __CUDA_ARCH__ itself (a HIP compat header's device pass)
@@ -150,24 +151,30 @@ _THIRTY_TWO = lazy_regex(r"\(?\s*(?:32|0x20)[uUlL]*\s*\)?")
 
 def _warp_fixed(
     conditionals: dict[str, tuple[preproc.Directive, ...]], gfx_targets: tuple[str, ...]
-) -> frozenset[str] | None:
-    """The names the repository #defines as 32 and as nothing else (no per-platform definition), when a target has
-    64 lanes: a use of one defined in another file is low there, not info."""
+) -> Mapping[str, str] | None:
+    """The names the repository #defines or declares (`const int WARP_SIZE = 32;`) as 32 and as nothing else (no
+    per-platform definition), when a target has 64 lanes, with how: a use of one defined in another file is low
+    there, not info."""
     if all(targets.wavefront_size(t) != 64 for t in gfx_targets):
         return None
     values: dict[str, set[str]] = {}
+    declared: set[str] = set()
     for directives in conditionals.values():
         for directive in directives:
-            if directive.keyword == "define":
+            if directive.keyword in ("define", warp_constants.WARP_CONSTANT):
                 name, _, value = directive.argument.strip().partition(" ")
                 values.setdefault(name, set()).add(value.strip())
-    return frozenset(name for name, found in values.items() if all(_THIRTY_TWO.fullmatch(v) for v in found))
+                if directive.keyword == warp_constants.WARP_CONSTANT:
+                    declared.add(name)
+    return {name: "declared as 32" if name in declared else "#defined as 32" for name, found in values.items()
+            if all(_THIRTY_TWO.fullmatch(v) for v in found)}
 
 
-def _warp_constants(findings: list[Finding], fixed: frozenset[str]) -> list[Finding]:
+def _warp_constants(findings: list[Finding], fixed: Mapping[str, str]) -> list[Finding]:
     """Uses of a warp-size constant defined in another file come as info; those of FIXED names are low."""
-    return [replace(f, severity=Severity.LOW, message=f"{f.message} ({f.symbol} is #defined as 32 in this repository.)")
-            if f.rule == WARP_SIZE_USE and f.severity is Severity.INFO and f.symbol in fixed else f for f in findings]
+    return [replace(f, severity=Severity.LOW, message=f"{f.message} ({f.symbol} is {fixed[f.symbol]} in this repository.)")
+            if f.rule == WARP_SIZE_USE and f.severity is Severity.INFO and f.symbol is not None and f.symbol in fixed
+            else f for f in findings]
 
 
 @cache

@@ -62,7 +62,7 @@ def _one_per_line(hits: Iterator[Hit]) -> Iterator[Hit]:
 
 def _words(doc: Document, *, options: bool) -> Iterator[tuple[str, int, int]]:
     if isinstance(doc, RustDocument):
-        yield from doc.options  # the option lists of a build script that drives nvcc
+        yield from doc.words  # a build script's option lists (where it drives nvcc) and paths
         return
     if isinstance(doc, PythonDocument):
         if doc.source.kind == FileKind.SETUP_PY or any(c in doc.text for c in _PY_BUILD_CONTEXT):

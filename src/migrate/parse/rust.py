@@ -26,10 +26,11 @@ class Literal:
 
 @dataclass
 class RustDocument(ManifestDocument):
-    """A build script: its code with comments and literals blanked, its option words and linked libraries."""
+    """A build script: its code with comments and literals blanked, its build words and linked libraries."""
 
     code: str = ""
-    options: list[Word] = field(default_factory=list)  # words of literals that are option lists, in a CUDA build
+    # build words: the option lists of a script that drives nvcc, and the paths it names or links from
+    words: list[Word] = field(default_factory=list)
     links: list[Word] = field(default_factory=list)  # libraries of `cargo:rustc-link-lib=[KIND=]NAME`
 
 
@@ -130,9 +131,11 @@ _NVCC_DRIVERS = lazy_regex(r"\b(?P<crate>bindgen_cuda|cudaforge)\s*::|\.\s*cuda\
 _COMMAND_NEW = lazy_regex(r"\bCommand\s*::\s*new\s*\(\s*$")
 _NVCC_PROGRAM = lazy_regex(r"^(?:\S*/)?nvcc(?:\.exe)?$")
 _ENV_CALL = lazy_regex(r"(?:\benv\s*::\s*var(?:_os)?|\bvar(?:_os)?|\boption_env\s*!|\benv\s*!)\s*\(\s*$")
-_ENV_NAME = lazy_regex(r"^[A-Z_][A-Z0-9_]*$")
+_ENV_NAME = lazy_regex(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")  # a literal that is a variable's name (CUDA_PATH, not "A")
 _RERUN_ENV = lazy_regex(r"cargo::?rerun-if-env-changed=(?P<name>[A-Za-z_]\w*)")
 _LINK_LIB = lazy_regex(r"cargo::?rustc-link-lib=(?:[\w+-]+(?::[\w,+-]*)?=)?(?P<name>[\w.+-]+)")
+_LINK_SEARCH = lazy_regex(r"cargo::?rustc-link-search=(?:(?:native|dependency|crate|framework|all)=)?(?P<path>/\S+)")
+_PATH = lazy_regex(r"^/[\w.+-]+(?:/[\w.+-]*)*$")
 _WORD = lazy_regex(r"\S+")
 _PLACEHOLDER = lazy_regex(r"\{[\w:.]*\}")
 
@@ -173,12 +176,25 @@ def _arch_facts(words: list[Word]) -> Iterator[Item]:
 
 
 def _env_reads(code: str, literals: list[Literal], where: Positions) -> Iterator[Item]:
+    """The variables a build script reads: `env::var("X")`, `option_env!("X")`, a list of names it tries in turn
+    (`["CUDA_HOME", "CUDA_PATH"]`), and `cargo:rerun-if-env-changed=X`."""
     for literal in literals:
         rerun = _RERUN_ENV.search(literal.value)
         if rerun:
             yield Item(ENV, rerun.group("name"), *where.at(literal.start + rerun.start("name")))
-        elif _ENV_NAME.match(literal.value) and _ENV_CALL.search(_before(code, literal)):
+        elif _ENV_NAME.match(literal.value) or (
+                literal.value.isidentifier() and _ENV_CALL.search(_before(code, literal))):
             yield Item(ENV, literal.value, *where.at(literal.start))
+
+
+def _paths(literals: list[Literal], where: Positions) -> Iterator[Word]:
+    """Absolute paths: a literal that is one (`"/usr/local/cuda"`), or a `cargo:rustc-link-search=` directory."""
+    for literal in literals:
+        search = _LINK_SEARCH.search(literal.value)
+        if search:
+            yield (search.group("path"), *where.at(literal.start + search.start("path")))
+        elif _PATH.match(literal.value):
+            yield (literal.value, *where.at(literal.start))
 
 
 def _links(literals: list[Literal], where: Positions) -> Iterator[Word]:
@@ -189,11 +205,12 @@ def _links(literals: list[Literal], where: Positions) -> Iterator[Word]:
 
 @register(FileKind.RUST_BUILD)
 def parse_build_script(source: SourceFile, text: str) -> RustDocument:
-    """build.rs: nvcc drivers, option words and arch flags (where it drives nvcc), env reads, linked libraries."""
+    """build.rs: nvcc drivers, option words and arch flags (where it drives nvcc), paths, env reads, linked libraries."""
     code, literals = lex(text)
     where = Positions(text)
     facts = nvcc_facts(code, literals, where)
     options = list(_option_words(literals, where)) if facts else []
     manifest = [*facts, *_arch_facts(options), *_env_reads(code, literals, where)]
-    return RustDocument(source=source, text=text, manifest=manifest, code=code, options=options,
+    words = sorted([*options, *_paths(literals, where)], key=lambda word: (word[1], word[2]))
+    return RustDocument(source=source, text=text, manifest=manifest, code=code, words=words,
                         links=list(_links(literals, where)))

@@ -94,6 +94,33 @@ DROPPED_ENTRIES = {
 # CUDA-only Python stacks the rules name that the reference does not cover.
 PROJECT_ENTRIES: list[dict[str, Any]] = [
     {
+        "id": "rust-cuda-crates",
+        "kind": "rust-crate",
+        "cuda": ["cudarc; candle-core / candle-nn / candle-transformers with the cuda, cudnn or nccl feature; "
+                 "candle-flash-attn; cust / rustacuda; burn's cuda feature (burn-cuda); build scripts on "
+                 "bindgen_cuda or cudaforge"],
+        "rocm": [
+            "cudarc: no ROCm backend (its repository has no HIP code); HIP bindings from community crates (rocm-rs)",
+            "candle: no ROCm backend in 0.11.0 (2026-06-26); a rocm feature is proposed in huggingface/candle "
+            "pull request 3801 (open since 2026-07-30, built on rocm-rs); the CPU backend meanwhile",
+            "burn: the rocm feature (burn-rocm, CubeCL's HIP runtime) beside cuda in the same release",
+            "ort: the migraphx feature (ONNX Runtime's MIGraphX execution provider)",
+        ],
+        "install": [],
+        "archs": ["the ROCm targets of the backend chosen"],
+        "rocm_versions": "n/a",
+        "risk": "high",
+        "caveats": ["A Rust stack whose GPU path is cudarc or candle's CUDA backend has no ROCm backend to switch "
+                    "to: the GPU path is rewritten, or waits for candle's ROCm backend."],
+        "sources": ["https://github.com/huggingface/candle/pull/3801",
+                    "https://github.com/huggingface/candle/issues/346",
+                    "https://github.com/coreylowman/cudarc",
+                    "https://github.com/tracel-ai/burn/blob/main/crates/burn/Cargo.toml",
+                    "https://github.com/pykeio/ort/blob/main/Cargo.toml"],
+        "as_of": "candle 0.11.0, ort 2.0.0-rc.13, burn and cudarc main; read 2026-11-27",
+        "confidence": "high",
+    },
+    {
         "id": "nvidia-warp",
         "kind": "python-package",
         "cuda": ["NVIDIA Warp (warp-lang, import warp; @wp.kernel, wp.launch)"],

@@ -13,7 +13,7 @@ from migrate.data import data_path
 from migrate.ruleset import load_builtin
 
 _KINDS = {"python-package", "import", "docker-image", "system-library", "cuda-library", "env-var", "build-system",
-          "cli-tool"}
+          "cli-tool", "rust-crate"}
 _RISKS = {"none", "low", "medium", "high", "blocker"}
 _STATUSES = {"supported", "preview", "deprecated", "unofficial", "not-supported", "unknown"}
 _PLACEHOLDER = re.compile(r"\{[a-z_]+\}")

@@ -55,6 +55,7 @@ _NAMES = {
     "make.config": FileKind.MAKEFILE, "make.inc": FileKind.MAKEFILE, "make.defs": FileKind.MAKEFILE,
     "make.rules": FileKind.MAKEFILE,
     "makefile.am": FileKind.MAKEFILE,  # automake's input, written by hand (Makefile.in is generated from it)
+    "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other Rust sources are not read
 }
 # Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make, and configure's fragment templates (rules.mk.in);
 # Makefile.in is automake's output, generated from Makefile.am.

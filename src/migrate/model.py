@@ -83,6 +83,8 @@ class FileKind(str, enum.Enum):
     COG = "cog"  # Replicate cog.yaml
     GITMODULES = "gitmodules"  # .gitmodules (git config syntax)
     INFER_CONFIG = "infer-config"  # INI-style inference configs (DeepStream nvinfer / deepstream-app)
+    CARGO = "cargo"  # Cargo.toml (Rust package manifest)
+    RUST_BUILD = "rust-build"  # build.rs (a Rust package's build script)
 
 
 @dataclass(frozen=True)

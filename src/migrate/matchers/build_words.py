@@ -1,5 +1,5 @@
 """Build words: nvcc-only options, arch-specific sources and linked libraries in setup.py, Python build
-helpers, CMake, Makefiles and shell scripts."""
+helpers, CMake, Makefiles, shell scripts and Rust build scripts."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from migrate.model import FileKind
 from migrate.parse import Document
 from migrate.parse.manifest import CMAKE, COMMAND, items
 from migrate.parse.python import PythonDocument
+from migrate.parse.rust import RustDocument
 from migrate.parse.setup_py import link_libraries
 
 # A Python file outside setup.py builds CUDA code only if it says so; elsewhere "-lineinfo" is just a string.
@@ -60,6 +61,9 @@ def _one_per_line(hits: Iterator[Hit]) -> Iterator[Hit]:
 
 
 def _words(doc: Document, *, options: bool) -> Iterator[tuple[str, int, int]]:
+    if isinstance(doc, RustDocument):
+        yield from doc.words  # a build script's option lists (where it drives nvcc) and paths
+        return
     if isinstance(doc, PythonDocument):
         if doc.source.kind == FileKind.SETUP_PY or any(c in doc.text for c in _PY_BUILD_CONTEXT):
             yield from _python_words(doc, options=options)
@@ -132,6 +136,9 @@ def match_link_library(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
 
 
 def _libraries(doc: Document) -> Iterator[tuple[str, int, int]]:
+    if isinstance(doc, RustDocument):
+        yield from doc.links
+        return
     if isinstance(doc, PythonDocument):
         if doc.source.kind == FileKind.SETUP_PY:
             yield from link_libraries(doc)

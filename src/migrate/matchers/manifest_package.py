@@ -22,8 +22,9 @@ _NAME = re.compile(r"^\s*(?:[\w.-]+::)?[A-Za-z0-9][\w.-]*(?:\s*\[[^\]]*\])?")
 
 def _validate(params: Mapping[str, Any]) -> None:
     check(params, lists=("names", "exclude"), regexes=("local", "extras", "url", "unless_index"), required=("names",))
-    if "in_rocm_environment" in params:
-        Severity.parse(str(params["in_rocm_environment"]))  # a severity label, or ValueError
+    for key in ("in_rocm_environment", "when_optional"):
+        if key in params:
+            Severity.parse(str(params[key]))  # a severity label, or ValueError
     if params.get("ecosystem", "any") not in _ECOSYSTEMS:
         raise ValueError(f"manifest-package: 'ecosystem' must be one of {', '.join(_ECOSYSTEMS)}")
     for key in ("before", "since"):
@@ -45,7 +46,8 @@ def _needles(params: Mapping[str, Any]) -> list[str] | None:
 
 @register("manifest-package", validate=_validate, needles=_needles)
 def match_package(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
-    """Each dependency whose name matches `names` (globs) and, when given, its local version, extras or URL."""
+    """Each dependency whose name matches `names` (globs) and, when given, its local version, extras or URL;
+    `when_optional` is the severity of one in an optional part (an off-by-default Cargo feature, a dev group)."""
     if "unless_index" in params and any(search(params, "unless_index", i.name) for i in items(doc, INDEX)):
         return
     ecosystem = params.get("ecosystem", "any")
@@ -66,7 +68,10 @@ def match_package(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
             continue
         if "since" in params and predates(item, Version(str(params["since"]))):
             continue
-        if rocm and not _CUDA_BUILD.search(item.url + item.local):
+        if item.optional and "when_optional" in params:
+            yield Hit(item.line, item.column, symbol=item.name, optional=True,
+                      severity=Severity.parse(str(params["when_optional"])))
+        elif rocm and not _CUDA_BUILD.search(item.url + item.local):
             yield Hit(item.line, item.column, symbol=item.name, optional=item.optional,
                       severity=Severity.parse(str(params["in_rocm_environment"])), note=rocm)
         else:

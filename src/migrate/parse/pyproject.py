@@ -90,11 +90,14 @@ class _Locator:
         return found[0] if found else (1, 1)
 
 
+Locator = _Locator  # the Cargo parser finds its values the same way
+
 _PREFIX = 24  # characters of a value that index the lines
 _QUOTE = re.compile(r"[\"']")
 
 
-def _load_toml(text: str) -> dict[str, Any]:
+def load_toml(text: str) -> dict[str, Any]:
+    """TEXT as TOML; ParseError when it is not."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -181,13 +184,13 @@ def _pixi(pixi: dict[str, Any], where: _Locator) -> Iterator[Item]:
 def parse_pyproject(source: SourceFile, text: str) -> ManifestDocument:
     """pyproject.toml: PEP 621 dependencies, Poetry, uv and pixi tables, build requirements, indexes."""
     where = _Locator(text)
-    return ManifestDocument(source=source, text=text, manifest=list(pyproject_items(_load_toml(text), where)))
+    return ManifestDocument(source=source, text=text, manifest=list(pyproject_items(load_toml(text), where)))
 
 
 @register(FileKind.PIPFILE)
 def parse_pipfile(source: SourceFile, text: str) -> ManifestDocument:
     """Pipfile: [packages], [dev-packages] and [[source]] URLs."""
-    data, where = _load_toml(text), _Locator(text)
+    data, where = load_toml(text), _Locator(text)
     found = [*_indexes(data.get("source"), where, "pipfile-source")]
     for section in ("packages", "dev-packages"):
         found.extend(_table_dependencies(data.get(section), where))

@@ -67,6 +67,9 @@ _NOT_DOCKERFILE_SUFFIXES = frozenset({".yml", ".yaml", ".json", ".toml", ".txt",
                                       ".jinja", ".tmpl", ".template", ".rst", ".md"})
 # DeepStream nvinfer and deepstream-app configs are INI text files named after what they configure.
 _INFER_CONFIG_NAME = lazy_regex(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt|ini|cfg)$")
+# ... or any name in a folder named for DeepStream (deepstream/config_yolo.txt): the parser reports nothing for an INI
+# file without nvinfer keys, so a labels.txt there stays quiet.
+_INFER_CONFIG_SUFFIXES = (".txt", ".ini", ".cfg")
 # Suffixes no other test in classify() looks at, unless the name starts with one of _NAMED_FIRST: for those names
 # the suffix alone decides (most of a tree's files).
 _PLAIN_SUFFIXES = frozenset(_EXTENSIONS) - {".in", ".yml", ".yaml", ".dockerfile"}
@@ -96,7 +99,7 @@ def classify(relpath: str) -> FileKind | None:
         return _classify_yaml(PurePosixPath(relpath), name)
     if name.endswith(".in") and not name.startswith(("requirements", "constraints")):
         return None
-    if _INFER_CONFIG_NAME.search(name):
+    if _INFER_CONFIG_NAME.search(name) or (suffix in _INFER_CONFIG_SUFFIXES and "deepstream" in parent.lower()):
         return FileKind.INFER_CONFIG
     return _EXTENSIONS.get(suffix)
 

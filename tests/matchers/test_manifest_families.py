@@ -81,6 +81,15 @@ def test_infer_config_without_nvinfer_keys_is_quiet(tmp_path: Path) -> None:
     assert doc.manifest == []
 
 
+def test_inferserver_protobuf_config(tmp_path: Path) -> None:
+    text = (
+        "# infer_config { in a comment\ninfer_config {\n  unique_id: 1\n  backend {\n    triton {\n"
+        "      model_repo { root: \"../repo\" }\n    }\n  }\n}\ninput_control { process_mode: PROCESS_MODE_FULL_FRAME }\n"
+    )
+    doc = _parse(tmp_path, "dstest_ssd_triton.txt", FileKind.INFER_CONFIG, text)
+    assert _items(doc, "fact") == [("deepstream-infer", 2, 1, "infer_config")]
+
+
 def test_deepstream_yaml_config(tmp_path: Path) -> None:
     text = "property:\n  gpu-id: 0\n  onnx-file: m.onnx\n  model-engine-file: m.engine\nother:\n  file: notes.txt\n"
     doc = _parse(tmp_path, "configs/pgie.yml", FileKind.YAML, text)
@@ -100,7 +109,8 @@ def test_deepstream_yaml_config(tmp_path: Path) -> None:
      ("setup.py.in", None), (".gitmodules", FileKind.GITMODULES),
      ("configs/config_infer_primary_yoloV8.txt", FileKind.INFER_CONFIG),
      ("deepstream_app_config.txt", FileKind.INFER_CONFIG), ("dstest1_pgie_config.txt", FileKind.INFER_CONFIG),
-     ("notes.txt", None), ("config.txt", None)],
+     ("csrc/deepstream/config_yoloV8.txt", FileKind.INFER_CONFIG), ("DeepStream/app/labels.txt", FileKind.INFER_CONFIG),
+     ("notes.txt", None), ("config.txt", None), ("docs/config_yolo.txt", None)],
 )
 def test_classify_fragments_and_configs(path: str, kind: FileKind | None) -> None:
     assert classify(path) == kind

@@ -20,6 +20,8 @@ INFER_SECTION = re.compile(r"^(?:property|primary-gie|secondary-gie\d*)$")
 ENGINE_FILE = re.compile(r"\.(?:engine|plan)$", re.I)
 _SECTION = re.compile(r"^\s*\[\s*([\w.-]+)\s*\]")
 _KEY = re.compile(r"^\s*([\w.-]+)\s*[=:]\s*(.*?)\s*$")
+# gst-nvinferserver (DeepStream's Triton element) reads protobuf text, not INI: its top block is `infer_config {`.
+_INFERSERVER_BLOCK = re.compile(r"^(\s*)infer_config\s*\{")
 Entry = tuple[str, str, int, int]  # key, value, line, column
 Section = tuple[str, int, int, list[Entry]]  # name, line, column, entries
 
@@ -36,6 +38,14 @@ def engine_files(entries: Iterable[Entry]) -> Iterator[Item]:
     for key, value, line, column in entries:
         if ENGINE_FILE.search(value) or (key == "model-engine-file" and value):
             yield Item(FACT, "tensorrt-engine-file", line, column, value=f"{key}={value}")
+
+
+def inferserver_blocks(text: str) -> Iterator[Item]:
+    """A `deepstream-infer` fact at each top-level `infer_config {` block of an nvinferserver (Triton) config."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        block = _INFERSERVER_BLOCK.match(line)
+        if block:
+            yield Item(FACT, "deepstream-infer", number, len(block.group(1)) + 1, value="infer_config")
 
 
 def _sections(text: str) -> Iterator[Section]:
@@ -61,5 +71,6 @@ def _sections(text: str) -> Iterator[Section]:
 def parse_infer_config(source: SourceFile, text: str) -> ManifestDocument:
     """An INI inference config: DeepStream inference sections and the TensorRT engines it names."""
     sections = list(_sections(text))
-    found = [*infer_sections(sections), *engine_files(entry for *_, entries in sections for entry in entries)]
+    found = [*infer_sections(sections), *engine_files(entry for *_, entries in sections for entry in entries),
+             *inferserver_blocks(text)]
     return ManifestDocument(source=source, text=text, manifest=sorted(found, key=lambda i: (i.line, i.column)))

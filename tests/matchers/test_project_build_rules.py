@@ -1,5 +1,6 @@
-"""Visual Studio C++ projects (issue 19, builds): NVIDIA's CUDA build customisation, the nvcc targets of a
-configuration and the CUDA import libraries of a .vcxproj or .props file, with their exact findings."""
+"""Project builds (issue 19, builds) of renderers and simulators: Visual Studio C++ projects (NVIDIA's CUDA build
+customisation, the nvcc targets of a configuration and the CUDA import libraries of a .vcxproj or .props file) and
+the OptiX SDK a CMake build looks for, with their exact findings."""
 
 from __future__ import annotations
 
@@ -55,3 +56,19 @@ def test_project_without_cuda_is_quiet(tmp_path: Path) -> None:
         "</Project>\n"
     )
     assert _findings(tmp_path, {"solver.vcxproj": project}) == []
+
+
+def test_optix_sdk_in_cmake_exact_findings(tmp_path: Path) -> None:
+    """The SDK's search and its install-path variable; not an on/off option, a commented-out search or a list of
+    the project's own sources named after OptiX."""
+    cmake = (FIXTURES / "rules" / "manifests" / "renderer" / "CMakeLists.txt").read_text(encoding="utf-8")
+    found = [f for f in _findings(tmp_path, {"CMakeLists.txt": cmake}) if f[2] == "cmake-optix-sdk"]
+    assert found == [("CMakeLists.txt", 6, "cmake-optix-sdk", "high", ()),
+                     ("CMakeLists.txt", 13, "cmake-optix-sdk", "high", ())]
+
+
+def test_cpp_sources_marked_cuda_exact_findings(tmp_path: Path) -> None:
+    """LANGUAGE CUDA on C++ sources, at the value; not LANGUAGE HIP or another property whose value is CUDA."""
+    cmake = (FIXTURES / "rules" / "manifests" / "renderer" / "CMakeLists.txt").read_text(encoding="utf-8")
+    found = [f for f in _findings(tmp_path, {"CMakeLists.txt": cmake}) if f[2] == "cmake-source-language-cuda"]
+    assert found == [("CMakeLists.txt", 22, "cmake-source-language-cuda", "medium", ())]

@@ -72,3 +72,14 @@ def test_cpp_sources_marked_cuda_exact_findings(tmp_path: Path) -> None:
     cmake = (FIXTURES / "rules" / "manifests" / "renderer" / "CMakeLists.txt").read_text(encoding="utf-8")
     found = [f for f in _findings(tmp_path, {"CMakeLists.txt": cmake}) if f[2] == "cmake-source-language-cuda"]
     assert found == [("CMakeLists.txt", 22, "cmake-source-language-cuda", "medium", ())]
+
+
+def test_cuda_only_library_fetch_exact_findings(tmp_path: Path) -> None:
+    """Downloads of CUTLASS and CUB by git, wget and curl, at the URL; not hipCUB, a look-alike repository name or
+    an echo of the URL."""
+    fetch = FIXTURES / "rules" / "manifests" / "fetch-deps"
+    files = {p.name: p.read_text(encoding="utf-8") for p in fetch.iterdir()}
+    found = [f for f in _findings(tmp_path, files) if f[2] == "cuda-only-library-fetch"]
+    assert found == [("Makefile", 4, "cuda-only-library-fetch", "medium", ()),
+                     ("get_deps.sh", 6, "cuda-only-library-fetch", "medium", ()),
+                     ("get_deps.sh", 8, "cuda-only-library-fetch", "medium", ())]

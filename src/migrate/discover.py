@@ -46,6 +46,7 @@ _EXTENSIONS = {
     ".dockerfile": FileKind.DOCKERFILE,
     ".in": FileKind.REQUIREMENTS,
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
+    ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
 }
 _NAMES = {
     "setup.py": FileKind.SETUP_PY, "pyproject.toml": FileKind.PYPROJECT, "setup.cfg": FileKind.SETUP_CFG,

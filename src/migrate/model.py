@@ -85,6 +85,7 @@ class FileKind(str, enum.Enum):
     INFER_CONFIG = "infer-config"  # INI-style inference configs (DeepStream nvinfer / deepstream-app)
     CARGO = "cargo"  # Cargo.toml (Rust package manifest)
     RUST_BUILD = "rust-build"  # build.rs (a Rust package's build script)
+    MSBUILD = "msbuild"  # Visual Studio C++ projects and property sheets (.vcxproj, .props)
 
 
 @dataclass(frozen=True)

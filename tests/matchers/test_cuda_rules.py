@@ -150,6 +150,27 @@ int host_math(int tid) { return tid & 31; }
     assert fired(tmp_path, code, "warp-lane-math") == [4, 5, 9]
 
 
+def test_lane_macros_resolve_their_operand_in_the_file(tmp_path: Path) -> None:
+    """A lane/warp id macro with a literal or a macro of the file defined once to 31, 32 or 5; not a shift by 4, an
+    operand with two definitions (one per platform) or a literal that starts a longer expression."""
+    code = """\
+#define LOG_A 5
+#define LOG_B 4
+#ifdef USE_ROCM
+#define LOG_C 6
+#else
+#define LOG_C 5
+#endif
+#define ID_1 (threadIdx.x & 0x1F)
+#define ID_2 (threadIdx.x >> LOG_A)
+#define ID_3 (threadIdx.x >> LOG_B)
+#define ID_4 (threadIdx.x >> LOG_C)
+#define ID_5 (threadIdx.x / 32 + 1)
+#define ID_6 ( threadIdx.x / 32 )
+"""
+    assert fired(tmp_path, code, "warp-lane-macro") == [8, 9, 13]
+
+
 def test_warp_size_constants(tmp_path: Path) -> None:
     code = """\
 #define WARP_SIZE (32)
@@ -841,6 +862,10 @@ def test_backward_gemms_need_half_data(tmp_path: Path) -> None:
     ("jit_images.cpp", "cuda-jit-nvidia-image", [10, 12, 20]),
     ("optix_pipeline.cpp", "optix-api", [13, 15, 19]),
     ("flashinfer_headers.cu", "flashinfer-include", [3, 5]),
+    ("video_codec_sessions.cpp", "nvidia-video-decode", [3, 23, 28]),
+    ("video_codec_sessions.cpp", "nvidia-video-encode", [5, 33, 35]),
+    ("video_codec_sessions.cpp", "npp-usage", [7, 41]),
+    ("peer_memory_module.c", "nvidia-peer-memory-kernel-api", [4, 16, 21]),
 ])
 def test_per_file_library_rules_list_every_place(tmp_path: Path, fixture: str, rule: str, places: list[int]) -> None:
     """One finding per file, every use of the JIT input types, OptiX calls and FlashInfer headers an occurrence."""

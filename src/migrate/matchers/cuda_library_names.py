@@ -78,10 +78,12 @@ def match_cuda_library_names(doc: Document, params: Mapping[str, Any]) -> Iterat
 # A CUDA library's file as dlopen / LoadLibrary takes it: libcuda.so.1, libnvrtc.so.12, nvcuda.dll, cudart64_12.dll
 _LIBRARY_FILE = re.compile(
     r'"((?:lib(?:cuda|cudart|nvrtc|nvrtc-builtins|cublas|cublasLt|cudnn\w*|cufft|curand|cusparse|cusolver|nccl'
-    r"|nvidia-ml|nvJitLink|nvToolsExt|nvinfer\w*)\.so(?:\.[0-9.]+)?)"
-    r'|nvcuda\.dll|nvml\.dll|(?:cudart|cublas|cublasLt|cudnn|nvrtc|cufft|curand|cusparse|cusolver)64_\w+\.dll)"'
+    r"|nvidia-ml|nvJitLink|nvToolsExt|nvinfer\w*|nvcuvid|nvidia-encode|npp(?:c|ial|icc|idei|if|ig|im|ist|isu|itc|s))"
+    r"\.so(?:\.[0-9.]+)?)"
+    r'|nvcuda\.dll|nvml\.dll|nvcuvid\.dll|nvEncodeAPI(?:64)?\.dll'
+    r'|(?:cudart|cublas|cublasLt|cudnn|nvrtc|cufft|curand|cusparse|cusolver|npp\w+)64_\w+\.dll)"'
 )
-_FILE_NEEDLES = ["libcu", "libnv", "libnccl", ".dll"]  # each file name holds one (not "64_": uint64_t)
+_FILE_NEEDLES = ["libcu", "libnv", "libnccl", "libnpp", ".dll"]  # each file name holds one (not "64_": uint64_t)
 
 
 def library_file_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:

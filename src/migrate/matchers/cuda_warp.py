@@ -491,6 +491,34 @@ def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
             yield _span(groups["name"][0], symbol=name)
 
 
+# `#define LANE_ID (threadIdx.x & 31)`, `#define WARP_ID (threadIdx.x >> LANE_LOG)` (with `#define LANE_LOG 5`): lane
+# and warp ids in a macro's body, which tree-sitter leaves unparsed (preproc_arg), so _LANE_MATHS never sees them.
+# The operand is a literal or a macro of this file defined once, to that literal (a name defined twice, per
+# platform, is left alone).
+_LANE_MACRO = lazy_regex(r"threadIdx\s*\.\s*x\s*(&|%|>>|/)\s*(\(?)\s*(0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*)[uUlL]*\s*\)?"
+                         r"(?![\w.(\[]|\s*[-+*/])")
+_MACRO_COMMENT = lazy_regex(r"//[^\n]*|/\*.*?\*/", re.S)  # a comment after a macro's body is in its text
+_LANE_OPERANDS = {"&": frozenset({"31", "0x1f"}), "%": frozenset({"32"}), ">>": frozenset({"5"}), "/": frozenset({"32"})}
+
+
+def _lane_macros(doc: CudaDocument) -> Iterator[Hit]:
+    definitions: dict[str, set[str]] = {}
+    bodies = []
+    for groups in doc.matches(MACROS_QUERY):
+        name = doc.node_text(groups["name"][0])
+        body = _MACRO_COMMENT.sub(" ", doc.node_text(groups["value"][0])).strip()
+        definitions.setdefault(name, set()).add(_normal(body).strip("()").lower().rstrip("ul"))
+        bodies.append((groups["name"][0], body))
+    for node, body in bodies:
+        match = _LANE_MACRO.search(body)
+        if match is None:
+            continue
+        operand = match.group(3)
+        values = {operand.lower()} if operand[0].isdigit() else definitions.get(operand, set())
+        if len(values) == 1 and values <= _LANE_OPERANDS[match.group(1)]:
+            yield _span(node, symbol=doc.node_text(node))
+
+
 def _warp_functions(doc: CudaDocument) -> set[int]:
     """Start bytes of the functions that use warp intrinsics, directly or through a helper in this file."""
     calls = doc.captures(_INTRINSIC_CALLS).get("fn", [])
@@ -694,6 +722,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "narrow-mask": _narrow_masks,
     "ballot-width": _ballot_widths,
     "lane-math": _lane_maths,
+    "lane-macro": _lane_macros,
     "size-constant": _size_constants,
     "literal-size": _literal_sizes,
     "warpsize-constant": _warpsize_constants,
@@ -707,6 +736,7 @@ _QUERIES: dict[str, tuple[str, ...]] = {
     "narrow-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, _TYPED_NAMES, MACROS_QUERY, _INITS),
     "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS, _WRAPPED_BALLOT_DECLS),
     "lane-math": (_LANE_MATHS, _INITS),
+    "lane-macro": (MACROS_QUERY,),
     "size-constant": (_SIZE_DEFINITIONS,),
     "literal-size": (_SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _INTRINSIC_CALLS, _FUNCTION_NAMES, _CALLS, _FIXED_WIDTHS,
                      _WARP_MATRIX, _WARP_BLOCKS, _WARP_FLOORS),
@@ -775,6 +805,7 @@ _NEEDLES = {
     "lane-math": ["threadIdx", "blockDim", "thread_rank", "tid", "tx", "thread_id", "threadId", "local_id", "mask",
                   *_every_case("lane"), *_every_case("warp"), *_every_case("wid"), *_every_case("hread"),
                   *_every_case("size"), *_every_case("dim")],
+    "lane-macro": ["threadIdx"],  # _LANE_MACRO
     "size-constant": _every_case("warp"),  # _SIZE_VALUE
     # _INTRINSIC_NAMES, then __reduce_, wmma and mma_sync, and _HELPER_CALLS (warp, shfl, shuffle) in any case
     "literal-size": [*sorted(_INTRINSIC_NAMES), *_every_case("__red"), *_every_case("mma"), *_every_case("warp"),
@@ -974,11 +1005,13 @@ def _maybe_row_shuffle(view: Code) -> bool:
     return not _INDEXED_NAMES.isdisjoint(view.words) and _ROW_BLOCK.search(view.lower) is not None
 
 
+_LANE_MACRO_TEXT = lazy_regex(rf"#{_W}define[^\n]*threadIdx{_W}\.{_W}x{_W}(?:&|%|>>|/)")
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
     "narrow-mask": _maybe_narrow_mask,
     "ballot-width": names_in(_BALLOT_NAMES | _BALLOT_WRAPPERS),
     "lane-math": _maybe_lane_math,
+    "lane-macro": lambda view: _LANE_MACRO_TEXT.search(view.text) is not None,
     "size-constant": _maybe_size_constant,
     "literal-size": _maybe_literal_size,
     "warpsize-constant": names_in(frozenset({"warpSize"})),

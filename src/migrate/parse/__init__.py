@@ -19,7 +19,7 @@ PARSER_MODULES = {
     FileKind.REQUIREMENTS: "requirements", FileKind.SETUP_PY: "setup_py", FileKind.SHELL: "shell",
     FileKind.CONDA: "yamlfiles", FileKind.COMPOSE: "yamlfiles", FileKind.CI_WORKFLOW: "yamlfiles",
     FileKind.KUBERNETES: "yamlfiles", FileKind.YAML: "yamlfiles", FileKind.COG: "yamlfiles",
-    FileKind.CARGO: "cargo", FileKind.RUST_BUILD: "rust",
+    FileKind.CARGO: "cargo", FileKind.RUST_BUILD: "rust", FileKind.MSBUILD: "msbuild",
 }
 
 

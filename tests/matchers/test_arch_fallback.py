@@ -58,3 +58,16 @@ def _ranges(code: str) -> tuple[tuple[int, int], ...]:
 ])
 def test_arch_fallbacks(code: str, expected: tuple[tuple[int, int], ...]) -> None:
     assert _ranges(code) == expected
+
+
+def test_a_repository_that_defines_cuda_arch_for_hip_keeps_the_severity(tmp_path: Path) -> None:
+    from migrate.scan import scan
+
+    kernel = (CUDA / "ptx_arch_fallback.cu").read_text(encoding="utf-8")
+    (tmp_path / "kernel.cu").write_text(kernel, encoding="utf-8")
+    assert {f.severity.label for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "inline-ptx"} == {"low"}
+    (tmp_path / "hip_compat.h").write_text("#ifdef __HIP_PLATFORM_AMD__\n#define __CUDA_ARCH__ 900\n#endif\n",
+                                            encoding="utf-8")
+    found = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "inline-ptx"]
+    assert [(f.line, f.severity.label) for f in found] == [(9, "blocker"), (21, "blocker")]  # 26: never compiled
+    assert all("#else holds portable code" not in f.message for f in found)

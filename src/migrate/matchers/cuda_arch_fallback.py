@@ -20,6 +20,11 @@ _STUB = re.compile(
 )
 _ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b")
 Ranges = tuple[tuple[int, int], ...]
+ARCH_FALLBACK_NOTE = (
+    "Here the asm sits in an #if that compares __CUDA_ARCH__ (hipcc defines no __CUDA_ARCH__, so the test is false "
+    "on ROCm) and its #else holds portable code: a ROCm build compiles that fallback and never sees this PTX. "
+    "Nothing stops the build; an AMD fast path (a __builtin_amdgcn_* builtin) is a performance choice."
+)
 
 
 def arch_fallbacks(lexed: Lexed) -> Ranges:

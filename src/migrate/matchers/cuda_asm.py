@@ -9,7 +9,7 @@ from functools import cache
 from typing import Any
 
 from migrate.matchers import Code, CodeTest, Hit, register
-from migrate.matchers.cuda_arch_fallback import Ranges, arch_fallbacks
+from migrate.matchers.cuda_arch_fallback import ARCH_FALLBACK_NOTE, Ranges, arch_fallbacks
 from migrate.model import Severity
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
@@ -99,13 +99,6 @@ def match_inline_asm(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     yield from _with_fallbacks(hits, lexed, params)
 
 
-_FALLBACK_NOTE = (
-    "Here the asm sits in an #if that compares __CUDA_ARCH__ (hipcc defines no __CUDA_ARCH__, so the test is false "
-    "on ROCm) and its #else holds portable code: a ROCm build compiles that fallback and never sees this PTX. "
-    "Nothing stops the build; an AMD fast path (a __builtin_amdgcn_* builtin) is a performance choice."
-)
-
-
 def _with_fallbacks(hits: list[Hit], lexed: Lexed, params: Mapping[str, Any]) -> Iterator[Hit]:
     """HITS, those in a branch a HIP build skips for a portable #else at the `arch_fallback` severity."""
     if not hits or "arch_fallback" not in params or "__CUDA_ARCH__" not in lexed.code:
@@ -115,7 +108,7 @@ def _with_fallbacks(hits: list[Hit], lexed: Lexed, params: Mapping[str, Any]) ->
     severity = Severity.parse(str(params["arch_fallback"]))
     for hit in hits:
         if any(first <= hit.line <= last for first, last in ranges):
-            yield Hit(hit.line, hit.column, severity=severity, note=_FALLBACK_NOTE)
+            yield Hit(hit.line, hit.column, severity=severity, note=ARCH_FALLBACK_NOTE)
         else:
             yield hit
 

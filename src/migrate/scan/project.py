@@ -73,7 +73,7 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
     kept, listed = rocm_status.cuda_only(kept, facts.source_lists)
     if facts.unreached and kept and kept[0].path in facts.unreached:  # one file's findings: all or none
         listed, kept = listed + [f.guarded() for f in kept], []
-    if facts.device_pass_defined and facts.arch_fallback_rules:
+    if facts.arch_fallback_rules and _arch_defined(facts.settled):
         kept = _arch_compiled(kept, facts.arch_fallback_rules)
     provided = {DEVICE_PASS_TEST} if facts.device_pass_defined else set()
     provided |= {PAIRED_ATOMIC_ADD} if facts.paired_atomic_defined else set()
@@ -82,6 +82,13 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
         kept = [f for f in kept if f.rule not in provided]
     kept, renamed = _compat_renamed(kept, facts)
     return kept, moved + listed + renamed
+
+
+def _arch_defined(settled: preproc.Settled) -> bool:
+    """A HIP build of this repository defines __CUDA_ARCH__ (ggml's vendors/hip.h): its own definition compiles
+    there. One under a test nothing sets for HIP (`#ifdef __INTELLISENSE__`, xmrig's editor aid) does not count."""
+    macro = settled.table.get("__CUDA_ARCH__")
+    return macro is not None and macro.state == preproc.DEFINED
 
 
 def _arch_compiled(findings: list[Finding], rules: Mapping[str, Severity]) -> list[Finding]:

@@ -10,7 +10,8 @@ from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
 from migrate.matchers.manifest_common import check, compiled
-from migrate.model import FileKind
+from migrate.matchers.python_build_sources import HOST_ONLY_NOTE, host_only_build
+from migrate.model import FileKind, Severity
 from migrate.parse import Document
 from migrate.parse.manifest import CMAKE, COMMAND, items
 from migrate.parse.python import PythonDocument
@@ -30,6 +31,8 @@ def _validate(params: Mapping[str, Any]) -> None:
     check(params, lists=("words",), regexes=("pattern",), required=("needles",))
     if ("words" in params) == ("pattern" in params):
         raise ValueError("build-word needs exactly one of 'words' (option names) or 'pattern' (a regex)")
+    if "without_cuda_sources" in params:
+        Severity.parse(str(params["without_cuda_sources"]))
 
 
 def _wanted(params: Mapping[str, Any], word: str) -> bool:
@@ -46,9 +49,16 @@ def _python_code_test(params: Mapping[str, Any]) -> CodeTest:
 @register("build-word", validate=_validate, needles=lambda p: list(p["needles"]), candidates=_python_code_test)
 def match_build_word(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each word of a build string or argument that is one of `words` (an option, before any `=`) or
-    matches `pattern` whole: in Python string literals, CMake arguments, Makefile values and shell commands."""
-    hits = (Hit(ln, c, symbol=w) for w, ln, c in _words(doc, options="words" in params) if _wanted(params, w))
-    yield from _one_per_line(hits)
+    matches `pattern` whole: in Python string literals, CMake arguments, Makefile values and shell commands.
+    `without_cuda_sources` (a severity): that of a Python file whose extension builds compile no CUDA source."""
+    hits = list(_one_per_line(Hit(ln, c, symbol=w) for w, ln, c in _words(doc, options="words" in params)
+                              if _wanted(params, w)))
+    if hits and "without_cuda_sources" in params and isinstance(doc, PythonDocument) and host_only_build(doc):
+        severity = Severity.parse(str(params["without_cuda_sources"]))
+        hits = [Hit(h.line, h.column, severity=severity, symbol=h.symbol, note=HOST_ONLY_NOTE) for h in hits]
+    yield from hits
+
+
 
 
 def _one_per_line(hits: Iterator[Hit]) -> Iterator[Hit]:

@@ -9,6 +9,8 @@ from functools import cache
 from typing import Any
 
 from migrate.matchers import Code, CodeTest, Hit, register
+from migrate.matchers.cuda_arch_fallback import ARCH_FALLBACK_NOTE, Ranges, arch_fallbacks
+from migrate.model import Severity
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
 from migrate.parse.lexer import Lexed
@@ -24,6 +26,8 @@ def _validate(params: Mapping[str, Any]) -> None:
     asm_pattern(pattern)
     if not isinstance(params.get("device_code", False), bool):
         raise ValueError("'device_code' must be true or false")
+    if "arch_fallback" in params:
+        Severity.parse(str(params["arch_fallback"]))
     if "all_instructions" in params:
         if not isinstance(params["all_instructions"], str):
             raise ValueError("'all_instructions' must be a regex that each instruction of the template matches whole")
@@ -73,9 +77,9 @@ def _never(_code: Code) -> bool:
 def asm_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each asm statement whose template the rule's pattern finds."""
     pattern = asm_pattern(params["pattern"])
-    for offset, template in lexed.templates:
-        if pattern.search(template) and _instructions_fit(template, params):
-            yield Hit(*lexed.point(offset))
+    hits = [Hit(*lexed.point(offset)) for offset, template in lexed.templates
+            if pattern.search(template) and _instructions_fit(template, params)]
+    yield from _with_fallbacks(hits, lexed, params)
 
 
 @register("inline-asm", validate=_validate, needles=_needles, candidates=_candidates, tokens=asm_hits)
@@ -86,11 +90,27 @@ def match_inline_asm(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     lexed = doc.lexed_for(frozenset())
     pattern = asm_pattern(params["pattern"])
     device_code = params.get("device_code", False)
+    hits = []
     for offset, template in lexed.templates:
         unknown = device_code and unknown_device_asm(template)
         in_device = unknown and doc.in_device_code(doc.byte_offset(offset))
         if (in_device or pattern.search(template)) and _instructions_fit(template, params):
-            yield Hit(*lexed.point(offset))
+            hits.append(Hit(*lexed.point(offset)))
+    yield from _with_fallbacks(hits, lexed, params)
+
+
+def _with_fallbacks(hits: list[Hit], lexed: Lexed, params: Mapping[str, Any]) -> Iterator[Hit]:
+    """HITS, those in a branch a HIP build skips for a portable #else at the `arch_fallback` severity."""
+    if not hits or "arch_fallback" not in params or "__CUDA_ARCH__" not in lexed.code:
+        yield from hits
+        return
+    ranges: Ranges = arch_fallbacks(lexed)
+    severity = Severity.parse(str(params["arch_fallback"]))
+    for hit in hits:
+        if any(first <= hit.line <= last for first, last in ranges):
+            yield Hit(hit.line, hit.column, severity=severity, note=ARCH_FALLBACK_NOTE)
+        else:
+            yield hit
 
 
 def _instructions_fit(template: str, params: Mapping[str, Any]) -> bool:

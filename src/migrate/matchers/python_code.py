@@ -24,6 +24,7 @@ from migrate.matchers.python_common import (
     prefixed,
     string_candidate,
 )
+from migrate.matchers.python_build_sources import HOST_ONLY_NOTE, host_only_build
 from migrate.matchers.python_literals import searches
 from migrate.model import Severity
 from migrate.parse import Document
@@ -32,7 +33,7 @@ from migrate.parse.python import CallSite, ImportSite, PythonDocument
 _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
     "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "unless_function", "switches", "switch_defaults", "values",
-    "identifiers", "opt_in_function", "opt_in_branch", "package", "built_anywhere",
+    "identifiers", "opt_in_function", "opt_in_branch", "package", "built_anywhere", "without_cuda_sources",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
@@ -261,6 +262,9 @@ def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.st
         severity, message = Severity.parse(fallback), BRANCH_MESSAGE
     elif params.get("hip_aware"):
         severity, message = hip_adjusted(doc, node)
+    note = None
+    if params.get("without_cuda_sources") and host_only_build(doc):
+        severity, note = Severity.parse(str(params["without_cuda_sources"])), HOST_ONLY_NOTE
     single = line == node.lineno
     return Hit(
         line,
@@ -268,6 +272,7 @@ def _hit(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | ast.st
         end_line=node.end_lineno if single else line,
         severity=severity,
         message=message,
+        note=note,
         symbol=symbol,
     )
 

@@ -16,6 +16,7 @@ from migrate import compat_headers, finding_status, preproc, rocm_status, target
 from migrate.config import Settings
 from migrate.inputs import NESTED
 from migrate.lazyre import lazy_regex
+from migrate.matchers.cuda_arch_fallback import ARCH_FALLBACK_NOTE
 from migrate.model import Evidence, Finding, RocmStatus, Severity
 from migrate.ruleset import Ruleset
 from migrate.scan import warp_constants
@@ -39,6 +40,8 @@ class Tree:
     compat: Mapping[str, frozenset[str]] = field(default_factory=dict)  # per path: its HIP compat macros (others')
     compat_rules: frozenset[str] = frozenset()  # the rules such a macro answers (compat_headers.CHECKS)
     unreached: frozenset[str] = frozenset()  # headers included only where a HIP build never compiles (unreached)
+    # the rules that lower a hit in a __CUDA_ARCH__ branch with a portable #else (arch_fallback), with their severity
+    arch_fallback_rules: Mapping[str, Severity] = field(default_factory=dict)
 
 
 def tree(
@@ -56,7 +59,8 @@ def tree(
                 compat_headers.seen(conditionals, paths, settled.is_dead),
                 frozenset(r.id for r in ruleset.rules if r.match.get("matcher") == "warp-size"
                           and r.match.get("check") in compat_headers.CHECKS),
-                unreached.headers(conditionals, settled, rocm_status.never_built(source_lists), paths))
+                unreached.headers(conditionals, settled, rocm_status.never_built(source_lists), paths),
+                {r.id: r.severity for r in ruleset.rules if "arch_fallback" in r.match})
 
 
 def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
@@ -69,6 +73,8 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
     kept, listed = rocm_status.cuda_only(kept, facts.source_lists)
     if facts.unreached and kept and kept[0].path in facts.unreached:  # one file's findings: all or none
         listed, kept = listed + [f.guarded() for f in kept], []
+    if facts.arch_fallback_rules and _arch_defined(facts.settled):
+        kept = _arch_compiled(kept, facts.arch_fallback_rules)
     provided = {DEVICE_PASS_TEST} if facts.device_pass_defined else set()
     provided |= {PAIRED_ATOMIC_ADD} if facts.paired_atomic_defined else set()
     if provided:  # what the repository's own compat code already provides on HIP
@@ -76,6 +82,20 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
         kept = [f for f in kept if f.rule not in provided]
     kept, renamed = _compat_renamed(kept, facts)
     return kept, moved + listed + renamed
+
+
+def _arch_defined(settled: preproc.Settled) -> bool:
+    """A HIP build of this repository defines __CUDA_ARCH__ (ggml's vendors/hip.h): its own definition compiles
+    there. One under a test nothing sets for HIP (`#ifdef __INTELLISENSE__`, xmrig's editor aid) does not count."""
+    macro = settled.table.get("__CUDA_ARCH__")
+    return macro is not None and macro.state == preproc.DEFINED
+
+
+def _arch_compiled(findings: list[Finding], rules: Mapping[str, Severity]) -> list[Finding]:
+    """FINDINGS with the rule's own severity back on the hits lowered for a portable #else after a __CUDA_ARCH__
+    test: this repository #defines __CUDA_ARCH__ for its HIP build (a compat header), so the test may hold there."""
+    return [replace(f, severity=rules[f.rule], message=f.message.replace(" " + ARCH_FALLBACK_NOTE, ""))
+            if f.rule in rules and ARCH_FALLBACK_NOTE in f.message else f for f in findings]
 
 
 def _compat_renamed(findings: list[Finding], facts: Tree) -> tuple[list[Finding], list[Finding]]:

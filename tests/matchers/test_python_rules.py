@@ -108,7 +108,7 @@ FIRES = [
     ("from torch_int.nn.linear import W8A8B8O8Linear\n", "python-cutlass-extension-package", 1, "high"),
     ("from torch_sparse import SparseTensor\n", "python-pyg-extension", 1, "low"),
     ("import transformer_engine.pytorch as te\nlayer = te.Linear(8, 8)\n", "python-transformer-engine", 1, "medium"),
-    ("import tilelang\nfrom tilelang import language as T\n", "python-tilelang", 1, "medium"),
+    ("import tilelang\nfrom tilelang import language as T\n", "python-tilelang", 1, "low"),
     ("try:\n    import tilelang\nexcept ImportError:\n    tilelang = None\n", "python-tilelang", 2, "low"),
     ("try:\n    import transformer_engine.pytorch as te\n    HAVE_TE = True\nexcept ImportError:\n    HAVE_TE = False\n",
      "python-transformer-engine", 2, "low"),

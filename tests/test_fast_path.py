@@ -404,6 +404,12 @@ _WARP_FUNCTION = ("__global__ void k(float* s, int n, int count, int blockSize) 
         ("warp-literal-32", _WARP_FUNCTION + "  if (blockSize >\n      32) s[1] = 0;\n}\n", [3]),
         ("warp-literal-32", _WARP_FUNCTION + "  for (int i = n >> 1; i > 32; i >>= 1) s[threadIdx.x] += s[i];\n}\n",
          [3]),
+        # a mask literal of some lanes, or one full-mask does not take for all lanes (`0X`); the all-lanes literals
+        # are full-mask's
+        ("warp-narrow-mask", "__device__ float f(float v) { return __shfl_xor_sync(0xffff, v, 1); }\n", [1]),
+        ("warp-narrow-mask", "__device__ float f(float v) { return __shfl_xor_sync(0XFFFFFFFF, v, 1); }\n", [1]),
+        ("warp-narrow-mask", "__device__ float g(float v) {\n  return __shfl_xor_sync(0xffff'ffffu, v, 1) +\n"
+         "    __shfl_sync(0xFFFFFFFF, v, 0) + __shfl_up_sync(4294967295, v, 1);\n}\n", []),
         # look-alikes: a template's 32 and another name's bound
         ("warp-literal-32",
          "using Shape = GemmShape<32, 64, 32>;\n" + _WARP_FUNCTION + "  if (count < 32 && n) s[1] = 0;\n}\n", []),

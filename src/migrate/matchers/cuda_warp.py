@@ -880,14 +880,18 @@ _SYNC_ARGUMENT = lazy_regex(rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|m
 
 
 def _maybe_narrow_mask(view: Code) -> bool:
-    """A warp sync call whose mask is an int literal, or a name the file declares after a 32-bit type word: what
-    _narrow_masks needs (it also rules out all-lanes values, which full-mask reports)."""
+    """A warp sync call whose mask is an int literal other than an all-lanes one (`__shfl_sync(0xffffffff, ...)`: the
+    whole argument, which _narrow_masks leaves to full-mask), or a name the file declares after a 32-bit type word:
+    what _narrow_masks needs."""
     if _SYNC_NAMES.isdisjoint(view.words):
         return False
     for match in _SYNC_ARGUMENT.finditer(view.lower):
         argument = match.group(1) or match.group(2)
         if argument[0].isdigit():
-            return True
+            # the lower-cased code hides `0XFFFFFFFF`, which _FULL_MASK does not take for all lanes
+            if _FULL_MASK.match(argument.replace("'", "")) is None or argument[1:2] == "x" and "0X" in view.text:
+                return True
+            continue
         declared = rf"\b(?:u?int32_t|unsigned|int|uint|u32|uint32|unsigned_int)(?:{_W}const)?{_W}&?{_W}{re.escape(argument)}\b"
         if re.search(declared, view.lower):
             return True

@@ -373,3 +373,59 @@ def test_a_tree_rule_test_is_not_asked_without_its_needles(monkeypatch: pytest.M
     assert "nvcc-macro-test" not in {r.id for r in gated.needing_tree(quiet)} and not asked
     loud = lexer.lex("#ifdef __NVCC__\nint f() { return 1; }\n#endif\n", plan.words)
     assert "nvcc-macro-test" in {r.id for r in gated.needing_tree(loud)} and len(asked) == 1
+
+
+def _code_of(text: str) -> Code:
+    lexed = lexer.lex(text, table(load_builtin(), FileKind.CUDA).tokens.words)
+    return Code(lexed.code, [p for p, _ in lexed.includes], frozenset(w for w, _ in lexed.words),
+                [t for _, t in lexed.templates])
+
+
+_WARP_FUNCTION = ("__global__ void k(float* s, int n, int count, int blockSize) {\n"
+                  "  s[0] = __shfl_down_sync(0xffffffff, s[0], 1);\n")
+
+
+@pytest.mark.parametrize(
+    "rule_id, text, lines",
+    [
+        # the value compared from the right, a member across lines, a field after `. `, a helper called before ` (`
+        ("device-compute-capability", "bool a(int computeCapability) { return 90 <= computeCapability; }\n", [1]),
+        ("device-compute-capability", "bool b(const A& arch) {\n  return arch . compute_capability\n      > 80;\n}\n",
+         [2]),
+        ("device-compute-capability", "int c(const P& prop) { int v = prop. major * 10; return v; }\n", [1]),
+        ("device-compute-capability", "int d() { int cc = getCudaComputeCapability (); return cc; }\n", [1]),
+        # look-alikes: a longer name, a declared member, a type, parameters named major / minor, an uncompared value
+        ("device-compute-capability", "template <class A> bool e() { return A::kMinComputeCapability >= 90; }\n", []),
+        ("device-compute-capability", "struct Key { int compute_capability; };\nvoid f(int major, int minor) {\n"
+         "  cuda::compute_capability cc{major, minor};\n  int minimum_compute_capability = 50;\n}\n", []),
+        # a thread index or a block's thread count before the 32, and a halving loop's condition
+        ("warp-literal-32", _WARP_FUNCTION + "  if (threadIdx . x<32) s[threadIdx.x] = 1;\n}\n", [3]),
+        ("warp-literal-32", _WARP_FUNCTION + "  int lane_id = threadIdx.x;\n  s[lane_id + 32] = 2;\n}\n", [4]),
+        ("warp-literal-32", _WARP_FUNCTION + "  if (blockSize >\n      32) s[1] = 0;\n}\n", [3]),
+        ("warp-literal-32", _WARP_FUNCTION + "  for (int i = n >> 1; i > 32; i >>= 1) s[threadIdx.x] += s[i];\n}\n",
+         [3]),
+        # a mask literal of some lanes, or one full-mask does not take for all lanes (`0X`); the all-lanes literals
+        # are full-mask's
+        ("warp-narrow-mask", "__device__ float f(float v) { return __shfl_xor_sync(0xffff, v, 1); }\n", [1]),
+        ("warp-narrow-mask", "__device__ float f(float v) { return __shfl_xor_sync(0XFFFFFFFF, v, 1); }\n", [1]),
+        ("warp-narrow-mask", "__device__ float g(float v) {\n  return __shfl_xor_sync(0xffff'ffffu, v, 1) +\n"
+         "    __shfl_sync(0xFFFFFFFF, v, 0) + __shfl_up_sync(4294967295, v, 1);\n}\n", []),
+        # look-alikes: a template's 32 and another name's bound
+        ("warp-literal-32",
+         "using Shape = GemmShape<32, 64, 32>;\n" + _WARP_FUNCTION + "  if (count < 32 && n) s[1] = 0;\n}\n", []),
+    ],
+)
+def test_a_tree_rule_test_passes_where_its_rule_fires_at_the_edge(rule_id: str, text: str, lines: list[int]) -> None:
+    """The code test that decides whether a file is parsed for a rule passes wherever the rule fires (these are the
+    nearest shapes that still fire), and fails on the look-alikes that made the scan parse files for nothing."""
+    import migrate.matchers as registry
+    from migrate.parse.cuda import parse_cuda
+
+    rule = load_builtin().by_id(rule_id)
+    assert rule is not None
+    test = {r.id: t for r, t in table(load_builtin(), FileKind.CUDA).tokens.tree_tests}[rule_id]
+    doc = parse_cuda(SourceFile(Path("a.cu"), "a.cu", FileKind.CUDA, len(text)), text)
+    matcher = registry.get(rule.match["matcher"])
+    assert matcher is not None
+    assert [hit.line for hit in matcher.function(doc, rule.match)] == lines
+    assert test(_code_of(text)) is bool(lines)

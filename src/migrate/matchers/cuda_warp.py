@@ -821,7 +821,7 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
     rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
     rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
     rf"\*{_W}32u?{_W}(?:\)|,|>>>)",  # _WARP_BLOCKS' products (the other order is caught by `,{_W}32`, `(32`)
-    rf"[<>+]=?{_W}32u?{_NUMBER_END}", rf">={_W}64u?{_NUMBER_END}",  # _WARP_TAILS, halving loops
+    rf">={_W}64u?{_NUMBER_END}",  # _WARP_TAILS' `blockSize >= 64`, halving loops (the 32s: _maybe_tail_32)
     rf"max\b[^;{{}}]{{0,200}}?\b32[uUlL]*{_NUMBER_END}",  # _WARP_FLOORS
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
@@ -911,14 +911,18 @@ _SYNC_ARGUMENT = lazy_regex(rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|m
 
 
 def _maybe_narrow_mask(view: Code) -> bool:
-    """A warp sync call whose mask is an int literal, or a name the file declares after a 32-bit type word: what
-    _narrow_masks needs (it also rules out all-lanes values, which full-mask reports)."""
+    """A warp sync call whose mask is an int literal other than an all-lanes one (`__shfl_sync(0xffffffff, ...)`: the
+    whole argument, which _narrow_masks leaves to full-mask), or a name the file declares after a 32-bit type word:
+    what _narrow_masks needs."""
     if _SYNC_NAMES.isdisjoint(view.words):
         return False
     for match in _SYNC_ARGUMENT.finditer(view.lower):
         argument = match.group(1) or match.group(2)
         if argument[0].isdigit():
-            return True
+            # the lower-cased code hides `0XFFFFFFFF`, which _FULL_MASK does not take for all lanes
+            if _FULL_MASK.match(argument.replace("'", "")) is None or argument[1:2] == "x" and "0X" in view.text:
+                return True
+            continue
         declared = rf"\b(?:u?int32_t|unsigned|int|uint|u32|uint32|unsigned_int)(?:{_W}const)?{_W}&?{_W}{re.escape(argument)}\b"
         if re.search(declared, view.lower):
             return True
@@ -958,7 +962,50 @@ def _maybe_literal_size(view: Code) -> bool:
     intrinsics = not _INTRINSIC_NAMES.isdisjoint(view.words) or "__reduce_" in code or "wmma" in code
     if not (intrinsics or "mma_sync" in code or _calls_helper(code)):
         return False
-    return any(p.search(code) for p in _WARP_SHAPES)
+    return any(p.search(code) for p in _WARP_SHAPES) or _maybe_tail_32(code)
+
+
+_TAIL_32 = lazy_regex(rf"[<>+]=?{_W}32u?{_NUMBER_END}")
+_LOOP_END = lazy_regex(rf"{_W}[;)]")
+_THREAD_NAME_FOLDED = lazy_regex(_THREAD_NAME.pattern, re.I)  # in the lower-cased code
+
+
+def _word_before(code: str, offset: int) -> tuple[int, str]:
+    """The word (ASCII letters, digits, `_`) that ends at OFFSET of CODE, or before it past blanks and line
+    continuations, and where it starts."""
+    end = _past_blanks(code, offset)
+    start = end
+    while start and (code[start - 1] in _WORD_CHARS):
+        start -= 1
+    return start, code[start:end]
+
+
+def _past_blanks(code: str, offset: int) -> int:
+    """Where the blanks and line continuations that end at OFFSET of CODE start."""
+    while offset and code[offset - 1] in _BLANKS:
+        offset -= 1
+    return offset
+
+
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_BLANKS = frozenset(" \t\r\n\f\v\\")
+
+
+def _maybe_tail_32(code: str) -> bool:
+    """`< 32`, `<= 32`, `> 32`, `>= 32` or `+ 32` (in lower-cased CODE) where a 32 of _literal_sizes can be: at the
+    end of a loop's condition (`i < 32;`, a halving `i > 32)`: _warp_sized_loop), or after a thread index or a
+    block's thread count by its name (`tid < 32`, `threadIdx.x + 32`, `blockSize > 32`: _warp_tail), not a template's
+    argument (`GemmShape<32, 64, 32>`) or another name's bound."""
+    for match in _TAIL_32.finditer(code):
+        if _LOOP_END.match(code, match.end()):
+            return True
+        start, name = _word_before(code, match.start())
+        if name == "threadidx" or _THREAD_NAME_FOLDED.match(name) or _THREAD_COUNT.match(name):
+            return True
+        dot = _past_blanks(code, start)
+        if name == "x" and code[dot - 1 : dot] == "." and _word_before(code, dot - 1)[1] == "threadidx":
+            return True
+    return False
 
 
 def _calls_helper(code: str) -> bool:

@@ -607,6 +607,10 @@ def test_names_a_cuda_branch_adds_to_a_definitions_list_are_cuda_only() -> None:
     conan = CMAKE_DEFINITIONS_LIST.replace("${SOLVER_DEFS} SOLVER_LOGGING", "${SOLVER_DEFS} ${CONAN_DEFINES}")
     assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", conan)) == {
         "SOLVER_WITH_CUSPARSE", "SOLVER_WITH_GRAPHS"}
+    # a backend switch compared to a lower-case name (PyTorch Kineto's `KINETO_BACKEND STREQUAL "cuda"`)
+    lower = CMAKE_DEFINITIONS_LIST.replace('"CUDA"', '"cuda"').replace('"HIP"', '"rocm"')
+    assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", lower)) == {
+        "SOLVER_WITH_CUSPARSE", "SOLVER_WITH_GRAPHS"}
     # a list nothing hands to the compile definitions defines nothing
     unused = CMAKE_DEFINITIONS_LIST.replace("target_compile_definitions(solver PRIVATE ${SOLVER_DEFS})\n", "")
     assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", unused)) == frozenset()

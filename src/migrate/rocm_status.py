@@ -349,7 +349,7 @@ def _rocm_sibling(path: str, known: frozenset[str]) -> int | None:
 
 
 _SOURCE = lazy_regex(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|cuh|inl)$")
-_CUDA_TEST = lazy_regex(r"^(?:CUDA|CUDA_FOUND|CUDAToolkit_FOUND|USE_CUDA|WITH_CUDA|BUILD_CUDA|ENABLE_CUDA)$")
+_CUDA_TEST = lazy_regex(r"^(?:CUDA|cuda|CUDA_FOUND|CUDAToolkit_FOUND|USE_CUDA|WITH_CUDA|BUILD_CUDA|ENABLE_CUDA)$")
 _HIP_TEST = lazy_regex(r"HIP|ROCM|AMD", re.I)
 
 

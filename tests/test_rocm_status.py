@@ -576,6 +576,76 @@ def test_macros_only_the_cuda_branch_defines_rule_out_what_they_guard_and_the_he
                     ("src/fused/tiles.h", 1)]
 
 
+CMAKE_DEFINITIONS_LIST = """\
+project(solver LANGUAGES CXX)
+set(SOLVER_DEFS "")
+if(SOLVER_BACKEND STREQUAL "CUDA")
+  enable_language(CUDA)
+  set(SOLVER_DEFS ${SOLVER_DEFS} SOLVER_WITH_CUSPARSE SOLVER_GPU=1)
+  if(SOLVER_WITH_GRAPHS)
+    list(APPEND SOLVER_DEFS SOLVER_WITH_GRAPHS)
+  endif()
+  set(SOLVER_LIBS ${SOLVER_LIBS} SOLVER_WITH_UNUSED)
+elseif(SOLVER_BACKEND STREQUAL "HIP")
+  enable_language(HIP)
+  list(APPEND SOLVER_DEFS SOLVER_GPU=1)
+endif()
+set(SOLVER_DEFS ${SOLVER_DEFS} SOLVER_LOGGING)
+add_library(solver src/solver.cpp)
+target_compile_definitions(solver PRIVATE ${SOLVER_DEFS})
+"""
+
+
+def test_names_a_cuda_branch_adds_to_a_definitions_list_are_cuda_only() -> None:
+    found = rocm_status.cmake_sources("CMakeLists.txt", CMAKE_DEFINITIONS_LIST)
+    # SOLVER_GPU is in both branches, SOLVER_LOGGING outside them, SOLVER_LIBS never reaches the definitions
+    assert rocm_status.cuda_only_defines(found) == {"SOLVER_WITH_CUSPARSE", "SOLVER_WITH_GRAPHS"}
+    # the list takes in a variable the file does not fill: it may hold any name, so none is CUDA-only
+    unknown = CMAKE_DEFINITIONS_LIST.replace("${SOLVER_DEFS} SOLVER_LOGGING", "${SOLVER_DEFS} ${EXTRA_DEFS}")
+    assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", unknown)) == frozenset()
+    # ... unless a package manager fills it (Conan's CONAN_DEFINES: its dependencies' names)
+    conan = CMAKE_DEFINITIONS_LIST.replace("${SOLVER_DEFS} SOLVER_LOGGING", "${SOLVER_DEFS} ${CONAN_DEFINES}")
+    assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", conan)) == {
+        "SOLVER_WITH_CUSPARSE", "SOLVER_WITH_GRAPHS"}
+    # a backend switch compared to a lower-case name (PyTorch Kineto's `KINETO_BACKEND STREQUAL "cuda"`)
+    lower = CMAKE_DEFINITIONS_LIST.replace('"CUDA"', '"cuda"').replace('"HIP"', '"rocm"')
+    assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", lower)) == {
+        "SOLVER_WITH_CUSPARSE", "SOLVER_WITH_GRAPHS"}
+    # a list nothing hands to the compile definitions defines nothing
+    unused = CMAKE_DEFINITIONS_LIST.replace("target_compile_definitions(solver PRIVATE ${SOLVER_DEFS})\n", "")
+    assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", unused)) == frozenset()
+
+
+def test_a_definitions_list_handed_over_in_another_cmake_file_and_the_header_it_guards_is_held(
+    tmp_path: Path,
+) -> None:
+    top, _, _ = CMAKE_DEFINITIONS_LIST.partition("add_library")
+    write(tmp_path, "CMakeLists.txt", top + "add_subdirectory(src)\n")
+    write(tmp_path, "src/CMakeLists.txt", (
+        "add_library(solver solver.cpp)\n"
+        'if(SOLVER_BACKEND STREQUAL "HIP")\n  target_compile_options(solver PRIVATE -fgpu-rdc)\nendif()\n'
+        "target_compile_definitions(solver PRIVATE ${SOLVER_DEFS})\n"))
+    write(tmp_path, "src/solver.cpp", (
+        '#include "common.h"\n'
+        "#ifdef SOLVER_WITH_CUSPARSE\n"
+        '#include "sparse/cusparse_backend.h"\n'
+        "#endif\n"
+        "#ifdef SOLVER_GPU\n"
+        f"__device__ void a() {{ {PTX} }}\n"  # line 6: both builds define it
+        "#endif\n"))
+    write(tmp_path, "src/common.h", f"#pragma once\n__device__ void b() {{ {PTX} }}\n")
+    write(tmp_path, "src/sparse/cusparse_backend.h", f"#pragma once\n__device__ void c() {{ {PTX} }}\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    kept = sorted((f.path, f.line) for f in result.findings if f.rule == "inline-ptx")
+    held = sorted((f.path, f.line) for f in result.guarded_findings if f.rule == "inline-ptx")
+    assert kept == [("src/common.h", 2), ("src/solver.cpp", 6)]
+    assert held == [("src/sparse/cusparse_backend.h", 2)]
+    # without the file that hands the list over, nothing says the names are compile definitions
+    (tmp_path / "src/CMakeLists.txt").write_text("add_library(solver solver.cpp)\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    assert sorted((f.path, f.line) for f in result.guarded_findings if f.rule == "inline-ptx") == []
+
+
 def test_a_define_from_a_variable_keeps_every_cuda_only_define_possible() -> None:
     cmake = CMAKE_OPTIONAL_CUDA.replace("  add_compile_definitions(ENGINE_WITH_GPU ENGINE_WITH_SHARED=1)\n",
                                         "  add_definitions(${HIP_DEFINES})\n")

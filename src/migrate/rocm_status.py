@@ -23,8 +23,12 @@ PAIRED_ATOMIC = "paired-atomic-overload"  # the project's own atomicAdd for __ha
 # one of a collection's independent programs (a cuda-samples sample); used, not cited
 LIBRARY_BUILD = "library-build"
 # the macros a CMake file defines (-DNAME, add_compile_definitions) only in its CUDA-only branches, and elsewhere:
-# a HIP build never defines the first (unless also defined elsewhere); used, not cited
-DEFINES = frozenset({"cuda-only-define", "build-define"})
+# a HIP build never defines the first (unless also defined elsewhere); a name a CUDA-only branch adds to a list
+# variable (`set(DEFS ${DEFS} NAME)`, `list(APPEND DEFS NAME)`: "DEFS NAME") and a list some CMake file of the
+# project hands to the compile definitions (`target_compile_definitions(t PRIVATE ${DEFS})`: "DEFS") make one
+# more; used, not cited
+LIST_DEFINE, LIST_USE = "cuda-only-list-define", "define-list-use"
+DEFINES = frozenset({"cuda-only-define", "build-define", LIST_DEFINE, LIST_USE})
 NOT_CITED = SOURCE_LISTS | DEFINES | {PAIRED_ATOMIC, LIBRARY_BUILD}
 _ADD_LIBRARY = lazy_regex(r"^[ \t]*(?:cuda_)?add_library[ \t]*\(", re.MULTILINE | re.IGNORECASE)
 _ADD_EXECUTABLE = lazy_regex(r"^[ \t]*(?:cuda_)?add_executable[ \t]*\(", re.MULTILINE | re.IGNORECASE)
@@ -345,7 +349,7 @@ def _rocm_sibling(path: str, known: frozenset[str]) -> int | None:
 
 
 _SOURCE = lazy_regex(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|cuh|inl)$")
-_CUDA_TEST = lazy_regex(r"^(?:CUDA|CUDA_FOUND|CUDAToolkit_FOUND|USE_CUDA|WITH_CUDA|BUILD_CUDA|ENABLE_CUDA)$")
+_CUDA_TEST = lazy_regex(r"^(?:CUDA|cuda|CUDA_FOUND|CUDAToolkit_FOUND|USE_CUDA|WITH_CUDA|BUILD_CUDA|ENABLE_CUDA)$")
 _HIP_TEST = lazy_regex(r"HIP|ROCM|AMD", re.I)
 
 
@@ -353,7 +357,9 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     """Source files a CMake file lists only under a CUDA-only branch (`if(GPU_LANG STREQUAL "CUDA")`), as
     `cuda-only-source` (weight 0), and those it lists elsewhere as `build-source`: a HIP build never compiles
     the first (unless also listed elsewhere). Only for CMake files that have both kinds of branch."""
-    if "CUDA" not in text or not _HIP_TEST.search(text):
+    # a file without CUDA may still hand another file's definitions list to the compiler
+    hands = "${" in text and "definitions" in text.lower()
+    if "CUDA" not in text and not hands or not _HIP_TEST.search(text):
         return ()
     from migrate.parse.cmake import commands  # here: a scan of sources alone never reads CMake
     from migrate.parse.manifest import Positions
@@ -369,6 +375,9 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     result = []
     # outside CUDA-only branches: the variables a define is built from, those the file sets, every name it writes
     used, assigned, written = set[str](), set[str](), set[str]()
+    lists: dict[str, list[tuple[str, int, bool]]] = {}  # list variable -> (name, line, in a CUDA-only branch)
+    reads: dict[str, set[str]] = {}  # list variable -> the variables it takes in outside CUDA-only branches
+    consumed: dict[str, int] = {}  # list variable handed to the compile definitions -> the line
     for name, offset, args in found:
         words = [a for a, _ in args]
         if name == "if":
@@ -389,6 +398,10 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
                     result.append(Evidence(kind, path, lines.at(offset)[0], word[:120], 0))
             defined = "cuda-only-define" if stack and stack[-1] else "build-define"
             result.extend(Evidence(defined, relpath, lines.at(offset)[0], n, 0) for n in _defined_names(name, words))
+            cuda = bool(stack and stack[-1])
+            _list_items(name, words, lines.at(offset)[0], cuda, lists, reads)
+            for variable in _VARIABLE.findall(" ".join(words)) if name in _DEFINERS else ():
+                consumed.setdefault(variable, lines.at(offset)[0])
             if not (stack and stack[-1]):  # what else the file may define: any name it writes outside CUDA branches
                 used.update(_VARIABLE.findall(" ".join(words[name.startswith("target_"):])) if name in _DEFINERS else ())
                 written.update(t for w in words for t in _MACRO_WORD.findall(w))
@@ -397,12 +410,68 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     hip_branch = any(name in ("if", "elseif") and any(_HIP_TEST.search(a) for a, _ in args) for name, _, args in found)
     # a define built from a variable set elsewhere (`add_definitions(${ROCM_DEFS})`) may be any name: no CUDA-only
     # define then; one this file sets outside its CUDA branches has its names among those written
+    # a list handed to the compile definitions here that takes in a variable the file does not fill is a define
+    # from that variable; a list holding CUDA-only names for another file to hand must take in none
+    unknown = {v: {r for r in reads.get(v, ()) if not r.startswith(_PACKAGE_DEFINES)} - assigned for v in lists}
+    used.update(r for v in lists if v in consumed for r in unknown[v])
     unread = bool(used - assigned)
-    result = [e for e in result if e.kind != "cuda-only-define" or not unread and e.text not in written]
-    return tuple(result) if hip_branch and any(e.kind in _NEVER_HIP for e in result) else ()
+    reaching = {v for v, items in lists.items()
+                if v in consumed or any(cuda for _, _, cuda in items) and not unknown[v]}
+    result.extend(_list_evidence(relpath, lists, reaching))
+    result = [e for e in result if e.kind not in _CUDA_ONLY or not unread and _name(e) not in written]
+    uses = [Evidence(LIST_USE, relpath, line, v, 0) for v, line in consumed.items()]
+    never = hip_branch and any(e.kind in _NEVER_HIP for e in result)
+    return tuple(result) + tuple(uses) if never else tuple(uses)
 
 
-_NEVER_HIP = frozenset({"cuda-only-source", "hip-removed-source", "cuda-only-define"})
+# a package manager's variable of its dependencies' defines (Conan's CONAN_DEFINES): never the project's own names
+_PACKAGE_DEFINES = ("CONAN_",)
+_LIST_KEYWORDS = frozenset({"PARENT_SCOPE", "CACHE", "FORCE", "INTERNAL", "STRING"})
+_CUDA_ONLY = frozenset({"cuda-only-define", LIST_DEFINE})
+
+
+def _list_items(
+    name: str, words: list[str], line: int, cuda: bool,
+    lists: dict[str, list[tuple[str, int, bool]]], reads: dict[str, set[str]],
+) -> None:
+    """Record the names `set(VAR ${VAR} NAME...)` or `list(APPEND VAR NAME...)` adds to VAR (in LISTS) and,
+    outside CUDA-only branches (not CUDA), the other variables it takes in (in READS)."""
+    if name == "set" and len(words) > 1 and words[1] == f"${{{words[0]}}}":
+        variable, items = words[0], words[2:]
+    elif name == "list" and len(words) > 1 and words[0] == "APPEND":
+        variable, items = words[1], words[2:]
+    else:
+        return
+    for item in items:
+        if item in _LIST_KEYWORDS:
+            break
+        taken = _VARIABLE.findall(item)
+        if taken and not cuda:
+            reads.setdefault(variable, set()).update(t for t in taken if t != variable)
+        macro = None if taken else _MACRO_WORD.fullmatch(item.split("=", 1)[0])
+        if macro:
+            lists.setdefault(variable, []).append((macro.group(), line, cuda))
+
+
+def _list_evidence(
+    relpath: str, lists: dict[str, list[tuple[str, int, bool]]], reaching: set[str]
+) -> Iterator[Evidence]:
+    """The names lists that may reach the compile definitions hold: "VAR NAME" for those a CUDA-only branch adds,
+    build-define for the others."""
+    for variable in sorted(reaching):
+        for macro, line, cuda in lists[variable]:
+            if cuda:
+                yield Evidence(LIST_DEFINE, relpath, line, f"{variable} {macro}", 0)
+            else:
+                yield Evidence("build-define", relpath, line, macro, 0)
+
+
+def _name(item: Evidence) -> str:
+    """The macro a define's evidence names (a list define's text is "VAR NAME")."""
+    return item.text.rpartition(" ")[2]
+
+
+_NEVER_HIP = frozenset({"cuda-only-source", "hip-removed-source", "cuda-only-define", LIST_DEFINE})
 _DASH_D = lazy_regex(r"(?:^|\s)-D([A-Za-z_]\w*)")
 _DEFINITIONS = frozenset({"add_compile_definitions", "target_compile_definitions"})
 _DEFINERS = _DEFINITIONS | {"add_definitions"}  # (compile options from a variable are flags: OpenMP_CXX_FLAGS)
@@ -426,12 +495,17 @@ def cuda_only_defines(found: Iterable[Evidence]) -> frozenset[str]:
     """The macros CMake files define only in their CUDA-only branches (never beside a HIP build): a HIP build never
     has them, so what an #if on one holds is code it never compiles (CTranslate2's CT2_WITH_CUDNN under
     `if(WITH_CUDA)` with an `elseif(WITH_HIP)` beside it)."""
-    only, elsewhere = set(), set()
+    only, elsewhere, listed, handed = set(), set(), set(), set()
     for item in found:
         if item.kind == "cuda-only-define":
             only.add(item.text)
         elif item.kind == "build-define":
             elsewhere.add(item.text)
+        elif item.kind == LIST_DEFINE:
+            listed.add(tuple(item.text.split(" ", 1)))
+        elif item.kind == LIST_USE:
+            handed.add(item.text)
+    only.update(macro for variable, macro in listed if variable in handed)
     return frozenset(only - elsewhere)
 
 

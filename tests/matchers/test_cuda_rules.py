@@ -808,6 +808,31 @@ def test_launch_bounds_with_a_second_argument_are_one_finding_with_each_kernel(t
     assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(1, Severity.LOW, [1, 4])]
 
 
+def test_a_comment_in_launch_bounds_is_no_argument(tmp_path: Path) -> None:
+    """A comment beside the block size is not a second argument; comments beside two real arguments (or after a
+    line continuation) leave them two, and three stay three."""
+    code = ("__global__ void __launch_bounds__(256 /* threads */) a() {}\n"
+            "__global__ void __launch_bounds__(512 // the block\n) b() {}\n"
+            "__global__ void __launch_bounds__(/* x */ 128 /* y, z */) c() {}\n"
+            "__global__ void __launch_bounds__(256 /* t */, /* min */ 2 /* blocks */) d() {}\n"
+            "__global__ void __launch_bounds__(MAX_THREADS, // per block\n  MIN_BLOCKS) e() {}\n"
+            "__global__ void __launch_bounds__(MAX_THREADS, \\\n  MIN_BLOCKS) f() {}\n"
+            "__global__ void __launch_bounds__(128, 4, 1 /* cluster */) g() {}\n")
+    found = [f for f in findings(tmp_path, code) if f.rule == "launch-bounds-min-blocks"]
+    assert [(f.line, [(o.line, o.column) for o in f.occurrences]) for f in found] == [
+        (5, [(5, 58), (7, 3), (9, 3)])]
+
+
+def test_the_launch_bounds_fixture_lists_the_two_argument_kernels_only(tmp_path: Path) -> None:
+    """The fixture's kernels with two arguments are the places, with or without comments beside them; one argument
+    with a comment after it is not."""
+    from conftest import FIXTURES
+
+    code = (FIXTURES / "rules" / "cuda" / "launch_bounds.cu").read_text(encoding="utf-8")
+    found = [f for f in findings(tmp_path, code) if f.rule == "launch-bounds-min-blocks"]
+    assert [(f.line, [o.line for o in f.occurrences]) for f in found] == [(5, [5, 12, 33])]
+
+
 def test_nvjitlink_uses_are_one_finding_with_each_line(tmp_path: Path) -> None:
     """Every nvJitLink type and call is a place; a name that only contains the word is not."""
     code = ("nvJitLinkHandle h;\nvoid f() { nvJitLinkCreate(&h, 0, nullptr); nvJitLinkDestroy(&h); }\n"

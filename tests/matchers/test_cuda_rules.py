@@ -628,6 +628,14 @@ def test_a_query_alone_stays_out_of_the_bundle_and_still_fires(tmp_path: Path) -
     assert fired(tmp_path, "__device__ void f() { __syncwarp(); }\n", "syncwarp-without-mask") == [1]
 
 
+def test_a_comment_in_syncwarp_is_no_mask(tmp_path: Path) -> None:
+    """Comments and a line continuation between the parentheses leave __syncwarp without its mask; a mask with a
+    comment beside it is one."""
+    code = ("__device__ void f(unsigned m) {\n  __syncwarp(/* all */);\n  __syncwarp(// every lane\n  );\n"
+            "  __syncwarp( \\\n );\n  __syncwarp(m /* the active lanes */);\n  __syncwarp(/* lanes */ m);\n}\n")
+    assert fired(tmp_path, code, "syncwarp-without-mask") == [2, 3, 5]
+
+
 def test_alone_must_be_a_boolean() -> None:
     with pytest.raises(ValueError, match="'alone' must be true or false"):
         matchers.get("cuda-query").validate({"query": "((identifier) @hit)", "alone": "yes"})

@@ -636,6 +636,16 @@ def test_a_comment_in_syncwarp_is_no_mask(tmp_path: Path) -> None:
     assert fired(tmp_path, code, "syncwarp-without-mask") == [2, 3, 5]
 
 
+def test_comments_in_a_device_min_parameter_list_are_no_parameters(tmp_path: Path) -> None:
+    """Comments beside the two parameters leave them two; a comment does not make one parameter two, nor three
+    parameters fewer."""
+    code = ("template <typename T>\n__device__ T min(/* lhs */ T a, // rhs\n  T b) { return a < b ? a : b; }\n"
+            "__device__ float max(float a, float b /* second */) { return a > b ? a : b; }\n"
+            "template <typename T>\n__device__ T max(T a /* only */) { return a; }\n"
+            "template <typename T>\n__device__ T max(T a, T b /* mid */, T c) { return a; }\n")
+    assert fired(tmp_path, code, "device-min-max-redefined") == [2, 4]
+
+
 def test_alone_must_be_a_boolean() -> None:
     with pytest.raises(ValueError, match="'alone' must be true or false"):
         matchers.get("cuda-query").validate({"query": "((identifier) @hit)", "alone": "yes"})

@@ -851,6 +851,24 @@ def test_the_launch_bounds_fixture_lists_the_two_argument_kernels_only(tmp_path:
     assert [(f.line, [o.line for o in f.occurrences]) for f in found] == [(5, [5, 12, 33])]
 
 
+@pytest.mark.parametrize(("code", "parsed"), [
+    ("__global__ void __launch_bounds__(256, 2) k() {}", True),
+    ("__global__ void __launch_bounds__ \\\n  (MAX_THREADS, \\\n MIN_BLOCKS) k() {}", True),
+    ("__global__ void __launch_bounds__(MAX(64, N), 2) k() {}", True),  # an inner (: the commas are not counted
+    ("__global__ void __launch_bounds__(256 /* threads, */) k(float* x, int n) {}", False),
+    ("__global__ void __launch_bounds__(512 // blocks, threads\n) k(float* x, int n) {}", False),
+    ("__global__ void __launch_bounds__(WARPS * 32) k(float* x, int n) {}", False),
+])
+def test_only_files_with_a_comma_in_launch_bounds_are_parsed_for_its_second_argument(code: str, parsed: bool) -> None:
+    """The rule's code test reads the code with comments blanked: a comma in a comment, or in the kernel's own
+    parameters, is none in __launch_bounds__."""
+    from migrate.matchers.cuda_query import code_candidates
+    from migrate.parse.lexer import lex
+
+    rule = next(r for r in load_builtin().rules if r.id == "launch-bounds-min-blocks")
+    assert code_candidates(rule.match)(matchers.Code(lex(code, frozenset()).code, ())) is parsed
+
+
 def test_nvjitlink_uses_are_one_finding_with_each_line(tmp_path: Path) -> None:
     """Every nvJitLink type and call is a place; a name that only contains the word is not."""
     code = ("nvJitLinkHandle h;\nvoid f() { nvJitLinkCreate(&h, 0, nullptr); nvJitLinkDestroy(&h); }\n"

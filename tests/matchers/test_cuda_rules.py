@@ -628,6 +628,24 @@ def test_a_query_alone_stays_out_of_the_bundle_and_still_fires(tmp_path: Path) -
     assert fired(tmp_path, "__device__ void f() { __syncwarp(); }\n", "syncwarp-without-mask") == [1]
 
 
+def test_a_comment_in_syncwarp_is_no_mask(tmp_path: Path) -> None:
+    """Comments and a line continuation between the parentheses leave __syncwarp without its mask; a mask with a
+    comment beside it is one."""
+    code = ("__device__ void f(unsigned m) {\n  __syncwarp(/* all */);\n  __syncwarp(// every lane\n  );\n"
+            "  __syncwarp( \\\n );\n  __syncwarp(m /* the active lanes */);\n  __syncwarp(/* lanes */ m);\n}\n")
+    assert fired(tmp_path, code, "syncwarp-without-mask") == [2, 3, 5]
+
+
+def test_comments_in_a_device_min_parameter_list_are_no_parameters(tmp_path: Path) -> None:
+    """Comments beside the two parameters leave them two; a comment does not make one parameter two, nor three
+    parameters fewer."""
+    code = ("template <typename T>\n__device__ T min(/* lhs */ T a, // rhs\n  T b) { return a < b ? a : b; }\n"
+            "__device__ float max(float a, float b /* second */) { return a > b ? a : b; }\n"
+            "template <typename T>\n__device__ T max(T a /* only */) { return a; }\n"
+            "template <typename T>\n__device__ T max(T a, T b /* mid */, T c) { return a; }\n")
+    assert fired(tmp_path, code, "device-min-max-redefined") == [2, 4]
+
+
 def test_alone_must_be_a_boolean() -> None:
     with pytest.raises(ValueError, match="'alone' must be true or false"):
         matchers.get("cuda-query").validate({"query": "((identifier) @hit)", "alone": "yes"})
@@ -806,6 +824,49 @@ def test_launch_bounds_with_a_second_argument_are_one_finding_with_each_kernel(t
             "__global__ void __launch_bounds__(128, 4, 1) c() {}\n__global__ void __launch_bounds__(N * 32, M) d() {}\n")
     found = [f for f in findings(tmp_path, code) if f.rule == "launch-bounds-min-blocks"]
     assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(1, Severity.LOW, [1, 4])]
+
+
+def test_a_comment_in_launch_bounds_is_no_argument(tmp_path: Path) -> None:
+    """A comment beside the block size is not a second argument; comments beside two real arguments (or after a
+    line continuation) leave them two, and three stay three."""
+    code = ("__global__ void __launch_bounds__(256 /* threads */) a() {}\n"
+            "__global__ void __launch_bounds__(512 // the block\n) b() {}\n"
+            "__global__ void __launch_bounds__(/* x */ 128 /* y, z */) c() {}\n"
+            "__global__ void __launch_bounds__(256 /* t */, /* min */ 2 /* blocks */) d() {}\n"
+            "__global__ void __launch_bounds__(MAX_THREADS, // per block\n  MIN_BLOCKS) e() {}\n"
+            "__global__ void __launch_bounds__(MAX_THREADS, \\\n  MIN_BLOCKS) f() {}\n"
+            "__global__ void __launch_bounds__(128, 4, 1 /* cluster */) g() {}\n")
+    found = [f for f in findings(tmp_path, code) if f.rule == "launch-bounds-min-blocks"]
+    assert [(f.line, [(o.line, o.column) for o in f.occurrences]) for f in found] == [
+        (5, [(5, 58), (7, 3), (9, 3)])]
+
+
+def test_the_launch_bounds_fixture_lists_the_two_argument_kernels_only(tmp_path: Path) -> None:
+    """The fixture's kernels with two arguments are the places, with or without comments beside them; one argument
+    with a comment after it is not."""
+    from conftest import FIXTURES
+
+    code = (FIXTURES / "rules" / "cuda" / "launch_bounds.cu").read_text(encoding="utf-8")
+    found = [f for f in findings(tmp_path, code) if f.rule == "launch-bounds-min-blocks"]
+    assert [(f.line, [o.line for o in f.occurrences]) for f in found] == [(5, [5, 12, 33])]
+
+
+@pytest.mark.parametrize(("code", "parsed"), [
+    ("__global__ void __launch_bounds__(256, 2) k() {}", True),
+    ("__global__ void __launch_bounds__ \\\n  (MAX_THREADS, \\\n MIN_BLOCKS) k() {}", True),
+    ("__global__ void __launch_bounds__(MAX(64, N), 2) k() {}", True),  # an inner (: the commas are not counted
+    ("__global__ void __launch_bounds__(256 /* threads, */) k(float* x, int n) {}", False),
+    ("__global__ void __launch_bounds__(512 // blocks, threads\n) k(float* x, int n) {}", False),
+    ("__global__ void __launch_bounds__(WARPS * 32) k(float* x, int n) {}", False),
+])
+def test_only_files_with_a_comma_in_launch_bounds_are_parsed_for_its_second_argument(code: str, parsed: bool) -> None:
+    """The rule's code test reads the code with comments blanked: a comma in a comment, or in the kernel's own
+    parameters, is none in __launch_bounds__."""
+    from migrate.matchers.cuda_query import code_candidates
+    from migrate.parse.lexer import lex
+
+    rule = next(r for r in load_builtin().rules if r.id == "launch-bounds-min-blocks")
+    assert code_candidates(rule.match)(matchers.Code(lex(code, frozenset()).code, ())) is parsed
 
 
 def test_nvjitlink_uses_are_one_finding_with_each_line(tmp_path: Path) -> None:

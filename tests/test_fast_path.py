@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import migrate.scan.file
+from migrate.scan import prefilter
 from migrate.config import Settings
 from migrate.discover import discover
-from migrate.matchers import Code
+from migrate.matchers import Code, CodeTest
 from migrate.model import FileKind, Finding, SourceFile
 from migrate.parse import read_text
 from migrate.ruleset import load_builtin
@@ -373,6 +375,28 @@ def test_a_tree_rule_test_is_not_asked_without_its_needles(monkeypatch: pytest.M
     assert "nvcc-macro-test" not in {r.id for r in gated.needing_tree(quiet)} and not asked
     loud = lexer.lex("#ifdef __NVCC__\nint f() { return 1; }\n#endif\n", plan.words)
     assert "nvcc-macro-test" in {r.id for r in gated.needing_tree(loud)} and len(asked) == 1
+
+
+def test_a_tree_rule_test_is_made_when_first_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule's code test (its regexes compiled) is made the first time a file holds one of the rule's needles, and
+    once: a check of a few files asks few of the C/C++ rules' tests."""
+    rule = next(r for r in load_builtin().for_kind(FileKind.CUDA) if r.id == "nvcc-macro-test")
+    hooks = prefilter._hooks(rule)
+    assert hooks.candidates is not None
+    made: list[object] = []
+
+    def candidates(params: Mapping[str, Any]) -> CodeTest:
+        made.append(params)
+        assert hooks.candidates is not None
+        return hooks.candidates(params)
+
+    monkeypatch.setattr(prefilter, "_hooks", lambda _rule: replace(hooks, candidates=candidates))
+    plan = prefilter._plan((rule,))
+    assert not made
+    assert plan.needing_tree(lexer.lex("// __NVCC__\nint f() { return 1; }\n", plan.words)) == () and not made
+    loud = lexer.lex("#ifdef __NVCC__\nint f() { return 1; }\n#endif\n", plan.words)
+    assert plan.needing_tree(loud) == (rule,) and plan.needing_tree(loud) == (rule,)
+    assert made == [rule.match]
 
 
 def _code_of(text: str) -> Code:

@@ -52,6 +52,22 @@ def test_the_distribution_named_by_setup_py_is_the_repositorys_own(tmp_path: Pat
     assert [f.rule for f in scan(tmp_path / "user", Settings(jobs=1)).findings] == ["numba-cuda-dependency"]
 
 
+def test_the_distributions_named_by_pyproject_and_setup_cfg_are_the_repositorys_own(tmp_path: Path) -> None:
+    """Each packaging file names its distribution; a missing, empty or broken one names none."""
+    from migrate.inputs import distribution_names
+
+    assert distribution_names(tmp_path) == set()
+    write(tmp_path, "pyproject.toml", "")
+    write(tmp_path, "setup.cfg", "")
+    assert distribution_names(tmp_path) == set()
+    write(tmp_path, "pyproject.toml", '[project]\nname = "warp-lang"\n')
+    write(tmp_path, "setup.cfg", "[metadata]\nname = cuda-solver\n")
+    assert distribution_names(tmp_path) == {"warp-lang", "cuda-solver"}
+    write(tmp_path, "pyproject.toml", "[project\nname = 1\n")
+    write(tmp_path, "setup.cfg", "name = cuda-solver\n")
+    assert distribution_names(tmp_path) == set()
+
+
 def test_a_nested_projects_own_imports_and_install_lines_are_first_party(tmp_path: Path) -> None:
     vendored = "third_party/AutoGPTQ"
     write(tmp_path, f"{vendored}/setup.py", 'from setuptools import setup\nsetup(name="auto_gptq")\n')

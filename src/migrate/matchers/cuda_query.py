@@ -133,7 +133,8 @@ def _regex_finder(patterns: tuple[str, ...]) -> Callable[[str], bool]:
     by_folded: dict[str, list[re.Pattern[str]]] = {}  # regexes that ignore case, by their prefix in lower case
     whole: list[re.Pattern[str]] = []  # regexes with no prefix known: searched from every position
     for source in patterns:
-        pattern, prefix, lower = re.compile(source), literal_prefix(source), folded_prefix(source)
+        pattern, prefix = re.compile(source), literal_prefix(source)
+        lower = "" if prefix else folded_prefix(source)  # a case-sensitive prefix rules out (?i): not parsed again
         if prefix:
             by_prefix.setdefault(prefix, []).append(pattern)
         elif lower:

@@ -63,7 +63,7 @@ def test_a_file_url_is_cloned_shallow_at_its_ref_and_the_clone_removed(tmp_path:
     repo = fixture_repo(tmp_path, "pytorch-trainer")
     first = git(repo, "rev-parse", "HEAD").strip()
     git(repo, "tag", "v1")
-    second = commit_file(repo, "kernel.cu", "__global__ void k() { asm(\"trap;\"); }\n", "add a kernel")
+    second = commit_file(repo, "kernel.cu", "__global__ void k() { asm(\"exit;\"); }\n", "add a kernel")
     clones = tmp_path / "clones"
     options = replace(NO_CACHE, clone_dir=str(clones))
     at_head, _ = run_job(Job(source=repo.as_uri(), name="trainer", remote=True), options)

@@ -1,5 +1,5 @@
-"""nvcc flags of PyTorch extension builds whose sources are all C++: no compiler reads them (info), while a build
-with a .cu / .cuh source, or sources this file does not name, keeps its severity."""
+"""nvcc flags of PyTorch extension builds whose sources are all C++: no compiler reads them (info), and the build is
+plain C++ (info), while a build with a .cu / .cuh source, or sources this file does not name, keeps its severity."""
 
 from __future__ import annotations
 
@@ -82,3 +82,14 @@ HEAD = "import glob, os\nfrom torch.utils.cpp_extension import load, load_inline
 ])
 def test_host_only_build(tmp_path: Path, code: str, expected: bool) -> None:
     assert _host_only(tmp_path, HEAD + code) is expected
+
+
+def extension_findings(path: Path) -> list[tuple[int, str]]:
+    source = SourceFile(path, path.name, FileKind.PYTHON, path.stat().st_size)
+    result = scan_file(source, load_builtin(), Settings())
+    return sorted((f.line, f.severity.label) for f in result.findings if f.rule == "python-cpp-extension")
+
+
+def test_the_extension_build_itself_is_info_when_it_compiles_no_cuda_source() -> None:
+    assert extension_findings(PYTHON / "nvcc_flags_cuda_sources_quiet.py") == [(23, "info"), (39, "info"), (48, "info")]
+    assert extension_findings(PYTHON / "nvcc_flags_cuda_sources.py") == [(18, "medium"), (29, "medium")]

@@ -118,6 +118,18 @@ def test_runs_one_after_the_other_in_the_program_directory(tmp_path: Path) -> No
     assert row.agrees("builtin") is True and row.agrees("hipify-perl") is None
 
 
+def test_a_program_printing_its_own_path_agrees(tmp_path: Path) -> None:
+    """Each build lives in its own directory: argv[0] in the output is not a difference (cuda-samples print it)."""
+    for name in ("original", "kept"):
+        script = tmp_path / name
+        script.write_text('#!/bin/sh\necho "$0 Starting..."\necho "two GPUs are required: waiving"\nexit 2\n')
+        script.chmod(0o755)
+    row = run_translated.Row("p", run_translated.Outcome(built=True), {"kept": run_translated.Outcome(built=True)})
+    run_translated._run_row(row, tmp_path, tmp_path, timeout=10)
+    assert row.original.stdout == "PROGRAM Starting...\ntwo GPUs are required: waiving\n"
+    assert row.agrees("kept") is True
+
+
 @pytest.mark.slow
 @pytest.mark.needs_tool("nvcc")
 def test_builds_without_a_gpu_and_says_so(tmp_path: Path) -> None:

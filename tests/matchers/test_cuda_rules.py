@@ -987,3 +987,9 @@ def test_texture_fetches_without_linear_filtering_are_quiet(tmp_path: Path) -> N
     point_only = TEXTURES.replace("cudaFilterModeLinear;", "cudaFilterModePoint;").replace("CU_TR_FILTER_MODE_LINEAR",
                                                                                           "CU_TR_FILTER_MODE_POINT")
     assert fired(tmp_path, point_only, "texture-linear-filter") == []
+
+
+def test_the_header_that_defines_the_filter_modes_is_quiet(tmp_path: Path) -> None:
+    header = ("typedef enum CUfilter_mode_enum {\n  CU_TR_FILTER_MODE_POINT = 0,\n  CU_TR_FILTER_MODE_LINEAR = 1\n}"
+              " CUfilter_mode;\nCUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm);\n")
+    assert fired(tmp_path, header, "texture-linear-filter", name="cuda.h") == []

@@ -955,3 +955,41 @@ def test_unused_include_needs_an_include_pattern(tmp_path: Path) -> None:
         "    message: m\n    match: {matcher: cuda-namespace, namespaces: [nvcuda], unused_include: low}\n")
     with pytest.raises(RuleFileError, match="unused_include"):
         load([rules])
+
+
+TEXTURES = """\
+cudaTextureDesc smooth_desc() {
+  cudaTextureDesc desc = {};
+  desc.filterMode = cudaFilterModeLinear;
+  return desc;
+}
+cudaTextureDesc label_desc() {
+  cudaTextureDesc desc = {};
+  desc.filterMode = cudaFilterModePoint;  // not cudaFilterModeLinear: labels stay exact
+  return desc;
+}
+void driver_desc(CUDA_TEXTURE_DESC* desc) { desc->filterMode = CU_TR_FILTER_MODE_LINEAR; }
+__global__ void upsample(cudaTextureObject_t t, float* out) { out[threadIdx.x] = tex2D<float>(t, 0.5f, 0.5f); }
+"""
+
+
+@pytest.mark.parametrize(("target", "severity"), [("gfx90a", Severity.MEDIUM), ("gfx942", Severity.MEDIUM),
+                                                  ("gfx1100", Severity.LOW)])
+def test_linear_texture_filtering_is_one_finding_per_file_by_target(tmp_path: Path, target: str,
+                                                                   severity: Severity) -> None:
+    # CDNA (wave64) GPUs refuse linear filtering where RDNA accepts it; the comment on line 8 is no use
+    found = [f for f in findings(tmp_path, TEXTURES, targets=(target,)) if f.rule == "texture-linear-filter"]
+    # the fetch on line 12 is where a port blends four point samples instead
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(3, severity, [3, 11, 12])]
+
+
+def test_texture_fetches_without_linear_filtering_are_quiet(tmp_path: Path) -> None:
+    point_only = TEXTURES.replace("cudaFilterModeLinear;", "cudaFilterModePoint;").replace("CU_TR_FILTER_MODE_LINEAR",
+                                                                                          "CU_TR_FILTER_MODE_POINT")
+    assert fired(tmp_path, point_only, "texture-linear-filter") == []
+
+
+def test_the_header_that_defines_the_filter_modes_is_quiet(tmp_path: Path) -> None:
+    header = ("typedef enum CUfilter_mode_enum {\n  CU_TR_FILTER_MODE_POINT = 0,\n  CU_TR_FILTER_MODE_LINEAR = 1\n}"
+              " CUfilter_mode;\nCUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm);\n")
+    assert fired(tmp_path, header, "texture-linear-filter", name="cuda.h") == []

@@ -200,7 +200,8 @@ def test_a_url_is_no_version_bound() -> None:
     ("matcher", "params", "message"),
     [("manifest-package", {"names": ["x"], "before": "soon"}, "'before' must be a version"),
      ("manifest-env", {"names": ["X"], "access": "write"}, "'access' must be one of set, read, any"),
-     ("manifest-command", {"tools": ["cp"], "position": "first"}, "'position' must be one of any, last")],
+     ("manifest-command", {"tools": ["cp"], "position": "first"}, "'position' must be one of any, last"),
+     ("cmake-command", {"commands": ["if"], "needles": ["x"], "block_end": "yes"}, "'block_end' must be true or false")],
 )
 def test_new_parameters_are_validated(matcher: str, params: dict, message: str) -> None:
     found = get(matcher)
@@ -227,6 +228,19 @@ def test_arch_specific_sources_are_one_finding_per_file(tmp_path: Path) -> None:
     )
     findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "arch-specific-sources"]
     assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(1, [1, 2, 3])]
+
+
+def test_a_cuda_switch_block_is_reported_where_it_opens_and_where_it_closes(tmp_path: Path) -> None:
+    # the endif() of each if(CUDA_ENABLED) block is where a port writes else() or its own if(HIP_ENABLED) block
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(CUDA_ENABLED \"GPU matching\" ON)\n"
+        "if(CUDA_ENABLED)\n  if(TESTS_ENABLED)\n    add_subdirectory(tests)\n  endif()\nendif()\n"
+        "if(GUI_ENABLED)\n  add_subdirectory(gui)\nendif()\n"
+        "if(MYLIB_USE_CUDA AND NOT WIN32)\n  add_subdirectory(gpu)\n"
+    )
+    findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "cmake-cuda-backend-switch"]
+    # the last if() is never closed: its opening line alone
+    assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(1, [1, 2, 6, 10])]
 
 
 OPTIONAL_GROUPS = {

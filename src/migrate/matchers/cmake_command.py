@@ -8,7 +8,7 @@ from typing import Any
 from migrate.matchers import Hit, register
 from migrate.matchers.manifest_common import check, compiled, needles
 from migrate.parse import Document
-from migrate.parse.manifest import CMAKE, items
+from migrate.parse.manifest import CMAKE, Item, items
 
 
 def _validate(params: Mapping[str, Any]) -> None:
@@ -16,6 +16,8 @@ def _validate(params: Mapping[str, Any]) -> None:
           required=("commands", "needles"))
     if "after" in params and "args" not in params:
         raise ValueError("cmake-command: 'after' goes with 'args'")
+    if not isinstance(params.get("block_end", False), bool):
+        raise ValueError("cmake-command: 'block_end' must be true or false")
 
 
 @register("cmake-command", validate=_validate, needles=lambda p: needles(p, None))
@@ -23,11 +25,13 @@ def match_cmake(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each call of a command in `commands` (any case); `first_arg` filters on its first argument and
     `args` fires once per argument matching it (whole-argument match); with `after`, only among the arguments that
     follow one matching `after` (the values after STRINGS or STREQUAL); `unless_args` skips a call any of whose
-    arguments it matches (a list of backends that already names HIP)."""
+    arguments it matches (a list of backends that already names HIP); with `block_end`, an if() that fires also
+    fires at the endif() closing its block, where a port adds the HIP branch (else(), or a block of its own after)."""
     first = compiled(params["first_arg"]) if "first_arg" in params else None
     pattern = compiled(params["args"]) if "args" in params else None
     unless = compiled(params["unless_args"]) if "unless_args" in params else None
-    for item in items(doc, CMAKE):
+    commands = items(doc, CMAKE)
+    for index, item in enumerate(commands):
         if item.name not in params["commands"]:
             continue
         if first is not None and not (item.args and first.fullmatch(item.args[0])):
@@ -37,9 +41,26 @@ def match_cmake(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
         if pattern is None:
             yield Hit(item.line, item.column, symbol=f"{item.name}({' '.join(item.args[:1])})")
             continue
-        for arg, (line, column) in _candidates(item.args, item.positions, params.get("after")):
-            if any(pattern.fullmatch(part) for part in arg.split(";")):  # "CUDA::cudart;Threads::Threads" lists
-                yield Hit(line, column, symbol=arg)
+        fired = [Hit(line, column, symbol=arg)
+                 for arg, (line, column) in _candidates(item.args, item.positions, params.get("after"))
+                 if any(pattern.fullmatch(part) for part in arg.split(";"))]  # "CUDA::cudart;Threads::Threads"
+        yield from fired
+        end = _block_end(commands, index) if fired and params.get("block_end") and item.name == "if" else None
+        if end is not None:
+            yield Hit(end.line, end.column, symbol=fired[0].symbol)
+
+
+def _block_end(commands: list[Item], start: int) -> Item | None:
+    """The endif() that closes the if() at `start`, or None in a file cut short."""
+    depth = 0
+    for item in commands[start + 1:]:
+        if item.name == "if":
+            depth += 1
+        elif item.name == "endif":
+            if depth == 0:
+                return item
+            depth -= 1
+    return None
 
 
 def _candidates(args: tuple[str, ...], positions: tuple[tuple[int, int], ...],

@@ -666,11 +666,17 @@ def test_a_core_built_on_a_cuda_only_cxx_library_floors_at_hard() -> None:
     assert risk.assess([replace(f, vendored=True) for f in core], W).verdict != "hard"
 
 
-def test_a_renderer_built_on_optix_floors_at_hard() -> None:
+def test_a_renderer_built_on_optix_floors_at_very_hard() -> None:
     core = [make(f"render/{part}.cpp", 3, "optix-include", "cuda-library", Severity.HIGH,
                  evidence="#include <optix.h>") for part in ("pipeline", "accel", "denoise")]
     assessed = risk.assess(core, W)
-    assert assessed.verdict == "hard" and "optix-include in 3 files" in assessed.basis
+    assert assessed.verdict == "very-hard" and "optix-include in 3 files" in assessed.basis
+    # beside a core on moderngpu (hard), the engine with no counterpart API sets the floor
+    graph = [make(f"graph/{op}.cu", 5, "moderngpu-include", "cuda-library", Severity.HIGH,
+                  evidence="#include <moderngpu.cuh>") for op in ("spmv", "spmm", "bfs")]
+    both = risk.assess(graph + core, W)
+    assert both.verdict == "very-hard" and "optix-include" in both.basis
+    assert risk.assess(graph, W).verdict == "hard"
     # one OptiX file beside two tests is an optional back end, not the core
     few = [core[0], replace(core[1], path="tests/test_accel.cpp"), replace(core[2], path="tests/test_denoise.cpp")]
     assert risk.assess(few, W).verdict == "moderate"

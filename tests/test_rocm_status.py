@@ -493,14 +493,16 @@ def test_a_scan_names_the_build_units_that_build_libraries_only(tmp_path: Path) 
 def test_a_cuda_source_with_a_hip_twin_is_guarded_and_a_directory_twin_covers(tmp_path: Path) -> None:
     kernel = "__global__ void k(float* x) { x[threadIdx.x] = __shfl_xor_sync(0xffffffffu, x[0], 16); }\n"
     for path in ("src/algo/SCAN-Cuda.cpp", "src/common/CudaGridScan.hpp", "core/Kokkos_Cuda_Team.hpp",
-                 "kernels/cuda/norm.cu", "src/algo/SORT-Cuda.cpp", "src/Barracuda.cpp"):
+                 "kernels/cuda/norm.cu", "src/algo/SORT-Cuda.cpp", "src/Barracuda.cpp", "models/cuda/StreamCUDA.cu"):
         write(tmp_path, path, kernel)
     for path in ("src/algo/SCAN-Hip.cpp", "src/common/HipGridScan.hpp", "core/Kokkos_HIP_Team.hpp",
-                 "kernels/hip/CMakeLists.txt", "src/Barrahip.cpp"):
+                 "kernels/hip/CMakeLists.txt", "src/Barrahip.cpp", "models/hip/StreamHIP.cpp"):
         write(tmp_path, path, "#include <hip/hip_runtime.h>\n")
     result = scan(tmp_path, Settings(jobs=1))
     guarded = {f.path for f in result.guarded_findings if f.rule == "warp-full-mask"}
-    assert guarded == {"src/algo/SCAN-Cuda.cpp", "src/common/CudaGridScan.hpp", "core/Kokkos_Cuda_Team.hpp"}
+    # a hip/ folder with sources of its own is the backend the ROCm build compiles instead of the cuda/ one
+    assert guarded == {"src/algo/SCAN-Cuda.cpp", "src/common/CudaGridScan.hpp", "core/Kokkos_Cuda_Team.hpp",
+                       "models/cuda/StreamCUDA.cu"}
     status = {f.path: f.status for f in result.findings if f.rule == "warp-full-mask"}
     # a hip/ folder of build files may compile the CUDA sources themselves; SORT has no twin; "cuda" inside a word
     assert status == {"kernels/cuda/norm.cu": "covered", "src/algo/SORT-Cuda.cpp": "remaining",

@@ -683,8 +683,8 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
     included = _unported_includes(includes, weights)
     if context.level != "supported" and included is not None:
         rule, files = included
-        found.append((weights.unported_floor, f"a C/C++ library with no ROCm build the main path is built on: {rule} "
-                                              f"in {files} files"))
+        found.append((weights.unported_includes[rule], f"a C/C++ library with no ROCm build the main path is built on: "
+                                                       f"{rule} in {files} files"))
     if context.level != "supported" and unported is not None:
         found.append((weights.unported_floor, f"a package with no ROCm build the main path imports at module level: "
                                               f"{unported.rule} at {unported.path}:{unported.line}"))
@@ -695,11 +695,11 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
 
 
 def _unported_includes(includes: Mapping[str, set[str]], weights: Weights) -> tuple[str, int] | None:
-    """The first include rule of a C/C++ library with no ROCm build (score.unported.includes) whose findings sit in
+    """The include rule of a C/C++ library with no ROCm build (score.unported.includes) whose findings sit in
     `include_files` main-path, non-vendored C/C++/CUDA files and more (INCLUDES: its files by rule), with that
-    count; None where none does."""
-    return next(((rule, len(paths)) for rule, paths in sorted(includes.items())
-                 if len(paths) >= weights.unported_include_files), None)
+    count: of several, the one with the highest floor; None where none does."""
+    held = [(rule, len(paths)) for rule, paths in sorted(includes.items()) if len(paths) >= weights.unported_include_files]
+    return max(held, key=lambda found: weights.unported_includes[found[0]], default=None)
 
 
 # What a ROCm container image the repository ships already decides: the image, and the PyTorch build inside it (a ROCm

@@ -287,15 +287,26 @@ def known_paths(paths: Iterable[str]) -> frozenset[str]:
     """Every path of PATHS and every directory above one that a ROCm sibling may be, lower-cased (ATOMIC-Hip.cpp is
     the twin of ATOMIC-Cuda.cpp, Kokkos_HIP_Team.hpp of Kokkos_Cuda_Team.hpp): what variants looks for a sibling in.
     A sibling's last part holds one of _SIBLING_WORDS (variants puts it there), so no other path is ever asked for:
-    a large tree keeps a few, not one per file."""
+    a large tree keeps a few, not one per file. A ROCm directory that holds C/C++/HIP sources of its own is known
+    with _HOLDS_SOURCES after it too (src/hip/ with HIPStream.cpp: a backend, not a folder of build files)."""
     known: set[str] = set()
     for path in paths:
         low = path.lower()
         if not any(word in low for word in _SIBLING_WORDS):
             continue
         parts = low.split("/")
-        known.update("/".join(parts[: i + 1]) for i, part in enumerate(parts) if _sibling_part(part))
+        source = _BACKEND_SOURCE.search(low) is not None
+        for i, part in enumerate(parts):
+            if _sibling_part(part):
+                known.add("/".join(parts[: i + 1]))
+                if source and i < len(parts) - 1:
+                    known.add("/".join(parts[: i + 1]) + _HOLDS_SOURCES)
     return frozenset(known)
+
+
+# After a known directory: it holds C/C++/HIP sources of its own (no path ends so: a file name holds no NUL).
+_HOLDS_SOURCES = "/\0sources"
+_BACKEND_SOURCE = lazy_regex(r"\.(?:hip|cpp|cc|cxx|c|h|hpp|hh|hxx|inl|cu|cuh)$")
 
 
 _SIBLING_WORDS = ("rocm", "hip", "amd")
@@ -328,23 +339,28 @@ def variants(findings: Iterable[Finding], known: frozenset[str]) -> list[Finding
 
 
 def _sibling_status(path: str, known: frozenset[str]) -> str | None:
-    """guarded (a source file with a HIP twin), covered (another ROCm sibling) or None (none)."""
-    index = _rocm_sibling(path, known)
-    if index is None:
+    """guarded (a source file with a HIP twin, or in a CUDA backend folder whose ROCm sibling holds sources of its own:
+    src/cuda/CUDAStream.cu beside src/hip/HIPStream.cpp), covered (another ROCm sibling: a hip/ folder of build files,
+    which may compile the CUDA sources themselves) or None (none)."""
+    found = _rocm_sibling(path, known)
+    if found is None:
         return None
-    last = index == path.count("/")
-    return "guarded" if last and _c_path(path) or last and path.endswith((".cu", ".cuh")) else "covered"
+    index, sibling = found
+    source = _c_path(path) or path.endswith((".cu", ".cuh"))
+    if index == path.count("/"):
+        return "guarded" if source else "covered"
+    return "guarded" if source and sibling + _HOLDS_SOURCES in known else "covered"
 
 
-def _rocm_sibling(path: str, known: frozenset[str]) -> int | None:
-    """The index of the first part of PATH whose ROCm variant is among KNOWN, None if none is."""
+def _rocm_sibling(path: str, known: frozenset[str]) -> tuple[int, str] | None:
+    """The index of the first part of PATH whose ROCm variant is among KNOWN, with that variant; None if none is."""
     parts = path.split("/")
     for index, part in enumerate(parts):
         if _VARIANT.search(part):
             for word in _SIBLING_WORDS:
                 sibling = "/".join([*parts[:index], _VARIANT.sub(word, part)]).lower()
                 if sibling in known:
-                    return index
+                    return index, sibling
     return None
 
 

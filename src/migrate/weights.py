@@ -81,7 +81,7 @@ class Weights:
     unported_floor: int  # a module-level main-path import of a package with no ROCm build (unported_rules' findings)
     unported_rules: frozenset[str]
     unported_loads: re.Pattern[str]  # ... whose import itself loads the compiled extension
-    unported_includes: frozenset[str]  # C/C++ libraries with no ROCm build: their include rules
+    unported_includes: Mapping[str, int]  # C/C++ libraries with no ROCm build: their include rules, each's floor
     unported_include_files: int  # ... in this many main-path files of the project's own code
     module_import: re.Pattern[str]
     environment_floor: int
@@ -153,7 +153,7 @@ def _weights(raw: dict[str, Any]) -> Weights:
         unported_floor=int(raw["score"]["unported"]["floor"]),
         unported_rules=frozenset(str(r) for r in raw["score"]["unported"]["rules"]),
         unported_loads=re.compile(raw["score"]["unported"]["loads"]),
-        unported_includes=frozenset(str(r) for r in raw["score"]["unported"]["includes"]),
+        unported_includes={str(r): int(v) for r, v in raw["score"]["unported"]["includes"].items()},
         unported_include_files=int(raw["score"]["unported"]["include_files"]),
         module_import=re.compile(raw["score"]["module_import"]),
         environment_floor=int(raw["score"]["environment_floor"]),

@@ -83,3 +83,19 @@ def test_cuda_only_library_fetch_exact_findings(tmp_path: Path) -> None:
     assert found == [("Makefile", 4, "cuda-only-library-fetch", "medium", ()),
                      ("get_deps.sh", 6, "cuda-only-library-fetch", "medium", ()),
                      ("get_deps.sh", 8, "cuda-only-library-fetch", "medium", ())]
+
+
+ARCH_DOCS_CMAKE = """\
+option(BENCH_CUDA_ARCH "Target GPU for the CUDA model, written as a compute capability: for example sm_80 on A100" OFF)
+set(BENCH_ARCH "" CACHE STRING "Only read for an NVIDIA card - the value, such as sm_90, goes to the compiler as is")
+set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -gencode arch=compute_80,code=sm_80 --use_fast_math -lineinfo -O3 here")
+set(BENCH_ARCH_LIST "sm_60 sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_100")
+set(BENCH_GENCODE "90a" CACHE STRING "Passed to -gencode as arch and code, such as 90a on Hopper or 100a on Blackwell")
+"""
+
+
+def test_architectures_in_cmake_documentation_strings_are_quiet(tmp_path: Path) -> None:
+    """A compute capability named as an example in an option's or cache entry's documentation is prose; one in a flag
+    string or in a quoted list of architectures is what the build passes, and so is a flag a documentation names."""
+    found = [f[1] for f in _findings(tmp_path, {"CMakeLists.txt": ARCH_DOCS_CMAKE}) if f[2] == "nvcc-arch-flags"]
+    assert found == [3] + [4] * 8 + [5]  # the flag string's value; each architecture of the list; the named flag

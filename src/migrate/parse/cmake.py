@@ -103,11 +103,25 @@ def parse_cmake(source: SourceFile, text: str) -> ManifestDocument:
             Item(CMAKE, name, *positions.at(offset), value=" ".join(a for a, _ in args),
                  args=tuple(a for a, _ in args), positions=tuple(located))
         )
-        words = [(w, *positions.at(o + m.start())) for a, o in args for m in re.finditer(r"\S+", a) for w in [m.group()]]
+        words = [(w, *positions.at(o + m.start())) for a, o in args for m in re.finditer(r"\S+", a)
+                 for w in [m.group()] if not (_BARE_ARCH.match(w) and _prose(a))]
         found.extend(arch_flag_items(words))
     doc = ManifestDocument(source=source, text=text, manifest=found)
     doc.guarded_ranges = hip_branches(found)
     return doc
+
+
+def _prose(argument: str) -> bool:
+    """ARGUMENT is a sentence, not a list of flags or architectures: a documentation string of an option or cache entry
+    (`option(ARCH "Nvidia architecture, for example sm_70 ...")`, a project's `register_flag_optional(...)`), eight
+    words and more, half of them plain words. A bare compute capability it names (sm_70) is an example in prose; a
+    flag it names (-gencode) still reads as one: the option it documents sets what the flag receives."""
+    words = argument.split()
+    return len(words) >= 8 and 2 * sum(1 for word in words if _PLAIN_WORD.match(word)) >= len(words)
+
+
+_PLAIN_WORD = lazy_regex(r"^\(?[A-Za-z]+[,.;:)]?$")
+_BARE_ARCH = lazy_regex(r"^(?:sm|compute)_\d+[a-z]?$")
 
 
 _HIP_CONDITION = lazy_regex(r"(?:^|_)(?:HIP|ROCM|AMD|HIPCC)(?:_|$)|^(?:hip|rocm)$|\bHIP\b", re.I)

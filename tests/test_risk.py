@@ -666,6 +666,18 @@ def test_a_core_built_on_a_cuda_only_cxx_library_floors_at_hard() -> None:
     assert risk.assess([replace(f, vendored=True) for f in core], W).verdict != "hard"
 
 
+def test_a_core_that_calls_moderngpu_through_a_header_of_its_own_floors_at_hard() -> None:
+    # one wrapper header includes the library; the core's files call its primitives
+    wrapper = make("lib/gpu_prims.h", 4, "moderngpu-include", "cuda-library", Severity.HIGH,
+                   evidence="#include <moderngpu/kernel_segsort.hxx>")
+    calls = [make(f"lib/{op}.cu", 30, "moderngpu-usage", "cuda-library", Severity.HIGH, evidence="mgpu::segreduce(")
+             for op in ("ragged_ops", "array_ops", "sort")]
+    assessed = risk.assess([wrapper, *calls], W)
+    assert assessed.verdict == "hard" and "moderngpu-usage in 3 files" in assessed.basis
+    # the look-alike: the wrapper and one caller are one utility, not the core: the high floor only
+    assert risk.assess([wrapper, calls[0]], W).verdict == "moderate"
+
+
 def test_a_renderer_built_on_optix_floors_at_hard() -> None:
     core = [make(f"render/{part}.cpp", 3, "optix-include", "cuda-library", Severity.HIGH,
                  evidence="#include <optix.h>") for part in ("pipeline", "accel", "denoise")]

@@ -71,6 +71,9 @@ _INFER_CONFIG_NAME = lazy_regex(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt
 # ... or any name in a folder named for DeepStream (deepstream/config_yolo.txt): the parser reports nothing for an INI
 # file without nvinfer keys, so a labels.txt there stays quiet.
 _INFER_CONFIG_SUFFIXES = (".txt", ".ini", ".cfg")
+# Triton Inference Server model configs (protobuf text): config.pbtxt in a model repository, and the templates a
+# deployment script fills in (config.pbtxt.template, config_template.pbtxt).
+_TRITON_CONFIG_NAME = lazy_regex(r"^config[\w.-]*\.pbtxt(?:\.(?:template|tmpl|j2|in))?$")
 # Suffixes no other test in classify() looks at, unless the name starts with one of _NAMED_FIRST: for those names
 # the suffix alone decides (most of a tree's files).
 _PLAIN_SUFFIXES = frozenset(_EXTENSIONS) - {".in", ".yml", ".yaml", ".dockerfile"}
@@ -98,6 +101,8 @@ def classify(relpath: str) -> FileKind | None:
         return FileKind.REQUIREMENTS
     if suffix in (".yml", ".yaml"):
         return _classify_yaml(PurePosixPath(relpath), name)
+    if _TRITON_CONFIG_NAME.search(name):
+        return FileKind.INFER_CONFIG
     if name.endswith(".in") and not name.startswith(("requirements", "constraints")):
         return None
     if _INFER_CONFIG_NAME.search(name) or (suffix in _INFER_CONFIG_SUFFIXES and "deepstream" in parent.lower()):

@@ -49,6 +49,10 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("models/encoder/config.pbtxt", FileKind.INFER_CONFIG), ("repo/dec/config.pbtxt.template", FileKind.INFER_CONFIG),
         ("repo/dec/config_template2.pbtxt", FileKind.INFER_CONFIG), ("model/graph.pbtxt", None),
         ("graphs/hand_tracking_desktop.pbtxt", None),
+        # requirements files named for their purpose first
+        ("install-requirements.txt", FileKind.REQUIREMENTS), ("ci/dev_requirements.txt", FileKind.REQUIREMENTS),
+        ("test-constraints.in", FileKind.REQUIREMENTS), ("docs/requirements_notes.md", FileKind.MARKDOWN),
+        ("scripts/check-requirements.py", FileKind.PYTHON),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

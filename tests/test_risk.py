@@ -164,6 +164,8 @@ def test_a_value_hipify_leaves_as_it_is_stays_to_change_where_the_build_hipifies
     ("tools/export-tensorrt-engine.py", "deployment"), ("src/tts/runtime/triton_trtllm/model.py", "deployment"),
     ("runtime/trtllm/Dockerfile.server", "deployment"), ("serving/trt_llm/build.py", "deployment"),
     ("tools/trt.py", "deployment"), ("scripts/tensorrt.py", "deployment"),
+    ("runtime/gpu/tensorrt_fastertransformer/run.sh", "deployment"), ("tools/trt-bench/main.cpp", "deployment"),
+    ("src/lib/tensorrt_plugin/layer.cu", "deployment"),
     ("build-windows/Triad.vcxproj", "windows"), ("win32/cuda.props", "windows"), ("vs2019/kernels/app.cu", "windows"),
 ])
 def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
@@ -179,6 +181,8 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
     "torch2trt/torch2trt.py", "scripts/convert_strtoupper.py", "pkg/export.py", "pkg/trt_runtime.py",
     "tensorrt_llm/runtime/session.py", "pkg/trtllm_utils.py", "pkg/trt.py", "tools/trt_utils.py",
     "src/window_attention.cu", "pkg/windows_utils.py", "src/msvc_compat.h",
+    # a top-level package named for TensorRT is the project; TensorRT-LLM's C++ core is its own
+    "trt_pose/models/resnet.py", "cpp/tensorrt_llm/kernels/gemm.cu",
 ])
 def test_main_path_look_alikes_of_the_roles_keep_no_role(path: str) -> None:
     assert weights.role_of(path, W) is None

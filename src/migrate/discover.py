@@ -71,6 +71,9 @@ _INFER_CONFIG_NAME = lazy_regex(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt
 # ... or any name in a folder named for DeepStream (deepstream/config_yolo.txt): the parser reports nothing for an INI
 # file without nvinfer keys, so a labels.txt there stays quiet.
 _INFER_CONFIG_SUFFIXES = (".txt", ".ini", ".cfg")
+# pip requirements files named for their purpose first (dev-requirements.txt, install-requirements.txt,
+# test_requirements.txt), as pip's own docs and many projects spell them.
+_PREFIXED_REQUIREMENTS = lazy_regex(r"^[a-z0-9][\w.]*[-_](?:requirements|constraints)\.(?:txt|in)$")
 # Triton Inference Server model configs (protobuf text): config.pbtxt in a model repository, and the templates a
 # deployment script fills in (config.pbtxt.template, config_template.pbtxt).
 _TRITON_CONFIG_NAME = lazy_regex(r"^config[\w.-]*\.pbtxt(?:\.(?:template|tmpl|j2|in))?$")
@@ -96,6 +99,8 @@ def classify(relpath: str) -> FileKind | None:
     if _DOCKERFILE_NAME.search(name) and suffix not in _NOT_DOCKERFILE_SUFFIXES:
         return FileKind.DOCKERFILE
     if name.startswith(("requirements", "constraints")) and name.endswith((".txt", ".in")):
+        return FileKind.REQUIREMENTS
+    if _PREFIXED_REQUIREMENTS.search(name):  # dev-requirements.txt, install-requirements.txt, test_requirements.txt
         return FileKind.REQUIREMENTS
     if parent.rpartition("/")[2].lower() == "requirements" and name.endswith(".txt"):
         return FileKind.REQUIREMENTS

@@ -45,6 +45,14 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("docker/dockerfile-python", FileKind.DOCKERFILE), ("ci/runtime_Dockerfile", FileKind.DOCKERFILE),
         ("Dockerfile-lint.yml", FileKind.YAML), ("dockerfile_gen.py", FileKind.PYTHON),
         ("dockerfile-build.sh", FileKind.SHELL), ("Dockerfile_notes.md", FileKind.MARKDOWN), ("dockerfiles", None),
+        # Triton model configs and their templates; other protobuf text (a TensorFlow graph, a MediaPipe graph) is not
+        ("models/encoder/config.pbtxt", FileKind.INFER_CONFIG), ("repo/dec/config.pbtxt.template", FileKind.INFER_CONFIG),
+        ("repo/dec/config_template2.pbtxt", FileKind.INFER_CONFIG), ("model/graph.pbtxt", None),
+        ("graphs/hand_tracking_desktop.pbtxt", None),
+        # requirements files named for their purpose first
+        ("install-requirements.txt", FileKind.REQUIREMENTS), ("ci/dev_requirements.txt", FileKind.REQUIREMENTS),
+        ("test-constraints.in", FileKind.REQUIREMENTS), ("docs/requirements_notes.md", FileKind.MARKDOWN),
+        ("scripts/check-requirements.py", FileKind.PYTHON),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

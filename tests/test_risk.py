@@ -164,6 +164,8 @@ def test_a_value_hipify_leaves_as_it_is_stays_to_change_where_the_build_hipifies
     ("tools/export-tensorrt-engine.py", "deployment"), ("src/tts/runtime/triton_trtllm/model.py", "deployment"),
     ("runtime/trtllm/Dockerfile.server", "deployment"), ("serving/trt_llm/build.py", "deployment"),
     ("tools/trt.py", "deployment"), ("scripts/tensorrt.py", "deployment"),
+    ("runtime/gpu/tensorrt_fastertransformer/run.sh", "deployment"), ("tools/trt-bench/main.cpp", "deployment"),
+    ("src/lib/tensorrt_plugin/layer.cu", "deployment"),
     ("build-windows/Triad.vcxproj", "windows"), ("win32/cuda.props", "windows"), ("vs2019/kernels/app.cu", "windows"),
 ])
 def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
@@ -179,6 +181,8 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
     "torch2trt/torch2trt.py", "scripts/convert_strtoupper.py", "pkg/export.py", "pkg/trt_runtime.py",
     "tensorrt_llm/runtime/session.py", "pkg/trtllm_utils.py", "pkg/trt.py", "tools/trt_utils.py",
     "src/window_attention.cu", "pkg/windows_utils.py", "src/msvc_compat.h",
+    # a top-level package named for TensorRT is the project; TensorRT-LLM's C++ core is its own
+    "trt_pose/models/resnet.py", "cpp/tensorrt_llm/kernels/gemm.cu",
 ])
 def test_main_path_look_alikes_of_the_roles_keep_no_role(path: str) -> None:
     assert weights.role_of(path, W) is None
@@ -664,6 +668,18 @@ def test_a_core_built_on_a_cuda_only_cxx_library_floors_at_hard() -> None:
     few = [core[0], replace(core[1], path="tests/test_spmm.cu"), replace(core[2], path="tests/test_bfs.cu")]
     assert risk.assess(few, W).verdict == "moderate"
     assert risk.assess([replace(f, vendored=True) for f in core], W).verdict != "hard"
+
+
+def test_a_core_that_calls_moderngpu_through_a_header_of_its_own_floors_at_hard() -> None:
+    # one wrapper header includes the library; the core's files call its primitives
+    wrapper = make("lib/gpu_prims.h", 4, "moderngpu-include", "cuda-library", Severity.HIGH,
+                   evidence="#include <moderngpu/kernel_segsort.hxx>")
+    calls = [make(f"lib/{op}.cu", 30, "moderngpu-usage", "cuda-library", Severity.HIGH, evidence="mgpu::segreduce(")
+             for op in ("ragged_ops", "array_ops", "sort")]
+    assessed = risk.assess([wrapper, *calls], W)
+    assert assessed.verdict == "hard" and "moderngpu-usage in 3 files" in assessed.basis
+    # the look-alike: the wrapper and one caller are one utility, not the core: the high floor only
+    assert risk.assess([wrapper, calls[0]], W).verdict == "moderate"
 
 
 def test_a_renderer_built_on_optix_floors_at_very_hard() -> None:

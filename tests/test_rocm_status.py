@@ -151,8 +151,11 @@ def test_continuation_lines_and_comments_in_directives() -> None:
         (FileKind.MARKDOWN, "README.md", "Runs on CUDA GPUs.\n", []),
         (FileKind.SETUP_PY, "setup.py", "from torch.utils.cpp_extension import CUDAExtension\n", [("torch-extension", 1)]),
         (FileKind.CMAKE, "src/kernels/CMakeLists.txt", "set(S a.cu)\nADD_LIBRARY(kernels STATIC ${S})\n",
-         [("library-build", 2)]),
-        (FileKind.CMAKE, "samples/scan/CMakeLists.txt", "add_library(util u.cu)\ncuda_add_executable(scan m.cu)\n", []),
+         [("library-build", 2), ("library-target", 2)]),
+        (FileKind.CMAKE, "samples/scan/CMakeLists.txt", "add_library(util u.cu)\ncuda_add_executable(scan m.cu)\n",
+         [("library-target", 1)]),
+        (FileKind.CMAKE, "tools/CMakeLists.txt", "target_link_libraries(t PUBLIC core CUDA::cudart ${LIBS} -lm)\n",
+         [("library-link", 1)]),
         (FileKind.CMAKE, "src/CMakeLists.txt", "# add_library(old) is gone\nadd_subdirectory(kernels)\n", []),
     ],
 )
@@ -484,10 +487,25 @@ def test_a_build_macro_fallback_is_work_unless_the_build_has_a_rocm_branch(
 def test_a_scan_names_the_build_units_that_build_libraries_only(tmp_path: Path) -> None:
     write(tmp_path, "CMakeLists.txt", "project(p CUDA)\nadd_subdirectory(src/kernels)\nadd_subdirectory(examples/run)\n")
     write(tmp_path, "src/kernels/CMakeLists.txt", "add_library(kernels STATIC k.cu)\n")
-    write(tmp_path, "examples/run/CMakeLists.txt", "add_executable(run main.cu)\ntarget_link_libraries(run kernels)\n")
+    write(tmp_path, "examples/run/CMakeLists.txt", "add_executable(run main.cu)\ntarget_link_libraries(run CUDA::cudart)\n")
     result = scan(tmp_path, Settings(jobs=1))
     assert result.rocm is not None and result.rocm.library_dirs == ("src/kernels",)
     assert "library-build" not in dict(result.rocm.counts)  # used, never cited as ROCm evidence
+
+
+def test_build_units_that_link_a_library_another_unit_defines_are_parts_of_one_project(tmp_path: Path) -> None:
+    write(tmp_path, "CMakeLists.txt", "project(p CUDA)\nadd_subdirectory(core)\nadd_subdirectory(tools)\n")
+    # the core builds its library and its tests (add_executable), and the tools and bindings link the library
+    write(tmp_path, "core/CMakeLists.txt", "add_library(ragged STATIC ops.cu)\n"
+                                           "add_executable(ops_test ops_test.cu)\ntarget_link_libraries(ops_test ragged gtest)\n")
+    write(tmp_path, "tools/CMakeLists.txt", "add_executable(decode decode.cu)\n"
+                                            "target_link_libraries(decode PRIVATE ragged ${TORCH_LIBRARIES})\n")
+    # the look-alike: a sample that builds and links a library of its own, in its own unit, stays a program
+    write(tmp_path, "samples/a/CMakeLists.txt", "add_library(helper h.cu)\nadd_executable(a a.cu)\n"
+                                                "target_link_libraries(a helper)\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    assert result.rocm is not None and result.rocm.library_dirs == ("core", "tools")
+    assert not {"library-target", "library-link"} & set(dict(result.rocm.counts))  # used, never cited
 
 
 def test_a_cuda_source_with_a_hip_twin_is_guarded_and_a_directory_twin_covers(tmp_path: Path) -> None:

@@ -71,6 +71,12 @@ _INFER_CONFIG_NAME = lazy_regex(r"(?:infer|gie|deepstream|dstest)[\w.-]*\.(?:txt
 # ... or any name in a folder named for DeepStream (deepstream/config_yolo.txt): the parser reports nothing for an INI
 # file without nvinfer keys, so a labels.txt there stays quiet.
 _INFER_CONFIG_SUFFIXES = (".txt", ".ini", ".cfg")
+# pip requirements files named for their purpose first (dev-requirements.txt, install-requirements.txt,
+# test_requirements.txt), as pip's own docs and many projects spell them.
+_PREFIXED_REQUIREMENTS = lazy_regex(r"^[a-z0-9][\w.]*[-_](?:requirements|constraints)\.(?:txt|in)$")
+# Triton Inference Server model configs (protobuf text): config.pbtxt in a model repository, and the templates a
+# deployment script fills in (config.pbtxt.template, config_template.pbtxt).
+_TRITON_CONFIG_NAME = lazy_regex(r"^config[\w.-]*\.pbtxt(?:\.(?:template|tmpl|j2|in))?$")
 # Suffixes no other test in classify() looks at, unless the name starts with one of _NAMED_FIRST: for those names
 # the suffix alone decides (most of a tree's files).
 _PLAIN_SUFFIXES = frozenset(_EXTENSIONS) - {".in", ".yml", ".yaml", ".dockerfile"}
@@ -94,10 +100,14 @@ def classify(relpath: str) -> FileKind | None:
         return FileKind.DOCKERFILE
     if name.startswith(("requirements", "constraints")) and name.endswith((".txt", ".in")):
         return FileKind.REQUIREMENTS
+    if _PREFIXED_REQUIREMENTS.search(name):  # dev-requirements.txt, install-requirements.txt, test_requirements.txt
+        return FileKind.REQUIREMENTS
     if parent.rpartition("/")[2].lower() == "requirements" and name.endswith(".txt"):
         return FileKind.REQUIREMENTS
     if suffix in (".yml", ".yaml"):
         return _classify_yaml(PurePosixPath(relpath), name)
+    if _TRITON_CONFIG_NAME.search(name):
+        return FileKind.INFER_CONFIG
     if name.endswith(".in") and not name.startswith(("requirements", "constraints")):
         return None
     if _INFER_CONFIG_NAME.search(name) or (suffix in _INFER_CONFIG_SUFFIXES and "deepstream" in parent.lower()):

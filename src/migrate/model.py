@@ -429,4 +429,6 @@ class RocmStatus:
     counts: tuple[tuple[str, int], ...] = ()  # evidence kind -> how many places
     build_files: tuple[str, ...] = ()  # relpaths of setup.py / CMakeLists.txt / pyproject.toml / Makefile
     hipify_dirs: tuple[str, ...] = ()  # directories whose build hipifies CUDA sources (torch extensions, HIP CMake)
-    library_dirs: tuple[str, ...] = ()  # directories whose CMakeLists.txt builds libraries and no program
+    # directories whose CMakeLists.txt builds libraries and no program, or links a library another of the
+    # repository's build units defines (or defines one another links): parts of one project, never its programs
+    library_dirs: tuple[str, ...] = ()

@@ -22,6 +22,11 @@ PAIRED_ATOMIC = "paired-atomic-overload"  # the project's own atomicAdd for __ha
 # A CMakeLists.txt that builds libraries and no program: a part of one project (FasterTransformer's kernels/), never
 # one of a collection's independent programs (a cuda-samples sample); used, not cited
 LIBRARY_BUILD = "library-build"
+# A library target a CMake file defines (`add_library(context ...)`) and the names it links
+# (`target_link_libraries(tool PUBLIC context)`): a build unit that links a library another unit of the same
+# repository defines, and the unit that defines it, are parts of one project (k2's tools, bindings and benchmarks
+# on its core library), never independent programs; used, not cited
+LIBRARY_TARGET, LIBRARY_LINK = "library-target", "library-link"
 # the macros a CMake file defines (-DNAME, add_compile_definitions) only in its CUDA-only branches, and elsewhere:
 # a HIP build never defines the first (unless also defined elsewhere); a name a CUDA-only branch adds to a list
 # variable (`set(DEFS ${DEFS} NAME)`, `list(APPEND DEFS NAME)`: "DEFS NAME") and a list some CMake file of the
@@ -29,7 +34,7 @@ LIBRARY_BUILD = "library-build"
 # more; used, not cited
 LIST_DEFINE, LIST_USE = "cuda-only-list-define", "define-list-use"
 DEFINES = frozenset({"cuda-only-define", "build-define", LIST_DEFINE, LIST_USE})
-NOT_CITED = SOURCE_LISTS | DEFINES | {PAIRED_ATOMIC, LIBRARY_BUILD}
+NOT_CITED = SOURCE_LISTS | DEFINES | {PAIRED_ATOMIC, LIBRARY_BUILD, LIBRARY_TARGET, LIBRARY_LINK}
 _ADD_LIBRARY = lazy_regex(r"^[ \t]*(?:cuda_)?add_library[ \t]*\(", re.MULTILINE | re.IGNORECASE)
 _ADD_EXECUTABLE = lazy_regex(r"^[ \t]*(?:cuda_)?add_executable[ \t]*\(", re.MULTILINE | re.IGNORECASE)
 _PAIRED_ATOMIC_DEFINED = lazy_regex(
@@ -83,7 +88,8 @@ _PER_FILE = 3  # evidence lines kept per file and kind: enough to cite, bounded 
 def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     """The ROCm evidence in one file's text (empty unless it mentions HIP/ROCm/AMD at all)."""
     low = text.lower()
-    extension = _extension(kind, relpath, text) + _library_build(kind, relpath, text, low) + _named(kind, relpath)
+    extension = (_extension(kind, relpath, text) + _library_build(kind, relpath, text, low) + _named(kind, relpath)
+                 + _library_links(kind, relpath, text, low))
     if not _mentions(low):
         return extension
     patterns = _BY_KIND.get(kind, ())
@@ -160,6 +166,56 @@ def _library_build(kind: FileKind, relpath: str, text: str, low: str) -> tuple[E
         return ()
     line = text.count("\n", 0, found.start()) + 1
     return (Evidence(LIBRARY_BUILD, relpath, line, "libraries only, no program", 0),)
+
+
+_LINK_KEYWORDS = frozenset({"public", "private", "interface", "debug", "optimized", "general",
+                            "link_public", "link_private", "link_interface_libraries"})
+_TARGET_NAME = lazy_regex(r"[A-Za-z_][\w.+-]*")
+_PER_FILE_TARGETS = 64  # library names kept per CMake file: a bound on a generated file, more than a project needs
+
+
+def _library_links(kind: FileKind, relpath: str, text: str, low: str) -> tuple[Evidence, ...]:
+    """The library targets a CMake file defines (`add_library(NAME`: LIBRARY_TARGET) and the plain target names
+    it links (`target_link_libraries(T [PUBLIC] NAME...)`: LIBRARY_LINK), each weight 0. Variables, flags,
+    paths and imported targets (`CUDA::cudart`) are no target of the project's own."""
+    if kind != FileKind.CMAKE or "add_library" not in low and "target_link_libraries" not in low:
+        return ()
+    from migrate.parse.cmake import commands  # here: a scan of sources alone never reads CMake
+    from migrate.parse.manifest import Positions
+
+    try:
+        found = commands(text)
+    except ParseError:
+        return ()
+    lines = Positions(text)
+    result: list[Evidence] = []
+    for name, offset, args in found:
+        words = [a for a, _ in args]
+        if name in ("add_library", "cuda_add_library") and words and _TARGET_NAME.fullmatch(words[0]):
+            result.append(Evidence(LIBRARY_TARGET, relpath, lines.at(offset)[0], words[0], 0))
+        elif name == "target_link_libraries":
+            result.extend(Evidence(LIBRARY_LINK, relpath, lines.at(offset)[0], word, 0) for word in words[1:]
+                          if word.lower() not in _LINK_KEYWORDS and _TARGET_NAME.fullmatch(word))
+        if len(result) >= _PER_FILE_TARGETS:
+            break
+    return tuple(result[:_PER_FILE_TARGETS])
+
+
+def project_parts(found: Iterable[Evidence]) -> set[str]:
+    """The build units (directories) that link a library another unit defines, and the units that define it:
+    parts of one project, not a collection's independent programs."""
+    defined: dict[str, set[str]] = {}
+    for item in found:
+        if item.kind == LIBRARY_TARGET:
+            defined.setdefault(item.text, set()).add(item.path.rpartition("/")[0])
+    parts: set[str] = set()
+    for item in found:
+        unit = item.path.rpartition("/")[0]
+        others = defined.get(item.text, set()) - {unit} if item.kind == LIBRARY_LINK else set()
+        if others:
+            parts.add(unit)
+            parts.update(others)
+    return parts
 
 
 def _matches(
@@ -241,7 +297,7 @@ def assess(
     hipify = sorted(build_dirs | set(extension_dirs)) if level != "none" else sorted(set(extension_dirs))
     return RocmStatus(
         level=level, score=score, evidence=tuple(items), counts=tuple(sorted(counts.items())),
-        build_files=tuple(sorted(build_files)), hipify_dirs=tuple(hipify), library_dirs=tuple(sorted(library_dirs)),
+        build_files=tuple(sorted(build_files)), hipify_dirs=tuple(hipify), library_dirs=tuple(sorted(set(library_dirs))),
     )
 
 

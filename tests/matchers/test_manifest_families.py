@@ -90,6 +90,17 @@ def test_inferserver_protobuf_config(tmp_path: Path) -> None:
     assert _items(doc, "fact") == [("deepstream-infer", 2, 1, "infer_config")]
 
 
+def test_triton_model_config_names_its_backend(tmp_path: Path) -> None:
+    text = (
+        'name: "encoder"\nplatform: "tensorrt_plan"  # built by the export script\nmax_batch_size: 8\n'
+        "parameters [\n  {\n    key: \"backend\"\n    value: { string_value: \"python\" }\n  }\n]\n"
+        "# backend: \"onnxruntime\"\nbackend: 'onnxruntime'\n"
+    )
+    doc = _parse(tmp_path, "models/encoder/config.pbtxt", FileKind.INFER_CONFIG, text)
+    # top-level keys only: a nested `key: "backend"` and a commented line are no backend
+    assert _items(doc, "fact") == [("triton-backend", 2, 1, "tensorrt_plan"), ("triton-backend", 11, 1, "onnxruntime")]
+
+
 def test_deepstream_yaml_config(tmp_path: Path) -> None:
     text = "property:\n  gpu-id: 0\n  onnx-file: m.onnx\n  model-engine-file: m.engine\nother:\n  file: notes.txt\n"
     doc = _parse(tmp_path, "configs/pgie.yml", FileKind.YAML, text)

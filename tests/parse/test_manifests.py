@@ -76,6 +76,19 @@ def test_shell_ignores_comments_strings_and_heredocs() -> None:
     ]
 
 
+def test_shell_runs_a_tool_through_the_variable_that_holds_its_path() -> None:
+    text = (
+        "TRT=/usr/src/tensorrt/bin/trtexec\n$TRT --onnx=m.onnx\n${TRT} --loadEngine=m.plan\n"
+        "OUT=${OUT:-exp}\n$OUT/run.sh\nTRT=\"$(which trtexec) --verbose\"\n$TRT --onnx=m.onnx\n"
+    )
+    found = shell_items(text, Positions(text).at)
+    # a variable later set to something other than a path (a command line) is no longer the tool
+    assert [(i.name, i.line, i.value) for i in found if i.kind == "command"] == [
+        ("trtexec", 2, "--onnx=m.onnx"), ("trtexec", 3, "--loadEngine=m.plan"), ("run.sh", 5, ""),
+        ("$TRT", 7, "--onnx=m.onnx"),
+    ]
+
+
 def test_pip_install_arguments() -> None:
     text = "python -m pip install -U torch==2.3.1 --index-url=https://download.pytorch.org/whl/cu121 -r req.txt ./pkg\n"
     found = shell_items(text, Positions(text).at)

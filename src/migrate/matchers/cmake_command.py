@@ -12,7 +12,7 @@ from migrate.parse.manifest import CMAKE, Item, items
 
 
 def _validate(params: Mapping[str, Any]) -> None:
-    check(params, lists=("commands",), regexes=("args", "first_arg", "after", "unless_args"),
+    check(params, lists=("commands",), regexes=("args", "first_arg", "after", "unless_args", "unless_path"),
           required=("commands", "needles"))
     if "after" in params and "args" not in params:
         raise ValueError("cmake-command: 'after' goes with 'args'")
@@ -25,8 +25,11 @@ def match_cmake(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each call of a command in `commands` (any case); `first_arg` filters on its first argument and
     `args` fires once per argument matching it (whole-argument match); with `after`, only among the arguments that
     follow one matching `after` (the values after STRINGS or STREQUAL); `unless_args` skips a call any of whose
-    arguments it matches (a list of backends that already names HIP); with `block_end`, an if() that fires also
-    fires at the endif() closing its block, where a port adds the HIP branch (else(), or a block of its own after)."""
+    arguments it matches (a list of backends that already names HIP); `unless_path` skips a file whose path it
+    matches (a find module, whose job is the search itself); with `block_end`, an if() that fires also fires at the
+    endif() closing its block, where a port adds the HIP branch (else(), or a block of its own after)."""
+    if "unless_path" in params and compiled(params["unless_path"]).search(doc.source.relpath):
+        return
     first = compiled(params["first_arg"]) if "first_arg" in params else None
     pattern = compiled(params["args"]) if "args" in params else None
     unless = compiled(params["unless_args"]) if "unless_args" in params else None

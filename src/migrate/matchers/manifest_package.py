@@ -21,7 +21,8 @@ _NAME = re.compile(r"^\s*(?:[\w.-]+::)?[A-Za-z0-9][\w.-]*(?:\s*\[[^\]]*\])?")
 
 
 def _validate(params: Mapping[str, Any]) -> None:
-    check(params, lists=("names", "exclude"), regexes=("local", "extras", "url", "unless_index"), required=("names",))
+    check(params, lists=("names", "exclude"), regexes=("local", "extras", "url", "unless_index", "unless_line"),
+          required=("names",))
     for key in ("in_rocm_environment", "when_optional"):
         if key in params:
             Severity.parse(str(params[key]))  # a severity label, or ValueError
@@ -47,7 +48,8 @@ def _needles(params: Mapping[str, Any]) -> list[str] | None:
 @register("manifest-package", validate=_validate, needles=_needles)
 def match_package(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each dependency whose name matches `names` (globs) and, when given, its local version, extras or URL;
-    `when_optional` is the severity of one in an optional part (an off-by-default Cargo feature, a dev group)."""
+    `when_optional` is the severity of one in an optional part (an off-by-default Cargo feature, a dev group);
+    `unless_line`: not one whose own line matches (a pip command that takes it from a CPU or ROCm index)."""
     if "unless_index" in params and any(search(params, "unless_index", i.name) for i in items(doc, INDEX)):
         return
     ecosystem = params.get("ecosystem", "any")
@@ -63,6 +65,8 @@ def match_package(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
         if "extras" in params and not any(compiled(params["extras"]).search(e) for e in item.args):
             continue
         if "url" in params and not compiled(params["url"]).search(item.url):
+            continue
+        if "unless_line" in params and compiled(params["unless_line"]).search(_line(doc.text, item.line)):
             continue
         if "before" in params and not predates(item, Version(str(params["before"]))):
             continue
@@ -120,3 +124,9 @@ def _bound_below(op: str, version: str, star: bool, release: Version) -> bool:
 def _bumped(parts: list[int], position: int) -> list[int]:
     """The first version past every version that agrees with PARTS up to POSITION (0.37.* -> 0.38)."""
     return [*parts[:position], parts[position] + 1]
+
+
+def _line(text: str, number: int) -> str:
+    """Line NUMBER (1-based) of TEXT, or "" past its end."""
+    lines = text.splitlines()
+    return lines[number - 1] if 0 < number <= len(lines) else ""

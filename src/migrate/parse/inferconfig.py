@@ -1,4 +1,5 @@
-"""DeepStream inference configs (nvinfer `[property]`, deepstream-app `[primary-gie]`): INI sections and keys."""
+"""Inference configs: DeepStream's (nvinfer `[property]`, deepstream-app `[primary-gie]`: INI sections and keys) and
+Triton Inference Server model configs (config.pbtxt: the backend that serves the model)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ _SECTION = re.compile(r"^\s*\[\s*([\w.-]+)\s*\]")
 _KEY = re.compile(r"^\s*([\w.-]+)\s*[=:]\s*(.*?)\s*$")
 # gst-nvinferserver (DeepStream's Triton element) reads protobuf text, not INI: its top block is `infer_config {`.
 _INFERSERVER_BLOCK = re.compile(r"^(\s*)infer_config\s*\{")
+# A Triton model config names the backend that serves the model at its top level: `platform: "tensorrt_plan"`,
+# `backend: "tensorrt"` (protobuf text; the value may be quoted with either quote or not at all).
+_TRITON_BACKEND = re.compile(r"""^(platform|backend)\s*:\s*["']?([\w.-]+)["']?\s*(?:#.*)?$""")
 Entry = tuple[str, str, int, int]  # key, value, line, column
 Section = tuple[str, int, int, list[Entry]]  # name, line, column, entries
 
@@ -48,6 +52,16 @@ def inferserver_blocks(text: str) -> Iterator[Item]:
             yield Item(FACT, "deepstream-infer", number, len(block.group(1)) + 1, value="infer_config")
 
 
+def triton_backends(text: str) -> Iterator[Item]:
+    """A `triton-backend` fact at each top-level `platform:` / `backend:` of a Triton model config: its value."""
+    if "platform" not in text and "backend" not in text:
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = _TRITON_BACKEND.match(line)
+        if found:
+            yield Item(FACT, "triton-backend", number, 1, value=found.group(2))
+
+
 def _sections(text: str) -> Iterator[Section]:
     current: Section | None = None
     for number, line in enumerate(text.splitlines(), start=1):
@@ -69,8 +83,9 @@ def _sections(text: str) -> Iterator[Section]:
 
 @register(FileKind.INFER_CONFIG)
 def parse_infer_config(source: SourceFile, text: str) -> ManifestDocument:
-    """An INI inference config: DeepStream inference sections and the TensorRT engines it names."""
+    """An inference config: DeepStream inference sections and the TensorRT engines it names, or the backend a
+    Triton model config serves its model with."""
     sections = list(_sections(text))
     found = [*infer_sections(sections), *engine_files(entry for *_, entries in sections for entry in entries),
-             *inferserver_blocks(text)]
+             *inferserver_blocks(text), *triton_backends(text)]
     return ManifestDocument(source=source, text=text, manifest=sorted(found, key=lambda i: (i.line, i.column)))

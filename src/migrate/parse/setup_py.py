@@ -135,10 +135,29 @@ def _env_subscript(doc: PythonDocument, node: ast.Subscript) -> Iterator[Item]:
 
 def _gate(doc: PythonDocument, node: ast.If | ast.IfExp | ast.Assert) -> Iterator[Item]:
     for child in ast.walk(node.test):
-        name = doc.dotted(child) if isinstance(child, (ast.Name, ast.Attribute)) else None
-        if name in _GATES:
+        name = doc.dotted(child) if isinstance(child, (ast.Name, ast.Attribute)) else _env_gate(doc, child)
+        if name in _GATES or name in _ENV_GATES:
             yield Item(FACT, "cuda-home-gate", node.lineno, node.col_offset + 1, value=name)
             return
+
+
+# the environment variable itself tested: `"CUDA_HOME" in os.environ`, `os.getenv("CUDA_HOME")`,
+# `os.environ.get("CUDA_PATH")` (a TensorFlow or plain setuptools build has no torch to ask)
+_ENV_GATES = frozenset({"os.environ[CUDA_HOME]", "os.environ[CUDA_PATH]"})
+_ENV_GETTERS = frozenset({"os.getenv", "os.environ.get", "getenv", "environ.get"})
+
+
+def _env_gate(doc: PythonDocument, node: ast.AST) -> str | None:
+    """"os.environ[NAME]" for a test of the environment variable NAME: a membership test or a read."""
+    key: ast.AST | None = None
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        if doc.dotted(node.comparators[0]) in ("os.environ", "environ"):
+            key = node.left
+    elif isinstance(node, ast.Call) and node.args and doc.dotted(node.func) in _ENV_GETTERS:
+        key = node.args[0]
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return f"os.environ[{key.value}]"
+    return None
 
 
 def setup_items(doc: PythonDocument) -> list[Item]:
@@ -211,8 +230,16 @@ _GROW = frozenset({"append", "extend", "insert"})
 
 
 def _list_kind(node: ast.AST) -> str | None:
-    """"librar" for a list of library names (`libraries`), "link" for a list of link flags (`extra_link_args`)."""
-    name = node.id.lower() if isinstance(node, ast.Name) else ""
+    """"librar" for a list of library names (`libraries`), "link" for a list of link flags (`extra_link_args`): a
+    variable, an attribute (`ext.libraries`) or a dict entry with a constant key (`options['LIBRARIES']`)."""
+    if isinstance(node, ast.Name):
+        name = node.id.lower()
+    elif isinstance(node, ast.Attribute):
+        name = node.attr.lower()
+    elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        name = node.slice.value.lower()
+    else:
+        name = ""
     return "librar" if "librar" in name else "link" if "link" in name else None
 
 

@@ -186,9 +186,34 @@ def commands(words: list[Word]) -> Iterator[tuple[list[Word], bool]]:
 def shell_items(text: str, origin: Origin) -> list[Item]:
     """Every item of a shell snippet; ORIGIN maps an offset in TEXT to its (line, column) in the file."""
     found: list[Item] = []
+    tools: dict[str, str] = {}  # variable -> the tool path a bare assignment gave it (TRTEXEC=/usr/src/.../trtexec)
     for command, captured in commands(tokenize(text)):
-        found.extend(command_items(command, origin, captured=captured))
+        found.extend(command_items(_resolved(command, tools), origin, captured=captured))
     return found
+
+
+# `NAME=/path/to/tool` on a line of its own, later run as `$NAME args` or `${NAME} args`: the tool is the path's
+# last part (a script that keeps its TensorRT or CUDA tools' paths in variables runs them that way)
+_TOOL_PATH = re.compile(r"^(?:[\w.+-]*/)+([A-Za-z_][\w.+-]*)$")
+_RUN_VARIABLE = re.compile(r"^\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))$")
+
+
+def _resolved(command: list[Word], tools: dict[str, str]) -> list[Word]:
+    """COMMAND with a first word that runs a variable set to a tool's path replaced by that path; a command that is
+    one assignment of a path records it in TOOLS."""
+    assignment = ASSIGNMENT.match(command[0].text) if len(command) == 1 else None
+    if assignment:
+        path = _TOOL_PATH.match(assignment.group(2))
+        if path:
+            tools[assignment.group(1)] = assignment.group(2)
+        else:
+            tools.pop(assignment.group(1), None)
+        return command
+    run = _RUN_VARIABLE.match(command[0].text)
+    name = run and (run.group(1) or run.group(2))
+    if name and name in tools:
+        return [Word(tools[name], command[0].offset), *command[1:]]
+    return command
 
 
 def command_items(command: list[Word], origin: Origin, *, captured: bool = False) -> Iterator[Item]:

@@ -208,6 +208,7 @@ def status_of(evidence: list[Evidence], guarded: int, paths: Iterable[str]) -> R
     builds = [path for path in paths if rocm_status.is_build_file(path)]
     extensions = [e.path.rpartition("/")[0] for e in evidence if e.kind == "torch-extension"]
     libraries = [e.path.rpartition("/")[0] for e in evidence if e.kind == rocm_status.LIBRARY_BUILD]
+    libraries.extend(rocm_status.project_parts(evidence))
     cited = [e for e in evidence if e.kind not in rocm_status.NOT_CITED]
     return rocm_status.assess(cited, load_weights().status, guarded=guarded, build_files=builds,
                               extension_dirs=extensions, library_dirs=libraries)

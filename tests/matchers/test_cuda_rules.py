@@ -955,3 +955,32 @@ def test_unused_include_needs_an_include_pattern(tmp_path: Path) -> None:
         "    message: m\n    match: {matcher: cuda-namespace, namespaces: [nvcuda], unused_include: low}\n")
     with pytest.raises(RuleFileError, match="unused_include"):
         load([rules])
+
+
+JIT_LAYERS = """\
+#include "jit/jitify.hpp"
+struct Cache {
+  jitify::JitCache cache;
+  void go(const char* src) { jitify::Program p = cache.program(src); }
+};
+void run2(const char* name, const char* src) {
+  auto k = jitify2::Program(name, src)->preprocess({})->get_kernel("k");
+}
+struct jitify_settings { int level; };
+const char* note = "jitify::Program";  // jitify2::Program in a comment
+"""
+
+
+def test_jitify_layers_give_exactly_these_findings(tmp_path: Path) -> None:
+    """The first jitify API (no HIP port) is high, jitify2 (ROCm/jitify keeps it over hipRTC) medium, each one
+    finding per file with every line that uses it; a name that starts the same, a string and a comment stay quiet."""
+    found = [f for f in findings(tmp_path, JIT_LAYERS, name="jit.cpp") if f.rule.startswith("jitify")]
+    assert [(f.rule, f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
+        ("jitify-usage", 1, Severity.HIGH, [1, 3, 4]),
+        ("jitify2-usage", 7, Severity.MEDIUM, []),  # one place: no occurrence list
+    ]
+
+
+def test_a_jitify_include_with_nothing_used_is_low(tmp_path: Path) -> None:
+    found = [f for f in findings(tmp_path, '#include <jitify2.hpp>\nint f();\n', name="a.h") if f.rule == "jitify2-usage"]
+    assert [(f.line, f.severity) for f in found] == [(1, Severity.LOW)]

@@ -1,7 +1,8 @@
 """A project's own HIP compat headers seen through its #include "..." lines: the macros each C/C++/CUDA file gets
 from them (`#define __shfl_xor_sync(mask, v, l) __shfl_xor(v, l)` inside `#if defined(USE_ROCM)` of a header the
-file or its includer includes, or in a header included only under a HIP guard), worked out once per scan from every
-file's preprocessor lines; pure."""
+file or its includer includes, or in a header included only under a HIP guard) and the device functions such a
+guard defines (`__device__ unsigned umin(unsigned a, unsigned b)`), worked out once per scan from every file's
+preprocessor lines; pure."""
 
 from __future__ import annotations
 

@@ -984,3 +984,21 @@ def test_jitify_layers_give_exactly_these_findings(tmp_path: Path) -> None:
 def test_a_jitify_include_with_nothing_used_is_low(tmp_path: Path) -> None:
     found = [f for f in findings(tmp_path, '#include <jitify2.hpp>\nint f();\n', name="a.h") if f.rule == "jitify2-usage"]
     assert [(f.line, f.severity) for f in found] == [(1, Severity.LOW)]
+
+
+ROCM_GAPS = """\
+void f(bool ok) {
+#ifdef USE_ROCM
+  TORCH_CHECK(false, "sparse gather is not supported on HIP");
+#endif
+  TORCH_CHECK(ok, "fused path isn't available with ROCm");
+  TORCH_CHECK(ok, "built without HIP: ROCm not available");
+}
+"""
+
+
+def test_the_projects_own_rocm_gaps_give_exactly_these_findings(tmp_path: Path) -> None:
+    """A refusal that names HIP/ROCm is the project's statement even in its HIP branch (never guarded); a build
+    describing its own configuration is none."""
+    found = [f for f in findings(tmp_path, ROCM_GAPS, name="ops.cpp") if f.rule == "rocm-gap-message"]
+    assert [(f.line, f.severity, f.status) for f in found] == [(3, Severity.MEDIUM, "remaining"), (5, Severity.MEDIUM, "remaining")]

@@ -53,7 +53,7 @@ def entries(
 
 def _device_functions(text: str, ranges: Sequence[tuple[int, int]]) -> Iterator[preproc.Directive]:
     """The device functions defined between the lines of RANGES (HIP-only branches), as HIP_DEFINE entries."""
-    lines = text.split("\n")
+    lines = text.split("\n", max(end for _, end in ranges))  # no further than the last range: headers can be long
     for start, end in ranges:
         block = "\n".join(lines[start : end - 1])  # the lines strictly between the branch's directives
         for match in _DEVICE_FUNCTION.finditer(block) if "__device__" in block else ():

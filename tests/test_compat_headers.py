@@ -122,3 +122,41 @@ def test_seen_follows_includers_up_and_leaves_out_includes_a_hip_build_never_com
     # counted as compiled, the CUDA-only includer leaves ops.h, and kernels.h that ops.h includes, without the macro
     got = compat_headers.seen(files)
     assert "sim/ops.h" not in got and "sim/kernels.h" not in got and got["sim/device.h"] == renamed
+
+
+MINIMUM = "__device__ unsigned pick(unsigned a, unsigned b) {\n  return umin(a, b);\n}\n"
+
+
+def unsupported(root: Path) -> list[tuple[str, int, str | None, str]]:
+    result = scan(root, Settings(jobs=1))
+    every = [*result.findings, *result.guarded_findings]
+    return sorted((f.path, f.line, f.status, f.severity.label) for f in every if f.rule == "cuda-unsupported-api")
+
+
+@pytest.mark.parametrize("compat, status, severity", [
+    # the HIP build gets a device function of the same name from the project's compat header
+    ("#if defined(USE_HIP)\n// min of two: HIP has no such intrinsic; use min\n"
+     "__device__ __forceinline__ unsigned int umin(unsigned int a, unsigned int b) { return min(a, b); }\n#endif\n",
+     "guarded", "info"),
+    ("#ifdef __HIP_PLATFORM_AMD__\ntemplate <typename T>\nstatic __device__ inline\nT umin(T a,\n       T b)\n{\n"
+     "  return a < b ? a : b;\n}\n#endif\n", "guarded", "info"),
+    # a host function of that name, or one for an old CUDA: the HIP build still lacks the device one
+    ("#if defined(USE_HIP)\ninline unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }\n#endif\n",
+     "remaining", "medium"),
+    ("#if __CUDA_ARCH__ < 300\n__device__ unsigned int umin(unsigned int a, unsigned int b) { return a; }\n#endif\n",
+     "remaining", "medium"),
+])
+def test_a_cuda_function_hip_lacks_is_handled_where_the_compat_header_defines_it_for_hip(
+    tmp_path: Path, compat: str, status: str, severity: str
+) -> None:
+    write(tmp_path, "src/compat.h", compat)
+    write(tmp_path, "src/kernel.cu", '#include "compat.h"\n' + MINIMUM)
+    assert unsupported(tmp_path) == [("src/kernel.cu", 3, status, severity)]
+
+
+def test_entries_name_the_device_functions_of_hip_only_branches() -> None:
+    text = ("#ifdef USE_ROCM\n__device__ int lane_min(int a, int b) { return a; }\nstatic __host__ __device__\n"
+            "float clampf(float v);\n__device__ inline\nfloat\nclamp2(float v) { return v; }\n#endif\n")
+    directives = (d(1, "ifdef", "USE_ROCM"), d(8, "endif"))
+    got = compat_headers.entries(text, [], directives, lambda o: text.count("\n", 0, o) + 1)
+    assert got == (d(2, "define-hip", "lane_min"), d(7, "define-hip", "clamp2"))  # a declaration defines nothing

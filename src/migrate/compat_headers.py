@@ -1,12 +1,14 @@
 """A project's own HIP compat headers seen through its #include "..." lines: the macros each C/C++/CUDA file gets
 from them (`#define __shfl_xor_sync(mask, v, l) __shfl_xor(v, l)` inside `#if defined(USE_ROCM)` of a header the
-file or its includer includes, or in a header included only under a HIP guard), worked out once per scan from every
-file's preprocessor lines; pure."""
+file or its includer includes, or in a header included only under a HIP guard) and the device functions such a
+guard defines (`__device__ unsigned umin(unsigned a, unsigned b)`), worked out once per scan from every file's
+preprocessor lines; pure."""
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from migrate import preproc
@@ -20,6 +22,11 @@ INCLUDE, HIP_INCLUDE, HIP_DEFINE = "include", "include-hip", "define-hip"
 CHECKS = frozenset({"full-mask", "narrow-mask", "size-name-use", "literal-size"})
 _DEPTH = 6  # nested includes followed from one file
 _NAME = lazy_regex(r"[A-Za-z_]\w*")
+# a device function a HIP-only branch defines (`__device__ __forceinline__ unsigned umin(unsigned a, ...) {`, over
+# lines with its template head): the compat layer gives the CUDA name a HIP body, as a macro does
+_DEVICE_FUNCTION = lazy_regex(
+    r"(?:^|[;}])\s*(?:template\s*<[^<>{};]*>\s*)?((?:(?:static|inline|__inline__|__forceinline__|constexpr|"
+    r"__device__|__host__)\s+)+)[\w:<>,*&\s]*?\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?\{", re.M)
 
 
 def entries(
@@ -39,10 +46,30 @@ def entries(
         name = _NAME.match(directive.argument) if directive.keyword == "define" else None
         if name and _within(ranges, directive.line):
             found.append(preproc.Directive(directive.line, HIP_DEFINE, name.group()))
+    if ranges and "__device__" in text:
+        found.extend(_device_functions(text, ranges))
     return tuple(found)
 
 
+def _device_functions(text: str, ranges: Sequence[tuple[int, int]]) -> Iterator[preproc.Directive]:
+    """The device functions defined between the lines of RANGES (HIP-only branches), as HIP_DEFINE entries."""
+    lines = text.split("\n", max(end for _, end in ranges))  # no further than the last range: headers can be long
+    for start, end in ranges:
+        block = "\n".join(lines[start : end - 1])  # the lines strictly between the branch's directives
+        for match in _DEVICE_FUNCTION.finditer(block) if "__device__" in block else ():
+            if "__device__" in match.group(1):
+                yield preproc.Directive(start + 1 + block.count("\n", 0, match.start(2)), HIP_DEFINE, match.group(2))
+
+
 _TESTS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
+
+
+def answers(match: Mapping[str, Any]) -> bool:
+    """Whether a finding of a rule with this MATCH is answered where the project's compat code defines its symbol
+    for HIP: the warp-size checks (a macro that redefines the call) and the CUDA names HIP does not declare."""
+    if match.get("matcher") == "warp-size":
+        return match.get("check") in CHECKS
+    return match.get("matcher") == "cuda-api" and match.get("with_hip") is False
 
 
 def _within(ranges: Sequence[tuple[int, int]], line: int) -> bool:

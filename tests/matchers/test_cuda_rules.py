@@ -993,3 +993,50 @@ def test_the_header_that_defines_the_filter_modes_is_quiet(tmp_path: Path) -> No
     header = ("typedef enum CUfilter_mode_enum {\n  CU_TR_FILTER_MODE_POINT = 0,\n  CU_TR_FILTER_MODE_LINEAR = 1\n}"
               " CUfilter_mode;\nCUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm);\n")
     assert fired(tmp_path, header, "texture-linear-filter", name="cuda.h") == []
+
+
+JIT_LAYERS = """\
+#include "jit/jitify.hpp"
+struct Cache {
+  jitify::JitCache cache;
+  void go(const char* src) { jitify::Program p = cache.program(src); }
+};
+void run2(const char* name, const char* src) {
+  auto k = jitify2::Program(name, src)->preprocess({})->get_kernel("k");
+}
+struct jitify_settings { int level; };
+const char* note = "jitify::Program";  // jitify2::Program in a comment
+"""
+
+
+def test_jitify_layers_give_exactly_these_findings(tmp_path: Path) -> None:
+    """The first jitify API (no HIP port) is high, jitify2 (ROCm/jitify keeps it over hipRTC) medium, each one
+    finding per file with every line that uses it; a name that starts the same, a string and a comment stay quiet."""
+    found = [f for f in findings(tmp_path, JIT_LAYERS, name="jit.cpp") if f.rule.startswith("jitify")]
+    assert [(f.rule, f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
+        ("jitify-usage", 1, Severity.HIGH, [1, 3, 4]),
+        ("jitify2-usage", 7, Severity.MEDIUM, []),  # one place: no occurrence list
+    ]
+
+
+def test_a_jitify_include_with_nothing_used_is_low(tmp_path: Path) -> None:
+    found = [f for f in findings(tmp_path, '#include <jitify2.hpp>\nint f();\n', name="a.h") if f.rule == "jitify2-usage"]
+    assert [(f.line, f.severity) for f in found] == [(1, Severity.LOW)]
+
+
+ROCM_GAPS = """\
+void f(bool ok) {
+#ifdef USE_ROCM
+  TORCH_CHECK(false, "sparse gather is not supported on HIP");
+#endif
+  TORCH_CHECK(ok, "fused path isn't available with ROCm");
+  TORCH_CHECK(ok, "built without HIP: ROCm not available");
+}
+"""
+
+
+def test_the_projects_own_rocm_gaps_give_exactly_these_findings(tmp_path: Path) -> None:
+    """A refusal that names HIP/ROCm is the project's statement even in its HIP branch (never guarded); a build
+    describing its own configuration is none."""
+    found = [f for f in findings(tmp_path, ROCM_GAPS, name="ops.cpp") if f.rule == "rocm-gap-message"]
+    assert [(f.line, f.severity, f.status) for f in found] == [(3, Severity.MEDIUM, "remaining"), (5, Severity.MEDIUM, "remaining")]

@@ -177,6 +177,15 @@ def test_makefile_assignments_and_recipes(tmp_path: Path) -> None:
     assert [(i.value, i.line) for i in doc.manifest if i.kind == "fact"] == [("-arch=sm_90", 3)]
 
 
+def test_makefile_target_specific_assignments_are_read_as_assignments(tmp_path: Path) -> None:
+    """`goal: VAR += value` adds flags for one make goal: its value is read as an assignment's, at its own column;
+    a rule's prerequisites are not."""
+    text = "debug: NVFLAGS += -G -arch=sm_70\nfast: export NVCC := nvcc\nkern.o: kern.cu sm_70.h\n"
+    doc = _parse(tmp_path, "Makefile", FileKind.MAKEFILE, text)
+    assert [(i.value, i.line, i.column) for i in doc.manifest if i.kind == "fact"] == [("-arch=sm_70", 1, 22)]
+    assert ("nvcc", 2, 22) in _items(doc, "command")
+
+
 def test_markdown_reads_code_blocks_never_prose(tmp_path: Path) -> None:
     text = (
         "Run `nvidia-smi`, then pip install flash-attn.\n\n"

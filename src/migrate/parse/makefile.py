@@ -11,6 +11,10 @@ from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 from migrate.parse.shell import assignment_items, shell_items
 
 _ASSIGN = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*(?::{1,3}|\?|\+|!)?=\s*(.*)$", re.S)
+# a target-specific assignment (`debug: NVCCFLAGS += -G -lineinfo`): the flags a make goal adds for its own build
+_TARGET_ASSIGN = re.compile(
+    r"^[^\s:=#][^:=#]*(?<!:):(?![:=])\s*(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*(?::{1,3}|\?|\+|!)?=\s*(.*)$",
+    re.S)
 _DIRECTIVE = re.compile(r"^\s*(?:ifeq|ifneq|ifdef|ifndef|else|endif|include|-include|sinclude|define|endef|vpath)\b")
 _COMMENT = re.compile(r"(?<!\\)#.*$")
 # `-arch=sm_$(SM)`: the shell lexer reads make's `$(SM)` as a command substitution and cuts the flag in two
@@ -57,13 +61,21 @@ def makefile_items(text: str) -> list[Item]:
         if not code.strip() or _DIRECTIVE.match(code):
             continue
         assignment = _ASSIGN.match(code.strip())
+        indent = len(code) - len(code.lstrip())
         if assignment and ":" not in code.split("=", 1)[0].rstrip(":"):
-            indent = len(code) - len(code.lstrip())
-            found.extend(assignment_items(assignment.group(1), assignment.group(2), positions.at(offset + indent)))
             value_at = offset + code.index(assignment.group(2)) if assignment.group(2) else offset
-            found.extend(shell_items(assignment.group(2), _shifted(positions, value_at)))
-            found.extend(_make_variable_arch_flags(assignment.group(2), _shifted(positions, value_at)))
+            found.extend(_assignment(assignment, positions, offset + indent, value_at))
+        elif target := _TARGET_ASSIGN.match(code.strip()):
+            start = offset + indent
+            found.extend(_assignment(target, positions, start + target.start(1), start + target.start(2)))
     return found
+
+
+def _assignment(match: re.Match[str], positions: Positions, name_at: int, value_at: int) -> Iterator[Item]:
+    """The items of one assignment (NAME op= VALUE): the variable's facts and the shell words of its value."""
+    yield from assignment_items(match.group(1), match.group(2), positions.at(name_at))
+    yield from shell_items(match.group(2), _shifted(positions, value_at))
+    yield from _make_variable_arch_flags(match.group(2), _shifted(positions, value_at))
 
 
 @register(FileKind.MAKEFILE)

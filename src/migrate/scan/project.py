@@ -57,8 +57,7 @@ def tree(
     return Tree(_first_party(packages, ruleset), _warp_fixed(conditionals, gfx_targets), settled, source_lists,
                 _defines_device_pass(conditionals), any(e.kind == rocm_status.PAIRED_ATOMIC for e in evidence),
                 compat_headers.seen(conditionals, paths, settled.is_dead),
-                frozenset(r.id for r in ruleset.rules if r.match.get("matcher") == "warp-size"
-                          and r.match.get("check") in compat_headers.CHECKS),
+                frozenset(r.id for r in ruleset.rules if compat_headers.answers(r.match)),
                 unreached.headers(conditionals, settled, rocm_status.never_built(source_lists), paths),
                 {r.id: r.severity for r in ruleset.rules if "arch_fallback" in r.match})
 
@@ -99,8 +98,9 @@ def _arch_compiled(findings: list[Finding], rules: Mapping[str, Severity]) -> li
 
 
 def _compat_renamed(findings: list[Finding], facts: Tree) -> tuple[list[Finding], list[Finding]]:
-    """FINDINGS of one file without the warp calls and names a HIP compat macro of its project's own headers
-    redefines there (the file's own are never reported; an info one, no work, stays): (the rest, those, guarded)."""
+    """FINDINGS of one file without the warp calls and names, and the CUDA functions HIP lacks, that a HIP compat macro
+    or device function of its project's own headers redefines there (the file's own are never reported; an info one,
+    no work, stays): (the rest, those, guarded)."""
     names = facts.compat.get(findings[0].path) if findings else None
     if not names:
         return findings, []

@@ -13,7 +13,7 @@ from migrate.scan import scan
 RULES = {
     "python-isaac-simulator", "isaac-simulator-dependency", "python-neural-graphics-cuda", "setup-torch-gencode-flags",
     "python-torch-gencode-flags", "python-cuda-bindings", "python-kaolin", "kaolin-dependency",
-    "nvidia-cuda-base-image", "pytorch-cuda-index", "cmake-legacy-cuda-macros",
+    "nvidia-cuda-base-image", "pytorch-cuda-index", "cmake-legacy-cuda-macros", "python-nvidia-warp",
 }
 
 
@@ -121,4 +121,16 @@ def test_cudagl_images_cuda_find_links_pages_and_the_findcuda_gpu_probe(tmp_path
         ("requirements.txt", "pytorch-cuda-index", 1, "medium"),
         ("requirements.txt", "pytorch-cuda-index", 2, "medium"),
         ("viewer/CMakeLists.txt", "cmake-legacy-cuda-macros", 2, "medium"),
+    ]
+
+
+def test_a_module_under_warp_is_nvidia_warp_but_a_bare_warp_import_is_not(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "physics.py": "import warp as wp\nimport warp.sparse as wps\nfrom warp.fem.linalg import inverse_qr\n",
+        "images.py": "import warp\nfrom warp import affine\n",
+        "warp.py": "def affine(image):\n    return image\n",
+    })
+    assert [(path, line, severity) for path, rule, line, severity in got if rule == "python-nvidia-warp"] == [
+        ("physics.py", 2, "high"),
+        ("physics.py", 3, "high"),
     ]

@@ -7,13 +7,18 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from migrate.config import Settings
+from migrate.errors import RuleFileError
+from migrate.ruleset import load
 from migrate.scan import scan
 
 RULES = {
     "python-isaac-simulator", "isaac-simulator-dependency", "python-neural-graphics-cuda", "setup-torch-gencode-flags",
     "python-torch-gencode-flags", "python-cuda-bindings", "python-kaolin", "kaolin-dependency",
     "nvidia-cuda-base-image", "pytorch-cuda-index", "cmake-legacy-cuda-macros", "python-nvidia-warp",
+    "python-cuda-arch-string",
 }
 
 
@@ -59,7 +64,8 @@ def test_the_rasteriser_context_is_found_through_an_alias_a_from_import_and_a_st
             out = dr.rasterize(cuda_ctx, 1, 2, resolution=[8, 8])
             """,
         "track.py": "from render import *\nctx = dr.RasterizeCudaContext()\n",
-        "own.py": "class RasterizeCudaContext:\n    pass\n\n\nctx = RasterizeCudaContext()\nname = 'dr.RasterizeCudaContext'\n",
+        "own.py": ("class RasterizeCudaContext:\n    pass\n\n\n"
+                   "ctx = RasterizeCudaContext()\nname = 'dr.RasterizeCudaContext'\n"),
     })
     assert got == [
         ("render.py", "python-neural-graphics-cuda", 1, "high"),
@@ -93,7 +99,8 @@ def test_cuda_pathfinder_and_kaolin_are_cuda_only_imports(tmp_path: Path) -> Non
     got = findings(tmp_path, {
         "jit.py": "from cuda import pathfinder\ninclude = pathfinder.find_nvidia_header_directory('nvrtc')\n",
         "mesh.py": "import kaolin as kal\npts = kal.ops.spc.quantize_points(None, 3)\n",
-        "lazy.py": "def octree(p):\n    try:\n        import kaolin\n    except ImportError:\n        return None\n    return kaolin\n",
+        "lazy.py": ("def octree(p):\n    try:\n        import kaolin\n    except ImportError:\n"
+                    "        return None\n    return kaolin\n"),
         "names.py": "from pathfinder_utils import search\nfrom kaolin_style import loss\n",
         "requirements.txt": "kaolin==0.15.0\nkaolin-docs-helper==0.1\n",
     })
@@ -114,7 +121,8 @@ def test_cudagl_images_cuda_find_links_pages_and_the_findcuda_gpu_probe(tmp_path
             "-f https://example.org/torch-2.0.0_cpu.html\n"
             "--find-links https://example.org/my_custom_build/\n"
         ),
-        "viewer/CMakeLists.txt": "project(viewer CXX)\nCUDA_DETECT_INSTALLED_GPUS(CCS)\nmessage(STATUS \"CUDA_DETECT_INSTALLED_GPUS\")\n",
+        "viewer/CMakeLists.txt": ("project(viewer CXX)\nCUDA_DETECT_INSTALLED_GPUS(CCS)\n"
+                                  "message(STATUS \"CUDA_DETECT_INSTALLED_GPUS\")\n"),
     })
     assert got == [
         ("docker/Dockerfile", "nvidia-cuda-base-image", 1, "medium"),
@@ -134,3 +142,27 @@ def test_a_module_under_warp_is_nvidia_warp_but_a_bare_warp_import_is_not(tmp_pa
         ("physics.py", 2, "high"),
         ("physics.py", 3, "high"),
     ]
+
+
+def test_an_architecture_name_formatted_in_an_f_string_from_the_capability(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "jit.py": """
+            def options(major, minor, device, strength, digest):
+                flags = [f"--gpu-architecture=compute_{major}{minor}",
+                         f"sm_{device.arch}"]
+                names = [f"sm_{strength}", f"SM_{strength}", f"sm_{digest[:8]}", "sm_"]
+                return flags, names
+            """,
+    })
+    assert got == [("jit.py", "python-cuda-arch-string", 2, "medium"),
+                   ("jit.py", "python-cuda-arch-string", 3, "medium")]
+
+
+def test_a_formatted_test_with_a_bad_regex_is_a_load_error(tmp_path: Path) -> None:
+    (tmp_path / "r.yaml").write_text(
+        "rules:\n  - id: my-rule\n    title: t\n    category: other\n    languages: [python]\n"
+        "    severity: low\n    message: m\n"
+        "    match: {matcher: python, needles: [x], strings: [{regex: x, formatted: '('}]}\n"
+    )
+    with pytest.raises(RuleFileError, match="r\\.yaml: rule my-rule: .*missing \\)"):
+        load([tmp_path])

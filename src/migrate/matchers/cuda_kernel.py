@@ -31,9 +31,12 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return ["__global__"] if params["form"] == "definition" else ["<<<"]
 
 
-def kernel_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
+def kernel_hits(lexed: Lexed, _text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """`form: definition`: each __global__ function defined (with a body), at its name; `form: launch`: each
-    `<<<` call, at its callee, in host or device code (`where`). Once per line; never in a #define."""
+    `<<<` call, at its callee, in host or device code (`where`). Once per line; never in a #define. Read on the
+    lexer's code, comments blanked, whichever path calls: a `)`, `;` or `{` in a comment of a kernel's head (a
+    parameter commented out, `// grid: (B, H); block: 128` before the body) is no part of it."""
+    code = lexed.code
     if params["form"] == "definition":
         places = _kernel_definitions(lexed, code)
     else:

@@ -37,7 +37,7 @@ _KEYS = {
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
-_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls", "compared_to_method"}
+_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls", "compared_to_method", "formatted"}
 _IDENTIFIER_KEYS = {"regex", "symbol", "imported"}
 _ROLES = {"code", "argv", "prose", "doc"}
 _MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
@@ -74,6 +74,7 @@ def _validate(params: Mapping[str, Any]) -> None:
         check_keys(string, _STRING_KEYS, "python strings entry")
         check_regex(string, "regex", required=True)
         check_regex(string, "assigned_to", required=False)
+        check_regex(string, "formatted", required=False)
         if not isinstance(string.get("compared_to_method", ""), str):
             raise ValueError("python strings entry: 'compared_to_method' is a method name (type)")
         if not set(as_list(string.get("roles", ["code", "argv"]))) <= _ROLES:
@@ -631,15 +632,29 @@ def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         target = re.compile(entry["assigned_to"]) if "assigned_to" in entry else None
         outside = set(as_list(entry.get("outside_calls")))
         method = entry.get("compared_to_method")
+        formatted = re.compile(entry["formatted"]) if "formatted" in entry else None
         for node in doc.strings:
             found = regex.search(node.value)
             if found is None or (method and not _compared_to_method(doc, node, method)):
+                continue
+            if formatted is not None and not _formatted_next(doc, node, formatted):
                 continue
             site = doc.string_site(node)
             if site.role not in roles or (outside and _argument_of(doc, node) in outside):
                 continue
             if target is None or (site.assigned_to and target.search(site.assigned_to)):
                 yield site.node, entry.get("symbol") or found.group(), _line_of(doc, node, found.group())
+
+
+def _formatted_next(doc: PythonDocument, node: ast.Constant, regex: re.Pattern[str]) -> bool:
+    """NODE is a fixed part of an f-string whose next value is an expression REGEX finds in its source: the `sm_` of
+    f"sm_{major}{minor}" followed by a capability, not the `sm_` of f"sm_{strength}"."""
+    parent = doc.parents.get(node)
+    if not isinstance(parent, ast.JoinedStr):
+        return False
+    index = next(i for i, value in enumerate(parent.values) if value is node)
+    after = parent.values[index + 1] if index + 1 < len(parent.values) else None
+    return isinstance(after, ast.FormattedValue) and regex.search(ast.unparse(after.value)) is not None
 
 
 def _compared_to_method(doc: PythonDocument, node: ast.expr, method: str) -> bool:

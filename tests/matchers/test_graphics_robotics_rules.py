@@ -1,0 +1,168 @@
+"""Rules met in 3-D vision, graphics and robotics code: GPU simulators, rasteriser contexts, 3-D libraries,
+torch's gencode flags, CUDA library locators, CUDA+OpenGL images, CUDA find-links pages and FindCUDA's GPU probe.
+Each on a tiny module: the exact findings, and the look-alikes that stay quiet."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from migrate.config import Settings
+from migrate.errors import RuleFileError
+from migrate.ruleset import load
+from migrate.scan import scan
+
+RULES = {
+    "python-isaac-simulator", "isaac-simulator-dependency", "python-neural-graphics-cuda", "setup-torch-gencode-flags",
+    "python-torch-gencode-flags", "python-cuda-bindings", "python-kaolin", "kaolin-dependency",
+    "nvidia-cuda-base-image", "pytorch-cuda-index", "cmake-legacy-cuda-macros", "python-nvidia-warp",
+    "python-cuda-arch-string",
+}
+
+
+def findings(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, str, int, str]]:
+    """(path, rule, line, severity) of the findings of the rules under test, guarded ones included."""
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    result = scan(tmp_path, Settings(jobs=1))
+    assert not result.skipped
+    every = (*result.findings, *result.guarded_findings)
+    return sorted((f.path, f.rule, f.line, f.severity.label) for f in every if f.rule in RULES)
+
+
+def test_a_gpu_simulator_import_is_a_blocker_and_its_package_high(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "envs/task.py": """
+            import gym
+            from isaacgym import gymapi, gymtorch
+            sim = gymapi.acquire_gym()
+            states = gymtorch.wrap_tensor(sim)
+            """,
+        "envs/lab_cfg.py": "from isaaclab.assets import ArticulationCfg\n",
+        "envs/optional.py": "try:\n    import isaacgym\nexcept ImportError:\n    isaacgym = None\n",
+        "envs/local.py": "from isaacgym_helpers import grid\nimport gymnasium\n",
+        "setup.py": "from setuptools import setup\nsetup(name='walk', install_requires=['isaacgym', 'gymnasium'])\n",
+    })
+    assert got == [
+        ("envs/lab_cfg.py", "python-isaac-simulator", 1, "blocker"),
+        ("envs/optional.py", "python-isaac-simulator", 2, "low"),
+        ("envs/task.py", "python-isaac-simulator", 2, "blocker"),
+        ("setup.py", "isaac-simulator-dependency", 2, "high"),
+    ]
+
+
+def test_the_rasteriser_context_is_found_through_an_alias_a_from_import_and_a_star_import(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "render.py": """
+            import nvdiffrast.torch as dr
+            from nvdiffrast.torch import RasterizeGLContext
+            cuda_ctx = dr.RasterizeCudaContext(device=0)
+            gl_ctx = RasterizeGLContext()
+            out = dr.rasterize(cuda_ctx, 1, 2, resolution=[8, 8])
+            """,
+        "track.py": "from render import *\nctx = dr.RasterizeCudaContext()\n",
+        "own.py": ("class RasterizeCudaContext:\n    pass\n\n\n"
+                   "ctx = RasterizeCudaContext()\nname = 'dr.RasterizeCudaContext'\n"),
+    })
+    assert got == [
+        ("render.py", "python-neural-graphics-cuda", 1, "high"),
+        ("render.py", "python-neural-graphics-cuda", 2, "high"),
+        ("render.py", "python-neural-graphics-cuda", 3, "high"),
+        ("render.py", "python-neural-graphics-cuda", 4, "high"),
+        ("track.py", "python-neural-graphics-cuda", 2, "high"),
+    ]
+
+
+def test_gencode_flags_stop_a_setup_py_and_a_script_unless_skipped_on_rocm(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "ext/setup.py": "from torch import cuda\nflags = cuda.get_gencode_flags().split()\n",
+        "tools/env_report.py": """
+            import torch
+            report = {"gencode": torch.cuda.get_gencode_flags(), "archs": torch.cuda.get_arch_list()}
+            def flags():
+                if torch.version.hip:
+                    return []
+                return torch.cuda.get_gencode_flags().split()
+            """,
+    })
+    assert got == [
+        ("ext/setup.py", "setup-torch-gencode-flags", 2, "high"),
+        ("tools/env_report.py", "python-torch-gencode-flags", 2, "medium"),
+        ("tools/env_report.py", "python-torch-gencode-flags", 6, "info"),
+    ]
+
+
+def test_cuda_pathfinder_and_kaolin_are_cuda_only_imports(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "jit.py": "from cuda import pathfinder\ninclude = pathfinder.find_nvidia_header_directory('nvrtc')\n",
+        "mesh.py": "import kaolin as kal\npts = kal.ops.spc.quantize_points(None, 3)\n",
+        "lazy.py": ("def octree(p):\n    try:\n        import kaolin\n    except ImportError:\n"
+                    "        return None\n    return kaolin\n"),
+        "names.py": "from pathfinder_utils import search\nfrom kaolin_style import loss\n",
+        "requirements.txt": "kaolin==0.15.0\nkaolin-docs-helper==0.1\n",
+    })
+    assert got == [
+        ("jit.py", "python-cuda-bindings", 1, "medium"),
+        ("lazy.py", "python-kaolin", 3, "low"),
+        ("mesh.py", "python-kaolin", 1, "high"),
+        ("requirements.txt", "kaolin-dependency", 1, "high"),
+    ]
+
+
+def test_cudagl_images_cuda_find_links_pages_and_the_findcuda_gpu_probe(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "docker/Dockerfile": "FROM nvidia/cudagl:11.3.0-devel-ubuntu20.04\nFROM nvidia/opengl:1.2-glvnd-runtime\n",
+        "requirements.txt": (
+            "-f https://example.org/wheels/py39_cu118_pyt200/download.html\n"
+            "-f https://example.org/torch-2.0.0_cu118.html\n"
+            "-f https://example.org/torch-2.0.0_cpu.html\n"
+            "--find-links https://example.org/my_custom_build/\n"
+        ),
+        "viewer/CMakeLists.txt": ("project(viewer CXX)\nCUDA_DETECT_INSTALLED_GPUS(CCS)\n"
+                                  "message(STATUS \"CUDA_DETECT_INSTALLED_GPUS\")\n"),
+    })
+    assert got == [
+        ("docker/Dockerfile", "nvidia-cuda-base-image", 1, "medium"),
+        ("requirements.txt", "pytorch-cuda-index", 1, "medium"),
+        ("requirements.txt", "pytorch-cuda-index", 2, "medium"),
+        ("viewer/CMakeLists.txt", "cmake-legacy-cuda-macros", 2, "medium"),
+    ]
+
+
+def test_a_module_under_warp_is_nvidia_warp_but_a_bare_warp_import_is_not(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "physics.py": "import warp as wp\nimport warp.sparse as wps\nfrom warp.fem.linalg import inverse_qr\n",
+        "images.py": "import warp\nfrom warp import affine\n",
+        "warp.py": "def affine(image):\n    return image\n",
+    })
+    assert [(path, line, severity) for path, rule, line, severity in got if rule == "python-nvidia-warp"] == [
+        ("physics.py", 2, "high"),
+        ("physics.py", 3, "high"),
+    ]
+
+
+def test_an_architecture_name_formatted_in_an_f_string_from_the_capability(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "jit.py": """
+            def options(major, minor, device, strength, digest):
+                flags = [f"--gpu-architecture=compute_{major}{minor}",
+                         f"sm_{device.arch}"]
+                names = [f"sm_{strength}", f"SM_{strength}", f"sm_{digest[:8]}", "sm_"]
+                return flags, names
+            """,
+    })
+    assert got == [("jit.py", "python-cuda-arch-string", 2, "medium"),
+                   ("jit.py", "python-cuda-arch-string", 3, "medium")]
+
+
+def test_a_formatted_test_with_a_bad_regex_is_a_load_error(tmp_path: Path) -> None:
+    (tmp_path / "r.yaml").write_text(
+        "rules:\n  - id: my-rule\n    title: t\n    category: other\n    languages: [python]\n"
+        "    severity: low\n    message: m\n"
+        "    match: {matcher: python, needles: [x], strings: [{regex: x, formatted: '('}]}\n"
+    )
+    with pytest.raises(RuleFileError, match="r\\.yaml: rule my-rule: .*missing \\)"):
+        load([tmp_path])

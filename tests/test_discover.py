@@ -45,6 +45,9 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("docker/dockerfile-python", FileKind.DOCKERFILE), ("ci/runtime_Dockerfile", FileKind.DOCKERFILE),
         ("Dockerfile-lint.yml", FileKind.YAML), ("dockerfile_gen.py", FileKind.PYTHON),
         ("dockerfile-build.sh", FileKind.SHELL), ("Dockerfile_notes.md", FileKind.MARKDOWN), ("dockerfiles", None),
+        # MATLAB scripts and the mex option files a CUDA MEX build sets up; other XML is not read
+        ("MATLAB/Compile.m", FileKind.MATLAB), ("MATLAB/mex_CUDA_glnxa64.xml", FileKind.MATLAB),
+        ("mex/nvcc_msvcpp2019.xml", FileKind.MATLAB), ("docs/pom.xml", None),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

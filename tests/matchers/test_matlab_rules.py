@@ -54,3 +54,15 @@ def test_an_option_file_with_nvcc_as_compiler_and_its_arch_flags(tmp_path: Path)
 def test_an_objective_c_source_named_like_a_matlab_script_yields_nothing(tmp_path: Path) -> None:
     source = '#import "AppDelegate.h"\n// builds nothing: NSLog(@"mexcuda, nvcc and -arch=sm_80 are words here");\n'
     assert findings(tmp_path, "ios/AppDelegate.m", source) == []
+
+
+def test_a_gateway_on_gpuarray_data_is_one_high_finding_per_file(tmp_path: Path) -> None:
+    source = """\
+        #include "gpu/mxGPUArray.h"
+        void mexFunction(int nlhs, mxArray* plhs[], int nrhs, const mxArray* prhs[]) {
+          mxInitGPU();
+          const mxGPUArray* in = mxGPUCreateFromMxArray(prhs[0]);
+          plhs[0] = mxGPUCreateMxArrayOnGPU(in);
+        }
+        """
+    assert findings(tmp_path, "mex/sum_gpu.cpp", source) == [("matlab-gpuarray-mex", 3, "high", 3)]

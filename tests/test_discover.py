@@ -53,6 +53,9 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("install-requirements.txt", FileKind.REQUIREMENTS), ("ci/dev_requirements.txt", FileKind.REQUIREMENTS),
         ("test-constraints.in", FileKind.REQUIREMENTS), ("docs/requirements_notes.md", FileKind.MARKDOWN),
         ("scripts/check-requirements.py", FileKind.PYTHON),
+        # MATLAB scripts and the mex option files a CUDA MEX build sets up; other XML is not read
+        ("MATLAB/Compile.m", FileKind.MATLAB), ("MATLAB/mex_CUDA_glnxa64.xml", FileKind.MATLAB),
+        ("mex/nvcc_msvcpp2019.xml", FileKind.MATLAB), ("docs/pom.xml", None),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

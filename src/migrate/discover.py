@@ -47,6 +47,7 @@ _EXTENSIONS = {
     ".in": FileKind.REQUIREMENTS,
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
+    ".m": FileKind.MATLAB,
 }
 _NAMES = {
     "setup.py": FileKind.SETUP_PY, "pyproject.toml": FileKind.PYPROJECT, "setup.cfg": FileKind.SETUP_CFG,
@@ -77,6 +78,9 @@ _PREFIXED_REQUIREMENTS = lazy_regex(r"^[a-z0-9][\w.]*[-_](?:requirements|constra
 # Triton Inference Server model configs (protobuf text): config.pbtxt in a model repository, and the templates a
 # deployment script fills in (config.pbtxt.template, config_template.pbtxt).
 _TRITON_CONFIG_NAME = lazy_regex(r"^config[\w.-]*\.pbtxt(?:\.(?:template|tmpl|j2|in))?$")
+# MATLAB's mex option files: those a project writes for CUDA (mex_CUDA_glnxa64.xml) and MathWorks' nvcc ones it copies
+# (nvcc_g++.xml, nvcc_msvcpp2019.xml)
+_MEX_OPTIONS_NAME = lazy_regex(r"^(?:mex_cuda[\w.+-]*|nvcc_[\w.+-]+)\.xml$")
 # Suffixes no other test in classify() looks at, unless the name starts with one of _NAMED_FIRST: for those names
 # the suffix alone decides (most of a tree's files).
 _PLAIN_SUFFIXES = frozenset(_EXTENSIONS) - {".in", ".yml", ".yaml", ".dockerfile"}
@@ -110,6 +114,8 @@ def classify(relpath: str) -> FileKind | None:
         return FileKind.INFER_CONFIG
     if name.endswith(".in") and not name.startswith(("requirements", "constraints")):
         return None
+    if suffix == ".xml" and _MEX_OPTIONS_NAME.search(name):
+        return FileKind.MATLAB
     if _INFER_CONFIG_NAME.search(name) or (suffix in _INFER_CONFIG_SUFFIXES and "deepstream" in parent.lower()):
         return FileKind.INFER_CONFIG
     return _EXTENSIONS.get(suffix)

@@ -86,6 +86,7 @@ class FileKind(str, enum.Enum):
     CARGO = "cargo"  # Cargo.toml (Rust package manifest)
     RUST_BUILD = "rust-build"  # build.rs (a Rust package's build script)
     MSBUILD = "msbuild"  # Visual Studio C++ projects and property sheets (.vcxproj, .props)
+    MATLAB = "matlab"  # MATLAB scripts (.m) and mex option files (mex_CUDA_*.xml, nvcc_*.xml)
 
 
 @dataclass(frozen=True)

@@ -293,6 +293,34 @@ def test_tensorrt_in_a_branch_the_user_opts_into_is_the_fallback_severity(tmp_pa
                                           ("python-tensorrt", 6, "blocker")]
 
 
+def test_a_package_loaded_by_an_optional_import_helper_is_an_import_with_a_fallback(tmp_path: Path) -> None:
+    """`x, ok = optional_import("pkg")` (a helper that returns a stand-in when the package is missing) imports pkg:
+    the call and the uses of what it binds are findings, at the fallback severity; so is a flag named `*_imported`."""
+    source = """\
+        from .module import optional_import
+        engine_lib, engine_imported = optional_import("tensorrt")
+        arrays, _ = optional_import("cupy")
+        if engine_imported:
+            from polygraphy.backend.trt import Profile
+
+        def build(onnx_path):
+            runtime = engine_lib.Runtime(engine_lib.Logger())
+            return arrays.asarray([1]), runtime
+        """
+    assert findings(tmp_path, source) == [("python-tensorrt", 2, "medium"), ("python-cupy", 3, "low"),
+                                          ("python-tensorrt", 5, "medium"), ("python-tensorrt", 8, "medium")]
+
+
+def test_an_optional_import_helper_naming_no_cuda_package_stays_quiet(tmp_path: Path) -> None:
+    source = """\
+        from .module import optional_import
+        nib, has_nib = optional_import("nibabel")
+        label, _ = optional_import("scipy.ndimage", name="label")
+        note = "optional_import('tensorrt') is how the exporter loads it"
+        """
+    assert findings(tmp_path, source) == []
+
+
 def test_symbol_groups_repeated_uses(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("import torch\ntorch.cuda.synchronize()\ntorch.cuda.synchronize()\nx.cuda()\n")
     symbols = [f.symbol for f in scan(tmp_path, Settings(jobs=1)).findings]

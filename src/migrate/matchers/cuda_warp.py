@@ -189,6 +189,8 @@ _LAUNCH_CALLS = ("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cuLaunchKer
 _BLOCK_WIDTH = lazy_regex(r"^(?:k_?)?(?:block|cta|tb)_?(?:size|dim|threads|x|width)(?:_?x)?$|^(?:n_?|num_?)?threads$", re.I)
 _LITERAL_32 = lazy_regex(r"^\(*(?:static_cast<[\w:\s]+>\(|\([\w:\s]+\)|[\w:]+\()?32[uUlL]*\)*$")
 _WARP_INDEX = lazy_regex(r"^(?:warp_?(?:id|idx|index|no|num)?|wid|warpid)$", re.I)
+# a block's warp count (kNWarps, num_warps, WARPS, warps_per_block, warp_count): times 32 it is the block's threads
+_WARP_COUNT = lazy_regex(r"^(?:k_?)?(?:n_?|num_?)?warps(?:_?(?:per|in)_?(?:block|cta|tb|group))?$|^warp_?count$", re.I)
 _TARGETS = {"&": lazy_regex("lane", re.I), "%": lazy_regex("lane", re.I), ">>": lazy_regex("warp", re.I),
             "/": lazy_regex("warp", re.I), "*": lazy_regex("lane|warp", re.I)}
 _CONST_CONTEXTS = frozenset(
@@ -423,7 +425,8 @@ def _is_lane_math(doc: CudaDocument, expr: Node, op: str, lhs: str, local: set[s
         return False
     if op == "*":
         thread_row = re.search(r"\bthreadIdx\s*\.\s*[yz]\b", lhs) is not None
-        return thread_row or any(_WARP_INDEX.match(w) for w in words) or _target_named(doc, expr, op)
+        warp_words = any(_WARP_INDEX.match(w) or _WARP_COUNT.match(w) for w in words)
+        return thread_row or warp_words or _target_named(doc, expr, op)
     if _THREAD_BUILTIN.search(lhs):
         return True
     if op in ("/", ">>") and any(_THREAD_COUNT.match(w) for w in words) and _device_file(doc):
@@ -885,7 +888,7 @@ def _may_be_lane_math(op: str, statement: str, bound: set[str]) -> bool:
         return True
     if op == "*":
         thread_row = re.search(r"\bthreadIdx\s*\.\s*[yz]\b", statement) is not None
-        return thread_row or any(_WARP_INDEX.match(w) for w in words)
+        return thread_row or any(_WARP_INDEX.match(w) or _WARP_COUNT.match(w) for w in words)
     if _THREAD_BUILTIN.search(statement) or any(_THREAD_NAME.match(w) or w in bound for w in words):
         return True
     return op in ("/", ">>") and any(_THREAD_COUNT.match(w) for w in words)

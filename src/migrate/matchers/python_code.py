@@ -283,7 +283,9 @@ def _optional(doc: PythonDocument, params: Mapping[str, Any], node: ast.expr | a
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return has_fallback(doc, node)
     imports = [site.node for site, _ in _import_sites(doc, params)]
-    return bool(imports) and all(has_fallback(doc, i) for i in imports)
+    if isinstance(node, ast.Assign) and any(i is node for i in imports):
+        return True  # an optional-import helper's call: it returns a stand-in when the package is missing
+    return bool(imports) and all(isinstance(i, ast.Assign) or has_fallback(doc, i) for i in imports)
 
 
 Found = Iterator[tuple[ast.expr | ast.stmt, str, int]]  # the node, its symbol, the line to report

@@ -17,7 +17,7 @@ _COMMON_WORDS = frozenset(
     {"load", "jit", "to", "version", "utils", "language", "ops", "run", "call", "which", "system", "extra", "math"}
 )
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
-_FLAG = re.compile(r"available|^_?(?:has|use|with|enable|is)_|installed|^_?(?:HAS|USE|WITH|ENABLE|IS)_|find_spec", re.I)
+_FLAG = re.compile(r"available|^_?(?:has|use|with|enable|is)_|installed|^_?(?:HAS|USE|WITH|ENABLE|IS)_|find_spec|_imported$", re.I)
 
 
 def as_list(value: Any) -> list[Any]:

@@ -67,7 +67,7 @@ class CallSite:
 class ImportSite:
     """An import statement and the dotted modules (and `module.name`s) it brings in."""
 
-    node: ast.Import | ast.ImportFrom
+    node: ast.Import | ast.ImportFrom | ast.Assign  # an Assign: `trt, ok = optional_import("tensorrt")`
     modules: tuple[str, ...]
 
 
@@ -148,15 +148,15 @@ class PythonDocument(Document):
                 for alias in node.names:
                     local = alias.asname or alias.name.split(".")[0]
                     table[local] = alias.name if alias.asname else local
-            elif node.module and node.level == 0:
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 for alias in node.names:
                     table[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         for assign in self._structure.assigns:  # torch = pytest.importorskip("torch")
             module = _imported_by_call(assign.value)
             if module and isinstance(assign, ast.Assign) and len(assign.targets) == 1:
-                target = assign.targets[0]
-                if isinstance(target, ast.Name):
-                    table[target.id] = module
+                target = _first_target(assign.targets[0], assign.value)
+                if target is not None:
+                    table[target] = module
         return table
 
     @cached_property
@@ -220,6 +220,10 @@ class PythonDocument(Document):
         )
         for node in self.of_type(ast.Import, ast.ImportFrom):
             _add_import(index, node)
+        for assign in index.assigns:  # `cp, has_cp = optional_import("cupy")`: an import by its helper
+            module = _imported_by_call(assign.value, _OPTIONAL_IMPORT_CALLS)
+            if module and isinstance(assign, ast.Assign):
+                index.imports.append(ImportSite(assign, (module,)))
         return index
 
     @property
@@ -591,18 +595,42 @@ def _add_import(index: PythonIndex, node: ast.Import | ast.ImportFrom) -> None:
         index.imports.append(ImportSite(node, (node.module, *names)))
 
 
-_IMPORT_CALLS = frozenset({"importorskip", "import_module", "__import__"})
+# A project's own helper that imports a package named by a string and hands back a stand-in when it is missing:
+# MONAI's `optional_import("cupy")` (returning the module and whether it loaded), pandas' and xarray's
+# `import_optional_dependency("pyarrow")`, `_optional_import` / `try_import` in tools that probe for TensorRT or
+# ONNX Runtime. What it loads is an import like any other; that it may be missing is a fallback by construction.
+_OPTIONAL_IMPORT_CALLS = frozenset({"optional_import", "_optional_import", "import_optional_dependency",
+                                    "try_import", "_try_import"})
+_IMPORT_CALLS = frozenset({"importorskip", "import_module", "__import__"}) | _OPTIONAL_IMPORT_CALLS
 _MODULE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 
 
-def _imported_by_call(value: ast.expr | None) -> str | None:
-    """The module of `pytest.importorskip("m")` / `importlib.import_module("m")`, a literal name only."""
+def _imported_by_call(value: ast.expr | None, calls: frozenset[str] = _IMPORT_CALLS) -> str | None:
+    """The module of `pytest.importorskip("m")` / `importlib.import_module("m")` / `optional_import("m")`, a literal
+    name only; `optional_import("m", name="x")` takes `m.x`."""
     if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Constant)):
         return None
     func = value.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
     module = value.args[0].value
-    return module if name in _IMPORT_CALLS and isinstance(module, str) and _MODULE.match(module) else None
+    if name not in calls or not isinstance(module, str) or not _MODULE.match(module):
+        return None
+    member = next((k.value.value for k in value.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)
+                   and name in _OPTIONAL_IMPORT_CALLS), None)
+    return f"{module}.{member}" if isinstance(member, str) and member.isidentifier() else module
+
+
+def _first_target(target: ast.expr, value: ast.expr) -> str | None:
+    """The name an import call binds: `torch = importorskip("torch")`, or the first of the pair an optional-import
+    helper returns (`trt, trt_ok = optional_import("tensorrt")`)."""
+    if isinstance(target, ast.Name):
+        return target.id
+    func = value.func if isinstance(value, ast.Call) else None
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name) \
+            and name in _OPTIONAL_IMPORT_CALLS:
+        return target.elts[0].id
+    return None
 
 
 def _is_format_call(parent: ast.AST | None, node: ast.AST) -> bool:

@@ -122,3 +122,22 @@ def test_seen_follows_includers_up_and_leaves_out_includes_a_hip_build_never_com
     # counted as compiled, the CUDA-only includer leaves ops.h, and kernels.h that ops.h includes, without the macro
     got = compat_headers.seen(files)
     assert "sim/ops.h" not in got and "sim/kernels.h" not in got and got["sim/device.h"] == renamed
+
+
+UPLOAD = '#include "common.cuh"\nint up(float** p) { return cudaMalloc((void**)p, 64) != cudaSuccess; }\n'
+
+
+@pytest.mark.parametrize("common, status", [
+    ("#if defined(MYLIB_USE_HIP)\n#define cudaMalloc hipMalloc\n#define cudaSuccess hipSuccess\n#endif\n", "guarded"),
+    ("#if defined(MYLIB_USE_HIP)\n#define WARP 64\n#endif\n", "remaining"),  # renames no cuda* name
+    ("#define cudaMalloc myMalloc\n", "remaining"),  # not the HIP build's
+])
+def test_the_missing_runtime_header_is_handled_where_an_included_header_renames_cuda_names_for_hip(
+    tmp_path: Path, common: str, status: str
+) -> None:
+    write(tmp_path, "src/common.cuh", common)
+    write(tmp_path, "src/upload.cu", UPLOAD)
+    result = scan(tmp_path, Settings(jobs=1))
+    found = [(f.path, f.line, f.status) for f in [*result.findings, *result.guarded_findings]
+             if f.rule == "cuda-implicit-runtime-header"]
+    assert found == [("src/upload.cu", 1, status)]

@@ -993,3 +993,42 @@ def test_the_header_that_defines_the_filter_modes_is_quiet(tmp_path: Path) -> No
     header = ("typedef enum CUfilter_mode_enum {\n  CU_TR_FILTER_MODE_POINT = 0,\n  CU_TR_FILTER_MODE_LINEAR = 1\n}"
               " CUfilter_mode;\nCUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm);\n")
     assert fired(tmp_path, header, "texture-linear-filter", name="cuda.h") == []
+
+
+SLAB_COPY = """\
+/* Slab copies for a volume renderer. */
+#define SLAB 64
+
+#include "slab.h"
+#include <cstdio>
+
+int upload(const float* host, float** device, size_t count) {
+  cudaError_t status = cudaMalloc((void**)device, count * sizeof(float));
+  return status == cudaSuccess ? 0 : 1;
+}
+"""
+
+
+def test_a_cuda_file_that_leans_on_the_implicit_runtime_header_fires_at_its_first_include(tmp_path: Path) -> None:
+    found = [(f.line, f.severity) for f in findings(tmp_path, SLAB_COPY)
+             if f.rule == "cuda-implicit-runtime-header"]
+    assert found == [(4, Severity.LOW)]
+
+
+@pytest.mark.parametrize("include", ['#include "cuda_runtime.h"', "#include <cuda_runtime_api.h>",
+                                     "#include <hip/hip_runtime.h>", "#include <torch/extension.h>",
+                                     "#include <ATen/cuda/CUDAContext.h>"])
+def test_a_file_that_includes_a_runtime_or_torch_header_itself_is_quiet(tmp_path: Path, include: str) -> None:
+    code = SLAB_COPY.replace("#include <cstdio>", include)
+    assert fired(tmp_path, code, "cuda-implicit-runtime-header") == []
+
+
+def test_no_runtime_call_a_hip_name_torch_code_or_a_cpp_file_is_quiet(tmp_path: Path) -> None:
+    kernels_only = SLAB_COPY.replace("cudaError_t", "int").replace("cudaMalloc", "alloc_slab").replace(
+        "cudaSuccess", "0")
+    assert fired(tmp_path, kernels_only, "cuda-implicit-runtime-header") == []
+    with_compat = SLAB_COPY.replace("return status", "hipDeviceSynchronize();\n  return status")
+    assert fired(tmp_path, with_compat, "cuda-implicit-runtime-header") == []
+    torch_code = SLAB_COPY.replace("return status", "AT_CUDA_CHECK(cudaGetLastError());\n  return status")
+    assert fired(tmp_path, torch_code, "cuda-implicit-runtime-header") == []
+    assert fired(tmp_path, SLAB_COPY, "cuda-implicit-runtime-header", name="k.cpp") == []

@@ -1032,3 +1032,14 @@ def test_no_runtime_call_a_hip_name_torch_code_or_a_cpp_file_is_quiet(tmp_path: 
     torch_code = SLAB_COPY.replace("return status", "AT_CUDA_CHECK(cudaGetLastError());\n  return status")
     assert fired(tmp_path, torch_code, "cuda-implicit-runtime-header") == []
     assert fired(tmp_path, SLAB_COPY, "cuda-implicit-runtime-header", name="k.cpp") == []
+
+
+@pytest.mark.parametrize("head, line", [
+    ("#define SLAB_SIZE(n) \\\n  ((n) * 64)\n#pragma once\n", 4),  # a continued #define and a #pragma: still the head
+    ("#ifndef SLAB_H\n#define SLAB_H\n", None),  # a header guard's include is the guard's
+    ("static int slabs = 0;\n", None),  # code before it: not where a port puts its header
+])
+def test_only_an_include_that_heads_the_file_is_the_place(tmp_path: Path, head: str, line: int | None) -> None:
+    code = head + '#include "slab.h"\nint up(float** p) { return cudaMalloc((void**)p, 64) != cudaSuccess; }\n'
+    code += "#endif\n" if head.startswith("#ifndef") else ""
+    assert fired(tmp_path, code, "cuda-implicit-runtime-header", name="slab.cuh") == ([line] if line else [])

@@ -160,3 +160,22 @@ def test_entries_name_the_device_functions_of_hip_only_branches() -> None:
     directives = (d(1, "ifdef", "USE_ROCM"), d(8, "endif"))
     got = compat_headers.entries(text, [], directives, lambda o: text.count("\n", 0, o) + 1)
     assert got == (d(2, "define-hip", "lane_min"), d(7, "define-hip", "clamp2"))  # a declaration defines nothing
+
+
+UPLOAD = '#include "common.cuh"\nint up(float** p) { return cudaMalloc((void**)p, 64) != cudaSuccess; }\n'
+
+
+@pytest.mark.parametrize("common, status", [
+    ("#if defined(MYLIB_USE_HIP)\n#define cudaMalloc hipMalloc\n#define cudaSuccess hipSuccess\n#endif\n", "guarded"),
+    ("#if defined(MYLIB_USE_HIP)\n#define WARP 64\n#endif\n", "remaining"),  # renames no cuda* name
+    ("#define cudaMalloc myMalloc\n", "remaining"),  # not the HIP build's
+])
+def test_the_missing_runtime_header_is_handled_where_an_included_header_renames_cuda_names_for_hip(
+    tmp_path: Path, common: str, status: str
+) -> None:
+    write(tmp_path, "src/common.cuh", common)
+    write(tmp_path, "src/upload.cu", UPLOAD)
+    result = scan(tmp_path, Settings(jobs=1))
+    found = [(f.path, f.line, f.status) for f in [*result.findings, *result.guarded_findings]
+             if f.rule == "cuda-implicit-runtime-header"]
+    assert found == [("src/upload.cu", 1, status)]

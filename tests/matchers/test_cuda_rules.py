@@ -1040,3 +1040,53 @@ def test_the_projects_own_rocm_gaps_give_exactly_these_findings(tmp_path: Path) 
     describing its own configuration is none."""
     found = [f for f in findings(tmp_path, ROCM_GAPS, name="ops.cpp") if f.rule == "rocm-gap-message"]
     assert [(f.line, f.severity, f.status) for f in found] == [(3, Severity.MEDIUM, "remaining"), (5, Severity.MEDIUM, "remaining")]
+
+
+SLAB_COPY = """\
+/* Slab copies for a volume renderer. */
+#define SLAB 64
+
+#include "slab.h"
+#include <cstdio>
+
+int upload(const float* host, float** device, size_t count) {
+  cudaError_t status = cudaMalloc((void**)device, count * sizeof(float));
+  return status == cudaSuccess ? 0 : 1;
+}
+"""
+
+
+def test_a_cuda_file_that_leans_on_the_implicit_runtime_header_fires_at_its_first_include(tmp_path: Path) -> None:
+    found = [(f.line, f.severity) for f in findings(tmp_path, SLAB_COPY)
+             if f.rule == "cuda-implicit-runtime-header"]
+    assert found == [(4, Severity.LOW)]
+
+
+@pytest.mark.parametrize("include", ['#include "cuda_runtime.h"', "#include <cuda_runtime_api.h>",
+                                     "#include <hip/hip_runtime.h>", "#include <torch/extension.h>",
+                                     "#include <ATen/cuda/CUDAContext.h>"])
+def test_a_file_that_includes_a_runtime_or_torch_header_itself_is_quiet(tmp_path: Path, include: str) -> None:
+    code = SLAB_COPY.replace("#include <cstdio>", include)
+    assert fired(tmp_path, code, "cuda-implicit-runtime-header") == []
+
+
+def test_no_runtime_call_a_hip_name_torch_code_or_a_cpp_file_is_quiet(tmp_path: Path) -> None:
+    kernels_only = SLAB_COPY.replace("cudaError_t", "int").replace("cudaMalloc", "alloc_slab").replace(
+        "cudaSuccess", "0")
+    assert fired(tmp_path, kernels_only, "cuda-implicit-runtime-header") == []
+    with_compat = SLAB_COPY.replace("return status", "hipDeviceSynchronize();\n  return status")
+    assert fired(tmp_path, with_compat, "cuda-implicit-runtime-header") == []
+    torch_code = SLAB_COPY.replace("return status", "AT_CUDA_CHECK(cudaGetLastError());\n  return status")
+    assert fired(tmp_path, torch_code, "cuda-implicit-runtime-header") == []
+    assert fired(tmp_path, SLAB_COPY, "cuda-implicit-runtime-header", name="k.cpp") == []
+
+
+@pytest.mark.parametrize("head, line", [
+    ("#define SLAB_SIZE(n) \\\n  ((n) * 64)\n#pragma once\n", 4),  # a continued #define and a #pragma: still the head
+    ("#ifndef SLAB_H\n#define SLAB_H\n", None),  # a header guard's include is the guard's
+    ("static int slabs = 0;\n", None),  # code before it: not where a port puts its header
+])
+def test_only_an_include_that_heads_the_file_is_the_place(tmp_path: Path, head: str, line: int | None) -> None:
+    code = head + '#include "slab.h"\nint up(float** p) { return cudaMalloc((void**)p, 64) != cudaSuccess; }\n'
+    code += "#endif\n" if head.startswith("#ifndef") else ""
+    assert fired(tmp_path, code, "cuda-implicit-runtime-header", name="slab.cuh") == ([line] if line else [])

@@ -164,7 +164,7 @@ def names_in(names: frozenset[str]) -> CodeTest:
 MATCHER_MODULES = {
     "build-word": "build_words", "link-library": "build_words", "cmake-command": "cmake_command",
     "cuda-api": "cuda_api", "cuda-hip-alias": "cuda_alias", "inline-asm": "cuda_asm", "float-atomic": "cuda_atomics", "cuda-compare": "cuda_compare",
-    "cuda-include": "cuda_include", "cuda-kernel": "cuda_kernel", "cuda-names": "cuda_names",
+    "cuda-include": "cuda_include", "cuda-first-include": "cuda_first_include", "cuda-kernel": "cuda_kernel", "cuda-names": "cuda_names",
     "cuda-library-names": "cuda_library_names", "cuda-library-files": "cuda_library_names",
     "ptx-strings": "cuda_ptx_strings", "c-string": "cuda_strings", "weak-alias": "cuda_weak_alias",
     "cuda-operand": "cuda_operand", "cuda-mask-words": "cuda_mask_words",

@@ -100,16 +100,19 @@ def _arch_compiled(findings: list[Finding], rules: Mapping[str, Severity]) -> li
 def _compat_renamed(findings: list[Finding], facts: Tree) -> tuple[list[Finding], list[Finding]]:
     """FINDINGS of one file without the warp calls and names, and the CUDA functions HIP lacks, that a HIP compat macro
     or device function of its project's own headers redefines there (the file's own are never reported; an info one,
-    no work, stays): (the rest, those, guarded)."""
+    no work, stays), nor the missing runtime header where such a header renames cuda* names for it (ggml's
+    vendors/hip.h): (the rest, those, guarded)."""
     names = facts.compat.get(findings[0].path) if findings else None
     if not names:
         return findings, []
-    handled = [f.rule in facts.compat_rules and f.symbol in names and f.severity > Severity.INFO for f in findings]
+    handled = [(f.rule in facts.compat_rules and f.symbol in names and f.severity > Severity.INFO)
+               or (f.rule == IMPLICIT_RUNTIME_HEADER and any(n.startswith("cuda") for n in names)) for f in findings]
     return ([f for f, h in zip(findings, handled) if not h],
             [f.guarded() for f, h in zip(findings, handled) if h])
 
 
 DEVICE_PASS_TEST = "cuda-arch-device-pass"
+IMPLICIT_RUNTIME_HEADER = "cuda-implicit-runtime-header"  # a compat header that renames cuda* names answers it
 PAIRED_ATOMIC_ADD = "atomic-add-half2"
 
 

@@ -213,3 +213,17 @@ def test_a_dockerfile_named_with_an_underscore_or_dash_is_read_as_one(tmp_path: 
     found = sorted((f.path, f.line, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings)
     assert found == [("docker/Dockerfile-base", 1, "nvidia-cuda-base-image"), ("docker/Dockerfile-base", 2, "conda-cuda-package"),
                      ("docker/Dockerfile_dev.gpu", 1, "nvidia-cuda-base-image")]
+
+
+def test_the_parents_own_work_runs_once_while_the_workers_scan(tmp_path: Path) -> None:
+    for i in range(pool.PARALLEL_FROM):
+        write(tmp_path, f"f{i:02d}.cu", "void f() { cudaMalloc(0, 0); }\n")
+    sources = [SourceFile(tmp_path / f"f{i:02d}.cu", f"f{i:02d}.cu", FileKind.CUDA, 32) for i in range(pool.PARALLEL_FROM)]
+    workers: list[int] = []
+    parallel = pool.worker_count(Settings(jobs=2)) == 2  # a machine of one core runs no pool
+    for jobs, expected in ((2, [2] if parallel else []), (1, [])):  # one job: no pool, nothing to do beside it
+        workers.clear()
+        found = pool.computed(sources, Ruleset(()), Settings(jobs=jobs), None, time.monotonic() + 600, Shortcuts(),
+                              meanwhile=lambda: workers.append(len(multiprocessing.active_children())))
+        assert len(list(found)) == pool.PARALLEL_FROM
+        assert workers == expected

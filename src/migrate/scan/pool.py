@@ -28,10 +28,12 @@ PARALLEL_FROM = 64  # below this many files a process pool costs more than it sa
 
 def computed(
     sources: Sequence[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, deadline: float,
-    shortcuts: Shortcuts,
+    shortcuts: Shortcuts, meanwhile: Callable[[], None] | None = None,
 ) -> Iterator[tuple[int, FileResult]]:
     """Each source's result with its index in SOURCES, in the order they are done, until DEADLINE (a file started
-    before it may finish). SOURCES may make each SourceFile as it is asked for (a large tree's are not kept)."""
+    before it may finish). SOURCES may make each SourceFile as it is asked for (a large tree's are not kept).
+    MEANWHILE, when the files go to workers, is called once they have started: this process's own work, done beside
+    theirs instead of after."""
     total = len(sources)
     jobs = worker_count(settings)
     if jobs <= 1 or total < PARALLEL_FROM:
@@ -57,6 +59,8 @@ def computed(
     with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, shortcuts)) as pool:
         done = 0
         batches = pool.imap_unordered(_worker_scan, _units(sources, sizes, jobs))
+        if meanwhile:
+            meanwhile()
         while (unit := _next_batch(batches, deadline)) is not None:
             for index, result in zip(*unit):
                 done += 1

@@ -172,7 +172,19 @@ def test_work_units_stay_small_however_large_the_tree() -> None:
     assert all(sum(s.size for s in unit) <= pool.BATCH_MOST + 40_000 for unit in units[1:])
     assert sorted(s.relpath for unit in units for s in unit) == sorted(s.relpath for s in sources)
     small = [SourceFile(Path(f"g{i}.py"), f"g{i}.py", FileKind.PYTHON, 1_000) for i in range(1_000)]
-    assert len(list(pool._batches(small, 2))) == 16  # a small tree still makes a few units per worker
+    assert len(list(pool._batches(small, 2))) == 22  # a small tree still makes a few units per worker
+
+
+def test_the_last_units_are_cut_finer_so_that_the_workers_finish_together() -> None:
+    sizes = [1 << 20] * 8 + [10_000] * 800  # 8 MB of large files, then 8 MB of small ones
+    sources = [SourceFile(Path(f"f{i}.cu"), f"f{i}.cu", FileKind.CUDA, size) for i, size in enumerate(sizes)]
+    units = [sum(s.size for s in unit) for unit in pool._batches(sources, 2)]
+    budget = sum(sizes) // 32  # two workers, 16 units each
+    assert units[:8] == [1 << 20] * 8  # a large file alone
+    tail = units[max(i for i, size in enumerate(units) if size >= budget) + 1:]  # after the last full unit
+    assert len(tail) >= 2 * pool.LAST_SHARE and sum(tail) <= 3 * budget  # the last two budgets' files ...
+    assert all(size <= budget // pool.LAST_SHARE + 10_000 for size in tail[1:])  # ... in quarters (after the one cut
+    # where they begin)
 
 
 def test_a_file_named_twice_is_scanned_into_the_findings_once(tmp_path: Path) -> None:

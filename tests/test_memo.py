@@ -240,22 +240,22 @@ def test_a_scan_is_assessed_once_for_every_report(tmp_path: Path, monkeypatch: p
     assert len(calls) == 1
 
 
-def test_discovery_runs_in_a_thread_beside_the_rules_and_its_failure_comes_first(
+def test_the_rules_load_in_a_thread_beside_discovery_whose_failure_comes_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "k.cu").write_text(KERNEL)
     settings = migrate.config.Settings(cache_dir=None)
     threads: list[str] = []
-    real = migrate.memo.inputs
+    real = migrate.memo.ruleset_for
 
-    def discovering(root, options):  # type: ignore[no-untyped-def]
+    def loading(options):  # type: ignore[no-untyped-def]
         threads.append(threading.current_thread().name)
-        return real(root, options)
+        return real(options)
 
-    monkeypatch.setattr(migrate.memo, "inputs", discovering)
+    monkeypatch.setattr(migrate.memo, "ruleset_for", loading)
     found, ruleset = migrate.memo._found_and_rules(tmp_path, settings)
-    assert threads == ["discovery"] and ruleset is migrate.memo.ruleset_for(settings)
-    assert list(found.found) == list(real(tmp_path, settings).found)
+    assert threads == ["rules"] and ruleset is real(settings)
+    assert list(found.found) == list(migrate.memo.inputs(tmp_path, settings).found)
 
     def failing(name: str):  # type: ignore[no-untyped-def]
         def fail(*_):  # type: ignore[no-untyped-def]
@@ -266,5 +266,5 @@ def test_discovery_runs_in_a_thread_beside_the_rules_and_its_failure_comes_first
     with pytest.raises(RuleFileError, match="rules"):
         migrate.memo._found_and_rules(tmp_path, settings)
     monkeypatch.setattr(migrate.memo, "inputs", failing("discovery"))
-    with pytest.raises(RuleFileError, match="discovery"):  # not the rules' failure: discovery ran first before
+    with pytest.raises(RuleFileError, match="discovery"):
         migrate.memo._found_and_rules(tmp_path, settings)

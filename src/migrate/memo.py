@@ -105,28 +105,27 @@ def _copy(kept: Path, target: Path) -> None:
 
 
 def _found_and_rules(root: Path, settings: Settings) -> tuple[Inputs, Ruleset]:
-    """inputs(ROOT, SETTINGS) in a thread, while this one loads ruleset_for(SETTINGS): without a cache, most of the
-    loading is tree-sitter compiling the rules' queries, which lets go of the GIL. Discovery's failure is raised
-    first, as when it ran first. (Discovery, not the rules, in the thread: a thread's larger blocks come from a malloc
-    arena of its own, and with the rules' temporary objects there each worker forked later started ~5 MB larger.)"""
-    found: list[Inputs] = []
+    """inputs(ROOT, SETTINGS) and ruleset_for(SETTINGS), the rules loaded in a thread while discovery runs: without a
+    cache, most of their loading is tree-sitter compiling the rules' queries, which lets go of the GIL (discovery's
+    failure is raised first, as when it ran first)."""
+    loaded: list[Ruleset] = []
     failed: list[BaseException] = []
 
-    def discover() -> None:
+    def load() -> None:
         try:
-            found.append(inputs(root, settings))
-        except BaseException as exc:  # noqa: BLE001 - raised again in this thread, before the rules' own
+            loaded.append(ruleset_for(settings))
+        except BaseException as exc:  # noqa: BLE001 - raised again in this thread, after discovery's own
             failed.append(exc)
 
-    thread = threading.Thread(target=discover, name="discovery", daemon=True)
+    thread = threading.Thread(target=load, name="rules", daemon=True)
     thread.start()
     try:
-        ruleset = ruleset_for(settings)
+        found = inputs(root, settings)
     finally:
         thread.join()
-        if failed:
-            raise failed[0]
-    return found[0], ruleset
+    if failed:
+        raise failed[0]
+    return found, loaded[0]
 
 
 def _memo(root: Path, settings: Settings, found: Inputs, ruleset: Ruleset, *, as_discovered: bool) -> ReportMemo | None:

@@ -6,20 +6,17 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 import migrate.cache.store
-import migrate.config
 import migrate.memo
 import migrate.scan
 import migrate.scan.pool
 from migrate.baseline import render as render_baseline
 from migrate.cli import cli
-from migrate.errors import RuleFileError
 
 from conftest import KERNEL
 
@@ -238,33 +235,3 @@ def test_a_scan_is_assessed_once_for_every_report(tmp_path: Path, monkeypatch: p
     done = run(root, "--report", str(tmp_path / "out.html"), cache=False)
     assert done.exit_code == 0 and (tmp_path / "out.html").exists(), done.output
     assert len(calls) == 1
-
-
-def test_the_rules_load_in_a_thread_beside_discovery_whose_failure_comes_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "k.cu").write_text(KERNEL)
-    settings = migrate.config.Settings(cache_dir=None)
-    threads: list[str] = []
-    real = migrate.memo.ruleset_for
-
-    def loading(options):  # type: ignore[no-untyped-def]
-        threads.append(threading.current_thread().name)
-        return real(options)
-
-    monkeypatch.setattr(migrate.memo, "ruleset_for", loading)
-    found, ruleset = migrate.memo._found_and_rules(tmp_path, settings)
-    assert threads == ["rules"] and ruleset is real(settings)
-    assert list(found.found) == list(migrate.memo.inputs(tmp_path, settings).found)
-
-    def failing(name: str):  # type: ignore[no-untyped-def]
-        def fail(*_):  # type: ignore[no-untyped-def]
-            raise RuleFileError(name)
-        return fail
-
-    monkeypatch.setattr(migrate.memo, "ruleset_for", failing("rules"))
-    with pytest.raises(RuleFileError, match="rules"):
-        migrate.memo._found_and_rules(tmp_path, settings)
-    monkeypatch.setattr(migrate.memo, "inputs", failing("discovery"))
-    with pytest.raises(RuleFileError, match="discovery"):
-        migrate.memo._found_and_rules(tmp_path, settings)

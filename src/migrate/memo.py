@@ -4,7 +4,6 @@ then costs its discovery, not the reading of every file's results, the repositor
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,6 @@ from migrate.cache.reports import ReportMemo, open_memo
 from migrate.config import Settings
 from migrate.inputs import Inputs, inputs, ruleset_for
 from migrate.model import Severity
-from migrate.ruleset import Ruleset
 from migrate.writer import write_report
 
 if TYPE_CHECKING:
@@ -48,8 +46,8 @@ class Reports:
 def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
                  progress: Progress | None = None) -> Reports:
     """The reports REQUESTS ask for of a scan of ROOT; those with a path are written there."""
-    found, ruleset = _found_and_rules(root, settings)
-    memo = _memo(root, settings, found, ruleset, as_discovered=True)
+    found = inputs(root, settings)
+    memo = _memo(root, settings, found, as_discovered=True)
     names = [request.name for request in requests]
     files = {request.name for request in requests if request.path is not None}
     kept = memo.get(names, files=files) if memo else None
@@ -70,7 +68,7 @@ def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
         if request.path is not None:
             _write(record, request, memo)
     worst = max((f.severity for f in result.findings), default=None)
-    if memo and not result.unscanned and memo == _memo(root, settings, found, ruleset, as_discovered=False):  # unchanged since
+    if memo and not result.unscanned and memo == _memo(root, settings, found, as_discovered=False):  # unchanged since
         memo.put(texts, worst)
     elif memo and files:
         memo.discard()
@@ -104,35 +102,11 @@ def _copy(kept: Path, target: Path) -> None:
         write_report(target, iter(lambda: handle.read(1 << 20), b""))
 
 
-def _found_and_rules(root: Path, settings: Settings) -> tuple[Inputs, Ruleset]:
-    """inputs(ROOT, SETTINGS) and ruleset_for(SETTINGS), the rules loaded in a thread while discovery runs: without a
-    cache, most of their loading is tree-sitter compiling the rules' queries, which lets go of the GIL (discovery's
-    failure is raised first, as when it ran first)."""
-    loaded: list[Ruleset] = []
-    failed: list[BaseException] = []
-
-    def load() -> None:
-        try:
-            loaded.append(ruleset_for(settings))
-        except BaseException as exc:  # noqa: BLE001 - raised again in this thread, after discovery's own
-            failed.append(exc)
-
-    thread = threading.Thread(target=load, name="rules", daemon=True)
-    thread.start()
-    try:
-        found = inputs(root, settings)
-    finally:
-        thread.join()
-    if failed:
-        raise failed[0]
-    return found, loaded[0]
-
-
-def _memo(root: Path, settings: Settings, found: Inputs, ruleset: Ruleset, *, as_discovered: bool) -> ReportMemo | None:
-    """The memo entry of a whole-tree scan of what FOUND lists with RULESET, as discovery saw the files
-    (AS_DISCOVERED: no stat of its own) or as they stand now."""
+def _memo(root: Path, settings: Settings, found: Inputs, *, as_discovered: bool) -> ReportMemo | None:
+    """The memo entry of a whole-tree scan of what FOUND lists, as discovery saw the files (AS_DISCOVERED: no stat
+    of its own) or as they stand now."""
     if not found.complete:
         return None
     extra = [str(root), *(f"{s.path}\0{s.reason}" for s in found.skipped), *sorted(found.packages)]
     since = found.discovered_after if as_discovered else None
-    return open_memo(root, ruleset, settings, found.found, extra, since=since)
+    return open_memo(root, ruleset_for(settings), settings, found.found, extra, since=since)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -9,10 +10,12 @@ import pytest
 from conftest import init_repo
 from migrate.assessment import assess
 from migrate.config import Settings
-from migrate.finding_status import status_of
+from migrate import finding_status
+from migrate.finding_status import Context, status_of
 from migrate.model import Severity
-from migrate.opt_in_builds import opt_in
-from migrate.scan import scan
+from migrate.opt_in_builds import opt_in, read_ahead
+from migrate.scan import inputs, scan, scan_inputs, worker_count
+from migrate.weights import load_weights
 
 CMAKE = """\
 cmake_minimum_required(VERSION 3.18)
@@ -160,3 +163,53 @@ def test_a_makefile_switch_left_at_zero_opts_its_macros_in(tmp_path: Path) -> No
 def test_a_makefile_switch_on_or_a_macro_added_anyway_is_the_build_itself(tmp_path: Path, default: str,
                                                                           extra: str) -> None:
     assert not opt_in(_make_tree(tmp_path, default, extra), (), PATHS).ranges
+
+
+@pytest.mark.parametrize("make", [_tree, _make_tree])
+def test_what_is_read_ahead_of_the_findings_gives_the_same_opt_in(tmp_path: Path, make: Callable[[Path], Path]) -> None:
+    root = make(tmp_path)
+    ahead = read_ahead(root, (), (*PATHS, "CMakeLists.txt", "Makefile"))
+    assert ahead.read == set(PATHS) and dict(ahead.ranges) == {"src/util.cu": ((3, 10),)}
+    for paths in (PATHS, PATHS[:1], PATHS[2:], ()):
+        assert opt_in(root, (), paths, ahead) == opt_in(root, (), paths)
+
+
+def test_a_file_the_reading_ahead_left_out_is_read_then(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    ahead = read_ahead(root, (), ("src/core.cu",))
+    (root / "src/util.cu").write_text(UTIL.replace("ENGINE_HAS_FASTCONV", "ENGINE_HAS_FASTCONV\n"), encoding="utf-8")
+    (root / "src/core.cu").write_text("#ifdef ENGINE_HAS_FASTCONV\n#endif\n", encoding="utf-8")
+    found = opt_in(root, (), PATHS, ahead)
+    assert dict(found.ranges) == {"src/util.cu": ((3, 11),)}  # read now; core.cu as it was read ahead
+
+
+def test_the_assessment_takes_what_was_read_ahead_of_its_tree_once(tmp_path: Path) -> None:
+    root = init_repo(_tree(tmp_path / "engine"))
+    result = scan(root, Settings(jobs=1))
+    weights = load_weights()
+    finding_status.read_ahead(str(root), ["CMakeLists.txt"], PATHS, weights)
+    (root / "CMakeLists.txt").write_text(CMAKE.format(default="ON"), encoding="utf-8")  # nothing opted in any more
+    assert Context.of(result, weights).opt_in.files == {"src/conv_fast.cu", "src/fast/tile.h"}  # as read ahead
+    assert not Context.of(result, weights).opt_in.files  # taken: read from the tree again
+    for other in ((str(tmp_path), ["CMakeLists.txt"]), (str(root), ["src/CMakeLists.txt"])):
+        finding_status.read_ahead(*other, PATHS, weights)  # another tree, other build units: not this tree's
+        assert not Context.of(result, weights).opt_in.files
+
+
+def test_a_large_scan_reads_ahead_while_its_workers_run_and_assesses_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[str] = []
+    original = finding_status.read_ahead
+    monkeypatch.setattr(finding_status, "read_ahead", lambda root, *rest: read.append(root) or original(root, *rest))
+    root = _tree(tmp_path / "engine")
+    for i in range(64):  # enough files for a pool
+        (root / f"src/k{i:02d}.cu").write_text("__global__ void k(float* x) { x[0] = 1.f; }\n", encoding="utf-8")
+    init_repo(root)
+    settings = Settings(jobs=2)
+    ahead = assess(scan_inputs(root, settings, inputs(root, settings), assessed=True))
+    pooled = worker_count(settings) > 1  # a machine of one core scans in this process: nothing to read beside it
+    assert read == ([str(root)] if pooled else []) and not finding_status._AHEAD  # read as the workers ran, taken
+    plain = assess(scan_inputs(root, settings, inputs(root, settings)))
+    assert ahead.context == plain.context and ahead.risk == plain.risk
+    assert ahead.context.opt_in.files == {"src/conv_fast.cu", "src/fast/tile.h"}

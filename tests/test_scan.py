@@ -172,7 +172,19 @@ def test_work_units_stay_small_however_large_the_tree() -> None:
     assert all(sum(s.size for s in unit) <= pool.BATCH_MOST + 40_000 for unit in units[1:])
     assert sorted(s.relpath for unit in units for s in unit) == sorted(s.relpath for s in sources)
     small = [SourceFile(Path(f"g{i}.py"), f"g{i}.py", FileKind.PYTHON, 1_000) for i in range(1_000)]
-    assert len(list(pool._batches(small, 2))) == 16  # a small tree still makes a few units per worker
+    assert len(list(pool._batches(small, 2))) == 22  # a small tree still makes a few units per worker
+
+
+def test_the_last_units_are_cut_finer_so_that_the_workers_finish_together() -> None:
+    sizes = [1 << 20] * 8 + [10_000] * 800  # 8 MB of large files, then 8 MB of small ones
+    sources = [SourceFile(Path(f"f{i}.cu"), f"f{i}.cu", FileKind.CUDA, size) for i, size in enumerate(sizes)]
+    units = [sum(s.size for s in unit) for unit in pool._batches(sources, 2)]
+    budget = sum(sizes) // 32  # two workers, 16 units each
+    assert units[:8] == [1 << 20] * 8  # a large file alone
+    tail = units[max(i for i, size in enumerate(units) if size >= budget) + 1:]  # after the last full unit
+    assert len(tail) >= 2 * pool.LAST_SHARE and sum(tail) <= 3 * budget  # the last two budgets' files ...
+    assert all(size <= budget // pool.LAST_SHARE + 10_000 for size in tail[1:])  # ... in quarters (after the one cut
+    # where they begin)
 
 
 def test_a_file_named_twice_is_scanned_into_the_findings_once(tmp_path: Path) -> None:
@@ -213,3 +225,17 @@ def test_a_dockerfile_named_with_an_underscore_or_dash_is_read_as_one(tmp_path: 
     found = sorted((f.path, f.line, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings)
     assert found == [("docker/Dockerfile-base", 1, "nvidia-cuda-base-image"), ("docker/Dockerfile-base", 2, "conda-cuda-package"),
                      ("docker/Dockerfile_dev.gpu", 1, "nvidia-cuda-base-image")]
+
+
+def test_the_parents_own_work_runs_once_while_the_workers_scan(tmp_path: Path) -> None:
+    for i in range(pool.PARALLEL_FROM):
+        write(tmp_path, f"f{i:02d}.cu", "void f() { cudaMalloc(0, 0); }\n")
+    sources = [SourceFile(tmp_path / f"f{i:02d}.cu", f"f{i:02d}.cu", FileKind.CUDA, 32) for i in range(pool.PARALLEL_FROM)]
+    workers: list[int] = []
+    parallel = pool.worker_count(Settings(jobs=2)) == 2  # a machine of one core runs no pool
+    for jobs, expected in ((2, [2] if parallel else []), (1, [])):  # one job: no pool, nothing to do beside it
+        workers.clear()
+        found = pool.computed(sources, Ruleset(()), Settings(jobs=jobs), None, time.monotonic() + 600, Shortcuts(),
+                              meanwhile=lambda: workers.append(len(multiprocessing.active_children())))
+        assert len(list(found)) == pool.PARALLEL_FROM
+        assert workers == expected

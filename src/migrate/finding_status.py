@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
+from migrate import opt_in_builds
 from migrate.model import Finding, RocmStatus, ScanResult, Severity
 from migrate.opt_in_builds import OptIn
 from migrate.weights import Weights, category_of, load_weights, on_main_path
@@ -55,11 +56,13 @@ class Context:
             return cls()
         weights = weights or load_weights()
         context = cls.from_status(result.rocm).seeing(result.findings, weights)
-        flagged, device_built, extras = _flag_gated(result.root, context.build_dirs, weights)
+        ahead = _taken(result.root, context.build_dirs, weights)
+        flagged, device_built, extras = ahead.flag_gated if ahead else _flag_gated(result.root, context.build_dirs,
+                                                                                   weights)
         c_paths, unported, trains = _paths_read(result.findings, weights)  # one read: a large scan's come back from disk
-        opted = _opted_in(result.root, context.build_dirs, c_paths)
+        opted = _opted_in(result.root, context.build_dirs, c_paths, ahead.opt_in if ahead else None)
         chosen = _chosen(result.root, unported, weights)
-        unimported = _unimported(result.root, context.build_dirs, weights)
+        unimported = ahead.unimported if ahead else _unimported(result.root, context.build_dirs, weights)
         switched = _switched(result.root, trains)
         return replace(context, flagged=flagged, device_built=device_built, extras=extras, opt_in=opted, chosen=chosen,
                        unimported=unimported, switched=switched)
@@ -67,8 +70,7 @@ class Context:
     @classmethod
     def from_status(cls, status: RocmStatus) -> Context:
         """The context a repository's ROCm status gives: its build units, hipified directories and ported parts."""
-        dirs = tuple(sorted({p.rpartition("/")[0] for p in status.build_files} - {""}, key=len, reverse=True))
-        bare = cls(build_dirs=dirs, hipify_dirs=status.hipify_dirs, level=status.level,
+        bare = cls(build_dirs=_build_dirs(status.build_files), hipify_dirs=status.hipify_dirs, level=status.level,
                    library_dirs=frozenset(status.library_dirs))
         kinds = {"build", "guard", "hip-source", "runtime"}
         ported = frozenset(bare.component(e.path) for e in status.evidence if e.kind in kinds)
@@ -277,14 +279,56 @@ def _switched(root: str, places: set[tuple[str, int]]) -> frozenset[tuple[str, i
 _MAX_SWITCHED_FILES = 300
 
 
-def _opted_in(root: str, build_dirs: tuple[str, ...], paths: set[str]) -> OptIn:
-    """opt_in_builds.opt_in of the tree at ROOT for PATHS; nothing where the tree is gone (a stored result read
-    again)."""
+def _opted_in(root: str, build_dirs: tuple[str, ...], paths: set[str], ahead: opt_in_builds.Ahead | None) -> OptIn:
+    """opt_in_builds.opt_in of the tree at ROOT for PATHS (with what was read AHEAD); nothing where the tree is gone
+    (a stored result read again)."""
     if not paths or not Path(root).is_dir():
         return OptIn()
-    from migrate import opt_in_builds  # here: `migrate check` and renderers never need it
+    return opt_in_builds.opt_in(Path(root), build_dirs, paths, ahead)
 
-    return opt_in_builds.opt_in(Path(root), build_dirs, paths)
+
+def _build_dirs(build_files: Iterable[str]) -> tuple[str, ...]:
+    """The build units' directories of BUILD_FILES, the root's left out, the deepest first."""
+    return tuple(sorted({p.rpartition("/")[0] for p in build_files} - {""}, key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """What Context.of reads of the tree at ROOT with BUILD_DIRS and WEIGHTS that the findings do not decide."""
+
+    root: str
+    build_dirs: tuple[str, ...]
+    weights: Weights
+    flag_gated: tuple[frozenset[str], frozenset[str], frozenset[str]]
+    unimported: frozenset[str]
+    opt_in: opt_in_builds.Ahead | None
+
+
+_AHEAD: list[_Ahead] = []  # read_ahead's last reading, until a Context.of of the same tree takes it
+
+
+def read_ahead(root: str, build_files: Iterable[str], paths: Iterable[str], weights: Weights) -> None:
+    """Read now what Context.of reads of the tree at ROOT (its BUILD_FILES, its files at PATHS) whatever its findings
+    are: a large scan does it while its workers run, and the next Context.of of that tree, with the same build units
+    and WEIGHTS, takes it instead of reading the tree after them. A reading that fails keeps nothing (Context.of then
+    reads the tree itself, and meets the failure there)."""
+    _AHEAD.clear()
+    build_dirs = _build_dirs(build_files)
+    try:
+        opted = opt_in_builds.read_ahead(Path(root), build_dirs, paths) if Path(root).is_dir() else None
+        _AHEAD.append(_Ahead(root, build_dirs, weights, _flag_gated(root, build_dirs, weights),
+                             _unimported(root, build_dirs, weights), opted))
+    except Exception:  # noqa: BLE001 - raised again where Context.of reads the tree itself
+        return
+
+
+def _taken(root: str, build_dirs: tuple[str, ...], weights: Weights) -> _Ahead | None:
+    """read_ahead's reading of the tree at ROOT with BUILD_DIRS and WEIGHTS (None when it read another), taken: a
+    later Context.of reads the tree again."""
+    ahead = _AHEAD.pop() if _AHEAD else None
+    if ahead is None or ahead.root != root or ahead.build_dirs != build_dirs or ahead.weights is not weights:
+        return None
+    return ahead
 
 
 def _unimported(root: str, build_dirs: tuple[str, ...], weights: Weights) -> frozenset[str]:

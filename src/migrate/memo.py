@@ -61,7 +61,7 @@ def scan_reports(root: Path, settings: Settings, requests: Sequence[Request], *,
     from migrate.assessment import assess
     from migrate.scan import scan_inputs
 
-    result = scan_inputs(root, settings, found, progress=progress)
+    result = scan_inputs(root, settings, found, progress=progress, assessed=True)
     record = assess(result)  # once, for every format asked for
     texts = {r.name: _rendered(record, r) for r in requests if r.path is None}
     for request in requests:

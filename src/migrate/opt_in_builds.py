@@ -41,10 +41,48 @@ class OptIn:
         return path in self.files or any(start <= line <= end for start, end in self.ranges.get(path, ()))
 
 
-def opt_in(root: Path, build_dirs: Iterable[str], paths: Iterable[str]) -> OptIn:
+def opt_in(root: Path, build_dirs: Iterable[str], paths: Iterable[str], ahead: Ahead | None = None) -> OptIn:
     """OptIn of the tree at ROOT, read from the CMakeLists.txt of the root and of BUILD_DIRS, for the C/C++/CUDA files
     of PATHS (those with findings): their `#ifdef` ranges, and whether each is a source or header only opted-in code
-    builds."""
+    builds. AHEAD, what read_ahead read of the same tree and BUILD_DIRS, stands in for the files it read."""
+    macros, sources = ahead.options if ahead else _options(root, build_dirs)
+    wanted = {p for p in paths if _suffix(p) in _C_SUFFIXES}
+    if not (macros or sources) or not wanted:
+        return OptIn()
+    ranges = {p: r for p in wanted if (r := ahead.ranges.get(p, ()) if ahead and p in ahead.read
+                                       else _file_ranges(root, p, macros))}
+    files = set(sources)
+    headers = {p for p in wanted if _suffix(p) in _HEADER_SUFFIXES and p not in files}
+    if headers:
+        files |= (ahead.only if ahead else _included_only_by(root, files, macros)) & headers
+    return OptIn(ranges=ranges, files=frozenset(files & wanted))
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """What opt_in reads of a tree before its findings are known: the opted macros and sources, the `#ifdef` ranges
+    of the C/C++/CUDA files READ (those with none left out), and the headers only opted code includes."""
+
+    options: tuple[frozenset[str], frozenset[str]]
+    read: frozenset[str] = frozenset()
+    ranges: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    only: frozenset[str] = frozenset()
+
+
+def read_ahead(root: Path, build_dirs: Iterable[str], paths: Iterable[str]) -> Ahead:
+    """opt_in's reads of the tree at ROOT for every C/C++/CUDA file of PATHS (a scan's files, while its workers
+    run: the parent reads them no more once the findings are in)."""
+    macros, sources = _options(root, build_dirs)
+    if not (macros or sources):
+        return Ahead((macros, sources))
+    read = frozenset(p for p in paths if _suffix(p) in _C_SUFFIXES)
+    ranges = {p: r for p in read if (r := _file_ranges(root, p, macros))}
+    return Ahead((macros, sources), read, ranges, frozenset(_included_only_by(root, set(sources), macros)))
+
+
+def _options(root: Path, build_dirs: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """(macros, sources) only off-by-default options of the CMake files and Makefiles of ROOT and BUILD_DIRS
+    compile."""
     directories = sorted({"", *build_dirs})
     cmake = {d: text for d in directories if (text := _read(root / d / "CMakeLists.txt"))}
     makefiles = [text for d in directories for name in _MAKEFILES if (text := _read(root / d / name))]
@@ -52,16 +90,12 @@ def opt_in(root: Path, build_dirs: Iterable[str], paths: Iterable[str]) -> OptIn
     for found in [_cmake_opted(cmake), *map(_make_opted, makefiles)]:
         for into, more in zip(opted, found):
             into |= more
-    macros, sources = opted[0] - opted[1], opted[2] - opted[3]  # a macro or source also set outside is no add-on
-    wanted = {p for p in paths if _suffix(p) in _C_SUFFIXES}
-    if not (macros or sources) or not wanted:
-        return OptIn()
-    ranges = {p: r for p in wanted if (text := _read(root / p)) and (r := _ranges(text, macros))}
-    files = set(sources)
-    headers = {p for p in wanted if _suffix(p) in _HEADER_SUFFIXES and p not in files}
-    if headers:
-        files |= _included_only_by(root, headers, files, macros)
-    return OptIn(ranges=ranges, files=frozenset(files & wanted))
+    return frozenset(opted[0] - opted[1]), frozenset(opted[2] - opted[3])  # one also set outside is no add-on
+
+
+def _file_ranges(root: Path, path: str, macros: Iterable[str]) -> tuple[tuple[int, int], ...]:
+    text = _read(root / path)
+    return _ranges(text, macros) if text else ()
 
 
 def _cmake_opted(cmake: Mapping[str, str]) -> tuple[set[str], set[str], set[str], set[str]]:
@@ -193,7 +227,7 @@ def _listed(words: list[str], directory: str) -> set[str]:
 _DIRECTIVE = lazy_regex(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$", re.MULTILINE)
 
 
-def _ranges(text: str, macros: set[str]) -> tuple[tuple[int, int], ...]:
+def _ranges(text: str, macros: Iterable[str]) -> tuple[tuple[int, int], ...]:
     """The line ranges of TEXT under `#ifdef M` / `#if defined(M)` (alone or AND-ed) for M of MACROS, up to the
     branch's #else, #elif or #endif."""
     if not any(m in text for m in macros):
@@ -216,7 +250,7 @@ def _ranges(text: str, macros: set[str]) -> tuple[tuple[int, int], ...]:
     return tuple(found)
 
 
-def _opted_condition(keyword: str, argument: str, macros: set[str]) -> bool:
+def _opted_condition(keyword: str, argument: str, macros: Iterable[str]) -> bool:
     condition = argument.split("//")[0].split("/*")[0].strip()
     if keyword == "ifdef":
         return condition in macros
@@ -228,8 +262,8 @@ def _opted_condition(keyword: str, argument: str, macros: set[str]) -> bool:
 _INCLUDE = lazy_regex(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^">\n]+)[">]', re.MULTILINE)
 
 
-def _included_only_by(root: Path, headers: set[str], opted: set[str], macros: set[str]) -> set[str]:
-    """The HEADERS every include of which (one at least) is in an OPTED file, under a MACROS conditional, or in a
+def _included_only_by(root: Path, opted: set[str], macros: Iterable[str]) -> set[str]:
+    """The headers every include of which (one at least) is in an OPTED file, under a MACROS conditional, or in a
     header that is itself so (followed through every header of the tree)."""
     tree = _c_files(root)
     known = set(tree)
@@ -267,7 +301,7 @@ def _included_only_by(root: Path, headers: set[str], opted: set[str], macros: se
         folder = header.rpartition("/")[0]
         folders[folder] = folders.get(folder, True) and header in only
     only |= {h for h in loose if folders.get(h.rpartition("/")[0], False)}
-    return only & headers
+    return only
 
 
 def _names(header: str, spec: str) -> bool:

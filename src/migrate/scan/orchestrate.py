@@ -42,13 +42,16 @@ def scan(
 
 def scan_inputs(
     root: Path, settings: Settings, found: Inputs, *, progress: Progress | None = None,
-    shortcuts: Shortcuts = Shortcuts(), substitutions: bool = True,
+    shortcuts: Shortcuts = Shortcuts(), substitutions: bool = True, assessed: bool = False,
 ) -> ScanResult:
     """Scan the files FOUND names: every finding and skip, sorted. The findings are read back from a spill
-    (scan/spill.py) that the result owns: they are kept on disk as they come, a file's at a time."""
+    (scan/spill.py) that the result owns: they are kept on disk as they come, a file's at a time. ASSESSED: the
+    result is assessed next, so what the assessment reads of the tree whatever the findings is read while the
+    workers run (finding_status.read_ahead)."""
     spill = Spill()
     try:
-        return _scan(root, settings, found, spill, progress=progress, shortcuts=shortcuts, substitutions=substitutions)
+        return _scan(root, settings, found, spill, progress=progress, shortcuts=shortcuts, substitutions=substitutions,
+                     assessed=assessed)
     except BaseException:  # an error, Ctrl-C: the findings' temp file goes now, not when the process ends
         spill.close()
         raise
@@ -56,7 +59,7 @@ def scan_inputs(
 
 def _scan(
     root: Path, settings: Settings, found: Inputs, spill: Spill, *, progress: Progress | None,
-    shortcuts: Shortcuts, substitutions: bool,
+    shortcuts: Shortcuts, substitutions: bool, assessed: bool,
 ) -> ScanResult:
     ruleset = ruleset_for(settings)
     records, skipped, changes = found.found, list(found.skipped), found.changes
@@ -68,7 +71,8 @@ def _scan(
     evidence: list[Evidence] = []
     conditionals: dict[str, tuple[preproc.Directive, ...]] = {}
     with paused():  # the results the workers send (evidence, directives): many objects, no cycles
-        for index, result in _results(records, ruleset, settings, progress, store, deadline, shortcuts):
+        meanwhile = _read_ahead(root, records) if assessed else None
+        for index, result in _results(records, ruleset, settings, progress, store, deadline, shortcuts, meanwhile):
             unscanned += result.unscanned
             blob = result.packed or (encode(result.findings) if result.findings else b"")
             if blob:
@@ -141,6 +145,16 @@ def _relpath_of(records: Sequence[Found]) -> Callable[[int], str]:
     return lambda index: records[index].relpath
 
 
+def _read_ahead(root: Path, records: Sequence[Found]) -> Callable[[], None]:
+    """finding_status.read_ahead of the tree at ROOT whose files RECORDS lists."""
+
+    def read() -> None:
+        paths = list(map(_relpath_of(records), range(len(records))))
+        finding_status.read_ahead(str(root), project.build_files(paths), paths, load_weights())
+
+    return read
+
+
 def _has_rocm_code(evidence: list[Evidence]) -> bool:
     """The tree has ROCm code (guards, HIP sources): only then does a finding's status read its kernel work."""
     return any(e.kind in ("guard", "hip-source") for e in evidence)
@@ -204,11 +218,12 @@ def _substitutions(findings: Sequence[Finding], settings: Settings) -> tuple[Sub
 
 def _results(
     records: Sequence[Found], ruleset: Ruleset, settings: Settings, progress: Progress | None, store: Cache,
-    deadline: float, shortcuts: Shortcuts,
+    deadline: float, shortcuts: Shortcuts, meanwhile: Callable[[], None] | None,
 ) -> Iterator[tuple[int, FileResult]]:
     """(index in RECORDS, result): stored results for unchanged files; the others scanned (in a process pool when
     many) and stored, until DEADLINE: the files not scanned by then are skipped, with the reason (and not stored).
-    Each file's SourceFile is made when it is needed, not kept (a Path each: ~0.5 KB a file of a large tree)."""
+    Each file's SourceFile is made when it is needed, not kept (a Path each: ~0.5 KB a file of a large tree).
+    MEANWHILE runs while a pool's workers scan (pool.computed)."""
     misses = array("q", range(len(records)) if not store.enabled else ())
     for index, record in enumerate(records if store.enabled else ()):
         hit = store.get(source_file(record))
@@ -218,7 +233,7 @@ def _results(
             yield index, hit
     pending = _Sources(records, misses)
     done = bytearray(len(misses))
-    for position, result in pool.computed(pending, ruleset, settings, progress, deadline, shortcuts):
+    for position, result in pool.computed(pending, ruleset, settings, progress, deadline, shortcuts, meanwhile):
         done[position] = 1
         yield misses[position], store.put(pending[position], result) if store.enabled else result
     reason = f"not scanned: the scan ran out of its time budget ({settings.time_budget:g} s; see --time-budget)"

@@ -28,10 +28,12 @@ PARALLEL_FROM = 64  # below this many files a process pool costs more than it sa
 
 def computed(
     sources: Sequence[SourceFile], ruleset: Ruleset, settings: Settings, progress: Progress | None, deadline: float,
-    shortcuts: Shortcuts,
+    shortcuts: Shortcuts, meanwhile: Callable[[], None] | None = None,
 ) -> Iterator[tuple[int, FileResult]]:
     """Each source's result with its index in SOURCES, in the order they are done, until DEADLINE (a file started
-    before it may finish). SOURCES may make each SourceFile as it is asked for (a large tree's are not kept)."""
+    before it may finish). SOURCES may make each SourceFile as it is asked for (a large tree's are not kept).
+    MEANWHILE, when the files go to workers, is called once they have started: this process's own work, done beside
+    theirs instead of after."""
     total = len(sources)
     jobs = worker_count(settings)
     if jobs <= 1 or total < PARALLEL_FROM:
@@ -57,6 +59,8 @@ def computed(
     with context.Pool(jobs, initializer=_init_worker, initargs=(ruleset, settings, shortcuts)) as pool:
         done = 0
         batches = pool.imap_unordered(_worker_scan, _units(sources, sizes, jobs))
+        if meanwhile:
+            meanwhile()
         while (unit := _next_batch(batches, deadline)) is not None:
             for index, result in zip(*unit):
                 done += 1
@@ -111,16 +115,25 @@ def _survey(sources: Sequence[SourceFile]) -> tuple[array[int], set[FileKind], b
     return sizes, kinds, first_party
 
 
+# The last units' share of the budget: the last of them leave a worker idle until the others finish theirs, and the
+# smallest files come last, each costing more than its bytes (a 2 MB unit of CUTLASS + CCCL's 1,800 smallest files
+# took 0.6 CPU s where one of 16 large files took 0.4)
+LAST_SHARE = 4
+
+
 def _units(sources: Sequence[SourceFile], sizes: array[int], jobs: int) -> Iterator[tuple[list[int], list[SourceFile]]]:
     """_batches' units, each with its files' indices in SOURCES (of SIZES); a unit's SourceFiles are made as it is
-    sent, so that a large tree's are never all kept."""
-    budget = min(BATCH_MOST, max(64 * 1024, sum(sizes) // (jobs * 16)))
+    sent, so that a large tree's are never all kept. The last round of units (the files of the last JOBS budgets)
+    is cut finer, so that the workers finish close together."""
+    left = sum(sizes)
+    budget = min(BATCH_MOST, max(64 * 1024, left // (jobs * 16)))
     indices: list[int] = []
     size = 0
     for index in sorted(range(len(sizes)), key=sizes.__getitem__, reverse=True):
         indices.append(index)
         size += sizes[index]
-        if size >= budget:
+        left -= sizes[index]
+        if size >= (budget if left >= jobs * budget else budget // LAST_SHARE):
             yield indices, [sources[i] for i in indices]
             indices, size = [], 0
     if indices:

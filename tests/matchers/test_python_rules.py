@@ -106,6 +106,11 @@ FIRES = [
     ("from vllm_flash_attn import flash_attn_with_kvcache\n", "python-flash-attn-fork", 1, "high"),
     ("import grouped_gemm\nout = grouped_gemm.ops.gmm(x, w, sizes)\n", "python-cutlass-extension-package", 1, "high"),
     ("from torch_int.nn.linear import W8A8B8O8Linear\n", "python-cutlass-extension-package", 1, "high"),
+    ("from q8_kernels.integration.diffusers import processor_factory\n", "python-q8-kernels", 1, "high"),
+    ("from q8_kernels_cuda.gemm._C import q8_mm\n", "python-q8-kernels", 1, "high"),
+    # the FP8 path behind a try/except ImportError that raises a clearer error: an opt-in path, low like other extras
+    ("def load(p):\n    try:\n        from q8_kernels.integration import patch\n    except ImportError:\n"
+     "        raise ValueError('install Q8 kernels for fp8')\n", "python-q8-kernels", 3, "low"),
     ("from torch_sparse import SparseTensor\n", "python-pyg-extension", 1, "low"),
     ("import transformer_engine.pytorch as te\nlayer = te.Linear(8, 8)\n", "python-transformer-engine", 1, "medium"),
     ("import tilelang\nfrom tilelang import language as T\n", "python-tilelang", 1, "low"),

@@ -57,37 +57,3 @@ def test_code_that_already_runs_on_rocm_reads_no_rewrite() -> None:
 def test_the_floor_is_data() -> None:
     off = replace(W, rewrite=weights.Rewrite())
     assert risk.assess(GEMM, off).verdict == "hard"
-
-
-def trt(path: str, count: int, start: int = 20) -> list[Finding]:
-    return [make(path, start + i, "python-tensorrt", "tensorrt", Severity.BLOCKER, "engine = runtime.deserialize()")
-            for i in range(count)]
-
-
-# a node package whose Python code builds and runs TensorRT engines in both of its files with work
-ENGINE_NODE = [*trt("nodes/convert.py", 8), *trt("nodes/loader.py", 6),
-               make("requirements.txt", 1, "tensorrt-dependency", "tensorrt", Severity.HIGH)]
-
-
-def test_python_code_that_is_mostly_tensorrt_is_a_rewrite() -> None:
-    assessed = risk.assess(ENGINE_NODE, W)
-    assert (assessed.verdict, assessed.score) == ("very-hard", 65)
-    assert assessed.basis.startswith("a rewrite: 2 of the 2 Python files with work in nodes are blocker code "
-                                     "(python-tensorrt)")
-
-
-def test_one_tensorrt_script_among_python_files_with_work_is_not() -> None:
-    model = [make(f"nodes/model{n}.py", 5, "python-hf-flash-attention", "cuda-only-dependency", Severity.MEDIUM)
-             for n in range(3)]
-    assessed = risk.assess([*trt("nodes/convert.py", 8), *model], W)
-    assert not assessed.basis.startswith("a rewrite")
-
-
-def test_python_blockers_of_other_categories_are_no_engine_rewrite() -> None:
-    other = [replace(f, rule="python-cuda-only", category="cuda-only-dependency") for f in ENGINE_NODE[:14]]
-    assert not risk.assess(other, W).basis.startswith("a rewrite")
-
-
-def test_the_python_categories_are_data() -> None:
-    off = replace(W, rewrite=replace(W.rewrite, python_categories=frozenset()))
-    assert not risk.assess(ENGINE_NODE, off).basis.startswith("a rewrite")

@@ -1,7 +1,5 @@
 """A component whose kernel code is mostly blocker work (inline PTX: mma.sync, ldmatrix, cp.async, lop3) is a
-rewrite for ROCm, not a port of a few places: the score it floors the project at; pure. So is one whose Python
-code is mostly blocker work of an engine with no ROCm build (TensorRT: engines built and run through its Python
-API are rebuilt against MIGraphX)."""
+rewrite for ROCm, not a port of a few places: the score it floors the project at; pure."""
 
 from __future__ import annotations
 
@@ -47,26 +45,17 @@ class _Tally:
 class Kernels:
     """Each component's remaining kernel work, tallied during the one read of the priced findings."""
 
-    def __init__(self, context: Context, python_categories: frozenset[str] = frozenset()) -> None:
+    def __init__(self, context: Context) -> None:
         self.context = context
-        self.python_categories = python_categories
         self.tallies: dict[str, _Tally] = {}
-        self.python: dict[str, _Tally] = {}  # the same tally over Python files, blockers of PYTHON_CATEGORIES only
 
     def add(self, finding: Finding, status: str, low: float, high: float) -> None:
-        """One priced finding: a C/C++/CUDA one with remaining work counts its file, a blocker its effort; a Python
-        one likewise, where its blocker is of one of the python_categories."""
-        if status != "remaining":
+        """One priced finding: a C/C++/CUDA one with remaining work counts its file, a blocker its effort."""
+        if status != "remaining" or not finding.path.endswith(_KERNEL_SOURCES):
             return
-        if finding.path.endswith(_KERNEL_SOURCES):
-            tallies, counts = self.tallies, True
-        elif self.python_categories and finding.path.endswith(".py"):
-            tallies, counts = self.python, finding.category in self.python_categories
-        else:
-            return
-        tally = tallies.setdefault(self.context.component(finding.path), _Tally())
+        tally = self.tallies.setdefault(self.context.component(finding.path), _Tally())
         tally.files.add(finding.path)
-        if finding.severity is Severity.BLOCKER and counts:
+        if finding.severity is Severity.BLOCKER:
             tally.blocked.add(finding.path)
             tally.days += (low + high) / 2
             tally.rules[finding.rule] = tally.rules.get(finding.rule, 0) + 1
@@ -78,16 +67,15 @@ class Kernels:
         separate ROCm backend replaces."""
         rule, context = weights.rewrite, self.context
         names = {c for c in candidates if rule.floor and c not in context.replaced and not _runs(c, context, weights)}
-        found = [(name, t, kind) for kind, tallies in (("", self.tallies), ("Python ", self.python))
-                 for name, t in sorted(tallies.items())
+        found = [(name, t) for name, t in sorted(self.tallies.items())
                  if name in names and t.days >= rule.blocker_days and sum(t.rules.values()) >= rule.blockers
                  and len(t.blocked) >= rule.file_share * len(t.files)]
         if not found:
             return []
-        name, tally, kind = max(found, key=lambda item: item[1].days)
+        name, tally = max(found, key=lambda item: item[1].days)
         rules = ", ".join(sorted(tally.rules, key=lambda r: -tally.rules[r]))
-        return [(rule.floor, f"a rewrite: {len(tally.blocked)} of the {len(tally.files)} {kind}files with work in "
-                             f"{name} are blocker code ({rules}), {tally.days:.1f} engineer-days of it")]
+        return [(rule.floor, f"a rewrite: {len(tally.blocked)} of the {len(tally.files)} files with work in {name} "
+                             f"are blocker code ({rules}), {tally.days:.1f} engineer-days of it")]
 
 
 def _runs(name: str, context: Context, weights: Weights) -> bool:

@@ -223,7 +223,7 @@ def assess(
     scored = pricing(findings, weights, guarded=guarded, context=context)
     every, context, guarded = scored.every, scored.context, scored.guarded
     work = _Work(weights)
-    kernels = rewrite.Kernels(context, weights.rewrite.python_categories)
+    kernels = rewrite.Kernels(context)
     for finding, status, low, high in scored.each():  # one read for the components, the sums and the rollups
         work.add(finding, status, low, high, context)
         kernels.add(finding, status, low, high)

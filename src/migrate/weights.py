@@ -52,7 +52,6 @@ class Rewrite:
     blockers: int = 1
     file_share: float = 1.0
     floor: int = 0  # 0: never
-    python_categories: frozenset[str] = frozenset()  # Python blockers of these categories count too (TensorRT)
 
 
 @dataclass(frozen=True)
@@ -215,5 +214,5 @@ def category_of(finding: Finding, weights: Weights) -> str:
 
 def _rewrite(raw: Mapping[str, Any]) -> Rewrite:
     return Rewrite(float(raw.get("blocker_days", 0)), int(raw.get("blockers", 1)), float(raw.get("file_share", 1)),
-                   int(raw.get("floor", 0)), frozenset(str(c) for c in raw.get("python_categories") or ()))
+                   int(raw.get("floor", 0)))
 

@@ -40,8 +40,12 @@ def bazel_items(text: str) -> Iterator[Item]:
     if _ROCM_SIDE.search(code):
         return
     positions = Positions(code)
-    for match in _CUDA_BUILD.finditer(code):
-        yield Item(FACT, "bazel-cuda-build", *positions.at(match.start()), value=match.group())
+    lines: set[int] = set()
+    for match in _CUDA_BUILD.finditer(code):  # one per line: `if_cuda(["-DGOOGLE_CUDA=1"])` is one setting
+        line, column = positions.at(match.start())
+        if line not in lines:
+            lines.add(line)
+            yield Item(FACT, "bazel-cuda-build", line, column, value=match.group())
 
 
 @register(FileKind.BAZEL)

@@ -47,7 +47,7 @@ _EXTENSIONS = {
     ".in": FileKind.REQUIREMENTS,
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
-    ".m": FileKind.MATLAB,
+    ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL,
 }
 _NAMES = {
     "setup.py": FileKind.SETUP_PY, "pyproject.toml": FileKind.PYPROJECT, "setup.cfg": FileKind.SETUP_CFG,
@@ -58,6 +58,7 @@ _NAMES = {
     "make.rules": FileKind.MAKEFILE,
     "makefile.am": FileKind.MAKEFILE,  # automake's input, written by hand (Makefile.in is generated from it)
     "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other Rust sources are not read
+    "build.bazel": FileKind.BAZEL,
 }
 # Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make, and configure's fragment templates (rules.mk.in);
 # Makefile.in is automake's output, generated from Makefile.am.
@@ -90,6 +91,8 @@ _NAMED_FIRST = ("makefile", "gnumakefile", "dockerfile.", "containerfile.")
 def classify(relpath: str) -> FileKind | None:
     """The kind of a file from its repository-relative path, or None when we don't read it."""
     parent, _, name = relpath.rpartition("/")  # string work: this runs for every file of the repository
+    if name == "BUILD":  # Bazel's package file, in capitals: a lower-case `build` is most often a shell script
+        return FileKind.BAZEL
     name = name.lower()
     if name in _NAMES:
         return _NAMES[name]

@@ -87,6 +87,7 @@ class FileKind(str, enum.Enum):
     RUST_BUILD = "rust-build"  # build.rs (a Rust package's build script)
     MSBUILD = "msbuild"  # Visual Studio C++ projects and property sheets (.vcxproj, .props)
     MATLAB = "matlab"  # MATLAB scripts (.m) and mex option files (mex_CUDA_*.xml, nvcc_*.xml)
+    BAZEL = "bazel"  # Bazel BUILD files and Starlark macros (BUILD, BUILD.bazel, *.bzl)
 
 
 @dataclass(frozen=True)

@@ -554,6 +554,23 @@ def test_setup_py_link_libraries_in_every_shape(tmp_path: Path) -> None:
         (6, "arch-specific-sources")]
 
 
+def test_setup_py_short_library_lists_named_libs(tmp_path: Path) -> None:
+    """`libs`, `cuda_libs` and a dict's "libs" entry are library lists as `libraries` is; a list of library
+    directories or of other libraries stays quiet."""
+    setup = (
+        "from setuptools import setup, Extension\n"
+        "build = {'libs': [], 'dirs': []}\n"
+        "build['libs'].append('cudart')\n"
+        "cuda_libs = ['cublas']\n"
+        "lib_dirs = ['/usr/local/cuda/lib64']\n"
+        "build['dirs'].append('cudart')\n"
+        "other_libs = ['m', 'pthread']\n"
+        "ext = Extension('k', ['k.cpp'], libraries=build['libs'] + cuda_libs)\n"
+    )
+    assert build_findings(tmp_path, setup, "setup.py", FileKind.SETUP_PY) == [
+        (3, "cuda-link-library"), (4, "cuda-link-library")]
+
+
 def test_makefile_link_line_and_flags(tmp_path: Path) -> None:
     makefile = "LDLIBS = -lcudart -lcuda -lm\nNVFLAGS = --use_fast_math -O3\nall:\n\tclang++ --cuda-gpu-arch=sm_80 k.cu\n"
     assert build_findings(tmp_path, makefile, "Makefile", FileKind.MAKEFILE) == [

@@ -944,3 +944,20 @@ def test_reduced_precision_compare_places_a_test_class_at_its_header(tmp_path: P
     """).lstrip("\n"))
     [compare] = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-test-reduced-precision-compare"]
     assert [o.line for o in compare.occurrences] == [4, 7, 9, 13]
+
+
+def test_jax_capability_helper_with_a_version_string_is_a_capability_gate(tmp_path: Path) -> None:
+    """JAX's test utility takes "9.0" and answers False off CUDA: each literal gate is one finding; a variable
+    argument, a device-kind check and another helper given a version string stay quiet."""
+    source = """
+        from jax._src import test_util as jtu
+
+        if not jtu.is_cuda_compute_capability_at_least("9.0"):
+            raise SystemExit("needs sm90")
+        HAS_BF16 = jtu.is_cuda_compute_capability_at_least('8.0')
+        ok = jtu.is_cuda_compute_capability_at_least(minimum)
+        gpu = jtu.test_device_matches(["gpu"])
+        newer = library_version_at_least("9.0")
+        """
+    assert findings(tmp_path, source) == [("python-compute-capability", 3, "medium"),
+                                          ("python-compute-capability", 5, "medium")]

@@ -18,6 +18,9 @@ from migrate.model import Severity
 from migrate.parse import Document
 from migrate.parse.python import PythonDocument
 
+# a capability as a version string passed to a helper: "9.0", "8.6" (JAX's test utility spells it so)
+_VERSION_STRING = re.compile(r"[1-9]\d?\.\d")
+
 _KEYS = {"matcher", "capability", "properties", "attributes", "helpers", "helper_words", "compared_only", "named",
          "named_words", "named_in_gpu_code"}
 
@@ -275,9 +278,11 @@ def _constant_text(node: ast.AST) -> str:
 
 
 def _is_capability_number(node: ast.AST) -> bool:
-    """(8, 0) or 80 (a device index, 0 to 9, is no capability)."""
+    """(8, 0), 80 or "8.0" (a device index, 0 to 9, is no capability)."""
     if isinstance(node, ast.Tuple):
         return _is_number(node)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return _VERSION_STRING.fullmatch(node.value) is not None
     return isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 10
 
 

@@ -230,8 +230,9 @@ _GROW = frozenset({"append", "extend", "insert"})
 
 
 def _list_kind(node: ast.AST) -> str | None:
-    """"librar" for a list of library names (`libraries`), "link" for a list of link flags (`extra_link_args`): a
-    variable, an attribute (`ext.libraries`) or a dict entry with a constant key (`options['LIBRARIES']`)."""
+    """"librar" for a list of library names (`libraries`, and the short `libs`, `cuda_libs`, `info['libs']`), "link"
+    for a list of link flags (`extra_link_args`): a variable, an attribute (`ext.libraries`) or a dict entry with a
+    constant key (`options['LIBRARIES']`)."""
     if isinstance(node, ast.Name):
         name = node.id.lower()
     elif isinstance(node, ast.Attribute):
@@ -240,7 +241,9 @@ def _list_kind(node: ast.AST) -> str | None:
         name = node.slice.value.lower()
     else:
         name = ""
-    return "librar" if "librar" in name else "link" if "link" in name else None
+    if "librar" in name or name == "libs" or name.endswith("_libs"):
+        return "librar"
+    return "link" if "link" in name else None
 
 
 def _library_names(doc: PythonDocument, value: ast.AST, *, flags_only: bool = False) -> Iterator[tuple[str, int, int]]:

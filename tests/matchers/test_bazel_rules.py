@@ -1,0 +1,52 @@
+"""Bazel builds of TensorFlow / XLA custom ops (issue 19, builds): BUILD files and .bzl macros that build GPU targets
+through the CUDA toolchain only, with their exact findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from migrate.config import Settings
+from migrate.discover import classify
+from migrate.model import FileKind
+from migrate.scan import scan
+
+from conftest import FIXTURES
+
+OPS = FIXTURES / "rules" / "manifests" / "bazel-ops"
+
+
+def _findings(root: Path, files: dict[str, str]) -> list[tuple]:
+    for relpath, text in files.items():
+        (root / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (root / relpath).write_text(text, encoding="utf-8")
+    result = scan(root, Settings(jobs=1, max_file_size=10**6))
+    return sorted((f.path, f.line, f.rule, f.severity.label, tuple(o.line for o in f.occurrences))
+                  for f in result.findings)
+
+
+def _fixture(*names: str) -> dict[str, str]:
+    return {name: (OPS / name).read_text(encoding="utf-8") for name in names}
+
+
+@pytest.mark.parametrize(
+    ("relpath", "kind"),
+    [("ops/BUILD", FileKind.BAZEL), ("BUILD.bazel", FileKind.BAZEL), ("tools/defs.bzl", FileKind.BAZEL),
+     ("scripts/build", None), ("BUILD.md", FileKind.MARKDOWN)],
+)
+def test_bazel_files_are_classified_by_name(relpath: str, kind: FileKind | None) -> None:
+    assert classify(relpath) is kind
+
+
+def test_cuda_only_macros_and_build_file_are_one_finding_each(tmp_path: Path) -> None:
+    """One finding per file at its first CUDA-only fact, the others as occurrences; nothing from the docstring or
+    the commented-out select."""
+    assert _findings(tmp_path, _fixture("ops/defs.bzl", "ops/BUILD")) == [
+        ("ops/BUILD", 8, "bazel-cuda-build", "medium", ()),
+        ("ops/defs.bzl", 7, "bazel-cuda-build", "medium", (7, 12, 13, 15, 21, 27)),
+    ]
+
+
+def test_a_build_file_with_the_rocm_side_or_no_cuda_is_quiet(tmp_path: Path) -> None:
+    assert _findings(tmp_path, _fixture("ported/BUILD.bazel", "cpu/BUILD")) == []

@@ -116,6 +116,23 @@ def torch_extension_flags(name: str) -> list[str]:
     ]
 
 
+def scan_files(root: Path, files: dict[str, str]):  # type: ignore[no-untyped-def]
+    """Write FILES (relative path: text) under ROOT and scan it in one process: the ScanResult."""
+    from migrate.config import Settings
+    from migrate.scan import scan
+
+    for relpath, text in files.items():
+        (root / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (root / relpath).write_text(text, encoding="utf-8")
+    return scan(root, Settings(jobs=1, max_file_size=10**6))
+
+
+def tree_findings(root: Path, files: dict[str, str]) -> list[tuple]:
+    """The findings of FILES scanned under ROOT, exactly: (path, line, rule, severity, occurrence lines), sorted."""
+    return sorted((f.path, f.line, f.rule, f.severity.label, tuple(o.line for o in f.occurrences))
+                  for f in scan_files(root, files).findings)
+
+
 def check_golden(actual: str, golden: Path, update: bool) -> None:
     """Compare ACTUAL with the golden file; --update-golden rewrites it instead."""
     if update or not golden.exists():

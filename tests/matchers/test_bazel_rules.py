@@ -7,23 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from migrate.config import Settings
 from migrate.discover import classify
 from migrate.model import FileKind
-from migrate.scan import scan
 
-from conftest import FIXTURES
+from conftest import FIXTURES, tree_findings
 
 OPS = FIXTURES / "rules" / "manifests" / "bazel-ops"
-
-
-def _findings(root: Path, files: dict[str, str]) -> list[tuple]:
-    for relpath, text in files.items():
-        (root / relpath).parent.mkdir(parents=True, exist_ok=True)
-        (root / relpath).write_text(text, encoding="utf-8")
-    result = scan(root, Settings(jobs=1, max_file_size=10**6))
-    return sorted((f.path, f.line, f.rule, f.severity.label, tuple(o.line for o in f.occurrences))
-                  for f in result.findings)
 
 
 def _fixture(*names: str) -> dict[str, str]:
@@ -42,11 +31,11 @@ def test_bazel_files_are_classified_by_name(relpath: str, kind: FileKind | None)
 def test_cuda_only_macros_and_build_file_are_one_finding_each(tmp_path: Path) -> None:
     """One finding per file at its first CUDA-only fact, the others as occurrences; nothing from the docstring or
     the commented-out select."""
-    assert _findings(tmp_path, _fixture("ops/defs.bzl", "ops/BUILD")) == [
+    assert tree_findings(tmp_path, _fixture("ops/defs.bzl", "ops/BUILD")) == [
         ("ops/BUILD", 8, "bazel-cuda-build", "medium", ()),
         ("ops/defs.bzl", 7, "bazel-cuda-build", "medium", (7, 12, 13, 15, 21, 27)),
     ]
 
 
 def test_a_build_file_with_the_rocm_side_or_no_cuda_is_quiet(tmp_path: Path) -> None:
-    assert _findings(tmp_path, _fixture("ported/BUILD.bazel", "cpu/BUILD")) == []
+    assert tree_findings(tmp_path, _fixture("ported/BUILD.bazel", "cpu/BUILD")) == []

@@ -7,13 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from migrate.config import Settings
 from migrate.discover import classify
 from migrate.model import FileKind, Severity, Skipped
 from migrate.parse.rust import lex
-from migrate.scan import scan
 
-from conftest import parse_file
+from conftest import parse_file, scan_files
 
 
 def _packages(doc) -> list[tuple]:
@@ -21,10 +19,7 @@ def _packages(doc) -> list[tuple]:
 
 
 def _findings(root: Path, files: dict[str, str]) -> list[tuple]:
-    for relpath, text in files.items():
-        (root / relpath).parent.mkdir(parents=True, exist_ok=True)
-        (root / relpath).write_text(text, encoding="utf-8")
-    result = scan(root, Settings(jobs=1, max_file_size=10**6))
+    result = scan_files(root, files)
     found = [*result.findings, *result.guarded_findings]
     return sorted((f.path, f.line, f.rule, f.severity.label) for f in found)
 

@@ -8,23 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from migrate.config import Settings
 from migrate.discover import classify
 from migrate.model import FileKind
-from migrate.scan import scan
 
-from conftest import FIXTURES
+from conftest import FIXTURES, tree_findings
 
 PROJECT = FIXTURES / "rules" / "manifests" / "vs-project"
-
-
-def _findings(root: Path, files: dict[str, str]) -> list[tuple]:
-    for relpath, text in files.items():
-        (root / relpath).parent.mkdir(parents=True, exist_ok=True)
-        (root / relpath).write_text(text, encoding="utf-8")
-    result = scan(root, Settings(jobs=1, max_file_size=10**6))
-    return sorted((f.path, f.line, f.rule, f.severity.label, tuple(o.line for o in f.occurrences))
-                  for f in result.findings)
 
 
 @pytest.mark.parametrize(
@@ -36,11 +25,11 @@ def test_visual_studio_projects_are_classified_by_suffix(relpath: str, kind: Fil
     assert classify(relpath) is kind
 
 
-def test_project_exact_findings(tmp_path: Path) -> None:
+def test_project_exacttree_findings(tmp_path: Path) -> None:
     """One build finding per project with the import and each CudaCompile item as occurrences; the nvcc targets and
     the CUDA import library; nothing from the commented-out lines."""
     files = {p.name: p.read_text(encoding="utf-8") for p in PROJECT.iterdir()}
-    assert _findings(tmp_path, files) == [
+    assert tree_findings(tmp_path, files) == [
         ("particles.vcxproj", 5, "msbuild-cuda-build", "medium", (5, 20, 27)),
         ("particles.vcxproj", 10, "msbuild-cuda-library", "medium", ()),
         ("particles.vcxproj", 14, "nvcc-arch-flags", "medium", ()),
@@ -55,31 +44,31 @@ def test_project_without_cuda_is_quiet(tmp_path: Path) -> None:
         "  <Link><AdditionalDependencies>d3d12.lib;dxgi.lib</AdditionalDependencies></Link>\n"
         "</Project>\n"
     )
-    assert _findings(tmp_path, {"solver.vcxproj": project}) == []
+    assert tree_findings(tmp_path, {"solver.vcxproj": project}) == []
 
 
-def test_optix_sdk_in_cmake_exact_findings(tmp_path: Path) -> None:
+def test_optix_sdk_in_cmake_exacttree_findings(tmp_path: Path) -> None:
     """The SDK's search and its install-path variable; not an on/off option, a commented-out search or a list of
     the project's own sources named after OptiX."""
     cmake = (FIXTURES / "rules" / "manifests" / "renderer" / "CMakeLists.txt").read_text(encoding="utf-8")
-    found = [f for f in _findings(tmp_path, {"CMakeLists.txt": cmake}) if f[2] == "cmake-optix-sdk"]
+    found = [f for f in tree_findings(tmp_path, {"CMakeLists.txt": cmake}) if f[2] == "cmake-optix-sdk"]
     assert found == [("CMakeLists.txt", 6, "cmake-optix-sdk", "high", ()),
                      ("CMakeLists.txt", 13, "cmake-optix-sdk", "high", ())]
 
 
-def test_cpp_sources_marked_cuda_exact_findings(tmp_path: Path) -> None:
+def test_cpp_sources_marked_cuda_exacttree_findings(tmp_path: Path) -> None:
     """LANGUAGE CUDA on C++ sources, at the value; not LANGUAGE HIP or another property whose value is CUDA."""
     cmake = (FIXTURES / "rules" / "manifests" / "renderer" / "CMakeLists.txt").read_text(encoding="utf-8")
-    found = [f for f in _findings(tmp_path, {"CMakeLists.txt": cmake}) if f[2] == "cmake-source-language-cuda"]
+    found = [f for f in tree_findings(tmp_path, {"CMakeLists.txt": cmake}) if f[2] == "cmake-source-language-cuda"]
     assert found == [("CMakeLists.txt", 22, "cmake-source-language-cuda", "medium", ())]
 
 
-def test_cuda_only_library_fetch_exact_findings(tmp_path: Path) -> None:
+def test_cuda_only_library_fetch_exacttree_findings(tmp_path: Path) -> None:
     """Downloads of CUTLASS and CUB by git, wget and curl, at the URL; not hipCUB, a look-alike repository name or
     an echo of the URL."""
     fetch = FIXTURES / "rules" / "manifests" / "fetch-deps"
     files = {p.name: p.read_text(encoding="utf-8") for p in fetch.iterdir()}
-    found = [f for f in _findings(tmp_path, files) if f[2] == "cuda-only-library-fetch"]
+    found = [f for f in tree_findings(tmp_path, files) if f[2] == "cuda-only-library-fetch"]
     assert found == [("Makefile", 4, "cuda-only-library-fetch", "medium", ()),
                      ("get_deps.sh", 6, "cuda-only-library-fetch", "medium", ()),
                      ("get_deps.sh", 8, "cuda-only-library-fetch", "medium", ())]
@@ -97,5 +86,5 @@ set(BENCH_GENCODE "90a" CACHE STRING "Passed to -gencode as arch and code, such 
 def test_architectures_in_cmake_documentation_strings_are_quiet(tmp_path: Path) -> None:
     """A compute capability named as an example in an option's or cache entry's documentation is prose; one in a flag
     string or in a quoted list of architectures is what the build passes, and so is a flag a documentation names."""
-    found = [f[1] for f in _findings(tmp_path, {"CMakeLists.txt": ARCH_DOCS_CMAKE}) if f[2] == "nvcc-arch-flags"]
+    found = [f[1] for f in tree_findings(tmp_path, {"CMakeLists.txt": ARCH_DOCS_CMAKE}) if f[2] == "nvcc-arch-flags"]
     assert found == [3] + [4] * 8 + [5]  # the flag string's value; each architecture of the list; the named flag

@@ -96,6 +96,17 @@ def test_full_mask_forms(tmp_path: Path, mask: str, expected: list[int]) -> None
     assert fired(tmp_path, code, "warp-full-mask") == expected
 
 
+@pytest.mark.parametrize(
+    "mask, expected",
+    [("~0", [2]), ("-1", [2]), ("~ 0", [2]), ("- 1", [2]), ("~0ull", []), ("-1ll", []), ("~0u", []), ("-1L", [])],
+)
+def test_int_all_ones_masks_are_32_bit(tmp_path: Path, mask: str, expected: list[int]) -> None:
+    """`-1` and `~0` are ints: HIP's *_sync builtins assert a 64-bit mask type, so they are narrow, not full."""
+    code = f"__device__ float f(float v) {{\n  return __shfl_xor_sync({mask}, v, 16);\n}}\n"
+    assert fired(tmp_path, code, "warp-narrow-mask") == expected
+    assert fired(tmp_path, code, "warp-full-mask") == ([2] if mask == "~0u" else [])
+
+
 def test_digit_separated_masks_are_read_as_their_value(tmp_path: Path) -> None:
     code = """\
 __global__ void carry(unsigned *words, unsigned n) {

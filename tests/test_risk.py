@@ -165,7 +165,8 @@ def test_a_value_hipify_leaves_as_it_is_stays_to_change_where_the_build_hipifies
     ("runtime/trtllm/Dockerfile.server", "deployment"), ("serving/trt_llm/build.py", "deployment"),
     ("tools/trt.py", "deployment"), ("scripts/tensorrt.py", "deployment"),
     ("runtime/gpu/tensorrt_fastertransformer/run.sh", "deployment"), ("tools/trt-bench/main.cpp", "deployment"),
-    ("src/lib/tensorrt_plugin/layer.cu", "deployment"),
+    ("src/lib/tensorrt_plugin/layer.cu", "deployment"), ("eval/ruler/pred/serve_trt.py", "deployment"),
+    ("inference/server/serve_trtllm.py", "deployment"), ("serve-tensorrt.py", "deployment"),
     ("build-windows/Triad.vcxproj", "windows"), ("win32/cuda.props", "windows"), ("vs2019/kernels/app.cu", "windows"),
 ])
 def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
@@ -177,7 +178,7 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
 
 
 @pytest.mark.parametrize("path", [
-    "torch2trt/converters/conv.py", "pkg/trt_utils.py", "pkg/deployer.py", "pkg/deployment_test_helpers.py",
+    "torch2trt/converters/conv.py", "pkg/trt_utils.py", "pred/serve_vllm.py", "pkg/serve_trt_model.py", "pkg/deployer.py", "pkg/deployment_test_helpers.py",
     "torch2trt/torch2trt.py", "scripts/convert_strtoupper.py", "pkg/export.py", "pkg/trt_runtime.py",
     "tensorrt_llm/runtime/session.py", "pkg/trtllm_utils.py", "pkg/trt.py", "tools/trt_utils.py",
     "src/window_attention.cu", "pkg/windows_utils.py", "src/msvc_compat.h",

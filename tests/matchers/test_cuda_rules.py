@@ -1118,3 +1118,22 @@ def test_only_an_include_that_heads_the_file_is_the_place(tmp_path: Path, head: 
     code = head + '#include "slab.h"\nint up(float** p) { return cudaMalloc((void**)p, 64) != cudaSuccess; }\n'
     code += "#endif\n" if head.startswith("#ifndef") else ""
     assert fired(tmp_path, code, "cuda-implicit-runtime-header", name="slab.cuh") == ([line] if line else [])
+
+
+def test_block_rounded_to_whole_warps(tmp_path: Path) -> None:
+    """A thread count rounded up to 32s is the block reduction's warp count: medium on wave64, info on wave32;
+    the same rounding of bytes or bit words is alignment."""
+    code = (
+        "void plan(int n, int bits) {\n"
+        "  dim3 block(n);\n"
+        "  block.x = 32 * ((block.x + 31) / 32);\n"
+        "  int nthreads = ((n + 31) >> 5) << 5;\n"
+        "  int mask_words = (bits + 31) / 32;\n"
+        "  size_t pad_bytes = (n + 31) / 32 * 32;\n"
+        "  (void)nthreads; (void)mask_words; (void)pad_bytes;\n"
+        "}\n"
+    )
+    found = [(f.line, f.severity) for f in findings(tmp_path, code) if f.rule == "warp-rounded-block"]
+    assert found == [(3, Severity.MEDIUM), (4, Severity.MEDIUM)]
+    wave32 = [(f.line, f.severity) for f in findings(tmp_path, code, targets=("gfx1100",)) if f.rule == "warp-rounded-block"]
+    assert wave32 == [(3, Severity.INFO), (4, Severity.INFO)]

@@ -369,3 +369,16 @@ def test_hipified_name_clash_never_reads_a_binding_outside_the_repository(tmp_pa
     result = scan(tmp_path / "repo", Settings(jobs=1))
     assert [(f.line, f.severity.name.lower()) for f in result.findings if f.rule == "hipified-source-name-clash"] == [
         (2, "low")]
+
+
+@pytest.mark.parametrize("url, fires", [
+    ("https://download.pytorch.org/whl/${TORCH_CUDA}", True), ("https://download.pytorch.org/whl/$CU_TAG", True),
+    ("https://download.pytorch.org/whl/${TORCH_CUDA:-cu126}", True), ("https://download.pytorch.org/whl/nightly/${cuda}", True),
+    ("https://download.pytorch.org/whl/${TORCH_VARIANT}", False), ("https://download.pytorch.org/whl/${CUSTOM_INDEX}", False),
+    ("https://download.pytorch.org/whl/rocm6.2", False),
+])
+def test_pytorch_index_tag_from_a_cuda_variable(tmp_path: Path, url: str, fires: bool) -> None:
+    """The whole wheel tag may come from a variable: one named for CUDA holds a cuXXX tag (`ARG TORCH_CUDA=cu129`)."""
+    (tmp_path / "install.sh").write_text(f"pip install torch --index-url {url}\n", encoding="utf-8")
+    found = [f.line for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "pytorch-cuda-index"]
+    assert found == ([1] if fires else [])

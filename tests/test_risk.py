@@ -158,7 +158,8 @@ def test_a_value_hipify_leaves_as_it_is_stays_to_change_where_the_build_hipifies
 
 @pytest.mark.parametrize("path, role", [
     ("tests/test_model.py", "tests"), ("docs/install.md", "docs"), ("examples/run.py", "examples"),
-    ("benchmarks/bench.py", "benchmarks"), ("dev/cuda/variant.py", "development"), (".github/workflows/ci.yml", "ci"),
+    ("benchmarks/bench.py", "benchmarks"), ("microbenchmarks/pipe.cu", "benchmarks"),
+    ("test/cpp/micro_benchmarks/arena.cc", "tests"), ("dev/cuda/variant.py", "development"), (".github/workflows/ci.yml", "ci"),
     ("tensorrt/dcn_plugin/plugin.py", "deployment"), ("deploy/TensorRT/infer.py", "deployment"),
     ("scripts/convert_controlnet_to_tensorrt.py", "deployment"), ("export_trt.py", "deployment"),
     ("tools/export-tensorrt-engine.py", "deployment"), ("src/tts/runtime/triton_trtllm/model.py", "deployment"),

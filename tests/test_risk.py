@@ -158,14 +158,16 @@ def test_a_value_hipify_leaves_as_it_is_stays_to_change_where_the_build_hipifies
 
 @pytest.mark.parametrize("path, role", [
     ("tests/test_model.py", "tests"), ("docs/install.md", "docs"), ("examples/run.py", "examples"),
-    ("benchmarks/bench.py", "benchmarks"), ("dev/cuda/variant.py", "development"), (".github/workflows/ci.yml", "ci"),
+    ("benchmarks/bench.py", "benchmarks"), ("microbenchmarks/pipe.cu", "benchmarks"),
+    ("test/cpp/micro_benchmarks/arena.cc", "tests"), ("dev/cuda/variant.py", "development"), (".github/workflows/ci.yml", "ci"),
     ("tensorrt/dcn_plugin/plugin.py", "deployment"), ("deploy/TensorRT/infer.py", "deployment"),
     ("scripts/convert_controlnet_to_tensorrt.py", "deployment"), ("export_trt.py", "deployment"),
     ("tools/export-tensorrt-engine.py", "deployment"), ("src/tts/runtime/triton_trtllm/model.py", "deployment"),
     ("runtime/trtllm/Dockerfile.server", "deployment"), ("serving/trt_llm/build.py", "deployment"),
     ("tools/trt.py", "deployment"), ("scripts/tensorrt.py", "deployment"),
     ("runtime/gpu/tensorrt_fastertransformer/run.sh", "deployment"), ("tools/trt-bench/main.cpp", "deployment"),
-    ("src/lib/tensorrt_plugin/layer.cu", "deployment"),
+    ("src/lib/tensorrt_plugin/layer.cu", "deployment"), ("eval/ruler/pred/serve_trt.py", "deployment"),
+    ("inference/server/serve_trtllm.py", "deployment"), ("serve-tensorrt.py", "deployment"),
     ("build-windows/Triad.vcxproj", "windows"), ("win32/cuda.props", "windows"), ("vs2019/kernels/app.cu", "windows"),
 ])
 def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
@@ -177,7 +179,7 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
 
 
 @pytest.mark.parametrize("path", [
-    "torch2trt/converters/conv.py", "pkg/trt_utils.py", "pkg/deployer.py", "pkg/deployment_test_helpers.py",
+    "torch2trt/converters/conv.py", "pkg/trt_utils.py", "pred/serve_vllm.py", "pkg/serve_trt_model.py", "pkg/deployer.py", "pkg/deployment_test_helpers.py",
     "torch2trt/torch2trt.py", "scripts/convert_strtoupper.py", "pkg/export.py", "pkg/trt_runtime.py",
     "tensorrt_llm/runtime/session.py", "pkg/trtllm_utils.py", "pkg/trt.py", "tools/trt_utils.py",
     "src/window_attention.cu", "pkg/windows_utils.py", "src/msvc_compat.h",

@@ -96,6 +96,17 @@ def test_full_mask_forms(tmp_path: Path, mask: str, expected: list[int]) -> None
     assert fired(tmp_path, code, "warp-full-mask") == expected
 
 
+@pytest.mark.parametrize(
+    "mask, expected",
+    [("~0", [2]), ("-1", [2]), ("~ 0", [2]), ("- 1", [2]), ("~0ull", []), ("-1ll", []), ("~0u", []), ("-1L", [])],
+)
+def test_int_all_ones_masks_are_32_bit(tmp_path: Path, mask: str, expected: list[int]) -> None:
+    """`-1` and `~0` are ints: HIP's *_sync builtins assert a 64-bit mask type, so they are narrow, not full."""
+    code = f"__device__ float f(float v) {{\n  return __shfl_xor_sync({mask}, v, 16);\n}}\n"
+    assert fired(tmp_path, code, "warp-narrow-mask") == expected
+    assert fired(tmp_path, code, "warp-full-mask") == ([2] if mask == "~0u" else [])
+
+
 def test_digit_separated_masks_are_read_as_their_value(tmp_path: Path) -> None:
     code = """\
 __global__ void carry(unsigned *words, unsigned n) {
@@ -1107,3 +1118,22 @@ def test_only_an_include_that_heads_the_file_is_the_place(tmp_path: Path, head: 
     code = head + '#include "slab.h"\nint up(float** p) { return cudaMalloc((void**)p, 64) != cudaSuccess; }\n'
     code += "#endif\n" if head.startswith("#ifndef") else ""
     assert fired(tmp_path, code, "cuda-implicit-runtime-header", name="slab.cuh") == ([line] if line else [])
+
+
+def test_block_rounded_to_whole_warps(tmp_path: Path) -> None:
+    """A thread count rounded up to 32s is the block reduction's warp count: medium on wave64, info on wave32;
+    the same rounding of bytes or bit words is alignment."""
+    code = (
+        "void plan(int n, int bits) {\n"
+        "  dim3 block(n);\n"
+        "  block.x = 32 * ((block.x + 31) / 32);\n"
+        "  int nthreads = ((n + 31) >> 5) << 5;\n"
+        "  int mask_words = (bits + 31) / 32;\n"
+        "  size_t pad_bytes = (n + 31) / 32 * 32;\n"
+        "  (void)nthreads; (void)mask_words; (void)pad_bytes;\n"
+        "}\n"
+    )
+    found = [(f.line, f.severity) for f in findings(tmp_path, code) if f.rule == "warp-rounded-block"]
+    assert found == [(3, Severity.MEDIUM), (4, Severity.MEDIUM)]
+    wave32 = [(f.line, f.severity) for f in findings(tmp_path, code, targets=("gfx1100",)) if f.rule == "warp-rounded-block"]
+    assert wave32 == [(3, Severity.INFO), (4, Severity.INFO)]

@@ -60,6 +60,28 @@ def test_repository_name(url: str, name: str) -> None:
 # --- DeepStream inference configs ----------------------------------------------------------------
 
 
+
+def test_mixed_case_submodule_urls_are_reported(tmp_path: Path) -> None:
+    """Names compare lower-cased but the URL keeps its case: github.com/NVIDIA/TransformerEngine is a CUDA-only
+    submodule as much as .../cutlass is (the prefilter once looked for `transformerengine` only)."""
+    (tmp_path / ".gitmodules").write_text(
+        '[submodule "te"]\n\tpath = te\n\turl = https://github.com/NVIDIA/TransformerEngine.git\n'
+        '[submodule "bsa"]\n\tpath = bsa\n\turl = https://github.com/some-lab/Block-Sparse-Attention\n'
+        '[submodule "notes"]\n\tpath = notes\n\turl = https://github.com/some-lab/AttentionNotes\n',
+        encoding="utf-8")
+    found = [(f.line, f.rule, f.symbol) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(3, "cuda-only-submodule", "transformerengine"), (6, "cuda-only-submodule", "block-sparse-attention")]
+
+
+def test_cuda_flavour_packages(tmp_path: Path) -> None:
+    """A name ending in -cuda (any spelling) is a CUDA build or a CUDA-only extension; the names other rules own
+    and the flavours that say they are not CUDA stay with those rules or quiet."""
+    (tmp_path / "requirements.txt").write_text(
+        "torchac_cuda>=0.2.5\nOnnxruntime-GenAI-CUDA\nmooncake-transfer-engine-non-cuda\ndask-cuda\ncuda-utils\n",
+        encoding="utf-8")
+    found = [(f.line, f.symbol) for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "cuda-flavour-package"]
+    assert found == [(1, "torchac-cuda"), (2, "onnxruntime-genai-cuda")]
+
 def test_infer_config_sections_and_engine_files(tmp_path: Path) -> None:
     text = (
         "[property]\ngpu-id=0\n# model-engine-file=old.engine\nmodel-engine-file=m_b1_gpu0_fp16.engine\n"
@@ -347,3 +369,16 @@ def test_hipified_name_clash_never_reads_a_binding_outside_the_repository(tmp_pa
     result = scan(tmp_path / "repo", Settings(jobs=1))
     assert [(f.line, f.severity.name.lower()) for f in result.findings if f.rule == "hipified-source-name-clash"] == [
         (2, "low")]
+
+
+@pytest.mark.parametrize("url, fires", [
+    ("https://download.pytorch.org/whl/${TORCH_CUDA}", True), ("https://download.pytorch.org/whl/$CU_TAG", True),
+    ("https://download.pytorch.org/whl/${TORCH_CUDA:-cu126}", True), ("https://download.pytorch.org/whl/nightly/${cuda}", True),
+    ("https://download.pytorch.org/whl/${TORCH_VARIANT}", False), ("https://download.pytorch.org/whl/${CUSTOM_INDEX}", False),
+    ("https://download.pytorch.org/whl/rocm6.2", False),
+])
+def test_pytorch_index_tag_from_a_cuda_variable(tmp_path: Path, url: str, fires: bool) -> None:
+    """The whole wheel tag may come from a variable: one named for CUDA holds a cuXXX tag (`ARG TORCH_CUDA=cu129`)."""
+    (tmp_path / "install.sh").write_text(f"pip install torch --index-url {url}\n", encoding="utf-8")
+    found = [f.line for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "pytorch-cuda-index"]
+    assert found == ([1] if fires else [])

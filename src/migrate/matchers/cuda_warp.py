@@ -172,7 +172,9 @@ _FIVE = lazy_regex(r"^\(?\s*5[uUlL]*\s*\)?$")
 _THIRTY_TWO = lazy_regex(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
 _NARROW_TYPE = lazy_regex(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
                           r"|uint32|UInt32|unsigned_int)$")
-_NARROW_LITERAL = lazy_regex(r"^\(?(?:0[xX][0-9a-fA-F]+|\d+)[uU]?\)?$")  # an int or unsigned literal: 32 bits
+# an int or unsigned literal: 32 bits; `-1` and `~0` too (ints: all lanes once widened, but HIP's static_assert
+# wants a 64-bit type, so `__shfl_xor_sync(~0, v, 16)` does not compile; `~0ull`, `-1ll` are 64-bit)
+_NARROW_LITERAL = lazy_regex(r"^\(?(?:(?:0[xX][0-9a-fA-F]+|\d+)[uU]?|-1|~0)\)?$")
 _THREAD_BUILTIN = lazy_regex(r"\b(?:threadIdx|blockDim|thread_rank)\b")
 _THREAD_NAME = lazy_regex(
     r"^(?:tid|tidx|ltid|tx|lane|laneid|laneId|lane_id|laneIdx|lane_idx|lane_index|thread_id|threadId|thread_idx"
@@ -909,7 +911,7 @@ def _maybe_full_mask(view: Code) -> bool:
 
 
 _SYNC_ARGUMENT = lazy_regex(rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync{_W}\("
-                            rf"{_W}([A-Za-z_]\w*|(?:0x[0-9a-f']+|[\d']+)u?){_W},|__syncwarp{_W}\({_W}([A-Za-z_]\w*|(?:0x[0-9a-f']+|[\d']+)u?)"
+                            rf"{_W}([A-Za-z_]\w*|(?:0x[0-9a-f']+|[\d']+)u?|-{_W}1|~{_W}0){_W},|__syncwarp{_W}\({_W}([A-Za-z_]\w*|(?:0x[0-9a-f']+|[\d']+)u?|-{_W}1|~{_W}0)"
                             rf"{_W}\)")
 
 
@@ -921,6 +923,8 @@ def _maybe_narrow_mask(view: Code) -> bool:
         return False
     for match in _SYNC_ARGUMENT.finditer(view.lower):
         argument = match.group(1) or match.group(2)
+        if argument[0] in "-~":
+            return True  # `-1`, `~0`: an int
         if argument[0].isdigit():
             # the lower-cased code hides `0XFFFFFFFF`, which _FULL_MASK does not take for all lanes
             if _FULL_MASK.match(argument.replace("'", "")) is None or argument[1:2] == "x" and "0X" in view.text:

@@ -85,3 +85,19 @@ def test_ptx_texts_of_a_generated_wrapper_are_one_high_finding_per_file(tmp_path
 def test_a_string_that_only_talks_about_ptx_stays_quiet(tmp_path: Path) -> None:
     source = 'package doc\n\nconst help = "write .version and .target sm_80 lines at the top of a PTX file"\n'
     assert findings(tmp_path, "doc/help.go", source) == []
+
+
+def test_comment_markers_inside_literals_are_text(tmp_path: Path) -> None:
+    """A `//` or `/*` inside a raw string or a rune is not a comment, so it starts no preamble; a quote inside a
+    rune ends nothing."""
+    source = """\
+        package p
+
+        var slash = '"'
+        var help = `
+        // #include <cuda_runtime.h>`
+        import "C"
+
+        var path = "/* C.cudaMalloc */"
+        """
+    assert findings(tmp_path, "p/lit.go", source) == []

@@ -34,6 +34,7 @@ class GoDocument(ManifestDocument):
     links: list[Word] = field(default_factory=list)  # the -lNAME libraries of its #cgo LDFLAGS lines
 
 
+_LEXEME = lazy_regex(r"//|/\*|[`\"']")  # where a comment or a literal may start
 _IMPORT_C = lazy_regex(r"\bimport\s*\"C\"")
 _CGO_FLAGS = re.compile(r"^[ \t]*#cgo\s+(?:[\w!,. ]+?\s+)?(?:CFLAGS|CPPFLAGS|CXXFLAGS|FFLAGS|LDFLAGS)\s*:(.*)$", re.M)
 _INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"\n]+)[>\"]", re.M)
@@ -51,8 +52,10 @@ def lex(text: str) -> tuple[list[Span], list[Span]]:
     """The comments and the string literals (interpreted, raw and rune) of a Go source."""
     comments: list[Span] = []
     literals: list[Span] = []
-    i, n = 0, len(text)
-    while i < n:
+    n = len(text)
+    start = _LEXEME.search(text)
+    while start is not None:
+        i = start.start()
         char = text[i]
         if text.startswith("//", i):
             end = text.find("\n", i)
@@ -66,13 +69,10 @@ def lex(text: str) -> tuple[list[Span], list[Span]]:
             stop = text.find("`", i + 1)
             end = n if stop < 0 else stop + 1
             literals.append(Span(i, end, i + 1, end - 1 if stop >= 0 else n))
-        elif char in "\"'":
+        else:
             end = _quoted_end(text, i)
             literals.append(Span(i, end, i + 1, end - 1))
-        else:
-            i += 1
-            continue
-        i = end
+        start = _LEXEME.search(text, end)
     return comments, literals
 
 

@@ -1082,6 +1082,22 @@ def _maybe_row_shuffle(view: Code) -> bool:
     return not _INDEXED_NAMES.isdisjoint(view.words) and _ROW_BLOCK.search(view.lower) is not None
 
 
+_FUNCTION_MACRO_START = lazy_regex(r"#[ \t]*define[ \t]+\w+\(")
+
+
+def _maybe_macro_body(view: Code) -> bool:
+    """A function-like macro whose body (its logical line) holds what _macro_bodies reports: only the bodies are
+    searched, not the whole file."""
+    text = view.text
+    for start in _FUNCTION_MACRO_START.finditer(text):
+        end = text.find("\n", start.end())
+        while end > 0 and text[end - 1 - (text[end - 1] == "\r")] == "\\":
+            end = text.find("\n", end + 1)
+        if _MACRO_WARP.search(text, start.end(), len(text) if end < 0 else end):
+            return True
+    return False
+
+
 _LANE_MACRO_TEXT = lazy_regex(rf"#{_W}define[^\n]*threadIdx{_W}\.{_W}x{_W}(?:&|%|>>|/)")
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
@@ -1094,7 +1110,7 @@ _CANDIDATES: dict[str, CodeTest] = {
     "warpsize-constant": names_in(frozenset({"warpSize"})),
     "size-name-use": _maybe_size_name_use,
     "row-shuffle": _maybe_row_shuffle,
-    "macro-body": lambda view: "define" in view.text and _MACRO_WARP.search(view.text) is not None,
+    "macro-body": _maybe_macro_body,
 }
 
 

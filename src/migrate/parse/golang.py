@@ -35,7 +35,7 @@ class GoDocument(ManifestDocument):
 
 
 _LEXEME = lazy_regex(r"//|/\*|[`\"']")  # where a comment or a literal may start
-_IMPORT_C = lazy_regex(r"\bimport\s*\"C\"")
+_IMPORT_C = lazy_regex(r"import\s*\"C\"")  # a literal prefix: fast; the word boundary is checked after
 _CGO_FLAGS = re.compile(r"^[ \t]*#cgo\s+(?:[\w!,. ]+?\s+)?(?:CFLAGS|CPPFLAGS|CXXFLAGS|FFLAGS|LDFLAGS)\s*:(.*)$", re.M)
 _INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"\n]+)[>\"]", re.M)
 _WORD = re.compile(r"\S+")
@@ -96,7 +96,7 @@ def blanked(text: str, spans: list[Span]) -> str:
     last = 0
     for span in spans:
         parts.append(text[last:span.start])
-        parts.append(re.sub(r"[^\n]", " ", text[span.start:span.end]))
+        parts.append("\n".join(" " * len(part) for part in text[span.start:span.end].split("\n")))
         last = span.end
     parts.append(text[last:])
     return "".join(parts)
@@ -118,7 +118,12 @@ def preambles(text: str, code: str, comments: list[Span]) -> list[Span]:
 
 def _imports_of_c(text: str, code: str) -> list[re.Match[str]]:
     """Each `import "C"` of the code (its "C" is a literal, blanked in CODE; its keyword is not)."""
-    return [match for match in _IMPORT_C.finditer(text) if code[match.start()] == "i"]
+    return [match for match in _IMPORT_C.finditer(text)
+            if code[match.start()] == "i" and (match.start() == 0 or not _word_char(text[match.start() - 1]))]
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _back(text: str, offset: int) -> tuple[int, int]:
@@ -162,11 +167,11 @@ def _ptx_texts(text: str, literals: list[Span], where: Positions) -> Iterator[It
 def parse_go(source: SourceFile, text: str) -> GoDocument:
     """A Go file reduced to the CUDA it binds through cgo and the PTX it carries."""
     comments, literals = lex(text)
-    code = blanked(text, sorted([*comments, *literals], key=lambda s: s.start))
     where = Positions(text)
     found: list[Item] = list(_ptx_texts(text, literals, where))
     words: list[Word] = []
-    if _imports_of_c(text, code):
+    code = blanked(text, sorted([*comments, *literals], key=lambda s: s.start)) if '"C"' in text else ""
+    if code and _imports_of_c(text, code):
         preamble = preambles(text, code, comments)
         found.extend(_preamble_items(text, preamble, where))
         found.extend(Item(FACT, "cgo-call", *where.at(m.start(1)), value=m.group(1))

@@ -56,6 +56,8 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         # MATLAB scripts and the mex option files a CUDA MEX build sets up; other XML is not read
         ("MATLAB/Compile.m", FileKind.MATLAB), ("MATLAB/mex_CUDA_glnxa64.xml", FileKind.MATLAB),
         ("mex/nvcc_msvcpp2019.xml", FileKind.MATLAB), ("docs/pom.xml", None),
+        # Go sources (what they bind through cgo, PTX in their strings); go.mod and go.sum are not read
+        ("cuda/cu/module.go", FileKind.GO), ("go.mod", None), ("go.sum", None),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

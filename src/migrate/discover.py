@@ -47,7 +47,7 @@ _EXTENSIONS = {
     ".in": FileKind.REQUIREMENTS,
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
-    ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL,
+    ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".go": FileKind.GO,
 }
 _NAMES = {
     "setup.py": FileKind.SETUP_PY, "pyproject.toml": FileKind.PYPROJECT, "setup.cfg": FileKind.SETUP_CFG,

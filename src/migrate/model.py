@@ -88,6 +88,7 @@ class FileKind(str, enum.Enum):
     MSBUILD = "msbuild"  # Visual Studio C++ projects and property sheets (.vcxproj, .props)
     MATLAB = "matlab"  # MATLAB scripts (.m) and mex option files (mex_CUDA_*.xml, nvcc_*.xml)
     BAZEL = "bazel"  # Bazel BUILD files and Starlark macros (BUILD, BUILD.bazel, *.bzl)
+    GO = "go"  # Go sources (what they bind through cgo, PTX in their strings)
 
 
 @dataclass(frozen=True)

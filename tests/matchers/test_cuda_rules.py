@@ -182,6 +182,23 @@ def test_lane_macros_resolve_their_operand_in_the_file(tmp_path: Path) -> None:
     assert fired(tmp_path, code, "warp-lane-macro") == [8, 9, 13]
 
 
+def test_warp_code_in_a_multi_line_function_like_macro_is_reported_line_by_line(tmp_path: Path) -> None:
+    """A statement macro's body is one unparsed preproc_arg: its all-lanes masks and lane maths are read from its
+    text, each on its own line and column; a 64-bit mask, warpSize and a width of 16 stay quiet."""
+    code = """\
+#define COUNT_EMPTY(flag, n) \\
+  int is_empty = (flag);   \\
+  unsigned bits = __ballot_sync(0xffffffff, is_empty); \\
+  if (threadIdx.x % 32 == 0) n += __popc(bits);
+#define WIDE_SUM(x) \\
+  x += __shfl_xor_sync(~0ull, x, 16); \\
+  x += __shfl_xor_sync(0xffffffffffffffff, x, threadIdx.x % warpSize);
+#define HALF_GROUP(x) (threadIdx.x / 16 + __shfl_up(x, 1, 16))
+"""
+    hits = [(f.line, f.column) for f in findings(tmp_path, code) if f.rule == "warp-macro-body"]
+    assert hits == [(3, 19), (4, 7)]
+
+
 def test_warp_size_constants(tmp_path: Path) -> None:
     code = """\
 #define WARP_SIZE (32)

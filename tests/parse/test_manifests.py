@@ -186,6 +186,16 @@ def test_makefile_target_specific_assignments_are_read_as_assignments(tmp_path: 
     assert ("nvcc", 2, 22) in _items(doc, "command")
 
 
+def test_makefile_tab_led_assignments_before_any_rule_are_assignments(tmp_path: Path) -> None:
+    """Outside a rule GNU make reads a tab-led line as make syntax (a conditional block's indented assignments);
+    after a rule's target line the same line is a recipe: `NVCC=nvcc` there sets a shell variable."""
+    text = "ifeq ($(X),)\n\tNVCC = nvcc\nelse\n\tNVCC := $(X)/bin/nvcc\nendif\nall: k\n\tNVCC=nvcc ./build.sh\n"
+    doc = _parse(tmp_path, "Makefile", FileKind.MAKEFILE, text)
+    commands = [(i.name, i.line, i.column) for i in doc.manifest if i.kind == "command"]
+    assert [c for c in commands if c[0] == "nvcc"] == [("nvcc", 2, 9), ("nvcc", 4, 14)]
+    assert ("build.sh", 7, 12) in commands
+
+
 def test_markdown_reads_code_blocks_never_prose(tmp_path: Path) -> None:
     text = (
         "Run `nvidia-smi`, then pip install flash-attn.\n\n"

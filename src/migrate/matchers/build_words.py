@@ -13,6 +13,7 @@ from migrate.matchers.manifest_common import check, compiled
 from migrate.matchers.python_build_sources import HOST_ONLY_NOTE, host_only_build
 from migrate.model import FileKind, Severity
 from migrate.parse import Document
+from migrate.parse.golang import GoDocument
 from migrate.parse.manifest import CMAKE, COMMAND, items
 from migrate.parse.python import PythonDocument
 from migrate.parse.rust import RustDocument
@@ -71,8 +72,8 @@ def _one_per_line(hits: Iterator[Hit]) -> Iterator[Hit]:
 
 
 def _words(doc: Document, *, options: bool) -> Iterator[tuple[str, int, int]]:
-    if isinstance(doc, RustDocument):
-        yield from doc.words  # a build script's option lists (where it drives nvcc) and paths
+    if isinstance(doc, (RustDocument, GoDocument)):
+        yield from doc.words  # a build script's option lists (where it drives nvcc) and paths; cgo's flags
         return
     if isinstance(doc, PythonDocument):
         if doc.source.kind == FileKind.SETUP_PY or any(c in doc.text for c in _PY_BUILD_CONTEXT):
@@ -146,7 +147,7 @@ def match_link_library(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
 
 
 def _libraries(doc: Document) -> Iterator[tuple[str, int, int]]:
-    if isinstance(doc, RustDocument):
+    if isinstance(doc, (RustDocument, GoDocument)):
         yield from doc.links
         return
     if isinstance(doc, PythonDocument):

@@ -524,6 +524,30 @@ def _lane_macros(doc: CudaDocument) -> Iterator[Hit]:
             yield _span(node, symbol=doc.node_text(node))
 
 
+# A function-like macro's body is a preproc_arg that tree-sitter leaves unparsed, so the tree checks above never see
+# the warp code written as one (`#define COUNT_ZEROS(v) unsigned m = __ballot_sync(0xffffffff, v); \`, a reduction
+# tail `#define WARP_SUM(x) x += __shfl_down_sync(0xffffffff, x, 16); \`): its all-lanes masks and lane maths are
+# read from the body's text.
+_FUNCTION_MACROS = "(preproc_function_def name: (identifier) @name value: (preproc_arg) @value)"
+_MACRO_WARP = lazy_regex(
+    r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)\s*\(\s*"
+    r"(?:0[xX]0*[fF]{8}[uUlL]*|~0[uU]?(?![lL])|\(\s*(?:unsigned|uint32_t)\s*\)\s*-1)\s*,"
+    r"|\bthreadIdx\s*\.\s*x\s*(?:&\s*(?:31|0[xX]1[fF])|%\s*32|>>\s*5|/\s*32)[uU]?(?![\w.(\[]|\s*[-+*/])")
+
+
+def _macro_bodies(doc: CudaDocument) -> Iterator[Hit]:
+    """Warp sync calls given an all-lanes 32-bit mask, and lane or warp ids taken with 31 / 32 / 5 from
+    threadIdx.x, in the bodies of function-like macros."""
+    for groups in doc.matches(_FUNCTION_MACROS):
+        node = groups["value"][0]
+        body = _MACRO_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), doc.node_text(node))
+        for match in _MACRO_WARP.finditer(body):
+            line_start = body.rfind("\n", 0, match.start()) + 1
+            rows = body.count("\n", 0, match.start())
+            column = match.start() - line_start + (node.start_point.column if rows == 0 else 0)
+            yield Hit(node.start_point.row + rows + 1, column + 1, symbol=match.group(1) or "threadIdx.x")
+
+
 def _warp_functions(doc: CudaDocument) -> set[int]:
     """Start bytes of the functions that use warp intrinsics, directly or through a helper in this file."""
     calls = doc.captures(_INTRINSIC_CALLS).get("fn", [])
@@ -719,7 +743,7 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
                 _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _BALLOT_RETURNS,
-                _WRAPPED_BALLOT_DECLS):
+                _WRAPPED_BALLOT_DECLS, _FUNCTION_MACROS):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -733,6 +757,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "warpsize-constant": _warpsize_constants,
     "size-name-use": _size_name_uses,
     "row-shuffle": _row_shuffles,
+    "macro-body": _macro_bodies,
 }
 # The queries each check may ask for (those it asks only on some files too: one more in a compile costs ~5 ms, a
 # compile of its own ~10 ms)
@@ -748,6 +773,7 @@ _QUERIES: dict[str, tuple[str, ...]] = {
     "warpsize-constant": (),
     "size-name-use": (_SIZE_DEFINITIONS, COMPAT_NAMES_QUERY),
     "row-shuffle": (_WARP_BLOCKS,),
+    "macro-body": (_FUNCTION_MACROS,),
 }
 
 
@@ -811,6 +837,7 @@ _NEEDLES = {
                   *_every_case("lane"), *_every_case("warp"), *_every_case("wid"), *_every_case("hread"),
                   *_every_case("size"), *_every_case("dim")],
     "lane-macro": ["threadIdx"],  # _LANE_MACRO
+    "macro-body": ["_sync", "threadIdx"],  # _MACRO_WARP
     "size-constant": _every_case("warp"),  # _SIZE_VALUE
     # _INTRINSIC_NAMES, then __reduce_, wmma and mma_sync, and _HELPER_CALLS (warp, shfl, shuffle) in any case
     "literal-size": [*sorted(_INTRINSIC_NAMES), *_every_case("__red"), *_every_case("mma"), *_every_case("warp"),
@@ -1059,6 +1086,22 @@ def _maybe_row_shuffle(view: Code) -> bool:
     return not _INDEXED_NAMES.isdisjoint(view.words) and _ROW_BLOCK.search(view.lower) is not None
 
 
+_FUNCTION_MACRO_START = lazy_regex(r"#[ \t]*define[ \t]+\w+\(")
+
+
+def _maybe_macro_body(view: Code) -> bool:
+    """A function-like macro whose body (its logical line) holds what _macro_bodies reports: only the bodies are
+    searched, not the whole file."""
+    text = view.text
+    for start in _FUNCTION_MACRO_START.finditer(text):
+        end = text.find("\n", start.end())
+        while end > 0 and text[end - 1 - (text[end - 1] == "\r")] == "\\":
+            end = text.find("\n", end + 1)
+        if _MACRO_WARP.search(text, start.end(), len(text) if end < 0 else end):
+            return True
+    return False
+
+
 _LANE_MACRO_TEXT = lazy_regex(rf"#{_W}define[^\n]*threadIdx{_W}\.{_W}x{_W}(?:&|%|>>|/)")
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
@@ -1071,6 +1114,7 @@ _CANDIDATES: dict[str, CodeTest] = {
     "warpsize-constant": names_in(frozenset({"warpSize"})),
     "size-name-use": _maybe_size_name_use,
     "row-shuffle": _maybe_row_shuffle,
+    "macro-body": _maybe_macro_body,
 }
 
 

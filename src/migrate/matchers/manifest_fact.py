@@ -14,7 +14,8 @@ FACTS = (
     "nvcc-arch-flag", "cuda-extension", "cuda-home-gate", "container-runtime", "gpu-reservation-driver",
     "gpu-resource", "ci-action", "pixi-cuda-requirement", "requirements-include", "cog-gpu", "cog-cuda",
     "deepstream-infer", "tensorrt-engine-file", "triton-backend", "ci-runner", "attention-switch", "rust-nvcc-build",
-    "msbuild-cuda-build", "msbuild-cuda-library", "matlab-cuda-mex", "bazel-cuda-build",
+    "msbuild-cuda-build", "msbuild-cuda-library", "matlab-cuda-mex", "bazel-cuda-build", "cgo-include", "cgo-call",
+    "ptx-text",
 )
 
 

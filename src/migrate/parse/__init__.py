@@ -20,7 +20,7 @@ PARSER_MODULES = {
     FileKind.CONDA: "yamlfiles", FileKind.COMPOSE: "yamlfiles", FileKind.CI_WORKFLOW: "yamlfiles",
     FileKind.KUBERNETES: "yamlfiles", FileKind.YAML: "yamlfiles", FileKind.COG: "yamlfiles",
     FileKind.CARGO: "cargo", FileKind.RUST_BUILD: "rust", FileKind.MSBUILD: "msbuild",
-    FileKind.MATLAB: "matlab", FileKind.BAZEL: "bazel",
+    FileKind.MATLAB: "matlab", FileKind.BAZEL: "bazel", FileKind.GO: "golang",
 }
 
 

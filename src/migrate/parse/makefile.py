@@ -50,25 +50,35 @@ def _make_variable_arch_flags(text: str, at: Callable[[int], tuple[int, int]]) -
 def makefile_items(text: str) -> list[Item]:
     positions = Positions(text)
     found: list[Item] = []
+    in_rule = False  # after a rule's target line, until the next assignment: a tab-led line is its recipe
     for offset, line in _logical_lines(text):
-        if line.startswith("\t"):
+        code = _COMMENT.sub("", line)
+        if line.startswith("\t") and (in_rule or not _plain_assignment(code)):
             body = line[1:].lstrip("@-+ ")
             lead = len(line) - len(body)
             found.extend(shell_items(body, _shifted(positions, offset + lead)))
             found.extend(_make_variable_arch_flags(body, _shifted(positions, offset + lead)))
             continue
-        code = _COMMENT.sub("", line)
         if not code.strip() or _DIRECTIVE.match(code):
             continue
-        assignment = _ASSIGN.match(code.strip())
+        assignment = _plain_assignment(code)
         indent = len(code) - len(code.lstrip())
-        if assignment and ":" not in code.split("=", 1)[0].rstrip(":"):
+        in_rule = assignment is None
+        if assignment:
             value_at = offset + code.index(assignment.group(2)) if assignment.group(2) else offset
             found.extend(_assignment(assignment, positions, offset + indent, value_at))
         elif target := _TARGET_ASSIGN.match(code.strip()):
             start = offset + indent
             found.extend(_assignment(target, positions, start + target.start(1), start + target.start(2)))
     return found
+
+
+def _plain_assignment(code: str) -> re.Match[str] | None:
+    """`NAME = VALUE` (any of make's assignment operators), not a rule or a target-specific assignment. Outside a
+    rule, GNU make reads a tab-led line as make syntax: the assignments of a conditional block are often indented
+    with a tab (`ifeq ($(DEBUG),1)` / `<TAB>NVCCFLAGS += -G`)."""
+    assignment = _ASSIGN.match(code.strip())
+    return assignment if assignment and ":" not in code.split("=", 1)[0].rstrip(":") else None
 
 
 def _assignment(match: re.Match[str], positions: Positions, name_at: int, value_at: int) -> Iterator[Item]:

@@ -961,3 +961,13 @@ def test_jax_capability_helper_with_a_version_string_is_a_capability_gate(tmp_pa
         """
     assert findings(tmp_path, source) == [("python-compute-capability", 3, "medium"),
                                           ("python-compute-capability", 5, "medium")]
+
+
+def test_nvidia_media_pipeline_is_one_finding_per_module_with_each_string(tmp_path: Path) -> None:
+    """NVENC, CUDA filters, -hwaccel cuda and NVIDIA GStreamer elements in code strings: one finding, each an
+    occurrence; the docstring, the comment and names that only contain an encoder's name stay quiet."""
+    source = (FIXTURES / "rules" / "python" / "media_pipeline.py").read_text(encoding="utf-8")
+    (tmp_path / "media_pipeline.py").write_text(source, encoding="utf-8")
+    found = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-nvidia-media-pipeline"]
+    assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [
+        (7, "medium", [7, 10, 13, 18])]

@@ -56,6 +56,10 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         # MATLAB scripts and the mex option files a CUDA MEX build sets up; other XML is not read
         ("MATLAB/Compile.m", FileKind.MATLAB), ("MATLAB/mex_CUDA_glnxa64.xml", FileKind.MATLAB),
         ("mex/nvcc_msvcpp2019.xml", FileKind.MATLAB), ("docs/pom.xml", None),
+        # conda environments named for their variant, in a folder of environments or under conda/
+        ("conda/environments/all_cuda-129_arch-x86_64.yaml", FileKind.CONDA), ("envs/gpu.yml", FileKind.CONDA),
+        ("ci/environments/py311.yml", FileKind.CONDA), ("conda/recipes/lib/recipe.yaml", FileKind.CONDA),
+        ("deploy/environment-notes/prod.yaml", FileKind.YAML), ("configs/envs.yaml", FileKind.CONDA),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

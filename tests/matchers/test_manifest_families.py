@@ -347,3 +347,16 @@ def test_hipified_name_clash_never_reads_a_binding_outside_the_repository(tmp_pa
     result = scan(tmp_path / "repo", Settings(jobs=1))
     assert [(f.line, f.severity.name.lower()) for f in result.findings if f.rule == "hipified-source-name-clash"] == [
         (2, "low")]
+
+
+def test_conda_environment_in_a_folder_of_environments_lists_the_toolkit_components(tmp_path: Path) -> None:
+    """An environment file named for its variant (conda/environments/all_cuda-*.yaml) is read as conda; the CUDA
+    toolkit's component packages are occurrences of the one conda-cuda-package finding; CuPy and NumPy are not."""
+    folder = tmp_path / "conda" / "environments"
+    folder.mkdir(parents=True)
+    (folder / "all_cuda-12_arch-x86_64.yaml").write_text(
+        "channels:\n- conda-forge\ndependencies:\n- cuda-version=12.9\n- libcufile-dev\n- libnvjpeg-dev\n"
+        "- libnpp\n- numpy>=2.0\n- libnvimgcodec>=0.8\n", encoding="utf-8")
+    found = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "conda-cuda-package"]
+    assert [(f.path, f.line, [o.line for o in f.occurrences]) for f in found] == [
+        ("conda/environments/all_cuda-12_arch-x86_64.yaml", 4, [4, 5, 6, 7, 9])]

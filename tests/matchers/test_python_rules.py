@@ -971,3 +971,12 @@ def test_nvidia_media_pipeline_is_one_finding_per_module_with_each_string(tmp_pa
     found = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-nvidia-media-pipeline"]
     assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [
         (7, "medium", [7, 10, 13, 18])]
+
+
+def test_kernels_in_module_strings_are_one_jit_source_finding(tmp_path: Path) -> None:
+    """__global__ kernels kept in module strings: one python-cuda-source-string finding, each kernel an occurrence;
+    a __device__ helper, a message naming the qualifier and the docstring stay quiet."""
+    source = (FIXTURES / "rules" / "python" / "jit_source" / "kernel_strings.py").read_text(encoding="utf-8")
+    (tmp_path / "kernel_strings.py").write_text(source, encoding="utf-8")
+    found = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-cuda-source-string"]
+    assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [(6, "low", [6, 13])]

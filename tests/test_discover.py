@@ -60,6 +60,7 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("conda/environments/all_cuda-129_arch-x86_64.yaml", FileKind.CONDA), ("envs/gpu.yml", FileKind.CONDA),
         ("ci/environments/py311.yml", FileKind.CONDA), ("conda/recipes/lib/recipe.yaml", FileKind.CONDA),
         ("deploy/environment-notes/prod.yaml", FileKind.YAML), ("configs/envs.yaml", FileKind.CONDA),
+        ("dependencies.yaml", FileKind.CONDA),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

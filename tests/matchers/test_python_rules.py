@@ -980,3 +980,14 @@ def test_kernels_in_module_strings_are_one_jit_source_finding(tmp_path: Path) ->
     (tmp_path / "kernel_strings.py").write_text(source, encoding="utf-8")
     found = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-cuda-source-string"]
     assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [(6, "low", [6, 13])]
+
+
+def test_nvidia_media_libraries_and_opencv_cuda(tmp_path: Path) -> None:
+    """PyNvVideoCodec and DALI imports (DALI behind an ImportError fallback is low); cv2.cuda uses are one finding
+    per module with each use an occurrence; cv2.resize and a string naming the module stay quiet."""
+    source = (FIXTURES / "rules" / "python" / "media_libraries.py").read_text(encoding="utf-8")
+    (tmp_path / "media_libraries.py").write_text(source, encoding="utf-8")
+    found = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule.startswith(("python-nvidia-media", "python-opencv"))]
+    assert [(f.rule, f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [
+        ("python-nvidia-media-library", 4, "high", []), ("python-nvidia-media-library", 8, "low", []),
+        ("python-opencv-cuda", 15, "high", [15, 17])]

@@ -946,7 +946,7 @@ def test_backward_gemms_need_half_data(tmp_path: Path) -> None:
     ("image_codecs.cpp", "nvjpeg-usage", [3, 24, 25, 30]),
     ("image_codecs.cpp", "nvimagecodec-usage", [5, 35]),
     ("image_codecs.cpp", "cufile-usage", [7, 40, 41]),
-    ("media_pipeline.cpp", "nvidia-media-pipeline-string", [9, 11, 13, 19]),
+    ("media_pipeline.cpp", "nvidia-media-pipeline-string", [9, 11, 13, 19, 25]),
     ("telemetry.cpp", "nvml-include", [4, 12]),
     ("jetson_frames.cpp", "jetson-multimedia-api", [3, 4, 15, 18, 23]),
     ("peer_memory_module.c", "nvidia-peer-memory-kernel-api", [4, 16, 21]),

@@ -58,6 +58,11 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("mex/nvcc_msvcpp2019.xml", FileKind.MATLAB), ("docs/pom.xml", None),
         # Go sources (what they bind through cgo, PTX in their strings); go.mod and go.sum are not read
         ("cuda/cu/module.go", FileKind.GO), ("go.mod", None), ("go.sum", None),
+        # conda environments named for their variant, in a folder of environments or under conda/
+        ("conda/environments/all_cuda-129_arch-x86_64.yaml", FileKind.CONDA), ("envs/gpu.yml", FileKind.CONDA),
+        ("ci/environments/py311.yml", FileKind.CONDA), ("conda/recipes/lib/recipe.yaml", FileKind.CONDA),
+        ("deploy/environment-notes/prod.yaml", FileKind.YAML), ("configs/envs.yaml", FileKind.CONDA),
+        ("dependencies.yaml", FileKind.CONDA),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

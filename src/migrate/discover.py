@@ -124,8 +124,17 @@ def classify(relpath: str) -> FileKind | None:
     return _EXTENSIONS.get(suffix)
 
 
+# dependencies.yaml: rapids-dependency-file-generator's source of the conda environments and pip requirements
+_CONDA_NAMES = frozenset({"meta.yaml", "pixi.yaml", "dependencies.yaml"})
+_CONDA_FOLDERS = frozenset({"environments", "envs"})  # conda/environments/all_cuda-129_arch-x86_64.yaml (RAPIDS)
+
+
 def _classify_yaml(path: PurePosixPath, name: str) -> FileKind:
-    if name.startswith(("environment", "conda", "env")) or name in ("meta.yaml", "pixi.yaml"):
+    if name.startswith(("environment", "conda", "env")) or name in _CONDA_NAMES:
+        return FileKind.CONDA
+    # an environment file named for its variant: kept in a folder of environments, or under a conda/ folder
+    folders = [p.lower() for p in path.parts[:-1]]
+    if (folders and folders[-1] in _CONDA_FOLDERS) or "conda" in folders:
         return FileKind.CONDA
     if name.startswith(("docker-compose", "compose")):
         return FileKind.COMPOSE

@@ -971,6 +971,13 @@ def test_backward_gemms_need_half_data(tmp_path: Path) -> None:
     ("video_codec_sessions.cpp", "nvidia-video-decode", [3, 23, 28]),
     ("video_codec_sessions.cpp", "nvidia-video-encode", [5, 33, 35]),
     ("video_codec_sessions.cpp", "npp-usage", [7, 41]),
+    ("image_codecs.cpp", "nvjpeg-usage", [3, 24, 25, 30]),
+    ("image_codecs.cpp", "nvimagecodec-usage", [5, 35]),
+    ("image_codecs.cpp", "cufile-usage", [7, 40, 41]),
+    ("media_pipeline.cpp", "nvidia-media-pipeline-string", [9, 11, 13, 19, 25]),
+    ("telemetry.cpp", "nvml-include", [4, 12]),
+    ("jetson_frames.cpp", "jetson-multimedia-api", [3, 4, 15, 18, 23]),
+    ("ffmpeg_hw_decode.cpp", "ffmpeg-cuda-hwaccel", [5, 11, 12, 17]),
     ("peer_memory_module.c", "nvidia-peer-memory-kernel-api", [4, 16, 21]),
 ])
 def test_per_file_library_rules_list_every_place(tmp_path: Path, fixture: str, rule: str, places: list[int]) -> None:

@@ -382,3 +382,16 @@ def test_pytorch_index_tag_from_a_cuda_variable(tmp_path: Path, url: str, fires:
     (tmp_path / "install.sh").write_text(f"pip install torch --index-url {url}\n", encoding="utf-8")
     found = [f.line for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "pytorch-cuda-index"]
     assert found == ([1] if fires else [])
+
+
+def test_conda_environment_in_a_folder_of_environments_lists_the_toolkit_components(tmp_path: Path) -> None:
+    """An environment file named for its variant (conda/environments/all_cuda-*.yaml) is read as conda; the CUDA
+    toolkit's component packages are occurrences of the one conda-cuda-package finding; CuPy and NumPy are not."""
+    folder = tmp_path / "conda" / "environments"
+    folder.mkdir(parents=True)
+    (folder / "all_cuda-12_arch-x86_64.yaml").write_text(
+        "channels:\n- conda-forge\ndependencies:\n- cuda-version=12.9\n- libcufile-dev\n- libnvjpeg-dev\n"
+        "- libnpp\n- numpy>=2.0\n- libnvimgcodec>=0.8\n", encoding="utf-8")
+    found = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "conda-cuda-package"]
+    assert [(f.path, f.line, [o.line for o in f.occurrences]) for f in found] == [
+        ("conda/environments/all_cuda-12_arch-x86_64.yaml", 4, [4, 5, 6, 7, 9])]

@@ -961,3 +961,33 @@ def test_jax_capability_helper_with_a_version_string_is_a_capability_gate(tmp_pa
         """
     assert findings(tmp_path, source) == [("python-compute-capability", 3, "medium"),
                                           ("python-compute-capability", 5, "medium")]
+
+
+def test_nvidia_media_pipeline_is_one_finding_per_module_with_each_string(tmp_path: Path) -> None:
+    """NVENC, CUDA filters, -hwaccel cuda and NVIDIA GStreamer elements in code strings: one finding, each an
+    occurrence; the docstring, the comment and names that only contain an encoder's name stay quiet."""
+    source = (FIXTURES / "rules" / "python" / "media_pipeline.py").read_text(encoding="utf-8")
+    (tmp_path / "media_pipeline.py").write_text(source, encoding="utf-8")
+    found = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-nvidia-media-pipeline"]
+    assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [
+        (7, "medium", [7, 10, 13, 18])]
+
+
+def test_kernels_in_module_strings_are_one_jit_source_finding(tmp_path: Path) -> None:
+    """__global__ kernels kept in module strings: one python-cuda-source-string finding, each kernel an occurrence;
+    a __device__ helper, a message naming the qualifier and the docstring stay quiet."""
+    source = (FIXTURES / "rules" / "python" / "jit_source" / "kernel_strings.py").read_text(encoding="utf-8")
+    (tmp_path / "kernel_strings.py").write_text(source, encoding="utf-8")
+    found = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-cuda-source-string"]
+    assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [(6, "low", [6, 13])]
+
+
+def test_nvidia_media_libraries_and_opencv_cuda(tmp_path: Path) -> None:
+    """PyNvVideoCodec and DALI imports (DALI behind an ImportError fallback is low); cv2.cuda uses are one finding
+    per module with each use an occurrence; cv2.resize and a string naming the module stay quiet."""
+    source = (FIXTURES / "rules" / "python" / "media_libraries.py").read_text(encoding="utf-8")
+    (tmp_path / "media_libraries.py").write_text(source, encoding="utf-8")
+    found = [f for f in scan(tmp_path, OTHER_RULES).findings if f.rule.startswith(("python-nvidia-media", "python-opencv"))]
+    assert [(f.rule, f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [
+        ("python-nvidia-media-library", 4, "high", []), ("python-nvidia-media-library", 8, "low", []),
+        ("python-opencv-cuda", 15, "high", [15, 17])]

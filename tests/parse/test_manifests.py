@@ -525,3 +525,15 @@ def test_pyproject_same_requirement_in_two_groups_has_two_lines(tmp_path: Path) 
     )
     doc = _parse(tmp_path, "pyproject.toml", FileKind.PYPROJECT, text)
     assert _items(doc, "package") == [("bitsandbytes", 6, 3), ("bitsandbytes", 9, 3)]
+
+
+def test_dependency_file_packages_by_output_type(tmp_path: Path) -> None:
+    """rapids-dependency-file-generator's dependencies.yaml: packages of conda entries are conda specs, the others
+    pip requirements, in `packages:` directly or in `matrices:`; a file without `files:` is not one."""
+    text = ("files:\n  all:\n    output: conda\ndependencies:\n  run:\n    common:\n      - output_types: conda\n"
+            "        packages:\n          - cuda-version=12.9\n    specific:\n      - output_types: [requirements]\n"
+            "        matrices:\n          - matrix: {cuda: '12.*'}\n            packages:\n              - cupy-cuda12x>=13\n")
+    doc = _parse(tmp_path, "dependencies.yaml", FileKind.CONDA, text)
+    assert [(i.name, i.line, i.args) for i in doc.manifest] == [("cuda-version", 9, ("conda",)), ("cupy-cuda12x", 15, ())]
+    other = _parse(tmp_path, "dependencies.yaml", FileKind.CONDA, "dependencies:\n  run:\n    common: []\n")
+    assert other.manifest == []

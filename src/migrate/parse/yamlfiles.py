@@ -211,6 +211,7 @@ def conda_items(root: Node, problems: list[str] | None = None) -> Iterator[Item]
     for dep in _recipe_requirements(root):
         if _scalar(dep):
             yield conda_item(str(dep.value), *_pos(dep))
+    yield from _dependency_file_items(root)
     for dep in _sequence(_get(root, "dependencies")):
         if _scalar(dep):
             yield conda_item(str(dep.value), *_pos(dep))
@@ -223,6 +224,34 @@ def conda_items(root: Node, problems: list[str] | None = None) -> Iterator[Item]
                                local=item.local, url=item.url)
                 if problems is not None:
                     problems.extend(f"line {line} skipped: {p.split(' skipped: ', 1)[-1]}" for p in rejected)
+
+
+def _dependency_file_items(root: Node) -> Iterator[Item]:
+    """dependencies.yaml of rapids-dependency-file-generator: `files:` and, per dependency set, `common` and
+    `specific` entries whose `packages:` (directly or in `matrices:`) are conda specs where the entry's output_types
+    name conda, else pip requirements."""
+    dependency_sets = _get(root, "dependencies")
+    if not isinstance(_get(root, "files"), MappingNode) or not isinstance(dependency_sets, MappingNode):
+        return
+    for _, dependency_set in dependency_sets.value:
+        for section in ("common", "specific"):
+            for entry in _sequence(_get(dependency_set, section)):
+                types = _get(entry, "output_types")
+                conda = "conda" in ([_scalar(t) for t in _sequence(types)] if isinstance(types, SequenceNode)
+                                    else [_scalar(types)])
+                lists = [_get(entry, "packages"), *(_get(m, "packages") for m in _sequence(_get(entry, "matrices")))]
+                for package in (p for listed in lists for p in _sequence(listed) if _scalar(p)):
+                    yield _dependency_item(str(package.value), *_pos(package), conda=conda)
+
+
+def _dependency_item(spec: str, line: int, column: int, *, conda: bool) -> Item:
+    """One package of a dependency file: a conda spec, or the first item a pip line makes (a line pip rejects, such
+    as an anchor's bare name with a conda pin, is read as conda)."""
+    if not conda:
+        for item in requirement_items(spec, problems=[]):
+            return Item(item.kind, item.name, line, column, value=item.value, args=item.args, local=item.local,
+                        url=item.url)
+    return conda_item(spec, line, column)
 
 
 def _sequence(node: Node | None) -> list[Node]:

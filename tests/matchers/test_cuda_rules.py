@@ -184,6 +184,30 @@ template <int kThreadsPerWarp = 32> struct T {};
     assert fired(tmp_path, code, "warp-size-constant", name="w.h") == [1, 2, 6, 7]
 
 
+
+ACCESSORS = """\
+namespace gpu {
+__host__ __device__ constexpr inline int warp_size() { return 32; }
+__host__ __device__ constexpr unsigned WarpFullMask() { return 0xffffffffu; }
+struct Arch {
+  static constexpr int ThreadsPerWarp() noexcept { return 32; }
+  static constexpr unsigned int warp_converged_mask() { return 0xffffffff; }
+};
+constexpr int warps_per_block() { return 32; }
+constexpr int warp_size_gfx9() { return 64; }
+inline unsigned event_mask() { return 0xFFFFFFFF; }
+inline int warp_width(int w) { if (w) return 32; return 64; }
+}  // namespace gpu
+"""
+
+
+def test_warp_size_and_lane_mask_accessors(tmp_path: Path) -> None:
+    # a function whose body returns 32 (or an all-lanes mask) is the constant in accessor form (RAFT, QUDA, XLA);
+    # a count of warps, a 64, a mask not named for a warp and a body that chooses are not
+    assert fired(tmp_path, ACCESSORS, "warp-size-constant", name="arch.cuh") == [2, 5]
+    assert fired(tmp_path, ACCESSORS, "warp-full-mask", name="arch.cuh") == [3, 6]
+
+
 def test_literal_32_only_in_functions_using_warp_intrinsics(tmp_path: Path) -> None:
     code = """\
 __device__ float warp_sum(float v) {

@@ -77,6 +77,13 @@ _SIZE_DEFINITIONS = f"""
 ((field_declaration declarator: (field_identifier) @name default_value: (_) @value) {_WARP_WORD})
 ((optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value) {_WARP_WORD})
 """
+# `constexpr int warp_size() { return 32; }`, `WarpFullMask() { return 0xffffffffu; }`: a function whose whole body
+# returns one value, the accessor form of a warp-size or lane-mask constant (RAFT, QUDA, XLA, XGBoost)
+_RETURNING = """
+(function_definition declarator: (function_declarator declarator: (_) @name)
+  body: (compound_statement . (return_statement (_) @value) .))
+"""
+_SIZE_FUNCTIONS = f"({_RETURNING.strip()} {_WARP_WORD})"
 _INTRINSIC_CALLS = f'(call_expression function: (identifier) @fn (#match? @fn "{_WARP_INTRINSIC}"))'
 _CALLS = "(call_expression function: [(identifier) @callee (template_function name: (identifier) @callee)])"
 _FUNCTION_NAMES = "(function_definition declarator: (function_declarator declarator: (_) @name)) @fn"
@@ -326,11 +333,22 @@ def _declarations(doc: CudaDocument) -> dict[str, list[tuple[int, int | None, st
 
 
 def _mask_definitions(doc: CudaDocument, used: set[str]) -> Iterator[Hit]:
-    """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`: the one line to widen, when passed as a warp mask."""
+    """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`, `constexpr unsigned WarpFullMask() { return ~0u; }`:
+    the one line to widen, when passed as a warp mask."""
     for groups in (*doc.matches(_MASK_MACROS), *doc.matches(_INITS)):
         name = doc.node_text(groups["name"][0])
         if (name in used or _DEFINED_MASK_NAME.match(name)) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
             yield _span(groups["name"][0], symbol=name)
+    for groups in doc.matches(_RETURNING):
+        name = doc.node_text(groups["name"][0]).rpartition("::")[2]
+        if _mask_function(name) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
+            yield _span(groups["name"][0], symbol=name)
+
+
+def _mask_function(name: str) -> bool:
+    """A function named for a warp's lane mask (warp_full_mask, WarpFullMask, warp_converged_mask), not any mask."""
+    lower = name.lower()
+    return bool(_DEFINED_MASK_NAME.match(name)) or "warp" in lower and lower.endswith("mask")
 
 
 def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
@@ -485,8 +503,8 @@ def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
 
 
 def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
-    for groups in doc.matches(_SIZE_DEFINITIONS):
-        name = doc.node_text(groups["name"][0])
+    for groups in (*doc.matches(_SIZE_DEFINITIONS), *doc.matches(_SIZE_FUNCTIONS)):
+        name = doc.node_text(groups["name"][0]).rpartition("::")[2]
         value = doc.node_text(groups["value"][0]).strip()
         is_32 = _THIRTY_TWO.match(value) or _MADE_OF_32.match(value) or _CAPPED_AT_32.match(value)
         thirty_two = _SIZE_NAME.search(name.replace("_", "")) and is_32
@@ -717,7 +735,7 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
                 _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _BALLOT_RETURNS,
-                _WRAPPED_BALLOT_DECLS):
+                _WRAPPED_BALLOT_DECLS, _RETURNING, _SIZE_FUNCTIONS):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -735,12 +753,12 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
 # The queries each check may ask for (those it asks only on some files too: one more in a compile costs ~5 ms, a
 # compile of its own ~10 ms)
 _QUERIES: dict[str, tuple[str, ...]] = {
-    "full-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, MACROS_QUERY, _INITS, _MASK_MACROS, _MASK_PARAMETERS),
+    "full-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, MACROS_QUERY, _INITS, _MASK_MACROS, _MASK_PARAMETERS, _RETURNING),
     "narrow-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, _TYPED_NAMES, MACROS_QUERY, _INITS),
     "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS, _WRAPPED_BALLOT_DECLS),
     "lane-math": (_LANE_MATHS, _INITS),
     "lane-macro": (MACROS_QUERY,),
-    "size-constant": (_SIZE_DEFINITIONS,),
+    "size-constant": (_SIZE_DEFINITIONS, _SIZE_FUNCTIONS),
     "literal-size": (_SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _INTRINSIC_CALLS, _FUNCTION_NAMES, _CALLS, _FIXED_WIDTHS,
                      _WARP_MATRIX, _WARP_BLOCKS, _WARP_FLOORS),
     "warpsize-constant": (),
@@ -770,7 +788,7 @@ _FULL_VALUE_FORMS = (
     ("(-1)", lazy_regex(r"(?:unsigned|uint32_t|std::uint32_t|uint)\(-1\)"
                         r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)")),
 )
-_MASK_DEFINITION = lazy_regex(rf"mask\w*?[=(]?{_FULL_VALUE}")
+_MASK_DEFINITION = lazy_regex(rf"mask\w*?(?:[=(]|\(\)(?:const|noexcept)*\{{return)?{_FULL_VALUE}")
 _MASK_NAMES = lazy_regex(r"\b(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask\b")  # _MASK_NAME, lower-case
 _SYNC_NAMES = frozenset(
     [f"__shfl{kind}_sync" for kind in ("", "_up", "_down", "_xor")]
@@ -933,6 +951,9 @@ def _maybe_narrow_mask(view: Code) -> bool:
 
 
 _SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W}(?:[a-z_][\w:.<>]{{0,40}}{_W})?)?\(?{_W}(32|0x20|5){_NUMBER_END}")
+# _SIZE_FUNCTIONS' accessor: `warp_size() { return 32; }`, `int WarpThreads() const noexcept { return 32; }`
+_SIZE_RETURN = lazy_regex(rf"warp\w*{_W}\({_W}\){_W}(?:(?:const|noexcept){_W})*\{{{_W}return{_W}\(?{_W}(32|0x20|5)"
+                          rf"{_NUMBER_END}")
 
 
 _CAPPED_VALUE = lazy_regex(rf"warp\w*{_W}={_W}(?:std::|cuda::std::)?min{_W}(?:<{_W}\w+{_W}>)?{_W}\("
@@ -949,7 +970,7 @@ def _maybe_size_constant(view: Code) -> bool:
             start -= 1
         if _SIZE_NAME.search(code[start:capped.end()].split("=")[0].strip().replace("_", "")):
             return True
-    for match in _SIZE_VALUE.finditer(code):
+    for match in (*_SIZE_VALUE.finditer(code), *_SIZE_RETURN.finditer(code)):
         start = match.start()
         while start and (code[start - 1].isalnum() or code[start - 1] == "_"):
             start -= 1

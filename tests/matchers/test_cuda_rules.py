@@ -133,6 +133,29 @@ __device__ int f(bool p) {
     assert fired(tmp_path, code, "warp-ballot-32bit") == [2, 6]
 
 
+BALLOT_ASSIGNED = """\
+struct Rows {
+  unsigned active;
+  unsigned long long wide;
+  __device__ void take() { active = __activemask(); }
+  __device__ void take_all() { wide = __activemask(); }
+};
+__device__ int spin(bool ready) {
+  uint32_t seen = 0u;
+  do { seen = __ballot_sync(~0ull, ready); } while (seen == 0);
+  auto votes = 0ull;
+  votes = __ballot_sync(~0ull, ready);
+  return __popcll(votes) + __popc(seen);
+}
+"""
+
+
+def test_ballot_assigned_to_a_name_declared_32_bit(tmp_path: Path) -> None:
+    # the declaration holds no ballot (a field, a zero-initialised spin variable); the assignment is where lanes
+    # 32-63 are dropped. A 64-bit or deduced name is the wavefront's mask; the count of the narrow one is reported too
+    assert fired(tmp_path, BALLOT_ASSIGNED, "warp-ballot-32bit") == [4, 9, 12]
+
+
 def test_lane_math_needs_a_thread_index(tmp_path: Path) -> None:
     code = """\
 __device__ void f(int* out, int n, int lane_id) {

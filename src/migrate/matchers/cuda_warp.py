@@ -362,7 +362,13 @@ def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
             ballots.add(doc.node_text(groups["name"][0]))
             if _NARROW_TYPE.match(" ".join(doc.node_text(groups["type"][0]).split())):
                 yield _span(groups["decl"][0], symbol=doc.node_text(groups["fn"][0]).rsplit(":", 1)[-1].rsplit(".", 1)[-1])
-    ballots.update(doc.node_text(g["name"][0]) for g in doc.matches(_BALLOT_ASSIGNS))
+    assigns = doc.matches(_BALLOT_ASSIGNS)
+    declared = _declarations(doc) if assigns else {}
+    for groups in assigns:  # `mask = __ballot_sync(...)` into a name declared 32-bit (`uint32_t mask;`, a field)
+        node = groups["name"][0]
+        ballots.add(doc.node_text(node))
+        if _narrow_name(doc, declared, doc.node_text(node), node) is not None:
+            yield _span(node, symbol=doc.node_text(groups["fn"][0]))
     for groups in doc.matches(_BALLOT_RETURNS):
         wrapper = _narrow_wrapper(doc, groups["call"][0].start_byte)
         if wrapper:
@@ -755,7 +761,8 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
 _QUERIES: dict[str, tuple[str, ...]] = {
     "full-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, MACROS_QUERY, _INITS, _MASK_MACROS, _MASK_PARAMETERS, _RETURNING),
     "narrow-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, _TYPED_NAMES, MACROS_QUERY, _INITS),
-    "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS, _WRAPPED_BALLOT_DECLS),
+    "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS, _WRAPPED_BALLOT_DECLS,
+                     _TYPED_NAMES),
     "lane-math": (_LANE_MATHS, _INITS),
     "lane-macro": (MACROS_QUERY,),
     "size-constant": (_SIZE_DEFINITIONS, _SIZE_FUNCTIONS),

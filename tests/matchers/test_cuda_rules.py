@@ -231,6 +231,23 @@ def test_warp_size_and_lane_mask_accessors(tmp_path: Path) -> None:
     assert fired(tmp_path, ACCESSORS, "warp-full-mask", name="arch.cuh") == [3, 6]
 
 
+ACCESSOR_CALLS = """\
+__device__ float reduce(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(gpu::WarpFullMask(), v, o);
+  return v;
+}
+__device__ unsigned long long warp_lanes_mask() { return ~0ull; }
+__device__ float reduce_wave(float v) { return v + __shfl_xor_sync(warp_lanes_mask(), v, 1); }
+__device__ float broadcast(float v, unsigned row) { return __shfl_sync(row_mask(row), v, 0); }
+"""
+
+
+def test_warp_mask_accessor_calls(tmp_path: Path) -> None:
+    # an accessor named for the warp's mask, defined elsewhere, is the 32-bit constant (as FULL_MASK is); one this
+    # file defines as 64-bit is the wavefront's, and a mask computed by another helper is not an all-lanes one
+    assert fired(tmp_path, ACCESSOR_CALLS, "warp-full-mask") == [2]
+
+
 def test_literal_32_only_in_functions_using_warp_intrinsics(tmp_path: Path) -> None:
     code = """\
 __device__ float warp_sum(float v) {

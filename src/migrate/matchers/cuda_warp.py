@@ -261,6 +261,7 @@ def _is_full_mask(text: str, constants: dict[str, str], depth: int = 0) -> bool:
 
 def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
     constants: dict[str, str] | None = None
+    returns: dict[str, set[str]] = {}  # filled on the first accessor call: what this file's accessors return
     used: set[str] = set()
     for groups in doc.matches(_MASK_ARGS):
         mask = groups["mask"][0]
@@ -268,7 +269,7 @@ def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
             continue
         constants = _constants(doc) if constants is None else constants
         used.add(_normal(doc.node_text(mask)))
-        if _is_full_mask(doc.node_text(mask), constants):
+        if _is_full_mask(doc.node_text(mask), constants) or _full_mask_call(doc, _normal(doc.node_text(mask)), returns):
             yield _span(mask, symbol=doc.node_text(groups["fn"][0]))
     yield from _mask_definitions(doc, used)
     for groups in doc.matches(_MASK_PARAMETERS):
@@ -343,6 +344,25 @@ def _mask_definitions(doc: CudaDocument, used: set[str]) -> Iterator[Hit]:
         name = doc.node_text(groups["name"][0]).rpartition("::")[2]
         if _mask_function(name) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
             yield _span(groups["name"][0], symbol=name)
+
+
+# `dh::WarpFullMask()`, `raft::warp_full_mask()`: a call of an accessor without arguments
+_ACCESSOR_CALL = lazy_regex(r"^(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\(\)$")
+
+
+def _full_mask_call(doc: CudaDocument, value: str, returns: dict[str, set[str]]) -> bool:
+    """A warp-mask accessor called as the mask (`__shfl_sync(WarpFullMask(), v, 0)`): all lanes of a 32-lane warp,
+    unless this file defines it to return something else (a 64-bit mask chosen per platform)."""
+    call = _ACCESSOR_CALL.match(value)
+    if call is None or not _mask_function(call.group(1)):
+        return False
+    if not returns:
+        returns[""] = set()  # asked once per file
+        for groups in doc.matches(_RETURNING):
+            name = doc.node_text(groups["name"][0]).rpartition("::")[2]
+            returns.setdefault(name, set()).add(_normal(doc.node_text(groups["value"][0])))
+    values = returns.get(call.group(1))
+    return values is None or all(_FULL_MASK.match(v) for v in values)
 
 
 def _mask_function(name: str) -> bool:
@@ -797,6 +817,7 @@ _FULL_VALUE_FORMS = (
 )
 _MASK_DEFINITION = lazy_regex(rf"mask\w*?(?:[=(]|\(\)(?:const|noexcept)*\{{return)?{_FULL_VALUE}")
 _MASK_NAMES = lazy_regex(r"\b(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask\b")  # _MASK_NAME, lower-case
+_MASK_ACCESSOR = lazy_regex(rf"warp\w*mask{_W}\({_W}\)")  # _full_mask_call's, lower-case
 _SYNC_NAMES = frozenset(
     [f"__shfl{kind}_sync" for kind in ("", "_up", "_down", "_xor")]
     + ["__ballot_sync", "__any_sync", "__all_sync", "__uni_sync", "__match_any_sync", "__match_all_sync", "__syncwarp"]
@@ -930,7 +951,8 @@ def _maybe_full_mask(view: Code) -> bool:
         compact = _DIGIT_SEPARATOR.sub("", compact)  # `0xffff'ffffu`
     if any(anchor in compact and (form is None or form.search(compact)) for anchor, form in _FULL_VALUE_FORMS):
         return sync or _MASK_DEFINITION.search(compact) is not None
-    return sync and _MASK_NAMES.search(view.lower) is not None  # a mask named for all lanes, maybe via a macro
+    # a mask named for all lanes, maybe via a macro, or a warp-mask accessor's call (`WarpFullMask()`)
+    return sync and (_MASK_NAMES.search(view.lower) is not None or _MASK_ACCESSOR.search(view.lower) is not None)
 
 
 _SYNC_ARGUMENT = lazy_regex(rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync{_W}\("

@@ -248,6 +248,37 @@ def test_warp_mask_accessor_calls(tmp_path: Path) -> None:
     assert fired(tmp_path, ACCESSOR_CALLS, "warp-full-mask") == [2]
 
 
+
+NAMED_BLOCK = """\
+__global__ void smooth(float* x) {
+  float v = x[threadIdx.y * blockDim.x + threadIdx.x];
+  v += __shfl_down_sync(~0ull, v, 1);
+  x[threadIdx.y * blockDim.x + threadIdx.x] = v;
+}
+void launch(float* x, int rows) {
+  const int width = 32;
+  const int height = rows;
+  dim3 block(width, 8);
+  dim3 grid(height, 1);
+  smooth<<<grid, block>>>(x);
+}
+void launch_wave(float* x) {
+  constexpr int lanes = 64;
+  dim3 block(lanes, 4);
+  smooth<<<1, block>>>(x);
+}
+"""
+
+
+def test_block_width_through_a_constant_of_32(tmp_path: Path) -> None:
+    # a dim3 block whose width is a name bound to 32, in a file that shuffles across threadIdx.x: two block rows
+    # share a 64-lane wavefront. A width bound to 64 (or to a run-time value) is not, nor the same launch in a file
+    # without warp intrinsics
+    assert fired(tmp_path, NAMED_BLOCK, "warp-literal-32") == [9]
+    quiet = NAMED_BLOCK.replace("  v += __shfl_down_sync(~0ull, v, 1);\n", "")
+    assert fired(tmp_path, quiet, "warp-literal-32") == []
+
+
 def test_literal_32_only_in_functions_using_warp_intrinsics(tmp_path: Path) -> None:
     code = """\
 __device__ float warp_sum(float v) {

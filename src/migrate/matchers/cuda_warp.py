@@ -119,6 +119,16 @@ _WARP_BLOCKS = """
 (kernel_call_syntax . (_) . [(binary_expression left: (number_literal) @x operator: "*")
                              (binary_expression operator: "*" right: (number_literal) @x)] (#match? @x "^32[uU]?$"))
 """
+# `const int ntx = 32; ... dim3 nthrs(ntx, nty);`: the block's width through a name the file binds to 32
+# (`dim3 block(kWidth, kRows);` with names only parses as a function declaration: its "parameter types" are the names)
+_NAMED_BLOCKS = """
+(declaration type: (type_identifier) @type declarator: (init_declarator
+  value: [(argument_list . (identifier) @x) (initializer_list . (identifier) @x)])
+  (#eq? @type "dim3"))
+(declaration type: (type_identifier) @type declarator: (function_declarator
+  parameters: (parameter_list . (parameter_declaration type: (type_identifier) @x)))
+  (#eq? @type "dim3"))
+"""
 # the last two: a block of whole 32-lane warps (`__launch_bounds__(32 * NWARPS)`, `<<<grid, NWARPS * 32>>>`)
 # `block_size = std::max(block_size, static_cast<uint64_t>(32))`, `int block_x = max(32, ...)`: at least one warp
 _WARP_FLOORS = """
@@ -599,9 +609,33 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
         # another header) or warp-wide matrix ops (wmma fragments) run
         for groups in doc.matches(_WARP_BLOCKS):
             yield _span(groups["x"][0], symbol="dim3" if "type" in groups else "block size")
+        yield from _named_blocks(doc)
         for groups in doc.matches(_WARP_FLOORS):
             if _warp_floor(doc, groups):
                 yield _span(groups["floor"][0], symbol="max(..., 32)")
+
+
+def _named_blocks(doc: CudaDocument) -> Iterator[Hit]:
+    """`dim3 threads(kWidth, rows)` where kWidth, as the launch sees it, is bound to 32 (`const int kWidth = 32;`, the
+    last binding before it in its function, else every binding outside functions): a block one 32-lane warp wide,
+    spelled through a constant."""
+    found = doc.matches(_NAMED_BLOCKS)
+    if not found:
+        return
+    bound: dict[str, list[tuple[int, int | None, str]]] = {}  # name -> (where, function start or None, value)
+    for groups in doc.matches(_INITS):
+        node = groups["name"][0]
+        function = doc.enclosing_function(node.start_byte)
+        bound.setdefault(doc.node_text(node), []).append(
+            (node.start_byte, function.start_byte if function else None, _normal(doc.node_text(groups["value"][0]))))
+    for groups in found:
+        node = groups["x"][0]
+        function = doc.enclosing_function(node.start_byte)
+        places = bound.get(doc.node_text(node), [])
+        local = [v for at, owner, v in places if function and owner == function.start_byte and at < node.start_byte]
+        values = local[-1:] or [v for _, owner, v in places if owner is None]
+        if values and all(_LITERAL_32.match(v) for v in values):
+            yield _span(node, symbol="dim3")
 
 
 def _warp_floor(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
@@ -761,7 +795,7 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
                 _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _BALLOT_RETURNS,
-                _WRAPPED_BALLOT_DECLS, _RETURNING, _SIZE_FUNCTIONS):
+                _WRAPPED_BALLOT_DECLS, _RETURNING, _SIZE_FUNCTIONS, _NAMED_BLOCKS):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -787,7 +821,7 @@ _QUERIES: dict[str, tuple[str, ...]] = {
     "lane-macro": (MACROS_QUERY,),
     "size-constant": (_SIZE_DEFINITIONS, _SIZE_FUNCTIONS),
     "literal-size": (_SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _INTRINSIC_CALLS, _FUNCTION_NAMES, _CALLS, _FIXED_WIDTHS,
-                     _WARP_MATRIX, _WARP_BLOCKS, _WARP_FLOORS),
+                     _WARP_MATRIX, _WARP_BLOCKS, _WARP_FLOORS, _NAMED_BLOCKS, _INITS),
     "warpsize-constant": (),
     "size-name-use": (_SIZE_DEFINITIONS, COMPAT_NAMES_QUERY),
     "row-shuffle": (_WARP_BLOCKS,),
@@ -872,6 +906,7 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"\*{_W}32u?{_W}(?:\)|,|>>>)",  # _WARP_BLOCKS' products (the other order is caught by `,{_W}32`, `(32`)
     rf">={_W}64u?{_NUMBER_END}",  # _WARP_TAILS' `blockSize >= 64`, halving loops (the 32s: _maybe_tail_32)
     rf"max\b[^;{{}}]{{0,200}}?\b32[uUlL]*{_NUMBER_END}",  # _WARP_FLOORS
+    rf"dim3{_W}\w+{_W}[({{]{_W}[a-z_]\w*{_W}[,)}}]",  # _NAMED_BLOCKS (the name's 32 is checked on the tree)
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).

@@ -453,6 +453,43 @@ def test_sources_the_hip_branch_takes_out_of_its_lists_are_never_compiled_for_hi
     assert result.rocm is not None and not {e.kind for e in result.rocm.evidence} & rocm_status.SOURCE_LISTS
 
 
+
+# a CUDA-only source list in a build with no HIP branch at all: the processor test names the x86-64 CPU, not AMD GPUs
+CMAKE_CPU_TEST = """\
+project(graphs LANGUAGES CXX)
+if(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "(x86)|(X86)|(amd64)|(AMD64)")
+  message(STATUS "non-x86 host: no SSE kernels")
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  add_compile_options(-msse4.2)
+endif()
+if(USE_CUDA)
+  enable_language(CUDA)
+  file(GLOB GPU_SRCS src/gpu/*.cu)
+  add_library(graphs src/core.cc src/gpu/spmm.cu)
+else()
+  add_library(graphs src/core.cc)
+endif()
+# ownership and relationship of the sources stay as they are
+"""
+
+
+@pytest.mark.parametrize(("extra", "guarded"), [
+    ("", []),
+    ("if(USE_HIP)\n  enable_language(HIP)\n  add_library(graphs_hip src/core.cc)\nendif()\n",
+     ["src/gpu/spmm.cu"]),
+])
+def test_a_cpu_processor_test_is_not_a_hip_branch(tmp_path: Path, extra: str, guarded: list[str]) -> None:
+    write(tmp_path, "CMakeLists.txt", CMAKE_CPU_TEST + extra)
+    ptx = '__device__ void f() { asm volatile("cp.async.wait_all;"); }\n'
+    for path in ("src/gpu/spmm.cu", "src/core.cc"):
+        write(tmp_path, path, ptx)
+    result = scan(tmp_path, Settings(jobs=1))
+    # without a HIP branch the CUDA-only list is the only GPU build: its kernels are work, not code ROCm never compiles
+    assert sorted(f.path for f in result.guarded_findings if f.rule == "inline-ptx") == guarded
+    assert sorted(f.path for f in result.findings if f.rule == "inline-ptx") == sorted(
+        {"src/core.cc", "src/gpu/spmm.cu"} - set(guarded))
+
+
 FALLBACK_OP = """\
 #include <torch/extension.h>
 at::Tensor pool(const at::Tensor& x) {

@@ -422,7 +422,9 @@ def _rocm_sibling(path: str, known: frozenset[str]) -> tuple[int, str] | None:
 
 _SOURCE = lazy_regex(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|cuh|inl)$")
 _CUDA_TEST = lazy_regex(r"^(?:CUDA|cuda|CUDA_FOUND|CUDAToolkit_FOUND|USE_CUDA|WITH_CUDA|BUILD_CUDA|ENABLE_CUDA)$")
-_HIP_TEST = lazy_regex(r"HIP|ROCM|AMD", re.I)
+# HIP, ROCm or AMD as a name of its own or part of one (USE_HIP, ${ROCM_PATH}, AMDGPU_TARGETS, "hip"), never inside
+# a word (relationship, CHIP) nor the x86-64 CPU name of a processor test (`CMAKE_SYSTEM_PROCESSOR MATCHES "AMD64"`)
+_HIP_TEST = lazy_regex(r"(?<![A-Za-z])(?:HIP|ROCM|ROCm|AMD|[Hh]ip|[Rr]ocm|[Aa]md)(?![a-z0-9])|hipcc|hipify|amdgpu")
 
 
 def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:

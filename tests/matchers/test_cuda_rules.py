@@ -144,6 +144,29 @@ __device__ int f(bool p) {
     assert fired(tmp_path, code, "warp-ballot-32bit") == [2, 6]
 
 
+BALLOT_ASSIGNED = """\
+struct Rows {
+  unsigned active;
+  unsigned long long wide;
+  __device__ void take() { active = __activemask(); }
+  __device__ void take_all() { wide = __activemask(); }
+};
+__device__ int spin(bool ready) {
+  uint32_t seen = 0u;
+  do { seen = __ballot_sync(~0ull, ready); } while (seen == 0);
+  auto votes = 0ull;
+  votes = __ballot_sync(~0ull, ready);
+  return __popcll(votes) + __popc(seen);
+}
+"""
+
+
+def test_ballot_assigned_to_a_name_declared_32_bit(tmp_path: Path) -> None:
+    # the declaration holds no ballot (a field, a zero-initialised spin variable); the assignment is where lanes
+    # 32-63 are dropped. A 64-bit or deduced name is the wavefront's mask; the count of the narrow one is reported too
+    assert fired(tmp_path, BALLOT_ASSIGNED, "warp-ballot-32bit") == [4, 9, 12]
+
+
 def test_lane_math_needs_a_thread_index(tmp_path: Path) -> None:
     code = """\
 __device__ void f(int* out, int n, int lane_id) {
@@ -210,6 +233,78 @@ int warp_threads = 32;
 template <int kThreadsPerWarp = 32> struct T {};
 """
     assert fired(tmp_path, code, "warp-size-constant", name="w.h") == [1, 2, 6, 7]
+
+
+
+ACCESSORS = """\
+namespace gpu {
+__host__ __device__ constexpr inline int warp_size() { return 32; }
+__host__ __device__ constexpr unsigned WarpFullMask() { return 0xffffffffu; }
+struct Arch {
+  static constexpr int ThreadsPerWarp() noexcept { return 32; }
+  static constexpr unsigned int warp_converged_mask() { return 0xffffffff; }
+};
+constexpr int warps_per_block() { return 32; }
+constexpr int warp_size_gfx9() { return 64; }
+inline unsigned event_mask() { return 0xFFFFFFFF; }
+inline int warp_width(int w) { if (w) return 32; return 64; }
+}  // namespace gpu
+"""
+
+
+def test_warp_size_and_lane_mask_accessors(tmp_path: Path) -> None:
+    # a function whose body returns 32 (or an all-lanes mask) is the constant in accessor form (RAFT, QUDA, XLA);
+    # a count of warps, a 64, a mask not named for a warp and a body that chooses are not
+    assert fired(tmp_path, ACCESSORS, "warp-size-constant", name="arch.cuh") == [2, 5]
+    assert fired(tmp_path, ACCESSORS, "warp-full-mask", name="arch.cuh") == [3, 6]
+
+
+ACCESSOR_CALLS = """\
+__device__ float reduce(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(gpu::WarpFullMask(), v, o);
+  return v;
+}
+__device__ unsigned long long warp_lanes_mask() { return ~0ull; }
+__device__ float reduce_wave(float v) { return v + __shfl_xor_sync(warp_lanes_mask(), v, 1); }
+__device__ float broadcast(float v, unsigned row) { return __shfl_sync(row_mask(row), v, 0); }
+"""
+
+
+def test_warp_mask_accessor_calls(tmp_path: Path) -> None:
+    # an accessor named for the warp's mask, defined elsewhere, is the 32-bit constant (as FULL_MASK is); one this
+    # file defines as 64-bit is the wavefront's, and a mask computed by another helper is not an all-lanes one
+    assert fired(tmp_path, ACCESSOR_CALLS, "warp-full-mask") == [2]
+
+
+
+NAMED_BLOCK = """\
+__global__ void smooth(float* x) {
+  float v = x[threadIdx.y * blockDim.x + threadIdx.x];
+  v += __shfl_down_sync(~0ull, v, 1);
+  x[threadIdx.y * blockDim.x + threadIdx.x] = v;
+}
+void launch(float* x, int rows) {
+  const int width = 32;
+  const int height = rows;
+  dim3 block(width, 8);
+  dim3 grid(height, 1);
+  smooth<<<grid, block>>>(x);
+}
+void launch_wave(float* x) {
+  constexpr int lanes = 64;
+  dim3 block(lanes, 4);
+  smooth<<<1, block>>>(x);
+}
+"""
+
+
+def test_block_width_through_a_constant_of_32(tmp_path: Path) -> None:
+    # a dim3 block whose width is a name bound to 32, in a file that shuffles across threadIdx.x: two block rows
+    # share a 64-lane wavefront. A width bound to 64 (or to a run-time value) is not, nor the same launch in a file
+    # without warp intrinsics
+    assert fired(tmp_path, NAMED_BLOCK, "warp-literal-32") == [9]
+    quiet = NAMED_BLOCK.replace("  v += __shfl_down_sync(~0ull, v, 1);\n", "")
+    assert fired(tmp_path, quiet, "warp-literal-32") == []
 
 
 def test_literal_32_only_in_functions_using_warp_intrinsics(tmp_path: Path) -> None:

@@ -459,6 +459,11 @@ def test_dockerfile_from_expands_arg_defaults(tmp_path: Path) -> None:
     ("ARG TAG=12.4.1-devel-ubuntu22.04\nFROM nvidia/cuda:${TAG}\n", [("nvidia/cuda:12.4.1-devel-ubuntu22.04", 2, 6)]),
     # an unknown ARG stays as written
     ("FROM ${UNSET_BASE}\n", [("${UNSET_BASE}", 1, 6)]),
+    # an ARG defaulting to empty takes no `:+` suffix (one Dockerfile for x86 and, with ARCH=ppc64le, POWER)
+    ("ARG ARCH=\nARG CUDA=11.2\nFROM nvidia/cuda${ARCH:+-$ARCH}:${CUDA}.1-base\n", [("nvidia/cuda:11.2.1-base", 3, 6)]),
+    ("ARG ARCH=ppc64le\nFROM nvidia/cuda${ARCH:+-$ARCH}:11.2.1-base\n", [("nvidia/cuda-ppc64le:11.2.1-base", 2, 6)]),
+    # without the colon, an ARG set to empty is still set: the word stays
+    ("ARG ARCH=\nFROM nvidia/cuda${ARCH+-gl}:11.2.1-base\n", [("nvidia/cuda-gl:11.2.1-base", 2, 6)]),
 ])
 def test_dockerfile_arg_expansion_forms(tmp_path: Path, text: str, expected: list[tuple]) -> None:
     doc = _parse(tmp_path, "Dockerfile", FileKind.DOCKERFILE, text)

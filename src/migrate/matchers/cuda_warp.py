@@ -77,6 +77,13 @@ _SIZE_DEFINITIONS = f"""
 ((field_declaration declarator: (field_identifier) @name default_value: (_) @value) {_WARP_WORD})
 ((optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value) {_WARP_WORD})
 """
+# `constexpr int warp_size() { return 32; }`, `WarpFullMask() { return 0xffffffffu; }`: a function whose whole body
+# returns one value, the accessor form of a warp-size or lane-mask constant (RAFT, QUDA, XLA, XGBoost)
+_RETURNING = """
+(function_definition declarator: (function_declarator declarator: (_) @name)
+  body: (compound_statement . (return_statement (_) @value) .))
+"""
+_SIZE_FUNCTIONS = f"({_RETURNING.strip()} {_WARP_WORD})"
 _INTRINSIC_CALLS = f'(call_expression function: (identifier) @fn (#match? @fn "{_WARP_INTRINSIC}"))'
 _CALLS = "(call_expression function: [(identifier) @callee (template_function name: (identifier) @callee)])"
 _FUNCTION_NAMES = "(function_definition declarator: (function_declarator declarator: (_) @name)) @fn"
@@ -111,6 +118,16 @@ _WARP_BLOCKS = """
                   (binary_expression operator: "*" right: (number_literal) @x)] (#match? @x "^32[uU]?$"))
 (kernel_call_syntax . (_) . [(binary_expression left: (number_literal) @x operator: "*")
                              (binary_expression operator: "*" right: (number_literal) @x)] (#match? @x "^32[uU]?$"))
+"""
+# `const int ntx = 32; ... dim3 nthrs(ntx, nty);`: the block's width through a name the file binds to 32
+# (`dim3 block(kWidth, kRows);` with names only parses as a function declaration: its "parameter types" are the names)
+_NAMED_BLOCKS = """
+(declaration type: (type_identifier) @type declarator: (init_declarator
+  value: [(argument_list . (identifier) @x) (initializer_list . (identifier) @x)])
+  (#eq? @type "dim3"))
+(declaration type: (type_identifier) @type declarator: (function_declarator
+  parameters: (parameter_list . (parameter_declaration type: (type_identifier) @x)))
+  (#eq? @type "dim3"))
 """
 # the last two: a block of whole 32-lane warps (`__launch_bounds__(32 * NWARPS)`, `<<<grid, NWARPS * 32>>>`)
 # `block_size = std::max(block_size, static_cast<uint64_t>(32))`, `int block_x = max(32, ...)`: at least one warp
@@ -256,6 +273,7 @@ def _is_full_mask(text: str, constants: dict[str, str], depth: int = 0) -> bool:
 
 def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
     constants: dict[str, str] | None = None
+    returns: dict[str, set[str]] = {}  # filled on the first accessor call: what this file's accessors return
     used: set[str] = set()
     for groups in doc.matches(_MASK_ARGS):
         mask = groups["mask"][0]
@@ -263,7 +281,7 @@ def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
             continue
         constants = _constants(doc) if constants is None else constants
         used.add(_normal(doc.node_text(mask)))
-        if _is_full_mask(doc.node_text(mask), constants):
+        if _is_full_mask(doc.node_text(mask), constants) or _full_mask_call(doc, _normal(doc.node_text(mask)), returns):
             yield _span(mask, symbol=doc.node_text(groups["fn"][0]))
     yield from _mask_definitions(doc, used)
     for groups in doc.matches(_MASK_PARAMETERS):
@@ -328,11 +346,41 @@ def _declarations(doc: CudaDocument) -> dict[str, list[tuple[int, int | None, st
 
 
 def _mask_definitions(doc: CudaDocument, used: set[str]) -> Iterator[Hit]:
-    """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`: the one line to widen, when passed as a warp mask."""
+    """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`, `constexpr unsigned WarpFullMask() { return ~0u; }`:
+    the one line to widen, when passed as a warp mask."""
     for groups in (*doc.matches(_MASK_MACROS), *doc.matches(_INITS)):
         name = doc.node_text(groups["name"][0])
         if (name in used or _DEFINED_MASK_NAME.match(name)) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
             yield _span(groups["name"][0], symbol=name)
+    for groups in doc.matches(_RETURNING):
+        name = doc.node_text(groups["name"][0]).rpartition("::")[2]
+        if _mask_function(name) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
+            yield _span(groups["name"][0], symbol=name)
+
+
+# `dh::WarpFullMask()`, `raft::warp_full_mask()`: a call of an accessor without arguments
+_ACCESSOR_CALL = lazy_regex(r"^(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\(\)$")
+
+
+def _full_mask_call(doc: CudaDocument, value: str, returns: dict[str, set[str]]) -> bool:
+    """A warp-mask accessor called as the mask (`__shfl_sync(WarpFullMask(), v, 0)`): all lanes of a 32-lane warp,
+    unless this file defines it to return something else (a 64-bit mask chosen per platform)."""
+    call = _ACCESSOR_CALL.match(value)
+    if call is None or not _mask_function(call.group(1)):
+        return False
+    if not returns:
+        returns[""] = set()  # asked once per file
+        for groups in doc.matches(_RETURNING):
+            name = doc.node_text(groups["name"][0]).rpartition("::")[2]
+            returns.setdefault(name, set()).add(_normal(doc.node_text(groups["value"][0])))
+    values = returns.get(call.group(1))
+    return values is None or all(_FULL_MASK.match(v) for v in values)
+
+
+def _mask_function(name: str) -> bool:
+    """A function named for a warp's lane mask (warp_full_mask, WarpFullMask, warp_converged_mask), not any mask."""
+    lower = name.lower()
+    return bool(_DEFINED_MASK_NAME.match(name)) or "warp" in lower and lower.endswith("mask")
 
 
 def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
@@ -346,7 +394,13 @@ def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
             ballots.add(doc.node_text(groups["name"][0]))
             if _NARROW_TYPE.match(" ".join(doc.node_text(groups["type"][0]).split())):
                 yield _span(groups["decl"][0], symbol=doc.node_text(groups["fn"][0]).rsplit(":", 1)[-1].rsplit(".", 1)[-1])
-    ballots.update(doc.node_text(g["name"][0]) for g in doc.matches(_BALLOT_ASSIGNS))
+    assigns = doc.matches(_BALLOT_ASSIGNS)
+    declared = _declarations(doc) if assigns else {}
+    for groups in assigns:  # `mask = __ballot_sync(...)` into a name declared 32-bit (`uint32_t mask;`, a field)
+        node = groups["name"][0]
+        ballots.add(doc.node_text(node))
+        if _narrow_name(doc, declared, doc.node_text(node), node) is not None:
+            yield _span(node, symbol=doc.node_text(groups["fn"][0]))
     for groups in doc.matches(_BALLOT_RETURNS):
         wrapper = _narrow_wrapper(doc, groups["call"][0].start_byte)
         if wrapper:
@@ -487,8 +541,8 @@ def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
 
 
 def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
-    for groups in doc.matches(_SIZE_DEFINITIONS):
-        name = doc.node_text(groups["name"][0])
+    for groups in (*doc.matches(_SIZE_DEFINITIONS), *doc.matches(_SIZE_FUNCTIONS)):
+        name = doc.node_text(groups["name"][0]).rpartition("::")[2]
         value = doc.node_text(groups["value"][0]).strip()
         is_32 = _THIRTY_TWO.match(value) or _MADE_OF_32.match(value) or _CAPPED_AT_32.match(value)
         thirty_two = _SIZE_NAME.search(name.replace("_", "")) and is_32
@@ -581,9 +635,33 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
         # another header) or warp-wide matrix ops (wmma fragments) run
         for groups in doc.matches(_WARP_BLOCKS):
             yield _span(groups["x"][0], symbol="dim3" if "type" in groups else "block size")
+        yield from _named_blocks(doc)
         for groups in doc.matches(_WARP_FLOORS):
             if _warp_floor(doc, groups):
                 yield _span(groups["floor"][0], symbol="max(..., 32)")
+
+
+def _named_blocks(doc: CudaDocument) -> Iterator[Hit]:
+    """`dim3 threads(kWidth, rows)` where kWidth, as the launch sees it, is bound to 32 (`const int kWidth = 32;`, the
+    last binding before it in its function, else every binding outside functions): a block one 32-lane warp wide,
+    spelled through a constant."""
+    found = doc.matches(_NAMED_BLOCKS)
+    if not found:
+        return
+    bound: dict[str, list[tuple[int, int | None, str]]] = {}  # name -> (where, function start or None, value)
+    for groups in doc.matches(_INITS):
+        node = groups["name"][0]
+        function = doc.enclosing_function(node.start_byte)
+        bound.setdefault(doc.node_text(node), []).append(
+            (node.start_byte, function.start_byte if function else None, _normal(doc.node_text(groups["value"][0]))))
+    for groups in found:
+        node = groups["x"][0]
+        function = doc.enclosing_function(node.start_byte)
+        places = bound.get(doc.node_text(node), [])
+        local = [v for at, owner, v in places if function and owner == function.start_byte and at < node.start_byte]
+        values = local[-1:] or [v for _, owner, v in places if owner is None]
+        if values and all(_LITERAL_32.match(v) for v in values):
+            yield _span(node, symbol="dim3")
 
 
 def _warp_floor(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
@@ -743,7 +821,7 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
                 _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _BALLOT_RETURNS,
-                _WRAPPED_BALLOT_DECLS, _FUNCTION_MACROS):
+                _WRAPPED_BALLOT_DECLS, _FUNCTION_MACROS, _RETURNING, _SIZE_FUNCTIONS, _NAMED_BLOCKS):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -762,14 +840,15 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
 # The queries each check may ask for (those it asks only on some files too: one more in a compile costs ~5 ms, a
 # compile of its own ~10 ms)
 _QUERIES: dict[str, tuple[str, ...]] = {
-    "full-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, MACROS_QUERY, _INITS, _MASK_MACROS, _MASK_PARAMETERS),
+    "full-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, MACROS_QUERY, _INITS, _MASK_MACROS, _MASK_PARAMETERS, _RETURNING),
     "narrow-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, _TYPED_NAMES, MACROS_QUERY, _INITS),
-    "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS, _WRAPPED_BALLOT_DECLS),
+    "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS, _WRAPPED_BALLOT_DECLS,
+                     _TYPED_NAMES),
     "lane-math": (_LANE_MATHS, _INITS),
     "lane-macro": (MACROS_QUERY,),
-    "size-constant": (_SIZE_DEFINITIONS,),
+    "size-constant": (_SIZE_DEFINITIONS, _SIZE_FUNCTIONS),
     "literal-size": (_SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _INTRINSIC_CALLS, _FUNCTION_NAMES, _CALLS, _FIXED_WIDTHS,
-                     _WARP_MATRIX, _WARP_BLOCKS, _WARP_FLOORS),
+                     _WARP_MATRIX, _WARP_BLOCKS, _WARP_FLOORS, _NAMED_BLOCKS, _INITS),
     "warpsize-constant": (),
     "size-name-use": (_SIZE_DEFINITIONS, COMPAT_NAMES_QUERY),
     "row-shuffle": (_WARP_BLOCKS,),
@@ -798,8 +877,9 @@ _FULL_VALUE_FORMS = (
     ("(-1)", lazy_regex(r"(?:unsigned|uint32_t|std::uint32_t|uint)\(-1\)"
                         r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)")),
 )
-_MASK_DEFINITION = lazy_regex(rf"mask\w*?[=(]?{_FULL_VALUE}")
+_MASK_DEFINITION = lazy_regex(rf"mask\w*?(?:[=(]|\(\)(?:const|noexcept)*\{{return)?{_FULL_VALUE}")
 _MASK_NAMES = lazy_regex(r"\b(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask\b")  # _MASK_NAME, lower-case
+_MASK_ACCESSOR = lazy_regex(rf"warp\w*mask{_W}\({_W}\)")  # _full_mask_call's, lower-case
 _SYNC_NAMES = frozenset(
     [f"__shfl{kind}_sync" for kind in ("", "_up", "_down", "_xor")]
     + ["__ballot_sync", "__any_sync", "__all_sync", "__uni_sync", "__match_any_sync", "__match_all_sync", "__syncwarp"]
@@ -855,6 +935,7 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"\*{_W}32u?{_W}(?:\)|,|>>>)",  # _WARP_BLOCKS' products (the other order is caught by `,{_W}32`, `(32`)
     rf">={_W}64u?{_NUMBER_END}",  # _WARP_TAILS' `blockSize >= 64`, halving loops (the 32s: _maybe_tail_32)
     rf"max\b[^;{{}}]{{0,200}}?\b32[uUlL]*{_NUMBER_END}",  # _WARP_FLOORS
+    rf"dim3{_W}\w+{_W}[({{]{_W}[a-z_]\w*{_W}[,)}}]",  # _NAMED_BLOCKS (the name's 32 is checked on the tree)
 ))
 # Each search starts with a literal or a character set, so the regex engine skips ahead in C (an alternation of
 # them, or a leading lookbehind, makes it try every position).
@@ -934,7 +1015,8 @@ def _maybe_full_mask(view: Code) -> bool:
         compact = _DIGIT_SEPARATOR.sub("", compact)  # `0xffff'ffffu`
     if any(anchor in compact and (form is None or form.search(compact)) for anchor, form in _FULL_VALUE_FORMS):
         return sync or _MASK_DEFINITION.search(compact) is not None
-    return sync and _MASK_NAMES.search(view.lower) is not None  # a mask named for all lanes, maybe via a macro
+    # a mask named for all lanes, maybe via a macro, or a warp-mask accessor's call (`WarpFullMask()`)
+    return sync and (_MASK_NAMES.search(view.lower) is not None or _MASK_ACCESSOR.search(view.lower) is not None)
 
 
 _SYNC_ARGUMENT = lazy_regex(rf"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync{_W}\("
@@ -964,6 +1046,9 @@ def _maybe_narrow_mask(view: Code) -> bool:
 
 
 _SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W}(?:[a-z_][\w:.<>]{{0,40}}{_W})?)?\(?{_W}(32|0x20|5){_NUMBER_END}")
+# _SIZE_FUNCTIONS' accessor: `warp_size() { return 32; }`, `int WarpThreads() const noexcept { return 32; }`
+_SIZE_RETURN = lazy_regex(rf"warp\w*{_W}\({_W}\){_W}(?:(?:const|noexcept){_W})*\{{{_W}return{_W}\(?{_W}(32|0x20|5)"
+                          rf"{_NUMBER_END}")
 
 
 _CAPPED_VALUE = lazy_regex(rf"warp\w*{_W}={_W}(?:std::|cuda::std::)?min{_W}(?:<{_W}\w+{_W}>)?{_W}\("
@@ -980,7 +1065,7 @@ def _maybe_size_constant(view: Code) -> bool:
             start -= 1
         if _SIZE_NAME.search(code[start:capped.end()].split("=")[0].strip().replace("_", "")):
             return True
-    for match in _SIZE_VALUE.finditer(code):
+    for match in (*_SIZE_VALUE.finditer(code), *_SIZE_RETURN.finditer(code)):
         start = match.start()
         while start and (code[start - 1].isalnum() or code[start - 1] == "_"):
             start -= 1

@@ -160,7 +160,8 @@ def _close(text: str, start: int) -> int:
 
 def _substitute(text: str, defaults: dict[str, _Default]) -> str:
     """Docker's ARG expansion: $NAME, ${NAME}, ${NAME:-word} (word when unset) and ${NAME:+word} (word when set);
-    an unknown NAME stays as written, and `+` takes its word, the image a CUDA variant of the build names."""
+    an unknown NAME stays as written, and `+` takes its word, the image a CUDA variant of the build names, except
+    where the ARG's default is empty (`ARG ARCH=` then `FROM nvidia/cuda${ARCH:+-$ARCH}:...`: no suffix)."""
     out, index = [], 0
     while index < len(text):
         name = _ARG_NAME.match(text, index + 2) if text.startswith("${", index) else None
@@ -169,8 +170,10 @@ def _substitute(text: str, defaults: dict[str, _Default]) -> str:
             rest, known = text[name.end():end], defaults.get(name.group())
             if rest[:2] in (":-", ":+") or rest[:1] in ("-", "+"):
                 word = _substitute(rest.lstrip(":")[1:].strip("\"'"), defaults)
-                plus = rest.lstrip(":")[0] == "+"
-                out.append(word if plus or known is None or not known.value else known.value)
+                if rest.lstrip(":")[0] == "+":  # an ARG defaulting to empty (`ARG ARCH=`) takes no `:+` word
+                    out.append("" if known is not None and not known.value and rest[0] == ":" else word)
+                else:
+                    out.append(word if known is None or not known.value else known.value)
             else:
                 out.append(known.value if known is not None and not rest else text[index:end + 1])
             index = end + 1

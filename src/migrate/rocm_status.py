@@ -422,7 +422,9 @@ def _rocm_sibling(path: str, known: frozenset[str]) -> tuple[int, str] | None:
 
 _SOURCE = lazy_regex(r"\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|cuh|inl)$")
 _CUDA_TEST = lazy_regex(r"^(?:CUDA|cuda|CUDA_FOUND|CUDAToolkit_FOUND|USE_CUDA|WITH_CUDA|BUILD_CUDA|ENABLE_CUDA)$")
-_HIP_TEST = lazy_regex(r"HIP|ROCM|AMD", re.I)
+# a word naming HIP, ROCm or AMD, never the x86-64 name of a processor test (CMAKE_SYSTEM_PROCESSOR STREQUAL "AMD64",
+# Qiskit Aer's SIMD branch) nor a longer word that holds the letters (CHIP, ownership)
+_HIP_TEST = lazy_regex(r"(?<![A-Za-z])(?:HIP|ROCM|AMD(?![_-]?64))", re.I)
 
 
 def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:

@@ -674,6 +674,18 @@ def test_names_a_cuda_branch_adds_to_a_definitions_list_are_cuda_only() -> None:
     assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", unused)) == frozenset()
 
 
+def test_a_processor_test_for_amd64_is_no_hip_branch() -> None:
+    # without a HIP branch nothing is CUDA-only: the ROCm build still to be written may define the same names
+    unported = CMAKE_DEFINITIONS_LIST.replace('elseif(SOLVER_BACKEND STREQUAL "HIP")\n  enable_language(HIP)\n',
+                                              "elseif(SOLVER_BACKEND STREQUAL \"OMP\")\n")
+    assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", unported)) == frozenset()
+    # an x86-64 processor test (AMD64) or a word that only holds the letters (CHIP) names no HIP build either
+    for test in ('if(CMAKE_SYSTEM_PROCESSOR STREQUAL "AMD64")\n  set(SIMD ON)\nendif()\n',
+                 "if(SOLVER_CHIP_TUNING)\n  set(TUNE ON)\nendif()\n"):
+        cmake = unported + test
+        assert rocm_status.cuda_only_defines(rocm_status.cmake_sources("CMakeLists.txt", cmake)) == frozenset()
+
+
 def test_a_definitions_list_handed_over_in_another_cmake_file_and_the_header_it_guards_is_held(
     tmp_path: Path,
 ) -> None:

@@ -276,6 +276,22 @@ def test_a_cuda_switch_block_is_reported_where_it_opens_and_where_it_closes(tmp_
     assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(1, [1, 2, 6, 10])]
 
 
+def test_a_cuda_branch_is_reported_where_the_next_branch_of_its_chain_begins(tmp_path: Path) -> None:
+    # ports add elseif(USE_HIP) right after the CUDA branch, before the chain's other members and its else()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "if(SOLVER_USE_CUDA)\n  enable_language(CUDA)\n  if(FAST)\n    set(X 1)\n  else()\n    set(X 0)\n  endif()\n"
+        "elseif(SOLVER_USE_OPENCL)\n  add_subdirectory(cl)\nelse()\n  add_subdirectory(cpu)\nendif()\n"
+        "if(SIM_DEVICE STREQUAL \"Cuda\")\n  add_subdirectory(gpu)\n"
+        "elseif(SIM_DEVICE STREQUAL \"Tbb\")\n  add_subdirectory(tbb)\nendif()\n"
+        "if(ONLY_CPU)\n  set(Y 1)\nelseif(SIM_DEVICE STREQUAL \"cuda\")\n  set(Y 2)\nelse()\n  set(Y 3)\nendif()\n"
+    )
+    findings = scan(tmp_path, Settings(jobs=1)).findings
+    lines = {f.rule: [o.line for o in f.occurrences] for f in findings}
+    # the nested else() (line 5) belongs to if(FAST): the CUDA branch ends at line 8
+    assert lines["cmake-cuda-backend-switch"] == [1, 8, 12]
+    assert lines["cmake-cuda-backend-value"] == [13, 15, 17, 20, 22, 24]
+
+
 OPTIONAL_GROUPS = {
     "pyproject.toml": (
         '[project]\nname = "demo"\ndependencies = ["bitsandbytes==0.37.0"]\n\n'

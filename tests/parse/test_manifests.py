@@ -179,10 +179,10 @@ def test_makefile_assignments_and_recipes(tmp_path: Path) -> None:
 
 def test_makefile_target_specific_assignments_are_read_as_assignments(tmp_path: Path) -> None:
     """`goal: VAR += value` adds flags for one make goal: its value is read as an assignment's, at its own column;
-    a rule's prerequisites are not."""
+    a rule's prerequisites are not (the .cu file among them is a CUDA-source fact)."""
     text = "debug: NVFLAGS += -G -arch=sm_70\nfast: export NVCC := nvcc\nkern.o: kern.cu sm_70.h\n"
     doc = _parse(tmp_path, "Makefile", FileKind.MAKEFILE, text)
-    assert [(i.value, i.line, i.column) for i in doc.manifest if i.kind == "fact"] == [("-arch=sm_70", 1, 22)]
+    assert [(i.value, i.line, i.column) for i in doc.manifest if i.kind == "fact"] == [("-arch=sm_70", 1, 22), ("kern.cu", 3, 9)]
     assert ("nvcc", 2, 22) in _items(doc, "command")
 
 
@@ -194,6 +194,16 @@ def test_makefile_tab_led_assignments_before_any_rule_are_assignments(tmp_path: 
     commands = [(i.name, i.line, i.column) for i in doc.manifest if i.kind == "command"]
     assert [c for c in commands if c[0] == "nvcc"] == [("nvcc", 2, 9), ("nvcc", 4, 14)]
     assert ("build.sh", 7, 12) in commands
+
+
+def test_makefile_conditions_read_their_shell_calls_only(tmp_path: Path) -> None:
+    """`ifneq ($(shell which nvcc),)` runs a probe to choose a branch; $(NVCC) there reads as nvcc, padded so the
+    columns after it stay true; a condition that runs nothing gives no item."""
+    text = "ifeq ($(shell which $(NVCC) 2>/dev/null),)\nelse ifneq ($(shell command -v nvcc),)\nifeq ($(GPU),1)\nendif\n"
+    doc = _parse(tmp_path, "Makefile", FileKind.MAKEFILE, text)
+    assert [(i.name, i.args[:2], i.line, i.column) for i in doc.manifest] == [
+        ("shell", ("which", "nvcc"), 1, 9), ("shell", ("command", "-v"), 2, 15)]
+    assert doc.manifest[0].positions[:2] == ((1, 15), (1, 21)) and doc.manifest[0].args[2] == "2"
 
 
 def test_markdown_reads_code_blocks_never_prose(tmp_path: Path) -> None:

@@ -26,8 +26,8 @@ def match_cmake(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     `args` fires once per argument matching it (whole-argument match); with `after`, only among the arguments that
     follow one matching `after` (the values after STRINGS or STREQUAL); `unless_args` skips a call any of whose
     arguments it matches (a list of backends that already names HIP); `unless_path` skips a file whose path it
-    matches (a find module, whose job is the search itself); with `block_end`, an if() that fires also fires at the
-    endif() closing its block, where a port adds the HIP branch (else(), or a block of its own after)."""
+    matches (a find module, whose job is the search itself); with `block_end`, an if() or elseif() that fires also
+    fires where its branch ends (the next else()/elseif(), and the endif()), where a port adds the HIP branch."""
     if "unless_path" in params and compiled(params["unless_path"]).search(doc.source.relpath):
         return
     first = compiled(params["first_arg"]) if "first_arg" in params else None
@@ -48,22 +48,26 @@ def match_cmake(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
                  for arg, (line, column) in _candidates(item.args, item.positions, params.get("after"))
                  if any(pattern.fullmatch(part) for part in arg.split(";"))]  # "CUDA::cudart;Threads::Threads"
         yield from fired
-        end = _block_end(commands, index) if fired and params.get("block_end") and item.name == "if" else None
-        if end is not None:
-            yield Hit(end.line, end.column, symbol=fired[0].symbol)
+        if fired and params.get("block_end") and item.name in ("if", "elseif"):
+            for end in _branch_ends(commands, index):
+                yield Hit(end.line, end.column, symbol=fired[0].symbol)
 
 
-def _block_end(commands: list[Item], start: int) -> Item | None:
-    """The endif() that closes the if() at `start`, or None in a file cut short."""
+def _branch_ends(commands: list[Item], start: int) -> list[Item]:
+    """Where the branch opened at `start` (an if() or elseif()) ends: the else()/elseif() that follows it, where
+    ports insert elseif(USE_HIP), and the endif() that closes the block; none in a file cut short."""
     depth = 0
+    ends: list[Item] = []
     for item in commands[start + 1:]:
         if item.name == "if":
             depth += 1
+        elif depth == 0 and item.name in ("else", "elseif") and not ends:
+            ends.append(item)
         elif item.name == "endif":
             if depth == 0:
-                return item
+                return [*ends, item]
             depth -= 1
-    return None
+    return []
 
 
 def _candidates(args: tuple[str, ...], positions: tuple[tuple[int, int], ...],

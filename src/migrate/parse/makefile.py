@@ -59,7 +59,10 @@ def makefile_items(text: str) -> list[Item]:
             found.extend(shell_items(body, _shifted(positions, offset + lead)))
             found.extend(_make_variable_arch_flags(body, _shifted(positions, offset + lead)))
             continue
-        if not code.strip() or _DIRECTIVE.match(code):
+        if not code.strip():
+            continue
+        if _DIRECTIVE.match(code):
+            found.extend(_conditional_probes(code, _shifted(positions, offset)))
             continue
         assignment = _plain_assignment(code)
         indent = len(code) - len(code.lstrip())
@@ -67,9 +70,12 @@ def makefile_items(text: str) -> list[Item]:
         if assignment:
             value_at = offset + code.index(assignment.group(2)) if assignment.group(2) else offset
             found.extend(_assignment(assignment, positions, offset + indent, value_at))
+            found.extend(_cuda_sources(code, _shifted(positions, offset)))
         elif target := _TARGET_ASSIGN.match(code.strip()):
             start = offset + indent
             found.extend(_assignment(target, positions, start + target.start(1), start + target.start(2)))
+        elif ":" in code:
+            found.extend(_cuda_sources(code, _shifted(positions, offset)))
     return found
 
 
@@ -79,6 +85,36 @@ def _plain_assignment(code: str) -> re.Match[str] | None:
     with a tab (`ifeq ($(DEBUG),1)` / `<TAB>NVCCFLAGS += -G`)."""
     assignment = _ASSIGN.match(code.strip())
     return assignment if assignment and ":" not in code.split("=", 1)[0].rstrip(":") else None
+
+
+# `ifneq ($(shell which nvcc),)`, `ifeq ($(shell command -v $(NVCC)),)`: a conditional that looks for the compiler;
+# the variable that conventionally holds nvcc is read as nvcc, padded so that the offsets after it stay in place
+_CONDITIONAL = re.compile(r"^\s*(?:else\s+)?ifn?eq\b")
+_SHELL_CALL = re.compile(r"\$\(shell\s[^()]*(?:\$[({][\w.]+[)}][^()]*)*\)")
+_NVCC_VARIABLE = re.compile(r"\$[({](?:NVCC|NVCC_BIN|NVCC_EXE|CUDA_NVCC|NVCC_PATH)[)}]")
+
+
+def _conditional_probes(code: str, at: Callable[[int], tuple[int, int]]) -> Iterator[Item]:
+    """The shell runs of an ifeq/ifneq condition (`$(shell which nvcc)`), which make runs to choose a branch."""
+    if not _CONDITIONAL.match(code) or "$(shell" not in code:
+        return
+    for call in _SHELL_CALL.finditer(code):
+        text = _NVCC_VARIABLE.sub(lambda m: "nvcc".ljust(len(m.group())), call.group())
+        yield from shell_items(text, _offset(at, call.start()))
+
+
+def _offset(at: Callable[[int], tuple[int, int]], base: int) -> Callable[[int], tuple[int, int]]:
+    return lambda offset: at(base + offset)
+
+
+# a .cu file named in a source list or a rule (`SRCS = $(wildcard *.cu)`, `%.o: %.cu`, `$(CU:%.cu=%.x)`); not .cuh
+_CUDA_SOURCE = re.compile(r"[\w%*$(){}/.-]*\.cu(?![\w./:-])")
+
+
+def _cuda_sources(code: str, at: Callable[[int], tuple[int, int]]) -> Iterator[Item]:
+    """The first .cu file an assignment's value or a rule's line names: where the build lists its CUDA sources."""
+    if ".cu" in code and (match := _CUDA_SOURCE.search(code)):
+        yield Item(FACT, "make-cuda-source", *at(match.start()), value=match.group())
 
 
 def _assignment(match: re.Match[str], positions: Positions, name_at: int, value_at: int) -> Iterator[Item]:

@@ -141,6 +141,25 @@ def _gate(doc: PythonDocument, node: ast.If | ast.IfExp | ast.Assert) -> Iterato
             return
 
 
+# a flag computed once and tested later (`WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None`): a test,
+# not a copy (`home = CUDA_HOME`); torch.cuda.is_available() alone is true on a ROCm torch, CUDA_HOME is the fact
+_TESTS = (ast.BoolOp, ast.Compare, ast.UnaryOp)
+_HOME_GATES = _GATES - {"torch.cuda.is_available"}
+_ROCM_NAME = re.compile(r"(?i)hip|rocm")
+
+
+def _assigned_gate(doc: PythonDocument, node: ast.Assign | ast.AnnAssign, value: ast.expr) -> Iterator[Item]:
+    """A flag assigned from a CUDA_HOME test, unless the test also accepts ROCm (torch.version.hip, ROCM_HOME)."""
+    names = [doc.dotted(child) or "" for child in ast.walk(value) if isinstance(child, (ast.Name, ast.Attribute))]
+    if any(_ROCM_NAME.search(name) for name in names):
+        return
+    for child in ast.walk(value):
+        name = doc.dotted(child) if isinstance(child, (ast.Name, ast.Attribute)) else _env_gate(doc, child)
+        if name in _HOME_GATES or name in _ENV_GATES:
+            yield Item(FACT, "cuda-home-gate", node.lineno, node.col_offset + 1, value=name)
+            return
+
+
 # the environment variable itself tested: `"CUDA_HOME" in os.environ`, `os.getenv("CUDA_HOME")`,
 # `os.environ.get("CUDA_PATH")` (a TensorFlow or plain setuptools build has no torch to ask)
 _ENV_GATES = frozenset({"os.environ[CUDA_HOME]", "os.environ[CUDA_PATH]"})
@@ -172,6 +191,8 @@ def setup_items(doc: PythonDocument) -> list[Item]:
             found.extend(_env_subscript(doc, node))
         elif isinstance(node, (ast.If, ast.IfExp, ast.Assert)):
             found.extend(_gate(doc, node))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, _TESTS):
+            found.extend(_assigned_gate(doc, node, node.value))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in doc.docstrings:
             if node.value.strip() in ("-gencode", "--generate-code"):
                 continue  # its value, the next list element, is reported
@@ -201,7 +222,8 @@ def parse_setup_py(source: SourceFile, text: str) -> SetupPyDocument:
     return doc
 
 
-_LINK_KEYWORDS = frozenset({"libraries", "extra_link_args"})
+# extra_ldflags: the link flags of torch.utils.cpp_extension.load / load_inline (a JIT-built extension)
+_LINK_KEYWORDS = frozenset({"libraries", "extra_link_args", "extra_ldflags"})
 
 
 def link_libraries(doc: PythonDocument) -> list[tuple[str, int, int]]:
@@ -252,9 +274,12 @@ def _library_names(doc: PythonDocument, value: ast.AST, *, flags_only: bool = Fa
     for const, text in _strings(value):
         if flags_only and not text.startswith("-l"):
             continue
-        name = _linked_name(text[2:]) if text.startswith("-l") else text
+        name = _linked_name(text[2:]) if text.startswith("-l") else _WINDOWS_LIBRARY.sub("", text)
         if name and " " not in name and id(const) not in doc.docstrings:
             yield name, const.lineno, const.col_offset + 2
+
+
+_WINDOWS_LIBRARY = re.compile(r"(?<=\w)\.lib$")  # MSVC's link takes the import library: cublas.lib is cuBLAS
 
 
 def _linked_name(flag: str) -> str:

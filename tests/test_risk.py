@@ -244,6 +244,22 @@ def test_in_a_supported_repository_an_unported_component_is_an_optional_gap() ->
     assert unsupported.verdict in {"hard", "very-hard"}
 
 
+def test_gpu_code_of_its_own_reads_easy_also_where_the_repository_builds_for_rocm() -> None:
+    """The expert's already-ported repositories are all easy: their kernels still need a ROCm build and a run."""
+    supported = finding_status.Context(level="supported")
+    kernel = make("hip/simulation.cpp", 12, "cuda-kernel-definition", "custom-cuda-kernel", Severity.LOW)
+    assert risk.assess([kernel], W, context=supported).verdict == "easy"
+    assert risk.assess([replace(kernel, status="guarded")], W, context=supported).verdict == "trivial"
+    python_only = make("train.py", 3, "torch-cuda-call", "python-cuda-api", Severity.INFO)
+    assert risk.assess([python_only], W, context=supported).verdict == "trivial"
+
+
+def test_a_triton_kernel_on_the_main_path_reads_easy() -> None:
+    triton = make("pkg/ops/softmax.py", 8, "python-triton-kernel", "triton-kernel", Severity.LOW)
+    assert risk.assess([triton], W).verdict == "easy"
+    assert risk.assess([replace(triton, path="tests/test_softmax.py")], W).verdict == "trivial"  # a test's kernel
+
+
 def test_a_collection_of_programs_reports_the_median_program_and_the_blocked_ones() -> None:
     programs = [f"samples/p{n}" for n in range(8)]
     findings = [make(f"{p}/main.cu", 1, "warp-size-32", "warp-size-assumption", Severity.MEDIUM) for p in programs]

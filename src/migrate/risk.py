@@ -709,11 +709,12 @@ _IMAGE_DECISIONS = frozenset({"the container image", "torch-cuda-wheels"})
 
 def _own_gpu_code(finding: Finding, context: Context, weights: Weights) -> bool:
     """FINDING is in GPU code of the project's own that a ROCm build compiles: C/C++/CUDA outside vendored trees, not
-    guarded (a source only the CUDA build compiles: its HIP twin is what the ROCm build compiles). In a repository that
-    already builds for ROCm, a rename-level finding (low) is no sign of code still to build and validate."""
-    if not is_c(finding.path) or finding.vendored or finding.status == "guarded":
+    guarded (a source only the CUDA build compiles: its HIP twin is what the ROCm build compiles), or a Triton kernel on
+    the main path. Also where the repository already builds for ROCm: the expert rates each such repository of the
+    development set easy, for the build and the run on the target a finished port still needs."""
+    if finding.vendored or finding.status == "guarded":
         return False
-    return context.level != "supported" or finding.severity > weights.mechanical_max
+    return is_c(finding.path) or (finding.category == "triton-kernel" and on_main_path(finding.path, weights))
 
 
 def _floor_findings(

@@ -184,6 +184,19 @@ template <int kThreadsPerWarp = 32> struct T {};
     assert fired(tmp_path, code, "warp-size-constant", name="w.h") == [1, 2, 6, 7]
 
 
+def test_warp_size_capped_at_32_by_a_conditional(tmp_path: Path) -> None:
+    # the softmax launch shape: a row of n <= 32 elements takes n lanes, longer rows one 32-lane warp
+    code = """\
+int warp_size = (n < 32) ? n : 32;
+constexpr int kWarpWidth = kCols <= 32 ? kCols : 32;
+int warp_lanes = (n >= 32) ? 32 : n;
+int warp_size2 = (n < 32) ? m : 32;
+int warp_size3 = (n < 64) ? n : 64;
+int tile = (n < 32) ? n : 32;
+"""
+    assert fired(tmp_path, code, "warp-size-constant", name="w.cu") == [1, 2, 3]
+
+
 def test_literal_32_only_in_functions_using_warp_intrinsics(tmp_path: Path) -> None:
     code = """\
 __device__ float warp_sum(float v) {
@@ -265,6 +278,22 @@ void host(int* x) { child<<<1, 1>>>(x); }
 """
     rules = [(f.line, f.rule) for f in findings(tmp_path, code) if "launch" in f.rule or "parallelism" in f.rule]
     assert rules == [(3, "cuda-dynamic-parallelism"), (4, "cuda-dynamic-parallelism"), (5, "cuda-kernel-launch")]
+
+
+def test_launch_in_a_macro_or_function_named_like_a_qualifier_is_host_code(tmp_path: Path) -> None:
+    # a function or #define whose own name ends in _GLOBAL / _DEVICE (global alignment, a device check) is host
+    # code; a qualifier macro before a function's name still makes it device code
+    code = """\
+__global__ void child(int* x) {}
+#define RUN_GLOBAL(s) \\
+  case s: { child<<<1, 1>>>(nullptr); break; }
+void ALIGN_GLOBAL(int* x) { child<<<1, 1>>>(x); }
+MY_DEVICE void nested(int* x) { child<<<1, 1>>>(x); }
+#define ON_DEVICE(d, body) do { body; child<<<1, 1>>>(nullptr); } while (0)
+"""
+    rules = [(f.line, f.rule) for f in findings(tmp_path, code) if "launch" in f.rule or "parallelism" in f.rule]
+    assert rules == [(3, "cuda-kernel-launch"), (4, "cuda-kernel-launch"), (5, "cuda-dynamic-parallelism"),
+                     (6, "cuda-kernel-launch")]
 
 
 @pytest.mark.parametrize(

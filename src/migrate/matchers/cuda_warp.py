@@ -168,6 +168,10 @@ _MADE_OF_32 = lazy_regex(r"^[A-Za-z_][\w:.<>]{0,40}\s*\(\s*(?:32|0x20)[uUlL]*\s*
 # `constexpr int kWarpSize = std::min(kNThreads, 32)`: a block of up to one warp, the warp fixed at 32 lanes
 _CAPPED_AT_32 = lazy_regex(r"^(?:std::|cuda::std::)?min\s*(?:<\s*\w+\s*>)?\s*\(\s*(?:[\w:.]+\s*,\s*(?:32|0x20)[uUlL]*"
                            r"|(?:32|0x20)[uUlL]*\s*,\s*[\w:.]+)\s*\)$")
+# `int warp_size = (next_power_of_two < 32) ? next_power_of_two : 32` (PyTorch's softmax launch shape, copied into
+# apex and many fused-softmax kernels with the literal): the same cap spelled as a conditional
+_TERNARY_AT_32 = lazy_regex(r"^\(?\s*([\w:.]+)\s*<=?\s*(?:32|0x20)[uUlL]*\s*\)?\s*\?\s*\(?\s*\1\s*\)?\s*:\s*(?:32|0x20)[uUlL]*$"
+                            r"|^\(?\s*([\w:.]+)\s*>=?\s*(?:32|0x20)[uUlL]*\s*\)?\s*\?\s*(?:32|0x20)[uUlL]*\s*:\s*\(?\s*\2\s*\)?$")
 _FIVE = lazy_regex(r"^\(?\s*5[uUlL]*\s*\)?$")
 _THIRTY_TWO = lazy_regex(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
 _NARROW_TYPE = lazy_regex(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
@@ -488,7 +492,8 @@ def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
     for groups in doc.matches(_SIZE_DEFINITIONS):
         name = doc.node_text(groups["name"][0])
         value = doc.node_text(groups["value"][0]).strip()
-        is_32 = _THIRTY_TWO.match(value) or _MADE_OF_32.match(value) or _CAPPED_AT_32.match(value)
+        is_32 = (_THIRTY_TWO.match(value) or _MADE_OF_32.match(value) or _CAPPED_AT_32.match(value)
+                 or _TERNARY_AT_32.match(value))
         thirty_two = _SIZE_NAME.search(name.replace("_", "")) and is_32
         if thirty_two or (_LOG_SIZE_NAME.search(name) and _FIVE.match(value)):  # #define WARP_LOG_SIZE 5
             yield _span(groups["name"][0], symbol=name)
@@ -939,10 +944,15 @@ _CAPPED_VALUE = lazy_regex(rf"warp\w*{_W}={_W}(?:std::|cuda::std::)?min{_W}(?:<{
                            rf"(?:{_W}[\w:.]+{_W},{_W}(?:32|0x20)|{_W}(?:32|0x20)[ul]*{_W},)")
 
 
+_TERNARY_VALUE = lazy_regex(rf"warp\w*{_W}={_W}[^;?=]{{0,80}}[<>]=?{_W}(?:32|0x20)[ul]*{_W}\)?{_W}\?")
+
+
 def _maybe_size_constant(view: Code) -> bool:
     """A name that _size_constants takes for a warp size (or its log) given 32 (or 5), or the block size capped
-    at 32 (`kWarpSize = std::min(kNThreads, 32)`)."""
+    at 32 (`kWarpSize = std::min(kNThreads, 32)`, `warp_size = n < 32 ? n : 32`)."""
     code = view.lower
+    if "?" in code and _TERNARY_VALUE.search(code) is not None:
+        return True
     if "min" in code and (capped := _CAPPED_VALUE.search(code)) is not None:
         start = capped.start()
         while start and (code[start - 1].isalnum() or code[start - 1] == "_"):

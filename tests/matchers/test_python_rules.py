@@ -79,6 +79,11 @@ FIRES = [
     ("from cutlass import cute\n", "python-cutlass-dsl", 1, "high"),
     ("import warp as wp\nwp.init()\n", "python-nvidia-warp", 2, "high"),
     ("from cuda import cuda, nvrtc\n", "python-cuda-bindings", 1, "medium"),
+    ("import cuequivariance_torch as cuet\n", "python-cuequivariance", 1, "medium"),
+    ("try:\n    import cuequivariance_torch as cuet\nexcept ImportError:\n    cuet = None\n", "python-cuequivariance", 2, "low"),
+    ("from deepspeed.ops.deepspeed4science import DS4Sci_EvoformerAttention\n", "python-ds4sci-evoformer", 1, "high"),
+    ("import deepspeed.ops.deepspeed4science as ds4s\ny = ds4s.DS4Sci_EvoformerAttention(q, k, v, [])\n",
+     "python-ds4sci-evoformer", 1, "high"),
     ("import os\nngc = os.environ.get('NVIDIA_PYTORCH_VERSION')\n", "python-nvidia-container-env", 2, "low"),
     ("BASE = 'nvcr.io/nvidia/tritonserver:24.05-py3'\n", "python-ngc-image", 1, "medium"),
     ("def symbolic(g, b, s):\n    return g.op('TRT::EfficientNMS_TRT', b, s, plugin_version_s='1')\n",
@@ -181,6 +186,8 @@ QUIET = [
     "def step(self, reset_turing_machine_every=0):\n    return self.turing_machine_step(reset_turing_machine_every)\n",
     "def symbolic(g, b, s):\n    log('TRT::EfficientNMS_TRT is TensorRT only')\n    return g.op('NonMaxSuppression', b, s)\n",
     "from tutelage import moe\nimport mytutel\n",
+    "import cuequivariance as cue\nirreps = cue.Irreps('O3', '8x0e')\nname = 'cuequivariance_torch'\n",
+    "def DS4Sci_EvoformerAttention(q, k, v, b):\n    return q\ny = DS4Sci_EvoformerAttention(1, 2, 3, [])\n",
 ]
 
 

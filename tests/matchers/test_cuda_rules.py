@@ -1136,3 +1136,14 @@ def test_only_an_include_that_heads_the_file_is_the_place(tmp_path: Path, head: 
     code = head + '#include "slab.h"\nint up(float** p) { return cudaMalloc((void**)p, 64) != cudaSuccess; }\n'
     code += "#endif\n" if head.startswith("#ifndef") else ""
     assert fired(tmp_path, code, "cuda-implicit-runtime-header", name="slab.cuh") == ([line] if line else [])
+
+
+def test_include_by_absolute_path_into_a_cuda_install(tmp_path: Path) -> None:
+    code = """\
+#include "/usr/local/cuda-10.2/include/cublas_v2.h"
+#include "C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.4/include/cuda.h"
+#include <cuda_runtime.h>
+#include "kernels/cuda/reduce.cuh"
+#include "/home/user/cudnn_frontend/include/graph.h"
+"""
+    assert fired(tmp_path, code, "cuda-include-absolute-path", name="a.cu") == [1, 2]

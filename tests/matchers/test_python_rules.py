@@ -78,6 +78,8 @@ FIRES = [
     ("import xformers.ops\n", "python-xformers", 1, "medium"),
     ("from cutlass import cute\n", "python-cutlass-dsl", 1, "high"),
     ("import warp as wp\nwp.init()\n", "python-nvidia-warp", 2, "high"),
+    ("import warp as wp\ndef f(fn):\n    return wp.Kernel(fn, key='k')\n", "python-nvidia-warp", 3, "high"),
+    ("import torch\nimport warp as wp\ns = wp.stream_from_torch(torch.cuda.current_stream())\n", "python-nvidia-warp", 3, "high"),
     ("from cuda import cuda, nvrtc\n", "python-cuda-bindings", 1, "medium"),
     ("import cuequivariance_torch as cuet\n", "python-cuequivariance", 1, "medium"),
     ("try:\n    import cuequivariance_torch as cuet\nexcept ImportError:\n    cuet = None\n", "python-cuequivariance", 2, "low"),

@@ -1147,3 +1147,43 @@ def test_include_by_absolute_path_into_a_cuda_install(tmp_path: Path) -> None:
 #include "/home/user/cudnn_frontend/include/graph.h"
 """
     assert fired(tmp_path, code, "cuda-include-absolute-path", name="a.cu") == [1, 2]
+
+
+def test_mask_definitions_used_only_in_the_cuda_branch_of_a_hip_guard_are_not_work(tmp_path: Path) -> None:
+    # the ROCm branch calls the mask-free __shfl forms: the mask macro and the wrapper's 32-bit mask parameter
+    # serve the CUDA branch only; a mask macro also used outside a guard is still the line to widen
+    code = """\
+#define LANES_ALL 0xffffffff
+#define LANES_OPEN 0xffffffff
+template <typename T>
+__device__ T lane_read(unsigned lanes, T v, int src) {
+#if defined(USE_ROCM)
+  return __shfl(v, src);
+#else
+  return __shfl_sync(lanes, v, src);
+#endif
+}
+__device__ float total(float v) {
+#ifdef USE_ROCM
+  for (int o = warpSize / 2; o > 0; o >>= 1) v += __shfl_down(v, o);
+#else
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(LANES_ALL, v, o);
+#endif
+  return v + __shfl_sync(LANES_OPEN, v, 0);
+}
+template <typename T>
+__device__ T xor_read(T v, int lane_mask, unsigned int mask = 0xffffffff) {
+#ifndef USE_ROCM
+  return __shfl_xor_sync(mask, v, lane_mask);
+#else
+  return __shfl_xor(v, lane_mask);
+#endif
+}
+template <typename T>
+__device__ T xor_open(T v, int lane_mask, unsigned int mask = 0xffffffff) {
+  return __shfl_xor_sync(mask, v, lane_mask);
+}
+"""
+    masks = [(f.line, f.rule) for f in findings(tmp_path, code)
+             if f.rule in ("warp-full-mask", "warp-narrow-mask") and f.severity.label != "info"]
+    assert masks == [(2, "warp-full-mask"), (17, "warp-full-mask"), (28, "warp-full-mask")]

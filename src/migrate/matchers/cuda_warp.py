@@ -258,20 +258,29 @@ def _is_full_mask(text: str, constants: dict[str, str], depth: int = 0) -> bool:
 
 def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
     constants: dict[str, str] | None = None
-    used: set[str] = set()
+    used: dict[str, bool] = {}  # the names passed as masks: whether any use is outside a HIP-guarded #if block
+    in_functions: dict[tuple[int, str], bool] = {}  # the same per (function, name), for parameters
     for groups in doc.matches(_MASK_ARGS):
         mask = groups["mask"][0]
         if doc.node_text(groups["fn"][0]) in doc.compat_names:
             continue
         constants = _constants(doc) if constants is None else constants
-        used.add(_normal(doc.node_text(mask)))
+        name = _normal(doc.node_text(mask))
+        open_use = not doc.is_guarded(doc.point(mask.start_byte)[0])
+        used[name] = used.get(name, False) or open_use
+        if (function := doc.enclosing_function(mask.start_byte)) is not None:
+            key = (function.start_byte, name)
+            in_functions[key] = in_functions.get(key, False) or open_use
         if _is_full_mask(doc.node_text(mask), constants):
             yield _span(mask, symbol=doc.node_text(groups["fn"][0]))
     yield from _mask_definitions(doc, used)
     for groups in doc.matches(_MASK_PARAMETERS):
-        value = groups["value"][0]
-        if "mask" in doc.node_text(groups["name"][0]).lower() and _FULL_MASK.match(_normal(doc.node_text(value))):
-            yield _span(value)
+        value, name = groups["value"][0], doc.node_text(groups["name"][0])
+        if "mask" in name.lower() and _FULL_MASK.match(_normal(doc.node_text(value))):
+            function = doc.enclosing_function(value.start_byte)
+            # `unsigned mask = 0xffffffff` of a wrapper whose ROCm branch calls the mask-free __shfl_xor: CUDA's only
+            if function is None or in_functions.get((function.start_byte, name)) is not False:
+                yield _span(value)
 
 
 def _narrow_masks(doc: CudaDocument) -> Iterator[Hit]:
@@ -296,7 +305,9 @@ def _narrow_masks(doc: CudaDocument) -> Iterator[Hit]:
         if where is None:
             continue
         yield _span(mask, symbol=function)
-        if where not in reported:  # the declaration is the line that widens the mask (`uint32_t m = (1u << n) - 1;`)
+        # the declaration is the line that widens the mask (`uint32_t m = (1u << n) - 1;`), unless this use is in
+        # the CUDA branch of a HIP-guarded #if (a wrapper whose ROCm branch calls the mask-free __shfl)
+        if where not in reported and not doc.is_guarded(doc.point(mask.start_byte)[0]):
             reported.add(where)
             line, column = doc.point(where)
             yield Hit(line, column, symbol=function)
@@ -329,10 +340,14 @@ def _declarations(doc: CudaDocument) -> dict[str, list[tuple[int, int | None, st
     return found
 
 
-def _mask_definitions(doc: CudaDocument, used: set[str]) -> Iterator[Hit]:
-    """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`: the one line to widen, when passed as a warp mask."""
+def _mask_definitions(doc: CudaDocument, used: dict[str, bool]) -> Iterator[Hit]:
+    """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`: the one line to widen, when passed as a warp mask;
+    not one whose every use sits in the CUDA branch of a HIP-guarded #if (TensorFlow-style kernels: the ROCm branch
+    calls the mask-free __shfl, so the definition serves CUDA only)."""
     for groups in (*doc.matches(_MASK_MACROS), *doc.matches(_INITS)):
         name = doc.node_text(groups["name"][0])
+        if used.get(name) is False:
+            continue
         if (name in used or _DEFINED_MASK_NAME.match(name)) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
             yield _span(groups["name"][0], symbol=name)
 

@@ -307,6 +307,19 @@ def test_block_width_through_a_constant_of_32(tmp_path: Path) -> None:
     assert fired(tmp_path, quiet, "warp-literal-32") == []
 
 
+def test_warp_size_capped_at_32_by_a_conditional(tmp_path: Path) -> None:
+    # the softmax launch shape: a row of n <= 32 elements takes n lanes, longer rows one 32-lane warp
+    code = """\
+int warp_size = (n < 32) ? n : 32;
+constexpr int kWarpWidth = kCols <= 32 ? kCols : 32;
+int warp_lanes = (n >= 32) ? 32 : n;
+int warp_size2 = (n < 32) ? m : 32;
+int warp_size3 = (n < 64) ? n : 64;
+int tile = (n < 32) ? n : 32;
+"""
+    assert fired(tmp_path, code, "warp-size-constant", name="w.cu") == [1, 2, 3]
+
+
 def test_literal_32_only_in_functions_using_warp_intrinsics(tmp_path: Path) -> None:
     code = """\
 __device__ float warp_sum(float v) {
@@ -388,6 +401,22 @@ void host(int* x) { child<<<1, 1>>>(x); }
 """
     rules = [(f.line, f.rule) for f in findings(tmp_path, code) if "launch" in f.rule or "parallelism" in f.rule]
     assert rules == [(3, "cuda-dynamic-parallelism"), (4, "cuda-dynamic-parallelism"), (5, "cuda-kernel-launch")]
+
+
+def test_launch_in_a_macro_or_function_named_like_a_qualifier_is_host_code(tmp_path: Path) -> None:
+    # a function or #define whose own name ends in _GLOBAL / _DEVICE (global alignment, a device check) is host
+    # code; a qualifier macro before a function's name still makes it device code
+    code = """\
+__global__ void child(int* x) {}
+#define RUN_GLOBAL(s) \\
+  case s: { child<<<1, 1>>>(nullptr); break; }
+void ALIGN_GLOBAL(int* x) { child<<<1, 1>>>(x); }
+MY_DEVICE void nested(int* x) { child<<<1, 1>>>(x); }
+#define ON_DEVICE(d, body) do { body; child<<<1, 1>>>(nullptr); } while (0)
+"""
+    rules = [(f.line, f.rule) for f in findings(tmp_path, code) if "launch" in f.rule or "parallelism" in f.rule]
+    assert rules == [(3, "cuda-kernel-launch"), (4, "cuda-kernel-launch"), (5, "cuda-dynamic-parallelism"),
+                     (6, "cuda-kernel-launch")]
 
 
 @pytest.mark.parametrize(
@@ -1256,3 +1285,54 @@ def test_block_rounded_to_whole_warps(tmp_path: Path) -> None:
     assert found == [(3, Severity.MEDIUM), (4, Severity.MEDIUM)]
     wave32 = [(f.line, f.severity) for f in findings(tmp_path, code, targets=("gfx1100",)) if f.rule == "warp-rounded-block"]
     assert wave32 == [(3, Severity.INFO), (4, Severity.INFO)]
+
+
+def test_include_by_absolute_path_into_a_cuda_install(tmp_path: Path) -> None:
+    code = """\
+#include "/usr/local/cuda-10.2/include/cublas_v2.h"
+#include "C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.4/include/cuda.h"
+#include <cuda_runtime.h>
+#include "kernels/cuda/reduce.cuh"
+#include "/home/user/cudnn_frontend/include/graph.h"
+"""
+    assert fired(tmp_path, code, "cuda-include-absolute-path", name="a.cu") == [1, 2]
+
+
+def test_mask_definitions_used_only_in_the_cuda_branch_of_a_hip_guard_are_not_work(tmp_path: Path) -> None:
+    # the ROCm branch calls the mask-free __shfl forms: the mask macro and the wrapper's 32-bit mask parameter
+    # serve the CUDA branch only; a mask macro also used outside a guard is still the line to widen
+    code = """\
+#define LANES_ALL 0xffffffff
+#define LANES_OPEN 0xffffffff
+template <typename T>
+__device__ T lane_read(unsigned lanes, T v, int src) {
+#if defined(USE_ROCM)
+  return __shfl(v, src);
+#else
+  return __shfl_sync(lanes, v, src);
+#endif
+}
+__device__ float total(float v) {
+#ifdef USE_ROCM
+  for (int o = warpSize / 2; o > 0; o >>= 1) v += __shfl_down(v, o);
+#else
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(LANES_ALL, v, o);
+#endif
+  return v + __shfl_sync(LANES_OPEN, v, 0);
+}
+template <typename T>
+__device__ T xor_read(T v, int lane_mask, unsigned int mask = 0xffffffff) {
+#ifndef USE_ROCM
+  return __shfl_xor_sync(mask, v, lane_mask);
+#else
+  return __shfl_xor(v, lane_mask);
+#endif
+}
+template <typename T>
+__device__ T xor_open(T v, int lane_mask, unsigned int mask = 0xffffffff) {
+  return __shfl_xor_sync(mask, v, lane_mask);
+}
+"""
+    masks = [(f.line, f.rule) for f in findings(tmp_path, code)
+             if f.rule in ("warp-full-mask", "warp-narrow-mask") and f.severity.label != "info"]
+    assert masks == [(2, "warp-full-mask"), (17, "warp-full-mask"), (28, "warp-full-mask")]

@@ -88,3 +88,19 @@ def test_architectures_in_cmake_documentation_strings_are_quiet(tmp_path: Path) 
     string or in a quoted list of architectures is what the build passes, and so is a flag a documentation names."""
     found = [f[1] for f in tree_findings(tmp_path, {"CMakeLists.txt": ARCH_DOCS_CMAKE}) if f[2] == "nvcc-arch-flags"]
     assert found == [3] + [4] * 8 + [5]  # the flag string's value; each architecture of the list; the named flag
+
+
+def test_variable_set_to_nvccs_path_exacttree_findings(tmp_path: Path) -> None:
+    script = (
+        "#!/bin/sh\n"
+        "cc_path=$1/bin/nvcc\n"
+        "NVCC_FLAGS=-O3\n"
+        "HIPCC=/opt/rocm/bin/hipcc\n"
+        "nvcc_log=logs/nvcc\n"
+        '[ -f "$cc_path" ] || exit 1\n'
+    )
+    dockerfile = "FROM ubuntu:22.04\nENV NVCC=/usr/local/cuda-12.1/bin/nvcc\n"
+    assert tree_findings(tmp_path, {"configure.sh": script, "Dockerfile": dockerfile}) == [
+        ("Dockerfile", 2, "nvcc-path-variable", "medium", ()),
+        ("configure.sh", 2, "nvcc-path-variable", "medium", ()),
+    ]

@@ -78,7 +78,16 @@ FIRES = [
     ("import xformers.ops\n", "python-xformers", 1, "medium"),
     ("from cutlass import cute\n", "python-cutlass-dsl", 1, "high"),
     ("import warp as wp\nwp.init()\n", "python-nvidia-warp", 2, "high"),
+    ("import warp as wp\ndef f(fn):\n    return wp.Kernel(fn, key='k')\n", "python-nvidia-warp", 3, "high"),
+    ("import torch\nimport warp as wp\ns = wp.stream_from_torch(torch.cuda.current_stream())\n", "python-nvidia-warp", 3, "high"),
     ("from cuda import cuda, nvrtc\n", "python-cuda-bindings", 1, "medium"),
+    ("import os\ncmd = \"\"\"\nset -e\nwget -q https://github.com/NVIDIA/cub/archive/main.zip\n\"\"\"\nos.system(cmd)\n",
+     "python-fetch-cuda-dependency", 4, "low"),
+    ("import cuequivariance_torch as cuet\n", "python-cuequivariance", 1, "medium"),
+    ("try:\n    import cuequivariance_torch as cuet\nexcept ImportError:\n    cuet = None\n", "python-cuequivariance", 2, "low"),
+    ("from deepspeed.ops.deepspeed4science import DS4Sci_EvoformerAttention\n", "python-ds4sci-evoformer", 1, "high"),
+    ("import deepspeed.ops.deepspeed4science as ds4s\ny = ds4s.DS4Sci_EvoformerAttention(q, k, v, [])\n",
+     "python-ds4sci-evoformer", 1, "high"),
     ("import os\nngc = os.environ.get('NVIDIA_PYTORCH_VERSION')\n", "python-nvidia-container-env", 2, "low"),
     ("BASE = 'nvcr.io/nvidia/tritonserver:24.05-py3'\n", "python-ngc-image", 1, "medium"),
     ("def symbolic(g, b, s):\n    return g.op('TRT::EfficientNMS_TRT', b, s, plugin_version_s='1')\n",
@@ -181,6 +190,9 @@ QUIET = [
     "def step(self, reset_turing_machine_every=0):\n    return self.turing_machine_step(reset_turing_machine_every)\n",
     "def symbolic(g, b, s):\n    log('TRT::EfficientNMS_TRT is TensorRT only')\n    return g.op('NonMaxSuppression', b, s)\n",
     "from tutelage import moe\nimport mytutel\n",
+    "URL = 'https://github.com/NVIDIA/cub'\nprint('see https://github.com/NVIDIA/cutlass')\n",
+    "import cuequivariance as cue\nirreps = cue.Irreps('O3', '8x0e')\nname = 'cuequivariance_torch'\n",
+    "def DS4Sci_EvoformerAttention(q, k, v, b):\n    return q\ny = DS4Sci_EvoformerAttention(1, 2, 3, [])\n",
 ]
 
 

@@ -4,6 +4,7 @@ lexer's includes in every C/C++ file."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+import re
 from functools import cache
 from typing import Any
 
@@ -15,17 +16,29 @@ from migrate.parse.lexer import Lexed
 
 
 def _validate(params: Mapping[str, Any]) -> None:
+    if "path" in params:  # an include path the rule describes whole (an absolute path into a CUDA install)
+        re.compile(params["path"])
+        needles = params.get("needles")
+        if not isinstance(needles, list) or not needles or not all(isinstance(n, str) and n for n in needles):
+            raise ValueError("cuda-include with 'path' needs a non-empty 'needles' list (literals of every match)")
+        return
     headers = params.get("headers")
     if not isinstance(headers, list) or not headers or not all(isinstance(h, str) and h for h in headers):
         raise ValueError("cuda-include needs a non-empty 'headers' list (a name, or a prefix ending in '/' or '*')")
 
 
 def _needles(params: Mapping[str, Any]) -> list[str]:
+    if "path" in params:
+        return list(params["needles"])
     return sorted({h.rstrip("*").split("/")[0] or h for h in params["headers"]})
 
 
 def include_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
-    """Each #include of one of the rule's headers or a header under one of its prefixes."""
+    """Each #include of one of the rule's headers or a header under one of its prefixes, or (`path`) each
+    #include whose whole path the rule's regex matches."""
+    if "path" in params:
+        yield from _path_hits(lexed, params["path"])
+        return
     names, prefixes = _headers(tuple(params["headers"]))
     for name, offset in lexed.includes:
         if name in names or name.startswith(prefixes):
@@ -40,6 +53,16 @@ def match_cuda_include(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
     if not isinstance(doc, CudaDocument):
         return iter(())
     return include_hits(doc.lexed_for(frozenset()), doc.text, params)
+
+
+def _path_hits(lexed: Lexed, pattern: str) -> Iterator[Hit]:
+    regex = re.compile(pattern)
+    for name, offset in lexed.includes:
+        if regex.search(name):
+            header = name.rsplit("/", 1)[-1]
+            hip = header_map().hip_header(header)
+            line, column = lexed.point(offset)
+            yield Hit(line, column, hip=f"#include <{hip}>" if hip else None, symbol=name)
 
 
 @cache

@@ -185,6 +185,10 @@ _MADE_OF_32 = lazy_regex(r"^[A-Za-z_][\w:.<>]{0,40}\s*\(\s*(?:32|0x20)[uUlL]*\s*
 # `constexpr int kWarpSize = std::min(kNThreads, 32)`: a block of up to one warp, the warp fixed at 32 lanes
 _CAPPED_AT_32 = lazy_regex(r"^(?:std::|cuda::std::)?min\s*(?:<\s*\w+\s*>)?\s*\(\s*(?:[\w:.]+\s*,\s*(?:32|0x20)[uUlL]*"
                            r"|(?:32|0x20)[uUlL]*\s*,\s*[\w:.]+)\s*\)$")
+# `int warp_size = (next_power_of_two < 32) ? next_power_of_two : 32` (PyTorch's softmax launch shape, copied into
+# apex and many fused-softmax kernels with the literal): the same cap spelled as a conditional
+_TERNARY_AT_32 = lazy_regex(r"^\(?\s*([\w:.]+)\s*<=?\s*(?:32|0x20)[uUlL]*\s*\)?\s*\?\s*\(?\s*\1\s*\)?\s*:\s*(?:32|0x20)[uUlL]*$"
+                            r"|^\(?\s*([\w:.]+)\s*>=?\s*(?:32|0x20)[uUlL]*\s*\)?\s*\?\s*(?:32|0x20)[uUlL]*\s*:\s*\(?\s*\2\s*\)?$")
 _FIVE = lazy_regex(r"^\(?\s*5[uUlL]*\s*\)?$")
 _THIRTY_TWO = lazy_regex(r"^\(?\s*(?:32|0x20)[uUlL]*\s*\)?$")
 _NARROW_TYPE = lazy_regex(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned int|signed|signed int|int|uint|u32|U32"
@@ -274,20 +278,29 @@ def _is_full_mask(text: str, constants: dict[str, str], depth: int = 0) -> bool:
 def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
     constants: dict[str, str] | None = None
     returns: dict[str, set[str]] = {}  # filled on the first accessor call: what this file's accessors return
-    used: set[str] = set()
+    used: dict[str, bool] = {}  # the names passed as masks: whether any use is outside a HIP-guarded #if block
+    in_functions: dict[tuple[int, str], bool] = {}  # the same per (function, name), for parameters
     for groups in doc.matches(_MASK_ARGS):
         mask = groups["mask"][0]
         if doc.node_text(groups["fn"][0]) in doc.compat_names:
             continue
         constants = _constants(doc) if constants is None else constants
-        used.add(_normal(doc.node_text(mask)))
-        if _is_full_mask(doc.node_text(mask), constants) or _full_mask_call(doc, _normal(doc.node_text(mask)), returns):
+        name = _normal(doc.node_text(mask))
+        open_use = not doc.is_guarded(doc.point(mask.start_byte)[0])
+        used[name] = used.get(name, False) or open_use
+        if (function := doc.enclosing_function(mask.start_byte)) is not None:
+            key = (function.start_byte, name)
+            in_functions[key] = in_functions.get(key, False) or open_use
+        if _is_full_mask(doc.node_text(mask), constants) or _full_mask_call(doc, name, returns):
             yield _span(mask, symbol=doc.node_text(groups["fn"][0]))
     yield from _mask_definitions(doc, used)
     for groups in doc.matches(_MASK_PARAMETERS):
-        value = groups["value"][0]
-        if "mask" in doc.node_text(groups["name"][0]).lower() and _FULL_MASK.match(_normal(doc.node_text(value))):
-            yield _span(value)
+        value, name = groups["value"][0], doc.node_text(groups["name"][0])
+        if "mask" in name.lower() and _FULL_MASK.match(_normal(doc.node_text(value))):
+            function = doc.enclosing_function(value.start_byte)
+            # `unsigned mask = 0xffffffff` of a wrapper whose ROCm branch calls the mask-free __shfl_xor: CUDA's only
+            if function is None or in_functions.get((function.start_byte, name)) is not False:
+                yield _span(value)
 
 
 def _narrow_masks(doc: CudaDocument) -> Iterator[Hit]:
@@ -312,7 +325,9 @@ def _narrow_masks(doc: CudaDocument) -> Iterator[Hit]:
         if where is None:
             continue
         yield _span(mask, symbol=function)
-        if where not in reported:  # the declaration is the line that widens the mask (`uint32_t m = (1u << n) - 1;`)
+        # the declaration is the line that widens the mask (`uint32_t m = (1u << n) - 1;`), unless this use is in
+        # the CUDA branch of a HIP-guarded #if (a wrapper whose ROCm branch calls the mask-free __shfl)
+        if where not in reported and not doc.is_guarded(doc.point(mask.start_byte)[0]):
             reported.add(where)
             line, column = doc.point(where)
             yield Hit(line, column, symbol=function)
@@ -345,11 +360,14 @@ def _declarations(doc: CudaDocument) -> dict[str, list[tuple[int, int | None, st
     return found
 
 
-def _mask_definitions(doc: CudaDocument, used: set[str]) -> Iterator[Hit]:
+def _mask_definitions(doc: CudaDocument, used: dict[str, bool]) -> Iterator[Hit]:
     """`#define FULL_MASK 0xffffffff`, `unsigned mask = ~0u;`, `constexpr unsigned WarpFullMask() { return ~0u; }`:
-    the one line to widen, when passed as a warp mask."""
+    the one line to widen, when passed as a warp mask; not one whose every use sits in the CUDA branch of a HIP-guarded
+    #if (TensorFlow-style kernels: the ROCm branch calls the mask-free __shfl, so the definition serves CUDA only)."""
     for groups in (*doc.matches(_MASK_MACROS), *doc.matches(_INITS)):
         name = doc.node_text(groups["name"][0])
+        if used.get(name) is False:
+            continue
         if (name in used or _DEFINED_MASK_NAME.match(name)) and _FULL_MASK.match(_normal(doc.node_text(groups["value"][0]))):
             yield _span(groups["name"][0], symbol=name)
     for groups in doc.matches(_RETURNING):
@@ -544,7 +562,8 @@ def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
     for groups in (*doc.matches(_SIZE_DEFINITIONS), *doc.matches(_SIZE_FUNCTIONS)):
         name = doc.node_text(groups["name"][0]).rpartition("::")[2]
         value = doc.node_text(groups["value"][0]).strip()
-        is_32 = _THIRTY_TWO.match(value) or _MADE_OF_32.match(value) or _CAPPED_AT_32.match(value)
+        is_32 = (_THIRTY_TWO.match(value) or _MADE_OF_32.match(value) or _CAPPED_AT_32.match(value)
+                 or _TERNARY_AT_32.match(value))
         thirty_two = _SIZE_NAME.search(name.replace("_", "")) and is_32
         if thirty_two or (_LOG_SIZE_NAME.search(name) and _FIVE.match(value)):  # #define WARP_LOG_SIZE 5
             yield _span(groups["name"][0], symbol=name)
@@ -1055,10 +1074,15 @@ _CAPPED_VALUE = lazy_regex(rf"warp\w*{_W}={_W}(?:std::|cuda::std::)?min{_W}(?:<{
                            rf"(?:{_W}[\w:.]+{_W},{_W}(?:32|0x20)|{_W}(?:32|0x20)[ul]*{_W},)")
 
 
+_TERNARY_VALUE = lazy_regex(rf"warp\w*{_W}={_W}[^;?=]{{0,80}}[<>]=?{_W}(?:32|0x20)[ul]*{_W}\)?{_W}\?")
+
+
 def _maybe_size_constant(view: Code) -> bool:
     """A name that _size_constants takes for a warp size (or its log) given 32 (or 5), or the block size capped
-    at 32 (`kWarpSize = std::min(kNThreads, 32)`)."""
+    at 32 (`kWarpSize = std::min(kNThreads, 32)`, `warp_size = n < 32 ? n : 32`)."""
     code = view.lower
+    if "?" in code and _TERNARY_VALUE.search(code) is not None:
+        return True
     if "min" in code and (capped := _CAPPED_VALUE.search(code)) is not None:
         start = capped.start()
         while start and (code[start - 1].isalnum() or code[start - 1] == "_"):

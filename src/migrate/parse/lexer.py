@@ -68,9 +68,12 @@ class Lexed:
 
     def _device_head(self, head: str) -> bool:
         """The words before the head's first `(` (return type and qualifiers, as the tree reads them) name
-        __global__ or __device__, or a macro for them."""
-        for word in _IDENT.findall(head[: head.find("(")]):
-            if word in ("__global__", "__device__") or DEVICE_MACRO.search(word):
+        __global__ or __device__, or a macro for them. The last of them is the name of the function or of the
+        #define (`CHECK_DEVICE(a, b)`, `#define SWITCH_GLOBAL(...) case s: {`), never a qualifier: a name that
+        only looks like a qualifier macro (DEVICE_MACRO) does not make its body device code."""
+        words = _IDENT.findall(head[: head.find("(")])
+        for index, word in enumerate(words):
+            if word in ("__global__", "__device__") or (index < len(words) - 1 and DEVICE_MACRO.search(word)):
                 return True
             if word in self.defined and _DEVICE_QUALIFIER.search(self._macro_body(word)):
                 return True

@@ -13,6 +13,7 @@ from migrate.discover import discover
 from migrate.matchers import Code, cuda_common, cuda_library_names, cuda_query, cuda_typename, cuda_warp, python_literals
 from migrate.model import FileKind, SourceFile
 from migrate.parse import ParseError, lexer, read_text
+from migrate.scan import warp_constants
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -186,6 +187,41 @@ def test_rule_code_regexes_are_found_where_a_search_of_each_finds_them(codes: li
     for text in [*codes, *extra]:
         assert [finder(text) for finder in finders] == [
             any(re.search(p, text) for p in patterns) for patterns in sets]
+
+
+PREFIX_SEARCHES = [
+    r"\bcuda[A-Z][A-Za-z0-9]*[ \t]*\(",  # a word's start, then a literal: tried where `cuda` occurs
+    r"(?<![a-z])aab",  # overlapping occurrences of the prefix: `aaab` holds one that fails, then one that matches
+    r"^#include",  # not multiline: only at the text's start
+    r"(?m)^[ \t]*#[ \t]*if",  # no literal after the zero-width test: the regex itself
+    r"(?=cudaMalloc)cuda\w+\(",
+    r"\b(?:x|cuda)y",  # an alternation first: the regex itself
+]
+PREFIX_TEXTS = ["aaab aab", "xaab", "int a = cudaMalloc(p);", "mycudaMalloc(p)", "x\n#include <a.h>", "#include <a>",
+                "  #  if X", "cudaMalloc (", "xcuday", ""]
+
+
+def test_a_regex_after_zero_width_tests_is_tried_where_its_literal_prefix_occurs(codes: list[str]) -> None:
+    assert cuda_query.literal_prefix(PREFIX_SEARCHES[0]) == "cuda"
+    assert cuda_query.literal_prefix(PREFIX_SEARCHES[1]) == "aab"
+    assert cuda_query.literal_prefix(PREFIX_SEARCHES[3]) == "" and cuda_query.literal_prefix(PREFIX_SEARCHES[5]) == ""
+    assert cuda_query.folded_prefix(r"(?i)\bcuda\w") == "cuda"
+    for text in [*codes, *PREFIX_TEXTS]:
+        for regex in PREFIX_SEARCHES:
+            assert cuda_query.prefix_search(regex, text) == (re.search(regex, text) is not None), (regex, text)
+
+
+WARP_DECLARATIONS = ("const int WARP_SIZE = 32;\n  static constexpr unsigned kWarpSize = 32u; // const\n"
+                     "int x; const int WARP_LANES = 32;\nstatic int THREADS_PER_WARP = 32; const char* c;\n"
+                     "__device__ const int WARP_WIDTH=32;")
+
+
+def test_warp_constants_are_the_declarations_the_regex_finds_with_const(codes: list[str]) -> None:
+    for text in [*codes, WARP_DECLARATIONS]:
+        assert [m.span() for m in warp_constants._const_lines(text) if "const" in m.group(1)] == [
+            m.span() for m in warp_constants._DECLARATION.finditer(text) if "const" in m.group(1)]
+    lines = [d.argument for d in warp_constants.declarations(WARP_DECLARATIONS, (), lambda offset: 1)]
+    assert lines == ["WARP_SIZE 32", "kWarpSize 32u", "WARP_WIDTH 32"]
 
 
 def test_a_word_asked_again_of_the_same_text_gets_the_same_answer() -> None:

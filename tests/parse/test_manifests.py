@@ -6,11 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 from migrate.cli import cli
 from migrate.config import Settings
 from migrate.model import FileKind, Skipped
+from migrate.parse import yamlfiles
 from migrate.parse.manifest import Positions
 from migrate.parse.shell import shell_items
 from migrate.scan import scan
@@ -316,6 +319,45 @@ def test_workflow_runner_labels_in_each_spelling(tmp_path: Path) -> None:
     doc = _parse(tmp_path, ".github/workflows/ci.yml", FileKind.CI_WORKFLOW, text)
     runners = [(i.value, i.line) for i in doc.manifest if i.kind == "fact" and i.name == "ci-runner"]
     assert runners == [("ubuntu-22.04", 3), ("self-hosted", 5), ("nvidia", 5), ("h100", 9), ("${{ matrix.os }}", 11)]
+
+
+YAML_SHAPES = [
+    "jobs:\n  a:\n    steps:\n      - run: |\n          pip install cupy-cuda12x\n          nvcc -V\n"
+    "      - run: pip install cupy-cuda11x\n      - run: 'pip install cupy-cuda10x'\n",
+    "env:\n  A: 'single'\n  B: \"double\"\n  C: >\n    folded\n    text\n  D: plain  # comment\n",
+    "base: &b {image: nvidia/cuda:12.4.0-devel, tags: [a, b]}\nother:\n  <<: *b\n  more: *b\n",
+    "a: 1\r\nb:\r\n- x\r\n- 'y'\r\n---\nsecond: doc\n",
+    "k: \u00e9t\u00e9 \u2028 v\nl: [1, 2]\n",
+]
+
+
+def _yaml_shape(node: Node, seen: dict[int, int]) -> object:
+    """What the YAML parser's readers use of NODE: kind, tag, value, style, where it starts; an alias as the node it
+    repeats."""
+    if id(node) in seen:
+        return ("alias", seen[id(node)])
+    seen[id(node)] = len(seen)
+    head = (type(node).__name__, node.tag, node.start_mark.line, node.start_mark.column)
+    if isinstance(node, ScalarNode):
+        return (*head, node.value, node.style or None)  # a plain scalar's style: libyaml's "", PyYAML's None
+    if isinstance(node, MappingNode):
+        return (*head, [(_yaml_shape(k, seen), _yaml_shape(v, seen)) for k, v in node.value])
+    return (*head, [_yaml_shape(item, seen) for item in node.value])
+
+
+@pytest.mark.parametrize("text", YAML_SHAPES)
+def test_yaml_is_composed_by_libyaml_into_the_nodes_the_pure_loader_makes(text: str) -> None:
+    pure = [node for node in yaml.compose_all(text, Loader=yaml.SafeLoader) if node is not None]
+    composed = yamlfiles._compose(text)
+    seen: dict[int, int] = {}
+    expected: dict[int, int] = {}
+    assert [_yaml_shape(root, seen) for root in composed] == [_yaml_shape(root, expected) for root in pure]
+
+
+def test_workflow_scalar_items_keep_their_columns(tmp_path: Path) -> None:
+    doc = _parse(tmp_path, ".github/workflows/ci.yml", FileKind.CI_WORKFLOW, YAML_SHAPES[0])
+    assert [(i.name, i.line, i.column) for i in doc.manifest if i.kind == "package"] == [
+        ("cupy-cuda12x", 5, 23), ("cupy-cuda11x", 7, 26), ("cupy-cuda10x", 8, 27)]  # past a quoted scalar's quote
 
 
 def test_invalid_yaml_is_a_skip(tmp_path: Path) -> None:

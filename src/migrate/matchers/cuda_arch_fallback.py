@@ -34,6 +34,7 @@ def arch_fallbacks(lexed: Lexed) -> Ranges:
     found: list[tuple[int, int]] = []
     stack: list[_Chain] = []
     lines = lexed.code.split("\n")
+    conditionals = {d.line for d in lexed.directives if d.keyword in _CONDITIONALS}
     for item in lexed.directives:
         if item.keyword not in _CONDITIONALS:
             continue
@@ -42,7 +43,7 @@ def arch_fallbacks(lexed: Lexed) -> Ranges:
         elif stack and item.keyword == "endif":
             chain = stack.pop()
             chain.close(item.line)
-            if chain.fallback is not None and _is_fallback(lines, chain.fallback, item.line, lexed):
+            if chain.fallback is not None and _is_fallback(lines, chain.fallback, item.line, conditionals):
                 found.extend(chain.skipped)
         elif stack:
             chain = stack[-1]
@@ -75,11 +76,11 @@ def _arch_only_false(argument: str) -> bool:
     return preproc.evaluate(argument, _NO_ARCH)[0] is False
 
 
-def _is_fallback(lines: list[str], start: int, end: int, lexed: Lexed) -> bool:
-    """Lines START+1..END-1 (an #else body, comments and strings blanked) hold code other than an abort, a message,
-    an empty return or asm: a #define counts (the fallback of a macro)."""
-    directives = {d.line for d in lexed.directives if d.keyword in _CONDITIONALS}
-    body = " ".join(lines[n - 1] for n in range(start + 1, end) if n not in directives and n - 1 < len(lines))
+def _is_fallback(lines: list[str], start: int, end: int, conditionals: set[int]) -> bool:
+    """Lines START+1..END-1 (an #else body, comments and strings blanked; the lines of CONDITIONALS, the file's
+    #if/#else/#endif lines, left out) hold code other than an abort, a message, an empty return or asm: a #define
+    counts (the fallback of a macro)."""
+    body = " ".join(lines[n - 1] for n in range(start + 1, end) if n not in conditionals and n - 1 < len(lines))
     if _ASM.search(body):
         return False
     statements = [s.strip() for s in re.split(r"[;{}]", body) if s.strip()]

@@ -14,6 +14,7 @@ from typing import Any
 
 from migrate.matchers import Hit, register
 from migrate.matchers.manifest_common import check, compiled
+from migrate.matchers.cuda_query import prefix_search
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
 from migrate.parse.lexer import Lexed
@@ -40,7 +41,7 @@ def first_include_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> It
 
 def _applies(lexed: Lexed, params: Mapping[str, Any]) -> bool:
     code = lexed.code
-    if "if_code" in params and compiled(params["if_code"]).search(code) is None:
+    if "if_code" in params and not prefix_search(params["if_code"], code):
         return False
     if any(_word_found(compiled(p), code) for p in params.get("unless_words", ())):
         return False

@@ -9,6 +9,7 @@ import importlib
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from migrate.lazyre import lazy_regex
@@ -193,12 +194,37 @@ def folded_prefix(pattern: str) -> str:
 
 
 def _leading_literals(parsed: Any) -> str:
+    """The literals PARSED starts with, after zero-width tests only (`\\b`, `^`, lookarounds): a match starts where
+    they do, and the tests see the text before it (`pattern.match(text, start)` as a search's try at START)."""
     prefix = []
     for op, av in parsed.data:
-        if op.name != "LITERAL":
+        if op.name == "LITERAL":
+            prefix.append(chr(av))
+        elif prefix or op.name not in _ZERO_WIDTH:
             break
-        prefix.append(chr(av))
     return "".join(prefix)
+
+
+_ZERO_WIDTH = frozenset({"AT", "ASSERT", "ASSERT_NOT"})
+
+
+def prefix_search(pattern: str, text: str) -> bool:
+    """Whether the regex PATTERN finds something in TEXT, tried only where its literal prefix occurs (re takes a
+    prefix only from a regex's very start: past a `\\b` or a lookbehind it tries every position of TEXT)."""
+    compiled, prefix = _prefixed(pattern)
+    if not prefix:
+        return compiled.search(text) is not None
+    start = text.find(prefix)
+    while start >= 0:
+        if compiled.match(text, start) is not None:
+            return True
+        start = text.find(prefix, start + 1)
+    return False
+
+
+@lru_cache(maxsize=None)
+def _prefixed(pattern: str) -> tuple[re.Pattern[str], str]:
+    return re.compile(pattern), literal_prefix(pattern)
 
 
 _PARSER: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")

@@ -5,7 +5,7 @@ a use of the name in another file is low, not info."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from migrate import preproc
 from migrate.lazyre import lazy_regex
@@ -29,13 +29,26 @@ def declarations(code: str, directives: Sequence[preproc.Directive],
     if "arp" not in code and "ARP" not in code:  # warpSize, WARP_SIZE, kWarpSize, THREADS_PER_WARP
         return ()
     found: list[preproc.Directive] = []
-    for match in _DECLARATION.finditer(code):
+    for match in _const_lines(code):
         qualifiers, name, value = match.groups()
         if "const" not in qualifiers or not is_size_name(name):
             continue
         line = line_of(match.start(2))
         found.append(preproc.Directive(line, WARP_CONSTANT, f"{name} {'?' if _enclosed(directives, line) else value.strip()}"))
     return tuple(found)
+
+
+def _const_lines(code: str) -> Iterator[re.Match[str]]:
+    """_DECLARATION's matches in CODE, tried only at the start of each line that holds `const` (a match lies in
+    one line and starts it, and one without `const` in its qualifiers is no constant; the regex searched over the
+    whole code tries every position)."""
+    at = code.find("const")
+    while at >= 0:
+        match = _DECLARATION.match(code, code.rfind("\n", 0, at) + 1)
+        if match is not None:
+            yield match
+        end = code.find("\n", at)
+        at = code.find("const", end) if end >= 0 else -1
 
 
 def _enclosed(directives: Sequence[preproc.Directive], line: int) -> bool:

@@ -144,6 +144,33 @@ def test_a_module_under_warp_is_nvidia_warp_but_a_bare_warp_import_is_not(tmp_pa
     ]
 
 
+def test_warp_kernels_reached_through_a_star_import_of_the_projects_helpers(tmp_path: Path) -> None:
+    """`wp` from a project module's star import is Warp's where the file binds no `wp` itself (each @wp.kernel a
+    finding, a nested one too); with its own `import ... as wp`, or no star import, @wp.kernel is not read as Warp."""
+    got = findings(tmp_path, {
+        "sim/helpers.py": "import numpy as np\n",
+        "sim/solver.py": """
+            from helpers import *
+
+            @wp.kernel
+            def step(x: wp.array(dtype=float)):
+                pass
+
+            class Solver:
+                def run(self):
+                    @wp.kernel
+                    def inner(x: wp.array(dtype=float)):
+                        pass
+            """,
+        "imgs/blend.py": "import weightpaint as wp\nfrom warp_utils import *\n\n@wp.kernel\ndef blend(a):\n    return a\n",
+        "imgs/plain.py": "@wp.kernel\ndef blend(a):\n    return a\n",
+    })
+    assert [(path, line, severity) for path, rule, line, severity in got if rule == "python-nvidia-warp"] == [
+        ("sim/solver.py", 3, "high"),
+        ("sim/solver.py", 9, "high"),
+    ]
+
+
 def test_an_architecture_name_formatted_in_an_f_string_from_the_capability(tmp_path: Path) -> None:
     got = findings(tmp_path, {
         "jit.py": """

@@ -975,6 +975,45 @@ def test_jax_capability_helper_with_a_version_string_is_a_capability_gate(tmp_pa
                                           ("python-compute-capability", 5, "medium")]
 
 
+def test_capability_parsed_as_major_dot_minor_float_is_a_gate(tmp_path: Path) -> None:
+    """A capability parsed to a float ("8.0" from a JAX device, f"{major}.{minor}") and compared with 6.0 or 7.5 is a
+    gate; a score compared with 0.75 and a two-decimal threshold are no capability numbers and stay quiet."""
+    source = """
+        import jax
+
+        cc = jax.devices("gpu")[0]
+        compute_capability = float(cc.compute_capability)
+        if compute_capability < 6.0:
+            raise ValueError("CUDA capability too old")
+        bf16 = compute_capability >= 7.5
+        capability = 0.5
+        good = capability > 0.75 or compute_capability > 8.25
+        """
+    assert findings(tmp_path, source) == [("python-compute-capability", 5, "medium"),
+                                          ("python-compute-capability", 7, "medium")]
+
+
+def test_cupy_module_loaded_from_a_file_is_a_prebuilt_binary_not_source(tmp_path: Path) -> None:
+    """RawModule(path=...) loads nvcc's cubin/fatbin/PTX (high, once per file); RawModule(code=...) in another file
+    is source for NVRTC/hipRTC and stays the runtime-kernel rule's (medium), never both on one call."""
+    (tmp_path / "compiled.py").write_text(textwrap.dedent("""
+        from .compat import cupy as cp
+
+        def load(name):
+            mod = cp.RawModule(path=name + ".fatbin")
+            return mod, cp.RawModule(path="other.cubin")
+        """).lstrip("\n"), encoding="utf-8")
+    (tmp_path / "source.py").write_text(textwrap.dedent("""
+        from .compat import cupy as cp
+
+        MOD = cp.RawModule(code=SOURCE, options=("-std=c++14",))
+        """).lstrip("\n"), encoding="utf-8")
+    found = [(f.path, f.rule, f.line, f.severity.label, [o.line for o in f.occurrences])
+             for f in scan(tmp_path, OTHER_RULES).findings if f.rule.startswith("python-cupy")]
+    assert found == [("compiled.py", "python-cupy-prebuilt-module", 4, "high", [4, 5]),
+                     ("source.py", "python-cupy-raw-kernel", 3, "medium", [])]
+
+
 def test_nvidia_media_pipeline_is_one_finding_per_module_with_each_string(tmp_path: Path) -> None:
     """NVENC, CUDA filters, -hwaccel cuda and NVIDIA GStreamer elements in code strings: one finding, each an
     occurrence; the docstring, the comment and names that only contain an encoder's name stay quiet."""

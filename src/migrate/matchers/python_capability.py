@@ -166,7 +166,8 @@ def _helper_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 def _named_gates(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     """A value named as a capability compared with a capability number: `capability >= 80`, `target.capability < 90`,
-    `capability[0] >= 9`, `capability // 10 >= 9` (a tuple, or an int from 30 to 130; 3 to 13 for a major version)."""
+    `capability[0] >= 9`, `capability // 10 >= 9`, `compute_capability < 7.0` (a tuple, an int from 30 to 130 or a
+    major.minor float from 3.0 to 13.9; 3 to 13 for a major version)."""
     regex = _named_regex(doc, params)
     if regex is None:
         return {}
@@ -233,7 +234,17 @@ def _capability_form(node: ast.AST, regex: re.Pattern[str]) -> str | None:
 def _fits(node: ast.AST, form: str) -> bool:
     if isinstance(node, ast.Tuple):
         return form == "number" and _is_number(node) and len(node.elts) == 2 and _in(node.elts[0], 3, 13)
+    if form == "number" and _major_dot_minor(node):
+        return True
     return _in(node, 3, 13) if form == "major" else _in(node, 30, 130)
+
+
+def _major_dot_minor(node: ast.AST) -> bool:
+    """A capability written as major.minor (6.0, 7.5, 8.9): JAX and numba-style devices give it as "8.0", and code
+    compares `float(...)` of it, or of f"{major}.{minor}", with such a number (a score like 0.75 is none)."""
+    if not (isinstance(node, ast.Constant) and type(node.value) is float):
+        return False
+    return 3.0 <= node.value < 14.0 and float(round(node.value * 10)) == node.value * 10
 
 
 def _in(node: ast.AST, low: int, high: int) -> bool:

@@ -34,9 +34,10 @@ _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
     "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "unless_function", "switches", "switch_defaults", "values",
     "identifiers", "opt_in_function", "opt_in_branch", "package", "built_anywhere", "without_cuda_sources",
+    "star_aliases",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
-_CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without"}
+_CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without", "without_keyword"}
 _STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls", "compared_to_method", "formatted"}
 _IDENTIFIER_KEYS = {"regex", "symbol", "imported"}
 _ROLES = {"code", "argv", "prose", "doc"}
@@ -68,6 +69,9 @@ def _validate(params: Mapping[str, Any]) -> None:
     for key in ("imports", "names", "exclude_names", "decorators", "needles"):
         if key in params and not all(isinstance(v, str) for v in as_list(params[key])):
             raise ValueError(f"python matcher: '{key}' must be a list of dotted names")
+    aliases = params.get("star_aliases", {})
+    if not isinstance(aliases, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in aliases.items()):
+        raise ValueError("python matcher: 'star_aliases' maps a short name to a module ({wp: warp})")
     for call in params.get("calls", []):
         _validate_call(call)
     for string in params.get("strings", []):
@@ -150,6 +154,8 @@ def _has_candidate(text: str, params: Mapping[str, Any]) -> bool:
         return False
     names = [*as_list(params.get("names")), *as_list(params.get("decorators"))]
     if any(has_name(text, name) for name in names):
+        return True
+    if "import *" in text and any(has_name(text, name) for name in _short_decorators(params)):
         return True
     if any(all(has_word(text, part) for part in name.split(".")) for name in as_list(params.get("imports"))):
         return True
@@ -350,6 +356,8 @@ def _calls(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
                 continue
             if without and _passes(site.node, without):
                 continue
+            if "without_keyword" in entry and _has_keyword(site.node, entry["without_keyword"]):
+                continue  # another rule's shape of the same call (RawModule(path=...) loads a binary, not source)
             where = _place(site.node, entry) if regex is None else _matching_argument(site.node, entry, regex)
             if where is not None:
                 yield where, entry.get("symbol") or site.name or f".{site.method}()", where.lineno
@@ -464,9 +472,29 @@ def argument_texts(node: ast.expr, depth: int = 0) -> list[str]:
 
 def _decorators(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     wanted = as_list(params.get("decorators", []))
+    star = _star_aliases(doc, params) if wanted else {}
     for item in doc.decorated if wanted else ():
-        if item.name in wanted:
-            yield item.node, item.name, item.node.lineno
+        first, dot, rest = item.name.partition(".")
+        name = f"{star[first]}{dot}{rest}" if first in star else item.name
+        if name in wanted:
+            yield item.node, name, item.node.lineno
+
+
+def _star_aliases(doc: PythonDocument, params: Mapping[str, Any]) -> dict[str, str]:
+    """`star_aliases: {wp: warp}`: in a file that binds no `wp` itself but star-imports a module of its project
+    (`from warp_utils import *`, which re-exports that module's `import warp as wp`), the conventional short name
+    stands for the module: `@wp.kernel` there is warp.kernel."""
+    table: Mapping[str, str] = params.get("star_aliases") or {}
+    if not table or not any(a.name == "*" for node in doc.of_type(ast.ImportFrom) for a in node.names):
+        return {}
+    return {short: module for short, module in table.items() if short not in doc.aliases}
+
+
+def _short_decorators(params: Mapping[str, Any]) -> list[str]:
+    """The rule's decorators spelt with their star aliases' short names (warp.kernel as wp.kernel), for the prefilter."""
+    table: Mapping[str, str] = params.get("star_aliases") or {}
+    return [f"{short}{name[len(module):]}" for name in as_list(params.get("decorators")) for short, module in table.items()
+            if name.startswith(module + ".")]
 
 
 def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:

@@ -59,6 +59,7 @@ _NAMES = {
     "makefile.am": FileKind.MAKEFILE,  # automake's input, written by hand (Makefile.in is generated from it)
     "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other Rust sources are not read
     "build.bazel": FileKind.BAZEL,
+    "package.xml": FileKind.ROS_PACKAGE,
 }
 # Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make, and configure's fragment templates (rules.mk.in);
 # Makefile.in is automake's output, generated from Makefile.am.

@@ -89,6 +89,7 @@ class FileKind(str, enum.Enum):
     MATLAB = "matlab"  # MATLAB scripts (.m) and mex option files (mex_CUDA_*.xml, nvcc_*.xml)
     BAZEL = "bazel"  # Bazel BUILD files and Starlark macros (BUILD, BUILD.bazel, *.bzl)
     GO = "go"  # Go sources (what they bind through cgo, PTX in their strings)
+    ROS_PACKAGE = "ros-package"  # package.xml (a ROS / ROS 2 package manifest: its <depend> entries)
 
 
 @dataclass(frozen=True)

@@ -1095,6 +1095,7 @@ def test_backward_gemms_need_half_data(tmp_path: Path) -> None:
     ("video_codec_sessions.cpp", "nvidia-video-decode", [3, 23, 28]),
     ("video_codec_sessions.cpp", "nvidia-video-encode", [5, 33, 35]),
     ("video_codec_sessions.cpp", "npp-usage", [7, 41]),
+    ("cvcuda_preprocess.cpp", "cvcuda-usage", [3, 17, 23]),
     ("image_codecs.cpp", "nvjpeg-usage", [3, 24, 25, 30]),
     ("image_codecs.cpp", "nvimagecodec-usage", [5, 35]),
     ("image_codecs.cpp", "cufile-usage", [7, 40, 41]),

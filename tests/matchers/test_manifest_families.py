@@ -57,6 +57,24 @@ def test_repository_name(url: str, name: str) -> None:
     assert repository_name(url) == name
 
 
+# --- ROS package.xml ----------------------------------------------------------------------------
+
+
+def test_ros_package_dependencies_are_items_and_comments_are_not(tmp_path: Path) -> None:
+    text = (
+        '<package format="3">\n  <name>seg</name>\n'
+        '  <!-- <depend>isaac_ros_gxf</depend>\n       a note -->\n'
+        '  <depend>Isaac_ROS_Nitros</depend>\n  <exec_depend condition="$ROS_VERSION == 2">tensorrt</exec_depend>\n'
+        '  <test_depend>cvcuda0-dev</test_depend>\n</package>\n'
+    )
+    doc = _parse(tmp_path, "package.xml", FileKind.ROS_PACKAGE, text)
+    assert [(i.name, i.line, i.column, i.args, i.optional) for i in doc.manifest] == [
+        ("isaac-ros-nitros", 5, 11, ("depend",), False),
+        ("tensorrt", 6, 46, ("exec_depend",), False),
+        ("cvcuda0-dev", 7, 16, ("test_depend",), True),
+    ]
+
+
 # --- DeepStream inference configs ----------------------------------------------------------------
 
 
@@ -139,7 +157,8 @@ def test_deepstream_yaml_config(tmp_path: Path) -> None:
     [("common/make.config", FileKind.MAKEFILE), ("cuda/nw/Makefile_nvidia", FileKind.MAKEFILE),
      ("Makefile.cuda", FileKind.MAKEFILE), ("rules.make", FileKind.MAKEFILE), ("make.inc", FileKind.MAKEFILE),
      ("Makefile.in", None), ("Makefile.am", FileKind.MAKEFILE), ("config/targets.mk.in", FileKind.MAKEFILE),
-     ("setup.py.in", None), (".gitmodules", FileKind.GITMODULES),
+     ("setup.py.in", None), (".gitmodules", FileKind.GITMODULES), ("ros/detector/package.xml", FileKind.ROS_PACKAGE),
+     ("web/package.json", None),
      ("configs/config_infer_primary_yoloV8.txt", FileKind.INFER_CONFIG),
      ("deepstream_app_config.txt", FileKind.INFER_CONFIG), ("dstest1_pgie_config.txt", FileKind.INFER_CONFIG),
      ("csrc/deepstream/config_yoloV8.txt", FileKind.INFER_CONFIG), ("DeepStream/app/labels.txt", FileKind.INFER_CONFIG),

@@ -24,6 +24,7 @@ _PY_BUILD_CONTEXT = ("cpp_extension", "extra_cuda_cflags", "nvcc", "CUDAExtensio
 _CMAKE_LINKS = frozenset({"target_link_libraries", "link_libraries", "target_link_options", "set_target_properties",
                           "set_property", "find_library"})
 _WORD = re.compile(r"[^\s,;\"']+")
+_IMPORTED_TARGET = re.compile(r"^[A-Za-z_][\w.-]*::")  # the namespace of `TensorRT::nvinfer`, `cvcuda::cvcuda`
 _STR_METHODS = frozenset({"endswith", "startswith", "removesuffix", "removeprefix", "replace", "find", "rfind", "index",
                           "count", "split", "rsplit", "strip", "rstrip", "lstrip", "partition", "rpartition"})
 
@@ -164,7 +165,9 @@ def _libraries(doc: Document) -> Iterator[tuple[str, int, int]]:
 
 
 def _bare(word: str) -> str:
-    """cudart, -lcudart, libcudart.so, libcudart_static.a -> the library's name."""
+    """cudart, -lcudart, libcudart.so, libcudart_static.a, TensorRT::nvinfer (an imported target that a
+    Find module or a package config names after the library) -> the library's name."""
     word = word[2:] if word.startswith("-l") else word
+    word = _IMPORTED_TARGET.sub("", word)
     match = re.fullmatch(r"lib(\w[\w+-]*)\.(?:so|a|dylib)(?:\.[\d.]+)?", word.rsplit("/", 1)[-1])
     return match.group(1) if match else word

@@ -722,6 +722,15 @@ def test_a_model_whose_ops_are_nvidia_warp_kernels_floors_at_hard_and_one_utilit
     assert risk.assess([replace(f, path=f"examples/{f.path}") for f in ops], W).verdict == "trivial"
 
 
+def test_a_gpu_decode_back_end_on_nvdec_floors_at_hard_and_one_decoder_file_does_not() -> None:
+    reader = [make(f"src/video/gpu/{part}.cc", 20, "nvidia-video-decode", "cuda-library", Severity.HIGH,
+                   evidence="cuvidCreateDecoder(") for part in ("decoder", "parser", "frame_pool")]
+    built_on = risk.assess(reader, W)
+    assert built_on.verdict == "hard" and "nvidia-video-decode in 3 files" in built_on.basis
+    # the look-alike: one decoder file (a sample's) is a high finding to rework, moderate
+    assert risk.assess([reader[0]], W).verdict == "moderate"
+
+
 def test_a_renderer_built_on_optix_floors_at_very_hard() -> None:
     core = [make(f"render/{part}.cpp", 3, "optix-include", "cuda-library", Severity.HIGH,
                  evidence="#include <optix.h>") for part in ("pipeline", "accel", "denoise")]

@@ -711,6 +711,26 @@ def test_a_trainer_built_on_isaac_gym_floors_at_very_hard_and_one_variant_script
     assert variant.basis.startswith("a CUDA-only package the main path cannot load without")
 
 
+def test_a_model_whose_ops_are_nvidia_warp_kernels_floors_at_hard_and_one_utility_module_does_not() -> None:
+    ops = [make(f"potential/kernels/{op}.py", 12, "python-nvidia-warp", "cuda-only-dependency", Severity.HIGH,
+                evidence="@wp.kernel") for op in ("neighbour_list", "radial_basis", "tensor_product")]
+    built_on = risk.assess(ops, W)
+    assert built_on.verdict == "hard" and "python-nvidia-warp in 3 files" in built_on.basis
+    # the look-alikes: one utility module of Warp calls beside the model is one package to replace (easy), and the
+    # same kernels in the examples are off the main path
+    assert risk.assess([ops[0]], W).verdict == "easy"
+    assert risk.assess([replace(f, path=f"examples/{f.path}") for f in ops], W).verdict == "trivial"
+
+
+def test_a_gpu_decode_back_end_on_nvdec_floors_at_hard_and_one_decoder_file_does_not() -> None:
+    reader = [make(f"src/video/gpu/{part}.cc", 20, "nvidia-video-decode", "cuda-library", Severity.HIGH,
+                   evidence="cuvidCreateDecoder(") for part in ("decoder", "parser", "frame_pool")]
+    built_on = risk.assess(reader, W)
+    assert built_on.verdict == "hard" and "nvidia-video-decode in 3 files" in built_on.basis
+    # the look-alike: one decoder file (a sample's) is a high finding to rework, moderate
+    assert risk.assess([reader[0]], W).verdict == "moderate"
+
+
 def test_a_renderer_built_on_optix_floors_at_very_hard() -> None:
     core = [make(f"render/{part}.cpp", 3, "optix-include", "cuda-library", Severity.HIGH,
                  evidence="#include <optix.h>") for part in ("pipeline", "accel", "denoise")]

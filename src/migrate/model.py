@@ -89,6 +89,7 @@ class FileKind(str, enum.Enum):
     MATLAB = "matlab"  # MATLAB scripts (.m) and mex option files (mex_CUDA_*.xml, nvcc_*.xml)
     BAZEL = "bazel"  # Bazel BUILD files and Starlark macros (BUILD, BUILD.bazel, *.bzl)
     GO = "go"  # Go sources (what they bind through cgo, PTX in their strings)
+    FORTRAN = "fortran"  # Fortran sources (CUDA Fortran, OpenACC directives)
 
 
 @dataclass(frozen=True)

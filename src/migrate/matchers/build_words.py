@@ -29,7 +29,7 @@ _STR_METHODS = frozenset({"endswith", "startswith", "removesuffix", "removeprefi
 
 
 def _validate(params: Mapping[str, Any]) -> None:
-    check(params, lists=("words",), regexes=("pattern",), required=("needles",))
+    check(params, lists=("words",), regexes=("pattern", "ported_when"), required=("needles",))
     if ("words" in params) == ("pattern" in params):
         raise ValueError("build-word needs exactly one of 'words' (option names) or 'pattern' (a regex)")
     if "without_cuda_sources" in params:
@@ -57,6 +57,8 @@ def match_build_word(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     if hits and "without_cuda_sources" in params and isinstance(doc, PythonDocument) and host_only_build(doc):
         severity = Severity.parse(str(params["without_cuda_sources"]))
         hits = [Hit(h.line, h.column, severity=severity, symbol=h.symbol, note=HOST_ONLY_NOTE) for h in hits]
+    if hits and "ported_when" in params and compiled(params["ported_when"]).search(doc.text):
+        hits = [Hit(h.line, h.column, severity=Severity.INFO, symbol=h.symbol, note=_PORTED_NOTE) for h in hits]
     yield from hits
 
 
@@ -87,6 +89,11 @@ def _words(doc: Document, *, options: bool) -> Iterator[tuple[str, int, int]]:
     yield from _make_words(doc)
 
 
+_PORTED_NOTE = "The same file names the AMD target too (amdgcn, gfxNNN): its ROCm build path exists."
+# a shell argument `-DNAME[:TYPE]="flags ..."` (a CMake cache variable set from a build script) holds an option list
+_CACHE_VALUE = re.compile(r"-D[\w.]+(?::\w+)?=")
+
+
 _GENEX_CONDITION = re.compile(r">:|^\$<[A-Za-z_]+:")
 
 
@@ -104,7 +111,12 @@ def _make_words(doc: Document) -> Iterator[tuple[str, int, int]]:
     for item in items(doc, COMMAND):
         if item.name.startswith("-"):  # a Makefile value such as `NVCCFLAGS = --use_fast_math -O3`
             yield item.name, item.line, item.column
-        yield from ((a, *p) for a, p in zip(item.args, item.positions))
+        for arg, (line, column) in zip(item.args, item.positions):
+            value = _CACHE_VALUE.match(arg)
+            if value and any(c.isspace() for c in arg):  # -DCUDA_FLAGS="-O3 --use_fast_math": each option
+                yield from _split(arg[value.end():], line, column + value.end())
+            else:
+                yield arg, line, column
 
 
 def _python_words(doc: PythonDocument, *, options: bool) -> Iterator[tuple[str, int, int]]:

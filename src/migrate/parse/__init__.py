@@ -21,6 +21,7 @@ PARSER_MODULES = {
     FileKind.KUBERNETES: "yamlfiles", FileKind.YAML: "yamlfiles", FileKind.COG: "yamlfiles",
     FileKind.CARGO: "cargo", FileKind.RUST_BUILD: "rust", FileKind.MSBUILD: "msbuild",
     FileKind.MATLAB: "matlab", FileKind.BAZEL: "bazel", FileKind.GO: "golang",
+    FileKind.FORTRAN: "fortran",
 }
 
 

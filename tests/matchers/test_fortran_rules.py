@@ -73,6 +73,8 @@ def test_nvhpc_and_nvptx_options_are_medium_unless_the_build_names_the_amd_targe
         FFLAGS = -O2 -acc -gpu=cc80 -Minfo=accel
         GCCFLAGS = -fopenmp -foffload=nvptx-none
         CPUFLAGS = -mp -stdpar=multicore
+        OFFLOAD = -fopenmp -foffload="-lm -march=sm_70"
+        HOST = -O3 -march=native
         """
     both = """\
         set(OFFLOAD_NVIDIA -fopenmp-targets=nvptx64-nvidia-cuda)
@@ -81,6 +83,7 @@ def test_nvhpc_and_nvptx_options_are_medium_unless_the_build_names_the_amd_targe
     assert findings(tmp_path, {"nv/Makefile": nvidia_only, "omp/CMakeLists.txt": both}) == [
         ("nv/Makefile", "nvhpc-gpu-target-flag", 1, "medium", 0),
         ("nv/Makefile", "offload-nvptx-target", 2, "medium", 0),
+        ("nv/Makefile", "offload-nvptx-target", 4, "medium", 0),
         ("omp/CMakeLists.txt", "offload-nvptx-target", 1, "info", 0),
     ]
 

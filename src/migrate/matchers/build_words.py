@@ -90,7 +90,8 @@ def _words(doc: Document, *, options: bool) -> Iterator[tuple[str, int, int]]:
 
 
 _PORTED_NOTE = "The same file names the AMD target too (amdgcn, gfxNNN): its ROCm build path exists."
-# a shell argument `-DNAME[:TYPE]="flags ..."` (a CMake cache variable set from a build script) holds an option list
+# a shell argument `-DNAME[:TYPE]="flags ..."` (a CMake cache variable set from a build script) holds an option list:
+# its options are read without the `-DNAME=` before them
 _CACHE_VALUE = re.compile(r"-D[\w.]+(?::\w+)?=")
 
 
@@ -112,9 +113,12 @@ def _make_words(doc: Document) -> Iterator[tuple[str, int, int]]:
         if item.name.startswith("-"):  # a Makefile value such as `NVCCFLAGS = --use_fast_math -O3`
             yield item.name, item.line, item.column
         for arg, (line, column) in zip(item.args, item.positions):
-            value = _CACHE_VALUE.match(arg)
-            if value and any(c.isspace() for c in arg):  # -DCUDA_FLAGS="-O3 --use_fast_math": each option
-                yield from _split(arg[value.end():], line, column + value.end())
+            # a quoted option list (-DCUDA_FLAGS="-O3 --use_fast_math", -foffload="-lm -march=sm_70"): each option; a
+            # quoted message (echo "build with -acc") does not start with an option
+            if arg.startswith("-") and any(c.isspace() for c in arg):
+                value = _CACHE_VALUE.match(arg)
+                start = value.end() if value else 0
+                yield from _split(arg[start:], line, column + start)
             else:
                 yield arg, line, column
 

@@ -97,3 +97,27 @@ def test_flags_inside_a_cmake_cache_value_of_a_build_script_are_read(tmp_path: P
         ("build.sh", "nvcc-only-flags", 2, "low", 0),
         ("build.sh", "nvhpc-gpu-target-flag", 1, "medium", 0),
     ]
+
+
+def test_kokkos_cuda_configuration_is_medium_and_info_where_the_script_configures_hip_too(tmp_path: Path) -> None:
+    cuda_only = """\
+        cmake -DKokkos_ENABLE_CUDA=ON -DKokkos_ARCH_HOPPER90=ON ..
+        cmake -DKokkos_ENABLE_SERIAL=ON -DKokkos_ARCH_SKX=ON ..
+        """
+    both = """\
+        cmake -DKokkos_ENABLE_CUDA=ON -DKokkos_ARCH_VOLTA70=ON ..
+        cmake -DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_AMD_GFX90A=ON ..
+        """
+    spaces = """\
+        #include <Kokkos_Core.hpp>
+        using Mem = Kokkos::CudaUVMSpace;
+        #ifdef KOKKOS_ENABLE_HIP
+        using Host = Kokkos::HIPHostPinnedSpace;
+        #endif
+        using Pinned = Kokkos::CudaHostPinnedSpace;
+        """
+    assert findings(tmp_path, {"nv.sh": cuda_only, "both.sh": both, "src/spaces.hpp": spaces}) == [
+        ("both.sh", "kokkos-cuda-backend-config", 1, "info", 0),
+        ("nv.sh", "kokkos-cuda-backend-config", 1, "medium", 0),
+        ("src/spaces.hpp", "kokkos-cuda-space", 2, "medium", 2),  # lines 2 and 6
+    ]

@@ -58,6 +58,9 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("mex/nvcc_msvcpp2019.xml", FileKind.MATLAB), ("docs/pom.xml", None),
         # Go sources (what they bind through cgo, PTX in their strings); go.mod and go.sum are not read
         ("cuda/cu/module.go", FileKind.GO), ("go.mod", None), ("go.sum", None),
+        # Fortran, free and fixed form, and CUDA Fortran (.cuf); the suffix's case does not matter
+        ("src/solver.F90", FileKind.FORTRAN), ("legacy/smooth.f", FileKind.FORTRAN), ("gpu/kernels.cuf", FileKind.FORTRAN),
+        ("src/model.mod", None),
         # conda environments named for their variant, in a folder of environments or under conda/
         ("conda/environments/all_cuda-129_arch-x86_64.yaml", FileKind.CONDA), ("envs/gpu.yml", FileKind.CONDA),
         ("ci/environments/py311.yml", FileKind.CONDA), ("conda/recipes/lib/recipe.yaml", FileKind.CONDA),

@@ -90,6 +90,7 @@ class FileKind(str, enum.Enum):
     BAZEL = "bazel"  # Bazel BUILD files and Starlark macros (BUILD, BUILD.bazel, *.bzl)
     GO = "go"  # Go sources (what they bind through cgo, PTX in their strings)
     ROS_PACKAGE = "ros-package"  # package.xml (a ROS / ROS 2 package manifest: its <depend> entries)
+    FORTRAN = "fortran"  # Fortran sources (CUDA Fortran, OpenACC directives)
 
 
 @dataclass(frozen=True)

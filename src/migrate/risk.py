@@ -622,6 +622,14 @@ def _python(path: str) -> bool:
     return path.endswith((".py", ".pyi", ".ipynb"))
 
 
+_FORTRAN_SUFFIXES = (".f", ".for", ".ftn", ".f77", ".f90", ".f95", ".f03", ".f08", ".fpp", ".cuf")
+
+
+def _fortran(path: str) -> bool:
+    """A Fortran source, by suffix (CUDA Fortran and OpenACC code of the project's own)."""
+    return path.lower().endswith(_FORTRAN_SUFFIXES)
+
+
 Reason = tuple[int, str]  # a score the project reads at least, and why, in words for the report
 
 
@@ -683,8 +691,8 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
     included = _unported_includes(includes, weights)
     if context.level != "supported" and included is not None:
         rule, files = included
-        found.append((weights.unported_includes[rule], f"a library with no ROCm build the main path is built on: "
-                                                       f"{rule} in {files} files"))
+        what = _NO_ROCM_COMPILER.get(rule, "a library with no ROCm build the main path is built on")
+        found.append((weights.unported_includes[rule], f"{what}: {rule} in {files} files"))
     if context.level != "supported" and unported is not None:
         found.append((weights.unported_floor, f"a package with no ROCm build the main path imports at module level: "
                                               f"{unported.rule} at {unported.path}:{unported.line}"))
@@ -692,6 +700,10 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
         found.append((weights.install_floor, f"a CUDA-only package among the install dependencies: {install.rule} at "
                                              f"{install.path}:{install.line}"))
     return found
+
+
+# score.unported.includes rules that are a language rather than a library: what the reason says instead
+_NO_ROCM_COMPILER = {"fortran-cuda-kernel": "GPU code in CUDA Fortran, which no ROCm compiler reads, on the main path"}
 
 
 def _unported_includes(includes: Mapping[str, set[str]], weights: Weights) -> tuple[str, int] | None:
@@ -714,7 +726,8 @@ def _own_gpu_code(finding: Finding, context: Context, weights: Weights) -> bool:
     development set easy, for the build and the run on the target a finished port still needs."""
     if finding.vendored or finding.status == "guarded":
         return False
-    return is_c(finding.path) or (finding.category == "triton-kernel" and on_main_path(finding.path, weights))
+    return (is_c(finding.path) or _fortran(finding.path)
+            or (finding.category == "triton-kernel" and on_main_path(finding.path, weights)))
 
 
 def _floor_findings(
@@ -734,7 +747,8 @@ def _floor_findings(
             install = f
         if not on_main_path(f.path, weights):
             continue
-        if f.rule in weights.unported_includes and not f.vendored and (is_c(f.path) or _python(f.path)):
+        if f.rule in weights.unported_includes and not f.vendored and (is_c(f.path) or _python(f.path)
+                                                                        or _fortran(f.path)):
             includes[f.rule].add(f.path)
         environment = phase_of(f, weights) == "environment"
         if replace is None and f.severity >= Severity.HIGH and (environment or _python(f.path)):

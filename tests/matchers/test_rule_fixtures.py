@@ -23,7 +23,7 @@ from migrate.scan import scan
 from conftest import FIXTURES
 
 RULE_FIXTURES = FIXTURES / "rules"
-_ANNOTATION = re.compile(r"(?:#|//|/\*|<!--|;|%)\s*(ruleid|ok|guarded):\s*([a-z0-9-]+(?:\s*,\s*[a-z0-9-]+)*)")
+_ANNOTATION = re.compile(r"(?:#|//|/\*|<!--|;|%|!)\s*(ruleid|ok|guarded):\s*([a-z0-9-]+(?:\s*,\s*[a-z0-9-]+)*)")
 Lines = dict[int, set[str]]
 
 
@@ -40,7 +40,7 @@ def all_annotations(path: Path) -> tuple[Lines, Lines, Lines]:
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     for number, text in enumerate(lines, start=1):
         found = [(m.group(1), [i.strip() for i in m.group(2).split(",")]) for m in _ANNOTATION.finditer(text)]
-        code = _ANNOTATION.split(text)[0].strip().rstrip("#/<!-;%").strip()
+        code = _ANNOTATION.split(text)[0].strip().rstrip("#/<!-;%!").strip()
         if found and not code:
             pending.extend(found)
             continue

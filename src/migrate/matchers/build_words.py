@@ -30,7 +30,7 @@ _STR_METHODS = frozenset({"endswith", "startswith", "removesuffix", "removeprefi
 
 
 def _validate(params: Mapping[str, Any]) -> None:
-    check(params, lists=("words",), regexes=("pattern",), required=("needles",))
+    check(params, lists=("words",), regexes=("pattern", "ported_when"), required=("needles",))
     if ("words" in params) == ("pattern" in params):
         raise ValueError("build-word needs exactly one of 'words' (option names) or 'pattern' (a regex)")
     if "without_cuda_sources" in params:
@@ -58,6 +58,8 @@ def match_build_word(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     if hits and "without_cuda_sources" in params and isinstance(doc, PythonDocument) and host_only_build(doc):
         severity = Severity.parse(str(params["without_cuda_sources"]))
         hits = [Hit(h.line, h.column, severity=severity, symbol=h.symbol, note=HOST_ONLY_NOTE) for h in hits]
+    if hits and "ported_when" in params and compiled(params["ported_when"]).search(doc.text):
+        hits = [Hit(h.line, h.column, severity=Severity.INFO, symbol=h.symbol, note=_PORTED_NOTE) for h in hits]
     yield from hits
 
 
@@ -88,6 +90,12 @@ def _words(doc: Document, *, options: bool) -> Iterator[tuple[str, int, int]]:
     yield from _make_words(doc)
 
 
+_PORTED_NOTE = "The same file names the AMD target too (amdgcn, gfxNNN): its ROCm build path exists."
+# a shell argument `-DNAME[:TYPE]="flags ..."` (a CMake cache variable set from a build script) holds an option list:
+# its options are read without the `-DNAME=` before them
+_CACHE_VALUE = re.compile(r"-D[\w.]+(?::\w+)?=")
+
+
 _GENEX_CONDITION = re.compile(r">:|^\$<[A-Za-z_]+:")
 
 
@@ -105,7 +113,15 @@ def _make_words(doc: Document) -> Iterator[tuple[str, int, int]]:
     for item in items(doc, COMMAND):
         if item.name.startswith("-"):  # a Makefile value such as `NVCCFLAGS = --use_fast_math -O3`
             yield item.name, item.line, item.column
-        yield from ((a, *p) for a, p in zip(item.args, item.positions))
+        for arg, (line, column) in zip(item.args, item.positions):
+            # a quoted option list (-DCUDA_FLAGS="-O3 --use_fast_math", -foffload="-lm -march=sm_70"): each option; a
+            # quoted message (echo "build with -acc") does not start with an option
+            if arg.startswith("-") and any(c.isspace() for c in arg):
+                value = _CACHE_VALUE.match(arg)
+                start = value.end() if value else 0
+                yield from _split(arg[start:], line, column + start)
+            else:
+                yield arg, line, column
 
 
 def _python_words(doc: PythonDocument, *, options: bool) -> Iterator[tuple[str, int, int]]:

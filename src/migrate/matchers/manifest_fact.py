@@ -15,7 +15,7 @@ FACTS = (
     "gpu-resource", "ci-action", "pixi-cuda-requirement", "requirements-include", "cog-gpu", "cog-cuda",
     "deepstream-infer", "tensorrt-engine-file", "triton-backend", "ci-runner", "attention-switch", "rust-nvcc-build",
     "msbuild-cuda-build", "msbuild-cuda-library", "matlab-cuda-mex", "bazel-cuda-build", "cgo-include", "cgo-call",
-    "ptx-text", "make-cuda-source",
+    "ptx-text", "make-cuda-source", "cuda-fortran-code", "cuda-fortran-library", "openacc-directive",
 )
 
 

@@ -927,6 +927,36 @@ def test_version_branch_ends_are_one_finding_with_each_later_branch_and_endif(tm
     assert sorted(o.line for f in held for o in (f.occurrences or [f])) == [12, 14]
 
 
+TF_OP_BLOCKS = """\
+#if GOOGLE_CUDA
+#include "cuda_runtime.h"
+#endif  // GOOGLE_CUDA
+int gpus() {
+  int n = 0;
+#if GOOGLE_CUDA
+  cudaGetDeviceCount(&n);
+#else
+  n = 0;
+#endif
+#ifdef WITH_TIMING
+  report(n);
+#endif
+  return n;
+}
+"""
+
+
+def test_tf_gpu_switch_branch_ends_are_one_finding_with_each_later_branch_and_endif(tmp_path: Path) -> None:
+    """Every #else / #endif of a GOOGLE_CUDA chain, low, once per file; a chain that tests something else is quiet."""
+    found = [f for f in findings(tmp_path, TF_OP_BLOCKS, name="op.cpp") if f.rule == "tf-gpu-switch-branch-end"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(3, Severity.LOW, [3, 8, 10])]
+
+
+def test_a_tf_op_that_tests_the_rocm_build_has_no_gpu_switch_branch_end(tmp_path: Path) -> None:
+    ported = TF_OP_BLOCKS.replace("#endif  // GOOGLE_CUDA", "#elif TENSORFLOW_USE_ROCM\n#include <hip/hip_runtime.h>\n#endif")
+    assert fired(tmp_path, ported, "tf-gpu-switch-branch-end", name="op.cpp") == []
+
+
 def test_a_version_macro_the_file_defines_has_no_branch_end(tmp_path: Path) -> None:
     code = "#define CUDA_VERSION 0\n#if CUDA_VERSION >= 11000\nint a;\n#else\nint b;\n#endif\n"
     assert fired(tmp_path, code, "cuda-version-branch-end") == []

@@ -295,6 +295,16 @@ def test_a_cuda_switch_block_is_reported_where_it_opens_and_where_it_closes(tmp_
     assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(1, [1, 2, 6, 10])]
 
 
+def test_a_cuda_switch_may_name_the_toolkit_or_the_support(tmp_path: Path) -> None:
+    # USE_CUDA_TOOLKIT / ENABLE_CUDA_SUPPORT choose the backend as USE_CUDA does; USE_CUDA_LTO is an option of it
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(USE_CUDA_LTO \"LTO\" OFF)\nif(USE_CUDA_TOOLKIT)\n  add_subdirectory(gpu)\nelse()\n  set(X 0)\nendif()\n"
+        "if(ENABLE_CUDA_SUPPORT)\n  find_package(CUDAToolkit)\nendif()\nif(ENABLE_CUDA_DEBUG)\n  set(Y 1)\nendif()\n"
+    )
+    findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "cmake-cuda-backend-switch"]
+    assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(2, [2, 4, 6, 7, 9])]
+
+
 def test_a_cuda_branch_is_reported_where_the_next_branch_of_its_chain_begins(tmp_path: Path) -> None:
     # ports add elseif(USE_HIP) right after the CUDA branch, before the chain's other members and its else()
     (tmp_path / "CMakeLists.txt").write_text(

@@ -1042,3 +1042,21 @@ def test_nvidia_media_libraries_and_opencv_cuda(tmp_path: Path) -> None:
     assert [(f.rule, f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [
         ("python-nvidia-media-library", 4, "high", []), ("python-nvidia-media-library", 8, "low", []),
         ("python-opencv-cuda", 15, "high", [15, 17])]
+
+
+def test_a_cuda_extension_flag_is_one_finding_where_it_is_read_or_tested(tmp_path: Path) -> None:
+    """The package's own extension flag, tested or imported, once per file; a device flag or a string is quiet."""
+    source = """
+        from .bridge import HAS_CUDA_EXT, has_cuda_support
+        HAS_CUDA = gpu_present()
+        def check():
+            if HAS_CUDA:
+                return
+            if not HAS_CUDA_EXT:
+                raise RuntimeError("rebuild with HAS_CUDA_EXT")
+            return has_cuda_support()
+    """
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    result = scan(tmp_path, OTHER_RULES)
+    [flag] = [f for f in result.findings if f.rule == "python-cuda-extension-flag"]
+    assert (flag.line, flag.severity.label, [o.line for o in flag.occurrences]) == (1, "low", [1, 6, 8])

@@ -31,6 +31,11 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("'tested' must be a list of identifiers")
     if tested and not params.get("branches"):
         raise ValueError("'tested' needs 'branches: true'")
+    unless = params.get("unless_tested", [])
+    if not isinstance(unless, list) or not all(isinstance(n, str) and n.isidentifier() for n in unless):
+        raise ValueError("'unless_tested' must be a list of identifiers")
+    if unless and not params.get("branches"):
+        raise ValueError("'unless_tested' needs 'branches: true'")
 
 
 # The name may be scaled first and its group closed: `(__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10) >= 12040`.
@@ -87,9 +92,13 @@ def match_cuda_compare(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
 def _branch_hits(lexed: Lexed, params: Mapping[str, Any]) -> Iterator[Hit]:
     """The later branches (#elif, #else) and the #endif of each #if / #elif chain one of whose conditions compares a
     name (or tests one of `tested` at all, #ifdef included; not a name the file #defines itself): where a build that
-    leaves the name undefined (hipcc) lands, and where a port puts its HIP branch."""
+    leaves the name undefined (hipcc) lands, and where a port puts its HIP branch. None in a file whose conditionals
+    test one of `unless_tested` anywhere (its ROCm branches are written: a block left CUDA-only there is a choice)."""
     compared = frozenset(params["names"]) - lexed.defined  # a macro the file sets is its own
     tested = frozenset(params.get("tested", ())) - lexed.defined
+    unless = frozenset(params.get("unless_tested", ()))
+    if unless and any(d.keyword in _TESTS and unless & _words(d.argument) for d in lexed.directives):
+        return
     chosen = {d.line for d in lexed.directives if _chooses(d, compared, tested)}
     if not chosen:
         return

@@ -352,6 +352,39 @@ def test_a_value_of_a_conditional_expression_is_switched_and_a_plain_list_is_not
     assert in_branches(tmp_path, {("infer.py", 7), ("infer.py", 9)}) == {("infer.py", 7)}
 
 
+CONFIGURED = '''\
+import torch
+
+
+@register(
+    "fused" if torch.cuda.is_available() else "plain"
+)
+class Runner:
+    def step(self, use_amp):
+        scale = 1.0
+        if use_amp:
+            with torch.autocast("cuda"):
+                loss = self.forward()
+        return scale
+
+
+def unrelated(flag):
+    if flag:
+        return torch.cuda.device_count()
+    return 0
+'''
+
+
+def test_branches_are_found_inside_nested_statements_and_decorators_and_none_elsewhere(tmp_path) -> None:
+    # only the statements that hold an asked line are read (a decorator's lines belong to its class): a branch
+    # nested in a method still counts, and one in another function never reaches a line outside it
+    (tmp_path / "run.py").write_text(CONFIGURED)
+    places = {("run.py", 5), ("run.py", 12), ("run.py", 10), ("run.py", 13), ("run.py", 1)}
+    assert in_branches(tmp_path, places) == {("run.py", 5), ("run.py", 12)}
+    assert in_branches(tmp_path, {("run.py", 5)}) == {("run.py", 5)}  # the class's own lines asked for none
+    assert in_branches(tmp_path, {("run.py", 18), ("run.py", 19)}) == {("run.py", 18)}
+
+
 def test_switched_places_are_read_up_to_a_bound_of_files(tmp_path, monkeypatch) -> None:
     from migrate import finding_status
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 import random
@@ -579,6 +580,9 @@ def test_findings_priced_once_assess_and_list_as_when_each_prices_them() -> None
     findings = [*KERNEL_REPO, *PYTORCH_REPO, KERNEL_REPO[0]]  # one twice: counted once either way
     priced = risk.pricing(findings, W, guarded=5)
     assert risk.assess(priced, W) == risk.assess(findings, W, guarded=5)
+    # with the weights that priced them, the remaining findings are read from the statuses kept; with others
+    # (a copy here), each status is worked out again: the same answer
+    assert risk.assess(priced, W) == risk.assess(priced, copy.copy(W))
     assert risk.checklist(priced, W, gfx_targets=("gfx90a",)) == risk.checklist(findings, W, gfx_targets=("gfx90a",),
                                                                                  guarded=5)
     assert len(priced.every) == len(findings) - 1 and len(list(priced.each())) == len(priced.every)

@@ -9,6 +9,8 @@ import ast
 import os
 import re
 import sys
+from bisect import bisect_left
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -566,13 +568,29 @@ def in_branches(root: Path, places: Iterable[tuple[str, int]]) -> frozenset[tupl
         if tree is None:
             continue
         spans = []
-        for node in ast.walk(tree):  # one walk: a large tree's Python is parsed here in the parent, after the workers
+        for node in _holding(tree, lines):  # parsed here in the parent, after the workers: only what holds a line
             if isinstance(node, ast.If) and node.body:
                 spans.append((node.body[0].lineno, _last_line(node)))
             elif isinstance(node, ast.IfExp):
                 spans += [(v.lineno, v.end_lineno or v.lineno) for v in (node.body, node.orelse)]
         found.update((path, line) for line in lines if any(start <= line <= end for start, end in spans))
     return frozenset(found)
+
+
+def _holding(tree: ast.AST, lines: set[int]) -> Iterator[ast.AST]:
+    """The nodes of TREE, as ast.walk gives them, less the statements whose lines (their decorators' too) hold none
+    of LINES, and all below them: a branch there spans none of LINES (most of a large file's statements)."""
+    ordered = sorted(lines)
+    todo: deque[ast.AST] = deque([tree])
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, ast.stmt) and node.end_lineno is not None:
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+            at = bisect_left(ordered, first)
+            if at == len(ordered) or ordered[at] > node.end_lineno:
+                continue
+        todo.extend(ast.iter_child_nodes(node))
+        yield node
 
 
 def _last_line(node: ast.If) -> int:

@@ -227,7 +227,10 @@ def assess(
     for finding, status, low, high in scored.each():  # one read for the components, the sums and the rollups
         work.add(finding, status, low, high, context)
         kernels.add(finding, status, low, high)
-    items = _Kept(every, lambda f: status_of(f, context, weights) == "remaining")
+    items: Iterable[Finding] = (
+        _Remaining(scored) if scored.prices.weights is weights  # the statuses each() keeps: none worked out again
+        else _Kept(every, lambda f: status_of(f, context, weights) == "remaining")
+    )
     components = work.components()
     total = work.total.effort
     collection = _collection(components, context, weights)
@@ -804,6 +807,17 @@ class _Kept:
 
     def __iter__(self) -> Iterator[Finding]:
         return filter(self.keep, self.source)
+
+
+class _Remaining:
+    """The findings of SCORED whose status is remaining, read each time they are iterated, their statuses as
+    Priced.each gives them (kept by index after its first whole read)."""
+
+    def __init__(self, scored: Priced) -> None:
+        self.scored = scored
+
+    def __iter__(self) -> Iterator[Finding]:
+        return (finding for finding, status, _, _ in self.scored.each() if status == "remaining")
 
 
 def _trains_with(finding: Finding, weights: Weights, context: Context) -> bool:

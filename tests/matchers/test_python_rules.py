@@ -545,6 +545,16 @@ def test_cudnn_frontend_is_high_and_low_behind_an_import_guard(tmp_path: Path) -
     assert findings(tmp_path, guarded) == [("python-cudnn-frontend", 2, "low")]
 
 
+def test_cuda_only_lowbit_gemm_packages_are_medium_once_a_file_and_low_behind_an_import_guard(tmp_path: Path) -> None:
+    uses = "import bitblas\nfrom EETQ import w8_a16_gemm\nimport fp6_llm\n"
+    assert findings(tmp_path, uses) == [("python-cuda-lowbit-gemm", 1, "medium")]
+    guarded = "try:\n    from eetq import EetqLinear\nexcept ImportError:\n    EetqLinear = None\n"
+    assert findings(tmp_path, guarded) == [("python-cuda-lowbit-gemm", 2, "low")]
+    # a wrapper of another library that only shares the name, and the words in a string, are no use of the packages
+    quiet = "from torchao.prototype.quant_llm import fp6_llm_weight_only\nnote = 'bitblas or eetq'\n"
+    assert findings(tmp_path, quiet) == []
+
+
 @pytest.mark.parametrize(("name", "expected"), [
     ("tests/test_quant.py", [("python-test-dtype-tolerance", 4, "low")]),
     ("pkg/quant_test.py", [("python-test-dtype-tolerance", 4, "low")]),

@@ -692,6 +692,20 @@ def test_a_core_built_on_a_cuda_only_cxx_library_floors_at_hard() -> None:
     assert risk.assess([replace(f, vendored=True) for f in core], W).verdict != "hard"
 
 
+def test_in_a_collection_a_library_floor_counts_only_the_program_that_prices_it() -> None:
+    """Four sample programs that each include the library are not one code base built on it."""
+    programs = [f"samples/p{n}" for n in range(8)]
+    findings = [make(f"{p}/main.cu", 1, "warp-size-32", "warp-size-assumption", Severity.MEDIUM) for p in programs]
+    findings += [make(f"{p}/gather.cu", 5, "moderngpu-include", "cuda-library", Severity.HIGH,
+                      evidence="#include <moderngpu.cuh>") for p in programs[:4]]
+    context = finding_status.Context(build_dirs=tuple(programs))
+    assessed = risk.assess(findings, W, context=context)
+    assert assessed.collection is not None and assessed.verdict == "moderate"
+    assert not assessed.basis.startswith("a library with no ROCm build")
+    one_project = risk.assess(findings, W)  # the same files read as one code base: the floor holds
+    assert one_project.verdict == "hard" and one_project.basis.startswith("a library with no ROCm build")
+
+
 def test_a_core_that_calls_moderngpu_through_a_header_of_its_own_floors_at_hard() -> None:
     # one wrapper header includes the library; the core's files call its primitives
     wrapper = make("lib/gpu_prims.h", 4, "moderngpu-include", "cuda-library", Severity.HIGH,

@@ -246,7 +246,7 @@ def assess(
         effort, priced = _led(components, weights)
     reasons = [(_effort_score(effort, weights), f"{priced}: {format_days(effort)}")]
     reasons += _severity_floor(floored, context, weights)
-    reasons += _project_floors(every, items, context, weights)
+    reasons += _project_floors(every, items, context, weights, program_name)
     reasons += kernels.floor(rewrite.candidates(components, program_name), weights)
     score, basis = max(reasons, key=lambda r: r[0])  # the first of equals: effort before any floor
     by_category, by_directory = (_rolled_up(by_key, total) for by_key in work.rollups)
@@ -665,12 +665,16 @@ def _floors(finding: Finding, context: Context, weights: Weights) -> Mapping[Sev
     return weights.supported_floors if runs else weights.floors
 
 
-def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context: Context, weights: Weights) -> list[Reason]:
+def _project_floors(
+    every: Sequence[Finding], items: Iterable[Finding], context: Context, weights: Weights, program: str | None = None
+) -> list[Reason]:
     """The lowest scores the project as a whole reads, whatever its effort: GPU code of its own that a ROCm build
     compiles needs a build and a run (kernel_floor; not code only a CUDA build compiles, such as a source with a HIP
     twin); code with a CUDA-specific call to check is not a plain wheel swap (code_floor); one
     CUDA-only package or index to replace is easy, and so are two on the main path, three moderate (unless the
-    repository already installs on ROCm); a CUDA-only install dependency keeps a supported repository moderate."""
+    repository already installs on ROCm); a CUDA-only install dependency keeps a supported repository moderate. In a
+    collection (PROGRAM: the program that prices it) a library with no ROCm build counts only that program's files: four
+    sample programs of a blog's CUDA Fortran series are not one code base built on it."""
     found: list[Reason] = []
     if any(_own_gpu_code(f, context, weights) for f in every):
         found.append((weights.kernel_floor, "GPU code of its own: a ROCm build and a validation run on the target"))
@@ -691,6 +695,9 @@ def _project_floors(every: Sequence[Finding], items: Iterable[Finding], context:
         pinned = "" if pin is use else f" at {pin.path}:{pin.line}"
         found.append((weights.required_floor, f"a CUDA-only package the main path cannot load without: {pin.rule}"
                                               f"{pinned}, imported at module level at {use.path}:{use.line}"))
+    if program is not None:
+        includes = defaultdict(set, {rule: {path for path in paths if context.component(path) == program}
+                                     for rule, paths in includes.items()})
     included = _unported_includes(includes, weights)
     if context.level != "supported" and included is not None:
         rule, files = included

@@ -1,0 +1,43 @@
+"""Cython sources (.pyx, .pxd, .pxi): the CUDA headers their `cdef extern from` blocks declare, the CUDA API names
+their code calls, and the cuda-python Cython bindings they cimport. Comments and string literals are blanked first,
+so nothing in them is read; a file without a CUDA name prefix yields nothing and is never lexed."""
+
+from __future__ import annotations
+
+import re
+
+from migrate.model import FileKind, SourceFile
+from migrate.parse.document import register
+from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
+
+_PREFIXES = ("cu", "nvrtc", "nccl", "nvml")  # the literal prefilter: a CUDA name holds one of these
+# a comment, or a string literal (triple-quoted first; an optional prefix such as b, r, f, u)
+_LEXEME = re.compile(r"#[^\n]*|(?i:[rbuf]{0,2})(?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\")")
+_EXTERN = re.compile(r"^[ \t]*cdef[ \t]+extern[ \t]+from[ \t]+(?:\"([^\"\n]+)\"|'([^'\n]+)')", re.M)
+_CUDA_NAME = r"(?:cu|cuda|cublas(?:Lt)?|cufft|curand|cusparse|cusolver(?:Dn|Sp)?|cudnn|nvrtc|nvml|nccl|cuFile)[A-Z]\w*"
+_CALL = re.compile(rf"(?<![\w.])({_CUDA_NAME})\s*\(")
+_CIMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(cuda(?:\.bindings)?(?:\.\w+)*)[ \t]+cimport\b|cimport[ \t]+(cuda(?:\.bindings)?\.\w+))", re.M)
+
+
+def blanked(text: str) -> str:
+    """TEXT with every comment and string literal turned to spaces (line breaks kept, so offsets hold)."""
+    return _LEXEME.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+@register(FileKind.CYTHON)
+def parse_cython(source: SourceFile, text: str) -> ManifestDocument:
+    """A Cython file reduced to the CUDA headers it declares, the CUDA calls it makes and the bindings it cimports."""
+    if not any(prefix in text for prefix in _PREFIXES):
+        return ManifestDocument(source=source, text=text)
+    where = Positions(text)
+    code = blanked(text)
+    found: list[Item] = []
+    for match in _EXTERN.finditer(text):  # the header is a literal, so read from TEXT where the line is code
+        group = 1 if match.group(1) else 2
+        if code[match.start():match.end()].strip().startswith("cdef"):
+            found.append(Item(FACT, "cython-include", *where.at(match.start(group)), value=match.group(group)))
+    found.extend(Item(FACT, "cython-call", *where.at(m.start(1)), value=m.group(1)) for m in _CALL.finditer(code))
+    for match in _CIMPORT.finditer(code):
+        group = 1 if match.group(1) else 2
+        found.append(Item(FACT, "cython-cimport", *where.at(match.start(group)), value=match.group(group)))
+    return ManifestDocument(source=source, text=text, manifest=found)

@@ -11,8 +11,10 @@ from migrate.parse.document import register
 from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 
 _PREFIXES = ("cu", "nvrtc", "nccl", "nvml")  # the literal prefilter: a CUDA name holds one of these
-# a comment, or a string literal (triple-quoted first; an optional prefix such as b, r, f, u)
-_LEXEME = re.compile(r"#[^\n]*|(?i:[rbuf]{0,2})(?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\")")
+# Cython reaches C only through a `cdef extern from` block or a cimport: a file with neither calls no CUDA
+_GATES = ("extern", "cimport")
+# a comment, or a string literal (triple-quoted first); a prefix such as b, r or f stays, as it holds no text
+_LEXEME = re.compile(r"#[^\n]*|(?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\")")
 _EXTERN = re.compile(r"^[ \t]*cdef[ \t]+extern[ \t]+from[ \t]+(?:\"([^\"\n]+)\"|'([^'\n]+)')", re.M)
 _CUDA_NAME = r"(?:cu|cuda|cublas(?:Lt)?|cufft|curand|cusparse|cusolver(?:Dn|Sp)?|cudnn|nvrtc|nvml|nccl|cuFile)[A-Z]\w*"
 _CALL = re.compile(rf"(?<![\w.])({_CUDA_NAME})\s*\(")
@@ -21,13 +23,20 @@ _CIMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(cuda(?:\.bindings)?(?:\.\w+)*)[ \t]
 
 def blanked(text: str) -> str:
     """TEXT with every comment and string literal turned to spaces (line breaks kept, so offsets hold)."""
-    return _LEXEME.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    return _LEXEME.sub(_spaces, text)
+
+
+def _spaces(match: re.Match[str]) -> str:
+    lexeme = match.group()
+    if "\n" not in lexeme:
+        return " " * len(lexeme)
+    return "\n".join(" " * len(line) for line in lexeme.split("\n"))
 
 
 @register(FileKind.CYTHON)
 def parse_cython(source: SourceFile, text: str) -> ManifestDocument:
     """A Cython file reduced to the CUDA headers it declares, the CUDA calls it makes and the bindings it cimports."""
-    if not any(prefix in text for prefix in _PREFIXES):
+    if not any(gate in text for gate in _GATES) or not any(prefix in text for prefix in _PREFIXES):
         return ManifestDocument(source=source, text=text)
     where = Positions(text)
     code = blanked(text)

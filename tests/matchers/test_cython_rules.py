@@ -24,7 +24,8 @@ def findings(tmp_path: Path, name: str, source: str) -> list[tuple[str, int, str
 def test_an_extern_block_of_the_runtime_and_its_calls_are_reported(tmp_path: Path) -> None:
     source = (FIXTURES / "stream_copy.pyx").read_text(encoding="utf-8")
     assert findings(tmp_path, "pkg/stream_copy.pyx", source) == [
-        ("cython-cuda-header", 4, "medium", 0), ("cython-cuda-call", 7, "medium", 4)]
+        ("cython-cuda-header", 4, "medium", 0), ("cython-cuda-call", 7, "medium", 4),
+        ("cython-cuda-library-load", 27, "medium", 0)]
 
 
 def test_comments_strings_and_a_non_cuda_extern_stay_quiet(tmp_path: Path) -> None:

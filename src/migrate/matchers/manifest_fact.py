@@ -16,7 +16,7 @@ FACTS = (
     "deepstream-infer", "tensorrt-engine-file", "triton-backend", "ci-runner", "attention-switch", "rust-nvcc-build",
     "msbuild-cuda-build", "msbuild-cuda-library", "matlab-cuda-mex", "bazel-cuda-build", "cgo-include", "cgo-call",
     "ptx-text", "make-cuda-source", "cuda-fortran-code", "cuda-fortran-library", "openacc-directive",
-    "cython-include", "cython-call", "cython-cimport",
+    "cython-include", "cython-call", "cython-cimport", "cython-dlopen",
 )
 
 

@@ -1,5 +1,5 @@
 """Cython sources (.pyx, .pxd, .pxi): the CUDA headers their `cdef extern from` blocks declare, the CUDA API names
-their code calls, and the cuda-python Cython bindings they cimport. Comments and string literals are blanked first,
+their code calls, the libraries it dlopens by name, and the cuda-python Cython bindings they cimport. Comments and string literals are blanked first,
 so nothing in them is read; a file without a CUDA name prefix yields nothing and is never lexed."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ _LEXEME = re.compile(r"#[^\n]*|(?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'(?:\\.|[^
 _EXTERN = re.compile(r"^[ \t]*cdef[ \t]+extern[ \t]+from[ \t]+(?:\"([^\"\n]+)\"|'([^'\n]+)')", re.M)
 _CUDA_NAME = r"(?:cu|cuda|cublas(?:Lt)?|cufft|curand|cusparse|cusolver(?:Dn|Sp)?|cudnn|nvrtc|nvml|nccl|cuFile)[A-Z]\w*"
 _CALL = re.compile(rf"(?<![\w.])({_CUDA_NAME})\s*\(")
+_DLOPEN = re.compile(r"(?<![\w.])dlopen\s*\(\s*[bu]?['\"]([^'\"\n]+)['\"]")  # read from TEXT; the call must be code
 _CIMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(cuda(?:\.bindings)?(?:\.\w+)*)[ \t]+cimport\b|cimport[ \t]+(cuda(?:\.bindings)?\.\w+))", re.M)
 
 
@@ -46,6 +47,9 @@ def parse_cython(source: SourceFile, text: str) -> ManifestDocument:
         if code[match.start():match.end()].strip().startswith("cdef"):
             found.append(Item(FACT, "cython-include", *where.at(match.start(group)), value=match.group(group)))
     found.extend(Item(FACT, "cython-call", *where.at(m.start(1)), value=m.group(1)) for m in _CALL.finditer(code))
+    for match in _DLOPEN.finditer(text):
+        if code[match.start():match.start() + 6] == "dlopen":
+            found.append(Item(FACT, "cython-dlopen", *where.at(match.start(1)), value=match.group(1)))
     for match in _CIMPORT.finditer(code):
         group = 1 if match.group(1) else 2
         found.append(Item(FACT, "cython-cimport", *where.at(match.start(group)), value=match.group(group)))

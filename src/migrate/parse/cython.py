@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-from migrate.apimap import api_names
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import register
 from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
@@ -20,21 +19,12 @@ _EXTERN = re.compile(r"^[ \t]*cdef[ \t]+extern[ \t]+from[ \t]+(?:\"([^\"\n]+)\"|
 _CUDA_NAME = r"(?:cu|cuda|cublas(?:Lt|Mp)?|cufft|curand|cusparse|cusolver(?:Dn|Sp|Mp)?|cudnn|nvrtc|nvml|nccl|cuFile|cutensor|cudss)[A-Z]\w*"
 _CALL = re.compile(rf"(?<![\w.])({_CUDA_NAME})\s*\(")
 _DLOPEN = re.compile(r"(?<![\w.])dlopen\s*\(\s*[bu]?['\"]([^'\"\n]+)['\"]")  # read from TEXT; the call must be code
-# a CUDA library's own prefix marks its API even where HIPIFY's tables leave the name out (RCCL keeps NCCL's names;
-# NVML, cuFile, cuBLASMp, cuTENSOR and cuDSS have no HIP map); the bare cu / cuda prefix needs the table
-_LIBRARY_PREFIXES = ("cublas", "cufft", "curand", "cusparse", "cusolver", "cudnn", "nvrtc", "nccl", "nvml", "cuFile",
-                     "cutensor", "cudss")
 _CIMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(cuda(?:\.bindings)?(?:\.\w+)*)[ \t]+cimport\b|cimport[ \t]+(cuda(?:\.bindings)?\.\w+))", re.M)
 
 
 def blanked(text: str) -> str:
     """TEXT with every comment and string literal turned to spaces (line breaks kept, so offsets hold)."""
     return _LEXEME.sub(_spaces, text)
-
-
-def _is_cuda_api(name: str) -> bool:
-    """A name of the CUDA API (HIPIFY's tables), not a project's own cudaEnabled() that shares the prefix."""
-    return name.startswith(_LIBRARY_PREFIXES) or name in api_names()
 
 
 def _spaces(match: re.Match[str]) -> str:
@@ -56,8 +46,7 @@ def parse_cython(source: SourceFile, text: str) -> ManifestDocument:
         group = 1 if match.group(1) else 2
         if code[match.start():match.end()].strip().startswith("cdef"):
             found.append(Item(FACT, "cython-include", *where.at(match.start(group)), value=match.group(group)))
-    found.extend(Item(FACT, "cython-call", *where.at(m.start(1)), value=m.group(1))
-                 for m in _CALL.finditer(code) if _is_cuda_api(m.group(1)))
+    found.extend(Item(FACT, "cython-call", *where.at(m.start(1)), value=m.group(1)) for m in _CALL.finditer(code))
     for match in _DLOPEN.finditer(text):
         if code[match.start():match.start() + 6] == "dlopen":
             found.append(Item(FACT, "cython-dlopen", *where.at(match.start(1)), value=match.group(1)))

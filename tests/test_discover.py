@@ -61,6 +61,8 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         # Fortran, free and fixed form, and CUDA Fortran (.cuf); the suffix's case does not matter
         ("src/solver.F90", FileKind.FORTRAN), ("legacy/smooth.f", FileKind.FORTRAN), ("gpu/kernels.cuf", FileKind.FORTRAN),
         ("src/model.mod", None),
+        # Cython sources (the CUDA their extern blocks declare and their code calls)
+        ("det/nms/gpu_nms.pyx", FileKind.CYTHON), ("lib/streams.pxd", FileKind.CYTHON), ("lib/defs.pxi", FileKind.CYTHON),
         # conda environments named for their variant, in a folder of environments or under conda/
         ("conda/environments/all_cuda-129_arch-x86_64.yaml", FileKind.CONDA), ("envs/gpu.yml", FileKind.CONDA),
         ("ci/environments/py311.yml", FileKind.CONDA), ("conda/recipes/lib/recipe.yaml", FileKind.CONDA),

@@ -48,6 +48,7 @@ _EXTENSIONS = {
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
     ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".go": FileKind.GO,
+    ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
     # Fortran, free form (.f90 and later) and fixed form (.f, .for); .cuf is CUDA Fortran (names are lower-cased)
     ".f90": FileKind.FORTRAN, ".f95": FileKind.FORTRAN, ".f03": FileKind.FORTRAN, ".f08": FileKind.FORTRAN,
     ".f": FileKind.FORTRAN, ".for": FileKind.FORTRAN, ".ftn": FileKind.FORTRAN, ".f77": FileKind.FORTRAN,

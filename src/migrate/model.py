@@ -91,6 +91,7 @@ class FileKind(str, enum.Enum):
     GO = "go"  # Go sources (what they bind through cgo, PTX in their strings)
     ROS_PACKAGE = "ros-package"  # package.xml (a ROS / ROS 2 package manifest: its <depend> entries)
     FORTRAN = "fortran"  # Fortran sources (CUDA Fortran, OpenACC directives)
+    CYTHON = "cython"  # Cython sources (.pyx, .pxd, .pxi: the CUDA they declare and call)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from migrate.apimap import api_names
 from migrate.matchers import Hit, register
 from migrate.matchers.manifest_common import check, needles, search
 from migrate.parse import Document
@@ -16,18 +17,23 @@ FACTS = (
     "deepstream-infer", "tensorrt-engine-file", "triton-backend", "ci-runner", "attention-switch", "rust-nvcc-build",
     "msbuild-cuda-build", "msbuild-cuda-library", "matlab-cuda-mex", "bazel-cuda-build", "cgo-include", "cgo-call",
     "ptx-text", "make-cuda-source", "cuda-fortran-code", "cuda-fortran-library", "openacc-directive",
+    "cython-include", "cython-call", "cython-cimport", "cython-dlopen",
 )
 
 
 def _validate(params: Mapping[str, Any]) -> None:
     check(params, regexes=("value",), required=("fact", "needles"))
+    if not isinstance(params.get("or_cuda_api", False), bool):
+        raise ValueError("manifest-fact: 'or_cuda_api' must be true or false")
     if params["fact"] not in FACTS:
         raise ValueError(f"manifest-fact: unknown fact '{params['fact']}' (known: {', '.join(FACTS)})")
 
 
 @register("manifest-fact", validate=_validate, needles=lambda p: needles(p, None))
 def match_fact(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
-    """Each fact of kind `fact` whose value matches `value`, when given."""
+    """Each fact of kind `fact` whose value matches `value`, when given; with `or_cuda_api`, one whose value is a
+    CUDA name of HIPIFY's tables (rules/data/cuda_api_map.tsv) passes too."""
+    or_api = params.get("or_cuda_api", False)
     for item in items(doc, FACT):
-        if item.name == params["fact"] and search(params, "value", item.value):
+        if item.name == params["fact"] and (search(params, "value", item.value) or (or_api and item.value in api_names())):
             yield Hit(item.line, item.column, symbol=f"{item.name}:{item.value}")

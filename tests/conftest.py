@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import textwrap
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -131,6 +132,14 @@ def tree_findings(root: Path, files: dict[str, str]) -> list[tuple]:
     """The findings of FILES scanned under ROOT, exactly: (path, line, rule, severity, occurrence lines), sorted."""
     return sorted((f.path, f.line, f.rule, f.severity.label, tuple(o.line for o in f.occurrences))
                   for f in scan_files(root, files).findings)
+
+
+def file_findings(root: Path, name: str, source: str) -> list[tuple[str, int, str, int]]:
+    """(rule, line, severity, number of occurrences) of every finding of one file NAME holding SOURCE (dedented),
+    scanned under ROOT, which skips nothing."""
+    result = scan_files(root, {name: textwrap.dedent(source).lstrip("\n")})
+    assert not result.skipped
+    return [(f.rule, f.line, f.severity.label, len(f.occurrences)) for f in result.findings]
 
 
 def check_golden(actual: str, golden: Path, update: bool) -> None:

@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from migrate.config import Settings
-from migrate.scan import scan
-
-
-def findings(tmp_path: Path, name: str, source: str) -> list[tuple[str, int, str, int]]:
-    """(rule, line, severity, occurrences) of every finding in one file."""
-    path = tmp_path / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
-    result = scan(tmp_path, Settings(jobs=1))
-    assert not result.skipped
-    return [(f.rule, f.line, f.severity.label, len(f.occurrences)) for f in result.findings]
+from conftest import file_findings
 
 
 def test_a_driver_binding_reports_its_header_link_flags_calls_and_module_load(tmp_path: Path) -> None:
@@ -35,7 +23,7 @@ def test_a_driver_binding_reports_its_header_link_flags_calls_and_module_load(tm
             return
         }
         """
-    assert findings(tmp_path, "cu/module.go", source) == [
+    assert file_findings(tmp_path, "cu/module.go", source) == [
         ("cuda-link-library", 3, "medium", 0), ("cuda-install-path", 3, "medium", 0),
         ("go-cgo-cuda-header", 4, "medium", 0), ("go-cgo-cuda-call", 7, "medium", 2),
         ("go-cgo-module-load", 10, "medium", 0)]
@@ -52,14 +40,14 @@ def test_a_comment_that_is_not_the_preamble_and_go_without_cgo_stay_quiet(tmp_pa
         // C.cudaFree in a comment, and in a message:
         var msg = "C.cudaFree failed"
         """
-    assert findings(tmp_path, "cu/doc.go", source) == []
+    assert file_findings(tmp_path, "cu/doc.go", source) == []
     plain = """\
         package tensor
 
         func cudaFree(p uintptr) {}  // a Go function named like the API, no cgo
         func use() { C.cudaFree(0) }
         """
-    assert findings(tmp_path, "tensor/free.go", plain) == []
+    assert file_findings(tmp_path, "tensor/free.go", plain) == []
 
 
 def test_ptx_texts_of_a_generated_wrapper_are_one_high_finding_per_file(tmp_path: Path) -> None:
@@ -79,12 +67,12 @@ def test_ptx_texts_of_a_generated_wrapper_are_one_high_finding_per_file(tmp_path
         `
         )
         """
-    assert findings(tmp_path, "kernels/add_wrapper.go", source) == [("go-embedded-ptx", 6, "high", 2)]
+    assert file_findings(tmp_path, "kernels/add_wrapper.go", source) == [("go-embedded-ptx", 6, "high", 2)]
 
 
 def test_a_string_that_only_talks_about_ptx_stays_quiet(tmp_path: Path) -> None:
     source = 'package doc\n\nconst help = "write .version and .target sm_80 lines at the top of a PTX file"\n'
-    assert findings(tmp_path, "doc/help.go", source) == []
+    assert file_findings(tmp_path, "doc/help.go", source) == []
 
 
 def test_comment_markers_inside_literals_are_text(tmp_path: Path) -> None:
@@ -100,4 +88,4 @@ def test_comment_markers_inside_literals_are_text(tmp_path: Path) -> None:
 
         var path = "/* C.cudaMalloc */"
         """
-    assert findings(tmp_path, "p/lit.go", source) == []
+    assert file_findings(tmp_path, "p/lit.go", source) == []

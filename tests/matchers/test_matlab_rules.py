@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from migrate.config import Settings
-from migrate.scan import scan
-
-
-def findings(tmp_path: Path, name: str, source: str) -> list[tuple[str, int, str, int]]:
-    """(rule, line, severity, occurrences) of every finding in one file."""
-    path = tmp_path / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
-    result = scan(tmp_path, Settings(jobs=1))
-    assert not result.skipped
-    return [(f.rule, f.line, f.severity.label, len(f.occurrences)) for f in result.findings]
+from conftest import file_findings
 
 
 def test_a_script_that_builds_mex_functions_with_nvcc_is_one_finding_with_its_occurrences(tmp_path: Path) -> None:
@@ -26,7 +14,7 @@ def test_a_script_that_builds_mex_functions_with_nvcc_is_one_finding_with_its_oc
         mex('-largeArrayDims', 'solver_mex.cpp', 'solver_kernels.cu');
         mexcuda -largeArrayDims filter_mex.cu
         """
-    assert findings(tmp_path, "matlab/compile_all.m", source) == [("matlab-cuda-mex", 2, "medium", 3)]
+    assert file_findings(tmp_path, "matlab/compile_all.m", source) == [("matlab-cuda-mex", 2, "medium", 3)]
 
 
 def test_commands_in_comments_and_messages_and_host_only_mex_stay_quiet(tmp_path: Path) -> None:
@@ -38,7 +26,7 @@ def test_commands_in_comments_and_messages_and_host_only_mex_stay_quiet(tmp_path
         warning('mexcuda is not set up; using the CPU path');
         mex('-largeArrayDims', 'reader_mex.cpp');
         """
-    assert findings(tmp_path, "matlab/setup_cpu.m", source) == []
+    assert file_findings(tmp_path, "matlab/setup_cpu.m", source) == []
 
 
 def test_an_option_file_with_nvcc_as_compiler_and_its_arch_flags(tmp_path: Path) -> None:
@@ -47,13 +35,13 @@ def test_an_option_file_with_nvcc_as_compiler_and_its_arch_flags(tmp_path: Path)
             <vars CXX="$NVCC" NVCCFLAGS="-gencode=arch=compute_75,code=sm_75" />
         </config>
         """
-    assert findings(tmp_path, "mex_CUDA_maci64.xml", source) == [("matlab-cuda-mex", 1, "medium", 3),
+    assert file_findings(tmp_path, "mex_CUDA_maci64.xml", source) == [("matlab-cuda-mex", 1, "medium", 3),
                                                                  ("nvcc-arch-flags", 2, "medium", 0)]
 
 
 def test_an_objective_c_source_named_like_a_matlab_script_yields_nothing(tmp_path: Path) -> None:
     source = '#import "AppDelegate.h"\n// builds nothing: NSLog(@"mexcuda, nvcc and -arch=sm_80 are words here");\n'
-    assert findings(tmp_path, "ios/AppDelegate.m", source) == []
+    assert file_findings(tmp_path, "ios/AppDelegate.m", source) == []
 
 
 def test_a_gateway_on_gpuarray_data_is_one_high_finding_per_file(tmp_path: Path) -> None:
@@ -65,4 +53,4 @@ def test_a_gateway_on_gpuarray_data_is_one_high_finding_per_file(tmp_path: Path)
           plhs[0] = mxGPUCreateMxArrayOnGPU(in);
         }
         """
-    assert findings(tmp_path, "mex/sum_gpu.cpp", source) == [("matlab-gpuarray-mex", 3, "high", 3)]
+    assert file_findings(tmp_path, "mex/sum_gpu.cpp", source) == [("matlab-gpuarray-mex", 3, "high", 3)]

@@ -33,6 +33,8 @@ BUNDLED_LIBRARIES = frozenset(
     {"cutlass", "cccl", "cub", "thrust", "libcudacxx", "composable_kernel", "eigen", "pybind11", "googletest", "glm"}
 )
 
+# Fortran, free form (.f90 and later) and fixed form (.f, .for); .cuf is CUDA Fortran (names are lower-cased)
+FORTRAN_SUFFIXES = (".f90", ".f95", ".f03", ".f08", ".f", ".for", ".ftn", ".f77", ".fpp", ".cuf")
 _EXTENSIONS = {
     ".py": FileKind.PYTHON, ".pyi": FileKind.PYTHON,
     ".cu": FileKind.CUDA, ".cuh": FileKind.CUDA,
@@ -49,10 +51,7 @@ _EXTENSIONS = {
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
     ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".go": FileKind.GO,
     ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
-    # Fortran, free form (.f90 and later) and fixed form (.f, .for); .cuf is CUDA Fortran (names are lower-cased)
-    ".f90": FileKind.FORTRAN, ".f95": FileKind.FORTRAN, ".f03": FileKind.FORTRAN, ".f08": FileKind.FORTRAN,
-    ".f": FileKind.FORTRAN, ".for": FileKind.FORTRAN, ".ftn": FileKind.FORTRAN, ".f77": FileKind.FORTRAN,
-    ".fpp": FileKind.FORTRAN, ".cuf": FileKind.FORTRAN,
+    **dict.fromkeys(FORTRAN_SUFFIXES, FileKind.FORTRAN),
 }
 _NAMES = {
     "setup.py": FileKind.SETUP_PY, "pyproject.toml": FileKind.PYPROJECT, "setup.cfg": FileKind.SETUP_CFG,

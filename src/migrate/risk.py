@@ -12,6 +12,7 @@ from operator import attrgetter
 from typing import Any, overload
 
 from migrate import rewrite, targets
+from migrate.discover import FORTRAN_SUFFIXES
 from migrate.finding_status import Context, is_c, is_kernel_work, status_of
 from migrate.model import Finding, InReportOrder, Rule, ScanResult, Severity, ordered
 from migrate.ruleset import load_builtin
@@ -625,12 +626,9 @@ def _python(path: str) -> bool:
     return path.endswith((".py", ".pyi", ".ipynb"))
 
 
-_FORTRAN_SUFFIXES = (".f", ".for", ".ftn", ".f77", ".f90", ".f95", ".f03", ".f08", ".fpp", ".cuf")
-
-
 def _fortran(path: str) -> bool:
     """A Fortran source, by suffix (CUDA Fortran and OpenACC code of the project's own)."""
-    return path.lower().endswith(_FORTRAN_SUFFIXES)
+    return path.lower().endswith(FORTRAN_SUFFIXES)
 
 
 Reason = tuple[int, str]  # a score the project reads at least, and why, in words for the report

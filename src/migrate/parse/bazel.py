@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse.document import register
+from migrate.parse.document import as_spaces, register
 from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 
 # a docstring or a `#` comment (blanked), or a one-line string (kept, labels and copts are strings): a `#` inside a
@@ -29,7 +29,7 @@ _ROCM_SIDE = re.compile(
 
 def _blank_comment(match: re.Match[str]) -> str:
     text = match.group()
-    return re.sub(r"[^\n]", " ", text) if text.startswith(("#", '"""', "'''")) else text
+    return as_spaces(text) if text.startswith(("#", '"""', "'''")) else text
 
 
 def bazel_items(text: str) -> Iterator[Item]:

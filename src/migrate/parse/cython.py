@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse.document import register
+from migrate.parse.document import blank_match, register
 from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 
 _PREFIXES = ("cu", "nvrtc", "nccl", "nvml")  # the literal prefilter: a CUDA name holds one of these
@@ -24,14 +24,7 @@ _CIMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(cuda(?:\.bindings)?(?:\.\w+)*)[ \t]
 
 def blanked(text: str) -> str:
     """TEXT with every comment and string literal turned to spaces (line breaks kept, so offsets hold)."""
-    return _LEXEME.sub(_spaces, text)
-
-
-def _spaces(match: re.Match[str]) -> str:
-    lexeme = match.group()
-    if "\n" not in lexeme:
-        return " " * len(lexeme)
-    return "\n".join(" " * len(line) for line in lexeme.split("\n"))
+    return _LEXEME.sub(blank_match, text)
 
 
 @register(FileKind.CYTHON)

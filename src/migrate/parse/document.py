@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,6 +23,19 @@ _ALL_RULES = "*"
 
 class ParseError(Exception):
     """The file could not be parsed; the message is the reason shown to the user."""
+
+
+def as_spaces(text: str) -> str:
+    """TEXT with every character but its line breaks turned to a space: a comment or a string blanked so that the
+    offsets and line numbers after it hold."""
+    if "\n" not in text:
+        return " " * len(text)
+    return "\n".join(" " * len(line) for line in text.split("\n"))
+
+
+def blank_match(match: re.Match[str]) -> str:
+    """as_spaces of what MATCH matched: a `re.sub` replacement."""
+    return as_spaces(match.group())
 
 
 @dataclass

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from migrate.lazyre import lazy_regex
 from migrate.model import FileKind, SourceFile
-from migrate.parse.document import register
+from migrate.parse.document import as_spaces, register
 from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 
 Word = tuple[str, int, int]  # a word, its line and column
@@ -96,7 +96,7 @@ def blanked(text: str, spans: list[Span]) -> str:
     last = 0
     for span in spans:
         parts.append(text[last:span.start])
-        parts.append("\n".join(" " * len(part) for part in text[span.start:span.end].split("\n")))
+        parts.append(as_spaces(text[span.start:span.end]))
         last = span.end
     parts.append(text[last:])
     return "".join(parts)

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse.document import register
+from migrate.parse.document import blank_match, register
 from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 
 _XML_COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -28,20 +28,16 @@ _OBJECTIVE_C = re.compile(r"^[ \t]*(?:#import\b|#include\b|@interface\b|@impleme
 _ARCH = re.compile(r"-gencode[= ]+arch=compute_\d+[af]?,code=(?:sm|compute)_\d+[af]?|-arch[= ]sm_\d+[af]?")
 
 
-def _blank(match: re.Match[str]) -> str:
-    return re.sub(r"[^\n]", " ", match.group())
-
-
 def _m_code(text: str, strings: bool) -> str:
     """The script with its comments blanked (same length, newlines kept), and its strings too unless STRINGS."""
-    text = _M_BLOCK.sub(_blank, text)
-    return _M_LINE.sub(lambda m: _blank(m) if m.group().startswith("%") or not strings else m.group(), text)
+    text = _M_BLOCK.sub(blank_match, text)
+    return _M_LINE.sub(lambda m: blank_match(m) if m.group().startswith("%") or not strings else m.group(), text)
 
 
 def matlab_items(text: str, xml: bool) -> Iterator[Item]:
     """The CUDA MEX build facts of a script or option file, in the order they appear. In a script the command
     (mexcuda, nvmex, mex) is code, not text in a message; its arguments and the arch flags are strings."""
-    code = _XML_COMMENT.sub(_blank, text) if xml else _m_code(text, strings=True)
+    code = _XML_COMMENT.sub(blank_match, text) if xml else _m_code(text, strings=True)
     bare = code if xml else _m_code(text, strings=False)
     positions = Positions(code)
     for match in (_XML_CUDA_MEX if xml else _M_CUDA_MEX).finditer(code):

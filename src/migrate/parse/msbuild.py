@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse.document import register
+from migrate.parse.document import blank_match, register
 from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 
 # XML comments are blanked (same length, newlines kept) so that positions stay valid and nothing in them counts
@@ -25,13 +25,9 @@ _CUDA_LIBRARY = re.compile(
     r"|nvml|cudnn|npp\w+|nvjpeg|nvinfer\w*)\.lib\b", re.I)
 
 
-def _blank(match: re.Match[str]) -> str:
-    return re.sub(r"[^\n]", " ", match.group())
-
-
 def msbuild_items(text: str) -> Iterator[Item]:
     """The CUDA facts of a project file, in the order they appear."""
-    code = _COMMENT.sub(_blank, text)
+    code = _COMMENT.sub(blank_match, text)
     positions = Positions(code)
     for pattern, fact in ((_CUSTOMIZATION, "msbuild-cuda-build"), (_CUDA_COMPILE, "msbuild-cuda-build")):
         for match in pattern.finditer(code):

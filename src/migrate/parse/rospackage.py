@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse.document import register
+from migrate.parse.document import blank_match, register
 from migrate.parse.manifest import PACKAGE, Item, ManifestDocument
 
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -15,14 +15,9 @@ _DEPEND = re.compile(
 _OPTIONAL = frozenset({"test_depend", "doc_depend"})
 
 
-def _blank(match: re.Match[str]) -> str:
-    """A comment's text as spaces, its line breaks kept: the lines after it keep their numbers."""
-    return re.sub(r"[^\n]", " ", match.group())
-
-
 def depend_items(text: str) -> list[Item]:
     """One item per dependency element: name = the key in lower case with `_` as `-`, args = (the element,)."""
-    text = _COMMENT.sub(_blank, text)
+    text = _COMMENT.sub(blank_match, text)
     found = []
     for match in _DEPEND.finditer(text):
         line = text.count("\n", 0, match.start(2)) + 1

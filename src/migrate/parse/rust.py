@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from migrate.lazyre import lazy_regex
 from migrate.model import FileKind, SourceFile
-from migrate.parse.document import register
+from migrate.parse.document import as_spaces, register
 from migrate.parse.manifest import ENV, FACT, Item, ManifestDocument, Positions, arch_flag_items
 
 Word = tuple[str, int, int]  # a word, its line and column
@@ -65,7 +65,7 @@ def lex(text: str) -> tuple[str, list[Literal]]:
             code.append(char)
             i += 1
             continue
-        code.append(_blank(text[i:end]))
+        code.append(as_spaces(text[i:end]))
         i = end
     return "".join(code), literals
 
@@ -120,10 +120,6 @@ def _char_literal_end(text: str, i: int) -> int:
     if i + 2 < len(text) and text[i + 2] == "'":
         return i + 3
     return i + 1
-
-
-def _blank(text: str) -> str:
-    return "".join(c if c == "\n" else " " for c in text)
 
 
 # Where a build script drives nvcc: a CUDA kernel builder crate, the cc crate's CUDA mode, or nvcc run directly.

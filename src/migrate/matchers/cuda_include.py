@@ -3,8 +3,8 @@ lexer's includes in every C/C++ file."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 import re
+from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 

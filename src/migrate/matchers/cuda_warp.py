@@ -13,6 +13,7 @@ from migrate.matchers import Code, CodeTest, Hit, names_in, register
 from migrate.model import FileKind, Severity
 from migrate.parse import Document
 from migrate.parse.cuda import COMPAT_NAMES_QUERY, MACROS_QUERY, CudaDocument, register_query
+from migrate.parse.document import blank_match
 from migrate.parse.lexer import is_word_char
 
 Node = tree_sitter.Node
@@ -613,7 +614,7 @@ def _macro_bodies(doc: CudaDocument) -> Iterator[Hit]:
     threadIdx.x, in the bodies of function-like macros."""
     for groups in doc.matches(_FUNCTION_MACROS):
         node = groups["value"][0]
-        body = _MACRO_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), doc.node_text(node))
+        body = _MACRO_COMMENT.sub(blank_match, doc.node_text(node))
         for match in _MACRO_WARP.finditer(body):
             line_start = body.rfind("\n", 0, match.start()) + 1
             rows = body.count("\n", 0, match.start())

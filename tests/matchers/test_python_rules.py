@@ -149,6 +149,9 @@ FIRES = [
      "python-flash-attn", 2, "low"),
     ("try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n    from .attention import sdpa_func\n",
      "python-flash-attn", 2, "low"),
+    ("import os\nos.system(f'trtexec --onnx={src} --saveEngine={dst}')\n", "python-tensorrt-cli", 2, "blocker"),
+    ("import subprocess\nsubprocess.check_call(['trtexec', '--onnx=m.onnx'])\n", "python-tensorrt-cli", 2, "blocker"),
+    ("cmd = f'polygraphy convert {m} --convert-to trt -o {e}'\n", "python-tensorrt-cli", 1, "blocker"),
 ]
 
 
@@ -158,6 +161,8 @@ def test_rule_fires(tmp_path: Path, source: str, rule: str, line: int, severity:
 
 
 QUIET = [
+    "import subprocess\nsubprocess.run(['polygraphy', 'convert', '--fp-to-fp16', '-o', 'h.onnx', 'm.onnx'])\n",
+    "print('build it with trtexec --onnx=model.onnx')\nname = 'trtexec_log.txt'\n",
     '"""Call torch.cuda.synchronize() and .cuda(); import pycuda; nvidia-smi; sm_80."""\n',
     "# import tensorrt\n# torch.cuda.synchronize()\nx = 1\n",
     "msg = 'import flash_attn and torch.cuda are optional'\n",

@@ -64,12 +64,14 @@ def test_cpp_sources_marked_cuda_exacttree_findings(tmp_path: Path) -> None:
 
 
 def test_cuda_only_library_fetch_exacttree_findings(tmp_path: Path) -> None:
-    """Downloads of CUTLASS and CUB by git, wget and curl, at the URL; not hipCUB, a look-alike repository name or
-    an echo of the URL."""
+    """Downloads of CUTLASS, CUB, apex and MinkowskiEngine by git, wget and curl (in scripts and an install guide), at
+    the URL; not hipCUB, ROCm/apex, a look-alike repository name, an echo of the URL or a link in prose."""
     fetch = FIXTURES / "rules" / "manifests" / "fetch-deps"
     files = {p.name: p.read_text(encoding="utf-8") for p in fetch.iterdir()}
     found = [f for f in tree_findings(tmp_path, files) if f[2] == "cuda-only-library-fetch"]
-    assert found == [("Makefile", 4, "cuda-only-library-fetch", "medium", ()),
+    assert found == [("INSTALL.md", 7, "cuda-only-library-fetch", "medium", ()),
+                     ("INSTALL.md", 15, "cuda-only-library-fetch", "medium", ()),
+                     ("Makefile", 4, "cuda-only-library-fetch", "medium", ()),
                      ("get_deps.sh", 6, "cuda-only-library-fetch", "medium", ()),
                      ("get_deps.sh", 8, "cuda-only-library-fetch", "medium", ())]
 

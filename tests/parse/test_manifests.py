@@ -234,6 +234,21 @@ def test_markdown_reads_inline_installs_of_cuda_builds_but_not_other_inline_code
     assert [name for name, _, _ in _items(doc, "command")] == ["pip", "conda"]
 
 
+def test_markdown_reads_list_steps_that_are_one_install_command(tmp_path: Path) -> None:
+    """A list item that is nothing but an inline install (a stop or a note in parentheses may close it) is a step to
+    run; an item whose sentence goes on after the span, an inline install in prose, or a non-install span is not."""
+    text = (
+        "1. `python -m pip install onnxruntime-gpu`\n"
+        "    b. `pip install cuda-python`.\n"
+        "- `pip install flash-attn --no-build-isolation` (only for the fast path)\n"
+        "- `pip install xformers` is optional and slower to build\n"
+        "Then `pip install triton` as usual.\n"
+        "- `source .venv/bin/activate`\n"
+    )
+    doc = _parse(tmp_path, "README.md", FileKind.MARKDOWN, text)
+    assert _items(doc, "package") == [("onnxruntime-gpu", 1, 27), ("cuda-python", 2, 21), ("flash-attn", 3, 16)]
+
+
 def test_markdown_reads_windows_and_commandline_shell_fences_but_not_other_languages(tmp_path: Path) -> None:
     """Install steps under ```commandline, ```cmd or ```powershell are commands users run; a ```text or ```yaml
     block that happens to hold the same words is not."""

@@ -30,6 +30,11 @@ _INLINE_COMMAND = re.compile(
     r"^\s*(?:\$\s+)?(?:pip3?|python3? -m pip|uv pip|conda|mamba)\s+install\s"
     r".*(?:--(?:extra-)?index-url|--find-links|\s-f\s|\+cu\d|/whl/cu\d|cudatoolkit|pytorch-cuda|-c\s+nvidia)"
 )
+# An install step of a list ("1. `pip install onnxruntime-gpu`", "- `pip install flash-attn --no-build-isolation` (for
+# speed)"): the span is the whole item, at most with a closing stop or a note in parentheses, so it is an instruction
+# to run; a span that a sentence goes on from ("- `pip install flash-attn` is not the Hopper path") stays prose.
+_LIST_STEP = re.compile(r"^\s*(?:[-*+]|\d{1,2}[.)]|[A-Za-z][.)])\s+`([^`\n]+)`\s*[.,;:]?\s*(?:\([^()\n]*\))?\s*$")
+_INSTALL = re.compile(r"^\s*(?:\$\s+)?(?:pip3?|python3? -m pip|uv pip|conda|mamba)\s+install\s")
 
 
 def code_blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
@@ -63,6 +68,9 @@ def inline_commands(line: str) -> str:
     """LINE with only its inline code spans that are commands kept, in place (the backticks become `;` so that two
     spans stay two commands), or "" when it has none."""
     kept = [span for span in _INLINE_CODE.finditer(line) if _INLINE_COMMAND.match(span.group(1))]
+    step = _LIST_STEP.match(line)
+    if not kept and step and _INSTALL.match(step.group(1)):
+        kept = [span for span in _INLINE_CODE.finditer(line) if span.start(1) == step.start(1)]
     if not kept:
         return ""
     chars = [" "] * len(line)

@@ -152,6 +152,8 @@ FIRES = [
     ("import os\nos.system(f'trtexec --onnx={src} --saveEngine={dst}')\n", "python-tensorrt-cli", 2, "blocker"),
     ("import subprocess\nsubprocess.check_call(['trtexec', '--onnx=m.onnx'])\n", "python-tensorrt-cli", 2, "blocker"),
     ("cmd = f'polygraphy convert {m} --convert-to trt -o {e}'\n", "python-tensorrt-cli", 1, "blocker"),
+    ("if args.runtime == 'tensorrt':\n    pass\n", "python-tensorrt-backend-switch", 1, "low"),
+    ("use = mode in ['trt', 'onnx']\n", "python-tensorrt-backend-switch", 1, "low"),
 ]
 
 
@@ -163,6 +165,7 @@ def test_rule_fires(tmp_path: Path, source: str, rule: str, line: int, severity:
 QUIET = [
     "import subprocess\nsubprocess.run(['polygraphy', 'convert', '--fp-to-fp16', '-o', 'h.onnx', 'm.onnx'])\n",
     "print('build it with trtexec --onnx=model.onnx')\nname = 'trtexec_log.txt'\n",
+    "paths = {'tensorrt': 'e.plan'}\nrun('trt')\nok = mode == 'onnx'\n",
     '"""Call torch.cuda.synchronize() and .cuda(); import pycuda; nvidia-smi; sm_80."""\n',
     "# import tensorrt\n# torch.cuda.synchronize()\nx = 1\n",
     "msg = 'import flash_attn and torch.cuda are optional'\n",

@@ -38,7 +38,7 @@ _KEYS = {
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without", "without_keyword"}
-_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls", "compared_to_method", "formatted"}
+_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls", "compared_to_method", "compared", "formatted"}
 _IDENTIFIER_KEYS = {"regex", "symbol", "imported"}
 _ROLES = {"code", "argv", "prose", "doc"}
 _MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
@@ -81,6 +81,8 @@ def _validate(params: Mapping[str, Any]) -> None:
         check_regex(string, "formatted", required=False)
         if not isinstance(string.get("compared_to_method", ""), str):
             raise ValueError("python strings entry: 'compared_to_method' is a method name (type)")
+        if type(string.get("compared", False)) is not bool:
+            raise ValueError("python strings entry: 'compared' is true or false")
         if not set(as_list(string.get("roles", ["code", "argv"]))) <= _ROLES:
             raise ValueError(f"python strings entry: roles must be among {sorted(_ROLES)}")
     for identifier in params.get("identifiers", []):
@@ -662,10 +664,13 @@ def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         target = re.compile(entry["assigned_to"]) if "assigned_to" in entry else None
         outside = set(as_list(entry.get("outside_calls")))
         method = entry.get("compared_to_method")
+        compared = entry.get("compared", False)
         formatted = re.compile(entry["formatted"]) if "formatted" in entry else None
         for node in doc.strings:
             found = regex.search(node.value)
             if found is None or (method and not _compared_to_method(doc, node, method)):
+                continue
+            if compared and not _compared(doc, node):
                 continue
             if formatted is not None and not _formatted_next(doc, node, formatted):
                 continue
@@ -685,6 +690,15 @@ def _formatted_next(doc: PythonDocument, node: ast.Constant, regex: re.Pattern[s
     index = next(i for i, value in enumerate(parent.values) if value is node)
     after = parent.values[index + 1] if index + 1 < len(parent.values) else None
     return isinstance(after, ast.FormattedValue) and regex.search(ast.unparse(after.value)) is not None
+
+
+def _compared(doc: PythonDocument, node: ast.expr) -> bool:
+    """NODE is a side of a comparison, or one of the values an `in` tests against: `backend == "x"`,
+    `mode in ("x", "y")`; not a dict key, an argument or a message."""
+    container = doc.parents.get(node)
+    if isinstance(container, (ast.Tuple, ast.List, ast.Set)):
+        container = doc.parents.get(container)
+    return isinstance(container, ast.Compare)
 
 
 def _compared_to_method(doc: PythonDocument, node: ast.expr, method: str) -> bool:

@@ -170,6 +170,8 @@ def test_a_value_hipify_leaves_as_it_is_stays_to_change_where_the_build_hipifies
     ("src/lib/tensorrt_plugin/layer.cu", "deployment"), ("eval/ruler/pred/serve_trt.py", "deployment"),
     ("inference/server/serve_trtllm.py", "deployment"), ("serve-tensorrt.py", "deployment"),
     ("build-windows/Triad.vcxproj", "windows"), ("win32/cuda.props", "windows"), ("vs2019/kernels/app.cu", "windows"),
+    ("dev_requirements.txt", "development"), ("requirements-dev.txt", "development"),
+    ("ci/requirements_docs.txt", "development"), ("requirements-lint.txt", "development"),
 ])
 def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str) -> None:
     code = make("pkg/model.py", 1, "torch-version-cuda", "torch-version-check", Severity.MEDIUM)
@@ -186,6 +188,8 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
     "src/window_attention.cu", "pkg/windows_utils.py", "src/msvc_compat.h",
     # a top-level package named for TensorRT is the project; TensorRT-LLM's C++ core is its own
     "trt_pose/models/resnet.py", "cpp/tensorrt_llm/kernels/gemm.cu",
+    # what users install: the requirements themselves, a device's, a file that only starts with dev
+    "requirements.txt", "requirements-cuda.txt", "requirements-devices.txt", "developer_requirements_notes.md",
 ])
 def test_main_path_look_alikes_of_the_roles_keep_no_role(path: str) -> None:
     assert weights.role_of(path, W) is None
@@ -531,6 +535,21 @@ def test_what_a_python_project_replaces_decides_between_trivial_easy_and_moderat
     image = make("Dockerfile", 1, "nvidia-cuda-image", "nvidia-docker", Severity.MEDIUM, substitutions=("cuda-image",))
     assert risk.assess([*env, image], W).verdict == "easy"  # two things to replace: more than installing wheels
     assert risk.assess([*env, bnb, image], W).verdict == "moderate"  # three things to replace on the main path
+
+
+def test_a_python_build_step_that_runs_nvcc_itself_floors_as_rework_of_the_build() -> None:
+    kernel = make("lib/nms/kernel.cu", 4, "cuda-kernel-launch", "custom-cuda-kernel", Severity.LOW)
+    # a flag hipcc rejects in a torch extension's setup.py: the ROCm build drops it, one thing to change (easy)
+    flag = make("lib/setup.py", 30, "nvcc-flag-hipcc-rejects", "cuda-build-config", Severity.HIGH,
+                substitutions=("nvcc",))
+    assert risk.assess([kernel, flag], W).verdict == "easy"
+    # distutils' compiler swapped for nvcc: no nvcc and no hipify on ROCm, the build itself is rewritten (moderate)
+    swap = make("lib/setup.py", 12, "python-build-ext-cuda-compiler", "cuda-build-config", Severity.HIGH,
+                substitutions=("nvcc",))
+    assessed = risk.assess([kernel, flag, swap], W)
+    assert (assessed.verdict, assessed.basis) == (
+        "moderate", "a high finding: python-build-ext-cuda-compiler at lib/setup.py:12")
+    assert "python-build-ext-cuda-compiler" in W.build_rework_rules
 
 
 def test_the_hardest_component_leads_the_score_and_the_others_add_half() -> None:

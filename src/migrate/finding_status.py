@@ -35,7 +35,8 @@ class Context:
     flagged: frozenset[str] = frozenset()
     extras: frozenset[str] = frozenset()  # requirements/<extra>.txt files: an extra's packages, not the main install
     rocm_image: bool = False  # the repository ships a ROCm container image (a Dockerfile on a ROCm base)
-    # directories ('' the root) whose C/C++/CUDA only an extension chosen by a device switch's CUDA value builds
+    # directories ('' the root) whose C/C++/CUDA only an extension chosen by a device switch's CUDA value builds, or
+    # one that setup.py builds only on the user's request and the Python runs without (opt_in_extensions)
     device_built: frozenset[str] = frozenset()
     opt_in: OptIn = OptIn()  # code only an off-by-default CMake option compiles (`option(WITH_X ... OFF)`)
     # Python files with an import of a package with no ROCm build that the main path imports only inside a block
@@ -232,14 +233,18 @@ _PLACES_KEPT = 16_384
 def _flag_gated(
     root: str, build_dirs: tuple[str, ...], weights: Weights
 ) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """optional_parts.flag_gated, device_built and requirement_extras of the tree at ROOT; nothing where it is gone (a
-    stored result read again)."""
+    """optional_parts.flag_gated, device_built (with opt_in_extensions.opt_in_built) and requirement_extras of the tree
+    at ROOT; nothing where it is gone (a stored result read again)."""
     if not Path(root).is_dir():
         return frozenset(), frozenset(), frozenset()
-    from migrate import optional_parts  # here: `migrate check` and renderers never need it
+    from migrate import opt_in_extensions, optional_parts  # here: `migrate check` and renderers never need them
 
-    return (optional_parts.flag_gated(Path(root), build_dirs, lambda path: on_main_path(path, weights)),
-            optional_parts.device_built(Path(root), build_dirs),
+    def main(path: str) -> bool:
+        return on_main_path(path, weights)
+
+    built = optional_parts.device_built(Path(root), build_dirs)
+    return (optional_parts.flag_gated(Path(root), build_dirs, main),
+            built | opt_in_extensions.opt_in_built(Path(root), build_dirs, main),
             optional_parts.requirement_extras(Path(root), build_dirs))
 
 

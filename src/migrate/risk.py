@@ -616,8 +616,11 @@ def _at_percentile(programs: list[Component], percentile: float) -> Component:
 def _floor_severity(finding: Finding, weights: Weights) -> Severity:
     """The severity the floors read. A high finding is rework in code the project compiles (C/C++/CUDA) or in its
     build; in the environment (a CUDA-only package, a wheel index, an image) or in Python (one CUDA-only call or
-    mode) it is one thing to replace, and floors as a medium one: the environment floors judge it."""
-    if finding.severity == Severity.HIGH and (phase_of(finding, weights) == "environment" or _python(finding.path)):
+    mode) it is one thing to replace, and floors as a medium one: the environment floors judge it. A build step in
+    Python that compiles CUDA sources with nvcc itself (score.build_rework: a distutils compiler swap) is the build,
+    rewritten for ROCm: its high finding floors as one."""
+    if finding.severity == Severity.HIGH and finding.rule not in weights.build_rework_rules and (
+            phase_of(finding, weights) == "environment" or _python(finding.path)):
         return Severity.MEDIUM
     return finding.severity
 

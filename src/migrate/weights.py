@@ -85,6 +85,7 @@ class Weights:
     unported_include_files: int  # ... in this many main-path files of the project's own code
     module_import: re.Pattern[str]
     environment_floor: int
+    build_rework_rules: frozenset[str]  # their high findings in a Python build file floor as rework, not a replacement
     code_floor: int
     substitution_steps: tuple[tuple[int, int], ...]  # (things to replace on the main path, the score they floor at)
     supported_factor: float
@@ -157,6 +158,7 @@ def _weights(raw: dict[str, Any]) -> Weights:
         unported_include_files=int(raw["score"]["unported"]["include_files"]),
         module_import=re.compile(raw["score"]["module_import"]),
         environment_floor=int(raw["score"]["environment_floor"]),
+        build_rework_rules=frozenset(str(r) for r in raw["score"].get("build_rework", ())),
         code_floor=int(raw["score"]["code_floor"]),
         substitution_steps=tuple((int(s["count"]), int(s["floor"])) for s in raw["score"]["substitutions"]),
         supported_factor=float(raw["units"]["supported_factor"]),

@@ -18,7 +18,7 @@ RULES = {
     "python-isaac-simulator", "isaac-simulator-dependency", "python-neural-graphics-cuda", "setup-torch-gencode-flags",
     "python-torch-gencode-flags", "python-cuda-bindings", "python-kaolin", "kaolin-dependency",
     "nvidia-cuda-base-image", "pytorch-cuda-index", "cmake-legacy-cuda-macros", "python-nvidia-warp",
-    "python-cuda-arch-string",
+    "python-cuda-arch-string", "python-warp-native-snippet",
 }
 
 
@@ -193,3 +193,37 @@ def test_a_formatted_test_with_a_bad_regex_is_a_load_error(tmp_path: Path) -> No
     )
     with pytest.raises(RuleFileError, match="r\\.yaml: rule my-rule: .*missing \\)"):
         load([tmp_path])
+
+
+def test_warp_native_cuda_snippets_and_graph_capture(tmp_path: Path) -> None:
+    """@wp.func_native is CUDA C++ compiled into Warp's kernels (high, its own rule); a CUDA graph captured around
+    Warp launches and Warp's JAX FFI bridge are Warp on the GPU; the same names from another module are not."""
+    got = findings(tmp_path, {
+        "sim/reduce.py": """
+            import warp as wp
+            from warp.jax_experimental import ffi
+
+            @wp.func_native(snippet="__syncthreads();")
+            def barrier(): ...
+
+            def run(step):
+                with wp.ScopedCapture() as cap:
+                    step()
+                wp.capture_launch(cap.graph)
+            """,
+        "ui/shots.py": """
+            import screenshots as wp
+
+            @wp.func_native("blit")
+            def blit(): ...
+
+            with wp.ScopedCapture() as cap:
+                pass
+            """,
+    })
+    assert got == [
+        ("sim/reduce.py", "python-nvidia-warp", 2, "high"),
+        ("sim/reduce.py", "python-nvidia-warp", 8, "high"),
+        ("sim/reduce.py", "python-nvidia-warp", 10, "high"),
+        ("sim/reduce.py", "python-warp-native-snippet", 4, "high"),
+    ]

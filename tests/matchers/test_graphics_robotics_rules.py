@@ -18,7 +18,7 @@ RULES = {
     "python-isaac-simulator", "isaac-simulator-dependency", "python-neural-graphics-cuda", "setup-torch-gencode-flags",
     "python-torch-gencode-flags", "python-cuda-bindings", "python-kaolin", "kaolin-dependency",
     "nvidia-cuda-base-image", "pytorch-cuda-index", "cmake-legacy-cuda-macros", "python-nvidia-warp",
-    "python-cuda-arch-string", "python-warp-native-snippet",
+    "python-cuda-arch-string", "python-warp-native-snippet", "python-taichi-warp-intrinsics",
 }
 
 
@@ -226,4 +226,32 @@ def test_warp_native_cuda_snippets_and_graph_capture(tmp_path: Path) -> None:
         ("sim/reduce.py", "python-nvidia-warp", 8, "high"),
         ("sim/reduce.py", "python-nvidia-warp", 10, "high"),
         ("sim/reduce.py", "python-warp-native-snippet", 4, "high"),
+    ]
+
+
+def test_taichi_warp_shuffles_are_high_unless_kept_to_the_cuda_backend(tmp_path: Path) -> None:
+    """ti.simt.warp / qd.simt.warp calls: high in an open kernel, low inside a branch only the CUDA backend takes
+    (`if ti.static(arch == ti.cuda)`, `if qd.static(ENABLE_WARP_REDUCTION)`); block-shared arrays are not warp code."""
+    got = findings(tmp_path, {
+        "solver.py": """
+            import quadrants as qd
+            import taichi as ti
+
+            def build(arch, ENABLE_WARP_REDUCTION):
+                @ti.kernel
+                def k(x: ti.types.ndarray()):
+                    for i in range(32):
+                        v = ti.simt.warp.shfl_down_i32(ti.u32(0xFFFFFFFF), x[i], 1)
+                        if ti.static(arch == ti.cuda):
+                            v = ti.simt.warp.shfl_xor_i32(ti.u32(0xFFFFFFFF), v, 1)
+                        if qd.static(ENABLE_WARP_REDUCTION):
+                            qd.simt.warp.sync(qd.u32(0xFFFFFFFF))
+                        s = ti.simt.block.SharedArray((32,), ti.f32)
+                return k
+            """,
+    })
+    assert got == [
+        ("solver.py", "python-taichi-warp-intrinsics", 8, "high"),
+        ("solver.py", "python-taichi-warp-intrinsics", 10, "low"),
+        ("solver.py", "python-taichi-warp-intrinsics", 12, "low"),
     ]

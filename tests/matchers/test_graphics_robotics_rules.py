@@ -19,6 +19,7 @@ RULES = {
     "python-torch-gencode-flags", "python-cuda-bindings", "python-kaolin", "kaolin-dependency",
     "nvidia-cuda-base-image", "pytorch-cuda-index", "cmake-legacy-cuda-macros", "python-nvidia-warp",
     "python-cuda-arch-string", "python-warp-native-snippet", "python-taichi-warp-intrinsics",
+    "python-madrona-batch-renderer", "madrona-renderer-dependency",
 }
 
 
@@ -254,4 +255,17 @@ def test_taichi_warp_shuffles_are_high_unless_kept_to_the_cuda_backend(tmp_path:
         ("solver.py", "python-taichi-warp-intrinsics", 8, "high"),
         ("solver.py", "python-taichi-warp-intrinsics", 10, "low"),
         ("solver.py", "python-taichi-warp-intrinsics", 12, "low"),
+    ]
+
+
+def test_madrona_batch_renderer_is_medium_and_low_behind_a_fallback(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "envs/vision.py": "from madrona_mjx.renderer import BatchRenderer\n",
+        "envs/optional.py": "try:\n    import gs_madrona\nexcept ImportError:\n    gs_madrona = None\n",
+        "requirements.txt": "mujoco-mjx\ngs-madrona==0.0.7\n",
+    })
+    assert got == [
+        ("envs/optional.py", "python-madrona-batch-renderer", 2, "low"),
+        ("envs/vision.py", "python-madrona-batch-renderer", 1, "medium"),
+        ("requirements.txt", "madrona-renderer-dependency", 2, "medium"),
     ]

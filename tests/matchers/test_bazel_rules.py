@@ -39,3 +39,13 @@ def test_cuda_only_macros_and_build_file_are_one_finding_each(tmp_path: Path) ->
 
 def test_a_build_file_with_the_rocm_side_or_no_cuda_is_quiet(tmp_path: Path) -> None:
     assert tree_findings(tmp_path, _fixture("ported/BUILD.bazel", "cpu/BUILD")) == []
+
+
+def test_rules_cuda_targets_and_toolkit_library_imports(tmp_path: Path) -> None:
+    """rules_cuda's load label and cuda_library target, and a repository rule that takes libcudart_static.a from the
+    toolkit: one finding per file with the rest as occurrences; the docstring and the comment that name the library
+    and a cc_library called cuda_log_reader stay quiet."""
+    assert tree_findings(tmp_path, _fixture("rulescuda/BUILD", "toolkit/toolkit.bzl", "toolkit/BUILD")) == [
+        ("rulescuda/BUILD", 3, "bazel-cuda-build", "medium", (3, 10)),
+        ("toolkit/toolkit.bzl", 7, "bazel-cuda-build", "medium", ()),
+    ]

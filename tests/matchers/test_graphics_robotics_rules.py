@@ -18,7 +18,8 @@ RULES = {
     "python-isaac-simulator", "isaac-simulator-dependency", "python-neural-graphics-cuda", "setup-torch-gencode-flags",
     "python-torch-gencode-flags", "python-cuda-bindings", "python-kaolin", "kaolin-dependency",
     "nvidia-cuda-base-image", "pytorch-cuda-index", "cmake-legacy-cuda-macros", "python-nvidia-warp",
-    "python-cuda-arch-string",
+    "python-cuda-arch-string", "python-warp-native-snippet", "python-taichi-warp-intrinsics",
+    "python-madrona-batch-renderer", "madrona-renderer-dependency",
 }
 
 
@@ -193,3 +194,78 @@ def test_a_formatted_test_with_a_bad_regex_is_a_load_error(tmp_path: Path) -> No
     )
     with pytest.raises(RuleFileError, match="r\\.yaml: rule my-rule: .*missing \\)"):
         load([tmp_path])
+
+
+def test_warp_native_cuda_snippets_and_graph_capture(tmp_path: Path) -> None:
+    """@wp.func_native is CUDA C++ compiled into Warp's kernels (high, its own rule); a CUDA graph captured around
+    Warp launches and Warp's JAX FFI bridge are Warp on the GPU; the same names from another module are not."""
+    got = findings(tmp_path, {
+        "sim/reduce.py": """
+            import warp as wp
+            from warp.jax_experimental import ffi
+
+            @wp.func_native(snippet="__syncthreads();")
+            def barrier(): ...
+
+            def run(step):
+                with wp.ScopedCapture() as cap:
+                    step()
+                wp.capture_launch(cap.graph)
+            """,
+        "ui/shots.py": """
+            import screenshots as wp
+
+            @wp.func_native("blit")
+            def blit(): ...
+
+            with wp.ScopedCapture() as cap:
+                pass
+            """,
+    })
+    assert got == [
+        ("sim/reduce.py", "python-nvidia-warp", 2, "high"),
+        ("sim/reduce.py", "python-nvidia-warp", 8, "high"),
+        ("sim/reduce.py", "python-nvidia-warp", 10, "high"),
+        ("sim/reduce.py", "python-warp-native-snippet", 4, "high"),
+    ]
+
+
+def test_taichi_warp_shuffles_are_high_unless_kept_to_the_cuda_backend(tmp_path: Path) -> None:
+    """ti.simt.warp / qd.simt.warp calls: high in an open kernel, low inside a branch only the CUDA backend takes
+    (`if ti.static(arch == ti.cuda)`, `if qd.static(ENABLE_WARP_REDUCTION)`); block-shared arrays are not warp code."""
+    got = findings(tmp_path, {
+        "solver.py": """
+            import quadrants as qd
+            import taichi as ti
+
+            def build(arch, ENABLE_WARP_REDUCTION):
+                @ti.kernel
+                def k(x: ti.types.ndarray()):
+                    for i in range(32):
+                        v = ti.simt.warp.shfl_down_i32(ti.u32(0xFFFFFFFF), x[i], 1)
+                        if ti.static(arch == ti.cuda):
+                            v = ti.simt.warp.shfl_xor_i32(ti.u32(0xFFFFFFFF), v, 1)
+                        if qd.static(ENABLE_WARP_REDUCTION):
+                            qd.simt.warp.sync(qd.u32(0xFFFFFFFF))
+                        s = ti.simt.block.SharedArray((32,), ti.f32)
+                return k
+            """,
+    })
+    assert got == [
+        ("solver.py", "python-taichi-warp-intrinsics", 8, "high"),
+        ("solver.py", "python-taichi-warp-intrinsics", 10, "low"),
+        ("solver.py", "python-taichi-warp-intrinsics", 12, "low"),
+    ]
+
+
+def test_madrona_batch_renderer_is_medium_and_low_behind_a_fallback(tmp_path: Path) -> None:
+    got = findings(tmp_path, {
+        "envs/vision.py": "from madrona_mjx.renderer import BatchRenderer\n",
+        "envs/optional.py": "try:\n    import gs_madrona\nexcept ImportError:\n    gs_madrona = None\n",
+        "requirements.txt": "mujoco-mjx\ngs-madrona==0.0.7\n",
+    })
+    assert got == [
+        ("envs/optional.py", "python-madrona-batch-renderer", 2, "low"),
+        ("envs/vision.py", "python-madrona-batch-renderer", 1, "medium"),
+        ("requirements.txt", "madrona-renderer-dependency", 2, "medium"),
+    ]

@@ -31,7 +31,11 @@ _BIT_COUNT = r"^__(popc|ffs|clz|brev)$"
 _MASK_ARGS = f"""
 ((call_expression function: (identifier) @fn arguments: (argument_list . (_) @mask)) (#match? @fn "{_WARP_SYNC}"))
 """
-_INITS = "(init_declarator declarator: (identifier) @name value: (_) @value)"
+# an initialised variable, or a class's static member with its value (`static constexpr unsigned kAll = ~0u;`)
+_INITS = """
+(init_declarator declarator: (identifier) @name value: (_) @value)
+(field_declaration declarator: (field_identifier) @name default_value: (_) @value)
+"""
 _MASK_MACROS = "(preproc_def name: (identifier) @name value: (preproc_arg) @value)"
 _BALLOT_DECLS = f"""
 (declaration type: (_) @type declarator: (init_declarator declarator: (identifier) @name
@@ -264,11 +268,23 @@ def _constants(doc: CudaDocument) -> dict[str, str]:
     return found
 
 
+# A name reached through its namespace or class (`detail::kFullWarpMask`, `consts::allActive`, `::FULL_MASK`)
+_QUALIFIED = lazy_regex(r"(?:::)?(?:[A-Za-z_]\w*::)+([A-Za-z_]\w*)")
+
+
+def _unqualified(value: str) -> str:
+    """VALUE less its namespace or class qualification: the name the constant's own definition binds."""
+    qualified = _QUALIFIED.fullmatch(value) if ":" in value else None
+    return qualified.group(1) if qualified else value
+
+
 def _is_full_mask(text: str, constants: dict[str, str], depth: int = 0) -> bool:
-    """A 32-bit all-lanes mask: a literal form, or a name bound to one (or named like one, when unbound)."""
+    """A 32-bit all-lanes mask: a literal form, or a name bound to one (or named like one, when unbound); a name
+    may come through its namespace (`detail::FULL_MASK`), bound by the definition inside that namespace."""
     value = _normal(text)
     if _FULL_MASK.match(value):
         return True
+    value = _unqualified(value)
     if not re.fullmatch(r"[A-Za-z_]\w*", value) or depth > 3:
         return False
     if value in constants:
@@ -286,7 +302,7 @@ def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
         if doc.node_text(groups["fn"][0]) in doc.compat_names:
             continue
         constants = _constants(doc) if constants is None else constants
-        name = _normal(doc.node_text(mask))
+        name = _unqualified(_normal(doc.node_text(mask)))
         open_use = not doc.is_guarded(doc.point(mask.start_byte)[0])
         used[name] = used.get(name, False) or open_use
         if (function := doc.enclosing_function(mask.start_byte)) is not None:

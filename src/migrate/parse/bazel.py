@@ -18,9 +18,13 @@ from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 _TOKEN = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|#[^\n]*',
                     re.S)
 # the CUDA-only select helpers, the CUDA toolchain's labels, the define that turns TensorFlow's GPU kernels on and
-# nvcc options passed through the crosstool wrapper
+# nvcc options passed through the crosstool wrapper; rules_cuda's rules and labels (`load("@rules_cuda//cuda:defs.bzl",
+# "cuda_library")`, `cuda_library(...)`: nvcc or clang for NVIDIA only); the CUDA toolkit's own libraries imported by
+# file (`cc_import(static_library = "lib64/libcudart_static.a")`, a repository rule over /usr/local/cuda/lib64)
 _CUDA_BUILD = re.compile(
-    r"\bif_cuda(?:_is_configured)?\s*\(|@local_config_cuda//|\bGOOGLE_CUDA=1\b|-nvcc_options=[\w=-]+")
+    r"\bif_cuda(?:_is_configured)?\s*\(|@local_config_cuda//|\bGOOGLE_CUDA=1\b|-nvcc_options=[\w=-]+"
+    r"|@rules_cuda//|^[ \t]*cuda_(?:library|binary|test|objects)\s*\("
+    r"|\blib(?:cudart|cuda|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc|cudnn)(?:_static)?\.(?:a|so)\b", re.M)
 # the ROCm side of the same toolchain: a file that names it builds for both
 _ROCM_SIDE = re.compile(
     r"\bif_rocm(?:_is_configured)?\s*\(|\bif_cuda_or_rocm\s*\(|\bif_gpu_is_configured\s*\(|@local_config_rocm//"

@@ -54,6 +54,14 @@ _WRAPPED_BALLOT_DECLS = """
   value: (call_expression function: [(identifier) (qualified_identifier) (template_function)] @fn))
   (#match? @fn "(^|:)([Ww]arp_?|masked_)?[Bb]allot$|^(WARP_BALLOT|warpBallot|WarpBallot)$")) @decl
 """
+# `__activemask() == 0xffffffff`, `__ballot_sync(m, p) != FULL_MASK`: a whole-warp test against 32 lanes
+_COMPARED_MASK = r"^__(activemask|ballot_sync|ballot)$"
+_MASK_COMPARES = f"""
+(binary_expression left: (call_expression function: (identifier) @fn) operator: ["==" "!="] right: (_) @value
+  (#match? @fn "{_COMPARED_MASK}")) @cmp
+(binary_expression left: (_) @value operator: ["==" "!="] right: (call_expression function: (identifier) @fn)
+  (#match? @fn "{_COMPARED_MASK}")) @cmp
+"""
 _BALLOT_RETURNS = f"""
 (return_statement (call_expression function: (identifier) @fn) @call (#match? @fn "{_BALLOT}"))
 """
@@ -302,6 +310,16 @@ def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
             # `unsigned mask = 0xffffffff` of a wrapper whose ROCm branch calls the mask-free __shfl_xor: CUDA's only
             if function is None or in_functions.get((function.start_byte, name)) is not False:
                 yield _span(value)
+
+
+def _full_compares(doc: CudaDocument) -> Iterator[Hit]:
+    """`__activemask() == 0xffffffff` (or a ballot against FULL_MASK): HIP returns 64 lanes, so a full wavefront
+    never equals the 32-bit value and the check fails (an assert) or its branch is never taken."""
+    constants: dict[str, str] | None = None
+    for groups in doc.matches(_MASK_COMPARES):
+        constants = _constants(doc) if constants is None else constants
+        if _is_full_mask(doc.node_text(groups["value"][0]), constants):
+            yield _span(groups["cmp"][0], symbol=doc.node_text(groups["fn"][0]))
 
 
 def _narrow_masks(doc: CudaDocument) -> Iterator[Hit]:
@@ -841,11 +859,12 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
                 _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _BALLOT_RETURNS,
-                _WRAPPED_BALLOT_DECLS, _FUNCTION_MACROS, _RETURNING, _SIZE_FUNCTIONS, _NAMED_BLOCKS):
+                _WRAPPED_BALLOT_DECLS, _FUNCTION_MACROS, _RETURNING, _SIZE_FUNCTIONS, _NAMED_BLOCKS, _MASK_COMPARES):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "full-mask": _full_masks,
+    "full-compare": _full_compares,
     "narrow-mask": _narrow_masks,
     "ballot-width": _ballot_widths,
     "lane-math": _lane_maths,
@@ -861,6 +880,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
 # compile of its own ~10 ms)
 _QUERIES: dict[str, tuple[str, ...]] = {
     "full-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, MACROS_QUERY, _INITS, _MASK_MACROS, _MASK_PARAMETERS, _RETURNING),
+    "full-compare": (_MASK_COMPARES, MACROS_QUERY, _INITS),
     "narrow-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, _TYPED_NAMES, MACROS_QUERY, _INITS),
     "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS, _WRAPPED_BALLOT_DECLS,
                      _TYPED_NAMES),
@@ -906,6 +926,7 @@ _SYNC_NAMES = frozenset(
     + [f"__reduce_{op}_sync" for op in ("add", "min", "max", "and", "or", "xor")]
 )  # what _WARP_SYNC matches
 _BALLOT_NAMES = frozenset({"__ballot_sync", "__ballot", "__activemask", "__match_any_sync", "__match_all_sync"})
+_COMPARED_NAMES = frozenset({"__activemask", "__ballot_sync", "__ballot"})  # what _COMPARED_MASK matches
 # The ballot wrappers _BALLOT_WRAPPER_CALL finds counted (a file that only calls one needs no other ballot name)
 _BALLOT_WRAPPERS = frozenset({"ballot", "Ballot", "BALLOT", "warp_ballot", "warpBallot", "WarpBallot", "WARP_BALLOT",
                               "masked_ballot"})
@@ -929,6 +950,7 @@ def _every_case(word: str) -> list[str]:
 # that reads the lower-cased code needs its words in every case.
 _NEEDLES = {
     "full-mask": ["_sync", *_every_case("mask")],  # every _SYNC_NAMES name holds _sync
+    "full-compare": sorted(_COMPARED_NAMES),
     "narrow-mask": ["_sync"],
     "ballot-width": sorted(_BALLOT_NAMES | _BALLOT_WRAPPERS),
     # _LANE_OPERATIONS' cmp and Cmp; _NEEDED_BY; _TARGETS, _WARP_INDEX, _THREAD_BUILTIN, _THREAD_NAME, _THREAD_VALUE
@@ -1212,9 +1234,18 @@ def _maybe_macro_body(view: Code) -> bool:
     return False
 
 
+_COMPARISON = lazy_regex(r"[!=]=")  # _MASK_COMPARES' operators
+
+
+def _maybe_full_compare(view: Code) -> bool:
+    """A ballot or __activemask() named, and an equality test somewhere in the file."""
+    return not _COMPARED_NAMES.isdisjoint(view.words) and _COMPARISON.search(view.text) is not None
+
+
 _LANE_MACRO_TEXT = lazy_regex(rf"#{_W}define[^\n]*threadIdx{_W}\.{_W}x{_W}(?:&|%|>>|/)")
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
+    "full-compare": _maybe_full_compare,
     "narrow-mask": _maybe_narrow_mask,
     "ballot-width": names_in(_BALLOT_NAMES | _BALLOT_WRAPPERS),
     "lane-math": _maybe_lane_math,
@@ -1237,7 +1268,7 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return _NEEDLES[params["check"]]
 
 
-_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES | _BALLOT_WRAPPERS, "literal-size": _INTRINSIC_NAMES,
+_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "full-compare": _COMPARED_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES | _BALLOT_WRAPPERS, "literal-size": _INTRINSIC_NAMES,
                 "warpsize-constant": frozenset({"warpSize"}), "row-shuffle": _INDEXED_NAMES}
 
 

@@ -70,6 +70,8 @@ _LANE_MATHS = """
   (#match? @rhs "^(31|0[xX]1[fF]|32|5)[uUlL]*$|^32\\.0*[fF]?$")) @expr
 (binary_expression left: (number_literal) @rhs operator: ["&" "*"] @op right: (_) @lhs
   (#match? @rhs "^(31|0[xX]1[fF]|32)[uUlL]*$")) @expr
+(binary_expression left: (_) @lhs operator: "&" @op
+  right: (unary_expression operator: "~" argument: (number_literal) @rhs) (#match? @rhs "^(31|0[xX]1[fF])[uUlL]*$")) @expr
 (binary_expression left: (_) @lhs operator: "&" @op right: (parenthesized_expression) @rhs
   (#match? @rhs "^[(] *32 *- *1 *[)]$")) @expr
 (binary_expression left: (number_literal) @one operator: "<<" right: (_) @lhs (#match? @one "^1[uU]?$")) @bit
@@ -983,7 +985,7 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
 # them, or a leading lookbehind, makes it try every position).
 _LANE_OPERATIONS = {  # the operator and literal pairs of _LANE_MATHS that _LANE_LITERALS keeps, by the operator
     # _is_lane_math judges them as; each regex starts with a literal so that the search runs in C
-    "&": lazy_regex(rf"&{_W}(?:31|0[xX]1[fF]|\({_W}32{_W}-{_W}1{_W}\)){_NUMBER_END}"),
+    "&": lazy_regex(rf"&{_W}~?{_W}(?:31|0[xX]1[fF]|\({_W}32{_W}-{_W}1{_W}\)){_NUMBER_END}"),  # `& ~31`: the warp's base
     "%": lazy_regex(rf"%{_W}32{_NUMBER_END}"),
     "*": lazy_regex(rf"\*{_W}32{_NUMBER_END}"),
     "/": lazy_regex(rf"/{_W}32{_NUMBER_END}"),

@@ -209,7 +209,7 @@ _NARROW_TYPE = lazy_regex(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned
 _NARROW_LITERAL = lazy_regex(r"^\(?(?:(?:0[xX][0-9a-fA-F]+|\d+)[uU]?|-1|~0)\)?$")
 _THREAD_BUILTIN = lazy_regex(r"\b(?:threadIdx|blockDim|thread_rank)\b")
 _THREAD_NAME = lazy_regex(
-    r"^(?:tid|tidx|ltid|tx|lane|laneid|laneId|lane_id|laneIdx|lane_idx|lane_index|thread_id|threadId|thread_idx"
+    r"^(?:tid|tidx|ltid|tx|lane|laneid|laneId|LaneId|lane_id|laneIdx|lane_idx|lane_index|thread_id|threadId|thread_idx"
     r"|local_tid|local_id|linear_tid|thread_rank|thread_lane|warp_tid)$"
 )
 _LANE_LITERALS = {"&": ("31", "0x1f", "32-1"), "%": ("32",), ">>": ("5",), "/": ("32", "32.", "32.0", "32.f", "32.0f"),

@@ -623,6 +623,9 @@ def _lane_macros(doc: CudaDocument) -> Iterator[Hit]:
 # tail `#define WARP_SUM(x) x += __shfl_down_sync(0xffffffff, x, 16); \`): its all-lanes masks and lane maths are
 # read from the body's text.
 _FUNCTION_MACROS = "(preproc_function_def name: (identifier) @name value: (preproc_arg) @value)"
+# a sync call whose mask is a name: _macro_bodies asks _is_full_mask of it (FULLMASK, kFullMask, a macro of 0xffffffff)
+_MACRO_NAMED_MASK = lazy_regex(
+    r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)\s*\(\s*([A-Za-z_]\w*)\s*,")
 _MACRO_WARP = lazy_regex(
     r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)\s*\(\s*"
     r"(?:0[xX]0*[fF]{8}[uUlL]*|~0[uU]?(?![lL])|\(\s*(?:unsigned|uint32_t)\s*\)\s*-1)\s*,"
@@ -630,12 +633,19 @@ _MACRO_WARP = lazy_regex(
 
 
 def _macro_bodies(doc: CudaDocument) -> Iterator[Hit]:
-    """Warp sync calls given an all-lanes 32-bit mask, and lane or warp ids taken with 31 / 32 / 5 from
-    threadIdx.x, in the bodies of function-like macros."""
+    """Warp sync calls given an all-lanes 32-bit mask (a literal, or a name bound to one or named like one:
+    `__shfl_down_sync(FULLMASK, v, 16)`), and lane or warp ids taken with 31 / 32 / 5 from threadIdx.x, in the
+    bodies of function-like macros."""
+    constants: dict[str, str] | None = None
     for groups in doc.matches(_FUNCTION_MACROS):
         node = groups["value"][0]
         body = _MACRO_COMMENT.sub(blank_match, doc.node_text(node))
-        for match in _MACRO_WARP.finditer(body):
+        found = list(_MACRO_WARP.finditer(body))
+        for match in _MACRO_NAMED_MASK.finditer(body):
+            constants = _constants(doc) if constants is None else constants
+            if _is_full_mask(match.group(2), constants):
+                found.append(match)
+        for match in sorted(found, key=lambda m: m.start()):
             line_start = body.rfind("\n", 0, match.start()) + 1
             rows = body.count("\n", 0, match.start())
             column = match.start() - line_start + (node.start_point.column if rows == 0 else 0)
@@ -894,7 +904,7 @@ _QUERIES: dict[str, tuple[str, ...]] = {
     "warpsize-constant": (),
     "size-name-use": (_SIZE_DEFINITIONS, COMPAT_NAMES_QUERY),
     "row-shuffle": (_WARP_BLOCKS,),
-    "macro-body": (_FUNCTION_MACROS,),
+    "macro-body": (_FUNCTION_MACROS, MACROS_QUERY, _INITS),
 }
 
 
@@ -1231,7 +1241,8 @@ def _maybe_macro_body(view: Code) -> bool:
         end = text.find("\n", start.end())
         while end > 0 and text[end - 1 - (text[end - 1] == "\r")] == "\\":
             end = text.find("\n", end + 1)
-        if _MACRO_WARP.search(text, start.end(), len(text) if end < 0 else end):
+        stop = len(text) if end < 0 else end
+        if _MACRO_WARP.search(text, start.end(), stop) or _MACRO_NAMED_MASK.search(text, start.end(), stop):
             return True
     return False
 

@@ -71,7 +71,8 @@ _LANE_MATHS = """
 (binary_expression left: (number_literal) @rhs operator: ["&" "*"] @op right: (_) @lhs
   (#match? @rhs "^(31|0[xX]1[fF]|32)[uUlL]*$")) @expr
 (binary_expression left: (_) @lhs operator: "&" @op
-  right: (unary_expression operator: "~" argument: (number_literal) @rhs) (#match? @rhs "^(31|0[xX]1[fF])[uUlL]*$")) @expr
+  right: (unary_expression operator: "~" argument: (number_literal) @rhs)
+  (#match? @rhs "^(31|0[xX]1[fF])[uUlL]*$")) @expr
 (binary_expression left: (_) @lhs operator: "&" @op right: (parenthesized_expression) @rhs
   (#match? @rhs "^[(] *32 *- *1 *[)]$")) @expr
 (binary_expression left: (number_literal) @one operator: "<<" right: (_) @lhs (#match? @one "^1[uU]?$")) @bit
@@ -625,7 +626,8 @@ def _lane_macros(doc: CudaDocument) -> Iterator[Hit]:
 _FUNCTION_MACROS = "(preproc_function_def name: (identifier) @name value: (preproc_arg) @value)"
 # a sync call whose mask is a name: _macro_bodies asks _is_full_mask of it (FULLMASK, kFullMask, a macro of 0xffffffff)
 _MACRO_NAMED_MASK = lazy_regex(
-    r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)\s*\(\s*([A-Za-z_]\w*)\s*,")
+    r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)"
+    r"\s*\(\s*([A-Za-z_]\w*)\s*,")
 _MACRO_WARP = lazy_regex(
     r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)\s*\(\s*"
     r"(?:0[xX]0*[fF]{8}[uUlL]*|~0[uU]?(?![lL])|\(\s*(?:unsigned|uint32_t)\s*\)\s*-1)\s*,"
@@ -1281,7 +1283,8 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return _NEEDLES[params["check"]]
 
 
-_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "full-compare": _COMPARED_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES | _BALLOT_WRAPPERS, "literal-size": _INTRINSIC_NAMES,
+_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "full-compare": _COMPARED_NAMES, "narrow-mask": _SYNC_NAMES,
+                "ballot-width": _BALLOT_NAMES | _BALLOT_WRAPPERS, "literal-size": _INTRINSIC_NAMES,
                 "warpsize-constant": frozenset({"warpSize"}), "row-shuffle": _INDEXED_NAMES}
 
 

@@ -49,7 +49,7 @@ _EXTENSIONS = {
     ".in": FileKind.REQUIREMENTS,
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
-    ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".go": FileKind.GO,
+    ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL, ".go": FileKind.GO,
     ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
     **dict.fromkeys(FORTRAN_SUFFIXES, FileKind.FORTRAN),
 }
@@ -62,7 +62,7 @@ _NAMES = {
     "make.rules": FileKind.MAKEFILE,
     "makefile.am": FileKind.MAKEFILE,  # automake's input, written by hand (Makefile.in is generated from it)
     "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other Rust sources are not read
-    "build.bazel": FileKind.BAZEL,
+    "build.bazel": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL,  # and tools/cuda.bazelrc by its suffix
     "package.xml": FileKind.ROS_PACKAGE,
 }
 # Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make, and configure's fragment templates (rules.mk.in);

@@ -49,3 +49,23 @@ def test_rules_cuda_targets_and_toolkit_library_imports(tmp_path: Path) -> None:
         ("rulescuda/BUILD", 3, "bazel-cuda-build", "medium", (3, 10)),
         ("toolkit/toolkit.bzl", 7, "bazel-cuda-build", "medium", ()),
     ]
+
+
+@pytest.mark.parametrize(("relpath", "kind"), [(".bazelrc", FileKind.BAZEL), ("tools/cuda.bazelrc", FileKind.BAZEL),
+                                               ("docs/bazelrc.md", FileKind.MARKDOWN)])
+def test_bazelrc_files_are_bazel_files(relpath: str, kind: FileKind) -> None:
+    assert classify(relpath) is kind
+
+
+def test_a_bazelrc_that_configures_only_the_cuda_toolchain_is_one_finding(tmp_path: Path) -> None:
+    """The crosstool, the nvcc define and the CUDA settings are occurrences; the host compiler path, the comments and
+    the test options are not."""
+    assert tree_findings(tmp_path, {".bazelrc": (OPS / "rc-cuda" / ".bazelrc").read_text(encoding="utf-8")}) == [
+        (".bazelrc", 7, "bazel-cuda-build", "medium", (7, 8, 9, 10)),
+    ]
+
+
+def test_a_bazelrc_with_a_rocm_config_or_no_gpu_config_is_quiet(tmp_path: Path) -> None:
+    files = {".bazelrc": (OPS / "rc-both" / ".bazelrc").read_text(encoding="utf-8"),
+             "tools/ci.bazelrc": (OPS / "rc-cpu" / "tools.bazelrc").read_text(encoding="utf-8")}
+    assert tree_findings(tmp_path, files) == []

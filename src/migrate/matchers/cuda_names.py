@@ -22,6 +22,11 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("cuda-names 'where' must be host, device or any")
     if not isinstance(params.get("called", False), bool):
         raise ValueError("cuda-names 'called' must be true or false")
+    if "unless_include" in params:
+        try:
+            re.compile(params["unless_include"])
+        except (re.error, TypeError) as exc:
+            raise ValueError(f"cuda-names: bad 'unless_include' regex: {exc}") from None
 
 
 @register("cuda-names", validate=_validate, needles=lambda p: list(p["names"]),
@@ -29,8 +34,9 @@ def _validate(params: Mapping[str, Any]) -> None:
 def match_cuda_names(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line using one of `names` as an identifier in code (not in comments, strings or as a member, nor a name
     the file declares itself), in host code, device code or anywhere (`where`); with `called`, only uses followed
-    by an argument list (a call or a function-like macro's use, not an alias such as `#define NEW OLD`)."""
-    if not isinstance(doc, CudaDocument):
+    by an argument list (a call or a function-like macro's use, not an alias such as `#define NEW OLD`). With
+    `unless_include`, nothing in a file that includes a header matching it (the include's own rule decides there)."""
+    if not isinstance(doc, CudaDocument) or _includes(doc, params.get("unless_include")):
         return
     seen: set[int] = set()
     where = params.get("where", "any")
@@ -43,3 +49,8 @@ def match_cuda_names(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
         if token.line not in seen and not doc.declares(token.name):
             seen.add(token.line)
             yield Hit(token.line, token.column, symbol=token.name)
+
+
+def _includes(doc: CudaDocument, pattern: str | None) -> bool:
+    """The file has an #include whose path PATTERN finds."""
+    return pattern is not None and any(re.search(pattern, path) for path, _ in doc.lexed_for(frozenset()).includes)

@@ -58,6 +58,14 @@ _WRAPPED_BALLOT_DECLS = """
   value: (call_expression function: [(identifier) (qualified_identifier) (template_function)] @fn))
   (#match? @fn "(^|:)([Ww]arp_?|masked_)?[Bb]allot$|^(WARP_BALLOT|warpBallot|WarpBallot)$")) @decl
 """
+# `__activemask() == 0xffffffff`, `__ballot_sync(m, p) != FULL_MASK`: a whole-warp test against 32 lanes
+_COMPARED_MASK = r"^__(activemask|ballot_sync|ballot)$"
+_MASK_COMPARES = f"""
+(binary_expression left: (call_expression function: (identifier) @fn) operator: ["==" "!="] right: (_) @value
+  (#match? @fn "{_COMPARED_MASK}")) @cmp
+(binary_expression left: (_) @value operator: ["==" "!="] right: (call_expression function: (identifier) @fn)
+  (#match? @fn "{_COMPARED_MASK}")) @cmp
+"""
 _BALLOT_RETURNS = f"""
 (return_statement (call_expression function: (identifier) @fn) @call (#match? @fn "{_BALLOT}"))
 """
@@ -66,6 +74,9 @@ _LANE_MATHS = """
   (#match? @rhs "^(31|0[xX]1[fF]|32|5)[uUlL]*$|^32\\.0*[fF]?$")) @expr
 (binary_expression left: (number_literal) @rhs operator: ["&" "*"] @op right: (_) @lhs
   (#match? @rhs "^(31|0[xX]1[fF]|32)[uUlL]*$")) @expr
+(binary_expression left: (_) @lhs operator: "&" @op
+  right: (unary_expression operator: "~" argument: (number_literal) @rhs)
+  (#match? @rhs "^(31|0[xX]1[fF])[uUlL]*$")) @expr
 (binary_expression left: (_) @lhs operator: "&" @op right: (parenthesized_expression) @rhs
   (#match? @rhs "^[(] *32 *- *1 *[)]$")) @expr
 (binary_expression left: (number_literal) @one operator: "<<" right: (_) @lhs (#match? @one "^1[uU]?$")) @bit
@@ -203,7 +214,7 @@ _NARROW_TYPE = lazy_regex(r"^(?:(?:std::)?u?int32_t|__uint32_t|unsigned|unsigned
 _NARROW_LITERAL = lazy_regex(r"^\(?(?:(?:0[xX][0-9a-fA-F]+|\d+)[uU]?|-1|~0)\)?$")
 _THREAD_BUILTIN = lazy_regex(r"\b(?:threadIdx|blockDim|thread_rank)\b")
 _THREAD_NAME = lazy_regex(
-    r"^(?:tid|tidx|ltid|tx|lane|laneid|laneId|lane_id|laneIdx|lane_idx|lane_index|thread_id|threadId|thread_idx"
+    r"^(?:tid|tidx|ltid|tx|lane|laneid|laneId|LaneId|lane_id|laneIdx|lane_idx|lane_index|thread_id|threadId|thread_idx"
     r"|local_tid|local_id|linear_tid|thread_rank|thread_lane|warp_tid)$"
 )
 _LANE_LITERALS = {"&": ("31", "0x1f", "32-1"), "%": ("32",), ">>": ("5",), "/": ("32", "32.", "32.0", "32.f", "32.0f"),
@@ -318,6 +329,16 @@ def _full_masks(doc: CudaDocument) -> Iterator[Hit]:
             # `unsigned mask = 0xffffffff` of a wrapper whose ROCm branch calls the mask-free __shfl_xor: CUDA's only
             if function is None or in_functions.get((function.start_byte, name)) is not False:
                 yield _span(value)
+
+
+def _full_compares(doc: CudaDocument) -> Iterator[Hit]:
+    """`__activemask() == 0xffffffff` (or a ballot against FULL_MASK): HIP returns 64 lanes, so a full wavefront
+    never equals the 32-bit value and the check fails (an assert) or its branch is never taken."""
+    constants: dict[str, str] | None = None
+    for groups in doc.matches(_MASK_COMPARES):
+        constants = _constants(doc) if constants is None else constants
+        if _is_full_mask(doc.node_text(groups["value"][0]), constants):
+            yield _span(groups["cmp"][0], symbol=doc.node_text(groups["fn"][0]))
 
 
 def _narrow_masks(doc: CudaDocument) -> Iterator[Hit]:
@@ -619,6 +640,10 @@ def _lane_macros(doc: CudaDocument) -> Iterator[Hit]:
 # tail `#define WARP_SUM(x) x += __shfl_down_sync(0xffffffff, x, 16); \`): its all-lanes masks and lane maths are
 # read from the body's text.
 _FUNCTION_MACROS = "(preproc_function_def name: (identifier) @name value: (preproc_arg) @value)"
+# a sync call whose mask is a name: _macro_bodies asks _is_full_mask of it (FULLMASK, kFullMask, a macro of 0xffffffff)
+_MACRO_NAMED_MASK = lazy_regex(
+    r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)"
+    r"\s*\(\s*([A-Za-z_]\w*)\s*,")
 _MACRO_WARP = lazy_regex(
     r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)\s*\(\s*"
     r"(?:0[xX]0*[fF]{8}[uUlL]*|~0[uU]?(?![lL])|\(\s*(?:unsigned|uint32_t)\s*\)\s*-1)\s*,"
@@ -626,12 +651,19 @@ _MACRO_WARP = lazy_regex(
 
 
 def _macro_bodies(doc: CudaDocument) -> Iterator[Hit]:
-    """Warp sync calls given an all-lanes 32-bit mask, and lane or warp ids taken with 31 / 32 / 5 from
-    threadIdx.x, in the bodies of function-like macros."""
+    """Warp sync calls given an all-lanes 32-bit mask (a literal, or a name bound to one or named like one:
+    `__shfl_down_sync(FULLMASK, v, 16)`), and lane or warp ids taken with 31 / 32 / 5 from threadIdx.x, in the
+    bodies of function-like macros."""
+    constants: dict[str, str] | None = None
     for groups in doc.matches(_FUNCTION_MACROS):
         node = groups["value"][0]
         body = _MACRO_COMMENT.sub(blank_match, doc.node_text(node))
-        for match in _MACRO_WARP.finditer(body):
+        found = list(_MACRO_WARP.finditer(body))
+        for match in _MACRO_NAMED_MASK.finditer(body):
+            constants = _constants(doc) if constants is None else constants
+            if _is_full_mask(match.group(2), constants):
+                found.append(match)
+        for match in sorted(found, key=lambda m: m.start()):
             line_start = body.rfind("\n", 0, match.start()) + 1
             rows = body.count("\n", 0, match.start())
             column = match.start() - line_start + (node.start_point.column if rows == 0 else 0)
@@ -857,11 +889,12 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
                 _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _BALLOT_RETURNS,
-                _WRAPPED_BALLOT_DECLS, _FUNCTION_MACROS, _RETURNING, _SIZE_FUNCTIONS, _NAMED_BLOCKS):
+                _WRAPPED_BALLOT_DECLS, _FUNCTION_MACROS, _RETURNING, _SIZE_FUNCTIONS, _NAMED_BLOCKS, _MASK_COMPARES):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
     "full-mask": _full_masks,
+    "full-compare": _full_compares,
     "narrow-mask": _narrow_masks,
     "ballot-width": _ballot_widths,
     "lane-math": _lane_maths,
@@ -877,6 +910,7 @@ _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
 # compile of its own ~10 ms)
 _QUERIES: dict[str, tuple[str, ...]] = {
     "full-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, MACROS_QUERY, _INITS, _MASK_MACROS, _MASK_PARAMETERS, _RETURNING),
+    "full-compare": (_MASK_COMPARES, MACROS_QUERY, _INITS),
     "narrow-mask": (_MASK_ARGS, COMPAT_NAMES_QUERY, _TYPED_NAMES, MACROS_QUERY, _INITS),
     "ballot-width": (_BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _BALLOT_RETURNS, _WRAPPED_BALLOT_DECLS,
                      _TYPED_NAMES),
@@ -888,7 +922,7 @@ _QUERIES: dict[str, tuple[str, ...]] = {
     "warpsize-constant": (),
     "size-name-use": (_SIZE_DEFINITIONS, COMPAT_NAMES_QUERY),
     "row-shuffle": (_WARP_BLOCKS,),
-    "macro-body": (_FUNCTION_MACROS,),
+    "macro-body": (_FUNCTION_MACROS, MACROS_QUERY, _INITS),
 }
 
 
@@ -922,6 +956,7 @@ _SYNC_NAMES = frozenset(
     + [f"__reduce_{op}_sync" for op in ("add", "min", "max", "and", "or", "xor")]
 )  # what _WARP_SYNC matches
 _BALLOT_NAMES = frozenset({"__ballot_sync", "__ballot", "__activemask", "__match_any_sync", "__match_all_sync"})
+_COMPARED_NAMES = frozenset({"__activemask", "__ballot_sync", "__ballot"})  # what _COMPARED_MASK matches
 # The ballot wrappers _BALLOT_WRAPPER_CALL finds counted (a file that only calls one needs no other ballot name)
 _BALLOT_WRAPPERS = frozenset({"ballot", "Ballot", "BALLOT", "warp_ballot", "warpBallot", "WarpBallot", "WARP_BALLOT",
                               "masked_ballot"})
@@ -945,6 +980,7 @@ def _every_case(word: str) -> list[str]:
 # that reads the lower-cased code needs its words in every case.
 _NEEDLES = {
     "full-mask": ["_sync", *_every_case("mask")],  # every _SYNC_NAMES name holds _sync
+    "full-compare": sorted(_COMPARED_NAMES),
     "narrow-mask": ["_sync"],
     "ballot-width": sorted(_BALLOT_NAMES | _BALLOT_WRAPPERS),
     # _LANE_OPERATIONS' cmp and Cmp; _NEEDED_BY; _TARGETS, _WARP_INDEX, _THREAD_BUILTIN, _THREAD_NAME, _THREAD_VALUE
@@ -977,7 +1013,7 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
 # them, or a leading lookbehind, makes it try every position).
 _LANE_OPERATIONS = {  # the operator and literal pairs of _LANE_MATHS that _LANE_LITERALS keeps, by the operator
     # _is_lane_math judges them as; each regex starts with a literal so that the search runs in C
-    "&": lazy_regex(rf"&{_W}(?:31|0[xX]1[fF]|\({_W}32{_W}-{_W}1{_W}\)){_NUMBER_END}"),
+    "&": lazy_regex(rf"&{_W}~?{_W}(?:31|0[xX]1[fF]|\({_W}32{_W}-{_W}1{_W}\)){_NUMBER_END}"),  # `& ~31`: the warp's base
     "%": lazy_regex(rf"%{_W}32{_NUMBER_END}"),
     "*": lazy_regex(rf"\*{_W}32{_NUMBER_END}"),
     "/": lazy_regex(rf"/{_W}32{_NUMBER_END}"),
@@ -1223,14 +1259,24 @@ def _maybe_macro_body(view: Code) -> bool:
         end = text.find("\n", start.end())
         while end > 0 and text[end - 1 - (text[end - 1] == "\r")] == "\\":
             end = text.find("\n", end + 1)
-        if _MACRO_WARP.search(text, start.end(), len(text) if end < 0 else end):
+        stop = len(text) if end < 0 else end
+        if _MACRO_WARP.search(text, start.end(), stop) or _MACRO_NAMED_MASK.search(text, start.end(), stop):
             return True
     return False
+
+
+_COMPARISON = lazy_regex(r"[!=]=")  # _MASK_COMPARES' operators
+
+
+def _maybe_full_compare(view: Code) -> bool:
+    """A ballot or __activemask() named, and an equality test somewhere in the file."""
+    return not _COMPARED_NAMES.isdisjoint(view.words) and _COMPARISON.search(view.text) is not None
 
 
 _LANE_MACRO_TEXT = lazy_regex(rf"#{_W}define[^\n]*threadIdx{_W}\.{_W}x{_W}(?:&|%|>>|/)")
 _CANDIDATES: dict[str, CodeTest] = {
     "full-mask": _maybe_full_mask,
+    "full-compare": _maybe_full_compare,
     "narrow-mask": _maybe_narrow_mask,
     "ballot-width": names_in(_BALLOT_NAMES | _BALLOT_WRAPPERS),
     "lane-math": _maybe_lane_math,
@@ -1253,7 +1299,8 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return _NEEDLES[params["check"]]
 
 
-_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "narrow-mask": _SYNC_NAMES, "ballot-width": _BALLOT_NAMES | _BALLOT_WRAPPERS, "literal-size": _INTRINSIC_NAMES,
+_IDENTIFIERS = {"full-mask": _SYNC_NAMES, "full-compare": _COMPARED_NAMES, "narrow-mask": _SYNC_NAMES,
+                "ballot-width": _BALLOT_NAMES | _BALLOT_WRAPPERS, "literal-size": _INTRINSIC_NAMES,
                 "warpsize-constant": frozenset({"warpSize"}), "row-shuffle": _INDEXED_NAMES}
 
 

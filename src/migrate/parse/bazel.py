@@ -1,8 +1,10 @@
-"""Bazel BUILD files and Starlark macros (.bzl): where a target is built for CUDA only, through the toolchain that
-TensorFlow, XLA and rules_cuda configure (`if_cuda(...)`, `if_cuda_is_configured(...)`, `@local_config_cuda//`
-labels, `-DGOOGLE_CUDA=1`, `-nvcc_options=` copts). A file that already names the ROCm side (`if_rocm`,
-`if_cuda_or_rocm`, `if_gpu_is_configured`, `@local_config_rocm//`, `TENSORFLOW_USE_ROCM`) yields nothing: its GPU
-build has a ROCm path."""
+"""Bazel BUILD files, Starlark macros (.bzl) and .bazelrc option files: where a target is built for CUDA only,
+through the toolchain that TensorFlow, XLA and rules_cuda configure (`if_cuda(...)`, `if_cuda_is_configured(...)`,
+`@local_config_cuda//` labels, `-DGOOGLE_CUDA=1`, `-nvcc_options=` copts; in a .bazelrc the CUDA crosstool, the
+`--action_env CUDA_TOOLKIT_PATH=...` / `TF_CUDA_COMPUTE_CAPABILITIES` settings and `--define=using_cuda=true`).
+A file that already names the ROCm side (`if_rocm`, `if_cuda_or_rocm`, `if_gpu_is_configured`,
+`@local_config_rocm//`, `TENSORFLOW_USE_ROCM`, `TF_NEED_ROCM=1`, `using_rocm=true`) yields nothing: its GPU build
+has a ROCm path."""
 
 from __future__ import annotations
 
@@ -20,15 +22,18 @@ _TOKEN = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]
 # the CUDA-only select helpers, the CUDA toolchain's labels, the define that turns TensorFlow's GPU kernels on and
 # nvcc options passed through the crosstool wrapper; rules_cuda's rules and labels (`load("@rules_cuda//cuda:defs.bzl",
 # "cuda_library")`, `cuda_library(...)`: nvcc or clang for NVIDIA only); the CUDA toolkit's own libraries imported by
-# file (`cc_import(static_library = "lib64/libcudart_static.a")`, a repository rule over /usr/local/cuda/lib64)
+# file (`cc_import(static_library = "lib64/libcudart_static.a")`, a repository rule over /usr/local/cuda/lib64); and a
+# .bazelrc's settings for that toolchain: the CUDA toolkit, cuDNN and compute capabilities handed to its configure
+# rule, and the defines that select nvcc
 _CUDA_BUILD = re.compile(
     r"\bif_cuda(?:_is_configured)?\s*\(|@local_config_cuda//|\bGOOGLE_CUDA=1\b|-nvcc_options=[\w=-]+"
     r"|@rules_cuda//|^[ \t]*cuda_(?:library|binary|test|objects)\s*\("
-    r"|\blib(?:cudart|cuda|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc|cudnn)(?:_static)?\.(?:a|so)\b", re.M)
+    r"|\blib(?:cudart|cuda|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvrtc|cudnn)(?:_static)?\.(?:a|so)\b"
+    r"|--(?:action|repo)_env[= ]+(?:TF_|HERMETIC_)?(?:CUDA|CUDNN|NEED_CUDA)\w*|--define[= ]+using_cuda\w*=true", re.M)
 # the ROCm side of the same toolchain: a file that names it builds for both
 _ROCM_SIDE = re.compile(
     r"\bif_rocm(?:_is_configured)?\s*\(|\bif_cuda_or_rocm\s*\(|\bif_gpu_is_configured\s*\(|@local_config_rocm//"
-    r"|\bTENSORFLOW_USE_ROCM\b|\brocm_copts\s*\(")
+    r"|\bTENSORFLOW_USE_ROCM\b|\brocm_copts\s*\(|\bTF_NEED_ROCM=1\b|--define[= ]+using_rocm\w*=true")
 
 
 def _blank_comment(match: re.Match[str]) -> str:
@@ -54,5 +59,5 @@ def bazel_items(text: str) -> Iterator[Item]:
 
 @register(FileKind.BAZEL)
 def parse_bazel(source: SourceFile, text: str) -> ManifestDocument:
-    """A BUILD or .bzl file reduced to its CUDA-only build facts."""
+    """A BUILD, .bzl or .bazelrc file reduced to its CUDA-only build facts."""
     return ManifestDocument(source=source, text=text, manifest=list(bazel_items(text)))

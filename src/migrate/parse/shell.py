@@ -251,9 +251,16 @@ def assignment_items(name: str, value: str, where: tuple[int, int]) -> Iterator[
         wheel = requirement_item(value, where[0], where[1] + len(name) + 1, strict=False)
         if wheel is not None:
             yield wheel
+    elif _CONDA_SPEC_NAME.match(name) and _CONDA_SPEC.match(value):
+        yield conda_item(value, where[0], where[1] + len(name) + 1)
 
 
 _WHEEL_URL = re.compile(r"^https?://[^\s$]+\.whl$")  # spelled out whole: a templated file name reads as no package
+# A conda package spec kept in a variable that a recipe reads (a conda build script's
+# `export CONDA_CUDATOOLKIT_CONSTRAINT="pytorch-cuda==11.8.*"`, read by `{{ environ.get(...) }}` in its meta.yaml):
+# the line that pins it
+_CONDA_SPEC_NAME = re.compile(r"^CONDA_\w+_(?:CONSTRAINTS?|PACKAGES?|PKGS?|SPECS?|DEPS?)$")
+_CONDA_SPEC = re.compile(r"^[A-Za-z][\w.-]*(?:::[\w.-]+)?(?:\s*[=<>!~]\S*)?$")
 
 
 def _expansions(command: list[Word], origin: Origin) -> Iterator[Item]:

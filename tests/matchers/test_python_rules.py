@@ -56,6 +56,8 @@ FIRES = [
     ("import flash_attn\n", "python-flash-attn", 1, "high"),
     ("try:\n    import flash_attn\nexcept ModuleNotFoundError:\n    flash_attn = None\n", "python-flash-attn", 2, "low"),
     ("from apex import amp\n", "python-apex", 1, "medium"),
+    ("import amp_C\n", "python-apex-extension", 1, "medium"),
+    ("try:\n    from amp_C import multi_tensor_l2norm\nexcept ImportError:\n    pass\n", "python-apex-extension", 2, "low"),
     ("import bitsandbytes\n", "python-bitsandbytes", 1, "low"),
     ("import torch.utils.cpp_extension as ce\next = ce.CUDAExtension('x', ['x.cu'])\n", "python-cpp-extension", 2, "medium"),
     ("import triton\n@triton.jit\ndef k(x):\n    pass\n", "python-triton-kernel", 2, "low"),

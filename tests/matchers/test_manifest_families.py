@@ -452,3 +452,12 @@ def test_apex_cuda_extension_builds_in_install_steps(tmp_path: Path) -> None:
     result = scan(tmp_path, Settings(jobs=1))
     assert [(f.line, f.severity.label) for f in result.findings if f.rule == "apex-cuda-ext-build"] == [
         (3, "medium"), (4, "medium")]
+
+
+def test_flash_attention_submodule_unless_amds_port(tmp_path: Path) -> None:
+    (tmp_path / ".gitmodules").write_text(
+        '[submodule "fa"]\n\tpath = fa\n\turl = https://github.com/Dao-AILab/flash-attention\n'
+        '[submodule "fa-rocm"]\n\tpath = fa-rocm\n\turl = https://github.com/ROCm/flash-attention.git\n',
+        encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(3, "flash-attn-submodule", "medium")]

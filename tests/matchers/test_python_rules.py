@@ -57,6 +57,7 @@ FIRES = [
     ("try:\n    import flash_attn\nexcept ModuleNotFoundError:\n    flash_attn = None\n", "python-flash-attn", 2, "low"),
     ("from apex import amp\n", "python-apex", 1, "medium"),
     ("import amp_C\n", "python-apex-extension", 1, "medium"),
+    ("def f(args):\n    return getattr(args, 'use_flash_attn', True)\n", "python-attention-switch", 2, "low"),
     ("try:\n    from amp_C import multi_tensor_l2norm\nexcept ImportError:\n    pass\n", "python-apex-extension", 2, "low"),
     ("import bitsandbytes\n", "python-bitsandbytes", 1, "low"),
     ("import torch.utils.cpp_extension as ce\next = ce.CUDAExtension('x', ['x.cu'])\n", "python-cpp-extension", 2, "medium"),

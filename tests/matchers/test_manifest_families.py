@@ -461,3 +461,12 @@ def test_flash_attention_submodule_unless_amds_port(tmp_path: Path) -> None:
         encoding="utf-8")
     found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
     assert found == [(3, "flash-attn-submodule", "medium")]
+
+
+def test_hardware_queue_variable_in_launch_scripts(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "export CUDA_DEVICE_MAX_CONNECTIONS=1\nexport GPU_MAX_HW_QUEUES=2\necho CUDA_DEVICE_MAX_CONNECTIONS\n",
+        encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings
+             if f.rule == "cuda-device-max-connections-env"]
+    assert found == [(1, "cuda-device-max-connections-env", "low")]

@@ -60,6 +60,7 @@ FIRES = [
     ("from megablocks.layers.dmoe import dMoE\n", "python-megablocks", 1, "medium"),
     ("try:\n    from megablocks import ops\nexcept ModuleNotFoundError:\n    ops = None\n", "python-megablocks", 2, "low"),
     ("import os\nos.environ['NCCL_ALGO'] = 'Ring'\n", "python-nccl-env", 2, "info"),
+    ("import os\nos.environ['CUDA_DEVICE_MAX_CONNECTIONS'] = '1'\n", "python-cuda-device-max-connections", 2, "low"),
     ("def f(args):\n    return getattr(args, 'use_flash_attn', True)\n", "python-attention-switch", 2, "low"),
     ("try:\n    from amp_C import multi_tensor_l2norm\nexcept ImportError:\n    pass\n", "python-apex-extension", 2, "low"),
     ("import bitsandbytes\n", "python-bitsandbytes", 1, "low"),

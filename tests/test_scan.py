@@ -52,6 +52,21 @@ def test_the_distribution_named_by_setup_py_is_the_repositorys_own(tmp_path: Pat
     assert [f.rule for f in scan(tmp_path / "user", Settings(jobs=1)).findings] == ["numba-cuda-dependency"]
 
 
+def test_the_extensions_setup_py_builds_are_the_repositorys_own(tmp_path: Path) -> None:
+    """apex builds amp_C: its own `import amp_C` is no dependency; a project that imports it builds on apex."""
+    from migrate.inputs import own_packages
+
+    write(tmp_path, "setup.py",
+          "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension, CppExtension\n"
+          "exts = [CUDAExtension(name='amp_C', sources=['csrc/amp_C.cu']), CppExtension('apex_C.ops', ['x.cpp'])]\n"
+          "setup(name='mixed', ext_modules=exts)\n")
+    write(tmp_path, "clip.py", "import amp_C\n")
+    assert own_packages(tmp_path) == {"mixed", "amp_C", "apex_C"}
+    assert [f.rule for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "python-apex-extension"] == []
+    write(tmp_path / "user", "clip.py", "import amp_C\n")
+    assert [f.rule for f in scan(tmp_path / "user", Settings(jobs=1)).findings] == ["python-apex-extension"]
+
+
 def test_the_distributions_named_by_pyproject_and_setup_cfg_are_the_repositorys_own(tmp_path: Path) -> None:
     """Each packaging file names its distribution; a missing, empty or broken one names none."""
     from migrate.inputs import distribution_names

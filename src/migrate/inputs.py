@@ -80,7 +80,25 @@ def own_packages(root: Path) -> frozenset[str]:
         with contextlib.suppress(OSError), os.scandir(root / base) as entries:
             found.update(e.name for e in entries if e.is_dir() and os.path.isfile(os.path.join(e.path, "__init__.py")))
     found.update(distribution_names(root))
+    with contextlib.suppress(ValueError, SyntaxError, RecursionError):
+        found.update(_extension_modules(_packaging_text(root / "setup.py")))
     return frozenset(found)
+
+
+def _extension_modules(text: str) -> set[str]:
+    """The top-level modules setup.py's extensions build (`CUDAExtension(name="amp_C", ...)`,
+    `CppExtension("fused_layer_norm_cuda", [...])`): apex's own `import amp_C` is no dependency on apex."""
+    if "Extension" not in text:
+        return set()
+    names: set[str] = set()
+    for call in (n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call)):
+        func = call.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if not called.endswith("Extension"):
+            continue
+        given = [k.value for k in call.keywords if k.arg == "name"] + call.args[:1]
+        names.update(v.value.split(".")[0] for v in given[:1] if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    return names
 
 
 NESTED = ":"  # "SUBDIR:package": a package of a project nested at SUBDIR (its own setup.py or pyproject.toml)

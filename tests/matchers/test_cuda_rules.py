@@ -131,6 +131,27 @@ def test_mask_constant_is_resolved_through_its_definition(tmp_path: Path) -> Non
     assert fired(tmp_path, code, "warp-full-mask") == [1, 4]
 
 
+def test_shuffle_mask_macros_by_name(tmp_path: Path) -> None:
+    # the header that defines the mask, and a helper file that uses it unbound: both are the 32-lane mask; a
+    # lower-case shfl_mask is a variable (a parameter here, 64-bit) and is not judged by its name
+    assert fired(tmp_path, "#define SHFL_MASK 0xffffffff\n#define SHFL_LANES 0xffffffff\n", "warp-full-mask",
+                 name="conv.cuh") == [1]
+    code = (
+        "__device__ float f(float v, unsigned long long shfl_mask) {\n  v += __shfl_xor_sync(SHFL_MASK, v, 16);\n"
+        "  return v + __shfl_xor_sync(shfl_mask, v, 1);\n}\n"
+    )
+    assert fired(tmp_path, code, "warp-full-mask") == [2]
+
+
+def test_multi_line_asm_is_reported_at_its_first_instruction(tmp_path: Path) -> None:
+    code = (
+        "__global__ void k(int *p) {\n  asm volatile(\n      \"{\\n\"\n      \".reg .pred q;\\n\"\n"
+        "      \"setp.ne.b32 q, %0, 0;\\n\"\n      \"}\\n\" :: \"r\"(p[0]));\n"
+        "  asm volatile(\"bar.sync 0;\");\n}\n"
+    )
+    assert fired(tmp_path, code, "inline-ptx") == [4, 7]
+
+
 def test_ballot_width(tmp_path: Path) -> None:
     code = """\
 __device__ int f(bool p) {

@@ -440,3 +440,33 @@ def test_conda_environment_in_a_folder_of_environments_lists_the_toolkit_compone
     found = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "conda-cuda-package"]
     assert [(f.path, f.line, [o.line for o in f.occurrences]) for f in found] == [
         ("conda/environments/all_cuda-12_arch-x86_64.yaml", 4, [4, 5, 6, 7, 9])]
+
+
+def test_apex_cuda_extension_builds_in_install_steps(tmp_path: Path) -> None:
+    (tmp_path / "install.sh").write_text(
+        "git clone https://github.com/NVIDIA/apex\ncd apex\n"
+        "pip install -v --global-option=\"--cpp_ext\" --global-option=\"--cuda_ext\" ./\n"
+        "python setup.py install --cuda_ext\npip install -v ./\n"
+        "git clone https://github.com/ROCm/apex && pip install --global-option=\"--cuda_ext\" ./apex\n",
+        encoding="utf-8")
+    result = scan(tmp_path, Settings(jobs=1))
+    assert [(f.line, f.severity.label) for f in result.findings if f.rule == "apex-cuda-ext-build"] == [
+        (3, "medium"), (4, "medium")]
+
+
+def test_flash_attention_submodule_unless_amds_port(tmp_path: Path) -> None:
+    (tmp_path / ".gitmodules").write_text(
+        '[submodule "fa"]\n\tpath = fa\n\turl = https://github.com/Dao-AILab/flash-attention\n'
+        '[submodule "fa-rocm"]\n\tpath = fa-rocm\n\turl = https://github.com/ROCm/flash-attention.git\n',
+        encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(3, "flash-attn-submodule", "medium")]
+
+
+def test_hardware_queue_variable_in_launch_scripts(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "export CUDA_DEVICE_MAX_CONNECTIONS=1\nexport GPU_MAX_HW_QUEUES=2\necho CUDA_DEVICE_MAX_CONNECTIONS\n",
+        encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings
+             if f.rule == "cuda-device-max-connections-env"]
+    assert found == [(1, "cuda-device-max-connections-env", "low")]

@@ -13,7 +13,7 @@ from migrate.matchers.cuda_arch_fallback import ARCH_FALLBACK_NOTE, Ranges, arch
 from migrate.model import Severity
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
-from migrate.parse.lexer import Lexed
+from migrate.parse.lexer import Lexed, instruction_offset
 
 # AMD GCN/CDNA mnemonics (s_nop, v_add_f32, ds_swizzle_b32, ...): already-ported asm, not PTX.
 _GCN = re.compile(r"^\s*(?:s|v|ds|buffer|global|flat|scratch|exp)_[a-z0-9_]+\b")
@@ -77,7 +77,7 @@ def _never(_code: Code) -> bool:
 def asm_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each asm statement whose template the rule's pattern finds."""
     pattern = asm_pattern(params["pattern"])
-    hits = [Hit(*lexed.point(offset)) for offset, template in lexed.templates
+    hits = [Hit(*lexed.point(instruction_offset(text, offset, pattern))) for offset, template in lexed.templates
             if pattern.search(template) and _instructions_fit(template, params)]
     yield from _with_fallbacks(hits, lexed, params)
 
@@ -95,7 +95,7 @@ def match_inline_asm(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
         unknown = device_code and unknown_device_asm(template)
         in_device = unknown and doc.in_device_code(doc.byte_offset(offset))
         if (in_device or pattern.search(template)) and _instructions_fit(template, params):
-            hits.append(Hit(*lexed.point(offset)))
+            hits.append(Hit(*lexed.point(instruction_offset(doc.text, offset, pattern))))
     yield from _with_fallbacks(hits, lexed, params)
 
 

@@ -190,10 +190,16 @@ def _warp_helper_name(name: str) -> bool:
         return False
     return not _NOT_WARP_HELPER.search(name) or _SHUFFLE_WORD.search(name) is not None
 
-_MASK_NAME = lazy_regex(r"^(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
+# A shuffle's mask macro (`#define SHFL_MASK 0xffffffff`, defined in one kernel header and used by the reduction
+# helpers a sibling .cu file includes: fairseq's lightconv/dynamicconv, k-means and kNN kernels) is judged by name
+# only when spelled as a constant: a lower-case shfl_mask is a variable or a helper that computes a partial mask.
+_MASK_NAME = lazy_regex(r"^(?:(?i:k_?)?(?i:full|final|all|warp)_?(?i:lanes?_?|warp_?)?(?i:mask)|(?:SHFL|SHUFFLE)_?MASK)$")
 # A definition may carry a project prefix (`#define BNB_FULL_WARP_MASK 0xffffffffull`); a use is judged by the
 # name alone only without one (a prefixed macro is usually defined per platform in a header).
-_DEFINED_MASK_NAME = lazy_regex(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
+_DEFINED_MASK_NAME = lazy_regex(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp|shfl|shuffle)_?(?:lanes?_?|warp_?)?mask$",
+                                re.I)
+# an accessor function named for the warp's lanes (warp_full_mask()); not shfl_mask(n), which computes a partial mask
+_ACCESSOR_MASK_NAME = lazy_regex(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 _SIZE_NAME = lazy_regex(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
 _LOG_SIZE_NAME = lazy_regex(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
 # `Value warpSize = i32_val(32)`, `int32_t(32)`: a compiler's or a cast's one-argument wrapper of the literal
@@ -436,7 +442,7 @@ def _full_mask_call(doc: CudaDocument, value: str, returns: dict[str, set[str]])
 def _mask_function(name: str) -> bool:
     """A function named for a warp's lane mask (warp_full_mask, WarpFullMask, warp_converged_mask), not any mask."""
     lower = name.lower()
-    return bool(_DEFINED_MASK_NAME.match(name)) or "warp" in lower and lower.endswith("mask")
+    return bool(_ACCESSOR_MASK_NAME.match(name)) or "warp" in lower and lower.endswith("mask")
 
 
 def _ballot_widths(doc: CudaDocument) -> Iterator[Hit]:
@@ -948,7 +954,7 @@ _FULL_VALUE_FORMS = (
                         r"|static_cast<(?:unsigned|unsignedint|uint32_t|std::uint32_t)>\(-1\)")),
 )
 _MASK_DEFINITION = lazy_regex(rf"mask\w*?(?:[=(]|\(\)(?:const|noexcept)*\{{return)?{_FULL_VALUE}")
-_MASK_NAMES = lazy_regex(r"\b(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask\b")  # _MASK_NAME, lower-case
+_MASK_NAMES = lazy_regex(r"\b(?:(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?|shfl_?|shuffle_?)mask\b")  # _MASK_NAME, lower-case
 _MASK_ACCESSOR = lazy_regex(rf"warp\w*mask{_W}\({_W}\)")  # _full_mask_call's, lower-case
 _SYNC_NAMES = frozenset(
     [f"__shfl{kind}_sync" for kind in ("", "_up", "_down", "_xor")]

@@ -523,10 +523,17 @@ def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
 
 def _switched_on(doc: PythonDocument, regex: re.Pattern[str]) -> Found:
     """Where a switch is turned on by a literal True: the keyword `use_flash_attn=True`, the parameter default
-    `use_flash_attn: bool = True`, the assignment or field `USE_FLASH_ATTN = True` (the default that chooses)."""
+    `use_flash_attn: bool = True`, the assignment or field `USE_FLASH_ATTN = True` (the default that chooses), and a
+    config's default by its key: `cfg.get("use_flash_attn", True)`, `getattr(args, "use_flash_attn", True)`,
+    `setdefault("use_flash_attn", True)`, `{"use_flash_attn": True}`."""
     given: list[tuple[str, ast.expr]] = []
     for call in doc.of_type(ast.Call):
         given.extend((k.arg, k.value) for k in call.keywords if k.arg)
+        given.extend((key.value, value) for key, value in zip(call.args, call.args[1:])
+                     if isinstance(key, ast.Constant) and isinstance(key.value, str))
+    for mapping in doc.of_type(ast.Dict):
+        given.extend((key.value, value) for key, value in zip(mapping.keys, mapping.values)
+                     if isinstance(key, ast.Constant) and isinstance(key.value, str))
     for function in doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
         given.extend(_parameter_defaults(function.args))
     for assign in doc.of_type(ast.Assign, ast.AnnAssign):

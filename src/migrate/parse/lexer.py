@@ -374,6 +374,17 @@ def _is_asm_label(text: str, match: re.Match[str]) -> bool:
             and template.count('"') == 2 and not any(c.isspace() for c in template[1:-1]))
 
 
+def instruction_offset(text: str, offset: int, pattern: re.Pattern[str]) -> int:
+    """The offset of the first PATTERN match in the string literals of the asm statement whose keyword is at OFFSET
+    of TEXT when it is on a later line (the line a reader names for a multi-line block: its instruction, not
+    `asm volatile(`), else OFFSET."""
+    statement = _ASM.match(text, offset)
+    if statement is None or (found := pattern.search(statement.group(1))) is None:
+        return offset
+    instruction = statement.start(1) + found.start()
+    return instruction if "\n" in text[offset:instruction] else offset
+
+
 def _template(code: str) -> str:
     return " ".join(_STRING.findall(code)).replace("\\n", "\n").replace("\\t", "\t")
 

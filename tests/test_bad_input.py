@@ -167,6 +167,23 @@ def test_unparsable_python_is_skipped(tmp_path: Path) -> None:
     assert skips(data) == {"broken.py": "Python syntax error at line 2: invalid syntax"}
 
 
+def test_a_script_exported_from_a_notebook_is_read_past_its_shell_escapes(tmp_path: Path) -> None:
+    (tmp_path / "puzzles.py").write_text(
+        "!pip install -q plotting-helper\n%matplotlib inline\nfrom numba import cuda\n"
+        "if True:\n    !nvidia-smi\n    kernel = cuda.jit(lambda a: None)\n"
+    )
+    _, data, _ = run_scan(tmp_path)
+    assert skips(data) == {}
+    assert sorted((f["rule"], f["line"]) for f in data["findings"]) == [
+        ("python-numba-cuda", 3), ("python-numba-cuda", 6)]
+
+
+def test_a_syntax_error_beside_shell_escapes_is_still_skipped(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("!pip install torch\nimport torch\ndef f(:\n    pass\n")
+    _, data, _ = run_scan(tmp_path)
+    assert skips(data) == {"broken.py": "Python syntax error at line 1: invalid syntax"}
+
+
 def test_broken_rules_file_names_file_and_rule(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text(
         "rules:\n  - id: my-rule\n    title: t\n    category: nonsense\n    languages: [python]\n"

@@ -63,6 +63,8 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("src/model.mod", None),
         # Cython sources (the CUDA their extern blocks declare and their code calls)
         ("det/nms/gpu_nms.pyx", FileKind.CYTHON), ("lib/streams.pxd", FileKind.CYTHON), ("lib/defs.pxi", FileKind.CYTHON),
+        # SASS assembler sources and disassemblies (a CSS Sass stylesheet shares .sass: the rules tell them apart)
+        ("sass_cubin/latency.sass", FileKind.SASS), ("sgemm/asm/sgemm.sm_70.cuasm", FileKind.SASS),
         # conda environments named for their variant, in a folder of environments or under conda/
         ("conda/environments/all_cuda-129_arch-x86_64.yaml", FileKind.CONDA), ("envs/gpu.yml", FileKind.CONDA),
         ("ci/environments/py311.yml", FileKind.CONDA), ("conda/recipes/lib/recipe.yaml", FileKind.CONDA),

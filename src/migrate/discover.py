@@ -51,6 +51,7 @@ _EXTENSIONS = {
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
     ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL, ".go": FileKind.GO,
     ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
+    ".sass": FileKind.SASS, ".cuasm": FileKind.SASS,
     **dict.fromkeys(FORTRAN_SUFFIXES, FileKind.FORTRAN),
 }
 _NAMES = {

@@ -92,6 +92,7 @@ class FileKind(str, enum.Enum):
     ROS_PACKAGE = "ros-package"  # package.xml (a ROS / ROS 2 package manifest: its <depend> entries)
     FORTRAN = "fortran"  # Fortran sources (CUDA Fortran, OpenACC directives)
     CYTHON = "cython"  # Cython sources (.pyx, .pxd, .pxi: the CUDA they declare and call)
+    SASS = "sass"  # SASS listings and assembler sources (.sass, .cuasm: NVIDIA machine code; CSS Sass shares .sass)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ PARSER_MODULES = {
     FileKind.CARGO: "cargo", FileKind.RUST_BUILD: "rust", FileKind.MSBUILD: "msbuild",
     FileKind.MATLAB: "matlab", FileKind.BAZEL: "bazel", FileKind.GO: "golang",
     FileKind.ROS_PACKAGE: "rospackage",
-    FileKind.FORTRAN: "fortran", FileKind.CYTHON: "cython",
+    FileKind.FORTRAN: "fortran", FileKind.CYTHON: "cython", FileKind.SASS: "sass",
 }
 
 

@@ -688,15 +688,39 @@ def _getattr_hip(doc: PythonDocument, node: ast.Call) -> bool:
 def parse_python(source: SourceFile, text: str) -> PythonDocument:
     """Parse a Python module; a syntax error becomes the skip reason."""
     try:
-        with warnings.catch_warnings(), paused():  # an AST holds no cycles: no pass while it is built, none over it after
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text, filename=source.relpath)
+        tree = _parsed(text, source.relpath)
     except SyntaxError as exc:
         if "\0" in text:  # the parser names no line for it (lineno None)
             raise ParseError("cannot parse as Python: the file contains a NUL byte") from None
-        raise ParseError(f"Python syntax error at line {exc.lineno}: {exc.msg}") from None
+        retried = _parsed_without_shell_escapes(text, source.relpath)
+        if retried is None:
+            raise ParseError(f"Python syntax error at line {exc.lineno}: {exc.msg}") from None
+        tree = retried
     except ValueError as exc:
         raise ParseError(f"cannot parse as Python: {exc}") from None
     except (MemoryError, RecursionError):  # CPython's parser runs out on deep nesting (`- - - ... 1`)
         raise ParseError("too deeply nested to parse") from None
     return PythonDocument(source=source, text=text, tree=tree)
+
+
+def _parsed(text: str, relpath: str) -> ast.Module:
+    with warnings.catch_warnings(), paused():  # an AST holds no cycles: no pass while it is built, none over it after
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=relpath)
+
+
+# A notebook exported as a script (Colab's "Download .py", jupytext's percent format) keeps IPython's shell escapes
+# and magics as lines of their own (`!pip install ...`, `%matplotlib inline`, `%%time`): Python cannot parse them, and
+# the rest of the file is ordinary code.
+_SHELL_ESCAPE = re.compile(r"^([ \t]*)(?:!|%%?[A-Za-z])[^\n]*$", re.MULTILINE)
+
+
+def _parsed_without_shell_escapes(text: str, relpath: str) -> ast.Module | None:
+    """The tree of TEXT with its IPython escape lines read as `pass` (lines keep their numbers), or None."""
+    blanked, count = _SHELL_ESCAPE.subn(r"\1pass", text)
+    if not count:
+        return None
+    try:
+        return _parsed(blanked, relpath)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None

@@ -352,6 +352,24 @@ __device__ float f(float v, cooperative_groups::thread_block block) {
     assert fired(tmp_path, code, "warp-literal-32") == [2, 3, 5]
 
 
+def test_a_header_that_defines_the_device_pass_macros_by_cuda_arch(tmp_path: Path) -> None:
+    # no device code in the header, but the branch #defines what the kernels including it expand
+    code = """\
+#pragma once
+#ifdef __CUDA_ARCH__
+#define GRID_CHECK(x) assert(x)
+#else
+#define GRID_CHECK(x) grid::fail_unless((x), #x)
+#endif
+#ifdef __CUDA_ARCH__
+static const int kOnDevice = 1;
+#endif
+"""
+    assert fired(tmp_path, code, "cuda-arch-device-pass", name="check.h") == [2, 7]
+    quiet = "#pragma once\n#ifdef __CUDA_ARCH__\nstatic const int kOnDevice = 1;\n#endif\n"
+    assert fired(tmp_path, quiet, "cuda-arch-device-pass", name="facts.h") == []
+
+
 def test_a_cuda_build_switch_between_the_rows_of_a_table(tmp_path: Path) -> None:
     # tree-sitter leaves an #ifdef inside an initializer list out of the tree: the directive is still a test; the
     # #endif closing each block of the switch is where a port adds its HIP rows (not those of ZIP_WITH_CUDA_GRAPHS)

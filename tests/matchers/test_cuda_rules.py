@@ -393,7 +393,8 @@ static void (*packers[2])(void) = {
 
 def test_a_warp_helper_given_a_literal_width_of_32(tmp_path: Path) -> None:
     # a reduction helper defined in another header, told its width by a literal; its type argument, a smaller
-    # width, a name for no warp's lanes and a GEMM's warp tile are not a 32-lane width
+    # width, a name for no warp's lanes, a GEMM's warp tile and a kernel's address among its instantiations (the
+    # launch picks the shape) are not a 32-lane width
     code = """\
 __global__ void row_sums(const float* x, float* out) {
   float v = x[threadIdx.x];
@@ -403,6 +404,7 @@ __global__ void row_sums(const float* x, float* out) {
   float t = warpReduceSum<float>(v);
   float c = tileLoad<32>(x);
   float g = warp_tile_copy<32>(x);
+  auto k = &softmax_warp_forward<float, float, float, 2, 1, 32, 1>;
   out[blockIdx.x] = v + m + h + t + c + g;
 }
 """

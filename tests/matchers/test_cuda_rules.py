@@ -373,6 +373,65 @@ __device__ float f(float v, cooperative_groups::thread_block block) {
     assert fired(tmp_path, code, "warp-literal-32") == [2, 3, 5]
 
 
+def test_a_header_that_defines_the_device_pass_macros_by_cuda_arch(tmp_path: Path) -> None:
+    # no device code in the header, but the branch #defines what the kernels including it expand
+    code = """\
+#pragma once
+#ifdef __CUDA_ARCH__
+#define GRID_CHECK(x) assert(x)
+#else
+#define GRID_CHECK(x) grid::fail_unless((x), #x)
+#endif
+#ifdef __CUDA_ARCH__
+static const int kOnDevice = 1;
+#endif
+"""
+    assert fired(tmp_path, code, "cuda-arch-device-pass", name="check.h") == [2, 7]
+    quiet = "#pragma once\n#ifdef __CUDA_ARCH__\nstatic const int kOnDevice = 1;\n#endif\n"
+    assert fired(tmp_path, quiet, "cuda-arch-device-pass", name="facts.h") == []
+
+
+def test_a_cuda_build_switch_between_the_rows_of_a_table(tmp_path: Path) -> None:
+    # tree-sitter leaves an #ifdef inside an initializer list out of the tree: the directive is still a test; the
+    # #endif closing each block of the switch is where a port adds its HIP rows (not those of ZIP_WITH_CUDA_GRAPHS)
+    code = """\
+#ifdef ZIP_WITH_CUDA
+void pack_gpu(void);
+#endif
+static void (*packers[2])(void) = {
+  pack_cpu,
+#ifdef ZIP_WITH_CUDA
+  pack_gpu,
+#endif
+#ifdef ZIP_WITH_CUDA_GRAPHS
+  pack_graph,
+#endif
+};
+"""
+    found = [f for f in findings(tmp_path, code) if f.rule == "cuda-build-switch"]
+    assert [(f.line, [o.line for o in f.occurrences]) for f in found] == [(1, [1, 3, 6, 8])]
+
+
+def test_a_warp_helper_given_a_literal_width_of_32(tmp_path: Path) -> None:
+    # a reduction helper defined in another header, told its width by a literal; its type argument, a smaller
+    # width, a name for no warp's lanes, a GEMM's warp tile and a kernel's address among its instantiations (the
+    # launch picks the shape) are not a 32-lane width
+    code = """\
+__global__ void row_sums(const float* x, float* out) {
+  float v = x[threadIdx.x];
+  v = ops::warpReduceSum<32>(v);
+  float m = warp_reduce_max<float, 32>(v);
+  float h = warpReduceSum<16>(v);
+  float t = warpReduceSum<float>(v);
+  float c = tileLoad<32>(x);
+  float g = warp_tile_copy<32>(x);
+  auto k = &softmax_warp_forward<float, float, float, 2, 1, 32, 1>;
+  out[blockIdx.x] = v + m + h + t + c + g;
+}
+"""
+    assert fired(tmp_path, code, "warp-literal-32") == [3, 4]
+
+
 def test_default_mask_parameter_and_default_warp_size(tmp_path: Path) -> None:
     code = """\
 template <typename T, int W = warpSize>

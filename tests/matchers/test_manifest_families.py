@@ -305,6 +305,18 @@ def test_a_cuda_switch_may_name_the_toolkit_or_the_support(tmp_path: Path) -> No
     assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(2, [2, 4, 6, 7, 9])]
 
 
+def test_a_cublas_switch_chooses_the_backend_as_a_cuda_switch_does(tmp_path: Path) -> None:
+    # ggml's projects chose their GPU build with <PROJECT>_CUBLAS; ports added <PROJECT>_HIPBLAS beside it.
+    # GGML_CUDA_FORCE_CUBLAS tunes a CUDA build, CUBLAS_LIBRARIES is a library list: neither is the switch
+    (tmp_path / "CMakeLists.txt").write_text(
+        "option(TRANSCRIBE_OPENBLAS \"BLAS\" OFF)\noption(TRANSCRIBE_CUBLAS \"GPU\" OFF)\n"
+        "option(GGML_CUDA_FORCE_CUBLAS \"always cuBLAS\" OFF)\nset(CUBLAS_LIBRARIES cublas cublasLt)\n"
+        "if(TRANSCRIBE_CUBLAS)\n  find_package(CUDAToolkit)\nendif()\nif(USE_CUBLAS_LT)\n  set(X 1)\nendif()\n"
+    )
+    findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "cmake-cuda-backend-switch"]
+    assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(2, [2, 5, 7])]
+
+
 def test_a_cuda_branch_is_reported_where_the_next_branch_of_its_chain_begins(tmp_path: Path) -> None:
     # ports add elseif(USE_HIP) right after the CUDA branch, before the chain's other members and its else()
     (tmp_path / "CMakeLists.txt").write_text(

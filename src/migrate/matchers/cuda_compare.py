@@ -102,7 +102,7 @@ def _branch_hits(lexed: Lexed, params: Mapping[str, Any]) -> Iterator[Hit]:
     chosen = {d.line for d in lexed.directives if _chooses(d, compared, tested)}
     if not chosen:
         return
-    for chain in _chains(lexed.directives):
+    for chain in chains(lexed.directives):
         first = next((index for index, (line, _) in enumerate(chain) if line in chosen), None)
         if first is not None:
             for line, keyword in chain[first + 1 :]:
@@ -131,7 +131,7 @@ def _words(argument: str) -> frozenset[str]:
     return frozenset(_WORD.findall(argument))
 
 
-def _chains(directives: Iterable[Directive]) -> Iterator[list[tuple[int, str]]]:
+def chains(directives: Iterable[Directive]) -> Iterator[list[tuple[int, str]]]:
     """Each #if / #ifdef / #ifndef chain of DIRECTIVES as its (line, keyword) list, from the opening line to #endif;
     an unclosed chain is left out."""
     open_chains: list[list[tuple[int, str]]] = []

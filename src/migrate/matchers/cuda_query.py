@@ -15,6 +15,7 @@ from typing import Any
 from migrate.lazyre import lazy_regex
 from migrate.matchers import Code, CodeTest, Hit, RuleInvalid, register
 from migrate.matchers.cuda_common import StringPlaces
+from migrate.matchers.cuda_compare import chains
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument, check_queries, query, register_query
 
@@ -32,6 +33,13 @@ def _validate(params: Mapping[str, Any]) -> None:
     validate_code_tests(params)
     if not isinstance(params.get("alone", False), bool):
         raise ValueError("'alone' must be true or false")
+    if params.get("branch_ends") and "directives" not in params:
+        raise ValueError("'branch_ends' needs 'directives'")
+    if "directives" in params:
+        try:
+            re.compile(params["directives"])
+        except (re.error, TypeError) as exc:
+            raise ValueError(f"bad 'directives' regex {params.get('directives')!r}: {exc}") from None
 
 
 def _capture_names(source: str) -> set[str]:
@@ -263,7 +271,53 @@ def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
 
 def _query_hits(doc: CudaDocument, params: Mapping[str, Any]) -> Iterator[Hit]:
     nodes = sorted(doc.captures(params["query"]).get("hit", []), key=lambda n: n.start_byte)
-    yield from hits_on_lines(doc, nodes, params.get("where", "any"))
+    hits = list(hits_on_lines(doc, nodes, params.get("where", "any")))
+    if "directives" in params:
+        seen = {hit.line for hit in hits}
+        for hit in _directive_hits(doc, params["directives"], bool(params.get("branch_ends"))):
+            if hit.line not in seen:
+                seen.add(hit.line)
+                hits.append(hit)
+        hits.sort(key=lambda hit: (hit.line, hit.column))
+    yield from hits
+
+
+_TESTS = frozenset({"if", "ifdef", "ifndef", "elif"})
+
+
+def _directive_hits(doc: CudaDocument, pattern: str, ends: bool) -> Iterator[Hit]:
+    """Each #if/#ifdef/#elif whose condition the rule's `directives` regex finds and that tree-sitter left out of
+    the tree (an ERROR node): a directive inside an initializer list or a parameter list (zfp's table of
+    compressors per backend, LightGBM's `#ifdef USE_CUDA` parameters), which no query reaches. With `branch_ends`,
+    also the #elif / #else / #endif lines after such a test in its chain: where a port adds its HIP branch."""
+    found = re.compile(pattern)
+    lexed = doc.lexed_for(frozenset())
+    tests = {d.line: m.group(0) for d in lexed.directives if d.keyword in _TESTS and (m := found.search(d.argument))}
+    if not tests:
+        return
+    lines = doc.text.splitlines()
+    for line, symbol in tests.items():
+        text = lines[line - 1] if line <= len(lines) else ""
+        column = len(text) - len(text.lstrip())
+        if not _in_tree(doc, line - 1, column):
+            yield Hit(line, column + 1, symbol=symbol)
+    if ends:
+        for chain in chains(lexed.directives):
+            first = next((index for index, (line, _) in enumerate(chain) if line in tests), None)
+            for line, keyword in chain[first + 1 :] if first is not None else ():
+                yield Hit(line, 1, symbol=f"#{keyword}")
+
+
+def _in_tree(doc: CudaDocument, row: int, column: int) -> bool:
+    """Whether the directive starting at ROW, COLUMN is a preprocessor node of the tree."""
+    node = doc.root.descendant_for_point_range((row, column), (row, column))
+    while node is not None:
+        if node.type.startswith("preproc_") and node.start_point.row == row:
+            return True
+        if node.type == "ERROR":
+            return False
+        node = node.parent
+    return False
 
 
 def runs_on(doc: CudaDocument, params: Mapping[str, Any]) -> bool:

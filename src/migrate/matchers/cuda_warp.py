@@ -123,7 +123,13 @@ _FIXED_WIDTHS = """
   (#eq? @fn "tiled_partition") (#match? @width "^32[uU]?$"))
 (template_type name: (type_identifier) @fn arguments: (template_argument_list (number_literal) @width)
   (#eq? @fn "thread_block_tile") (#match? @width "^32[uU]?$"))
+(template_function name: (identifier) @fn arguments: (template_argument_list (number_literal) @width)
+  (#match? @fn "[Ww]arp|WARP|[Ss]hfl|SHFL") (#match? @width "^32[uU]?$"))
 """
+# The last pattern: a warp helper told its width by a literal, `warpReduceSum<32>(v)`, `warp_reduce_max<32>(v)`
+# (VPTQ's port made it WARP_SIZE, #63); _literal_sizes keeps the calls of names _warp_helper_name takes for a warp's
+_FIXED_WIDTH_INTRINSICS = frozenset({"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__shfl",
+                                     "__shfl_up", "__shfl_down", "__shfl_xor", "tiled_partition", "thread_block_tile"})
 _WARP_BLOCKS = """
 (declaration type: (type_identifier) @type declarator: (init_declarator
   value: [(argument_list . (number_literal) @x) (initializer_list . (number_literal) @x)])
@@ -703,7 +709,9 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
         if function is not None and function.start_byte in warp_functions:
             yield _span(node)
     for groups in doc.matches(_FIXED_WIDTHS):
-        yield _span(groups["width"][0], symbol=doc.node_text(groups["fn"][0]))
+        name = doc.node_text(groups["fn"][0])
+        if name in _FIXED_WIDTH_INTRINSICS or (_warp_helper_name(name) and _called_with_width(groups["width"][0])):
+            yield _span(groups["width"][0], symbol=name)
     if doc.captures(_INTRINSIC_CALLS).get("fn") or doc.captures(_WARP_MATRIX).get("op") or _calls_warp_helper(doc):
         # threadIdx.x is the lane only where warp intrinsics, warp helpers (WARP_SHFL, warp_reduce_sum: defined in
         # another header) or warp-wide matrix ops (wmma fragments) run
@@ -713,6 +721,19 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
         for groups in doc.matches(_WARP_FLOORS):
             if _warp_floor(doc, groups):
                 yield _span(groups["floor"][0], symbol="max(..., 32)")
+
+
+def _called_with_width(width: Node) -> bool:
+    """`warpReduceSum<32>(v)`, `warp_reduce_max<float, 32>(v)`: a call whose one number among its template arguments
+    is the width; not a kernel's address among its instantiations (`&softmax_warp_forward<T, T, float, 2, 1, 32, 1>`,
+    whose launch code picks the shape per case)."""
+    arguments, function = width.parent, width.parent.parent if width.parent is not None else None
+    call = function.parent if function is not None else None
+    while call is not None and call.type == "qualified_identifier":
+        function, call = call, call.parent
+    if call is None or call.type != "call_expression" or call.child_by_field_name("function") != function:
+        return False
+    return arguments is not None and sum(1 for c in arguments.named_children if c.type == "number_literal") == 1
 
 
 def _named_blocks(doc: CudaDocument) -> Iterator[Hit]:
@@ -1008,7 +1029,9 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"__shared__[^;]*\[{_W}32u?{_W}\]",
     rf"for{_W}\([^{{}}]{{0,300}}?(?:(?:<|!=){_W}(?:32|0x20)u?{_NUMBER_END}|<={_W}(?:31|16)u?{_NUMBER_END}"
     rf"|={_W}16u?{_W};)",
-    rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32", rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
+    rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32",
+    rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
+    rf"(?:[Ww]arp|WARP|[Ss]hfl|SHFL)\w*{_W}<[^<>;{{}}()]{{0,80}}?\b32u?{_W}>",  # a warp helper's width argument
     rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
     rf"\*{_W}32u?{_W}(?:\)|,|>>>)",  # _WARP_BLOCKS' products (the other order is caught by `,{_W}32`, `(32`)
     rf">={_W}64u?{_NUMBER_END}",  # _WARP_TAILS' `blockSize >= 64`, halving loops (the 32s: _maybe_tail_32)

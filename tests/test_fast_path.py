@@ -378,7 +378,8 @@ def test_a_token_rule_left_out_by_its_needles_finds_nothing(fixtures: str) -> No
 
 def test_a_namespace_rule_with_an_include_runs_without_its_words() -> None:
     """A cuda-namespace rule with `include` finds the header's #include where the file names none of its namespaces
-    (`<mma.h>` for nvcuda::wmma): it has no needles, so the gate keeps it; a rule without one is left out."""
+    (`<mma.h>` for nvcuda::wmma): `include` is one of its needles, so the gate keeps it; a rule without one is left
+    out."""
     text = "#include <mma.h>\n\nint twice(int x) { return 2 * x; }\n"
     plan = table(load_builtin(), FileKind.CUDA).tokens
     kept = {rule.id for rule, _ in plan.token_runs(text)}

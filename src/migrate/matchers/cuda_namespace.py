@@ -41,10 +41,10 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return [*params["namespaces"], *params.get("using", ())]
 
 
-def _text_needles(params: Mapping[str, Any]) -> list[str] | None:
-    """The needles of the file's text: none for a rule with `include` (its regex finds #include paths that need not
-    name the namespaces: `<mma.h>` for `nvcuda`)."""
-    return None if "include" in params else _needles(params)
+def _text_needles(params: Mapping[str, Any]) -> list[str]:
+    """The needles of the file's text: for a rule with `include`, `include` too (its regex finds #include paths that
+    need not name the namespaces: `<mma.h>` for `nvcuda`)."""
+    return [*_needles(params), "include"] if "include" in params else _needles(params)
 
 
 def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:

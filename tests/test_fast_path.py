@@ -357,6 +357,37 @@ def test_the_needle_gate_keeps_what_the_tests_find(fixtures: str) -> None:
         assert plan.needing_tree(lexed) == tuple(rule for rule, test in plan.tree_tests if test(code)), source.relpath
 
 
+@pytest.mark.parametrize("fixtures", NEEDLE_FIXTURES)
+def test_a_token_rule_left_out_by_its_needles_finds_nothing(fixtures: str) -> None:
+    """A file's token rules run only where its text holds one of their needles: every rule left out would have found
+    nothing there (its needles are complete), and most files leave most rules out."""
+    left_out = 0
+    for source in _sources(FIXTURES / fixtures):
+        if source.kind not in CODE:
+            continue
+        plan = table(load_builtin(), source.kind).tokens
+        text = read_text(source)
+        lexed = lexer.lex(text, plan.words)
+        kept = {rule.id for rule, _ in plan.token_runs(text)}
+        for rule, run in plan.token_rules:
+            if rule.id not in kept:
+                assert list(run(lexed, text, rule.match)) == [], (source.relpath, rule.id)
+                left_out += 1
+    assert left_out >= {"rules/cuda": 5_000, "repos": 1_000, "fastpath": 100}[fixtures], left_out
+
+
+def test_a_namespace_rule_with_an_include_runs_without_its_words() -> None:
+    """A cuda-namespace rule with `include` finds the header's #include where the file names none of its namespaces
+    (`<mma.h>` for nvcuda::wmma): `include` is one of its needles, so the gate keeps it; a rule without one is left
+    out."""
+    text = "#include <mma.h>\n\nint twice(int x) { return 2 * x; }\n"
+    plan = table(load_builtin(), FileKind.CUDA).tokens
+    kept = {rule.id for rule, _ in plan.token_runs(text)}
+    assert "cuda-wmma" in kept and "thrust-usage" not in kept
+    rule, run = next((rule, run) for rule, run in plan.token_rules if rule.id == "cuda-wmma")
+    assert [(hit.line, hit.symbol) for hit in run(lexer.lex(text, plan.words), text, rule.match)] == [(1, "<mma.h>")]
+
+
 def test_a_tree_rule_test_is_not_asked_without_its_needles(monkeypatch: pytest.MonkeyPatch) -> None:
     """A rule whose needles the code lacks is left out before its test (here one that would always pass) is asked;
     a needle in a comment or a string does not count."""

@@ -27,3 +27,16 @@ def test_only_literals_in_code_match(tmp_path: Path) -> None:
     )
     assert _lines(tmp_path, code) == [1, 5]
 
+
+
+def test_the_tree_form_asks_its_needles_first(tmp_path: Path) -> None:
+    """On a parsed file the rule runs only where its text holds a needle (the scan's token path leaves the rule out
+    of such a file before string_hits is asked: prefilter.Plan.token_runs)."""
+    from migrate.matchers.cuda_strings import string_hits
+    from migrate.parse.lexer import lex
+
+    code = 'auto a = "-arch=sm_" + cc;\n'
+    params = {**_PARAMS, "needles": ["--gpu-architecture"]}
+    source = SourceFile(tmp_path / "a.cpp", "a.cpp", FileKind.CPP, len(code))
+    assert list(match_c_string(parse_cuda(source, code), params)) == []
+    assert [hit.line for hit in string_hits(lex(code, frozenset()), code, params)] == [1]

@@ -105,7 +105,8 @@ class FastPath:
     what the matcher finds, only spare a search or a parse that would find nothing.
 
     needles      strings one of which must occur in a file's text for the rule to fire (None: it always runs); the
-                 prefilter searches them before anything else is done with the file.
+                 prefilter searches them before anything else is done with the file (a C/C++ file that is not parsed
+                 runs only the tokens forms whose needles its text holds).
     candidates   a test on a file's Code (its text and what the lexer found) that must pass for a parse of the file
                  to change what the rule finds: where it fails, a rule that needs the tree finds nothing, and a rule
                  with a tokens form finds only what its tokens find. A file none of whose rules passes is not parsed.

@@ -41,6 +41,12 @@ def _needles(params: Mapping[str, Any]) -> list[str]:
     return [*params["namespaces"], *params.get("using", ())]
 
 
+def _text_needles(params: Mapping[str, Any]) -> list[str]:
+    """The needles of the file's text: for a rule with `include`, `include` too (its regex finds #include paths that
+    need not name the namespaces: `<mma.h>` for `nvcuda`)."""
+    return [*_needles(params), "include"] if "include" in params else _needles(params)
+
+
 def namespace_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator[Hit]:
     """The rule's namespaces as a scope (`ns::`, or only `ns::member` for the given members) or defined
     (`namespace ns`), `using namespace` of the given names, and #include paths matching its `include`: once per line."""
@@ -87,7 +93,7 @@ def _first_per_line(text: str, places: list[tuple[int, str]]) -> Iterator[Hit]:
         yield new_hit(line, offset - text.rfind("\n", 0, offset), symbol)
 
 
-@register("cuda-namespace", validate=_validate, needles=_needles, identifiers=lambda p: frozenset(_needles(p)),
+@register("cuda-namespace", validate=_validate, needles=_text_needles, identifiers=lambda p: frozenset(_needles(p)),
           tokens=namespace_hits)
 def match_cuda_namespace(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line naming one of the namespaces as a scope (`ns::`, or `ns::member`) or defining it

@@ -43,11 +43,8 @@ _NEEDLES = StringPlaces()  # every c-string rule's needles
 
 
 def string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[Hit]:
-    """Each line where the rule's pattern matches from the opening quote of a string literal in code."""
-    # token rules run on every C/C++ file: one pass of an automaton of the needles (every rule's, once per text)
-    # first, the regex only where one occurs
-    if not _needles(tuple(params["needles"]))(text):
-        return
+    """Each line where the rule's pattern matches from the opening quote of a string literal in code (asked by the
+    scan only of a text that holds one of the rule's needles: prefilter.Plan.token_runs)."""
     done: set[int] = set()
     for match in _regex(params["pattern"]).finditer(text):
         start = match.start()
@@ -63,5 +60,9 @@ def string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Iterator[
 def match_c_string(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     """Each line of a C/C++ file where `pattern` matches from a string literal's opening quote."""
     if not isinstance(doc, CudaDocument):
+        return iter(())
+    # a parsed file's rules are not sorted by their needles: one pass of an automaton of the needles (every rule's,
+    # once per text) first, the regex only where one occurs
+    if not _needles(tuple(params["needles"]))(doc.text):
         return iter(())
     return string_hits(doc.lexed_for(frozenset()), doc.text, params)

@@ -119,4 +119,4 @@ def _match_tokens(doc: Document, lexed: Lexed, plan: Plan, settings: Settings) -
     """C/C++/CUDA without a parse: the rules that can be decided on tokens, from the lexer's pass (vendored code,
     and first-party files where no rule needs the tree)."""
     doc.guarded_ranges = lexed.guarded
-    return file_result(doc, [(rule, run(lexed, doc.text, rule.match)) for rule, run in plan.token_rules], settings)
+    return file_result(doc, [(rule, run(lexed, doc.text, rule.match)) for rule, run in plan.token_runs(doc.text)], settings)

@@ -21,12 +21,23 @@ from migrate.ruleset import Ruleset
 class Plan:
     """How one file kind's rules run on C/C++ tokens: the words the lexer looks for, the rules decided on tokens,
     and the test on a file's code that asks for its tree, rule by rule, each asked only where the code holds one of
-    its rule's needles (`gate`: the tree rules' needle table, in the order of `tree_tests`)."""
+    its rule's needles (`gate`: the tree rules' needle table, in the order of `tree_tests`; `token_gate`: the token
+    rules', in the order of `token_rules`)."""
 
     words: frozenset[str]
     token_rules: tuple[tuple[Rule, TokenMatch], ...]
     tree_tests: tuple[tuple[Rule, CodeTest], ...]
     gate: KindRules
+    token_gate: KindRules
+
+    def token_runs(self, text: str) -> tuple[tuple[Rule, TokenMatch], ...]:
+        """The token rules that can fire in TEXT: those one of whose needles it holds, and those without needles.
+        Found in one pass for every rule: most rules' needles are in few files, and a rule asked of a file costs
+        its matcher's setup even where it finds nothing."""
+        missing = _missing(self.token_gate, text)
+        if not missing:
+            return self.token_rules
+        return tuple(pair for index, pair in enumerate(self.token_rules) if not missing >> index & 1)
 
     def needing_tree(self, lexed: Lexed) -> tuple[Rule, ...]:
         """The rules whose findings in a first-party file would change with its tree: those whose code (with its
@@ -164,7 +175,8 @@ def _plan(rules: tuple[Rule, ...]) -> Plan:
     words = frozenset(identifiers)
     # One object per set of words: the regex cache and Lexed.searched compare sets of ~8,000 names, which costs
     # 30 µs a file unless they are the same object.
-    return Plan(_SAME_WORDS.setdefault(words, words), kept, tuple(tests), _kind_rules(tuple(r for r, _ in tests)))
+    return Plan(_SAME_WORDS.setdefault(words, words), kept, tuple(tests), _kind_rules(tuple(r for r, _ in tests)),
+                _kind_rules(tuple(r for r, _ in kept)))
 
 
 _SAME_WORDS: dict[frozenset[str], frozenset[str]] = {}

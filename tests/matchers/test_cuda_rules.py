@@ -1447,3 +1447,28 @@ __device__ T xor_open(T v, int lane_mask, unsigned int mask = 0xffffffff) {
     masks = [(f.line, f.rule) for f in findings(tmp_path, code)
              if f.rule in ("warp-full-mask", "warp-narrow-mask") and f.severity.label != "info"]
     assert masks == [(2, "warp-full-mask"), (17, "warp-full-mask"), (28, "warp-full-mask")]
+
+
+HALF2_RECIPROCAL = """\
+#include <cuda_fp16.h>
+#if defined(USE_ROCM)
+__device__ __forceinline__ __half one_recip(__half v) {
+    return __half_raw{static_cast<_Float16>(__builtin_amdgcn_rcph(static_cast<__half_raw>(v).data))};
+}
+__device__ __forceinline__ __half2 pair_recip(__half2 v) {
+    return _Float16_2{static_cast<_Float16>(__builtin_amdgcn_rcph(v.x)),
+                      static_cast<_Float16>(__builtin_amdgcn_rcph(v.y))};
+}
+__device__ __forceinline__ __half2 pair_recip_vector(__half2 v) {
+    return _Float16_2{_Float16_2{static_cast<_Float16>(1.0f), static_cast<_Float16>(1.0f)} / v.data};
+}
+#define h2rcp pair_recip
+#endif
+"""
+
+
+def test_half2_lane_reciprocal_is_high_in_the_projects_own_hip_branch(tmp_path: Path) -> None:
+    # each lane read off the __half2 (lines 7, 8) stops hipcc on ROCm 6.0; the scalar and vector forms compile
+    found = [f for f in findings(tmp_path, HALF2_RECIPROCAL, name="compat.cuh") if f.rule == "hip-half2-rcp-lanes"]
+    assert [(f.line, f.severity, f.status) for f in found] == [
+        (7, Severity.HIGH, "remaining"), (8, Severity.HIGH, "remaining")]

@@ -470,3 +470,12 @@ def test_hardware_queue_variable_in_launch_scripts(tmp_path: Path) -> None:
     found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings
              if f.rule == "cuda-device-max-connections-env"]
     assert found == [(1, "cuda-device-max-connections-env", "low")]
+
+
+def test_a_cutlass_subproject_is_one_medium_finding_per_cmake_file(tmp_path: Path) -> None:
+    (tmp_path / "CMakeLists.txt").write_text(
+        "add_subdirectory(third-party/cutlass)\ninclude_directories(third-party/cutlass/tools/util/include)\n"
+        "include_directories(third-party/composable_kernel/include)\nmessage(STATUS \"cutlass/include\")\n"
+    )
+    findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "cmake-cutlass-subproject"]
+    assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in findings] == [(1, "medium", [1, 2])]

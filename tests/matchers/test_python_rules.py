@@ -1085,3 +1085,13 @@ def test_a_cuda_extension_flag_is_one_finding_where_it_is_read_or_tested(tmp_pat
     result = scan(tmp_path, OTHER_RULES)
     [flag] = [f for f in result.findings if f.rule == "python-cuda-extension-flag"]
     assert (flag.line, flag.severity.label, [o.line for o in flag.occurrences]) == (1, "low", [1, 6, 8])
+
+
+def test_fast_hadamard_transform_is_medium_once_a_file_and_low_behind_an_import_guard(tmp_path: Path) -> None:
+    uses = "import torch\nfrom fast_hadamard_transform import hadamard_transform\nimport fast_hadamard_transform\n"
+    assert findings(tmp_path, uses) == [("python-fast-hadamard-transform", 2, "medium")]
+    guarded = "try:\n    import fast_hadamard_transform\nexcept ImportError:\n    fast_hadamard_transform = None\n"
+    assert findings(tmp_path, guarded) == [("python-fast-hadamard-transform", 2, "low")]
+    # the project's own torch rotation that shares the name, and the name in a string, are no use of the extension
+    quiet = "from rotation.utils import fast_hadamard_transform_torch\nnote = 'fast_hadamard_transform'\n"
+    assert findings(tmp_path, quiet) == []

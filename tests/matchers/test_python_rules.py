@@ -1095,3 +1095,14 @@ def test_fast_hadamard_transform_is_medium_once_a_file_and_low_behind_an_import_
     # the project's own torch rotation that shares the name, and the name in a string, are no use of the extension
     quiet = "from rotation.utils import fast_hadamard_transform_torch\nnote = 'fast_hadamard_transform'\n"
     assert findings(tmp_path, quiet) == []
+
+
+def test_semi_structured_sparsity_forced_onto_cutlass_is_medium_once_a_file(tmp_path: Path) -> None:
+    forced = (
+        "import torch\nfrom torch.sparse import SparseSemiStructuredTensor\n"
+        "SparseSemiStructuredTensor._FORCE_CUTLASS = True\ny = torch._sparse_semi_structured_mm(a, m, b)\n"
+    )
+    assert findings(tmp_path, forced) == [("python-semi-structured-cutlass", 3, "medium")]
+    # the default backend (cuSPARSELt, hipSPARSELt on ROCm) and a project's own flag of the same name are quiet
+    default = "import torch\nw = torch.sparse.to_sparse_semi_structured(w)\nclass S:\n    _FORCE_CUTLASS = True\n"
+    assert findings(tmp_path, default) == []

@@ -1104,5 +1104,9 @@ def test_semi_structured_sparsity_forced_onto_cutlass_is_medium_once_a_file(tmp_
     )
     assert findings(tmp_path, forced) == [("python-semi-structured-cutlass", 3, "medium")]
     # the default backend (cuSPARSELt, hipSPARSELt on ROCm) and a project's own flag of the same name are quiet
-    default = "import torch\nw = torch.sparse.to_sparse_semi_structured(w)\nclass S:\n    _FORCE_CUTLASS = True\n"
+    default = (
+        "import torch\nfrom torch.sparse import SparseSemiStructuredTensorCUSPARSELT\n"
+        "ok = torch.backends.cusparselt.is_available()\nw = torch.sparse.to_sparse_semi_structured(w)\n"
+        "class S:\n    _FORCE_CUTLASS = True\n"
+    )
     assert findings(tmp_path, default) == []

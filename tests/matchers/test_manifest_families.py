@@ -482,3 +482,22 @@ def test_hardware_queue_variable_in_launch_scripts(tmp_path: Path) -> None:
     found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings
              if f.rule == "cuda-device-max-connections-env"]
     assert found == [(1, "cuda-device-max-connections-env", "low")]
+
+
+def test_a_cutlass_subproject_is_one_medium_finding_per_cmake_file(tmp_path: Path) -> None:
+    (tmp_path / "CMakeLists.txt").write_text(
+        "add_subdirectory(third-party/cutlass)\ninclude_directories(third-party/cutlass/tools/util/include)\n"
+        "include_directories(third-party/composable_kernel/include)\nmessage(STATUS \"cutlass/include\")\n"
+    )
+    findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "cmake-cutlass-subproject"]
+    assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in findings] == [(1, "medium", [1, 2])]
+
+
+def test_nccl_forks_and_the_hadamard_extension_are_cuda_only_submodules(tmp_path: Path) -> None:
+    (tmp_path / ".gitmodules").write_text(
+        '[submodule "msccl"]\n\tpath = third_party/msccl\n\turl = https://github.com/Azure/msccl-executor-nccl\n'
+        '[submodule "fht"]\n\tpath = fht\n\turl = https://github.com/Dao-AILab/fast-hadamard-transform.git\n'
+        '[submodule "tools"]\n\tpath = tools\n\turl = https://github.com/microsoft/msccl-tools.git\n',
+        encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(3, "cuda-only-submodule", "medium"), (6, "cuda-only-submodule", "medium")]

@@ -1085,3 +1085,28 @@ def test_a_cuda_extension_flag_is_one_finding_where_it_is_read_or_tested(tmp_pat
     result = scan(tmp_path, OTHER_RULES)
     [flag] = [f for f in result.findings if f.rule == "python-cuda-extension-flag"]
     assert (flag.line, flag.severity.label, [o.line for o in flag.occurrences]) == (1, "low", [1, 6, 8])
+
+
+def test_fast_hadamard_transform_is_medium_once_a_file_and_low_behind_an_import_guard(tmp_path: Path) -> None:
+    uses = "import torch\nfrom fast_hadamard_transform import hadamard_transform\nimport fast_hadamard_transform\n"
+    assert findings(tmp_path, uses) == [("python-fast-hadamard-transform", 2, "medium")]
+    guarded = "try:\n    import fast_hadamard_transform\nexcept ImportError:\n    fast_hadamard_transform = None\n"
+    assert findings(tmp_path, guarded) == [("python-fast-hadamard-transform", 2, "low")]
+    # the project's own torch rotation that shares the name, and the name in a string, are no use of the extension
+    quiet = "from rotation.utils import fast_hadamard_transform_torch\nnote = 'fast_hadamard_transform'\n"
+    assert findings(tmp_path, quiet) == []
+
+
+def test_semi_structured_sparsity_forced_onto_cutlass_is_medium_once_a_file(tmp_path: Path) -> None:
+    forced = (
+        "import torch\nfrom torch.sparse import SparseSemiStructuredTensor\n"
+        "SparseSemiStructuredTensor._FORCE_CUTLASS = True\ny = torch._sparse_semi_structured_mm(a, m, b)\n"
+    )
+    assert findings(tmp_path, forced) == [("python-semi-structured-cutlass", 3, "medium")]
+    # the default backend (cuSPARSELt, hipSPARSELt on ROCm) and a project's own flag of the same name are quiet
+    default = (
+        "import torch\nfrom torch.sparse import SparseSemiStructuredTensorCUSPARSELT\n"
+        "ok = torch.backends.cusparselt.is_available()\nw = torch.sparse.to_sparse_semi_structured(w)\n"
+        "class S:\n    _FORCE_CUTLASS = True\n"
+    )
+    assert findings(tmp_path, default) == []

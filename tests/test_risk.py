@@ -169,6 +169,8 @@ def test_a_value_hipify_leaves_as_it_is_stays_to_change_where_the_build_hipifies
     ("runtime/gpu/tensorrt_fastertransformer/run.sh", "deployment"), ("tools/trt-bench/main.cpp", "deployment"),
     ("src/lib/tensorrt_plugin/layer.cu", "deployment"), ("eval/ruler/pred/serve_trt.py", "deployment"),
     ("inference/server/serve_trtllm.py", "deployment"), ("serve-tensorrt.py", "deployment"),
+    ("modules/tensorrt_llm.py", "deployment"), ("app/backends/trt_llm.py", "deployment"),
+    ("docker/TensorRT-LLM/Dockerfile", "deployment"),
     ("build-windows/Triad.vcxproj", "windows"), ("win32/cuda.props", "windows"), ("vs2019/kernels/app.cu", "windows"),
     ("dev_requirements.txt", "development"), ("requirements-dev.txt", "development"),
     ("ci/requirements_docs.txt", "development"), ("requirements-lint.txt", "development"),
@@ -188,6 +190,8 @@ def test_folders_off_the_main_path_weigh_their_roles_factor(path: str, role: str
     "src/window_attention.cu", "pkg/windows_utils.py", "src/msvc_compat.h",
     # a top-level package named for TensorRT is the project; TensorRT-LLM's C++ core is its own
     "trt_pose/models/resnet.py", "cpp/tensorrt_llm/kernels/gemm.cu",
+    # a one-module project named for TensorRT-LLM, and helpers that only mention it
+    "tensorrt_llm.py", "pkg/tensorrt_llm_utils.py", "pkg/tensorrt_llm/runtime.py",
     # what users install: the requirements themselves, a device's, a file that only starts with dev
     "requirements.txt", "requirements-cuda.txt", "requirements-devices.txt", "developer_requirements_notes.md",
 ])

@@ -12,7 +12,7 @@ from migrate import preproc, rocm_status
 from migrate.parse.lexer import lex
 from migrate.cli import cli
 from migrate.config import Settings
-from migrate.model import FileKind
+from migrate.model import FileKind, Severity
 from migrate.weights import load_weights
 from migrate.scan import scan
 
@@ -390,6 +390,24 @@ def test_a_cuda_variant_beside_a_rocm_one_is_covered(tmp_path: Path) -> None:
                       "deploy/Dockerfile.cuda": "remaining"}
     assert result.rocm is not None and ("packaging", "docker/docker-rocm/Dockerfile", 1) in {
         (e.kind, e.path, e.line) for e in result.rocm.evidence}
+
+
+def test_an_unmarked_manifest_beside_its_rocm_suffixed_variant_is_covered(tmp_path: Path) -> None:
+    write(tmp_path, "reqs/requirements.txt", "xformers==0.0.28\n")
+    write(tmp_path, "reqs/requirements_amd.txt", "--extra-index-url https://download.pytorch.org/whl/rocm6.2\n")
+    write(tmp_path, "Dockerfile", "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n")
+    write(tmp_path, "Dockerfile.rocm", "FROM rocm/pytorch:latest\n")
+    write(tmp_path, "svc/requirements-cublas12.txt", "xformers==0.0.28\n")
+    write(tmp_path, "svc/requirements-hipblas.txt", "--extra-index-url https://download.pytorch.org/whl/rocm6.2\n")
+    # no ROCm variant beside these: they stay to port
+    write(tmp_path, "other/requirements.txt", "xformers==0.0.28\n")
+    write(tmp_path, "other/amd_notes.txt", "see the wiki\n")
+    write(tmp_path, "cpu/requirements-cublas12.txt", "xformers==0.0.28\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    status = {f.path: f.status for f in result.findings if f.severity >= Severity.LOW}
+    assert status == {"reqs/requirements.txt": "covered", "Dockerfile": "covered",
+                      "svc/requirements-cublas12.txt": "covered", "other/requirements.txt": "remaining",
+                      "cpu/requirements-cublas12.txt": "remaining"}
 
 
 CMAKE_SPLIT = """\

@@ -335,7 +335,9 @@ def _c_path(path: str) -> bool:
 
 # A CUDA variant's word in a path part: cuda/nvidia/cuNNN not inside a word (docker-cuda, ATOMIC-Cuda.cpp,
 # Kokkos_Cuda_Team.hpp), or a capitalised word of a CamelCase name (CudaDataUtils.hpp, ApiCudaRt.hpp, CUDAHooks.cpp)
-_VARIANT = lazy_regex(r"(?i:(?<![a-z])(?:cuda|nvidia|cu\d{2,3})(?![a-z]))|(?<![A-Z])(?:Cuda|Nvidia)(?=[A-Z])|"
+# cublas/cublasNN too: the build-type name llama.cpp-derived projects give their CUDA variant, beside hipblas
+# (a serving app's backend/requirements-cublas12.txt beside requirements-hipblas.txt)
+_VARIANT = lazy_regex(r"(?i:(?<![a-z])(?:cuda|nvidia|cu\d{2,3}|cublas\d*)(?![a-z]))|(?<![A-Z])(?:Cuda|Nvidia)(?=[A-Z])|"
                       r"(?<![A-Z])CUDA(?=[A-Z][a-z])")
 
 
@@ -413,10 +415,34 @@ def _rocm_sibling(path: str, known: frozenset[str]) -> tuple[int, str] | None:
     parts = path.split("/")
     for index, part in enumerate(parts):
         if _VARIANT.search(part):
-            for word in _SIBLING_WORDS:
+            for word in _VARIANT_WORDS:
                 sibling = "/".join([*parts[:index], _VARIANT.sub(word, part)]).lower()
                 if sibling in known:
                     return index, sibling
+    return _default_sibling(parts, known)
+
+
+_VARIANT_WORDS = (*_SIBLING_WORDS, "hipblas")
+# A file its ROCm variant names by a suffix (requirements.txt beside requirements_amd.txt or requirements-rocm.txt,
+# Dockerfile beside Dockerfile.rocm, docker-compose.yml beside docker-compose.rocm.yml): the unmarked file is the
+# CUDA default of a choice the project already offers. Manifests only: a source's HIP twin is the build's business.
+_DEFAULT_VARIANT = lazy_regex(r"(?i)^(?:requirements[^/]*\.(?:txt|in)|(?:[^/]*[._-])?dockerfile(?:\.[^/]*)?|"
+                              r"(?:docker-)?compose[^/]*\.ya?ml|environment[^/]*\.ya?ml|[^/]*\.sh)$")
+
+
+def _default_sibling(parts: list[str], known: frozenset[str]) -> tuple[int, str] | None:
+    """The ROCm variant of the last part of PARTS spelled with a suffix (stem + [._-] + rocm/amd/hip + extension)
+    among KNOWN, when that part is a manifest that names no variant of its own; None otherwise."""
+    name = parts[-1]
+    if not _DEFAULT_VARIANT.match(name):
+        return None
+    stem, dot, ext = name.partition(".")
+    base = "/".join(parts[:-1] + [""]).lower()
+    for word in _SIBLING_WORDS:
+        for sep in "_-.":
+            sibling = f"{base}{stem}{sep}{word}{dot}{ext}".lower()
+            if sibling in known:
+                return len(parts) - 1, sibling
     return None
 
 

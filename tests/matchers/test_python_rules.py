@@ -226,6 +226,30 @@ def test_same_expression_hip_check_is_info(tmp_path: Path) -> None:
     assert found == [("python-torch-version-cuda", 2, "info")]
 
 
+def test_the_projects_own_nvidia_predicate_is_info_and_other_uses_in_it_are_not(tmp_path: Path) -> None:
+    source = """
+        import torch
+        def is_nvidia():
+            if gpu_mode():
+                if torch.version.cuda:
+                    return True
+            return False
+        def use_nvidia_kernels():
+            return torch.version.cuda is not None and not slow()
+        def is_nvidia_12():
+            return torch.version.cuda.startswith("12")
+        def is_cuda_build():
+            return bool(torch.version.cuda)
+    """
+    assert findings(tmp_path, source) == [
+        ("python-torch-version-cuda", 4, "info"),
+        ("python-torch-version-cuda", 8, "info"),
+        # a parse of it in the predicate still raises on ROCm; a function not named for NVIDIA keeps its rating
+        ("python-torch-version-cuda", 10, "medium"),
+        ("python-torch-version-cuda", 12, "low"),
+    ]
+
+
 def test_preceding_hip_guard_in_the_function_lowers_to_low(tmp_path: Path) -> None:
     source = """
         import torch

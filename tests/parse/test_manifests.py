@@ -47,6 +47,23 @@ def test_requirements_lines(tmp_path: Path) -> None:
     ]
 
 
+def test_requirements_wheel_urls_with_markers_and_encoded_plus(tmp_path: Path) -> None:
+    text = (
+        "https://h.org/dl/flash_attn-2.6.0+cu124torch2.4cxx11abiFALSE-cp311-cp311-linux_x86_64.whl; "
+        "platform_system == 'Linux'\n"
+        "https://h.org/dl/llama_bin-0.9.0+cu121-py3-none-linux_x86_64.whl ; python_version == '3.11'\n"
+        "https://h.org/whl/cu118/torch-2.0.1%2Bcu118-cp310-cp310-linux_x86_64.whl; sys_platform == 'linux'\n"
+        "exl @ https://h.org/dl/exl-0.1.0+cu122.torch2.2-cp310-cp310-linux_x86_64.whl ; python_version == '3.10'\n"
+        "https://h.org/dl/plain_tool-1.0-py3-none-any.whl; sys_platform == 'linux'\n"
+    )
+    doc = _parse(tmp_path, "requirements.txt", FileKind.REQUIREMENTS, text)
+    packages = [(i.name, i.line, i.local) for i in doc.manifest if i.kind == "package"]
+    assert packages == [
+        ("flash-attn", 1, "cu124torch2.4cxx11abifalse"), ("llama-bin", 2, "cu121"), ("torch", 3, "cu118"),
+        ("exl", 4, "cu122.torch2.2"), ("plain-tool", 5, ""),
+    ]
+
+
 def test_requirements_include_is_followed_when_discovery_would_not_read_it(tmp_path: Path) -> None:
     (tmp_path / "deps").mkdir()
     (tmp_path / "deps" / "gpu.txt").write_text("xformers==0.0.26\n-r ../requirements.txt\n")

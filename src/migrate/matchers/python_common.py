@@ -215,6 +215,21 @@ _NVIDIA_FLAG = re.compile(
     r"(?i)^_?(?:(?:is|use|on|has)_nvidia(?:_[a-z0-9]+)*|nvidia(?:_(?:gpu|device|platform|backend))?)$")
 
 
+def in_nvidia_predicate(doc: PythonDocument, node: ast.AST) -> bool:
+    """Is NODE a truth test in the body of the project's own NVIDIA predicate (`def is_nvidia(): if
+    torch.version.cuda: return True`): a function named for the NVIDIA platform, which answers False on ROCm as meant."""
+    parent = doc.parents.get(node)
+    truth = (isinstance(parent, (ast.If, ast.IfExp, ast.While)) and node is parent.test
+             or isinstance(parent, (ast.BoolOp, ast.Return))
+             or isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
+             or isinstance(parent, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
+             and all(isinstance(c, ast.Constant) and c.value is None for c in parent.comparators)
+             or isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "bool")
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parent = doc.parents.get(parent)
+    return truth and parent is not None and _NVIDIA_FLAG.match(parent.name) is not None
+
+
 def nvidia_only(doc: PythonDocument, node: ast.AST, depth: int = 0) -> bool:
     """Is NODE reached only when an NVIDIA test holds: an operand of `and` beside one, or the body of an if / a
     conditional expression whose test is one (within its function); or in a function that exists only under such a

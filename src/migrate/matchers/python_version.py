@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from migrate.matchers import CodeTest, Hit, register
-from migrate.matchers.python_common import as_list, check_keys, has_name, hip_adjusted, last_parts
+from migrate.matchers.python_common import as_list, check_keys, has_name, hip_adjusted, in_nvidia_predicate, last_parts
 from migrate.model import Severity
 from migrate.parse import Document
 from migrate.parse.python import PROSE_CALLS, PythonDocument
@@ -16,6 +16,8 @@ _PARSERS = frozenset({"parse", "Version", "LooseVersion", "StrictVersion", "floa
 _STRING_METHODS = frozenset({"split", "startswith", "endswith", "replace", "partition", "rsplit", "strip", "lstrip"})
 _TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 _LOGGED = "Only shown in a message (None on ROCm, printed as 'None'); nothing to port."
+_PREDICATE = ("The project's own NVIDIA test (is_nvidia): torch.version.cuda is None on ROCm, so it answers False "
+              "there as meant and the callers take their other path; nothing to port.")
 _STORED = "Stored or passed on: torch.version.cuda is None on ROCm; check where this value is used."
 
 
@@ -50,6 +52,9 @@ def match_version_use(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
 
 
 def _rated(doc: PythonDocument, node: ast.expr, name: str) -> Hit:
+    if in_nvidia_predicate(doc, node):
+        return Hit(node.lineno, node.col_offset + 1, end_line=node.end_lineno, severity=Severity.INFO,
+                   message=_PREDICATE, symbol=name)
     severity, message = _usage(doc, node)
     lowered, why = hip_adjusted(doc, node)
     if lowered is not None and (severity is None or lowered < severity):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import ParseError, register
 from migrate.parse.manifest import ENV, IMAGE, Item, ManifestDocument, Positions
-from migrate.parse.shell import shell_items
+from migrate.parse.shell import INDEX_VARIABLES, index_values, shell_items
 
 _INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)(\s+|$)")
 _ESCAPE_DIRECTIVE = re.compile(r"^#\s*escape\s*=\s*(\S)\s*$", re.IGNORECASE)
@@ -127,10 +127,15 @@ def _assignments(text: str, origin: Callable[[int], tuple[int, int]]) -> Iterato
     if pairs:
         for pair in pairs:
             yield Item(ENV, pair.group(1), *origin(pair.start()), value=pair.group(2).strip("\"'"))
+            if pair.group(1) in INDEX_VARIABLES:
+                yield from index_values(pair.group(1), pair.group(2), origin(pair.start()))
         return
     legacy = re.match(r"\s*(\S+)(?:\s+(.*))?", text)  # ENV NAME value (the old form)
     if legacy:
         yield Item(ENV, legacy.group(1), *origin(legacy.start(1)), value=(legacy.group(2) or "").strip())
+        if legacy.group(1) in INDEX_VARIABLES and legacy.group(2):
+            gap = " " * (legacy.start(2) - legacy.end(1) - 1)  # the value's place after NAME and its spaces
+            yield from index_values(legacy.group(1), gap + legacy.group(2), origin(legacy.start(1)))
 
 
 _ARG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

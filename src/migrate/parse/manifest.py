@@ -89,7 +89,7 @@ def requirement_item(text: str, line: int, column: int, *, strict: bool = True) 
     from packaging.utils import canonicalize_name
 
     text = text.strip()
-    wheel = _WHEEL.match(text.rsplit("/", 1)[-1].split("#", 1)[0])
+    wheel = _wheel_file(text)
     if wheel:
         name, version = wheel.group("name"), wheel.group("version")
         return Item(PACKAGE, canonicalize_name(name), line, column, value=text, local=_local(version), url=text)
@@ -100,6 +100,9 @@ def requirement_item(text: str, line: int, column: int, *, strict: bool = True) 
             raise ValueError(str(exc).splitlines()[0]) from None
         return _templated_pin(text, line, column)
     pinned = [s.version for s in requirement.specifier if s.operator in ("==", "===")]
+    # `name @ https://host/name-1.0+cu121-...whl`: the wheel file names the build
+    url_wheel = _wheel_file(requirement.url) if requirement.url else None
+    local = _local(pinned[0]) if pinned else _local(url_wheel.group("version")) if url_wheel else ""
     return Item(
         PACKAGE,
         canonicalize_name(requirement.name),
@@ -107,9 +110,14 @@ def requirement_item(text: str, line: int, column: int, *, strict: bool = True) 
         column,
         value=text,
         args=tuple(sorted(requirement.extras)),
-        local=_local(pinned[0]) if pinned else "",
+        local=local,
         url=requirement.url or "",
     )
+
+
+def _wheel_file(url: str) -> re.Match[str] | None:
+    """The name and version of the wheel file a URL or path ends in (`%2B` read as the `+` it encodes), or None."""
+    return _WHEEL.match(url.rsplit("/", 1)[-1].split("#", 1)[0].replace("%2B", "+").replace("%2b", "+"))
 
 
 _TEMPLATED_PIN = lazy_regex(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[\w,\s-]*\])?\s*===?\s*(?P<version>[^\s;,]*\$[^\s;,]*)")

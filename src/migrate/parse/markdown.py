@@ -21,7 +21,10 @@ _SHELL_LANGUAGES = frozenset({
 })
 _RST_BLOCK = re.compile(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::\s*(\S*)\s*$")
 _PROMPT = re.compile(r"^(\s*)(?:\$|>|%|\(\S+\)\s*\$)\s")
-_INDENTED_COMMAND = re.compile(r"^( {4,}|\t)(?:\$\s+)?(?:pip3?|python3? -m pip|uv|conda|mamba|docker|nvidia-smi|nvcc)\s")
+# an indented code line that runs one of these (TensorRT's trtexec and polygraphy too: a guide's engine-build step)
+_INDENTED_COMMAND = re.compile(
+    r"^( {4,}|\t)(?:\$\s+)?(?:pip3?|python3? -m pip|uv|conda|mamba|docker|nvidia-smi|nvcc|trtexec|polygraphy)\s"
+)
 # An install of a CUDA build quoted inline in prose ("Install pytorch by `pip install torch==1.11.0
 # --extra-index-url https://download.pytorch.org/whl/cu113`"): a wheel index, a +cu121-style local build or a conda
 # CUDA toolkit says it is an instruction to follow; a bare `pip install flash-attn` in a sentence stays prose.

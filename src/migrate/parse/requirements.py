@@ -21,6 +21,9 @@ _TRAILING_INDEX = re.compile(r"\s+(-f|--find-links|-i|--index-url|--extra-index-
 _MAX_INCLUDE_DEPTH = 5
 # pip reads a line with a path separator that is no requirement as a path (pip's _looks_like_path).
 _LOCAL_PATH = re.compile(r"^[\w.-]+/[^\s;:@]*(?:\s|$)")
+# pip splits the environment marker off a URL requirement at a ';' with white space on one side (a bare ';' may be
+# part of the URL): `https://host/pkg-1.0+cu121-py3-none-any.whl; platform_system == "Linux"`
+_URL_MARKER = re.compile(r"(?:\s+;|;\s).*$")
 
 
 def logical_lines(text: str) -> Iterator[tuple[int, int, str]]:
@@ -59,9 +62,11 @@ def requirement_items(text: str, *, base: Path | None = None, root: Path | None 
         for index in _TRAILING_INDEX.finditer(content):  # `torch-scatter -f https://data.pyg.org/whl/torch-2.5.0+cu124.html`
             found.append(Item(INDEX, index.group(2), line, column + index.start(2), value=index.group(1)))
         content = _TRAILING_INDEX.sub("", content)
-        if LOCATION.match(content) and not content.split("#", 1)[0].endswith(".whl"):
-            found.extend(location_items(content, line, column))
-            continue
+        if LOCATION.match(content):
+            content = _URL_MARKER.sub("", content)
+            if not content.split("#", 1)[0].endswith(".whl"):
+                found.extend(location_items(content, line, column))
+                continue
         if _LOCAL_PATH.match(content):
             continue  # pip installs a local directory (submodules/simple-knn): nothing to say about its name
         try:

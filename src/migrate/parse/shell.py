@@ -244,6 +244,9 @@ def assignment_items(name: str, value: str, where: tuple[int, int]) -> Iterator[
     the wheel it downloads (WHEEL_URL=https://.../flash_attn-2.7.4+cu12torch2.6-...whl, later `pip install $WHEEL_URL`:
     the line that spells the build is the one a port edits)."""
     yield Item(ENV, name, *where, value=value)
+    if name in INDEX_VARIABLES:
+        yield from index_values(name, value, where)
+        return
     image = image_reference(value)
     if image:
         yield Item(IMAGE, image, where[0], where[1] + len(name) + 1)
@@ -253,6 +256,23 @@ def assignment_items(name: str, value: str, where: tuple[int, int]) -> Iterator[
             yield wheel
     elif _CONDA_SPEC_NAME.match(name) and _CONDA_SPEC.match(value):
         yield conda_item(value, where[0], where[1] + len(name) + 1)
+
+
+# the variables pip and uv read their package indexes from (`export PIP_EXTRA_INDEX_URL="URL URL"`, a Dockerfile's
+# `ENV PIP_INDEX_URL=URL`): each URL is an index the way `--extra-index-url URL` gives one
+INDEX_VARIABLES = frozenset(
+    {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_INDEX",
+     "UV_DEFAULT_INDEX", "UV_FIND_LINKS"}
+)
+_INDEX_URL = re.compile(r"[^\s'\"]+")
+
+
+def index_values(name: str, value: str, where: tuple[int, int]) -> Iterator[Item]:
+    """The index URLs a pip/uv index variable holds (space-separated), each where it is spelled."""
+    start = where[1] + len(name) + 1
+    for url in _INDEX_URL.finditer(value):
+        if "://" in url.group(0) or url.group(0).startswith("$"):
+            yield Item(INDEX, url.group(0), where[0], start + url.start(), value=name)
 
 
 _WHEEL_URL = re.compile(r"^https?://[^\s$]+\.whl$")  # spelled out whole: a templated file name reads as no package

@@ -21,6 +21,8 @@ _PAIRED_TYPE = r"(?:__half2|half2|__nv_bfloat162|nv_bfloat162)"
 _CASTS = {paired: lazy_regex(rf"(?:<|\()\s*(?:const\s+)?{kind}\s*\*")
           for paired, kind in ((False, _SCALAR_TYPE), (True, _PAIRED_TYPE))}
 _BASE = lazy_regex(r"^&?\s*\(?\s*([A-Za-z_]\w*)")
+# an element reached through an indexing macro: `&AT4(grad_in, n, c, y, x)`, its first argument the pointer
+_MACRO_BASE = lazy_regex(r"^&\s*\(?\s*[A-Z_][A-Z0-9_]*\s*\(\s*([A-Za-z_]\w*)\s*,")
 
 
 _NAMES = frozenset(_ATOMIC_ADDS)
@@ -47,8 +49,10 @@ def match_float_atomic(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
 def _declared_float(doc: CudaDocument, offset: int, dest: str, paired: bool) -> bool:
     """The pointer the destination indexes is declared with a floating-point type (a paired one if PAIRED) in the
     enclosing function."""
-    base = _BASE.match(dest)
-    function = doc.enclosing_function(offset)
+    base = _MACRO_BASE.match(dest) or _BASE.match(dest)
+    # the outermost function: a grid-stride macro with a block (`CUDA_KERNEL_LOOP(i, n) { ... }`) parses as a
+    # function of its own inside the kernel, and the pointer is declared in the kernel's parameters
+    function = doc.outermost_function(offset)
     if base is None or function is None:
         return False
     body = doc.data[function.start_byte : offset].decode("utf-8", "replace")

@@ -121,9 +121,10 @@ def test_pytorch_cuda_wheel_url_exacttree_findings(tmp_path: Path) -> None:
 
 
 def test_float_atomic_in_loop_macros_exacttree_findings(tmp_path: Path) -> None:
-    """Float atomics inside a grid-stride loop macro with a block and through an indexing macro, at the call; not
-    the integer counters beside them."""
+    """Float atomics inside a grid-stride loop macro with a block, through an indexing macro and on a gradient buffer
+    of a template type, at the call; not the integer counters beside them or a template histogram's totals."""
     kernel = (FIXTURES / "rules" / "cuda" / "float_atomic_loops.cu").read_text(encoding="utf-8")
     found = [f for f in tree_findings(tmp_path, {"splat.cu": kernel}) if f[2] == "atomic-add-float"]
     assert found == [("splat.cu", 17, "atomic-add-float", "low", ()),
-                     ("splat.cu", 29, "atomic-add-float", "low", ())]
+                     ("splat.cu", 29, "atomic-add-float", "low", ()),
+                     ("splat.cu", 41, "atomic-add-float", "low", ())]

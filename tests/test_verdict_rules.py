@@ -494,7 +494,16 @@ def test_a_tensorrt_plugin_folder_beside_the_project_is_an_add_on_not_its_main_p
     assert _verdict(tmp_path, "own", own, monkeypatch)[1] in {"hard", "very-hard"}
 
 
-THC_KERNEL = PLAIN_KERNEL.replace("#include <cuda_runtime.h>", "#include <cuda_runtime.h>\n#include <THC/THCAtomics.cuh>")
+# a kernel with a high finding (a 32-bit ballot): the extension is real porting work when the model needs it
+BALLOT_KERNEL = """\
+#include <cuda_runtime.h>
+__global__ void scale(float* x, int n, unsigned* votes) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned b = __ballot_sync(0xffffffff, i < n);
+    if (i < n) x[i] *= 0.5f;
+    if (threadIdx.x == 0) votes[blockIdx.x] = b;
+}
+"""
 TRIED = """\
 try:
     from ext.norm.ops import fast_norm
@@ -509,7 +518,7 @@ def norm(x):
 
 def test_an_extension_the_model_tries_and_falls_back_from_is_an_add_on(tmp_path, monkeypatch) -> None:
     ext = {"ext/norm/setup.py": SETUP_EXTENSION.replace("csrc/norm/", ""), "ext/norm/binding.cpp": BINDING,
-           "ext/norm/norm.cu": THC_KERNEL, "ext/norm/ops.py": "import rownorm_C\nfast_norm = rownorm_C.norm\n",
+           "ext/norm/norm.cu": BALLOT_KERNEL, "ext/norm/ops.py": "import rownorm_C\nfast_norm = rownorm_C.norm\n",
            "model/__init__.py": "", "train.py": "from model.layer import norm\n"}
     assert _verdict(tmp_path, "tried", {**ext, "model/layer.py": TRIED}, monkeypatch) == ("none", "easy")
     required = TRIED.replace("try:\n    ", "").replace("except ImportError:\n    fast_norm = None\n", "")

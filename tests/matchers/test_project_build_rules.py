@@ -64,13 +64,14 @@ def test_cpp_sources_marked_cuda_exacttree_findings(tmp_path: Path) -> None:
 
 
 def test_cuda_only_library_fetch_exacttree_findings(tmp_path: Path) -> None:
-    """Downloads of CUTLASS, CUB, apex and MinkowskiEngine by git, wget and curl (in scripts and an install guide), at
-    the URL; not hipCUB, ROCm/apex, a look-alike repository name, an echo of the URL or a link in prose."""
+    """Downloads of CUTLASS, CUB, apex, MinkowskiEngine and spconv by git, wget and curl (in scripts and an install
+    guide), at the URL; not hipCUB, ROCm/apex, a look-alike repository name, an echo of the URL or a link in prose."""
     fetch = FIXTURES / "rules" / "manifests" / "fetch-deps"
     files = {p.name: p.read_text(encoding="utf-8") for p in fetch.iterdir()}
     found = [f for f in tree_findings(tmp_path, files) if f[2] == "cuda-only-library-fetch"]
     assert found == [("INSTALL.md", 7, "cuda-only-library-fetch", "medium", ()),
                      ("INSTALL.md", 15, "cuda-only-library-fetch", "medium", ()),
+                     ("INSTALL.md", 22, "cuda-only-library-fetch", "medium", ()),
                      ("Makefile", 4, "cuda-only-library-fetch", "medium", ()),
                      ("get_deps.sh", 6, "cuda-only-library-fetch", "medium", ()),
                      ("get_deps.sh", 8, "cuda-only-library-fetch", "medium", ())]
@@ -106,3 +107,24 @@ def test_variable_set_to_nvccs_path_exacttree_findings(tmp_path: Path) -> None:
         ("Dockerfile", 2, "nvcc-path-variable", "medium", ()),
         ("configure.sh", 2, "nvcc-path-variable", "medium", ()),
     ]
+
+
+def test_pytorch_cuda_wheel_url_exacttree_findings(tmp_path: Path) -> None:
+    """A CUDA torch / torchvision wheel installed by its URL in a Dockerfile, a script and an install guide; not the
+    ROCm or CPU build of a release, an echoed hint or the server named in prose."""
+    urls = FIXTURES / "rules" / "manifests" / "torch-wheel-urls"
+    files = {p.name: p.read_text(encoding="utf-8") for p in urls.iterdir()}
+    found = [f for f in tree_findings(tmp_path, files) if f[2] == "pytorch-cuda-wheel-url"]
+    assert found == [("Dockerfile", 4, "pytorch-cuda-wheel-url", "medium", ()),
+                     ("README.md", 7, "pytorch-cuda-wheel-url", "medium", ()),
+                     ("setup_env.sh", 5, "pytorch-cuda-wheel-url", "medium", ())]
+
+
+def test_float_atomic_in_loop_macros_exacttree_findings(tmp_path: Path) -> None:
+    """Float atomics inside a grid-stride loop macro with a block, through an indexing macro and on a gradient buffer
+    of a template type, at the call; not the integer counters beside them or a template histogram's totals."""
+    kernel = (FIXTURES / "rules" / "cuda" / "float_atomic_loops.cu").read_text(encoding="utf-8")
+    found = [f for f in tree_findings(tmp_path, {"splat.cu": kernel}) if f[2] == "atomic-add-float"]
+    assert found == [("splat.cu", 17, "atomic-add-float", "low", ()),
+                     ("splat.cu", 29, "atomic-add-float", "low", ()),
+                     ("splat.cu", 41, "atomic-add-float", "low", ())]

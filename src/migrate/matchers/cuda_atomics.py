@@ -10,7 +10,7 @@ from typing import Any
 from migrate.lazyre import lazy_regex
 from migrate.matchers import Hit, names_in, register
 from migrate.parse import Document
-from migrate.parse.cuda import CudaDocument
+from migrate.parse.cuda import CudaDocument, Function, template_type_parameters
 
 # Found by name (a byte search confirmed on the tree), not by a query: most files have no atomicAdd, and every
 # pattern in the query bundle costs every file.
@@ -21,6 +21,13 @@ _PAIRED_TYPE = r"(?:__half2|half2|__nv_bfloat162|nv_bfloat162)"
 _CASTS = {paired: lazy_regex(rf"(?:<|\()\s*(?:const\s+)?{kind}\s*\*")
           for paired, kind in ((False, _SCALAR_TYPE), (True, _PAIRED_TYPE))}
 _BASE = lazy_regex(r"^&?\s*\(?\s*([A-Za-z_]\w*)")
+# an element reached through an indexing macro: `&AT4(grad_in, n, c, y, x)`, its first argument the pointer
+_MACRO_BASE = lazy_regex(r"^&\s*\(?\s*[A-Z_][A-Z0-9_]*\s*\(\s*([A-Za-z_]\w*)\s*,")
+
+# a pointer of a template type (`T* bottom_diff`) counts as floating point where it holds a gradient (named for one)
+# or the file instantiates its templates for floating types; a `T* counts` in a generic histogram stays out
+_GRADIENT = lazy_regex(r"(?i)grad|diff")
+_FLOAT_DISPATCH = lazy_regex(r"AT_DISPATCH_(?:FLOATING|ALL)_TYPES|<\s*(?:float|double|at::Half|c10::Half|__half|half)\s*>")
 
 
 _NAMES = frozenset(_ATOMIC_ADDS)
@@ -47,13 +54,25 @@ def match_float_atomic(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit
 def _declared_float(doc: CudaDocument, offset: int, dest: str, paired: bool) -> bool:
     """The pointer the destination indexes is declared with a floating-point type (a paired one if PAIRED) in the
     enclosing function."""
-    base = _BASE.match(dest)
-    function = doc.enclosing_function(offset)
+    base = _MACRO_BASE.match(dest) or _BASE.match(dest)
+    # the outermost function: a grid-stride macro with a block (`CUDA_KERNEL_LOOP(i, n) { ... }`) parses as a
+    # function of its own inside the kernel, and the pointer is declared in the kernel's parameters
+    function = doc.outermost_function(offset)
     if base is None or function is None:
         return False
     body = doc.data[function.start_byte : offset].decode("utf-8", "replace")
     name = re.escape(base.group(1))
     # `scalar_t* grad`, `const float* __restrict__ out`, and a reference to a pointer: `scalar_t* &grad_value`
     kind = _PAIRED_TYPE if paired else _SCALAR_TYPE
-    pattern = rf"\b{kind}\s*(?:const\s*)?\*\s*(?:const\s+)?(?:__restrict__\s+)?&?\s*{name}\b"
+    if not paired and (_GRADIENT.search(base.group(1)) or _FLOAT_DISPATCH.search(doc.text)):
+        kind = "|".join([kind, *map(re.escape, sorted(_type_parameters(doc, function)))])
+    pattern = rf"\b(?:{kind})\s*(?:const\s*)?\*\s*(?:const\s+)?(?:__restrict__\s+)?&?\s*{name}\b"
     return re.search(pattern, body) is not None
+
+
+def _type_parameters(doc: CudaDocument, function: Function) -> frozenset[str]:
+    """The template type parameters of FUNCTION (`template <typename T>` before it): none for a plain function."""
+    node = doc.root.descendant_for_byte_range(function.start_byte, function.end_byte)
+    while node is not None and node.type != "template_declaration":
+        node = node.parent
+    return template_type_parameters(node) if node is not None else frozenset()

@@ -349,6 +349,14 @@ class CudaDocument(Document):
         index = self._enclosing_index(offset)
         return self.functions[index] if index >= 0 else None
 
+    def outermost_function(self, offset: int) -> Function | None:
+        """The outermost function definition around a byte offset: the real function when tree-sitter took a
+        statement macro with a block (`CUDA_KERNEL_LOOP(i, n) { ... }`) for a function nested in it."""
+        index = self._enclosing_index(offset)
+        while index >= 0 and self._parents[index] >= 0:
+            index = self._parents[index]
+        return self.functions[index] if index >= 0 else None
+
     def in_device_code(self, offset: int) -> bool:
         """True inside a __global__ or __device__ function, a __device__ lambda, or any lambda within them."""
         index = self._enclosing_index(offset)

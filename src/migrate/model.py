@@ -92,6 +92,8 @@ class FileKind(str, enum.Enum):
     ROS_PACKAGE = "ros-package"  # package.xml (a ROS / ROS 2 package manifest: its <depend> entries)
     FORTRAN = "fortran"  # Fortran sources (CUDA Fortran, OpenACC directives)
     CYTHON = "cython"  # Cython sources (.pyx, .pxd, .pxi: the CUDA they declare and call)
+    JULIA = "julia"  # Julia sources (.jl: the CUDA.jl they use, warp and NVVM intrinsics)
+    JULIA_PROJECT = "julia-project"  # Julia package manifests (Project.toml, JuliaProject.toml)
     SASS = "sass"  # SASS listings and assembler sources (.sass, .cuasm: NVIDIA machine code; CSS Sass shares .sass)
 
 

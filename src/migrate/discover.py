@@ -50,7 +50,7 @@ _EXTENSIONS = {
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
     ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL, ".go": FileKind.GO,
-    ".jl": FileKind.JULIA,
+    ".jl": FileKind.JULIA, ".rs": FileKind.RUST,
     ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
     ".sass": FileKind.SASS, ".cuasm": FileKind.SASS,
     **dict.fromkeys(FORTRAN_SUFFIXES, FileKind.FORTRAN),
@@ -63,7 +63,7 @@ _NAMES = {
     "make.config": FileKind.MAKEFILE, "make.inc": FileKind.MAKEFILE, "make.defs": FileKind.MAKEFILE,
     "make.rules": FileKind.MAKEFILE,
     "makefile.am": FileKind.MAKEFILE,  # automake's input, written by hand (Makefile.in is generated from it)
-    "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other Rust sources are not read
+    "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other .rs files: their nvptx device code
     "build.bazel": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL,  # and tools/cuda.bazelrc by its suffix
     "package.xml": FileKind.ROS_PACKAGE,
     "project.toml": FileKind.JULIA_PROJECT, "juliaproject.toml": FileKind.JULIA_PROJECT,

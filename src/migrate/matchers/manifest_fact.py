@@ -18,7 +18,7 @@ FACTS = (
     "msbuild-cuda-build", "msbuild-cuda-library", "matlab-cuda-mex", "bazel-cuda-build", "cgo-include", "cgo-call",
     "ptx-text", "make-cuda-source", "cuda-fortran-code", "cuda-fortran-library", "openacc-directive",
     "cython-include", "cython-call", "cython-cimport", "cython-dlopen",
-    "julia-package", "julia-cuda-code", "julia-cuda-warp", "julia-nvvm-intrinsic",
+    "julia-package", "julia-cuda-code", "julia-cuda-warp", "julia-nvvm-intrinsic", "rust-ptx-build", "rust-nvptx-code",
 )
 
 

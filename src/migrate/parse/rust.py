@@ -124,6 +124,8 @@ def _char_literal_end(text: str, i: int) -> int:
 
 # Where a build script drives nvcc: a CUDA kernel builder crate, the cc crate's CUDA mode, or nvcc run directly.
 _NVCC_DRIVERS = lazy_regex(r"\b(?P<crate>bindgen_cuda|cudaforge)\s*::|\.\s*cuda\s*\(\s*true\s*\)")
+# Rust-CUDA's cuda_builder: compiles a Rust crate to PTX through NVIDIA's libNVVM (no nvcc, no AMD target)
+_PTX_BUILDER = lazy_regex(r"\bcuda_builder\s*::|\bCudaBuilder\s*::\s*new\b")
 _COMMAND_NEW = lazy_regex(r"\bCommand\s*::\s*new\s*\(\s*$")
 _NVCC_PROGRAM = lazy_regex(r"^(?:\S*/)?nvcc(?:\.exe)?$")
 _ENV_CALL = lazy_regex(r"(?:\benv\s*::\s*var(?:_os)?|\bvar(?:_os)?|\boption_env\s*!|\benv\s*!)\s*\(\s*$")
@@ -201,12 +203,14 @@ def _links(literals: list[Literal], where: Positions) -> Iterator[Word]:
 
 @register(FileKind.RUST_BUILD)
 def parse_build_script(source: SourceFile, text: str) -> RustDocument:
-    """build.rs: nvcc drivers, option words and arch flags (where it drives nvcc), paths, env reads, linked libraries."""
+    """build.rs: nvcc drivers, PTX builders, option words and arch flags (where it drives nvcc), paths, env reads,
+    linked libraries."""
     code, literals = lex(text)
     where = Positions(text)
     facts = nvcc_facts(code, literals, where)
     options = list(_option_words(literals, where)) if facts else []
-    manifest = [*facts, *_arch_facts(options), *_env_reads(code, literals, where)]
+    ptx = [Item(FACT, "rust-ptx-build", *where.at(m.start()), value="cuda_builder") for m in _PTX_BUILDER.finditer(code)]
+    manifest = [*facts, *ptx, *_arch_facts(options), *_env_reads(code, literals, where)]
     words = sorted([*options, *_paths(literals, where)], key=lambda word: (word[1], word[2]))
     return RustDocument(source=source, text=text, manifest=manifest, code=code, words=words,
                         links=list(_links(literals, where)))

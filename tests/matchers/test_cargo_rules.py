@@ -195,3 +195,32 @@ def test_nvptx_device_code_is_reported_once_per_file(tmp_path: Path) -> None:
 def test_host_code_naming_the_device_words_in_comments_strings_and_cfg_stays_quiet(tmp_path: Path) -> None:
     source = (RUST_NVPTX / "host/src/main.rs").read_text(encoding="utf-8")
     assert file_findings(tmp_path, "host/src/main.rs", source) == []
+
+
+def test_an_architecture_kept_in_a_variable_of_an_nvcc_script_is_an_arch_flag(tmp_path: Path) -> None:
+    script = (
+        "use std::process::Command;\n"
+        "fn main() {\n"
+        "    let virtual_arch = \"compute_75\";\n"
+        "    let real_arch = \"sm_75\";\n"
+        "    println!(\"cargo:warning=needs sm_75 or newer\");\n"
+        "    Command::new(\"nvcc\").arg(\"-ptx\").arg(format!(\"-arch={}\", virtual_arch))\n"
+        "        .arg(format!(\"-code={}\", real_arch)).status().unwrap();\n"
+        "}\n"
+    )
+    assert _findings(tmp_path, {"build.rs": script}) == [
+        ("build.rs", 3, "nvcc-arch-flags", "medium"),
+        ("build.rs", 4, "nvcc-arch-flags", "medium"),
+        ("build.rs", 6, "nvcc-flag-hipcc-rejects", "high"),
+        ("build.rs", 6, "rust-build-nvcc", "high"),
+    ]
+
+
+def test_an_architecture_literal_of_a_script_without_nvcc_stays_quiet(tmp_path: Path) -> None:
+    script = (
+        "fn main() {\n"
+        "    let target = \"sm_80\";  // passed to a prebuilt-artifact download, no compiler run here\n"
+        "    println!(\"cargo:rustc-env=KERNEL_TARGET={}\", target);\n"
+        "}\n"
+    )
+    assert _findings(tmp_path, {"build.rs": script}) == []

@@ -135,6 +135,7 @@ _LINK_LIB = lazy_regex(r"cargo::?rustc-link-lib=(?:[\w+-]+(?::[\w,+-]*)?=)?(?P<n
 _LINK_SEARCH = lazy_regex(r"cargo::?rustc-link-search=(?:(?:native|dependency|crate|framework|all)=)?(?P<path>/\S+)")
 _PATH = lazy_regex(r"^/[\w.+-]+(?:/[\w.+-]*)*$")
 _WORD = lazy_regex(r"\S+")
+_ARCH_VALUE = lazy_regex(r"^(?:sm|compute)_\d+[a-z]?$")
 _PLACEHOLDER = lazy_regex(r"\{[\w:.]*\}")
 
 
@@ -163,6 +164,13 @@ def _option_words(literals: list[Literal], where: Positions) -> Iterator[Word]:
         if words and all(w.group().startswith("-") for w in words) and "\n" not in literal.value:
             line, column = where.at(literal.start)
             yield from ((w.group(), line, column + w.start()) for w in words)
+
+
+def _arch_values(literals: list[Literal], where: Positions) -> Iterator[Word]:
+    """A literal that is an architecture alone (`let arch = "compute_86";` later formatted into `-arch={}`)."""
+    for literal in literals:
+        if _ARCH_VALUE.match(literal.value):
+            yield (literal.value, *where.at(literal.start))
 
 
 def _arch_facts(words: list[Word]) -> Iterator[Item]:
@@ -208,7 +216,8 @@ def parse_build_script(source: SourceFile, text: str) -> RustDocument:
     code, literals = lex(text)
     where = Positions(text)
     facts = nvcc_facts(code, literals, where)
-    options = list(_option_words(literals, where)) if facts else []
+    options = sorted([*_option_words(literals, where), *_arch_values(literals, where)],
+                     key=lambda word: (word[1], word[2])) if facts else []
     ptx = [Item(FACT, "rust-ptx-build", *where.at(m.start()), value="cuda_builder") for m in _PTX_BUILDER.finditer(code)]
     manifest = [*facts, *ptx, *_arch_facts(options), *_env_reads(code, literals, where)]
     words = sorted([*options, *_paths(literals, where)], key=lambda word: (word[1], word[2]))

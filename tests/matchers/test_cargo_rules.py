@@ -224,3 +224,9 @@ def test_an_architecture_literal_of_a_script_without_nvcc_stays_quiet(tmp_path: 
         "}\n"
     )
     assert _findings(tmp_path, {"build.rs": script}) == []
+
+
+def test_nvidia_smi_run_from_rust_is_reported_where_the_command_is_built(tmp_path: Path) -> None:
+    # the message literal naming the tool (line 13) is not a command
+    source = (RUST_NVPTX / "host/src/probe.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "host/src/probe.rs", source) == [("rust-nvidia-smi", 5, "medium", 0)]

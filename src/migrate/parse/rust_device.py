@@ -1,7 +1,8 @@
-"""Rust sources other than build.rs: only device code written for NVIDIA's nvptx64 target is read (kernels with the
-`extern "ptx-kernel"` ABI, `core::arch::nvptx` intrinsics, `llvm.nvvm.*` intrinsics bound by `link_name`, PTX text
-in `asm!`, Rust-CUDA's `cuda_std`). A file holding none of their literal words is never lexed; comments are never
-read, and a literal counts only where the code around it makes it one of these."""
+"""Rust sources other than build.rs: two things only are read, device code written for NVIDIA's nvptx64 target
+(kernels with the `extern "ptx-kernel"` ABI, `core::arch::nvptx` intrinsics, `llvm.nvvm.*` intrinsics bound by
+`link_name`, PTX text in `asm!`, Rust-CUDA's `cuda_std`) and nvidia-smi run through `Command::new`. A file holding
+none of their literal words is never lexed; comments are never read, and a literal counts only where the code
+around it makes it one of these."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from migrate.parse.document import register
 from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 from migrate.parse.rust import Literal, lex
 
-_WORDS = ("ptx-kernel", "nvptx", "llvm.nvvm", "cuda_std", "asm!")  # the literal prefilter
+_WORDS = ("ptx-kernel", "nvptx", "llvm.nvvm", "cuda_std", "asm!", "nvidia-smi")  # the literal prefilter
 _CODE = re.compile(r"\bcore\s*::\s*arch\s*::\s*(nvptx)(?:64)?\b|\b(cuda_std)\s*::")
 _EXTERN_BEFORE = re.compile(r"\bextern\s*$")
 _LINK_NAME_BEFORE = re.compile(r"\blink_name\s*=\s*$")
 # PTX that only NVIDIA's assembler reads: special registers and the warp-synchronous and memory instructions
 _PTX = re.compile(r"%(?:laneid|warpid|smid|lanemask_\w+|n?tid\.[xyz]|n?ctaid\.[xyz])\b|"
                   r"\b(?:shfl|vote|bar|mma|wmma|match|redux)\.sync\b|\b(?:cp\.async|ld\.global|st\.global)\b")
+_COMMAND_NEW_BEFORE = re.compile(r"\bCommand\s*::\s*new\s*\(\s*$")
+_NVIDIA_SMI = re.compile(r"^(?:.*[/\\])?nvidia-smi(?:\.exe)?$")
 _ASM = re.compile(r"\b(?:core\s*::\s*arch\s*::\s*)?(?:asm|global_asm)\s*!\s*\(")
 
 
@@ -38,6 +41,8 @@ def _facts(text: str) -> Iterator[Item]:
         before = _before(code, literal)
         if literal.value == "ptx-kernel" and _EXTERN_BEFORE.search(before):
             yield Item(FACT, "rust-nvptx-code", *where.at(literal.start - 1), value="ptx-kernel")
+        elif _NVIDIA_SMI.match(literal.value) and _COMMAND_NEW_BEFORE.search(before):
+            yield Item(FACT, "rust-nvidia-smi", *where.at(literal.start), value=literal.value)
         elif literal.value.startswith("llvm.nvvm.") and _LINK_NAME_BEFORE.search(before):
             yield Item(FACT, "rust-nvptx-code", *where.at(literal.start), value=literal.value)
         elif asm_calls and (ptx := _PTX.search(literal.value)) and _inside_asm(code, asm_calls, literal.start):
@@ -59,7 +64,7 @@ def _inside_asm(code: str, asm_calls: list[int], offset: int) -> bool:
 
 @register(FileKind.RUST)
 def parse_rust_source(source: SourceFile, text: str) -> ManifestDocument:
-    """A Rust source reduced to its nvptx64 device code."""
+    """A Rust source reduced to its nvptx64 device code and its nvidia-smi runs."""
     if not any(word in text for word in _WORDS):
         return ManifestDocument(source=source, text=text)
     found = sorted(_facts(text), key=lambda item: (item.line, item.column))

@@ -57,3 +57,14 @@ def test_a_julia_project_without_gpu_packages_is_quiet(tmp_path: Path) -> None:
         Statistics = "10745b16-79ce-11e8-11f9-7d13ad32a3b2"
         """
     assert file_findings(tmp_path, "Project.toml", source) == []
+
+
+def test_warp_named_functions_of_a_file_without_cuda_jl_stay_quiet(tmp_path: Path) -> None:
+    source = """\
+        using AMDGPU
+
+        # this package's own helpers, named as CUDA.jl's are (the CUDA extension has its own)
+        warpsize(::ROCBackend) = AMDGPU.Device.wavefrontsize()
+        laneid() = AMDGPU.Device.activelane() + 1
+        """
+    assert file_findings(tmp_path, "ext/RocExt.jl", source) == []

@@ -105,13 +105,16 @@ def _source_items(text: str) -> Iterator[Item]:
     comments, strings = spans(text)
     code = blanked(text, comments + strings)
     where = Positions(text)
-    for match in _USE.finditer(code):
-        yield Item(FACT, "julia-cuda-code", *where.at(match.start(1)), value=match.group(1))
+    uses = [Item(FACT, "julia-cuda-code", *where.at(m.start(1)), value=m.group(1)) for m in _USE.finditer(code)]
     for match in _CALL.finditer(code):
         group = next(g for g in (1, 2, 3) if match.group(g))
-        yield Item(FACT, "julia-cuda-code", *where.at(match.start(group)), value=match.group(group))
+        uses.append(Item(FACT, "julia-cuda-code", *where.at(match.start(group)), value=match.group(group)))
+    yield from uses
+    # an unqualified laneid() or warpsize() is CUDA.jl's only in a file that uses CUDA.jl (AMDGPU.jl and
+    # backend-neutral packages define functions of those names too)
     for match in _WARP.finditer(code):
-        yield Item(FACT, "julia-cuda-warp", *where.at(match.start(1)), value=match.group(1))
+        if uses or match.group().startswith("CUDA."):
+            yield Item(FACT, "julia-cuda-warp", *where.at(match.start(1)), value=match.group(1))
     for start, end in strings:
         if "llvmcall" not in code[max(0, start - _LLVMCALL_BEFORE):end + _LLVMCALL_AFTER]:
             continue  # a message or a comment-like string naming an intrinsic calls nothing

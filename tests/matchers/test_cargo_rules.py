@@ -230,3 +230,14 @@ def test_nvidia_smi_run_from_rust_is_reported_where_the_command_is_built(tmp_pat
     # the message literal naming the tool (line 13) is not a command
     source = (RUST_NVPTX / "host/src/probe.rs").read_text(encoding="utf-8")
     assert file_findings(tmp_path, "host/src/probe.rs", source) == [("rust-nvidia-smi", 5, "medium", 0)]
+
+
+def test_ptx_loaded_or_jit_compiled_by_rust_host_code_is_reported_once_per_file(tmp_path: Path) -> None:
+    # Ptx::from_file (8) and NVRTC's compile_ptx (9); the `use` line imports a name and calls nothing
+    source = (RUST_NVPTX / "host/src/launch.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "host/src/launch.rs", source) == [("rust-ptx-module-load", 8, "medium", 2)]
+
+
+def test_a_ptx_named_enum_variant_and_a_comment_stay_quiet(tmp_path: Path) -> None:
+    source = (RUST_NVPTX / "host/src/formats.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "host/src/formats.rs", source) == []

@@ -61,6 +61,9 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         # Fortran, free and fixed form, and CUDA Fortran (.cuf); the suffix's case does not matter
         ("src/solver.F90", FileKind.FORTRAN), ("legacy/smooth.f", FileKind.FORTRAN), ("gpu/kernels.cuf", FileKind.FORTRAN),
         ("src/model.mod", None),
+        # Julia sources and package manifests (CUDA.jl users)
+        ("src/Solver.jl", FileKind.JULIA), ("Project.toml", FileKind.JULIA_PROJECT),
+        ("docs/JuliaProject.toml", FileKind.JULIA_PROJECT), ("Manifest.toml", None),
         # Cython sources (the CUDA their extern blocks declare and their code calls)
         ("det/nms/gpu_nms.pyx", FileKind.CYTHON), ("lib/streams.pxd", FileKind.CYTHON), ("lib/defs.pxi", FileKind.CYTHON),
         # SASS assembler sources and disassemblies (a CSS Sass stylesheet shares .sass: the rules tell them apart)

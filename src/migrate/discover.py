@@ -50,6 +50,7 @@ _EXTENSIONS = {
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
     ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL, ".go": FileKind.GO,
+    ".jl": FileKind.JULIA, ".rs": FileKind.RUST,
     ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
     ".sass": FileKind.SASS, ".cuasm": FileKind.SASS,
     **dict.fromkeys(FORTRAN_SUFFIXES, FileKind.FORTRAN),
@@ -62,9 +63,10 @@ _NAMES = {
     "make.config": FileKind.MAKEFILE, "make.inc": FileKind.MAKEFILE, "make.defs": FileKind.MAKEFILE,
     "make.rules": FileKind.MAKEFILE,
     "makefile.am": FileKind.MAKEFILE,  # automake's input, written by hand (Makefile.in is generated from it)
-    "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other Rust sources are not read
+    "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other .rs files: their nvptx device code
     "build.bazel": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL,  # and tools/cuda.bazelrc by its suffix
     "package.xml": FileKind.ROS_PACKAGE,
+    "project.toml": FileKind.JULIA_PROJECT, "juliaproject.toml": FileKind.JULIA_PROJECT,
 }
 # Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make, and configure's fragment templates (rules.mk.in);
 # Makefile.in is automake's output, generated from Makefile.am.

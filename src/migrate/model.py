@@ -85,6 +85,7 @@ class FileKind(str, enum.Enum):
     INFER_CONFIG = "infer-config"  # INI-style inference configs (DeepStream nvinfer / deepstream-app)
     CARGO = "cargo"  # Cargo.toml (Rust package manifest)
     RUST_BUILD = "rust-build"  # build.rs (a Rust package's build script)
+    RUST = "rust"  # other Rust sources (.rs: device code for the nvptx64 target only)
     MSBUILD = "msbuild"  # Visual Studio C++ projects and property sheets (.vcxproj, .props)
     MATLAB = "matlab"  # MATLAB scripts (.m) and mex option files (mex_CUDA_*.xml, nvcc_*.xml)
     BAZEL = "bazel"  # Bazel BUILD files and Starlark macros (BUILD, BUILD.bazel, *.bzl)
@@ -92,6 +93,8 @@ class FileKind(str, enum.Enum):
     ROS_PACKAGE = "ros-package"  # package.xml (a ROS / ROS 2 package manifest: its <depend> entries)
     FORTRAN = "fortran"  # Fortran sources (CUDA Fortran, OpenACC directives)
     CYTHON = "cython"  # Cython sources (.pyx, .pxd, .pxi: the CUDA they declare and call)
+    JULIA = "julia"  # Julia sources (.jl: the CUDA.jl they use, warp and NVVM intrinsics)
+    JULIA_PROJECT = "julia-project"  # Julia package manifests (Project.toml, JuliaProject.toml)
     SASS = "sass"  # SASS listings and assembler sources (.sass, .cuasm: NVIDIA machine code; CSS Sass shares .sass)
 
 

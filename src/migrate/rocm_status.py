@@ -79,7 +79,7 @@ _BY_KIND: dict[FileKind, tuple[Pattern, ...]] = {
     FileKind.COMPOSE: (_p("packaging", 2, r"image:.*rocm|/dev/kfd"),),
     FileKind.DOCKERFILE: _DOCKER, FileKind.REQUIREMENTS: _MANIFEST, FileKind.PYPROJECT: _MANIFEST,
     FileKind.SETUP_CFG: _MANIFEST, FileKind.PIPFILE: _MANIFEST, FileKind.CONDA: _MANIFEST, FileKind.CARGO: _MANIFEST,
-    FileKind.SHELL: _SHELL,
+    FileKind.SHELL: _SHELL, FileKind.JULIA_PROJECT: (_p("packaging", 2, r"^\s*AMDGPU\s*=\s*\"[0-9a-f-]{36}\""),),
     FileKind.MAKEFILE: (*_CMAKE[2:3], *_SHELL), FileKind.MARKDOWN: _DOCS, FileKind.SETUP_PY: _PY_BUILD,
 }
 _PER_FILE = 3  # evidence lines kept per file and kind: enough to cite, bounded on huge files

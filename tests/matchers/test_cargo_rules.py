@@ -11,7 +11,7 @@ from migrate.discover import classify
 from migrate.model import FileKind, Severity, Skipped
 from migrate.parse.rust import lex
 
-from conftest import parse_file, scan_files
+from conftest import file_findings, parse_file, scan_files
 
 
 def _packages(doc) -> list[tuple]:
@@ -30,7 +30,7 @@ def _findings(root: Path, files: dict[str, str]) -> list[tuple]:
 @pytest.mark.parametrize(
     ("relpath", "kind"),
     [("Cargo.toml", FileKind.CARGO), ("crates/core/Cargo.toml", FileKind.CARGO), ("build.rs", FileKind.RUST_BUILD),
-     ("kernels/build.rs", FileKind.RUST_BUILD), ("src/lib.rs", None), ("Cargo.lock", None)],
+     ("kernels/build.rs", FileKind.RUST_BUILD), ("src/lib.rs", FileKind.RUST), ("Cargo.lock", None)],
 )
 def test_rust_files_are_classified_by_name(relpath: str, kind: FileKind | None) -> None:
     assert classify(relpath) == kind
@@ -176,3 +176,68 @@ def test_when_optional_is_a_severity() -> None:
     with pytest.raises(ValueError):
         validate({"matcher": "manifest-package", "names": ["cudarc"], "when_optional": "sometimes"})
     assert Severity.parse("low") < Severity.parse("high")
+
+
+RUST_NVPTX = Path(__file__).resolve().parents[2] / "fixtures" / "rules" / "manifests" / "rust-nvptx"
+
+
+def test_a_build_script_compiling_a_rust_crate_to_ptx_is_reported(tmp_path: Path) -> None:
+    source = (RUST_NVPTX / "build.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "build.rs", source) == [("rust-build-ptx", 2, "high", 2)]
+
+
+def test_nvptx_device_code_is_reported_once_per_file(tmp_path: Path) -> None:
+    # core::arch::nvptx (5), the llvm.nvvm link_name (8), PTX in asm! (14), the ptx-kernel ABI (19)
+    source = (RUST_NVPTX / "kernels/src/lib.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "kernels/src/lib.rs", source) == [("rust-nvptx-device-code", 5, "high", 4)]
+
+
+def test_host_code_naming_the_device_words_in_comments_strings_and_cfg_stays_quiet(tmp_path: Path) -> None:
+    source = (RUST_NVPTX / "host/src/main.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "host/src/main.rs", source) == []
+
+
+def test_an_architecture_kept_in_a_variable_of_an_nvcc_script_is_an_arch_flag(tmp_path: Path) -> None:
+    script = (
+        "use std::process::Command;\n"
+        "fn main() {\n"
+        "    let virtual_arch = \"compute_75\";\n"
+        "    let real_arch = \"sm_75\";\n"
+        "    println!(\"cargo:warning=needs sm_75 or newer\");\n"
+        "    Command::new(\"nvcc\").arg(\"-ptx\").arg(format!(\"-arch={}\", virtual_arch))\n"
+        "        .arg(format!(\"-code={}\", real_arch)).status().unwrap();\n"
+        "}\n"
+    )
+    assert _findings(tmp_path, {"build.rs": script}) == [
+        ("build.rs", 3, "nvcc-arch-flags", "medium"),
+        ("build.rs", 4, "nvcc-arch-flags", "medium"),
+        ("build.rs", 6, "nvcc-flag-hipcc-rejects", "high"),
+        ("build.rs", 6, "rust-build-nvcc", "high"),
+    ]
+
+
+def test_an_architecture_literal_of_a_script_without_nvcc_stays_quiet(tmp_path: Path) -> None:
+    script = (
+        "fn main() {\n"
+        "    let target = \"sm_80\";  // passed to a prebuilt-artifact download, no compiler run here\n"
+        "    println!(\"cargo:rustc-env=KERNEL_TARGET={}\", target);\n"
+        "}\n"
+    )
+    assert _findings(tmp_path, {"build.rs": script}) == []
+
+
+def test_nvidia_smi_run_from_rust_is_reported_where_the_command_is_built(tmp_path: Path) -> None:
+    # the message literal naming the tool (line 13) is not a command
+    source = (RUST_NVPTX / "host/src/probe.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "host/src/probe.rs", source) == [("rust-nvidia-smi", 5, "medium", 0)]
+
+
+def test_ptx_loaded_or_jit_compiled_by_rust_host_code_is_reported_once_per_file(tmp_path: Path) -> None:
+    # Ptx::from_file (8) and NVRTC's compile_ptx (9); the `use` line imports a name and calls nothing
+    source = (RUST_NVPTX / "host/src/launch.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "host/src/launch.rs", source) == [("rust-ptx-module-load", 8, "medium", 2)]
+
+
+def test_a_ptx_named_enum_variant_and_a_comment_stay_quiet(tmp_path: Path) -> None:
+    source = (RUST_NVPTX / "host/src/formats.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "host/src/formats.rs", source) == []

@@ -18,6 +18,8 @@ FACTS = (
     "msbuild-cuda-build", "msbuild-cuda-library", "matlab-cuda-mex", "bazel-cuda-build", "cgo-include", "cgo-call",
     "ptx-text", "make-cuda-source", "cuda-fortran-code", "cuda-fortran-library", "openacc-directive",
     "cython-include", "cython-call", "cython-cimport", "cython-dlopen",
+    "julia-package", "julia-cuda-code", "julia-cuda-warp", "julia-nvvm-intrinsic", "rust-ptx-build", "rust-nvptx-code",
+    "rust-nvidia-smi", "rust-ptx-load",
 )
 
 

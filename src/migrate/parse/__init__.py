@@ -23,6 +23,7 @@ PARSER_MODULES = {
     FileKind.MATLAB: "matlab", FileKind.BAZEL: "bazel", FileKind.GO: "golang",
     FileKind.ROS_PACKAGE: "rospackage",
     FileKind.FORTRAN: "fortran", FileKind.CYTHON: "cython", FileKind.SASS: "sass",
+    FileKind.JULIA: "julia", FileKind.JULIA_PROJECT: "julia", FileKind.RUST: "rust_device",
 }
 
 

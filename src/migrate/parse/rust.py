@@ -124,6 +124,8 @@ def _char_literal_end(text: str, i: int) -> int:
 
 # Where a build script drives nvcc: a CUDA kernel builder crate, the cc crate's CUDA mode, or nvcc run directly.
 _NVCC_DRIVERS = lazy_regex(r"\b(?P<crate>bindgen_cuda|cudaforge)\s*::|\.\s*cuda\s*\(\s*true\s*\)")
+# Rust-CUDA's cuda_builder: compiles a Rust crate to PTX through NVIDIA's libNVVM (no nvcc, no AMD target)
+_PTX_BUILDER = lazy_regex(r"\bcuda_builder\s*::|\bCudaBuilder\s*::\s*new\b")
 _COMMAND_NEW = lazy_regex(r"\bCommand\s*::\s*new\s*\(\s*$")
 _NVCC_PROGRAM = lazy_regex(r"^(?:\S*/)?nvcc(?:\.exe)?$")
 _ENV_CALL = lazy_regex(r"(?:\benv\s*::\s*var(?:_os)?|\bvar(?:_os)?|\boption_env\s*!|\benv\s*!)\s*\(\s*$")
@@ -133,6 +135,7 @@ _LINK_LIB = lazy_regex(r"cargo::?rustc-link-lib=(?:[\w+-]+(?::[\w,+-]*)?=)?(?P<n
 _LINK_SEARCH = lazy_regex(r"cargo::?rustc-link-search=(?:(?:native|dependency|crate|framework|all)=)?(?P<path>/\S+)")
 _PATH = lazy_regex(r"^/[\w.+-]+(?:/[\w.+-]*)*$")
 _WORD = lazy_regex(r"\S+")
+_ARCH_VALUE = lazy_regex(r"^(?:sm|compute)_\d+[a-z]?$")
 _PLACEHOLDER = lazy_regex(r"\{[\w:.]*\}")
 
 
@@ -161,6 +164,13 @@ def _option_words(literals: list[Literal], where: Positions) -> Iterator[Word]:
         if words and all(w.group().startswith("-") for w in words) and "\n" not in literal.value:
             line, column = where.at(literal.start)
             yield from ((w.group(), line, column + w.start()) for w in words)
+
+
+def _arch_values(literals: list[Literal], where: Positions) -> Iterator[Word]:
+    """A literal that is an architecture alone (`let arch = "compute_86";` later formatted into `-arch={}`)."""
+    for literal in literals:
+        if _ARCH_VALUE.match(literal.value):
+            yield (literal.value, *where.at(literal.start))
 
 
 def _arch_facts(words: list[Word]) -> Iterator[Item]:
@@ -201,12 +211,15 @@ def _links(literals: list[Literal], where: Positions) -> Iterator[Word]:
 
 @register(FileKind.RUST_BUILD)
 def parse_build_script(source: SourceFile, text: str) -> RustDocument:
-    """build.rs: nvcc drivers, option words and arch flags (where it drives nvcc), paths, env reads, linked libraries."""
+    """build.rs: nvcc drivers, PTX builders, option words and arch flags (where it drives nvcc), paths, env reads,
+    linked libraries."""
     code, literals = lex(text)
     where = Positions(text)
     facts = nvcc_facts(code, literals, where)
-    options = list(_option_words(literals, where)) if facts else []
-    manifest = [*facts, *_arch_facts(options), *_env_reads(code, literals, where)]
+    options = sorted([*_option_words(literals, where), *_arch_values(literals, where)],
+                     key=lambda word: (word[1], word[2])) if facts else []
+    ptx = [Item(FACT, "rust-ptx-build", *where.at(m.start()), value="cuda_builder") for m in _PTX_BUILDER.finditer(code)]
+    manifest = [*facts, *ptx, *_arch_facts(options), *_env_reads(code, literals, where)]
     words = sorted([*options, *_paths(literals, where)], key=lambda word: (word[1], word[2]))
     return RustDocument(source=source, text=text, manifest=manifest, code=code, words=words,
                         links=list(_links(literals, where)))

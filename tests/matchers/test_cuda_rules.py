@@ -1142,6 +1142,7 @@ def test_backward_gemms_need_half_data(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("fixture", "rule", "places"), [
     ("jit_images.cpp", "cuda-jit-nvidia-image", [10, 12, 20]),
     ("optix_pipeline.cpp", "optix-api", [13, 15, 19]),
+    ("optix6_scene.cpp", "optix-legacy-api", [10, 16, 19]),
     ("flashinfer_headers.cu", "flashinfer-include", [3, 5]),
     ("video_codec_sessions.cpp", "nvidia-video-decode", [3, 23, 28]),
     ("video_codec_sessions.cpp", "nvidia-video-encode", [5, 33, 35]),

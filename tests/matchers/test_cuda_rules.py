@@ -699,6 +699,20 @@ BUILD_RULES = {"nvcc-only-flags", "cuda-link-library", "tensorrt-link", "arch-sp
                "nvcc-flag-hipcc-rejects", "nvcc-flag-hipcc-ignores"}
 
 
+def test_extra_device_vectorization_stops_hipcc_in_an_extension_build_and_a_cmake_list(tmp_path: Path) -> None:
+    """--extra-device-vectorization (hipcc 5.2: "unsupported option") in a load() flag list is high, in a CMake
+    option list the build rule's low; not a message that names it."""
+    helper = (
+        "from torch.utils.cpp_extension import load\n"
+        "cflags = ['-O3', '--extra-device-vectorization']\n"
+        "print('add --extra-device-vectorization for speed')\n"
+        "mod = load('scan', ['scan.cu'], extra_cuda_cflags=cflags)\n"
+    )
+    assert build_findings(tmp_path, helper, "jit.py", FileKind.PYTHON) == [(2, "nvcc-flag-hipcc-rejects")]
+    cmake = "target_compile_options(kern PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--extra-device-vectorization>)\n"
+    assert build_findings(tmp_path, cmake, "CMakeLists.txt", FileKind.CMAKE) == [(1, "nvcc-only-flags")]
+
+
 def test_nvcc_flags_in_a_python_build_helper_but_not_in_other_python(tmp_path: Path) -> None:
     helper = (
         "from torch.utils.cpp_extension import load\n"

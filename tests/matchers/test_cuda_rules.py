@@ -699,6 +699,16 @@ BUILD_RULES = {"nvcc-only-flags", "cuda-link-library", "tensorrt-link", "arch-sp
                "nvcc-flag-hipcc-rejects", "nvcc-flag-hipcc-ignores"}
 
 
+def test_nvrtc_options_hiprtc_rejects_are_whole_literals(tmp_path: Path) -> None:
+    """The options hipRTC stops on, whole literals or with their value appended; not clang's spelling, a message
+    naming one or a comment."""
+    code = (FIXTURES / "rules" / "cuda" / "rtc_options.cpp").read_text(encoding="utf-8")
+    found = [f for f in findings(tmp_path, code, name="rtc_options.cpp") if f.rule == "nvrtc-option-hiprtc-rejects"]
+    assert [(f.line, f.severity, f.symbol) for f in found] == [
+        (10, Severity.MEDIUM, '"--use_fast_math"'), (12, Severity.MEDIUM, '"--extra-device-vectorization"'),
+        (15, Severity.MEDIUM, '"--maxrregcount="'), (17, Severity.MEDIUM, '"--include-path="')]
+
+
 def test_extra_device_vectorization_stops_hipcc_in_an_extension_build_and_a_cmake_list(tmp_path: Path) -> None:
     """--extra-device-vectorization (hipcc 5.2: "unsupported option") in a load() flag list is high, in a CMake
     option list the build rule's low; not a message that names it."""

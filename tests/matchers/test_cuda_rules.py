@@ -758,6 +758,30 @@ BUILD_RULES = {"nvcc-only-flags", "cuda-link-library", "tensorrt-link", "arch-sp
                "nvcc-flag-hipcc-rejects", "nvcc-flag-hipcc-ignores"}
 
 
+def test_nvrtc_options_hiprtc_rejects_are_whole_literals(tmp_path: Path) -> None:
+    """The options hipRTC stops on, whole literals or with their value appended; not clang's spelling, a message
+    naming one or a comment."""
+    code = (FIXTURES / "rules" / "cuda" / "rtc_options.cpp").read_text(encoding="utf-8")
+    found = [f for f in findings(tmp_path, code, name="rtc_options.cpp") if f.rule == "nvrtc-option-hiprtc-rejects"]
+    assert [(f.line, f.severity, f.symbol) for f in found] == [
+        (10, Severity.MEDIUM, '"--use_fast_math"'), (12, Severity.MEDIUM, '"--extra-device-vectorization"'),
+        (15, Severity.MEDIUM, '"--maxrregcount="'), (17, Severity.MEDIUM, '"--include-path="')]
+
+
+def test_extra_device_vectorization_stops_hipcc_in_an_extension_build_and_a_cmake_list(tmp_path: Path) -> None:
+    """--extra-device-vectorization (hipcc 5.2: "unsupported option") in a load() flag list is high, in a CMake
+    option list the build rule's low; not a message that names it."""
+    helper = (
+        "from torch.utils.cpp_extension import load\n"
+        "cflags = ['-O3', '--extra-device-vectorization']\n"
+        "print('add --extra-device-vectorization for speed')\n"
+        "mod = load('scan', ['scan.cu'], extra_cuda_cflags=cflags)\n"
+    )
+    assert build_findings(tmp_path, helper, "jit.py", FileKind.PYTHON) == [(2, "nvcc-flag-hipcc-rejects")]
+    cmake = "target_compile_options(kern PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--extra-device-vectorization>)\n"
+    assert build_findings(tmp_path, cmake, "CMakeLists.txt", FileKind.CMAKE) == [(1, "nvcc-only-flags")]
+
+
 def test_nvcc_flags_in_a_python_build_helper_but_not_in_other_python(tmp_path: Path) -> None:
     helper = (
         "from torch.utils.cpp_extension import load\n"
@@ -1201,6 +1225,7 @@ def test_backward_gemms_need_half_data(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("fixture", "rule", "places"), [
     ("jit_images.cpp", "cuda-jit-nvidia-image", [10, 12, 20]),
     ("optix_pipeline.cpp", "optix-api", [13, 15, 19]),
+    ("optix6_scene.cpp", "optix-legacy-api", [10, 16, 19]),
     ("flashinfer_headers.cu", "flashinfer-include", [3, 5]),
     ("video_codec_sessions.cpp", "nvidia-video-decode", [3, 23, 28]),
     ("video_codec_sessions.cpp", "nvidia-video-encode", [5, 33, 35]),

@@ -19,7 +19,7 @@ RULES = {
     "python-torch-gencode-flags", "python-cuda-bindings", "python-kaolin", "kaolin-dependency",
     "nvidia-cuda-base-image", "pytorch-cuda-index", "cmake-legacy-cuda-macros", "python-nvidia-warp",
     "python-cuda-arch-string", "python-warp-native-snippet", "python-taichi-warp-intrinsics",
-    "python-madrona-batch-renderer", "madrona-renderer-dependency",
+    "python-madrona-batch-renderer", "madrona-renderer-dependency", "python-cuda-graphics-interop",
 }
 
 
@@ -269,3 +269,36 @@ def test_madrona_batch_renderer_is_medium_and_low_behind_a_fallback(tmp_path: Pa
         ("envs/vision.py", "python-madrona-batch-renderer", 1, "medium"),
         ("requirements.txt", "madrona-renderer-dependency", 2, "medium"),
     ]
+
+
+GL_VIEWER = """
+    from cuda import cudart as cu
+
+
+    class TextureSink:
+        def __init__(self, texture_id, target):
+            err, self.resource = cu.cudaGraphicsGLRegisterImage(
+                texture_id, target, cu.cudaGraphicsRegisterFlags.cudaGraphicsRegisterFlagsWriteDiscard)
+            if err != cu.cudaError_t.cudaSuccess:
+                raise RuntimeError("cudaGraphicsGLRegisterImage failed")
+
+        def upload(self, frame):
+            (err,) = cu.cudaGraphicsMapResources(1, self.resource, cu.cudaStreamLegacy)
+            err, array = cu.cudaGraphicsSubResourceGetMappedArray(self.resource, 0, 0)
+            # cudaGraphicsUnmapResources comes after the copy
+            return array
+
+
+    def register_gl_texture(texture_id):
+        return TextureSink(texture_id, 0)
+"""
+
+
+def test_cuda_graphics_interop_from_python_is_one_finding_per_file(tmp_path: Path) -> None:
+    """The register, map and mapped-array calls through cuda-python; not the error message or comment that name
+    them, nor the project's own function that registers a texture."""
+    (tmp_path / "viewer.py").write_text(textwrap.dedent(GL_VIEWER).lstrip("\n"), encoding="utf-8")
+    result = scan(tmp_path, Settings(jobs=1))
+    found = [f for f in result.findings if f.rule == "python-cuda-graphics-interop"]
+    assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [
+        (6, "medium", [6, 12, 13])]

@@ -56,6 +56,13 @@ def test_optix_sdk_in_cmake_exacttree_findings(tmp_path: Path) -> None:
                      ("CMakeLists.txt", 13, "cmake-optix-sdk", "high", ())]
 
 
+def test_optix_package_helper_call_in_cmake_exacttree_findings(tmp_path: Path) -> None:
+    """The call of the framework's OptiX helper; not the helper's own definition or its helper for another package."""
+    cmake = (FIXTURES / "rules" / "manifests" / "renderer" / "CMakeLists.txt").read_text(encoding="utf-8")
+    found = [f for f in tree_findings(tmp_path, {"CMakeLists.txt": cmake}) if f[2] == "cmake-optix-package-macro"]
+    assert found == [("CMakeLists.txt", 34, "cmake-optix-package-macro", "high", ())]
+
+
 def test_cpp_sources_marked_cuda_exacttree_findings(tmp_path: Path) -> None:
     """LANGUAGE CUDA on C++ sources, at the value; not LANGUAGE HIP or another property whose value is CUDA."""
     cmake = (FIXTURES / "rules" / "manifests" / "renderer" / "CMakeLists.txt").read_text(encoding="utf-8")

@@ -4,6 +4,7 @@ registered by name with @register in a module of its own; its parameter check an
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -135,6 +136,21 @@ class Matcher:
 
 _REGISTRY: dict[str, Matcher] = {}
 _loaded = False
+
+
+def require_regex_and_needles(params: Mapping[str, Any], matcher: str, pattern_says: str) -> None:
+    """Check a matcher's `pattern` (a regex; PATTERN_SAYS what it must be) and `needles` (strings one of which the
+    text must hold)."""
+    pattern = params.get("pattern")
+    if not isinstance(pattern, str):
+        raise ValueError(f"{matcher} needs 'pattern', {pattern_says}")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"bad 'pattern' regex: {exc}") from None
+    needles = params.get("needles")
+    if not (isinstance(needles, list) and needles and all(isinstance(n, str) and n for n in needles)):
+        raise ValueError(f"{matcher} needs 'needles', strings one of which the text must hold")
 
 
 def register(

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from migrate.matchers import Hit, new_hit, register
+from migrate.matchers import Hit, new_hit, register, require_regex_and_needles
 from migrate.matchers.cuda_common import StringPlaces
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
@@ -17,16 +17,9 @@ from migrate.parse.lexer import Lexed, in_string_literal
 
 
 def _validate(params: Mapping[str, Any]) -> None:
-    pattern = params.get("pattern")
-    if not isinstance(pattern, str) or not pattern.startswith('"'):
+    if not str(params.get("pattern", "")).startswith('"'):
         raise ValueError("c-string needs 'pattern', a regex that starts with the literal's opening quote")
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"bad 'pattern' regex: {exc}") from None
-    needles = params.get("needles")
-    if not (isinstance(needles, list) and needles and all(isinstance(n, str) and n for n in needles)):
-        raise ValueError("c-string needs 'needles', strings one of which the text must hold")
+    require_regex_and_needles(params, "c-string", "a regex that starts with the literal's opening quote")
 
 
 @cache

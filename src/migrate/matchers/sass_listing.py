@@ -8,21 +8,12 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from migrate.matchers import Hit, register
+from migrate.matchers import Hit, register, require_regex_and_needles
 from migrate.parse import Document
 
 
 def _validate(params: Mapping[str, Any]) -> None:
-    pattern = params.get("pattern")
-    if not isinstance(pattern, str):
-        raise ValueError("sass-listing needs 'pattern', a regex for one instruction line")
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"bad 'pattern' regex: {exc}") from None
-    needles = params.get("needles")
-    if not (isinstance(needles, list) and needles and all(isinstance(n, str) and n for n in needles)):
-        raise ValueError("sass-listing needs 'needles', strings one of which the text must hold")
+    require_regex_and_needles(params, "sass-listing", "a regex for one instruction line")
 
 
 @cache

@@ -38,6 +38,22 @@ def blank_match(match: re.Match[str]) -> str:
     return as_spaces(match.group())
 
 
+def nested_comment_end(text: str, start: int, opening: str, closing: str) -> int:
+    """Past the CLOSING that ends the block comment opened at START, where block comments nest (Rust's `/* */`,
+    Julia's `#= =#`); the end of TEXT when it is never closed."""
+    depth, i = 0, start
+    while i < len(text):
+        if text.startswith(opening, i):
+            depth, i = depth + 1, i + len(opening)
+        elif text.startswith(closing, i):
+            depth, i = depth - 1, i + len(closing)
+            if depth == 0:
+                return i
+        else:
+            i += 1
+    return len(text)
+
+
 @dataclass
 class Document:
     """A parsed file: its text, its lines, and whatever tree its parser made."""

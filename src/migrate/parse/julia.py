@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse.document import as_spaces, register
+from migrate.parse.document import as_spaces, nested_comment_end, register
 from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
 
 # the literal prefilter of a .jl file: CUDA.jl, its predecessors (CUDAnative, CuArrays, CUDAdrv), cuDNN and NCCL
@@ -43,7 +43,7 @@ def spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     while match is not None:
         start, token = match.start(), match.group()
         if token == "#=":
-            end = _block_comment_end(text, start)
+            end = nested_comment_end(text, start, "#=", "=#")
             comments.append((start, end))
         elif token == "#":
             stop = text.find("\n", start)
@@ -60,21 +60,6 @@ def spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
             end = match.end()  # a character literal: nothing to read, nothing to blank
         match = _LEXEME.search(text, end)
     return comments, strings
-
-
-def _block_comment_end(text: str, start: int) -> int:
-    """Past the `=#` closing the comment at START (Julia block comments nest)."""
-    depth, i = 0, start
-    while i < len(text):
-        if text.startswith("#=", i):
-            depth, i = depth + 1, i + 2
-        elif text.startswith("=#", i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return len(text)
 
 
 def _quoted_end(text: str, start: int) -> int:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from migrate.lazyre import lazy_regex
 from migrate.model import FileKind, SourceFile
-from migrate.parse.document import as_spaces, register
+from migrate.parse.document import as_spaces, nested_comment_end, register
 from migrate.parse.manifest import ENV, FACT, Item, ManifestDocument, Positions, arch_flag_items
 
 Word = tuple[str, int, int]  # a word, its line and column
@@ -49,7 +49,7 @@ def lex(text: str) -> tuple[str, list[Literal]]:
             end = text.find("\n", i)
             end = n if end < 0 else end
         elif text.startswith("/*", i):
-            end = _block_comment_end(text, i)
+            end = nested_comment_end(text, i, "/*", "*/")
         elif char == '"' or (char in "bc" and text.startswith('"', i + 1) and not _word_before(text, i)):
             quote = i if char == '"' else i + 1
             end, value = _quoted(text, quote)
@@ -72,21 +72,6 @@ def lex(text: str) -> tuple[str, list[Literal]]:
 
 def _word_before(text: str, i: int) -> bool:
     return i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")
-
-
-def _block_comment_end(text: str, start: int) -> int:
-    """Past the `*/` that closes the comment at START (Rust block comments nest)."""
-    depth, i = 0, start
-    while i < len(text):
-        if text.startswith("/*", i):
-            depth, i = depth + 1, i + 2
-        elif text.startswith("*/", i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return len(text)
 
 
 def _quoted(text: str, quote: int) -> tuple[int, str]:

@@ -12,16 +12,11 @@ Read with `ast` from the repository's files; nothing is run."""
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from migrate.bounded import read_text
-from migrate.discover import SKIP_DIRS
-
-_MAX_FILE_BYTES = 1_000_000
-_MAX_FILES = 20_000  # a larger tree is not read: its extensions stay required
+from migrate.optional_parts import main_path_python, parse_python, read_python
 
 # setuptools' own commands and options: a setup.py that reads them from sys.argv chooses nothing for the user
 _COMMANDS = frozenset({
@@ -44,8 +39,8 @@ def opt_in_built(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[
     wanted: dict[str, set[str]] = {}  # module name -> its source directories, of setup.py files with a user switch
     needed: set[str] = set()  # source directories of every other extension
     for directory in sorted({"", *build_dirs}):
-        text = _read(root / directory / "setup.py")
-        tree = _parse(text) if text and "Extension" in text else None
+        text = read_python(root / directory / "setup.py")
+        tree = parse_python(text) if text and "Extension" in text else None
         if tree is None:
             continue
         switched = _has_user_switch(tree)
@@ -146,11 +141,14 @@ def _loads(root: Path, names: set[str], on_main_path: Callable[[str], bool]) -> 
     call naming it, or torch.ops.load_library / ctypes of a path whose literal ends in its last name + '.so'."""
     words = {name: name.rpartition(".")[2] for name in names}
     found: dict[str, list[bool]] = {}
-    for relpath in _python_files(root, on_main_path) or ():
-        text = _read(root / relpath)
+    # a tree too large to read gives no file: its extensions stay required
+    for relpath in main_path_python(root, on_main_path):
+        if relpath.rpartition("/")[2] == "setup.py":
+            continue
+        text = read_python(root / relpath)
         if not text or not any(word in text for word in words.values()):
             continue
-        tree = _parse(text)
+        tree = parse_python(text)
         if tree is not None:
             for name, caught in _load_sites(tree, words):
                 found.setdefault(name, []).append(caught)
@@ -217,34 +215,3 @@ def _catches(handler: ast.ExceptHandler) -> bool:
         return True
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(isinstance(n, ast.Name) and n.id in _CAUGHT for n in names)
-
-
-def _python_files(root: Path, on_main_path: Callable[[str], bool]) -> list[str] | None:
-    """The relpaths of the main-path Python files under ROOT but setup.py files; None in a tree of more than _MAX_FILES
-    (a load the read left out could make a needed extension look optional)."""
-    found: list[str] = []
-    count = 0
-    for directory, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-        base = os.path.relpath(directory, root)
-        for name in sorted(names):
-            if not name.endswith(".py") or name == "setup.py":
-                continue
-            count += 1
-            if count > _MAX_FILES:
-                return None
-            relpath = name if base == "." else f"{base}/{name}".replace(os.sep, "/")
-            if on_main_path(relpath):
-                found.append(relpath)
-    return found
-
-
-def _read(path: Path) -> str | None:
-    return read_text(path, limit=_MAX_FILE_BYTES)
-
-
-def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a file Python itself could not load
-        return None

@@ -36,7 +36,7 @@ def flag_gated(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[st
     imports only behind an off-by-default command-line flag, or (for a build unit's own package: a compiled extension)
     only inside a `try` whose handler catches the failed import and falls back, directly or through modules that are
     themselves so."""
-    paths = _main_path_python(root, on_main_path)
+    paths = main_path_python(root, on_main_path)
     packages = {d.replace("/", "."): d for d in build_dirs if d}
     tried = _try_gate(packages)
     # a first read keeps no text: most trees declare no store_true option and try no build unit's import, and a large
@@ -44,13 +44,13 @@ def flag_gated(root: Path, build_dirs: Iterable[str], on_main_path: Callable[[st
     flags: set[str] = set()
     fallback = False
     for path in paths:
-        text = _read(root / path)
+        text = read_python(root / path)
         if text and "store_true" in text:
             flags |= _store_true_flags(text)
         fallback = fallback or bool(text and tried is not None and "try" in text and _gates_an_import(tried, text))
     if not flags and not fallback:
         return frozenset()
-    sources = {path: text for path in paths if (text := _read(root / path)) is not None}
+    sources = {path: text for path in paths if (text := read_python(root / path)) is not None}
     modules = {_module_of(path): path for path in sources}
     asserted = _asserted_present(sources.values()) if fallback else frozenset()
     index = _Index(sources, flags, set(modules) | set(packages), frozenset(packages), asserted)
@@ -132,7 +132,7 @@ class _Index:
         return self.found[module]
 
 
-def _main_path_python(root: Path, on_main_path: Callable[[str], bool]) -> list[str]:
+def main_path_python(root: Path, on_main_path: Callable[[str], bool]) -> list[str]:
     """The relpaths of the Python files under ROOT on the main path; none in a tree of more than _MAX_FILES (an import
     the read left out could make a required part look optional). Strings, not Paths: a Path each was ~0.4 KB."""
     found: list[str] = []
@@ -164,7 +164,8 @@ def _python_paths(root: Path) -> Iterator[str]:
                 yield prefix + entry.name
 
 
-def _read(path: Path) -> str | None:
+def read_python(path: Path) -> str | None:
+    """The text of a file the build reads (Python, setup.cfg, pyproject.toml); None past 1 MB or unreadable."""
     return read_text(path, limit=_MAX_FILE_BYTES)
 
 
@@ -174,7 +175,8 @@ def _module_of(relpath: str) -> str:
     return dotted.removesuffix(".__init__")
 
 
-def _parse(text: str) -> ast.Module | None:
+def parse_python(text: str) -> ast.Module | None:
+    """The module TEXT is, None where Python itself could not load it."""
     try:
         return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # a file Python itself could not load
@@ -208,7 +210,7 @@ def _imports(
     """The imports of first-party modules (KNOWN) in the file at PATH, each with whether a flag of FLAGS gates it, or a
     `try` with a fallback holds an import of a build unit's package (PACKAGES) under a name the code never ASSERTED
     to be present."""
-    tree = _parse(text) if "import" in text else None
+    tree = parse_python(text) if "import" in text else None
     if tree is None:
         return
     package = _module_of(path) if path.endswith("__init__.py") else _module_of(path).rpartition(".")[0]
@@ -249,7 +251,7 @@ def _asserted_present(texts: Iterable[str]) -> frozenset[str]:
     required"`): an import of them in a `try` that falls back to None is no fallback, the code stops without it."""
     found: set[str] = set()
     for text in texts:
-        tree = _parse(text) if "assert" in text and _IS_NOT_NONE.search(text) else None
+        tree = parse_python(text) if "assert" in text and _IS_NOT_NONE.search(text) else None
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.Assert):
                 found |= {c.left.id for c in ast.walk(node.test) if isinstance(c, ast.Compare)
@@ -312,7 +314,7 @@ def device_built(root: Path, build_dirs: Iterable[str]) -> frozenset[str]:
     too (compared with 'rocm' in the file, or naming a file that exists with 'rocm' in its place)."""
     found: set[str] = set()
     for directory in sorted({"", *build_dirs}):
-        text = _read(root / directory / "setup.py") if directory else _read(root / "setup.py")
+        text = read_python(root / directory / "setup.py") if directory else read_python(root / "setup.py")
         if text and "Extension" in text and "cuda" in text.lower():
             found |= _device_only(root, directory, text)
     return frozenset(found)
@@ -320,7 +322,7 @@ def device_built(root: Path, build_dirs: Iterable[str]) -> frozenset[str]:
 
 def _device_only(root: Path, directory: str, text: str) -> set[str]:
     """The source directories of the extensions DIRECTORY's setup.py TEXT builds only under a CUDA device value."""
-    tree = _parse(text)
+    tree = parse_python(text)
     if tree is None:
         return set()
     switches = _Switches(_switch_helpers(tree), *_build_names(tree))
@@ -511,8 +513,8 @@ def _declares_install(base: Path) -> bool:
     setup.cfg's install_requires, or a non-empty [project] dependencies list."""
     if (base / "requirements.txt").is_file():
         return True
-    setup = (_read(base / "setup.py") or "") + (_read(base / "setup.cfg") or "")
-    return "install_requires" in setup or bool(_project_dependencies(_read(base / "pyproject.toml") or ""))
+    setup = (read_python(base / "setup.py") or "") + (read_python(base / "setup.cfg") or "")
+    return "install_requires" in setup or bool(_project_dependencies(read_python(base / "pyproject.toml") or ""))
 
 
 def _project_dependencies(text: str) -> list[object]:
@@ -540,8 +542,8 @@ def chosen_only(root: Path, candidates: Iterable[str], on_main_path: Callable[[s
         return frozenset()
     names = {m.rpartition(".")[2] for m in wanted}
     seen: dict[str, bool] = {}  # module -> imported at module level somewhere
-    for path in _main_path_python(root, on_main_path):
-        text = _read(root / path)
+    for path in main_path_python(root, on_main_path):
+        text = read_python(root / path)
         if not text or not any(name in text for name in names):
             continue
         package = _module_of(path) if path.endswith("__init__.py") else _module_of(path).rpartition(".")[0]
@@ -563,8 +565,8 @@ def in_branches(root: Path, places: Iterable[tuple[str, int]]) -> frozenset[tupl
         by_path.setdefault(path, set()).add(line)
     found: set[tuple[str, int]] = set()
     for path, lines in by_path.items():
-        text = _read(root / path)
-        tree = _parse(text) if text else None
+        text = read_python(root / path)
+        tree = parse_python(text) if text else None
         if tree is None:
             continue
         spans = []
@@ -628,10 +630,10 @@ def unimported_extensions(root: Path, build_dirs: Iterable[str], on_main_path: C
     import themselves; the library's own path never loads it."""
     found: set[str] = set()
     for directory in sorted({"", *build_dirs}):
-        text = _read(root / directory / "setup.py") if directory else _read(root / "setup.py")
+        text = read_python(root / directory / "setup.py") if directory else read_python(root / "setup.py")
         if not text or "Extension" not in text:
             continue
-        tree = _parse(text)
+        tree = parse_python(text)
         modules = _extension_modules(tree) if tree is not None else []
         prefix = directory + "/" if directory else ""
         owners = {".".join(m.split(".")[:2]) for m in modules if m.count(".") >= 2}
@@ -662,10 +664,10 @@ def _imported_outside(root: Path, prefix: str, owner: str, on_main_path: Callabl
                           rf"[ \t]+import[ \t]+(?:\([ \t\n]*)?(?:[\w \t,]*,[ \t]*)?{re.escape(sub)}\b", re.MULTILINE)
     relative = re.compile(rf"^[ \t]*from[ \t]+\.+{re.escape(sub)}\b|^[ \t]*from[ \t]+\.+[ \t]+import[ \t]+"
                           rf"(?:[\w \t,]*,[ \t]*)?{re.escape(sub)}\b", re.MULTILINE)
-    for path in _main_path_python(root, on_main_path):
+    for path in main_path_python(root, on_main_path):
         if path.startswith(inside):
             continue
-        text = _read(root / path)
+        text = read_python(root / path)
         if text and sub in text and (absolute.search(text) or (path.startswith(prefix + top + "/")
                                                                 and relative.search(text))):
             return True

@@ -295,7 +295,7 @@ def _directive_hits(doc: CudaDocument, pattern: str, ends: bool) -> Iterator[Hit
     tests = {d.line: m.group(0) for d in lexed.directives if d.keyword in _TESTS and (m := found.search(d.argument))}
     if not tests:
         return
-    lines = doc.text.splitlines()
+    lines = doc.lines
     for line, symbol in tests.items():
         text = lines[line - 1] if line <= len(lines) else ""
         column = len(text) - len(text.lstrip())

@@ -652,12 +652,12 @@ def _lane_macros(doc: CudaDocument) -> Iterator[Hit]:
 # tail `#define WARP_SUM(x) x += __shfl_down_sync(0xffffffff, x, 16); \`): its all-lanes masks and lane maths are
 # read from the body's text.
 _FUNCTION_MACROS = "(preproc_function_def name: (identifier) @name value: (preproc_arg) @value)"
+# a warp sync call in a macro body, up to its mask
+_MACRO_SYNC = r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)\s*\(\s*"
 # a sync call whose mask is a name: _macro_bodies asks _is_full_mask of it (FULLMASK, kFullMask, a macro of 0xffffffff)
-_MACRO_NAMED_MASK = lazy_regex(
-    r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)"
-    r"\s*\(\s*([A-Za-z_]\w*)\s*,")
+_MACRO_NAMED_MASK = lazy_regex(_MACRO_SYNC + r"([A-Za-z_]\w*)\s*,")
 _MACRO_WARP = lazy_regex(
-    r"\b(__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|uni|match_any|match_all|reduce_\w+)_sync)\s*\(\s*"
+    _MACRO_SYNC +
     r"(?:0[xX]0*[fF]{8}[uUlL]*|~0[uU]?(?![lL])|\(\s*(?:unsigned|uint32_t)\s*\)\s*-1)\s*,"
     r"|\bthreadIdx\s*\.\s*x\s*(?:&\s*(?:31|0[xX]1[fF])|%\s*32|>>\s*5|/\s*32)[uU]?(?![\w.(\[]|\s*[-+*/])")
 

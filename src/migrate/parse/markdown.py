@@ -29,15 +29,16 @@ _INDENTED_COMMAND = re.compile(
 # --extra-index-url https://download.pytorch.org/whl/cu113`"): a wheel index, a +cu121-style local build or a conda
 # CUDA toolkit says it is an instruction to follow; a bare `pip install flash-attn` in a sentence stays prose.
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_INSTALL_HEAD = r"^\s*(?:\$\s+)?(?:pip3?|python3? -m pip|uv pip|conda|mamba)\s+install\s"
 _INLINE_COMMAND = re.compile(
-    r"^\s*(?:\$\s+)?(?:pip3?|python3? -m pip|uv pip|conda|mamba)\s+install\s"
+    _INSTALL_HEAD +
     r".*(?:--(?:extra-)?index-url|--find-links|\s-f\s|\+cu\d|/whl/cu\d|cudatoolkit|pytorch-cuda|-c\s+nvidia)"
 )
 # An install step of a list ("1. `pip install onnxruntime-gpu`", "- `pip install flash-attn --no-build-isolation` (for
 # speed)"): the span is the whole item, at most with a closing stop or a note in parentheses, so it is an instruction
 # to run; a span that a sentence goes on from ("- `pip install flash-attn` is not the Hopper path") stays prose.
 _LIST_STEP = re.compile(r"^\s*(?:[-*+]|\d{1,2}[.)]|[A-Za-z][.)])\s+`([^`\n]+)`\s*[.,;:]?\s*(?:\([^()\n]*\))?\s*$")
-_INSTALL = re.compile(r"^\s*(?:\$\s+)?(?:pip3?|python3? -m pip|uv pip|conda|mamba)\s+install\s")
+_INSTALL = re.compile(_INSTALL_HEAD)
 
 
 def code_blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:

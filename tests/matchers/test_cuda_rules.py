@@ -1497,3 +1497,27 @@ def test_half2_lane_reciprocal_is_high_in_the_projects_own_hip_branch(tmp_path: 
     found = [f for f in findings(tmp_path, HALF2_RECIPROCAL, name="compat.cuh") if f.rule == "hip-half2-rcp-lanes"]
     assert [(f.line, f.severity, f.status) for f in found] == [
         (7, Severity.HIGH, "remaining"), (8, Severity.HIGH, "remaining")]
+
+
+CG_INTERNALS = """\
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__device__ void spin_barrier() {
+    volatile unsigned int* word = &cooperative_groups::details::get_grid_workspace()->barrier;
+    (void)word;
+}
+__device__ unsigned long long rank_of_thread() {
+    return cooperative_groups::details::grid::thread_rank();
+}
+__device__ unsigned long long public_rank() {
+    return cg::this_grid().thread_rank();
+}
+namespace own { namespace details { __device__ int one() { return 1; } } }
+__device__ int own_details() { return own::details::one(); }
+"""
+
+
+def test_cooperative_groups_internals_are_high_and_the_public_api_is_not(tmp_path: Path) -> None:
+    # the private namespace (lines 4 and 8); this_grid() and a project's own `details` namespace stay quiet
+    found = [f for f in findings(tmp_path, CG_INTERNALS) if f.rule == "cuda-cg-internals"]
+    assert [(f.line, f.severity) for f in found] == [(4, Severity.HIGH), (8, Severity.HIGH)]

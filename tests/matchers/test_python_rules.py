@@ -69,6 +69,12 @@ FIRES = [
     ("import triton.language as tl\ny = tl.inline_asm_elementwise('mov.b32 $0, $1;', '=r,r', [x], tl.int32, True, 1)\n",
      "python-triton-inline-asm", 2, "blocker"),
     ("import triton.language as tl\ny = tl.extra.cuda.libdevice.rsqrt(x)\n", "python-triton-libdevice", 2, "medium"),
+    ("SUPPORTED_ARCHS = {'8.0', '8.6', '9.0'}\n", "python-cuda-arch-list", 1, "medium"),
+    ("compute_capabilities: list = ['7.5', '8.9+PTX']\n", "python-cuda-arch-list", 1, "medium"),
+    ("from triton.backends.compiler import GPUTarget\nt = GPUTarget('cuda', 90, 32)\n", "python-triton-aot-cuda-target", 2,
+     "high"),
+    ("import triton.backends.compiler as tbc\nt = tbc.GPUTarget(backend='cuda', arch=80, warp_size=32)\n",
+     "python-triton-aot-cuda-target", 2, "high"),
     ("import subprocess\nsubprocess.check_call(['nvcc', '-V'])\n", "python-nvcc-call", 2, "medium"),
     ("import os\nhome = os.environ['CUDA_HOME']\n", "python-cuda-home", 2, "medium"),
     ("import pytest\ntorch = pytest.importorskip('torch')\ntorch.cuda.synchronize()\n", "python-torch-cuda", 3, "info"),
@@ -170,6 +176,9 @@ def test_rule_fires(tmp_path: Path, source: str, rule: str, line: int, severity:
 
 
 QUIET = [
+    "research_versions = ['1.0', '2.0']\nARCHS = {'gfx90a', 'gfx942'}\nTARGET_ARCH = '8.0'\n",
+    "from triton.backends.compiler import GPUTarget\nt = GPUTarget('hip', 'gfx942', 64)\n",
+    "note = 'GPUTarget(\"cuda\", 90, 32) is the NVIDIA build'\n",
     "import subprocess\nsubprocess.run(['polygraphy', 'convert', '--fp-to-fp16', '-o', 'h.onnx', 'm.onnx'])\n",
     "print('build it with trtexec --onnx=model.onnx')\nname = 'trtexec_log.txt'\n",
     "paths = {'tensorrt': 'e.plan'}\nrun('trt')\nok = mode == 'onnx'\n",

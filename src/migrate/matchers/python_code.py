@@ -38,7 +38,8 @@ _KEYS = {
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without", "without_keyword"}
-_STRING_KEYS = {"regex", "roles", "assigned_to", "symbol", "outside_calls", "compared_to_method", "compared", "formatted"}
+_STRING_KEYS = {"regex", "roles", "assigned_to", "in_collection", "symbol", "outside_calls", "compared_to_method", "compared",
+                "formatted"}
 _IDENTIFIER_KEYS = {"regex", "symbol", "imported"}
 _ROLES = {"code", "argv", "prose", "doc"}
 _MAX_DEPTH, _MAX_TEXTS, _MAX_WORDS = 32, 16, 64
@@ -83,6 +84,10 @@ def _validate(params: Mapping[str, Any]) -> None:
             raise ValueError("python strings entry: 'compared_to_method' is a method name (type)")
         if type(string.get("compared", False)) is not bool:
             raise ValueError("python strings entry: 'compared' is true or false")
+        if type(string.get("in_collection", False)) is not bool:
+            raise ValueError("python strings entry: 'in_collection' is true or false")
+        if string.get("in_collection") and "assigned_to" not in string:
+            raise ValueError("python strings entry: 'in_collection' goes with 'assigned_to'")
         if not set(as_list(string.get("roles", ["code", "argv"]))) <= _ROLES:
             raise ValueError(f"python strings entry: roles must be among {sorted(_ROLES)}")
     for identifier in params.get("identifiers", []):
@@ -673,6 +678,7 @@ def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
         method = entry.get("compared_to_method")
         compared = entry.get("compared", False)
         formatted = re.compile(entry["formatted"]) if "formatted" in entry else None
+        collection = entry.get("in_collection", False)
         for node in doc.strings:
             found = regex.search(node.value)
             if found is None or (method and not _compared_to_method(doc, node, method)):
@@ -684,8 +690,23 @@ def _strings(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
             site = doc.string_site(node)
             if site.role not in roles or (outside and _argument_of(doc, node) in outside):
                 continue
-            if target is None or (site.assigned_to and target.search(site.assigned_to)):
+            # in_collection: only an item of a list, set or tuple literal, judged by the name the literal is given
+            name = _collection_assigned(doc, node) if collection else site.assigned_to
+            if target is None or (name and target.search(name)):
                 yield site.node, entry.get("symbol") or found.group(), _line_of(doc, node, found.group())
+
+
+def _collection_assigned(doc: PythonDocument, node: ast.Constant) -> str | None:
+    """The name a list, set or tuple literal holding NODE is assigned to (`ARCHS = {"8.0", "9.0"}`: ARCHS)."""
+    container = doc.parents.get(node)
+    if not isinstance(container, (ast.Set, ast.List, ast.Tuple)):
+        return None
+    owner = doc.parents.get(container)
+    if isinstance(owner, ast.Assign):
+        return next((t.id for t in owner.targets if isinstance(t, ast.Name)), None)
+    if isinstance(owner, ast.AnnAssign) and isinstance(owner.target, ast.Name):
+        return owner.target.id
+    return None
 
 
 def _formatted_next(doc: PythonDocument, node: ast.Constant, regex: re.Pattern[str]) -> bool:

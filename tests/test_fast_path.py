@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -110,6 +111,20 @@ def test_a_needle_across_the_search_windows_is_found() -> None:
             found = applicable(kinds, text)
             assert {r.id for r in found} == _substring_reference(FileKind.CUDA, text), (needle, shift)
             assert any(needle in (rule_needles(r) or ()) for r in found)
+
+
+def test_the_needles_automaton_finds_the_same_before_and_after_its_dfa() -> None:
+    """Needles searches with a contiguous NFA first, then builds a DFA: each gives every occurrence of every needle."""
+    names = ["cuda", "cudaMalloc", "Malloc", "lloc", "<<<", "a", "thrust::"]
+    texts = ["", "cudaMalloc(&p, n); thrust::sort", "x<<<<g, b>>>", "aaa", "no needle here" * 50]
+    needles = prefilter.Needles(names)
+    first = [sorted(needles.find(text)) for text in texts]
+    nfa, needles.left = needles.automaton, 1  # the next search builds the DFA
+    assert [sorted(needles.find(text)) for text in texts] == first
+    assert needles.left < 0 and needles.automaton is not nfa
+    want = [sorted((i, m.start(), m.start() + len(n)) for i, n in enumerate(names)
+                   for m in re.finditer(f"(?={re.escape(n)})", text)) for text in texts]
+    assert first == want
 
 
 def _scan(root: Path, tokens: bool) -> tuple[Finding, ...]:

@@ -40,7 +40,7 @@ print(len(result.findings))
 for name in ("packaging", "multiprocessing", "migrate.parse.python", "migrate.matchers.python_code",
              "migrate.parse.docker", "yaml", "statistics", "importlib.resources", "migrate.substitutions",
              "migrate.risk", "shutil", "csv", "pkgutil", "migrate.baseline", "migrate.gitdiff", "migrate.parse.cmake",
-             "migrate.parse.manifest", "migrate.engine_rules", "tomllib", "configparser"):
+             "migrate.parse.manifest", "migrate.engine_rules", "tomllib", "configparser", "hashlib"):
     print(name, name in sys.modules)
 """
 
@@ -62,7 +62,7 @@ def test_a_scan_of_cuda_files_imports_only_what_they_need(tmp_path: Path) -> Non
         "migrate.parse.docker False", "yaml False", "statistics False", "importlib.resources False",
         "migrate.substitutions False", "migrate.risk False", "shutil False", "csv False", "pkgutil False",
         "migrate.baseline False", "migrate.gitdiff False", "migrate.parse.cmake False", "migrate.parse.manifest False",
-        "migrate.engine_rules False", "tomllib False", "configparser False",
+        "migrate.engine_rules False", "tomllib False", "configparser False", "hashlib False",
     ]
 
 

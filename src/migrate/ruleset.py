@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from migrate import matchers
+from migrate import digests, matchers
 from migrate.bounded import Refused, read_bytes
 from migrate.data import rules_dir
 from migrate.errors import RuleFileError, interrupted
@@ -41,7 +40,7 @@ class Ruleset:
     @property
     def version(self) -> str:
         """A digest of every rule, so caches can tell when the rules changed."""
-        digest = hashlib.sha256()
+        digest = digests.sha256()
         for rule in self.rules:
             digest.update(repr((rule.id, rule.severity, rule.match, rule.languages, rule.message)).encode())
         return digest.hexdigest()[:16]

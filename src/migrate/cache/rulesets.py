@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from migrate import __version__
+from migrate import __version__, digests
 from migrate.apimap import ApiEntry, entries_flat, remember_entries
 from migrate.bounded import Refused
 from migrate.cache.store import (
@@ -63,7 +62,7 @@ def load_ruleset(settings: Settings, load: Callable[[], Ruleset]) -> Ruleset:
 
 
 def _ruleset_key(settings: Settings) -> str:
-    digest = hashlib.sha256(f"{__version__}\0{sys.version}\0{code_digest()}\0".encode())
+    digest = digests.sha256(f"{__version__}\0{sys.version}\0{code_digest()}\0".encode())
     digest.update(f"{stable(settings.disabled_rules)}\0{settings.severity_overrides!r}".encode())
     for directory in settings.extra_rule_dirs:
         digest.update(f"\0{directory}\0{tree_digest(Path(directory))}".encode())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import os
 import time
@@ -13,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from migrate import __version__
+from migrate import __version__, digests
 from migrate.bounded import Refused, check_private, read_bytes
 from migrate.config import Settings
 from migrate.data import rules_dir
@@ -37,7 +36,7 @@ _NOT_PER_FILE = frozenset(
 def namespace(root: Path, ruleset: Ruleset, settings: Settings) -> str:
     """A digest of everything besides a file's own content that decides its findings."""
     per_file = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings) if f.name not in _NOT_PER_FILE}
-    digest = hashlib.sha256()
+    digest = digests.sha256()
     for part in (str(Path(root).resolve()), __version__, code_digest(), rules_digest(ruleset), stable(per_file)):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest()[:32]
@@ -58,7 +57,7 @@ def rules_digest(ruleset: Ruleset) -> str:
     kept = _KEPT_DIGESTS.get(id(ruleset))
     if kept is not None and kept[0] is ruleset:
         return kept[1]
-    return hashlib.sha256("\n".join(repr(rule) for rule in ruleset.rules).encode()).hexdigest()
+    return digests.sha256("\n".join(repr(rule) for rule in ruleset.rules).encode()).hexdigest()
 
 
 def remember_rules_digest(ruleset: Ruleset, digest: str) -> None:
@@ -77,7 +76,7 @@ def code_digest() -> str:
 
 def tree_digest(top: Path) -> str:
     """Size and mtime of every file under TOP."""
-    digest = hashlib.sha256()
+    digest = digests.sha256()
     for dirpath, dirnames, filenames in os.walk(top):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
@@ -116,7 +115,7 @@ def content_key(source: SourceFile) -> str | None:
         data = source.path.read_bytes()
     except OSError:
         return None
-    digest = hashlib.blake2b(data, digest_size=20)
+    digest = digests.blake2b(data, digest_size=20)
     digest.update(f"\0{source.kind.value}\0{int(source.vendored)}".encode())
     return digest.hexdigest()
 

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 from migrate.commands.output import EXIT_FINDINGS, EXIT_OK, echo, failed, warn_unscanned
 from migrate.errors import InputError
+from migrate.codecache import kept
 from migrate.gcpause import paused
 from migrate.model import Severity
 
@@ -19,6 +20,11 @@ from migrate.model import Severity
 def run(files: tuple[Path, ...], options: Mapping[str, Any]) -> int:
     """Print the new findings at or above --fail-on (default high) in FILES (all tracked files if none); the exit
     code."""
+    with kept("check"):  # the dataclasses' methods and the patterns the scan compiles, kept (migrate.codecache)
+        return _run(files, options)
+
+
+def _run(files: tuple[Path, ...], options: Mapping[str, Any]) -> int:
     with paused():  # the scan's modules: many classes, functions and patterns, no garbage
         from migrate.config import check_settings
         from migrate.scan import scan as run_scan

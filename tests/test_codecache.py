@@ -166,3 +166,16 @@ def test_a_save_keeps_only_what_the_process_asked_for(stored: Path) -> None:
     with codecache.kept("t"):
         pass
     assert [key for key in codecache._codes["t"].patterns] == [(r"first[ ]set0\d", 0)]
+
+
+def test_an_interpreter_outside_the_checked_versions_is_left_alone(
+    stored: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compiler = getattr(re, "_compiler", None)
+    before = compiler.compile if compiler is not None else None
+    monkeypatch.setattr(codecache, "_CHECKED", ((3, 0), (3, 1)))
+    with codecache.kept("t"):
+        assert "exec" not in vars(dataclasses)
+        assert (compiler.compile if compiler is not None else None) is before
+        re.compile(r"outside\d+")
+    assert not list(stored.iterdir())

@@ -101,6 +101,7 @@ def _parts(compiler: ModuleType, pattern: str | bytes, flags: int) -> _Parts:
 
 
 _codes: dict[str, _Codes] = {}
+_CHECKED = ((3, 10), (3, 13))  # the Python versions whose dataclasses' exec and re._compiler steps were compared
 
 
 @contextlib.contextmanager
@@ -111,7 +112,8 @@ def kept(name: str, *, save: bool = True) -> Iterator[None]:
     which knows all the process asked for)."""
     import dataclasses
 
-    if "exec" in vars(dataclasses):  # nested, or someone else's: leave it
+    # nested, or someone else's; or an interpreter whose dataclasses and re internals were not checked: leave them
+    if "exec" in vars(dataclasses) or not _CHECKED[0] <= sys.version_info[:2] <= _CHECKED[1]:
         yield
         return
     codes = _codes.get(name) or _codes.setdefault(name, _Codes(_path(name)))

@@ -70,6 +70,19 @@ def test_minified_file_is_skipped_with_a_reason(tmp_path: Path) -> None:
     assert {f["path"] for f in data["findings"]} == {"ok.cu"}
 
 
+def test_a_long_number_table_keeps_its_file_scanned(tmp_path: Path) -> None:
+    """A lookup table written on one line (a FAST corner table, an embedded cubin's bytes) is data in a hand-written
+    file: the file's code is still scanned, and the table's line yields no finding."""
+    values = ", ".join(("0x80", "0x0", "0xff", "-1", "2.5f")[n % 5] for n in range(4000))
+    table = "__constant__ unsigned char lut[] = { " + values + " };"
+    (tmp_path / "corners.cu").write_text("#include <cstdio>\n" + table + "\n" + CUDA_CALL)
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert skips(data) == {}
+    assert {(f["path"], f["rule"]) for f in data["findings"]} >= {("corners.cu", "cuda-runtime-api")}
+    assert all(f["line"] != 2 for f in data["findings"])
+
+
 # --- item 6: YAML aliases cannot make a file expand without bound ------------------------------------------
 
 

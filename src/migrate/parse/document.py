@@ -210,9 +210,21 @@ def _has_long_line(text: str) -> bool:
     return False
 
 
+# A long line that is one brace-initialised table of numbers (`__constant__ uchar lut[] = { 0x80, 0x0, ... };`, an
+# embedded cubin's bytes, a test's expected values) is data inside a hand-written file: the file's code around it is
+# still scanned. Anything else on such a line (calls, strings, names) marks the file as minified or generated.
+_TABLE_HEAD = 300  # characters of declaration allowed before the table's first brace
+_NUMBER_TABLE = lazy_regex(r"[\s0-9a-fA-FxXuUlL.,{}+\-]*(?:;\s*)?")
+
+
+def _is_number_table(line: str) -> bool:
+    brace = line.find("{", 0, _TABLE_HEAD)
+    return brace >= 0 and _NUMBER_TABLE.fullmatch(line, brace) is not None
+
+
 def _refuse_minified(text: str) -> None:
     if not _has_long_line(text):  # the common case
         return
     for number, line in enumerate(text.split("\n"), start=1):
-        if len(line) > LONG_LINE:
+        if len(line) > LONG_LINE and not _is_number_table(line):
             raise ParseError(f"looks minified or generated (line {number} is {len(line):,} characters long)")

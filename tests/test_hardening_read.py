@@ -83,6 +83,19 @@ def test_a_long_number_table_keeps_its_file_scanned(tmp_path: Path) -> None:
     assert all(f["line"] != 2 for f in data["findings"])
 
 
+def test_a_prebuilt_library_with_cuda_device_code_is_one_blocker(tmp_path: Path) -> None:
+    """A .so holding nvcc's fat binary is read for its markers, not skipped as binary: one blocker at its first line;
+    a static library of host code (CUDA runtime calls, no device code) is quiet; neither is listed as skipped."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "libicp.so").write_bytes(b"\x7fELF\x00\x00.nv_fatbin\x00__cudaRegisterFatBinary\x00")
+    (tmp_path / "lib" / "libio.a").write_bytes(b"!<arch>\n\x00\x00cudaMalloc\x00cudaMemcpy\x00")
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert skips(data) == {}
+    assert [(f["path"], f["line"], f["rule"], f["severity"]) for f in data["findings"]] == [
+        ("lib/libicp.so", 1, "prebuilt-cuda-binary", "blocker")]
+
+
 # --- item 6: YAML aliases cannot make a file expand without bound ------------------------------------------
 
 

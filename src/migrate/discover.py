@@ -53,6 +53,7 @@ _EXTENSIONS = {
     ".jl": FileKind.JULIA, ".rs": FileKind.RUST,
     ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
     ".sass": FileKind.SASS, ".cuasm": FileKind.SASS,
+    ".so": FileKind.BINARY_LIBRARY, ".a": FileKind.BINARY_LIBRARY,
     **dict.fromkeys(FORTRAN_SUFFIXES, FileKind.FORTRAN),
 }
 _NAMES = {

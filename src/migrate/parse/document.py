@@ -173,6 +173,8 @@ def read_text(source: SourceFile) -> str:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
     except Refused as exc:
         raise ParseError(f"cannot read: {exc}") from None
+    if source.kind is FileKind.BINARY_LIBRARY:
+        return _cuda_binary_markers(data)
     if b"\0" in data[:8192]:
         raise ParseError("binary file")
     try:
@@ -195,6 +197,17 @@ def _legacy_text(data: bytes, invalid_at: int) -> str:
     if len(data.translate(None, _ASCII)) > len(data) * _LEGACY_MAX_SHARE:
         raise ParseError(f"not UTF-8 text (invalid byte at offset {invalid_at})")
     return data.decode("latin-1")
+
+
+# What nvcc leaves in an object it built: the fat binary's section and the host stubs that register its kernels with
+# the CUDA runtime at load time. A prebuilt library that holds them carries NVIDIA device code, and without its
+# sources nothing rebuilds it for an AMD GPU.
+_CUDA_BINARY_MARKERS = (b".nv_fatbin", b"__cudaRegisterFatBinary", b"__cudaRegisterFunction", b"__fatbinwrap")
+
+
+def _cuda_binary_markers(data: bytes) -> str:
+    """A prebuilt library read as text: one line per CUDA device-code marker it holds (none: an empty text)."""
+    return "".join(marker.decode() + "\n" for marker in _CUDA_BINARY_MARKERS if marker in data)
 
 
 def _has_long_line(text: str) -> bool:

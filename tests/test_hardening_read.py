@@ -96,6 +96,15 @@ def test_a_prebuilt_library_with_cuda_device_code_is_one_blocker(tmp_path: Path)
         ("lib/libicp.so", 1, "prebuilt-cuda-binary", "blocker")]
 
 
+def test_a_prebuilt_library_past_the_size_limit_is_left_out_quietly(tmp_path: Path) -> None:
+    (tmp_path / "libbig.so").write_bytes(b"\x7fELF\x00" + b"\x00" * 4096 + b".nv_fatbin\x00")
+    (tmp_path / "big.cu").write_text(CUDA_CALL + "// padding\n" * 400)
+    code, data, _ = run_scan(tmp_path, "--max-file-size", "2048")
+    assert code == 0
+    assert list(skips(data)) == ["big.cu"]
+    assert data["findings"] == []
+
+
 # --- item 6: YAML aliases cannot make a file expand without bound ------------------------------------------
 
 

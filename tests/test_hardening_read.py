@@ -70,6 +70,41 @@ def test_minified_file_is_skipped_with_a_reason(tmp_path: Path) -> None:
     assert {f["path"] for f in data["findings"]} == {"ok.cu"}
 
 
+def test_a_long_number_table_keeps_its_file_scanned(tmp_path: Path) -> None:
+    """A lookup table written on one line (a FAST corner table, an embedded cubin's bytes) is data in a hand-written
+    file: the file's code is still scanned, and the table's line yields no finding."""
+    values = ", ".join(("0x80", "0x0", "0xff", "-1", "2.5f")[n % 5] for n in range(4000))
+    table = "__constant__ unsigned char lut[] = { " + values + " };"
+    (tmp_path / "corners.cu").write_text("#include <cstdio>\n" + table + "\n" + CUDA_CALL)
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert skips(data) == {}
+    assert {(f["path"], f["rule"]) for f in data["findings"]} >= {("corners.cu", "cuda-runtime-api")}
+    assert all(f["line"] != 2 for f in data["findings"])
+
+
+def test_a_prebuilt_library_with_cuda_device_code_is_one_blocker(tmp_path: Path) -> None:
+    """A .so holding nvcc's fat binary is read for its markers, not skipped as binary: one blocker at its first line;
+    a static library of host code (CUDA runtime calls, no device code) is quiet; neither is listed as skipped."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "libicp.so").write_bytes(b"\x7fELF\x00\x00.nv_fatbin\x00__cudaRegisterFatBinary\x00")
+    (tmp_path / "lib" / "libio.a").write_bytes(b"!<arch>\n\x00\x00cudaMalloc\x00cudaMemcpy\x00")
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert skips(data) == {}
+    assert [(f["path"], f["line"], f["rule"], f["severity"]) for f in data["findings"]] == [
+        ("lib/libicp.so", 1, "prebuilt-cuda-binary", "blocker")]
+
+
+def test_a_prebuilt_library_past_the_size_limit_is_left_out_quietly(tmp_path: Path) -> None:
+    (tmp_path / "libbig.so").write_bytes(b"\x7fELF\x00" + b"\x00" * 4096 + b".nv_fatbin\x00")
+    (tmp_path / "big.cu").write_text(CUDA_CALL + "// padding\n" * 400)
+    code, data, _ = run_scan(tmp_path, "--max-file-size", "2048")
+    assert code == 0
+    assert list(skips(data)) == ["big.cu"]
+    assert data["findings"] == []
+
+
 # --- item 6: YAML aliases cannot make a file expand without bound ------------------------------------------
 
 

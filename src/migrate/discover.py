@@ -53,6 +53,7 @@ _EXTENSIONS = {
     ".jl": FileKind.JULIA, ".rs": FileKind.RUST,
     ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
     ".sass": FileKind.SASS, ".cuasm": FileKind.SASS,
+    ".so": FileKind.BINARY_LIBRARY, ".a": FileKind.BINARY_LIBRARY,
     **dict.fromkeys(FORTRAN_SUFFIXES, FileKind.FORTRAN),
 }
 _NAMES = {
@@ -367,6 +368,10 @@ def _examine(root: Path, relpath: str, vendored: bool, explicit: bool, max_size:
     if kind is None:
         return Skipped(relpath, "not a file type migrate reads")
     if size > max_size:
+        # a prebuilt library past the limit is left out quietly: it is read only for nvcc's markers, and a tree that
+        # commits large binaries would otherwise list each of them as a file the scan could not read
+        if kind is FileKind.BINARY_LIBRARY and not explicit:
+            return None
         return Skipped(relpath, f"larger than the size limit ({size:,} > {max_size:,} bytes)")
     if not (info.st_uid == _UID and info.st_mode & stat.S_IRUSR) and not os.access(path, os.R_OK):  # owner: the bits
         return Skipped(relpath, "cannot read: permission denied")

@@ -96,6 +96,7 @@ class FileKind(str, enum.Enum):
     JULIA = "julia"  # Julia sources (.jl: the CUDA.jl they use, warp and NVVM intrinsics)
     JULIA_PROJECT = "julia-project"  # Julia package manifests (Project.toml, JuliaProject.toml)
     SASS = "sass"  # SASS listings and assembler sources (.sass, .cuasm: NVIDIA machine code; CSS Sass shares .sass)
+    BINARY_LIBRARY = "binary-library"  # prebuilt libraries in the tree (.so, .a): read for the CUDA device code they hold
 
 
 @dataclass(frozen=True)

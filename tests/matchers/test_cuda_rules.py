@@ -1239,6 +1239,9 @@ def test_backward_gemms_need_half_data(tmp_path: Path) -> None:
     ("jetson_frames.cpp", "jetson-multimedia-api", [3, 4, 15, 18, 23]),
     ("ffmpeg_hw_decode.cpp", "ffmpeg-cuda-hwaccel", [5, 11, 12, 17]),
     ("peer_memory_module.c", "nvidia-peer-memory-kernel-api", [4, 16, 21]),
+    ("vpi_stereo.cpp", "vpi-usage", [3, 4, 5, 17, 18, 25]),
+    ("deepstream_app.c", "deepstream-element-string", [5, 11, 12, 13, 25]),
+    ("opencv_cuda_device.cu", "opencv-cuda-module", [3, 4, 5, 16, 21, 25, 27]),
 ])
 def test_per_file_library_rules_list_every_place(tmp_path: Path, fixture: str, rule: str, places: list[int]) -> None:
     """One finding per file, every use of the JIT input types, OptiX calls and FlashInfer headers an occurrence."""

@@ -1102,6 +1102,18 @@ def test_nvidia_media_libraries_and_opencv_cuda(tmp_path: Path) -> None:
         ("python-opencv-cuda", 15, "high", [15, 17])]
 
 
+def test_nvidia_vision_libraries_and_pycuda_kernel_modules(tmp_path: Path) -> None:
+    """VPI and CV-CUDA imports are high; PyCUDA's SourceModule is reported where a kernel module is made, a project's
+    own compiler shim and helper module named after VPI stay quiet."""
+    source = (FIXTURES / "rules" / "python" / "vision_libraries.py").read_text(encoding="utf-8")
+    (tmp_path / "vision_libraries.py").write_text(source, encoding="utf-8")
+    found = [f for f in scan(tmp_path, OTHER_RULES).findings
+             if f.rule in ("python-nvidia-vision-library", "python-pycuda")]
+    assert [(f.rule, f.line, f.severity.label) for f in found] == [
+        ("python-nvidia-vision-library", 5, "high"), ("python-nvidia-vision-library", 7, "high"),
+        ("python-pycuda", 9, "high"), ("python-pycuda", 24, "high")]
+
+
 def test_a_cuda_extension_flag_is_one_finding_where_it_is_read_or_tested(tmp_path: Path) -> None:
     """The package's own extension flag, tested or imported, once per file; a device flag or a string is quiet."""
     source = """

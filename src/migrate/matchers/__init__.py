@@ -184,7 +184,7 @@ MATCHER_MODULES = {
     "cuda-include": "cuda_include", "cuda-first-include": "cuda_first_include", "cuda-kernel": "cuda_kernel", "cuda-names": "cuda_names",
     "cuda-library-names": "cuda_library_names", "cuda-library-files": "cuda_library_names",
     "ptx-strings": "cuda_ptx_strings", "c-string": "cuda_strings", "weak-alias": "cuda_weak_alias",
-    "openacc-pragma": "cuda_openacc", "sass-listing": "sass_listing",
+    "openacc-pragma": "cuda_openacc", "sass-listing": "sass_listing", "cuda-binary": "cuda_binary",
     "cuda-operand": "cuda_operand", "cuda-mask-words": "cuda_mask_words",
     "cuda-backward-gemm": "cuda_backward_gemm",
     "cuda-namespace": "cuda_namespace", "cuda-query": "cuda_query", "warp-size": "cuda_warp",

@@ -173,6 +173,8 @@ def read_text(source: SourceFile) -> str:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
     except Refused as exc:
         raise ParseError(f"cannot read: {exc}") from None
+    if source.kind is FileKind.BINARY_LIBRARY:
+        return _cuda_binary_markers(data)
     if b"\0" in data[:8192]:
         raise ParseError("binary file")
     try:
@@ -197,6 +199,17 @@ def _legacy_text(data: bytes, invalid_at: int) -> str:
     return data.decode("latin-1")
 
 
+# What nvcc leaves in an object it built: the fat binary's section and the host stubs that register its kernels with
+# the CUDA runtime at load time. A prebuilt library that holds them carries NVIDIA device code, and without its
+# sources nothing rebuilds it for an AMD GPU.
+_CUDA_BINARY_MARKERS = (b".nv_fatbin", b"__cudaRegisterFatBinary", b"__cudaRegisterFunction", b"__fatbinwrap")
+
+
+def _cuda_binary_markers(data: bytes) -> str:
+    """A prebuilt library read as text: one line per CUDA device-code marker it holds (none: an empty text)."""
+    return "".join(marker.decode() + "\n" for marker in _CUDA_BINARY_MARKERS if marker in data)
+
+
 def _has_long_line(text: str) -> bool:
     """A line of TEXT is longer than LONG_LINE: a window of LONG_LINE + 1 characters from a line's start holds no
     newline. A search back from each window's end, so a file is read in steps of ~LONG_LINE characters (splitting
@@ -210,9 +223,21 @@ def _has_long_line(text: str) -> bool:
     return False
 
 
+# A long line that is one brace-initialised table of numbers (`__constant__ uchar lut[] = { 0x80, 0x0, ... };`, an
+# embedded cubin's bytes, a test's expected values) is data inside a hand-written file: the file's code around it is
+# still scanned. Anything else on such a line (calls, strings, names) marks the file as minified or generated.
+_TABLE_HEAD = 300  # characters of declaration allowed before the table's first brace
+_NUMBER_TABLE = lazy_regex(r"[\s0-9a-fA-FxXuUlL.,{}+\-]*(?:;\s*)?")
+
+
+def _is_number_table(line: str) -> bool:
+    brace = line.find("{", 0, _TABLE_HEAD)
+    return brace >= 0 and _NUMBER_TABLE.fullmatch(line, brace) is not None
+
+
 def _refuse_minified(text: str) -> None:
     if not _has_long_line(text):  # the common case
         return
     for number, line in enumerate(text.split("\n"), start=1):
-        if len(line) > LONG_LINE:
+        if len(line) > LONG_LINE and not _is_number_table(line):
             raise ParseError(f"looks minified or generated (line {number} is {len(line):,} characters long)")

@@ -17,8 +17,24 @@ _TARGET_ASSIGN = re.compile(
     re.S)
 _DIRECTIVE = re.compile(r"^\s*(?:ifeq|ifneq|ifdef|ifndef|else|endif|include|-include|sinclude|define|endef|vpath)\b")
 _COMMENT = re.compile(r"(?<!\\)#.*$")
-# `-arch=sm_$(SM)`: the shell lexer reads make's `$(SM)` as a command substitution and cuts the flag in two
-_MAKE_VARIABLE_ARCH = re.compile(r"(?<![^\s\"'=])(?:-arch|--gpu-architecture)=(?:sm|compute)_\$\(\S*")
+# `-arch=sm_$(SM)`: the shell lexer reads make's `$(SM)` as a command substitution and cuts the flag in two; the
+# CUDA samples' template builds `-gencode arch=compute_$(sm),code=sm_$(sm)` for each listed architecture the same way
+_MAKE_VARIABLE_ARCH = re.compile(
+    r"(?<![^\s\"'=])(?:(?:-arch|--gpu-architecture)=(?:sm|compute)_|-gencode(?:=|\s+)arch=compute_)\$\(\S*")
+# a line that is a make function call (`$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += ...))`), neither rule nor assignment
+_FUNCTION_LINE = re.compile(r"^\s*\$\((?:foreach|eval|call)\s")
+
+
+# a make variable inside a word (`/usr/local/$(CUDAVERSION)/bin/nvcc`, `cuda-$(VER)`): make expands it before any
+# shell runs, so the shell lexer must not read it as a command substitution that cuts the path in two; spelled as a
+# shell variable of the same length it stays part of its word. A word that starts with one (`$(NVCC) ...`, also after
+# another reference: `$(VERBOSE)$(NVCC)`) is left as it was.
+_MID_WORD_REFERENCE = re.compile(r"(?<=[^\s\"'=;|&()`$])\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
+def _shell_text(text: str) -> str:
+    """TEXT with its mid-word make variable references as shell variables (offsets unchanged)."""
+    return _MID_WORD_REFERENCE.sub(r"${\1}", text) if "$(" in text else text
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -56,13 +72,16 @@ def makefile_items(text: str) -> list[Item]:
         if line.startswith("\t") and (in_rule or not _plain_assignment(code)):
             body = line[1:].lstrip("@-+ ")
             lead = len(line) - len(body)
-            found.extend(shell_items(body, _shifted(positions, offset + lead)))
+            found.extend(shell_items(_shell_text(body), _shifted(positions, offset + lead)))
             found.extend(_make_variable_arch_flags(body, _shifted(positions, offset + lead)))
             continue
         if not code.strip():
             continue
         if _DIRECTIVE.match(code):
             found.extend(_conditional_probes(code, _shifted(positions, offset)))
+            continue
+        if _FUNCTION_LINE.match(code):
+            found.extend(_make_variable_arch_flags(code, _shifted(positions, offset)))
             continue
         assignment = _plain_assignment(code)
         indent = len(code) - len(code.lstrip())
@@ -120,7 +139,7 @@ def _cuda_sources(code: str, at: Callable[[int], tuple[int, int]]) -> Iterator[I
 def _assignment(match: re.Match[str], positions: Positions, name_at: int, value_at: int) -> Iterator[Item]:
     """The items of one assignment (NAME op= VALUE): the variable's facts and the shell words of its value."""
     yield from assignment_items(match.group(1), match.group(2), positions.at(name_at))
-    yield from shell_items(match.group(2), _shifted(positions, value_at))
+    yield from shell_items(_shell_text(match.group(2)), _shifted(positions, value_at))
     yield from _make_variable_arch_flags(match.group(2), _shifted(positions, value_at))
 
 

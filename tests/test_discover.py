@@ -40,6 +40,10 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("Makefile", FileKind.MAKEFILE), ("run.sh", FileKind.SHELL), ("README.md", FileKind.MARKDOWN),
         (".github/workflows/ci.yml", FileKind.CI_WORKFLOW), ("k8s/job.yaml", FileKind.YAML),
         ("notes.txt", None), ("image.png", None), ("Makefile.in", None),
+        # CMake configure_file templates, read as the file they become; automake's Makefile.in and others are not
+        ("gloo/config.h.in", FileKind.CPP), ("src/util/version.cc.in", FileKind.CPP), ("k/ops.cu.in", FileKind.CUDA),
+        ("cmake/GlooConfig.cmake.in", FileKind.CMAKE), ("MANIFEST.in", None), ("setup.py.in", None),
+        ("cmake/CMakeLists.txt.in", None),
         # Dockerfiles named with a separator; a data, script or docs suffix keeps its own kind
         ("tools/docker/Dockerfile_dev.gpu", FileKind.DOCKERFILE), ("docker/Dockerfile-base", FileKind.DOCKERFILE),
         ("docker/dockerfile-python", FileKind.DOCKERFILE), ("ci/runtime_Dockerfile", FileKind.DOCKERFILE),

@@ -93,6 +93,11 @@ _TRITON_CONFIG_NAME = lazy_regex(r"^config[\w.-]*\.pbtxt(?:\.(?:template|tmpl|j2
 _MEX_OPTIONS_NAME = lazy_regex(r"^(?:mex_cuda[\w.+-]*|nvcc_[\w.+-]+)\.xml$")
 # Suffixes no other test in classify() looks at, unless the name starts with one of _NAMED_FIRST: for those names
 # the suffix alone decides (most of a tree's files).
+# CMake's configure_file templates of sources and package configs (config.h.in with its #cmakedefine switches,
+# version.cc.in, FooConfig.cmake.in): the build's own text, read as the file CMake writes from them. Makefile.in,
+# automake's output, and other templates (MANIFEST.in, setup.py.in) stay out.
+_TEMPLATE_KINDS = {suffix: kind for suffix, kind in _EXTENSIONS.items()
+                   if kind in (FileKind.C, FileKind.CPP, FileKind.CUDA, FileKind.CMAKE) and suffix != ".hip"}
 _PLAIN_SUFFIXES = frozenset(_EXTENSIONS) - {".in", ".yml", ".yaml", ".dockerfile"}
 _NAMED_FIRST = ("makefile", "gnumakefile", "dockerfile.", "containerfile.")
 
@@ -125,7 +130,7 @@ def classify(relpath: str) -> FileKind | None:
     if _TRITON_CONFIG_NAME.search(name):
         return FileKind.INFER_CONFIG
     if name.endswith(".in") and not name.startswith(("requirements", "constraints")):
-        return None
+        return _TEMPLATE_KINDS.get(os.path.splitext(name[:-3])[1])
     if suffix == ".xml" and _MEX_OPTIONS_NAME.search(name):
         return FileKind.MATLAB
     if _INFER_CONFIG_NAME.search(name) or (suffix in _INFER_CONFIG_SUFFIXES and "deepstream" in parent.lower()):

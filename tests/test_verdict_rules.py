@@ -300,6 +300,86 @@ def test_a_package_with_no_rocm_build_the_core_model_imports_is_hard(tmp_path, m
     assert _verdict(tmp_path, "example", example, monkeypatch) == ("none", "trivial")
 
 
+
+VOXEL_BACKBONE = """\
+import torch
+import spconv.pytorch as sparse
+
+
+class VoxelBackbone(torch.nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = sparse.SubMConv3d(channels, 32, 3, indice_key="sub0")
+"""
+VOXEL_BACKBONE_TRIED = """\
+import torch
+
+try:
+    import spconv.pytorch as sparse
+except ImportError:
+    sparse = None
+
+
+def backbone(channels):
+    if sparse is None:
+        return torch.nn.Conv3d(channels, 32, 3, padding=1)
+    return sparse.SubMConv3d(channels, 32, 3)
+"""
+SPARSE_ENCODER = """\
+import torch
+from MinkowskiEngine import SparseTensor, MinkowskiConvolution
+
+
+class SparseStem(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.conv = MinkowskiConvolution(3, dim, kernel_size=4, stride=4, dimension=2)
+"""
+
+
+def test_a_model_built_on_a_sparse_convolution_library_is_hard(tmp_path, monkeypatch) -> None:
+    lidar = {"requirements.txt": "torch\n", "detector/backbone.py": VOXEL_BACKBONE}
+    assert _verdict(tmp_path, "lidar", lidar, monkeypatch) == ("none", "hard")
+    assert _summary(tmp_path / "lidar", monkeypatch)["verdict_basis"] == (
+        "a package with no ROCm build the main path imports at module level: python-spconv at detector/backbone.py:2")
+    encoder = {"requirements.txt": "torch\n", "models/sparse_stem.py": SPARSE_ENCODER}
+    assert _verdict(tmp_path, "encoder", encoder, monkeypatch) == ("none", "hard")
+    # tried with a dense fallback, or in an example only: one package to replace, not the model's own op
+    tried = {"requirements.txt": "torch\n", "detector/backbone.py": VOXEL_BACKBONE_TRIED}
+    assert _verdict(tmp_path, "tried", tried, monkeypatch) == ("none", "trivial")
+    example = {"requirements.txt": "torch\n", "examples/backbone.py": VOXEL_BACKBONE}
+    assert _verdict(tmp_path, "example", example, monkeypatch) == ("none", "trivial")
+
+
+NUMBA_KERNEL = """\
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+"""
+FLASH_KERNEL = """\
+import torch
+from flash_attn import flash_attn_func
+
+
+def attend(q, k, v):
+    return flash_attn_func(q, k, v)
+"""
+
+
+def test_numba_cuda_imported_at_module_level_is_a_substitution_not_a_load_failure(tmp_path, monkeypatch) -> None:
+    numba = {"requirements.txt": "numba\nnumpy\n", "puzzles/check.py": NUMBA_KERNEL}
+    assert _verdict(tmp_path, "numba", numba, monkeypatch) == ("none", "easy")
+    # a kernel package whose import loads its CUDA library stays the required floor
+    flash = {"requirements.txt": "torch\nflash-attn==2.3.0\n", "puzzles/attend.py": FLASH_KERNEL}
+    assert _verdict(tmp_path, "flash", flash, monkeypatch) == ("none", "moderate")
+
+
 CHOOSE_BACKBONE = """\
 import argparse
 

@@ -773,8 +773,9 @@ def _floor_findings(
             for name in f.substitutions or (f.rule,):
                 pinned.setdefault(name, f)
         if _imports_at_module_level(f, weights):
-            for name in f.substitutions or (f.rule,):
-                imported.setdefault(name, f)
+            if f.rule not in weights.loads_without_cuda:  # the module loads: its package is one to substitute
+                for name in f.substitutions or (f.rule,):
+                    imported.setdefault(name, f)
             if unported is None and _loads_unported(f, weights) and f.path not in context.chosen:
                 unported = f
     required = next(((pinned[name], imported[name]) for name in sorted(imported) if name in pinned), None)
@@ -783,7 +784,7 @@ def _floor_findings(
 
 def _loads_unported(finding: Finding, weights: Weights) -> bool:
     """FINDING imports a package with no ROCm build whose import loads its compiled CUDA extension (score.unported)."""
-    if finding.rule not in weights.unported_rules or finding.severity < Severity.HIGH:
+    if finding.rule not in weights.unported_rules or finding.severity <= Severity.LOW:  # low: behind a try or a flag
         return False
     places = (finding.evidence, *(o.evidence for o in finding.occurrences))
     return any(weights.unported_loads.search(text) for text in places)

@@ -84,6 +84,7 @@ class Weights:
     unported_includes: Mapping[str, int]  # C/C++ libraries with no ROCm build: their include rules, each's floor
     unported_include_files: int  # ... in this many main-path files of the project's own code
     module_import: re.Pattern[str]
+    loads_without_cuda: frozenset[str]  # rules of packages whose import succeeds without CUDA: no required floor
     environment_floor: int
     build_rework_rules: frozenset[str]  # their high findings in a Python build file floor as rework, not a replacement
     code_floor: int
@@ -157,6 +158,7 @@ def _weights(raw: dict[str, Any]) -> Weights:
         unported_includes={str(r): int(v) for r, v in raw["score"]["unported"]["includes"].items()},
         unported_include_files=int(raw["score"]["unported"]["include_files"]),
         module_import=re.compile(raw["score"]["module_import"]),
+        loads_without_cuda=frozenset(str(r) for r in raw["score"].get("loads_without_cuda", ())),
         environment_floor=int(raw["score"]["environment_floor"]),
         build_rework_rules=frozenset(str(r) for r in raw["score"].get("build_rework", ())),
         code_floor=int(raw["score"]["code_floor"]),

@@ -52,11 +52,14 @@ class Lexed:
         too, as the tree's functions and lambdas are."""
         found: list[tuple[int, int, bool]] = []
         stack: list[tuple[int, bool]] = []
+        branches: list[tuple[list[tuple[int, bool]], list[tuple[int, bool]] | None]] = []
         code = self.code
         brace = -1  # the brace before: a head is searched back for `;` only that far, never to the file's start
-        for match in _BRACES.finditer(code):
+        for match in _BRACES_OR_BRANCH.finditer(code):
             start = match.start()
-            if code[start] == "{":
+            if keyword := match.group("keyword"):
+                stack = _branch(branches, stack, keyword)
+            elif code[start] == "{":
                 head = code[max(code.rfind(";", brace + 1, start), brace) + 1 : start]
                 outer = stack[-1][1] if stack else False
                 stack.append((start, outer or ("(" in head and self._device_head(head))))
@@ -235,7 +238,32 @@ def _code_view(text: str) -> tuple[str, list[tuple[str, int]]]:
     return _BLANKED.sub(blank, text), includes
 
 
-_BRACES = re.compile(r"[{}]")
+# A brace, or a conditional directive: only the first branch of an #if / #else counts its braces, as a compiler
+# that takes that branch does (a function head written twice, `#if A` / `f(int a) {` / `#else` / `f(long a) {` /
+# `#endif`, opens one block, not two that never close).
+_BRACES_OR_BRANCH = re.compile(
+    r"[{}]|^[ \t]*#[ \t]*(?P<keyword>if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b", re.M
+)
+
+
+def _branch(
+    branches: list[tuple[list[tuple[int, bool]], list[tuple[int, bool]] | None]],
+    stack: list[tuple[int, bool]],
+    keyword: str,
+) -> list[tuple[int, bool]]:
+    """The open blocks after one conditional directive: an #if remembers them; a later branch starts again from
+    them, its first branch's kept aside; #endif goes on from where the first branch left them."""
+    if keyword.startswith("if"):
+        branches.append((list(stack), None))
+    elif keyword == "endif":
+        if branches:
+            at_if, first = branches.pop()
+            return stack if first is None else first
+    elif branches:
+        at_if, first = branches[-1]
+        branches[-1] = (at_if, list(stack) if first is None else first)
+        return list(at_if)
+    return stack
 
 
 _DEVICE_QUALIFIER = re.compile(r"\b(?:__device__|__global__)\b")

@@ -216,6 +216,36 @@ def test_a_finding_a_hip_build_never_compiles_is_guarded_not_work(tmp_path: Path
     assert result.guarded == len(result.guarded_findings)
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("#if 0\na\n#endif\n", ((1, 3),)),
+    ("#if 0\na\n#else\nb\n#endif\n", ((1, 3),)),
+    ("#if (1)\na\n#elif FOO\nb\n#else\nc\n#endif\n", ((3, 5), (5, 7))),
+    ("#if FOO\na\n#elif 0\nb\n#endif\n", ((3, 5),)),
+    ("#if 0\n#ifdef __HIP_PLATFORM_AMD__\na\n#endif\n#endif\n", ((1, 5),)),
+    ("#if FOO_0\na\n#endif\n#if 0 && FOO\nb\n#endif\n", ()),  # a name in it: not a hand-made switch
+])
+def test_disabled_ranges_are_numbers_alone(text: str, expected: tuple[tuple[int, int], ...]) -> None:
+    assert preproc.disabled_ranges(directives(text)) == expected
+
+
+def test_code_set_aside_by_if_0_is_info_and_no_port_evidence(tmp_path: Path) -> None:
+    # a shuffle kept in an `#if 0` block compiles nowhere: info, still reported, and not counted as a ROCm guard
+    write(tmp_path, "scan.cu", """\
+__global__ void prefix(float* v) {
+#if 0
+  float x = __shfl_up_sync(0xffffffff, v[threadIdx.x], 1);
+#else
+  float x = __shfl_up_sync(0xffffffff, v[threadIdx.x], 2);
+#endif
+  v[threadIdx.x] = x;
+}
+""")
+    result = scan(tmp_path, Settings(jobs=1))
+    shuffles = [(f.line, f.severity, f.status) for f in result.findings if f.rule == "warp-full-mask"]
+    assert shuffles == [(3, Severity.INFO, "covered"), (5, Severity.HIGH, "remaining")]
+    assert result.guarded == 0 and result.rocm.level == "none"
+
+
 def test_other_backends_are_not_cuda(tmp_path: Path) -> None:
     riscv = 'void f(void) {\n    __asm__ volatile("fence.i" ::: "memory");\n}\n'
     write(tmp_path, "ggml/src/ggml-cpu/arch/riscv/quants.c", riscv)

@@ -229,6 +229,36 @@ def evaluate(text: str, table: Table) -> tuple[bool | None, bool]:
     return (None if result.value is None else bool(result.value)), result.hip
 
 
+_LITERAL = re.compile(r"[\s()!]*(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*[\s()]*")
+
+
+def disabled_ranges(found: Iterable[Directive]) -> tuple[tuple[int, int], ...]:
+    """Line ranges no build of any platform compiles: the branch of `#if 0` (numbers alone, false) up to its next
+    branch or #endif, and the branches after a numbers-alone true `#if 1`. Code kept aside by hand, not a CUDA
+    or HIP test: what lies there needs no port, and says nothing about one either."""
+    ranges: list[tuple[int, int]] = []
+    stack: list[tuple[int | None, bool]] = []  # per open #if: (line its disabled branch began, a branch was taken)
+    for item in found:
+        if item.keyword in ("if", "ifdef", "ifndef"):
+            value = _literal(item)
+            stack.append((item.line if value is False else None, value is True))
+        elif item.keyword in ("elif", "elifdef", "elifndef", "else", "endif") and stack:
+            began, taken = stack.pop()
+            if began is not None:
+                ranges.append((began, item.line))
+            if item.keyword != "endif":
+                value = True if item.keyword == "else" else _literal(item)
+                stack.append((item.line if taken or value is False else None, taken or value is True))
+    return tuple(ranges)
+
+
+def _literal(item: Directive) -> bool | None:
+    """The value of an #if or #elif made of numbers alone (`0`, `(1)`, `!0`), else None."""
+    if item.keyword not in ("if", "elif") or not _LITERAL.fullmatch(item.argument):
+        return None
+    return evaluate(item.argument, {})[0]
+
+
 @dataclass
 class _Frame:
     """One open #if: whether its current branch compiles for HIP, and whether an earlier one surely did."""

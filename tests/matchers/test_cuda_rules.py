@@ -483,6 +483,34 @@ void host(int* x) { child<<<1, 1>>>(x); }
     assert rules == [(3, "cuda-dynamic-parallelism"), (4, "cuda-dynamic-parallelism"), (5, "cuda-kernel-launch")]
 
 
+def test_kernel_head_written_in_two_branches_opens_one_block(tmp_path: Path) -> None:
+    # a kernel whose parameter list differs per #ifdef branch, each head with its own `{`: the braces of the first
+    # branch alone count, so the host function after the kernel is host code again
+    code = """\
+#ifdef USE_TEXTURE
+__global__ void fill(int n, int* out) {
+#elif defined(USE_LDG)
+__global__ void fill(int n, const int* in, int* out) {
+#else
+__global__ void fill(int n, const int* __restrict__ in, int* out) {
+#endif
+  if (threadIdx.x < n) out[threadIdx.x] = 0;
+}
+void run(int n, int* out) { fill<<<1, n>>>(n, out); }
+__global__ void outer(int n, int* out) {
+#if N_WAYS > 1
+  if (n > 1) {
+#else
+  if (n > 0) {
+#endif
+    fill<<<1, n>>>(n, out);
+  }
+}
+"""
+    rules = [(f.line, f.rule) for f in findings(tmp_path, code) if "launch" in f.rule or "parallelism" in f.rule]
+    assert rules == [(10, "cuda-kernel-launch"), (17, "cuda-dynamic-parallelism")]
+
+
 def test_launch_in_a_macro_or_function_named_like_a_qualifier_is_host_code(tmp_path: Path) -> None:
     # a function or #define whose own name ends in _GLOBAL / _DEVICE (global alignment, a device check) is host
     # code; a qualifier macro before a function's name still makes it device code

@@ -243,6 +243,16 @@ def test_predates(value: str, expected: bool) -> None:
     assert predates(Item("package", "bitsandbytes", 1, 1, value=value), Version("0.49.0")) is expected
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("bitsandbytes>=0.50.0.dev0", False), ("bitsandbytes>=0.49.0.post1,<0.51", False),
+     ("bitsandbytes==0.50.0+rocm6.2", False), ("bitsandbytes==0.41.1+cu118", True), ("bitsandbytes==0.45.0rc1", True)],
+)
+def test_a_pre_release_or_local_tag_is_no_bound_of_its_own(value: str, expected: bool) -> None:
+    # the digits of `.dev0` or `+cu118` are part of the version before them, never an exact pin `==0` / `==118`
+    assert predates(Item("package", "bitsandbytes", 1, 1, value=value), Version("0.49.0")) is expected
+
+
 def test_a_url_is_no_version_bound() -> None:
     url = "https://x.org/whl/cu118/bitsandbytes-0.37.0-py3-none-any.whl"
     assert not predates(Item("package", "bitsandbytes", 1, 1, value=url, url=url), Version("0.49.0"))

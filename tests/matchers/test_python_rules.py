@@ -1132,6 +1132,25 @@ def test_a_cuda_extension_flag_is_one_finding_where_it_is_read_or_tested(tmp_pat
     assert (flag.line, flag.severity.label, [o.line for o in flag.occurrences]) == (1, "low", [1, 6, 8])
 
 
+def test_a_cuda_kernel_option_is_a_switch_by_name_or_by_config_key(tmp_path: Path) -> None:
+    """use_cuda_kernel tested as a name, an attribute, or a key a test reads (get, getattr, subscript); the same key
+    stored, or in a message, is no test."""
+    source = """
+        def pick(h, args, use_cuda_kernel=False):
+            h["use_cuda_kernel"] = use_cuda_kernel
+            print("set use_cuda_kernel to build the kernel")
+            if h.get("use_cuda_kernel", False):
+                return 1
+            if getattr(args, "USE_CUDA_KERNEL", False) or args.use_cuda_kernels:
+                return 2
+            return 3 if h["use_cuda_kernel"] else 4
+    """
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    result = scan(tmp_path, OTHER_RULES)
+    [flag] = [f for f in result.findings if f.rule == "python-cuda-extension-flag"]
+    assert (flag.line, flag.severity.label, [o.line for o in flag.occurrences]) == (2, "low", [2, 4, 6, 8])
+
+
 def test_fast_hadamard_transform_is_medium_once_a_file_and_low_behind_an_import_guard(tmp_path: Path) -> None:
     uses = "import torch\nfrom fast_hadamard_transform import hadamard_transform\nimport fast_hadamard_transform\n"
     assert findings(tmp_path, uses) == [("python-fast-hadamard-transform", 2, "medium")]

@@ -16,7 +16,8 @@ from migrate.parse.manifest import IMAGE, INDEX, PACKAGE, Item, items
 
 _ECOSYSTEMS = ("any", "pip", "conda")
 # A version constraint after the name: pip (==, ~=, <), conda (=), Poetry (^, ~, a bare version).
-_CONSTRAINT = re.compile(r"(===|==|~=|<=|>=|!=|\^|~|<|>|=)?\s*v?(\d+(?:\.\d+)*)(\.\*)?")
+# a constraint starts a clause: never the digits inside a pre-release or local tag (2.12.0.dev0, 2.1.0+cu121)
+_CONSTRAINT = re.compile(r"(?<![\w.+])(===|==|~=|<=|>=|!=|\^|~|<|>|=)?\s*v?(\d+(?:\.\d+)*)(\.\*)?")
 _NAME = re.compile(r"^\s*(?:[\w.-]+::)?[A-Za-z0-9][\w.-]*(?:\s*\[[^\]]*\])?")
 
 

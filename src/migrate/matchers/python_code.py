@@ -514,16 +514,33 @@ def _switches(doc: PythonDocument, params: Mapping[str, Any]) -> Found:
     regex = re.compile(params["switches"])
     if params.get("switch_defaults"):
         yield from _switched_on(doc, regex)
-    if not any(regex.fullmatch(name) for name in doc.identifiers):
+    keys = any(isinstance(s.value, str) and regex.fullmatch(s.value) for s in doc.strings)
+    if not keys and not any(regex.fullmatch(name) for name in doc.identifiers):
         return  # most files name no such flag: spare walking every test
     tests = [node.test for node in doc.of_type(ast.If, ast.While, ast.IfExp, ast.Assert)]
     tests += [node.value for node in doc.of_type(ast.Assign, ast.Return) if isinstance(node.value, ast.BoolOp)]
     for test in tests:  # `use_sliding = _flash_supports_window_size and window is not None` decides as well
         for item in ast.walk(test):
             name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else None
+            if keys and name is None:  # a config's key read in the test: `if cfg.get("use_flash_attn", False):`
+                name = _config_key(item)
             if name and regex.fullmatch(name):
                 yield test, name, test.lineno
                 break
+
+
+def _config_key(node: ast.AST) -> str | None:
+    """The key a test reads from a config: `cfg.get("key", ...)`, `getattr(args, "key", ...)`, `cfg["key"]`."""
+    key: ast.expr | None = None
+    if isinstance(node, ast.Call):
+        callee = node.func
+        if isinstance(callee, ast.Attribute) and callee.attr == "get" and node.args:
+            key = node.args[0]
+        elif isinstance(callee, ast.Name) and callee.id == "getattr" and len(node.args) > 1:
+            key = node.args[1]
+    elif isinstance(node, ast.Subscript):
+        key = node.slice
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
 def _switched_on(doc: PythonDocument, regex: re.Pattern[str]) -> Found:

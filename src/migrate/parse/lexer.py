@@ -37,6 +37,7 @@ class Lexed:
     defined: frozenset[str]  # macro names the file #defines
     guarded: list[tuple[int, int]]  # line ranges of #if blocks that test a HIP macro
     directives: tuple[preproc.Directive, ...]  # the conditional, #define and #undef lines (preproc.directive_at)
+    branches: tuple[tuple[int, str], ...]  # (offset, keyword) of each #if / #ifdef / #elif / #else / #endif
     lines: _Lines
     code: str  # the text with comments, string literals and #include paths blanked (same offsets and lines)
     searched: frozenset[str]  # the words looked for
@@ -52,10 +53,16 @@ class Lexed:
         too, as the tree's functions and lambdas are."""
         found: list[tuple[int, int, bool]] = []
         stack: list[tuple[int, bool]] = []
+        branches: list[tuple[list[tuple[int, bool]], list[tuple[int, bool]] | None]] = []
         code = self.code
         brace = -1  # the brace before: a head is searched back for `;` only that far, never to the file's start
+        # a file without #else / #elif has nothing to set aside: braces alone (most files)
+        pending = list(self.branches) if any(k.startswith("el") for _, k in self.branches) else []
+        pending.reverse()  # popped from the end, in the order of the code
         for match in _BRACES.finditer(code):
             start = match.start()
+            while pending and pending[-1][0] < start:
+                stack = _branch(branches, stack, pending.pop()[1])
             if code[start] == "{":
                 head = code[max(code.rfind(";", brace + 1, start), brace) + 1 : start]
                 outer = stack[-1][1] if stack else False
@@ -235,7 +242,30 @@ def _code_view(text: str) -> tuple[str, list[tuple[str, int]]]:
     return _BLANKED.sub(blank, text), includes
 
 
+# Only the first branch of an #if / #else counts its braces, as a compiler that takes that branch does (a function
+# head written twice, `#if A` / `f(int a) {` / `#else` / `f(long a) {` / `#endif`, opens one block, not two that
+# never close).
 _BRACES = re.compile(r"[{}]")
+
+
+def _branch(
+    branches: list[tuple[list[tuple[int, bool]], list[tuple[int, bool]] | None]],
+    stack: list[tuple[int, bool]],
+    keyword: str,
+) -> list[tuple[int, bool]]:
+    """The open blocks after one conditional directive: an #if remembers them; a later branch starts again from
+    them, its first branch's kept aside; #endif goes on from where the first branch left them."""
+    if keyword.startswith("if"):
+        branches.append((list(stack), None))
+    elif keyword == "endif":
+        if branches:
+            at_if, first = branches.pop()
+            return stack if first is None else first
+    elif branches:
+        at_if, first = branches[-1]
+        branches[-1] = (at_if, list(stack) if first is None else first)
+        return list(at_if)
+    return stack
 
 
 _DEVICE_QUALIFIER = re.compile(r"\b(?:__device__|__global__)\b")
@@ -255,6 +285,7 @@ def lex(text: str, words: frozenset[str]) -> Lexed:
     conditionals = _Conditionals()
     counter = _Lines(text)
     directives = []
+    branches: list[tuple[int, str]] = []
     for match in _DIRECTIVE.finditer(code):
         start = match.start()
         line_start = code.rfind("\n", 0, start) + 1
@@ -263,6 +294,8 @@ def lex(text: str, words: frozenset[str]) -> Lexed:
         keyword, line = match.group("keyword"), counter.line(start)
         if (directive := preproc.directive_at(text, line_start, line)) is not None:
             directives.append(directive)
+        if keyword not in ("define", "undef"):
+            branches.append((start, keyword))
         if keyword == "define":
             if name := _DEFINED_NAME.match(code, match.end()):
                 defined.add(name.group(1))
@@ -274,8 +307,8 @@ def lex(text: str, words: frozenset[str]) -> Lexed:
         if statement and not _is_asm_label(text, statement):
             asm.append((statement.group(1), start))
     launches = [m.start() for m in re.finditer("<<<", code)]
-    return Lexed(found, includes, asm, launches, frozenset(defined), conditionals.ranges, tuple(directives), counter,
-                 code, words)
+    return Lexed(found, includes, asm, launches, frozenset(defined), conditionals.ranges, tuple(directives),
+                 tuple(branches), counter, code, words)
 
 
 def _asm_keywords(code: str) -> Iterator[int]:

@@ -69,6 +69,7 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
     if facts.warp_fixed:
         kept = _warp_constants(kept, facts.warp_fixed)
     kept, moved = rocm_status.never_compiled(kept, facts.settled, _other_backends())
+    kept = _disabled(kept, facts.settled.files)
     kept, listed = rocm_status.cuda_only(kept, facts.source_lists)
     if facts.unreached and kept and kept[0].path in facts.unreached:  # one file's findings: all or none
         listed, kept = listed + [f.guarded() for f in kept], []
@@ -81,6 +82,24 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
         kept = [f for f in kept if f.rule not in provided]
     kept, renamed = _compat_renamed(kept, facts)
     return kept, moved + listed + renamed
+
+
+_DISABLED_NOTE = "(Never compiled: the line sits in an `#if 0` block.)"
+
+
+def _disabled(findings: list[Finding], files: Mapping[str, tuple[preproc.Directive, ...]]) -> list[Finding]:
+    """One file's FINDINGS, those in a block no build compiles (`#if 0`) made info: code set aside by hand needs no
+    port; they stay remaining, not guarded, since they are no evidence of a ROCm port either."""
+    directives = files.get(findings[0].path) if findings else None
+    if not directives or not any(d.keyword in ("if", "elif") and d.argument[:1] in _DIGITS for d in directives):
+        return findings
+    ranges = preproc.disabled_ranges(directives)
+    return [replace(f, severity=Severity.INFO, message=f"{f.message} {_DISABLED_NOTE}")
+            if f.severity > Severity.INFO and any(start < f.line < end for start, end in ranges) else f
+            for f in findings]
+
+
+_DIGITS = frozenset("0123456789(!")
 
 
 def _arch_defined(settled: preproc.Settled) -> bool:

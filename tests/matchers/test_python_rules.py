@@ -70,6 +70,8 @@ FIRES = [
      "python-triton-inline-asm", 2, "blocker"),
     ("import triton.language as tl\ny = tl.extra.cuda.libdevice.rsqrt(x)\n", "python-triton-libdevice", 2, "medium"),
     ("import subprocess\nsubprocess.check_call(['nvcc', '-V'])\n", "python-nvcc-call", 2, "medium"),
+    ("import subprocess\ndef archs(tool):\n    return subprocess.check_output([tool, '--list-gpu-arch'], text=True)\n",
+     "python-nvcc-call", 3, "medium"),
     ("import os\nhome = os.environ['CUDA_HOME']\n", "python-cuda-home", 2, "medium"),
     ("import pytest\ntorch = pytest.importorskip('torch')\ntorch.cuda.synchronize()\n", "python-torch-cuda", 3, "info"),
     ("import tensorrt as trt\nb = trt.Builder(trt.Logger())\n", "python-tensorrt", 2, "blocker"),
@@ -214,6 +216,7 @@ QUIET = [
     "def DS4Sci_EvoformerAttention(q, k, v, b):\n    return q\ny = DS4Sci_EvoformerAttention(1, 2, 3, [])\n",
     "NAMES = {'cueq': 'cuEquivariance'}\nCFG = {'triangle_attention': 'torch', 'plot': 'cuequivariance'}\n",
     "use_cuequivariance = False\nprint('backend: cuequivariance')\n",
+    "HELP = 'run nvcc --list-gpu-arch to see them'\nprint('--list-gpu-arch')\n",
 ]
 
 

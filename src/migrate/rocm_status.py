@@ -215,7 +215,7 @@ def _make_library_links(kind: FileKind, relpath: str, text: str) -> tuple[Eviden
     prerequisite (LIBRARY_LINK), its own simple variables expanded; weight 0."""
     if kind != FileKind.MAKEFILE or ("-l" not in text and ".a" not in text):
         return ()
-    values = {name: value for name, value in _MAKE_ASSIGN.findall(text)}
+    values = {m.group(1): m.group(2) for m in _MAKE_ASSIGN.finditer(text)}
     expanded = text
     for _ in range(4):  # LIB = $(LIB_DIR)/lib$(NAME).a: a few rounds reach the names
         if "$" not in expanded:

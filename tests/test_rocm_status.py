@@ -157,6 +157,11 @@ def test_continuation_lines_and_comments_in_directives() -> None:
         (FileKind.CMAKE, "tools/CMakeLists.txt", "target_link_libraries(t PUBLIC core CUDA::cudart ${LIBS} -lm)\n",
          [("library-link", 1)]),
         (FileKind.CMAKE, "src/CMakeLists.txt", "# add_library(old) is gone\nadd_subdirectory(kernels)\n", []),
+        (FileKind.MAKEFILE, "core/Makefile", "NAME = align\nLIB = ../lib/lib$(NAME).a\n$(LIB): $(OBJ)\n\tar rcs $(LIB) $(OBJ)\n",
+         [("library-target", 1)]),
+        (FileKind.MAKEFILE, "cli/Makefile", "LD_FLAGS = -L../lib -lalign -lpthread\nDEP_LIBS = ../lib/libalign.a\n",
+         [("library-link", 1), ("library-link", 1)]),
+        (FileKind.MAKEFILE, "app/Makefile", "LIB = libfoo.a\nall:\n\t$(CC) -o app main.c\n", [("library-link", 1)]),
     ],
 )
 def test_evidence_per_file_kind(kind: FileKind, relpath: str, text: str, expected: list[tuple[str, int]]) -> None:
@@ -592,6 +597,18 @@ def test_build_units_that_link_a_library_another_unit_defines_are_parts_of_one_p
     result = scan(tmp_path, Settings(jobs=1))
     assert result.rocm is not None and result.rocm.library_dirs == ("core", "tools")
     assert not {"library-target", "library-link"} & set(dict(result.rocm.counts))  # used, never cited
+
+
+def test_makefile_programs_that_link_the_core_archive_are_parts_of_one_project(tmp_path: Path) -> None:
+    """A hand-written Makefile's archive (ar rcs lib$(NAME).a) linked by other Makefiles (-lNAME): one project."""
+    write(tmp_path, "core/Makefile", "CU = nvcc\nNAME = align\nLIB = ../lib/lib$(NAME).a\n$(LIB): $(OBJ)\n"
+                                     "\tar rcs $(LIB) $(OBJ)\n")
+    write(tmp_path, "core/k.cu", "__global__ void k(int* x) { x[threadIdx.x] = 0; }\n")
+    write(tmp_path, "cli/Makefile", "CU = nvcc\nLD_FLAGS = -L../lib -lalign -lm\n")
+    # the look-alike: a program that links only system libraries stays a program of its own
+    write(tmp_path, "bench/Makefile", "CU = nvcc\nLD_FLAGS = -lcudart -lm\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    assert result.rocm is not None and result.rocm.library_dirs == ("cli", "core")
 
 
 def test_a_cuda_source_with_a_hip_twin_is_guarded_and_a_directory_twin_covers(tmp_path: Path) -> None:

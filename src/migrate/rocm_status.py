@@ -89,7 +89,7 @@ def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     """The ROCm evidence in one file's text (empty unless it mentions HIP/ROCm/AMD at all)."""
     low = text.lower()
     extension = (_extension(kind, relpath, text) + _library_build(kind, relpath, text, low) + _named(kind, relpath)
-                 + _library_links(kind, relpath, text, low))
+                 + _library_links(kind, relpath, text, low) + _make_library_links(kind, relpath, text))
     if not _mentions(low):
         return extension
     patterns = _BY_KIND.get(kind, ())
@@ -199,6 +199,33 @@ def _library_links(kind: FileKind, relpath: str, text: str, low: str) -> tuple[E
         if len(result) >= _PER_FILE_TARGETS:
             break
     return tuple(result[:_PER_FILE_TARGETS])
+
+
+# A hand-written Makefile's library: the archive it builds (`ar rcs $(LIB) $(OBJ)` with LIB = lib$(NAME).a) and the
+# project libraries another Makefile links (-lNAME, or the archive named as a prerequisite).
+_MAKE_ASSIGN = lazy_regex(r"^[ \t]*([A-Za-z_][\w.]*)[ \t]*[:?]?=[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_MAKE_REF = lazy_regex(r"\$[({]([A-Za-z_][\w.]*)[)}]")
+_MAKE_ARCHIVER = lazy_regex(r"^\t.*?(?:(?<![\w-])ar[ \t]+-?[crsuvq]+\b|\$[({]AR[)}])", re.MULTILINE)
+_MAKE_ARCHIVE = lazy_regex(r"(?<![\w-])lib([A-Za-z_][\w+-]*)\.a\b")
+_MAKE_LINK = lazy_regex(r"(?<![\w-])-l[ \t]?([A-Za-z_][\w+-]*)")
+
+
+def _make_library_links(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
+    """The archive a Makefile builds with ar (LIBRARY_TARGET) and the libraries it links by -l or names as a
+    prerequisite (LIBRARY_LINK), its own simple variables expanded; weight 0."""
+    if kind != FileKind.MAKEFILE or ("-l" not in text and ".a" not in text):
+        return ()
+    values = {m.group(1): m.group(2) for m in _MAKE_ASSIGN.finditer(text)}
+    expanded = text
+    for _ in range(4):  # LIB = $(LIB_DIR)/lib$(NAME).a: a few rounds reach the names
+        if "$" not in expanded:
+            break
+        expanded = _MAKE_REF.sub(lambda m: values.get(m.group(1), m.group(0)), expanded)
+    archives = set(_MAKE_ARCHIVE.findall(expanded)) if _MAKE_ARCHIVER.search(text) else set()
+    linked = (set(_MAKE_LINK.findall(expanded)) | set(_MAKE_ARCHIVE.findall(expanded))) - archives
+    found = [Evidence(LIBRARY_TARGET, relpath, 1, name, 0) for name in sorted(archives)]
+    found += [Evidence(LIBRARY_LINK, relpath, 1, name, 0) for name in sorted(linked)]
+    return tuple(found[:_PER_FILE_TARGETS])
 
 
 def project_parts(found: Iterable[Evidence]) -> set[str]:

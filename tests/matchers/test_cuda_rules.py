@@ -152,6 +152,19 @@ def test_multi_line_asm_is_reported_at_its_first_instruction(tmp_path: Path) -> 
     assert fired(tmp_path, code, "inline-ptx") == [4, 7]
 
 
+def test_ptx_blocks_a_line_of_portable_code_replaces_are_not_blockers(tmp_path: Path) -> None:
+    """Video SIMD and register moves have their own rules (high, medium); mixed with other PTX it stays inline-ptx."""
+    code = (
+        '#define SAT(o, a, b) asm("vsub4.u32.u32.u32.sat %0, %1, %2, %3;" : "=r"(o) : "r"(a), "r"(b), "r"(0))\n'
+        "__device__ unsigned long long join(unsigned lo, unsigned hi) {\n  unsigned long long r;\n"
+        '  asm("mov.b64 %0, {%1, %2};" : "=l"(r) : "r"(lo), "r"(hi));\n'
+        '  asm("{ mov.b64 %0, {%1, %2}; bar.sync 0; }" : "=l"(r) : "r"(lo), "r"(hi));\n  return r;\n}\n'
+    )
+    ptx = [(f.line, f.rule, f.severity) for f in findings(tmp_path, code) if f.category == "inline-ptx"]
+    assert ptx == [(1, "ptx-simd-video", Severity.HIGH), (4, "ptx-register-move", Severity.MEDIUM),
+                   (5, "inline-ptx", Severity.BLOCKER)]
+
+
 def test_ballot_width(tmp_path: Path) -> None:
     code = """\
 __device__ int f(bool p) {

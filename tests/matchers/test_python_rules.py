@@ -76,6 +76,8 @@ FIRES = [
     ("import triton.backends.compiler as tbc\nt = tbc.GPUTarget(backend='cuda', arch=80, warp_size=32)\n",
      "python-triton-aot-cuda-target", 2, "high"),
     ("import subprocess\nsubprocess.check_call(['nvcc', '-V'])\n", "python-nvcc-call", 2, "medium"),
+    ("import subprocess\ndef archs(tool):\n    return subprocess.check_output([tool, '--list-gpu-arch'], text=True)\n",
+     "python-nvcc-call", 3, "medium"),
     ("import os\nhome = os.environ['CUDA_HOME']\n", "python-cuda-home", 2, "medium"),
     ("import pytest\ntorch = pytest.importorskip('torch')\ntorch.cuda.synchronize()\n", "python-torch-cuda", 3, "info"),
     ("import tensorrt as trt\nb = trt.Builder(trt.Logger())\n", "python-tensorrt", 2, "blocker"),
@@ -98,6 +100,10 @@ FIRES = [
      "python-fetch-cuda-dependency", 4, "low"),
     ("import cuequivariance_torch as cuet\n", "python-cuequivariance", 1, "medium"),
     ("try:\n    import cuequivariance_torch as cuet\nexcept ImportError:\n    cuet = None\n", "python-cuequivariance", 2, "low"),
+    ("CFG = {\n    'depth': 4,\n    'triangle_attention': 'cuequivariance',\n}\n", "python-cuequivariance-switch", 3, "medium"),
+    ("def trunk(n, trimul_kernel='cueq'):\n    return n\n", "python-cuequivariance-switch", 1, "medium"),
+    ("SHOULD_USE_CUEQUIVARIANCE = True\n", "python-cuequivariance-switch", 1, "medium"),
+    ("kwargs = {'attn_implementation': 'flash_attention_2'}\n", "python-hf-flash-attention", 1, "medium"),
     ("from deepspeed.ops.deepspeed4science import DS4Sci_EvoformerAttention\n", "python-ds4sci-evoformer", 1, "high"),
     ("import deepspeed.ops.deepspeed4science as ds4s\ny = ds4s.DS4Sci_EvoformerAttention(q, k, v, [])\n",
      "python-ds4sci-evoformer", 1, "high"),
@@ -217,6 +223,9 @@ QUIET = [
     "URL = 'https://github.com/NVIDIA/cub'\nprint('see https://github.com/NVIDIA/cutlass')\n",
     "import cuequivariance as cue\nirreps = cue.Irreps('O3', '8x0e')\nname = 'cuequivariance_torch'\n",
     "def DS4Sci_EvoformerAttention(q, k, v, b):\n    return q\ny = DS4Sci_EvoformerAttention(1, 2, 3, [])\n",
+    "NAMES = {'cueq': 'cuEquivariance'}\nCFG = {'triangle_attention': 'torch', 'plot': 'cuequivariance'}\n",
+    "use_cuequivariance = False\nprint('backend: cuequivariance')\n",
+    "HELP = 'run nvcc --list-gpu-arch to see them'\nprint('--list-gpu-arch')\n",
 ]
 
 
@@ -1174,3 +1183,12 @@ def test_semi_structured_sparsity_forced_onto_cutlass_is_medium_once_a_file(tmp_
         "class S:\n    _FORCE_CUTLASS = True\n"
     )
     assert findings(tmp_path, default) == []
+
+
+def test_config_choice_in_a_dict_is_one_finding_with_each_choice(tmp_path: Path) -> None:
+    """Every kernel key of one config module is an occurrence of one finding: one decision per module."""
+    source = "CFG = {\n    'trimul_kernel': 'cuequivariance',\n    'triatt_kernel': 'cueq',\n    'dtype': 'bf16',\n}\n"
+    (tmp_path / "cfg.py").write_text(source, encoding="utf-8")
+    [finding] = scan(tmp_path, OTHER_RULES).findings
+    assert (finding.rule, finding.line) == ("python-cuequivariance-switch", 2)
+    assert [o.line for o in finding.occurrences] == [2, 3]

@@ -47,6 +47,21 @@ def test_requirements_lines(tmp_path: Path) -> None:
     ]
 
 
+def test_scikit_build_cuda_settings_in_either_toml_spelling(tmp_path: Path) -> None:
+    """cmake.define keys for CUDA (dotted or as a table) and -D CUDA switches in cmake.args; other defines are not."""
+    text = (
+        '[tool.scikit-build]\ncmake.define.CMAKE_CUDA_ARCHITECTURES = "native"\ncmake.define.CMAKE_BUILD_TYPE = "Release"\n'
+        'cmake.args = ["-GNinja", "-DGPU_USE_CUDA=ON"]\n'
+    )
+    doc = _parse(tmp_path, "pyproject.toml", FileKind.PYPROJECT, text)
+    facts = [(i.name, i.line, i.value) for i in doc.manifest if i.kind == "fact"]
+    assert facts == [("cmake-cuda-define", 2, "CMAKE_CUDA_ARCHITECTURES=native"),
+                     ("cmake-cuda-define", 4, "GPU_USE_CUDA=ON")]
+    table = '[tool.scikit-build.cmake.define]\nBUILD_DOCS = "OFF"\nCMAKE_CUDA_ARCHITECTURES = "80;90"\n'
+    doc = _parse(tmp_path, "pyproject.toml", FileKind.PYPROJECT, table)
+    assert [(i.name, i.line) for i in doc.manifest if i.kind == "fact"] == [("cmake-cuda-define", 3)]
+
+
 def test_requirements_wheel_urls_with_markers_and_encoded_plus(tmp_path: Path) -> None:
     text = (
         "https://h.org/dl/flash_attn-2.6.0+cu124torch2.4cxx11abiFALSE-cp311-cp311-linux_x86_64.whl; "

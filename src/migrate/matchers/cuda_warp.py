@@ -208,6 +208,10 @@ _DEFINED_MASK_NAME = lazy_regex(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp
 _ACCESSOR_MASK_NAME = lazy_regex(r"^(?:[a-z0-9]+_)?(?:k_?)?(?:full|final|all|warp)_?(?:lanes?_?|warp_?)?mask$", re.I)
 _SIZE_NAME = lazy_regex(r"warp(?:size|sz|width|threads|lanes|len)|(?:threads|lanes)(?:per|in)warp|^k?warp$", re.I)
 _LOG_SIZE_NAME = lazy_regex(r"log_?warp|warp_?log|lg_?warp|warp_?(?:shift|bits)$", re.I)
+# the lane mask of a 32-lane warp (`constexpr unsigned kHistogramWarpMask = 31u`, `#define WARP_MASK 0x1f`): the
+# lane id is `tid & kWarpMask`; a full-warp mask is 0xffffffff and has rules of its own
+_LANE_MASK_NAME = lazy_regex(r"warp_?(?:lane_?)?mask$", re.I)
+_THIRTY_ONE = lazy_regex(r"^\(?\s*(?:31|0[xX]1[fF])[uUlL]*\s*\)?$")
 # `Value warpSize = i32_val(32)`, `int32_t(32)`: a compiler's or a cast's one-argument wrapper of the literal
 _MADE_OF_32 = lazy_regex(r"^[A-Za-z_][\w:.<>]{0,40}\s*\(\s*(?:32|0x20)[uUlL]*\s*\)$")
 # `constexpr int kWarpSize = std::min(kNThreads, 32)`: a block of up to one warp, the warp fixed at 32 lanes
@@ -616,6 +620,8 @@ def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
                  or _TERNARY_AT_32.match(value))
         thirty_two = _SIZE_NAME.search(name.replace("_", "")) and is_32
         if thirty_two or (_LOG_SIZE_NAME.search(name) and _FIVE.match(value)):  # #define WARP_LOG_SIZE 5
+            yield _span(groups["name"][0], symbol=name)
+        elif _LANE_MASK_NAME.search(name) and _THIRTY_ONE.match(value):  # constexpr int kWarpMask = 31
             yield _span(groups["name"][0], symbol=name)
 
 
@@ -1146,7 +1152,7 @@ def _maybe_narrow_mask(view: Code) -> bool:
     return False
 
 
-_SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W}(?:[a-z_][\w:.<>]{{0,40}}{_W})?)?\(?{_W}(32|0x20|5){_NUMBER_END}")
+_SIZE_VALUE = lazy_regex(rf"warp\w*{_W}(?:={_W}(?:[a-z_][\w:.<>]{{0,40}}{_W})?)?\(?{_W}(32|0x20|5|31|0x1f){_NUMBER_END}")
 # _SIZE_FUNCTIONS' accessor: `warp_size() { return 32; }`, `int WarpThreads() const noexcept { return 32; }`
 _SIZE_RETURN = lazy_regex(rf"warp\w*{_W}\({_W}\){_W}(?:(?:const|noexcept){_W})*\{{{_W}return{_W}\(?{_W}(32|0x20|5)"
                           rf"{_NUMBER_END}")
@@ -1176,6 +1182,10 @@ def _maybe_size_constant(view: Code) -> bool:
         while start and (code[start - 1].isalnum() or code[start - 1] == "_"):
             start -= 1
         name = re.match(r"\w+", code[start:]).group()  # type: ignore[union-attr]
+        if match.group(1) in ("31", "0x1f"):
+            if _LANE_MASK_NAME.search(name):
+                return True
+            continue
         if match.group(1) == "5" and _LOG_SIZE_NAME.search(name) or _SIZE_NAME.search(name.replace("_", "")):
             return True
     return False

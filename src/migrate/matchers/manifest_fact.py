@@ -13,7 +13,8 @@ from migrate.parse.manifest import FACT, items
 
 FACTS = (
     "nvcc-arch-flag", "cuda-extension", "cuda-home-gate", "container-runtime", "gpu-reservation-driver",
-    "gpu-resource", "ci-action", "pixi-cuda-requirement", "requirements-include", "cog-gpu", "cog-cuda",
+    "gpu-resource", "ci-action", "pixi-cuda-requirement", "cmake-cuda-define", "requirements-include", "cog-gpu",
+    "cog-cuda",
     "deepstream-infer", "tensorrt-engine-file", "triton-backend", "ci-runner", "attention-switch", "rust-nvcc-build",
     "msbuild-cuda-build", "msbuild-cuda-library", "matlab-cuda-mex", "bazel-cuda-build", "cgo-include", "cgo-call",
     "ptx-text", "make-cuda-source", "cuda-fortran-code", "cuda-fortran-library", "openacc-directive",

@@ -63,6 +63,21 @@ def _make_variable_arch_flags(text: str, at: Callable[[int], tuple[int, int]]) -
         yield Item(FACT, "nvcc-arch-flag", *at(match.start()), value=match.group())
 
 
+# `$(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm))`: a make function the shell lexer reads as one
+# command substitution, so the flags it expands to are found in its text
+_MAKE_FUNCTION = re.compile(r"\$[({](?:foreach|eval|call|addprefix|patsubst)\s")
+_FUNCTION_ARCH = re.compile(r"(?:(?:-gencode|--generate-code)[ \t=]+)?arch=compute_\$[({]")
+
+
+def _function_arch_flags(code: str, at: Callable[[int], tuple[int, int]]) -> Iterator[Item]:
+    """nvcc architecture flags written inside a make function call (foreach, eval), one per call."""
+    for call in _MAKE_FUNCTION.finditer(code):
+        match = _FUNCTION_ARCH.search(code, call.end())
+        if match is not None:
+            yield Item(FACT, "nvcc-arch-flag", *at(match.start()), value=match.group())
+            return
+
+
 def makefile_items(text: str) -> list[Item]:
     positions = Positions(text)
     found: list[Item] = []
@@ -74,14 +89,15 @@ def makefile_items(text: str) -> list[Item]:
             lead = len(line) - len(body)
             found.extend(shell_items(_shell_text(body), _shifted(positions, offset + lead)))
             found.extend(_make_variable_arch_flags(body, _shifted(positions, offset + lead)))
+            found.extend(_function_arch_flags(body, _shifted(positions, offset + lead)))
             continue
         if not code.strip():
             continue
         if _DIRECTIVE.match(code):
             found.extend(_conditional_probes(code, _shifted(positions, offset)))
             continue
+        found.extend(_function_arch_flags(code, _shifted(positions, offset)))
         if _FUNCTION_LINE.match(code):
-            found.extend(_make_variable_arch_flags(code, _shifted(positions, offset)))
             continue
         assignment = _plain_assignment(code)
         indent = len(code) - len(code.lstrip())

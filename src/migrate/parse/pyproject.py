@@ -146,6 +146,29 @@ def pyproject_items(data: dict[str, Any], where: _Locator) -> Iterator[Item]:
     yield from _poetry(tool.get("poetry") or {}, where)
     yield from _uv(tool.get("uv") or {}, where)
     yield from _pixi(tool.get("pixi") or {}, where)
+    yield from _scikit_build(tool.get("scikit-build") or {}, where)
+
+
+_CUDA_DEFINE = re.compile(r"^(?:-D)?(CMAKE_CUDA_\w+|CUDA_ARCHITECTURES|\w*_CUDA(?:_\w+)?|CUDA_\w+)(?::\w+)?(?:=(.*))?$")
+
+
+def _scikit_build(table: dict[str, Any], where: _Locator) -> Iterator[Item]:
+    """scikit-build-core's CMake settings that configure the CUDA build (cmake.define.CMAKE_CUDA_ARCHITECTURES,
+    cmake.args = ["-DUSE_CUDA=ON"]): the CMake project's CUDA choices, made in pyproject.toml."""
+    cmake = table.get("cmake") if isinstance(table, dict) else None
+    if not isinstance(cmake, dict):
+        return
+    defines = cmake.get("define")
+    for name, value in (defines.items() if isinstance(defines, dict) else ()):
+        if _CUDA_DEFINE.match(name):
+            place = where.find(f"cmake.define.{name}", key=True)
+            if place == (1, 1):
+                place = where.find(name, key=True)
+            yield Item(FACT, "cmake-cuda-define", *place, value=f"{name}={value}")
+    args = cmake.get("args")
+    for arg in args if isinstance(args, list) else ():
+        if isinstance(arg, str) and arg.startswith("-D") and _CUDA_DEFINE.match(arg):
+            yield Item(FACT, "cmake-cuda-define", *where.find(arg), value=arg[2:])
 
 
 def _poetry(poetry: dict[str, Any], where: _Locator) -> Iterator[Item]:

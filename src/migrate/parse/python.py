@@ -349,7 +349,7 @@ class PythonDocument(Document):
             else:
                 break
         role = self._role(outer, parent)
-        return StringSite(node, role, _assigned_name(parent) if role == "code" else None)
+        return StringSite(node, role, _assigned_name(parent, outer) if role == "code" else None)
 
     def _role(self, node: ast.AST, parent: ast.AST | None) -> str:
         if isinstance(parent, ast.Expr):  # a bare string statement is a comment in disguise
@@ -637,12 +637,22 @@ def _is_format_call(parent: ast.AST | None, node: ast.AST) -> bool:
     return isinstance(parent, ast.Attribute) and parent.attr == "format" and parent.value is node
 
 
-def _assigned_name(parent: ast.AST | None) -> str | None:
+def _assigned_name(parent: ast.AST | None, node: ast.AST) -> str | None:
+    """The variable, keyword, constant dict key or parameter that receives NODE (`{"attention": "x"}` assigns to
+    `attention`, as `def f(attention="x")` does)."""
     if isinstance(parent, (ast.Assign, ast.AnnAssign)):
         names = _target_names(parent)
         return names[0] if names else None
     if isinstance(parent, ast.keyword):
         return parent.arg
+    if isinstance(parent, ast.Dict):
+        key = next((k for k, v in zip(parent.keys, parent.values) if v is node), None)
+        return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+    if isinstance(parent, ast.arguments):  # a parameter's default: def trunk(kernel="x")
+        positional = parent.posonlyargs + parent.args
+        pairs = [*zip(positional[len(positional) - len(parent.defaults):], parent.defaults),
+                 *zip(parent.kwonlyargs, parent.kw_defaults)]
+        return next((arg.arg for arg, default in pairs if default is node), None)
     return None
 
 

@@ -945,6 +945,32 @@ def test_ptx_in_strings_is_one_finding_with_every_line_outside_asm_and_comments(
         (3, Severity.HIGH, [3, 4, 5, 6, 9, 10])]
 
 
+KERNEL_SOURCE_BRANCHES = """\
+std::string kernels() {
+  return std::string("void add_f(volatile global float* a, const float v) {\\n")
+    + "#if cl_nv_compute_capability >= 20\\n"
+    + "  float r; asm volatile(\\"red.global.add.f32 [%0], %1;\\" :: \\"l\\"(a), \\"f\\"(v));\\n"
+    + "#else\\n"
+    + "  atomic_add_cas(a, v);\\n"
+    + "#endif\\n}\\n"
+    + "#ifdef __CUDA_ARCH__\\n"
+    + "  asm(\\"membar.gl.sync;\\");\\n"
+    + "#endif\\n";
+}
+"""
+
+
+def test_ptx_in_an_nvidia_only_branch_of_emitted_source_with_a_fallback_is_low(tmp_path: Path) -> None:
+    """The #if on cl_nv_compute_capability has an #else the AMD compiler takes: low. The __CUDA_ARCH__ block has
+    none, so the NVIDIA path is all there is: the file's finding stays high."""
+    found = [f for f in findings(tmp_path, KERNEL_SOURCE_BRANCHES, name="kernels.cpp") if f.rule == "ptx-in-string"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(4, Severity.HIGH, [4, 9])]
+    fallback_only = KERNEL_SOURCE_BRANCHES.replace('#ifdef __CUDA_ARCH__', '#ifndef __CUDA_ARCH__')
+    guarded = [f for f in findings(tmp_path, fallback_only.replace('membar.gl.sync', 'membar.gl'), name="k2.cpp")
+               if f.rule == "ptx-in-string"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in guarded] == [(4, Severity.LOW, [])]
+
+
 WEAK_ALIASES = """\
 struct testEngine { int (*run)(int); };
 static int run(int n) { return n; }

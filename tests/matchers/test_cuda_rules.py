@@ -524,7 +524,9 @@ def test_guard_on_another_macro_is_not_a_hip_guard(tmp_path: Path) -> None:
 def test_guarded_findings_are_info_not_work(tmp_path: Path) -> None:
     code = '#ifndef USE_ROCM\n__device__ void f() { asm("exit;"); }\n#endif\n__device__ void g() { asm("exit;"); }\n'
     result = scan_file(source_file(tmp_path, code, "g.cu"), load_builtin(), Settings())
-    assert [(f.line, f.rule) for f in result.findings] == [(4, "inline-ptx")]
+    # the #ifndef itself is the file's own ROCm handling: an info note, never a guarded site
+    assert sorted((f.line, f.rule, f.severity) for f in result.findings) == [
+        (1, "hip-branch-present", Severity.INFO), (4, "inline-ptx", Severity.BLOCKER)]
     assert [(f.line, f.rule, f.severity, f.status) for f in result.guarded_findings] == [
         (2, "inline-ptx", Severity.INFO, "guarded")]
     assert result.guarded == 1
@@ -534,9 +536,11 @@ def test_the_json_report_lists_guarded_sites_as_info(tmp_path: Path) -> None:
     (tmp_path / "g.cu").write_text(
         '#ifndef USE_ROCM\n__device__ void f() { asm("exit;"); }\n#endif\n__device__ void g() { asm("exit;"); }\n')
     data = json.loads(render_json(assess(scan(tmp_path, Settings()))))
+    # the #ifndef is the file's own ROCm handling (hip-branch-present); in the branch a HIP build never compiles
     assert [(f["line"], f["rule"], f["severity"], f["status"]) for f in data["findings"]] == [
-        (2, "inline-ptx", "info", "guarded"), (4, "inline-ptx", "blocker", "remaining")]
-    assert (data["summary"]["findings"], data["summary"]["guarded_findings"]) == (1, 1)
+        (1, "hip-branch-present", "info", "guarded"), (2, "inline-ptx", "info", "guarded"),
+        (4, "inline-ptx", "blocker", "remaining")]
+    assert (data["summary"]["findings"], data["summary"]["guarded_findings"]) == (1, 2)
 
 
 def test_compat_defines_silence_the_names_they_map(tmp_path: Path) -> None:

@@ -119,6 +119,7 @@ def test_kokkos_cuda_configuration_is_medium_and_info_where_the_script_configure
     assert findings(tmp_path, {"nv.sh": cuda_only, "both.sh": both, "src/spaces.hpp": spaces}) == [
         ("both.sh", "kokkos-cuda-backend-config", 1, "info", 0),
         ("nv.sh", "kokkos-cuda-backend-config", 1, "medium", 0),
+        ("src/spaces.hpp", "hip-branch-present", 3, "info", 0),  # the file's own KOKKOS_ENABLE_HIP branch
         ("src/spaces.hpp", "kokkos-cuda-space", 2, "medium", 2),  # lines 2 and 6
     ]
 

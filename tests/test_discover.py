@@ -77,6 +77,9 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("ci/environments/py311.yml", FileKind.CONDA), ("conda/recipes/lib/recipe.yaml", FileKind.CONDA),
         ("deploy/environment-notes/prod.yaml", FileKind.YAML), ("configs/envs.yaml", FileKind.CONDA),
         ("dependencies.yaml", FileKind.CONDA),
+        # the MolSSI cookiecutter's test environments (devtools/conda-envs/), and a YAML folder that is not conda's
+        ("devtools/conda-envs/build-ubuntu.yml", FileKind.CONDA), ("conda_envs/test.yaml", FileKind.CONDA),
+        ("devtools/configs/build.yml", FileKind.YAML), ("anaconda-notes/setup.yaml", FileKind.YAML),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

@@ -146,9 +146,10 @@ _CONDA_FOLDERS = frozenset({"environments", "envs"})  # conda/environments/all_c
 def _classify_yaml(path: PurePosixPath, name: str) -> FileKind:
     if name.startswith(("environment", "conda", "env")) or name in _CONDA_NAMES:
         return FileKind.CONDA
-    # an environment file named for its variant: kept in a folder of environments, or under a conda/ folder
+    # an environment file named for its variant: kept in a folder of environments, or under a conda/ folder (also
+    # conda-envs/, conda_recipes/: the MolSSI cookiecutter's devtools/conda-envs/test_env.yaml)
     folders = [p.lower() for p in path.parts[:-1]]
-    if (folders and folders[-1] in _CONDA_FOLDERS) or "conda" in folders:
+    if (folders and folders[-1] in _CONDA_FOLDERS) or any(f.startswith("conda") for f in folders):
         return FileKind.CONDA
     if name.startswith(("docker-compose", "compose")):
         return FileKind.COMPOSE

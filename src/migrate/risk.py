@@ -298,9 +298,11 @@ def _efforts(items: Sequence[Finding], weights: Weights, guarded: int, context: 
     APIs and files, plus a fixed cost per component with kernel work, each shared among its findings by their own
     cost; covered and guarded cost 0. One read of the findings (a large scan's come back from disk)."""
     prices = Prices(context, weights)
+    sites = 0  # the findings that are sites of work or of CUDA code (not notes on the ROCm handling itself)
     for finding in items:
         prices.add(finding)
-    credit = 1 - weights.guarded_credit * guarded / (guarded + len(items)) if items else 1.0
+        sites += finding.rule not in weights.rocm_handling_rules
+    credit = 1 - weights.guarded_credit * guarded / (guarded + sites) if sites else 1.0
     prices.settle(credit)
     return prices
 
@@ -735,7 +737,7 @@ def _own_gpu_code(finding: Finding, context: Context, weights: Weights) -> bool:
     guarded (a source only the CUDA build compiles: its HIP twin is what the ROCm build compiles), or a Triton kernel on
     the main path. Also where the repository already builds for ROCm: the expert rates each such repository of the
     development set easy, for the build and the run on the target a finished port still needs."""
-    if finding.vendored or finding.status == "guarded":
+    if finding.vendored or finding.status == "guarded" or finding.rule in weights.rocm_handling_rules:
         return False
     return (is_c(finding.path) or _fortran(finding.path)
             or (finding.category == "triton-kernel" and on_main_path(finding.path, weights)))

@@ -72,6 +72,7 @@ class Weights:
     collection_min: int
     collection_percentile: float
     kernel_floor: int
+    rocm_handling_rules: frozenset[str]  # notes on the project's own ROCm handling: no GPU code, no work site
     install_floor: int
     install_files: re.Pattern[str]
     unfloored_categories: frozenset[str]  # findings of these categories in `unfloored_paths` do not floor the verdict
@@ -146,6 +147,7 @@ def _weights(raw: dict[str, Any]) -> Weights:
         collection_min=int(raw["units"]["collection_min_programs"]),
         collection_percentile=float(raw["units"]["collection_percentile"]),
         kernel_floor=int(raw["score"]["kernel_floor"]),
+        rocm_handling_rules=frozenset(str(r) for r in raw["score"].get("rocm_handling_rules", ())),
         install_floor=int(raw["score"]["install_floor"]),
         install_files=re.compile(raw["score"]["install_files"]),
         unfloored_categories=frozenset(str(c) for c in raw["score"]["unfloored"]["categories"]),

@@ -565,7 +565,9 @@ def test_guard_on_another_macro_is_not_a_hip_guard(tmp_path: Path) -> None:
 def test_guarded_findings_are_info_not_work(tmp_path: Path) -> None:
     code = '#ifndef USE_ROCM\n__device__ void f() { asm("exit;"); }\n#endif\n__device__ void g() { asm("exit;"); }\n'
     result = scan_file(source_file(tmp_path, code, "g.cu"), load_builtin(), Settings())
-    assert [(f.line, f.rule) for f in result.findings] == [(4, "inline-ptx")]
+    # the #ifndef itself is the file's own ROCm handling: an info note, never a guarded site
+    assert sorted((f.line, f.rule, f.severity) for f in result.findings) == [
+        (1, "hip-branch-present", Severity.INFO), (4, "inline-ptx", Severity.BLOCKER)]
     assert [(f.line, f.rule, f.severity, f.status) for f in result.guarded_findings] == [
         (2, "inline-ptx", Severity.INFO, "guarded")]
     assert result.guarded == 1
@@ -575,9 +577,11 @@ def test_the_json_report_lists_guarded_sites_as_info(tmp_path: Path) -> None:
     (tmp_path / "g.cu").write_text(
         '#ifndef USE_ROCM\n__device__ void f() { asm("exit;"); }\n#endif\n__device__ void g() { asm("exit;"); }\n')
     data = json.loads(render_json(assess(scan(tmp_path, Settings()))))
+    # the #ifndef is the file's own ROCm handling (hip-branch-present); in the branch a HIP build never compiles
     assert [(f["line"], f["rule"], f["severity"], f["status"]) for f in data["findings"]] == [
-        (2, "inline-ptx", "info", "guarded"), (4, "inline-ptx", "blocker", "remaining")]
-    assert (data["summary"]["findings"], data["summary"]["guarded_findings"]) == (1, 1)
+        (1, "hip-branch-present", "info", "guarded"), (2, "inline-ptx", "info", "guarded"),
+        (4, "inline-ptx", "blocker", "remaining")]
+    assert (data["summary"]["findings"], data["summary"]["guarded_findings"]) == (1, 2)
 
 
 def test_compat_defines_silence_the_names_they_map(tmp_path: Path) -> None:
@@ -984,6 +988,32 @@ def test_ptx_in_strings_is_one_finding_with_every_line_outside_asm_and_comments(
     found = [f for f in findings(tmp_path, PTX_EMITTER, name="lower.cpp") if f.rule == "ptx-in-string"]
     assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [
         (3, Severity.HIGH, [3, 4, 5, 6, 9, 10])]
+
+
+KERNEL_SOURCE_BRANCHES = """\
+std::string kernels() {
+  return std::string("void add_f(volatile global float* a, const float v) {\\n")
+    + "#if cl_nv_compute_capability >= 20\\n"
+    + "  float r; asm volatile(\\"red.global.add.f32 [%0], %1;\\" :: \\"l\\"(a), \\"f\\"(v));\\n"
+    + "#else\\n"
+    + "  atomic_add_cas(a, v);\\n"
+    + "#endif\\n}\\n"
+    + "#ifdef __CUDA_ARCH__\\n"
+    + "  asm(\\"membar.gl.sync;\\");\\n"
+    + "#endif\\n";
+}
+"""
+
+
+def test_ptx_in_an_nvidia_only_branch_of_emitted_source_with_a_fallback_is_low(tmp_path: Path) -> None:
+    """The #if on cl_nv_compute_capability has an #else the AMD compiler takes: low. The __CUDA_ARCH__ block has
+    none, so the NVIDIA path is all there is: the file's finding stays high."""
+    found = [f for f in findings(tmp_path, KERNEL_SOURCE_BRANCHES, name="kernels.cpp") if f.rule == "ptx-in-string"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(4, Severity.HIGH, [4, 9])]
+    fallback_only = KERNEL_SOURCE_BRANCHES.replace('#ifdef __CUDA_ARCH__', '#ifndef __CUDA_ARCH__')
+    guarded = [f for f in findings(tmp_path, fallback_only.replace('membar.gl.sync', 'membar.gl'), name="k2.cpp")
+               if f.rule == "ptx-in-string"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in guarded] == [(4, Severity.LOW, [])]
 
 
 WEAK_ALIASES = """\

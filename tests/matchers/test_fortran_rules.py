@@ -119,5 +119,45 @@ def test_kokkos_cuda_configuration_is_medium_and_info_where_the_script_configure
     assert findings(tmp_path, {"nv.sh": cuda_only, "both.sh": both, "src/spaces.hpp": spaces}) == [
         ("both.sh", "kokkos-cuda-backend-config", 1, "info", 0),
         ("nv.sh", "kokkos-cuda-backend-config", 1, "medium", 0),
+        ("src/spaces.hpp", "hip-branch-present", 3, "info", 0),  # the file's own KOKKOS_ENABLE_HIP branch
         ("src/spaces.hpp", "kokkos-cuda-space", 2, "medium", 2),  # lines 2 and 6
     ]
+
+
+def test_cuda_fortran_shared_tiles_barriers_and_atomics_are_occurrences_of_the_device_code(tmp_path: Path) -> None:
+    source = """\
+        module halo_sum
+          use cudafor
+        contains
+          attributes(global) subroutine block_total(vals, total)
+            real(8), device :: vals(:)
+            real(8), device :: total
+            real(8), shared :: part(128)
+            real(8) :: old
+            part(threadIdx%x) = vals(threadIdx%x)
+            call syncthreads()
+            if (threadIdx%x == 1) old = atomicAdd(total, sum(part))
+            call threadfence()
+          end subroutine
+        end module
+        """
+    assert [(i.line, i.value) for i in fortran_items(textwrap.dedent(source), fixed=False)
+            if i.name == "cuda-fortran-code"] == [
+        (4, "attributes(global)"), (5, "real(8), device ::"), (6, "real(8), device ::"),
+        (7, "real(8), shared ::"), (9, "threadidx%"), (10, "call syncthreads"), (11, "threadidx%"),
+        (12, "call threadfence")]
+
+
+def test_shared_and_atomic_names_in_plain_fortran_stay_quiet(tmp_path: Path) -> None:
+    source = """\
+        subroutine tally(shared, counts, n)
+          integer :: n, shared
+          integer :: counts(n)
+          !$omp parallel do shared(counts)
+          do n = 1, 4
+            counts(n) = atomicadd(counts(n), 1)
+          end do
+          call syncthreads_on_host()
+        end subroutine
+        """
+    assert findings(tmp_path, {"tally.f90": source}) == []

@@ -1,6 +1,8 @@
 """PTX held in a C/C++ string literal outside any asm statement: what a compiler, code generator or JIT pastes into
 the kernels it emits (Triton's PTXBuilder, TVM's code generator, a tracing JIT, CUDA source handed to NVRTC), found on
-the file's text where the lexer's blanked code says the place is a literal, never a comment."""
+the file's text where the lexer's blanked code says the place is a literal, never a comment. PTX in an NVIDIA-only
+branch of the emitted source (its own `#if cl_nv_compute_capability`, `#ifdef __CUDA_ARCH__`) that has an `#else` is
+the fallback's twin: the AMD runtime compiler takes the other branch, so that place is low."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from migrate.lazyre import lazy_regex
 from migrate.matchers import Hit, register
+from migrate.model import Severity
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
 from migrate.parse.lexer import Lexed, in_string_literal
@@ -36,6 +39,14 @@ _INSTRUCTION = lazy_regex(
 _OPCODE = lazy_regex(r"%*(\w+)")  # the opcode or register name a candidate starts with
 _MODIFIER = lazy_regex(rf"\.{_PTX_MODIFIER}(?![\w])")  # where PTX may be: a search that skips to each `.`
 _REGISTER = lazy_regex(r"%%?(?:laneid|warpid|lanemask_(?:eq|lt|le|gt|ge)|smid|nsmid|clock64|globaltimer)\b")
+# a preprocessor line inside the emitted source (in a string literal): `"#if cl_nv_compute_capability>=61"`,
+# `#ifdef cl_nv_pragma_unroll` in a raw string. NVIDIA's OpenCL driver alone defines cl_nv_*, nvcc / NVRTC alone
+# __CUDA_ARCH__ / __CUDACC__ / __NVCC__ (hipRTC and the AMD OpenCL compiler define none of them).
+_SOURCE_DIRECTIVE = lazy_regex(r"#[ \t]*(ifdef|ifndef|if|elif|else|endif)\b([^\n\"\\]*)")
+_NVIDIA_TEST = lazy_regex(r"\b(?:cl_nv_\w+|__CUDA_ARCH__|__CUDACC__|__NVCC__)\b")
+_GUARDED_NOTE = ("This PTX sits in an NVIDIA-only branch of the source it emits (an #if on a macro only NVIDIA's "
+                 "compiler defines) that has an #else: the AMD compiler builds the other branch, so the port keeps "
+                 "it as it is; check the fallback's speed.")
 _NEEDLES = [".u32", ".b32", ".s32", ".f32", ".u64", ".b64", ".s64", ".f64", ".f16", ".bf16", ".u16", ".b16", ".s16",
             ".u8", ".b8", ".s8", ".e4m3", ".e5m2", ".pred", ".global", ".shared", ".sync", ".aligned", ".local",
             ".param", ".async", ".mma_async", ".commit_group", ".wait_group", ".wait_all", ".expect_tx", "%laneid",
@@ -46,6 +57,7 @@ def ptx_string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Itera
     """Each line of a string literal in code that holds a PTX instruction or special register, outside the
     templates of asm statements (inline-ptx reports those)."""
     spans: tuple[list[int], list[int]] | None = None
+    branches: list[tuple[int, int]] | None = None
     done: set[int] = set()
     for start in _candidates(lexed.code, text):
         line, column = lexed.point(start)
@@ -56,7 +68,35 @@ def ptx_string_hits(lexed: Lexed, text: str, params: Mapping[str, Any]) -> Itera
         index = bisect_right(starts, start) - 1
         if (index < 0 or start >= ends[index]) and in_string_literal(text, lexed.code, start):
             name = _OPCODE.match(text, start)
-            yield Hit(line, column, symbol=name.group(1) if name else None)
+            symbol = name.group(1) if name else None
+            branches = _nvidia_branches(lexed, text) if branches is None else branches
+            if any(begin <= start < end for begin, end in branches):
+                yield Hit(line, column, severity=Severity.LOW, note=_GUARDED_NOTE, symbol=symbol)
+            else:
+                yield Hit(line, column, symbol=symbol)
+
+
+def _nvidia_branches(lexed: Lexed, text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the branches of the emitted source's conditionals (directives in string literals)
+    that test an NVIDIA-only macro, not negated, and have an #else or #elif after them: each from its test to that
+    other branch."""
+    branches: list[tuple[int, int]] = []
+    open_tests: list[int | None] = []  # per open conditional: where its NVIDIA-only branch began, or None
+    for found in _SOURCE_DIRECTIVE.finditer(text):
+        if not in_string_literal(text, lexed.code, found.start()):
+            continue
+        kind, test = found.groups()
+        if kind in ("if", "ifdef", "ifndef"):
+            nvidia = kind != "ifndef" and "!" not in test and _NVIDIA_TEST.search(test) is not None
+            open_tests.append(found.end() if nvidia else None)
+        elif open_tests:
+            begin = open_tests.pop()
+            if begin is not None and kind != "endif":
+                branches.append((begin, found.start()))
+            if kind != "endif":
+                nvidia = kind == "elif" and "!" not in test and _NVIDIA_TEST.search(test) is not None
+                open_tests.append(found.end() if nvidia else None)
+    return branches
 
 
 def _candidates(code: str, text: str) -> Iterator[int]:

@@ -26,11 +26,16 @@ _DIRECTIVE = re.compile(r"[!c*]([$@])(acc|cuf)\b(.*)")
 # attributes(global) / (device) / (host,device) before a procedure; followed by `::` it declares data instead
 _PROCEDURE_ATTRIBUTE = re.compile(r"\battributes\s*\(\s*(global|grid_global|device|host\s*,\s*device|device\s*,"
                                   r"\s*host)\s*\)(?!\s*::)")
-_DATA_ATTRIBUTE = re.compile(r"\battributes\s*\(\s*(device|managed|pinned|constant|texture)\s*\)\s*::")
+_DATA_ATTRIBUTE = re.compile(r"\battributes\s*\(\s*(device|managed|pinned|constant|texture|shared)\s*\)\s*::")
 _DATA_DECLARATION = re.compile(r"^\s*(?:real|integer|complex|logical|character|double\s+precision|double\s+complex|"
-                               r"type\s*\(|class\s*\()(?:[^:]|:(?!:))*?,\s*(device|managed|pinned|constant)\b(?:[^:]|:(?!:))*::")
+                               r"type\s*\(|class\s*\()(?:[^:]|:(?!:))*?,\s*(device|managed|pinned|constant|shared)\b(?:[^:]|:(?!:))*::")
 _LAUNCH = re.compile(r"\bcall\s+(\w+)\s*<<<")
 _INDEX = re.compile(r"\b(threadidx|blockidx|blockdim|griddim)\s*%")
+# cudadevice's intrinsics, read only in a file that has other CUDA Fortran (they need no `use` in device code):
+# barriers and fences, atomics, warp votes and shuffles; a kernel rewritten in HIP C++ takes each one with it
+_DEVICE_INTRINSIC = re.compile(r"\bcall\s+(?:syncthreads|syncwarp|threadfence(?:_block|_system)?)\b|"
+                               r"\b(?:syncthreads_(?:count|and|or)|atomic(?:add|sub|max|min|exch|cas|inc|dec|and|or|xor)|"
+                               r"ballot|allthreads|anythread|__shfl(?:_up|_down|_xor)?|__activemask)\s*\(")
 _MODULE = re.compile(r"^\s*use\b\s*(?:,\s*intrinsic\s*)?(?:::)?\s*(cudafor|cudadevice|cublas\w*|cufft\w*|curand\w*|"
                      r"cusparse\w*|cusolver\w*|cutensor\w*|nvtx|openacc_cu\w*)\b")
 _API_CALL = re.compile(r"\b((?:cuda|cublas|cufft|curand|cusparse|cusolver)[a-z]\w*)\s*\(")
@@ -76,7 +81,7 @@ def _directive(match: re.Match[str], line: int, column: int) -> Iterator[Item]:
 
 def _code_facts(code: str, text: str, line: int) -> Iterator[Item]:
     """The facts of one line of code (CODE: TEXT with its strings and comment blanked)."""
-    for pattern in (_PROCEDURE_ATTRIBUTE, _DATA_ATTRIBUTE, _DATA_DECLARATION, _LAUNCH, _INDEX):
+    for pattern in (_PROCEDURE_ATTRIBUTE, _DATA_ATTRIBUTE, _DATA_DECLARATION, _LAUNCH, _INDEX, _DEVICE_INTRINSIC):
         found = pattern.search(code)
         if found is not None:
             yield Item(FACT, CUDA_CODE, line, found.start() + 1, value=found.group().strip())

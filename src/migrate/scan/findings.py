@@ -161,7 +161,18 @@ def _folded(doc: Document, rule: Rule, hits: list[Hit], more: int, settings: Set
     note = f"({len(places)} places in this file.)"
     if len(places) + more > len(occurrences):
         note = f"({len(places) + more:,} places in this file; the first {len(occurrences):,} are listed.)"
+    if first.severity is not None:  # a place the matcher rated itself: the file's worst place decides
+        worst = _worst(rule, hits, settings)
+        note = " ".join(filter(None, (worst.note, note)))
+        return _finding(doc, rule, replace(first, severity=worst.severity, note=note), settings, occurrences=occurrences)
     return _finding(doc, rule, replace(first, note=note), settings, occurrences=occurrences)
+
+
+def _worst(rule: Rule, hits: list[Hit], settings: Settings) -> Hit:
+    """The hit of the highest severity (the rule's own where a hit sets none), the first of them on a tie."""
+    default = _target_severity(rule, settings.targets)
+    return max(sorted(hits, key=_LINE_COLUMN),
+               key=lambda h: h.severity if h.severity is not None else default)
 
 
 _LINE_COLUMN = attrgetter("line", "column")

@@ -456,11 +456,20 @@ def _rocm_sibling(path: str, known: frozenset[str]) -> tuple[int, str] | None:
     return _default_sibling(parts, known)
 
 
+# A CUDA folder named by the variant word alone (cuda/, CUDA/): beside opencl/ it is one of a suite's parallel
+# implementations (rodinia's cuda/bfs beside opencl/bfs, each its own program to port), unless a backends folder holds it
+_BARE_VARIANT = lazy_regex(r"(?i)^(?:cuda|nvidia|cu\d{2,3})$")
+_BACKENDS = frozenset({"backend", "backends"})
+
+
 def _opencl_sibling(path: str, known: frozenset[str]) -> bool:
-    """Whether a directory of PATH is a CUDA variant whose OpenCL variant among KNOWN holds C/C++ sources of its own
-    (a backend, not a folder of kernels or build files)."""
+    """Whether a directory of PATH is a CUDA backend whose OpenCL variant among KNOWN holds C/C++ sources of its own
+    (a backend, not a folder of kernels or build files): a named one (libethash-cuda/, CudaSearchDevice/), or a bare
+    cuda/ in a backends folder (src/backend/cuda/ beside src/backend/opencl/)."""
     parts = path.split("/")
     for index, part in enumerate(parts[:-1]):
+        if _BARE_VARIANT.match(part) and (index == 0 or parts[index - 1].lower() not in _BACKENDS):
+            continue
         if _VARIANT.search(part):
             for word in _OPENCL_WORDS:
                 sibling = "/".join([*parts[:index], _VARIANT.sub(word, part)]).lower()

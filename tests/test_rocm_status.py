@@ -445,6 +445,30 @@ def test_an_unmarked_manifest_beside_its_rocm_suffixed_variant_is_covered(tmp_pa
                       "cpu/requirements-cublas12.txt": "remaining"}
 
 
+def test_a_cuda_backend_beside_an_opencl_backend_with_sources_is_an_add_on(tmp_path: Path) -> None:
+    # the OpenCL backends (a -cl folder, a CamelCase CL head, an opencl folder) run on AMD GPUs through ROCm's OpenCL
+    # runtime: a HIP port of their CUDA twins is an add-on, outside the verdict
+    ptx = '__device__ unsigned f(unsigned a) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r + a; }\n'
+    write(tmp_path, "libsolver-cuda/solver_kernel.cu", ptx)
+    write(tmp_path, "libsolver-cl/ClSolver.cpp", "#include <CL/cl.h>\nint solve() { return clFinish(0); }\n")
+    write(tmp_path, "CudaSearchDevice/search.cu", ptx)
+    write(tmp_path, "CLSearchDevice/CLSearchDevice.cpp", "#include <CL/cl.h>\nint open_device() { return 0; }\n")
+    write(tmp_path, "src/backend/cuda/runner.cu", ptx)
+    write(tmp_path, "src/backend/opencl/runner.cpp", "#include <CL/cl.h>\nint run() { return 0; }\n")
+    # look-alikes that stay to port: an OpenCL word inside a word (include), and a cl/ folder of kernels only
+    write(tmp_path, "include/cuda/helpers.cuh", ptx)
+    write(tmp_path, "kernels/cuda/hash.cu", ptx)
+    write(tmp_path, "kernels/cl/README.md", "OpenCL kernels are generated at build time\n")
+    # a suite's parallel implementations: cuda/sort beside opencl/sort is a program of its own to port
+    write(tmp_path, "cuda/sort/sort.cu", ptx)
+    write(tmp_path, "opencl/sort/sort.cpp", "#include <CL/cl.h>\nint main() { return 0; }\n")
+    result = scan(tmp_path, Settings(jobs=1))
+    status = {f.path: f.status for f in result.findings if f.rule == "inline-ptx"}
+    assert status == {"libsolver-cuda/solver_kernel.cu": "optional-gap", "CudaSearchDevice/search.cu": "optional-gap",
+                      "src/backend/cuda/runner.cu": "optional-gap", "include/cuda/helpers.cuh": "remaining",
+                      "kernels/cuda/hash.cu": "remaining", "cuda/sort/sort.cu": "remaining"}
+
+
 CMAKE_SPLIT = """\
 project(x LANGUAGES CXX)
 if(GPU_LANG STREQUAL "CUDA")

@@ -377,12 +377,13 @@ def known_paths(paths: Iterable[str]) -> frozenset[str]:
     known: set[str] = set()
     for path in paths:
         low = path.lower()
-        if not any(word in low for word in _SIBLING_WORDS):
+        if not any(word in low for word in _SIBLING_WORDS) and "cl" not in low:
             continue
         parts = low.split("/")
+        spelled = path.split("/")
         source = _BACKEND_SOURCE.search(low) is not None
         for i, part in enumerate(parts):
-            if _sibling_part(part):
+            if _sibling_part(part) or _OPENCL.search(spelled[i]):
                 known.add("/".join(parts[: i + 1]))
                 if source and i < len(parts) - 1:
                     known.add("/".join(parts[: i + 1]) + _HOLDS_SOURCES)
@@ -395,6 +396,10 @@ _BACKEND_SOURCE = lazy_regex(r"\.(?:hip|cpp|cc|cxx|c|h|hpp|hh|hxx|inl|cu|cuh)$")
 
 
 _SIBLING_WORDS = ("rocm", "hip", "amd")
+# An OpenCL backend's word in a path part: opencl, ocl or cl as a word of its own (libethash-cl, backend/opencl,
+# src/ocl), or the capitalised head of a CamelCase name (CLKeySearchDevice, OpenCLMiner); never inside a word (include)
+_OPENCL = lazy_regex(r"(?i:(?<![a-z])(?:opencl|ocl|cl)(?![a-z]))|(?<![A-Za-z])(?:CL|OpenCL|OCL)(?=[A-Z][a-z])")
+_OPENCL_WORDS = ("opencl", "ocl", "cl")
 
 
 def _sibling_part(part: str) -> bool:
@@ -426,10 +431,12 @@ def variants(findings: Iterable[Finding], known: frozenset[str]) -> list[Finding
 def _sibling_status(path: str, known: frozenset[str]) -> str | None:
     """guarded (a source file with a HIP twin, or in a CUDA backend folder whose ROCm sibling holds sources of its own:
     src/cuda/CUDAStream.cu beside src/hip/HIPStream.cpp), covered (another ROCm sibling: a hip/ folder of build files,
-    which may compile the CUDA sources themselves) or None (none)."""
+    which may compile the CUDA sources themselves), optional-gap (in a CUDA backend folder whose OpenCL sibling holds
+    sources of its own: libethash-cuda/ beside libethash-cl/, which ROCm's OpenCL runtime runs on AMD GPUs, so a HIP
+    port of the CUDA backend is an add-on) or None (none)."""
     found = _rocm_sibling(path, known)
     if found is None:
-        return None
+        return "optional-gap" if _opencl_sibling(path, known) else None
     index, sibling = found
     source = _c_path(path) or path.endswith((".cu", ".cuh"))
     if index == path.count("/"):
@@ -447,6 +454,28 @@ def _rocm_sibling(path: str, known: frozenset[str]) -> tuple[int, str] | None:
                 if sibling in known:
                     return index, sibling
     return _default_sibling(parts, known)
+
+
+# A CUDA folder named by the variant word alone (cuda/, CUDA/): beside opencl/ it is one of a suite's parallel
+# implementations (rodinia's cuda/bfs beside opencl/bfs, each its own program to port), unless a backends folder holds it
+_BARE_VARIANT = lazy_regex(r"(?i)^(?:cuda|nvidia|cu\d{2,3})$")
+_BACKENDS = frozenset({"backend", "backends"})
+
+
+def _opencl_sibling(path: str, known: frozenset[str]) -> bool:
+    """Whether a directory of PATH is a CUDA backend whose OpenCL variant among KNOWN holds C/C++ sources of its own
+    (a backend, not a folder of kernels or build files): a named one (libethash-cuda/, CudaSearchDevice/), or a bare
+    cuda/ in a backends folder (src/backend/cuda/ beside src/backend/opencl/)."""
+    parts = path.split("/")
+    for index, part in enumerate(parts[:-1]):
+        if _BARE_VARIANT.match(part) and (index == 0 or parts[index - 1].lower() not in _BACKENDS):
+            continue
+        if _VARIANT.search(part):
+            for word in _OPENCL_WORDS:
+                sibling = "/".join([*parts[:index], _VARIANT.sub(word, part)]).lower()
+                if sibling + _HOLDS_SOURCES in known:
+                    return True
+    return False
 
 
 _VARIANT_WORDS = (*_SIBLING_WORDS, "hipblas")

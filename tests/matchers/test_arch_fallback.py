@@ -24,12 +24,12 @@ def ptx_findings(path: Path) -> list[tuple[int, str, str]]:
     source = SourceFile(path, path.name, FileKind.CUDA, path.stat().st_size)
     result = scan_file(source, load_builtin(), Settings())
     assert result.skipped is None
-    return sorted((f.line, f.rule, f.severity.label) for f in result.findings if f.rule == "inline-ptx")
+    return sorted((f.line, f.rule, f.severity.label) for f in result.findings if f.category == "inline-ptx")
 
 
 def test_ptx_with_a_portable_else_is_low() -> None:
     assert ptx_findings(CUDA / "ptx_arch_fallback.cu") == [
-        (9, "inline-ptx", "low"), (21, "inline-ptx", "low"), (26, "inline-ptx", "low")]
+        (9, "ptx-bit-manipulation", "low"), (21, "inline-ptx", "low"), (26, "inline-ptx", "low")]
 
 
 def test_ptx_without_a_replacement_on_rocm_keeps_its_severity() -> None:
@@ -65,9 +65,9 @@ def test_a_repository_that_defines_cuda_arch_for_hip_keeps_the_severity(tmp_path
 
     kernel = (CUDA / "ptx_arch_fallback.cu").read_text(encoding="utf-8")
     (tmp_path / "kernel.cu").write_text(kernel, encoding="utf-8")
-    assert {f.severity.label for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "inline-ptx"} == {"low"}
+    assert {f.severity.label for f in scan(tmp_path, Settings(jobs=1)).findings if f.category == "inline-ptx"} == {"low"}
     (tmp_path / "hip_compat.h").write_text("#ifdef __HIP_PLATFORM_AMD__\n#define __CUDA_ARCH__ 900\n#endif\n",
                                             encoding="utf-8")
-    found = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "inline-ptx"]
-    assert [(f.line, f.severity.label) for f in found] == [(9, "blocker"), (21, "blocker")]  # 26: never compiled
+    found = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.category == "inline-ptx"]
+    assert [(f.line, f.severity.label) for f in found] == [(9, "high"), (21, "blocker")]  # 26: never compiled
     assert all("#else holds portable code" not in f.message for f in found)

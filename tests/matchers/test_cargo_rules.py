@@ -232,6 +232,34 @@ def test_nvidia_smi_run_from_rust_is_reported_where_the_command_is_built(tmp_pat
     assert file_findings(tmp_path, "host/src/probe.rs", source) == [("rust-nvidia-smi", 5, "medium", 0)]
 
 
+def test_nvcc_run_by_a_rust_build_helper_is_reported_once_per_file_with_its_arch_flag(tmp_path: Path) -> None:
+    # which::which("nvcc") (8) and Command::new("nvcc") (12) are one finding; sm_80 (15) is an arch flag; the message
+    # naming nvcc and sm_80 (30) and which("clang") (28) stay quiet
+    source = (RUST_NVPTX / "host/src/fatbin.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "host/src/fatbin.rs", source) == [
+        ("rust-nvcc-run", 8, "medium", 2), ("nvcc-arch-flags", 15, "medium", 0)]
+
+
+def test_hipcc_run_from_rust_and_nvcc_in_a_message_stay_quiet(tmp_path: Path) -> None:
+    source = (RUST_NVPTX / "host/src/hipbuild.rs").read_text(encoding="utf-8")
+    assert file_findings(tmp_path, "host/src/hipbuild.rs", source) == []
+
+
+def test_a_build_script_that_looks_nvcc_up_with_which_drives_nvcc(tmp_path: Path) -> None:
+    # the crate's CUDA build is engaged only when nvcc is found: the lookup is where the script drives nvcc
+    script = (
+        "fn main() {\n"
+        "    let nvcc = match std::env::var(\"NVCC\") {\n"
+        "        Ok(var) => which::which(var),\n"
+        "        Err(_) => which::which(\"nvcc\"),\n"
+        "    };\n"
+        "    if nvcc.is_ok() { helper::compile(\"src/msm.cu\"); }\n"
+        "    println!(\"cargo:warning=which(nvcc) found nothing\");\n"
+        "}\n"
+    )
+    assert _findings(tmp_path, {"build.rs": script}) == [("build.rs", 4, "rust-build-nvcc", "high")]
+
+
 def test_ptx_loaded_or_jit_compiled_by_rust_host_code_is_reported_once_per_file(tmp_path: Path) -> None:
     # Ptx::from_file (8) and NVRTC's compile_ptx (9); the `use` line imports a name and calls nothing
     source = (RUST_NVPTX / "host/src/launch.rs").read_text(encoding="utf-8")

@@ -165,6 +165,29 @@ def test_ptx_blocks_a_line_of_portable_code_replaces_are_not_blockers(tmp_path: 
                    (5, "inline-ptx", Severity.BLOCKER)]
 
 
+def _ptx_of(tmp_path: Path, fixture: str) -> list[tuple[int, str, Severity]]:
+    code = (Path(__file__).resolve().parents[2] / "fixtures" / "rules" / "cuda" / fixture).read_text(encoding="utf-8")
+    return [(f.line, f.rule, f.severity) for f in findings(tmp_path, code) if f.category == "inline-ptx"]
+
+
+def test_ptx_big_integer_arithmetic_is_a_high_rewrite_of_its_helpers(tmp_path: Path) -> None:
+    """A block of integer add/sub/mul/mad with or without the carry flag (one asm, or one instruction per helper or
+    macro) is ptx-carry-chain's; a float add, or a chain beside a predicate, stays inline-ptx."""
+    high, blocker = Severity.HIGH, Severity.BLOCKER
+    assert _ptx_of(tmp_path, "ptx_carry_chain.cu") == [
+        (7, "ptx-carry-chain", high), (13, "ptx-carry-chain", high), (14, "ptx-carry-chain", high),
+        (19, "ptx-carry-chain", high), (26, "ptx-carry-chain", high), (35, "inline-ptx", blocker),
+        (42, "inline-ptx", blocker)]
+
+
+def test_ptx_bit_manipulation_is_high_and_a_lane_register_or_shuffle_beside_it_is_not(tmp_path: Path) -> None:
+    high, blocker = Severity.HIGH, Severity.BLOCKER
+    assert _ptx_of(tmp_path, "ptx_bit_manipulation.cu") == [
+        (7, "ptx-bit-manipulation", high), (14, "ptx-bit-manipulation", high), (21, "ptx-bit-manipulation", high),
+        (28, "ptx-bit-manipulation", high), (35, "ptx-bit-manipulation", high), (45, "inline-ptx", blocker),
+        (53, "inline-ptx", blocker)]
+
+
 def test_ballot_width(tmp_path: Path) -> None:
     code = """\
 __device__ int f(bool p) {

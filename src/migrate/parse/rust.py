@@ -112,6 +112,8 @@ _NVCC_DRIVERS = lazy_regex(r"\b(?P<crate>bindgen_cuda|cudaforge)\s*::|\.\s*cuda\
 # Rust-CUDA's cuda_builder: compiles a Rust crate to PTX through NVIDIA's libNVVM (no nvcc, no AMD target)
 _PTX_BUILDER = lazy_regex(r"\bcuda_builder\s*::|\bCudaBuilder\s*::\s*new\b")
 _COMMAND_NEW = lazy_regex(r"\bCommand\s*::\s*new\s*\(\s*$")
+# the which crate looking nvcc up on PATH (`which::which("nvcc")`, `which("nvcc")`): the script finds nvcc to run it
+_WHICH = lazy_regex(r"\bwhich\s*\(\s*$")
 _NVCC_PROGRAM = lazy_regex(r"^(?:\S*/)?nvcc(?:\.exe)?$")
 _ENV_CALL = lazy_regex(r"(?:\benv\s*::\s*var(?:_os)?|\bvar(?:_os)?|\boption_env\s*!|\benv\s*!)\s*\(\s*$")
 _ENV_NAME = lazy_regex(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")  # a literal that is a variable's name (CUDA_PATH, not "A")
@@ -131,15 +133,31 @@ def _before(code: str, literal: Literal, width: int = 48) -> str:
     return code[start:quote].rsplit("\n", 1)[-1]
 
 
+def nvcc_runs(code: str, literals: list[Literal], where: Positions, fact: str) -> Iterator[Item]:
+    """A FACT per place Rust code runs nvcc (`Command::new("nvcc")`) or looks it up on PATH (`which("nvcc")`)."""
+    for literal in literals:
+        if _NVCC_PROGRAM.match(literal.value):
+            before = _before(code, literal)
+            if _COMMAND_NEW.search(before):
+                yield Item(FACT, fact, *where.at(literal.start), value="nvcc")
+            elif _WHICH.search(before):
+                yield Item(FACT, fact, *where.at(literal.start), value="which")
+
+
 def nvcc_facts(code: str, literals: list[Literal], where: Positions) -> list[Item]:
     """A fact per place the script drives nvcc."""
-    found = []
-    for match in _NVCC_DRIVERS.finditer(code):
-        found.append(Item(FACT, "rust-nvcc-build", *where.at(match.start()), value=match.group("crate") or "cc-cuda"))
-    for literal in literals:
-        if _NVCC_PROGRAM.match(literal.value) and _COMMAND_NEW.search(_before(code, literal)):
-            found.append(Item(FACT, "rust-nvcc-build", *where.at(literal.start), value="nvcc"))
+    found = [Item(FACT, "rust-nvcc-build", *where.at(match.start()), value=match.group("crate") or "cc-cuda")
+             for match in _NVCC_DRIVERS.finditer(code)]
+    found.extend(nvcc_runs(code, literals, where, "rust-nvcc-build"))
     return sorted(found, key=lambda item: (item.line, item.column))
+
+
+def nvcc_option_facts(literals: list[Literal], where: Positions) -> tuple[list[Word], list[Item]]:
+    """The option words of a file that drives nvcc (its option-list literals and lone architecture literals), and
+    the architecture-flag facts among them."""
+    options = sorted([*_option_words(literals, where), *_arch_values(literals, where)],
+                     key=lambda word: (word[1], word[2]))
+    return options, list(_arch_facts(options))
 
 
 def _option_words(literals: list[Literal], where: Positions) -> Iterator[Word]:
@@ -201,10 +219,9 @@ def parse_build_script(source: SourceFile, text: str) -> RustDocument:
     code, literals = lex(text)
     where = Positions(text)
     facts = nvcc_facts(code, literals, where)
-    options = sorted([*_option_words(literals, where), *_arch_values(literals, where)],
-                     key=lambda word: (word[1], word[2])) if facts else []
+    options, arch = nvcc_option_facts(literals, where) if facts else ([], [])
     ptx = [Item(FACT, "rust-ptx-build", *where.at(m.start()), value="cuda_builder") for m in _PTX_BUILDER.finditer(code)]
-    manifest = [*facts, *ptx, *_arch_facts(options), *_env_reads(code, literals, where)]
+    manifest = [*facts, *ptx, *arch, *_env_reads(code, literals, where)]
     words = sorted([*options, *_paths(literals, where)], key=lambda word: (word[1], word[2]))
     return RustDocument(source=source, text=text, manifest=manifest, code=code, words=words,
                         links=list(_links(literals, where)))

@@ -1,8 +1,9 @@
-"""Rust sources other than build.rs: three things only are read, device code written for NVIDIA's nvptx64 target
+"""Rust sources other than build.rs: four things only are read, device code written for NVIDIA's nvptx64 target
 (kernels with the `extern "ptx-kernel"` ABI, `core::arch::nvptx` intrinsics, `llvm.nvvm.*` intrinsics bound by
 `link_name`, PTX text in `asm!`, Rust-CUDA's `cuda_std`), host code that loads PTX or compiles it with NVRTC at
-run time (cudarc, cust), and nvidia-smi run through `Command::new`. A file holding
-none of their literal words is never lexed; comments are never read, and a literal counts only where the code
+run time (cudarc, cust), nvidia-smi run through `Command::new`, and nvcc run or looked up (`Command::new("nvcc")`,
+`which("nvcc")`) by a build helper or a program that compiles kernels, with the architecture flags it passes. A file
+holding none of their literal words is never lexed; comments are never read, and a literal counts only where the code
 around it makes it one of these."""
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections.abc import Iterator
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import register
 from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
-from migrate.parse.rust import Literal, lex
+from migrate.parse.rust import Literal, lex, nvcc_option_facts, nvcc_runs
 
-_WORDS = ("ptx-kernel", "nvptx", "llvm.nvvm", "cuda_std", "asm!", "nvidia-smi", "Ptx", "_ptx")  # the prefilter
+_WORDS = ("ptx-kernel", "nvptx", "llvm.nvvm", "cuda_std", "asm!", "nvidia-smi", "Ptx", "_ptx", "nvcc")  # the prefilter
 _CODE = re.compile(r"\bcore\s*::\s*arch\s*::\s*(nvptx)(?:64)?\b|\b(cuda_std)\s*::")
 # PTX loaded or JIT-compiled by the host: cudarc's Ptx::from_src / from_file, load_ptx, compile_ptx (NVRTC), cust's
 # Module::from_ptx (and wrappers named *Module::from_ptx)
@@ -54,6 +55,10 @@ def _facts(text: str) -> Iterator[Item]:
             yield Item(FACT, "rust-nvptx-code", *where.at(literal.start), value=literal.value)
         elif asm_calls and (ptx := _PTX.search(literal.value)) and _inside_asm(code, asm_calls, literal.start):
             yield Item(FACT, "rust-nvptx-code", *where.at(literal.start + ptx.start()), value=ptx.group())
+    runs = list(nvcc_runs(code, literals, where, "rust-nvcc-run"))
+    if runs:
+        yield from runs
+        yield from nvcc_option_facts(literals, where)[1]
 
 
 def _inside_asm(code: str, asm_calls: list[int], offset: int) -> bool:
@@ -71,7 +76,7 @@ def _inside_asm(code: str, asm_calls: list[int], offset: int) -> bool:
 
 @register(FileKind.RUST)
 def parse_rust_source(source: SourceFile, text: str) -> ManifestDocument:
-    """A Rust source reduced to its nvptx64 device code, its PTX loads and its nvidia-smi runs."""
+    """A Rust source reduced to its nvptx64 device code, its PTX loads, its nvidia-smi runs and its nvcc runs."""
     if not any(word in text for word in _WORDS):
         return ManifestDocument(source=source, text=text)
     found = sorted(_facts(text), key=lambda item: (item.line, item.column))

@@ -34,7 +34,12 @@ LIBRARY_TARGET, LIBRARY_LINK = "library-target", "library-link"
 # more; used, not cited
 LIST_DEFINE, LIST_USE = "cuda-only-list-define", "define-list-use"
 DEFINES = frozenset({"cuda-only-define", "build-define", LIST_DEFINE, LIST_USE})
-NOT_CITED = SOURCE_LISTS | DEFINES | {PAIRED_ATOMIC, LIBRARY_BUILD, LIBRARY_TARGET, LIBRARY_LINK}
+# How the repository builds its PyTorch C++ code: a CMake file that finds Torch (`find_package(Torch)`: the build
+# compiles the extension itself, and no hipify step runs) and Python that uses torch.utils.cpp_extension (whose build
+# hipifies the sources on a ROCm PyTorch); used, not cited
+TORCH_CMAKE, TORCH_HIPIFY = "torch-cmake", "torch-hipify"
+NOT_CITED = SOURCE_LISTS | DEFINES | {PAIRED_ATOMIC, LIBRARY_BUILD, LIBRARY_TARGET, LIBRARY_LINK, TORCH_CMAKE,
+                                      TORCH_HIPIFY}
 _ADD_LIBRARY = lazy_regex(r"^[ \t]*(?:cuda_)?add_library[ \t]*\(", re.MULTILINE | re.IGNORECASE)
 _ADD_EXECUTABLE = lazy_regex(r"^[ \t]*(?:cuda_)?add_executable[ \t]*\(", re.MULTILINE | re.IGNORECASE)
 _PAIRED_ATOMIC_DEFINED = lazy_regex(
@@ -89,7 +94,8 @@ def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     """The ROCm evidence in one file's text (empty unless it mentions HIP/ROCm/AMD at all)."""
     low = text.lower()
     extension = (_extension(kind, relpath, text) + _library_build(kind, relpath, text, low) + _named(kind, relpath)
-                 + _library_links(kind, relpath, text, low) + _make_library_links(kind, relpath, text))
+                 + _library_links(kind, relpath, text, low) + _make_library_links(kind, relpath, text)
+                 + _torch_build(kind, relpath, text))
     if not _mentions(low):
         return extension
     patterns = _BY_KIND.get(kind, ())
@@ -143,6 +149,37 @@ def _extension(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
         return ()
     line = text.count("\n", 0, text.index("CUDAExtension")) + 1
     return (Evidence("torch-extension", relpath, line, "CUDAExtension (hipified at build time on ROCm)", 0),)
+
+
+_FIND_TORCH = lazy_regex(r"^[ \t]*find_package[ \t]*\([ \t]*Torch\b", re.MULTILINE | re.IGNORECASE)
+# an import or a dotted use of torch.utils.cpp_extension in code (a line that starts with `#` is a comment)
+_CPP_EXTENSION = lazy_regex(r"^[ \t]*(?:from[ \t]+torch\.utils(?:\.cpp_extension)?[ \t]+import\b|import[ \t]+torch\.utils\."
+                            r"cpp_extension\b|[^#\n]*\btorch\.utils\.cpp_extension\.\w)", re.MULTILINE)
+
+
+def _torch_build(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
+    """A CMake file that finds Torch (TORCH_CMAKE), or Python that uses torch.utils.cpp_extension (TORCH_HIPIFY):
+    weight 0, the first of each file."""
+    if kind == FileKind.CMAKE and "orch" in text:
+        found = _FIND_TORCH.search(text)
+        label = TORCH_CMAKE
+    elif kind in (FileKind.PYTHON, FileKind.SETUP_PY) and "cpp_extension" in text:
+        found = _CPP_EXTENSION.search(text)
+        while found is not None and "cpp_extension" not in _line_at(text, found.start()):
+            found = _CPP_EXTENSION.search(text, found.end())
+        label = TORCH_HIPIFY
+    else:
+        return ()
+    if found is None:
+        return ()
+    line = text.count("\n", 0, found.start()) + 1
+    return (Evidence(label, relpath, line, _line_at(text, found.start()).strip()[:120], 0),)
+
+
+def _line_at(text: str, offset: int) -> str:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return text[start:] if end == -1 else text[start:end]
 
 
 _ROCM_NAME = lazy_regex(r"(?<![a-z])(?:rocm|hip|amd)(?![a-z])")

@@ -17,7 +17,7 @@ from migrate.parse import ParseError
 
 LEVELS = ("none", "partial", "supported")
 # what CMake compiles where: used, not cited (hip-removed-source: a source the HIP branch takes out of a list)
-SOURCE_LISTS = frozenset({"cuda-only-source", "build-source", "hip-removed-source"})
+SOURCE_LISTS = frozenset({"cuda-only-source", "build-source", "hip-removed-source", "hip-twin-source"})
 PAIRED_ATOMIC = "paired-atomic-overload"  # the project's own atomicAdd for __half2 (HIP has none): used, not cited
 # A CMakeLists.txt that builds libraries and no program: a part of one project (FasterTransformer's kernels/), never
 # one of a collection's independent programs (a cuda-samples sample); used, not cited
@@ -560,6 +560,9 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
                 path = _source_path(base, word)
                 if path is not None:
                     result.append(Evidence(kind, path, lines.at(offset)[0], word[:120], 0))
+                elif hip and hip[-1] and word.endswith(".hip") and (twin := _source_path(base, word[:-4] + ".cu")):
+                    # a .hip source the HIP branch builds (often the hipified copy of a .cu that configure writes)
+                    result.append(Evidence("hip-twin-source", twin[:-3] + ".hip", lines.at(offset)[0], word[:120], 0))
             defined = "cuda-only-define" if stack and stack[-1] else "build-define"
             result.extend(Evidence(defined, relpath, lines.at(offset)[0], n, 0) for n in _defined_names(name, words))
             cuda = bool(stack and stack[-1])
@@ -696,19 +699,25 @@ def _source_path(base: str, word: str) -> str | None:
 def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[list[Finding], list[Finding]]:
     """(findings a HIP build compiles, findings in sources the build lists only for CUDA or its HIP branch takes out
     of a source list (`list(REMOVE_ITEM CUDA_SOURCES ...)` under `elseif(WITH_HIP)`), or in directories holding only
-    such sources)."""
-    excluded = never_built(found)
+    such sources). Those of a source the HIP build leaves out of a folder whose other sources it builds as hipified
+    twins (gaps) stay among the first, optional-gap at their own severity: the ROCm build lacks that part."""
+    items = list(found)
+    excluded = never_built(items)
     if excluded is None:
         return list(findings), []
-    decided: dict[str, bool] = {}  # path -> never compiled for HIP (many findings share a file)
+    gap = twin_gaps(items)
+    decided: dict[str, str] = {}  # path -> built, gap or never (many findings share a file)
     kept, moved = [], []
     for finding in findings:
         if finding.path not in decided:
-            decided[finding.path] = excluded(finding.path)
-        if decided[finding.path]:
+            never = excluded(finding.path)
+            decided[finding.path] = "built" if not never else "gap" if gap(finding.path) else "never"
+        state = decided[finding.path]
+        if state == "never":
             moved.append(finding.guarded())
         else:
-            kept.append(finding)
+            kept.append(finding.with_status("optional-gap") if state == "gap" and finding.status == "remaining"
+                        else finding)
     return kept, moved
 
 
@@ -716,7 +725,8 @@ def never_built(found: Iterable[Evidence]) -> Callable[[str], bool] | None:
     """Whether a path is a source the CMake files list only for CUDA (or the HIP branch takes out), or sits in a
     directory holding only such sources (None: no CMake file says so of any source)."""
     items = list(found)
-    only = [e.path for e in items if e.kind == "cuda-only-source"]
+    twins = {e.path.lower() for e in items if e.kind == "hip-twin-source"}
+    only = [e.path for e in items if e.kind == "cuda-only-source" and not twins & hip_twins(e.path)]
     removed = {e.path for e in items if e.kind == "hip-removed-source"}
     if not only and not removed:
         return None
@@ -734,3 +744,31 @@ def never_built(found: Iterable[Evidence]) -> Callable[[str], bool] | None:
             folder in folders and not any(folder == d or d.startswith(folder + "/") for d in shared_dirs))
 
     return excluded
+
+
+_CUDA_WORD = lazy_regex(r"(?i)cuda")
+
+
+def hip_twins(path: str) -> set[str]:
+    """The lower-cased paths a hipify step may write PATH's copy to: CUDA's name swapped for HIP's in the folders
+    and the file name, or in the file name alone, or neither, the suffix .hip (src/cuda/ops-cuda.cu:
+    src/hip/ops-hip.hip, src/cuda/ops-hip.hip, src/cuda/ops-cuda.hip)."""
+    stem, dot, suffix = path.lower().rpartition(".")
+    if not dot or suffix not in ("cu", "cuh"):
+        return set()
+    folder, _, name = stem.rpartition("/")
+    named = _CUDA_WORD.sub("hip", name)
+    moved = _CUDA_WORD.sub("hip", folder)
+    return {f"{d}/{n}.hip" if d else f"{n}.hip" for d in (folder, moved) for n in (name, named)}
+
+
+def twin_gaps(found: Iterable[Evidence]) -> Callable[[str], bool]:
+    """Whether a path lies in a folder (or below) one of whose CUDA-only sources the HIP branch builds as a hipified
+    twin (fastllm's src/devices/cuda/fastllm-cuda.cu, built as src/devices/hip/fastllm-hip.hip): a source there that
+    the HIP build leaves out is a part the ROCm build lacks, not code it never needs."""
+    items = list(found)
+    twins = {e.path.lower() for e in items if e.kind == "hip-twin-source"}
+    roots = {e.path.rpartition("/")[0] for e in items if e.kind == "cuda-only-source" and twins & hip_twins(e.path)}
+    if not roots:
+        return lambda path: False
+    return lambda path: any(path.startswith(root + "/") for root in roots)

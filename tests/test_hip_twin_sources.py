@@ -83,3 +83,26 @@ def test_cmake_records_the_hip_branch_twins() -> None:
     # a .hip source listed outside the HIP branch is no twin that branch builds
     outside = CUDA_BRANCH + BACKEND_BRANCH + "set(EXTRA src/gpu/hip/ops-hip.hip)\n"
     assert not [e for e in rocm_status.cmake_sources("CMakeLists.txt", outside) if e.kind == "hip-twin-source"]
+
+
+ROOT_WITH_INCLUDE = CUDA_BRANCH + "if(USE_ROCM)\n  include(cmake/rocm.cmake)\nendif()\nadd_library(engine ${SRCS} ${GPU_SRCS})\n"
+# a file the root includes for its HIP build alone, writing the hipified copies into the build tree
+ROCM_CMAKE = """enable_language(HIP)
+set(GEN "${CMAKE_CURRENT_BINARY_DIR}/hip-src")
+hipify(CUDA_SOURCE_DIR "${PROJECT_SOURCE_DIR}/src/gpu/cuda" HIP_SOURCE_DIR "${GEN}/hip")
+set(GPU_SRCS ${GEN}/hip/ops-hip.hip src/gpu/rocm/fallbacks.hip)
+"""
+
+
+def test_twins_a_hip_only_cmake_file_writes_into_the_build_tree(tmp_path: Path) -> None:
+    write(tmp_path, "CMakeLists.txt", ROOT_WITH_INCLUDE)
+    write(tmp_path, "cmake/rocm.cmake", ROCM_CMAKE)
+    write(tmp_path, "src/gpu/cuda/ops-cuda.cu", KERNEL)
+    write(tmp_path, "src/gpu/cuda/quant/int4.cu", KERNEL)
+    found = rocm_status.cmake_sources("cmake/rocm.cmake", ROCM_CMAKE)
+    assert [e.path for e in found if e.kind == "hip-twin-source"] == ["src/gpu/cuda/ops-hip.hip",
+                                                                     "src/gpu/rocm/fallbacks.hip"]
+    result = scan(tmp_path, Settings(jobs=1))
+    warp = [f for f in [*result.findings, *result.guarded_findings] if f.line == 3 and f.path.startswith("src/gpu/")]
+    assert {f.path: f.status for f in warp} == {"src/gpu/cuda/ops-cuda.cu": "remaining",
+                                                "src/gpu/cuda/quant/int4.cu": "optional-gap"}

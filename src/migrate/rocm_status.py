@@ -542,6 +542,10 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     lists: dict[str, list[tuple[str, int, bool]]] = {}  # list variable -> (name, line, in a CUDA-only branch)
     reads: dict[str, set[str]] = {}  # list variable -> the variables it takes in outside CUDA-only branches
     consumed: dict[str, int] = {}  # list variable handed to the compile definitions -> the line
+    hip_file = _HIP_FILE.search(relpath.rpartition("/")[2]) is not None  # cmake/rocm.cmake: included for HIP only
+    # where a .hip source's path starts: an included .cmake file's paths are its includer's (the root's, mostly)
+    twin_base = "" if relpath.endswith(".cmake") else base
+    hipified: dict[str, str] = {}  # hipify(CUDA_SOURCE_DIR c HIP_SOURCE_DIR h): h -> c (relative to the root)
     for name, offset, args in found:
         words = [a for a, _ in args]
         if name == "if":
@@ -560,9 +564,12 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
                 path = _source_path(base, word)
                 if path is not None:
                     result.append(Evidence(kind, path, lines.at(offset)[0], word[:120], 0))
-                elif hip and hip[-1] and word.endswith(".hip") and (twin := _source_path(base, word[:-4] + ".cu")):
+                elif (hip_file or hip and hip[-1]) and word.endswith(".hip") and (
+                        twin := _twin_source(twin_base, word, hipified)):
                     # a .hip source the HIP branch builds (often the hipified copy of a .cu that configure writes)
-                    result.append(Evidence("hip-twin-source", twin[:-3] + ".hip", lines.at(offset)[0], word[:120], 0))
+                    result.append(Evidence("hip-twin-source", twin, lines.at(offset)[0], word[:120], 0))
+            if name == "hipify":
+                _hipify_dirs(twin_base, words, hipified)
             defined = "cuda-only-define" if stack and stack[-1] else "build-define"
             result.extend(Evidence(defined, relpath, lines.at(offset)[0], n, 0) for n in _defined_names(name, words))
             cuda = bool(stack and stack[-1])
@@ -588,7 +595,34 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     result = [e for e in result if e.kind not in _CUDA_ONLY or not unread and _name(e) not in written]
     uses = [Evidence(LIST_USE, relpath, line, v, 0) for v, line in consumed.items()]
     never = hip_branch and any(e.kind in _NEVER_HIP for e in result)
-    return tuple(result) + tuple(uses) if never else tuple(uses)
+    twins = tuple(e for e in result if e.kind == "hip-twin-source")
+    return tuple(result) + tuple(uses) if never else twins + tuple(uses)
+
+
+# a CMake file named for the HIP build alone (cmake/rocm.cmake, cmake/hip.cmake, HipBuild.cmake): included for it only
+_HIP_FILE = lazy_regex(r"(?i)^(?:[\w-]*[_-])?(?:rocm|hip)(?:[_-][\w-]*)?\.cmake$")
+
+
+def _hipify_dirs(base: str, words: list[str], hipified: dict[str, str]) -> None:
+    """Record the folders of a `hipify(CUDA_SOURCE_DIR c HIP_SOURCE_DIR h)` call (hipify_torch's CMake function) in
+    HIPIFIED: h, as the file writes it, -> c, relative to the root."""
+    keys = {k: words[i + 1] for i, k in enumerate(words[:-1]) if k in ("CUDA_SOURCE_DIR", "HIP_SOURCE_DIR")}
+    cuda, hip = keys.get("CUDA_SOURCE_DIR"), keys.get("HIP_SOURCE_DIR")
+    root = cuda.replace("${CMAKE_SOURCE_DIR}/", "").replace("${PROJECT_SOURCE_DIR}/", "") if cuda else ""
+    folder = _source_path("" if root != cuda else base, root + "/x.cu") if cuda else None
+    if hip and folder:
+        hipified[hip.rstrip("/")] = folder[:-5]
+
+
+def _twin_source(base: str, word: str, hipified: dict[str, str]) -> str | None:
+    """The path a .hip source WORD stands for, in the folder of the CUDA sources it was hipified from where a hipify()
+    call names its folder (`${GEN}/hip/linear/x.hip` for hipify(CUDA_SOURCE_DIR src/cuda HIP_SOURCE_DIR ${GEN}/hip):
+    src/cuda/linear/x.hip), else as written."""
+    for hip, cuda in hipified.items():
+        if word.startswith(hip + "/"):
+            return f"{cuda}/{word[len(hip) + 1:]}" if cuda else word[len(hip) + 1:]
+    path = _source_path(base, word[:-4] + ".cu")
+    return path[:-3] + ".hip" if path else None
 
 
 # a package manager's variable of its dependencies' defines (Conan's CONAN_DEFINES): never the project's own names

@@ -739,13 +739,15 @@ def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[l
     excluded = never_built(items)
     if excluded is None:
         return list(findings), []
-    gap = twin_gaps(items)
+    gaps: list[Callable[[str], bool]] = []  # twin_gaps, worked out for the first source never built
     decided: dict[str, str] = {}  # path -> built, gap or never (many findings share a file)
     kept, moved = [], []
     for finding in findings:
         if finding.path not in decided:
             never = excluded(finding.path)
-            decided[finding.path] = "built" if not never else "gap" if gap(finding.path) else "never"
+            if never and not gaps:
+                gaps.append(twin_gaps(items))
+            decided[finding.path] = "built" if not never else "gap" if gaps[0](finding.path) else "never"
         state = decided[finding.path]
         if state == "never":
             moved.append(finding.guarded())
@@ -760,7 +762,7 @@ def never_built(found: Iterable[Evidence]) -> Callable[[str], bool] | None:
     directory holding only such sources (None: no CMake file says so of any source)."""
     items = list(found)
     twins = {e.path.lower() for e in items if e.kind == "hip-twin-source"}
-    only = [e.path for e in items if e.kind == "cuda-only-source" and not twins & hip_twins(e.path)]
+    only = [e.path for e in items if e.kind == "cuda-only-source" and not (twins and twins & hip_twins(e.path))]
     removed = {e.path for e in items if e.kind == "hip-removed-source"}
     if not only and not removed:
         return None
@@ -802,6 +804,8 @@ def twin_gaps(found: Iterable[Evidence]) -> Callable[[str], bool]:
     the HIP build leaves out is a part the ROCm build lacks, not code it never needs."""
     items = list(found)
     twins = {e.path.lower() for e in items if e.kind == "hip-twin-source"}
+    if not twins:
+        return lambda path: False
     roots = {e.path.rpartition("/")[0] for e in items if e.kind == "cuda-only-source" and twins & hip_twins(e.path)}
     if not roots:
         return lambda path: False

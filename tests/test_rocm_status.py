@@ -149,7 +149,7 @@ def test_continuation_lines_and_comments_in_directives() -> None:
         (FileKind.REQUIREMENTS, "requirements-gpu.txt", "--index-url https://download.pytorch.org/whl/rocm6.2\n", [("packaging", 1)]),
         (FileKind.MARKDOWN, "README.md", "# x\n\nTo install on ROCm, run `pip install x`.\n", [("docs", 3)]),
         (FileKind.MARKDOWN, "README.md", "Runs on CUDA GPUs.\n", []),
-        (FileKind.SETUP_PY, "setup.py", "from torch.utils.cpp_extension import CUDAExtension\n", [("torch-extension", 1)]),
+        (FileKind.SETUP_PY, "setup.py", "from torch.utils.cpp_extension import CUDAExtension\n", [("torch-extension", 1), ("torch-hipify", 1)]),
         (FileKind.CMAKE, "src/kernels/CMakeLists.txt", "set(S a.cu)\nADD_LIBRARY(kernels STATIC ${S})\n",
          [("library-build", 2), ("library-target", 2)]),
         (FileKind.CMAKE, "samples/scan/CMakeLists.txt", "add_library(util u.cu)\ncuda_add_executable(scan m.cu)\n",

@@ -17,7 +17,7 @@ from migrate.parse import ParseError
 
 LEVELS = ("none", "partial", "supported")
 # what CMake compiles where: used, not cited (hip-removed-source: a source the HIP branch takes out of a list)
-SOURCE_LISTS = frozenset({"cuda-only-source", "build-source", "hip-removed-source"})
+SOURCE_LISTS = frozenset({"cuda-only-source", "build-source", "hip-removed-source", "hip-twin-source"})
 PAIRED_ATOMIC = "paired-atomic-overload"  # the project's own atomicAdd for __half2 (HIP has none): used, not cited
 # A CMakeLists.txt that builds libraries and no program: a part of one project (FasterTransformer's kernels/), never
 # one of a collection's independent programs (a cuda-samples sample); used, not cited
@@ -34,7 +34,12 @@ LIBRARY_TARGET, LIBRARY_LINK = "library-target", "library-link"
 # more; used, not cited
 LIST_DEFINE, LIST_USE = "cuda-only-list-define", "define-list-use"
 DEFINES = frozenset({"cuda-only-define", "build-define", LIST_DEFINE, LIST_USE})
-NOT_CITED = SOURCE_LISTS | DEFINES | {PAIRED_ATOMIC, LIBRARY_BUILD, LIBRARY_TARGET, LIBRARY_LINK}
+# How the repository builds its PyTorch C++ code: a CMake file that finds Torch (`find_package(Torch)`: the build
+# compiles the extension itself, and no hipify step runs) and Python that uses torch.utils.cpp_extension (whose build
+# hipifies the sources on a ROCm PyTorch); used, not cited
+TORCH_CMAKE, TORCH_HIPIFY = "torch-cmake", "torch-hipify"
+NOT_CITED = SOURCE_LISTS | DEFINES | {PAIRED_ATOMIC, LIBRARY_BUILD, LIBRARY_TARGET, LIBRARY_LINK, TORCH_CMAKE,
+                                      TORCH_HIPIFY}
 _ADD_LIBRARY = lazy_regex(r"^[ \t]*(?:cuda_)?add_library[ \t]*\(", re.MULTILINE | re.IGNORECASE)
 _ADD_EXECUTABLE = lazy_regex(r"^[ \t]*(?:cuda_)?add_executable[ \t]*\(", re.MULTILINE | re.IGNORECASE)
 _PAIRED_ATOMIC_DEFINED = lazy_regex(
@@ -89,7 +94,8 @@ def evidence(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
     """The ROCm evidence in one file's text (empty unless it mentions HIP/ROCm/AMD at all)."""
     low = text.lower()
     extension = (_extension(kind, relpath, text) + _library_build(kind, relpath, text, low) + _named(kind, relpath)
-                 + _library_links(kind, relpath, text, low) + _make_library_links(kind, relpath, text))
+                 + _library_links(kind, relpath, text, low) + _make_library_links(kind, relpath, text)
+                 + _torch_build(kind, relpath, text))
     if not _mentions(low):
         return extension
     patterns = _BY_KIND.get(kind, ())
@@ -143,6 +149,37 @@ def _extension(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
         return ()
     line = text.count("\n", 0, text.index("CUDAExtension")) + 1
     return (Evidence("torch-extension", relpath, line, "CUDAExtension (hipified at build time on ROCm)", 0),)
+
+
+_FIND_TORCH = lazy_regex(r"^[ \t]*find_package[ \t]*\([ \t]*Torch\b", re.MULTILINE | re.IGNORECASE)
+# an import or a dotted use of torch.utils.cpp_extension in code (a line that starts with `#` is a comment)
+_CPP_EXTENSION = lazy_regex(r"^[ \t]*(?:from[ \t]+torch\.utils(?:\.cpp_extension)?[ \t]+import\b|import[ \t]+torch\.utils\."
+                            r"cpp_extension\b|[^#\n]*\btorch\.utils\.cpp_extension\.\w)", re.MULTILINE)
+
+
+def _torch_build(kind: FileKind, relpath: str, text: str) -> tuple[Evidence, ...]:
+    """A CMake file that finds Torch (TORCH_CMAKE), or Python that uses torch.utils.cpp_extension (TORCH_HIPIFY):
+    weight 0, the first of each file."""
+    if kind == FileKind.CMAKE and "orch" in text:
+        found = _FIND_TORCH.search(text)
+        label = TORCH_CMAKE
+    elif kind in (FileKind.PYTHON, FileKind.SETUP_PY) and "cpp_extension" in text:
+        found = _CPP_EXTENSION.search(text)
+        while found is not None and "cpp_extension" not in _line_at(text, found.start()):
+            found = _CPP_EXTENSION.search(text, found.end())
+        label = TORCH_HIPIFY
+    else:
+        return ()
+    if found is None:
+        return ()
+    line = text.count("\n", 0, found.start()) + 1
+    return (Evidence(label, relpath, line, _line_at(text, found.start()).strip()[:120], 0),)
+
+
+def _line_at(text: str, offset: int) -> str:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return text[start:] if end == -1 else text[start:end]
 
 
 _ROCM_NAME = lazy_regex(r"(?<![a-z])(?:rocm|hip|amd)(?![a-z])")
@@ -534,6 +571,10 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     lists: dict[str, list[tuple[str, int, bool]]] = {}  # list variable -> (name, line, in a CUDA-only branch)
     reads: dict[str, set[str]] = {}  # list variable -> the variables it takes in outside CUDA-only branches
     consumed: dict[str, int] = {}  # list variable handed to the compile definitions -> the line
+    hip_file = _HIP_FILE.search(relpath.rpartition("/")[2]) is not None  # cmake/rocm.cmake: included for HIP only
+    # where a .hip source's path starts: an included .cmake file's paths are its includer's (the root's, mostly)
+    twin_base = "" if relpath.endswith(".cmake") else base
+    hipified: dict[str, str] = {}  # hipify(CUDA_SOURCE_DIR c HIP_SOURCE_DIR h): h -> c (relative to the root)
     for name, offset, args in found:
         words = [a for a, _ in args]
         if name == "if":
@@ -552,6 +593,12 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
                 path = _source_path(base, word)
                 if path is not None:
                     result.append(Evidence(kind, path, lines.at(offset)[0], word[:120], 0))
+                elif (hip_file or hip and hip[-1]) and word.endswith(".hip") and (
+                        twin := _twin_source(twin_base, word, hipified)):
+                    # a .hip source the HIP branch builds (often the hipified copy of a .cu that configure writes)
+                    result.append(Evidence("hip-twin-source", twin, lines.at(offset)[0], word[:120], 0))
+            if name == "hipify":
+                _hipify_dirs(twin_base, words, hipified)
             defined = "cuda-only-define" if stack and stack[-1] else "build-define"
             result.extend(Evidence(defined, relpath, lines.at(offset)[0], n, 0) for n in _defined_names(name, words))
             cuda = bool(stack and stack[-1])
@@ -577,7 +624,34 @@ def cmake_sources(relpath: str, text: str) -> tuple[Evidence, ...]:
     result = [e for e in result if e.kind not in _CUDA_ONLY or not unread and _name(e) not in written]
     uses = [Evidence(LIST_USE, relpath, line, v, 0) for v, line in consumed.items()]
     never = hip_branch and any(e.kind in _NEVER_HIP for e in result)
-    return tuple(result) + tuple(uses) if never else tuple(uses)
+    twins = tuple(e for e in result if e.kind == "hip-twin-source")
+    return tuple(result) + tuple(uses) if never else twins + tuple(uses)
+
+
+# a CMake file named for the HIP build alone (cmake/rocm.cmake, cmake/hip.cmake, HipBuild.cmake): included for it only
+_HIP_FILE = lazy_regex(r"(?i)^(?:[\w-]*[_-])?(?:rocm|hip)(?:[_-][\w-]*)?\.cmake$")
+
+
+def _hipify_dirs(base: str, words: list[str], hipified: dict[str, str]) -> None:
+    """Record the folders of a `hipify(CUDA_SOURCE_DIR c HIP_SOURCE_DIR h)` call (hipify_torch's CMake function) in
+    HIPIFIED: h, as the file writes it, -> c, relative to the root."""
+    keys = {k: words[i + 1] for i, k in enumerate(words[:-1]) if k in ("CUDA_SOURCE_DIR", "HIP_SOURCE_DIR")}
+    cuda, hip = keys.get("CUDA_SOURCE_DIR"), keys.get("HIP_SOURCE_DIR")
+    root = cuda.replace("${CMAKE_SOURCE_DIR}/", "").replace("${PROJECT_SOURCE_DIR}/", "") if cuda else ""
+    folder = _source_path("" if root != cuda else base, root + "/x.cu") if cuda else None
+    if hip and folder:
+        hipified[hip.rstrip("/")] = folder[:-5]
+
+
+def _twin_source(base: str, word: str, hipified: dict[str, str]) -> str | None:
+    """The path a .hip source WORD stands for, in the folder of the CUDA sources it was hipified from where a hipify()
+    call names its folder (`${GEN}/hip/linear/x.hip` for hipify(CUDA_SOURCE_DIR src/cuda HIP_SOURCE_DIR ${GEN}/hip):
+    src/cuda/linear/x.hip), else as written."""
+    for hip, cuda in hipified.items():
+        if word.startswith(hip + "/"):
+            return f"{cuda}/{word[len(hip) + 1:]}" if cuda else word[len(hip) + 1:]
+    path = _source_path(base, word[:-4] + ".cu")
+    return path[:-3] + ".hip" if path else None
 
 
 # a package manager's variable of its dependencies' defines (Conan's CONAN_DEFINES): never the project's own names
@@ -688,19 +762,27 @@ def _source_path(base: str, word: str) -> str | None:
 def cuda_only(findings: Iterable[Finding], found: Iterable[Evidence]) -> tuple[list[Finding], list[Finding]]:
     """(findings a HIP build compiles, findings in sources the build lists only for CUDA or its HIP branch takes out
     of a source list (`list(REMOVE_ITEM CUDA_SOURCES ...)` under `elseif(WITH_HIP)`), or in directories holding only
-    such sources)."""
-    excluded = never_built(found)
+    such sources). Those of a source the HIP build leaves out of a folder whose other sources it builds as hipified
+    twins (gaps) stay among the first, optional-gap at their own severity: the ROCm build lacks that part."""
+    items = list(found)
+    excluded = never_built(items)
     if excluded is None:
         return list(findings), []
-    decided: dict[str, bool] = {}  # path -> never compiled for HIP (many findings share a file)
+    gaps: list[Callable[[str], bool]] = []  # twin_gaps, worked out for the first source never built
+    decided: dict[str, str] = {}  # path -> built, gap or never (many findings share a file)
     kept, moved = [], []
     for finding in findings:
         if finding.path not in decided:
-            decided[finding.path] = excluded(finding.path)
-        if decided[finding.path]:
+            never = excluded(finding.path)
+            if never and not gaps:
+                gaps.append(twin_gaps(items))
+            decided[finding.path] = "built" if not never else "gap" if gaps[0](finding.path) else "never"
+        state = decided[finding.path]
+        if state == "never":
             moved.append(finding.guarded())
         else:
-            kept.append(finding)
+            kept.append(finding.with_status("optional-gap") if state == "gap" and finding.status == "remaining"
+                        else finding)
     return kept, moved
 
 
@@ -708,7 +790,8 @@ def never_built(found: Iterable[Evidence]) -> Callable[[str], bool] | None:
     """Whether a path is a source the CMake files list only for CUDA (or the HIP branch takes out), or sits in a
     directory holding only such sources (None: no CMake file says so of any source)."""
     items = list(found)
-    only = [e.path for e in items if e.kind == "cuda-only-source"]
+    twins = {e.path.lower() for e in items if e.kind == "hip-twin-source"}
+    only = [e.path for e in items if e.kind == "cuda-only-source" and not (twins and twins & hip_twins(e.path))]
     removed = {e.path for e in items if e.kind == "hip-removed-source"}
     if not only and not removed:
         return None
@@ -726,3 +809,33 @@ def never_built(found: Iterable[Evidence]) -> Callable[[str], bool] | None:
             folder in folders and not any(folder == d or d.startswith(folder + "/") for d in shared_dirs))
 
     return excluded
+
+
+_CUDA_WORD = lazy_regex(r"(?i)cuda")
+
+
+def hip_twins(path: str) -> set[str]:
+    """The lower-cased paths a hipify step may write PATH's copy to: CUDA's name swapped for HIP's in the folders
+    and the file name, or in the file name alone, or neither, the suffix .hip (src/cuda/ops-cuda.cu:
+    src/hip/ops-hip.hip, src/cuda/ops-hip.hip, src/cuda/ops-cuda.hip)."""
+    stem, dot, suffix = path.lower().rpartition(".")
+    if not dot or suffix not in ("cu", "cuh"):
+        return set()
+    folder, _, name = stem.rpartition("/")
+    named = _CUDA_WORD.sub("hip", name)
+    moved = _CUDA_WORD.sub("hip", folder)
+    return {f"{d}/{n}.hip" if d else f"{n}.hip" for d in (folder, moved) for n in (name, named)}
+
+
+def twin_gaps(found: Iterable[Evidence]) -> Callable[[str], bool]:
+    """Whether a path lies in a folder (or below) one of whose CUDA-only sources the HIP branch builds as a hipified
+    twin (fastllm's src/devices/cuda/fastllm-cuda.cu, built as src/devices/hip/fastllm-hip.hip): a source there that
+    the HIP build leaves out is a part the ROCm build lacks, not code it never needs."""
+    items = list(found)
+    twins = {e.path.lower() for e in items if e.kind == "hip-twin-source"}
+    if not twins:
+        return lambda path: False
+    roots = {e.path.rpartition("/")[0] for e in items if e.kind == "cuda-only-source" and twins & hip_twins(e.path)}
+    if not roots:
+        return lambda path: False
+    return lambda path: any(path.startswith(root + "/") for root in roots)

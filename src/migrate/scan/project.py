@@ -42,6 +42,11 @@ class Tree:
     unreached: frozenset[str] = frozenset()  # headers included only where a HIP build never compiles (unreached)
     # the rules that lower a hit in a __CUDA_ARCH__ branch with a portable #else (arch_fallback), with their severity
     arch_fallback_rules: Mapping[str, Severity] = field(default_factory=dict)
+    # the CMake file that finds Torch where no Python uses torch.utils.cpp_extension (the PyTorch C++ code is built by
+    # CMake, and nothing hipifies it), and the rules whose findings cpp_extension's hipify would answer, each with the
+    # names it renames (empty: every finding of the rule; kCUDA, which ROCm keeps, is none of them)
+    torch_cmake: str | None = None
+    torch_rules: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 def tree(
@@ -59,13 +64,30 @@ def tree(
                 compat_headers.seen(conditionals, paths, settled.is_dead),
                 frozenset(r.id for r in ruleset.rules if compat_headers.answers(r.match)),
                 unreached.headers(conditionals, settled, rocm_status.never_built(source_lists), paths),
-                {r.id: r.severity for r in ruleset.rules if "arch_fallback" in r.match})
+                {r.id: r.severity for r in ruleset.rules if "arch_fallback" in r.match},
+                _torch_cmake(evidence), {r.id: _renamed(r.match["torch_hipified"]) for r in ruleset.rules
+                                         if r.match.get("torch_hipified")})
+
+
+def _renamed(value: object) -> frozenset[str]:
+    """A rule's `torch_hipified`: true (every finding) or the list of names the hipify step renames."""
+    return frozenset(str(v) for v in value) if isinstance(value, list) else frozenset()
+
+
+def _torch_cmake(evidence: Iterable[Evidence]) -> str | None:
+    """The first CMake file that finds Torch, where no Python of the repository uses torch.utils.cpp_extension."""
+    found = [e for e in evidence if e.kind in (rocm_status.TORCH_CMAKE, rocm_status.TORCH_HIPIFY)]
+    if any(e.kind == rocm_status.TORCH_HIPIFY for e in found):
+        return None
+    return min((e.path for e in found), default=None)
 
 
 def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     """One file's FINDINGS (in report order) without those of its own packages, warp-size names resolved: (those a
     HIP build compiles, the rest, guarded)."""
     kept = [f for f in findings if not facts.first_party(f)]
+    if facts.torch_cmake is not None and facts.torch_rules:
+        kept = _cmake_built(kept, facts.torch_rules, facts.torch_cmake)
     if facts.warp_fixed:
         kept = _warp_constants(kept, facts.warp_fixed)
     kept, moved = rocm_status.never_compiled(kept, facts.settled, _other_backends())
@@ -82,6 +104,32 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
         kept = [f for f in kept if f.rule not in provided]
     kept, renamed = _compat_renamed(kept, facts)
     return kept, moved + listed + renamed
+
+
+_CMAKE_BUILT_NOTE = (" Not in this repository: its PyTorch C++ code is built by CMake ({path} finds Torch) and no Python uses"
+                     " torch.utils.cpp_extension, so no hipify step runs. A ROCm build needs the HIP names here"
+                     " (ATen/hip/HIPContext.h, c10/hip/..., getCurrentHIPStream or the *MasqueradingAsCUDA names)"
+                     " behind a USE_ROCM guard, or the build running torch.utils.hipify over these sources.")
+
+
+def _cmake_built(findings: list[Finding], rules: Mapping[str, frozenset[str]], path: str) -> list[Finding]:
+    """FINDINGS, those of RULES (PyTorch's CUDA C++ API, which cpp_extension hipifies) low, not info, where one of
+    their places uses a name the rule's hipify renames: the repository builds its extension with CMake (the file at
+    PATH finds Torch), where no hipify step runs."""
+    note = _CMAKE_BUILT_NOTE.format(path=path)
+    return [replace(f, severity=Severity.LOW, message=f.message + note)
+            if f.rule in rules and f.severity is Severity.INFO and _renames(f, rules[f.rule]) else f for f in findings]
+
+
+def _renames(finding: Finding, names: frozenset[str]) -> bool:
+    """FINDING's places use one of NAMES as a word (no NAMES: any place does)."""
+    if not names:
+        return True
+    texts = (finding.evidence, *(o.evidence for o in finding.occurrences))
+    return any(word in names for text in texts for word in _WORD.findall(text))
+
+
+_WORD = lazy_regex(r"[A-Za-z_]\w*")
 
 
 _DISABLED_NOTE = "(Never compiled: the line sits in an `#if 0` block.)"

@@ -117,11 +117,35 @@ def test_shell_runs_a_tool_through_the_variable_that_holds_its_path() -> None:
         "OUT=${OUT:-exp}\n$OUT/run.sh\nTRT=\"$(which trtexec) --verbose\"\n$TRT --onnx=m.onnx\n"
     )
     found = shell_items(text, Positions(text).at)
-    # a variable later set to something other than a path (a command line) is no longer the tool
+    # a variable later set to something other than a path (a command line) is no longer the tool; the quoted
+    # substitution that sets it runs `which`
     assert [(i.name, i.line, i.value) for i in found if i.kind == "command"] == [
         ("trtexec", 2, "--onnx=m.onnx"), ("trtexec", 3, "--loadEngine=m.plan"), ("run.sh", 5, ""),
-        ("$TRT", 7, "--onnx=m.onnx"),
+        ("which", 6, "trtexec"), ("$TRT", 7, "--onnx=m.onnx"),
     ]
+
+
+def test_shell_runs_command_substitutions_inside_double_quotes() -> None:
+    """`V="$(nvcc --version)"` runs nvcc as `V=$(nvcc --version)` does; single quotes, `$((...))` arithmetic and
+    plain text in double quotes run nothing."""
+    text = (
+        'V="$(nvcc --version | head -1)"\n'
+        "echo '$(nvidia-smi -L)'\n"
+        'N="$((1 + 2))" && echo "nvidia-smi is prose here"\n'
+        'BIN="$HOME/$(basename "$0")"\n'
+    )
+    found = shell_items(text, Positions(text).at)
+    assert [(i.name, i.line, i.column, i.value) for i in found if i.kind == "command"] == [
+        ("nvcc", 1, 6, "--version"), ("head", 1, 23, "-1"), ("echo", 2, 1, "$(nvidia-smi -L)"),
+        ("echo", 3, 19, "nvidia-smi is prose here"), ("basename", 4, 14, "$0"),
+    ]
+
+
+def test_shell_quoted_substitution_left_open_runs_nothing() -> None:
+    """A double quote or a `$(` left open at the end of the text (a cut snippet) gives no substitution."""
+    for text in ('X="$(nvcc --version', 'X="$(nvcc \\', 'a "$(', 'V="$(echo "$(which nvcc")'):
+        found = shell_items(text, Positions(text).at)
+        assert [i.name for i in found if i.kind == "command" and i.name == "nvcc"] == []
 
 
 def test_pip_install_arguments() -> None:

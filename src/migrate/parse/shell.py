@@ -89,8 +89,51 @@ def tokenize(text: str) -> list[Word]:
                 continue
             word, end = _word(text, i)
             words.append(Word(word, i))
+            if "$(" in word and '"' in text[i:end]:
+                words.extend(_quoted_substitutions(text, i, end))
             i = end
     return words
+
+
+def _quoted_substitutions(text: str, start: int, end: int) -> Iterator[Word]:
+    """The command substitutions inside the double-quoted parts of the word TEXT[START:END] (`"$(which nvcc)"`,
+    `NVCC = "$(shell which nvcc)"`), as the `$(` ... `)` words the unquoted form gives: the shell runs them too."""
+    i, quoted, end = start, False, min(end, len(text))  # an unclosed quote runs to the end of the text
+    while i < end:
+        char = text[i]
+        if char == "\\":
+            i += 2
+        elif char == "'" and not quoted:
+            close = text.find("'", i + 1)
+            i = end if close < 0 else close + 1
+        elif char == '"':
+            quoted, i = not quoted, i + 1
+        elif quoted and text.startswith("$(", i) and not text.startswith("$((", i):
+            close = _closing_parenthesis(text, i + 2, end)
+            if close < 0:
+                return
+            yield Word("$(", i, True)
+            yield from (Word(w.text, w.offset + i + 2, w.operator) for w in tokenize(text[i + 2 : close]))
+            yield Word(")", close, True)
+            i = close + 1
+        else:
+            i += 1
+
+
+def _closing_parenthesis(text: str, i: int, end: int) -> int:
+    """The offset of the `)` that closes a `$(` whose body starts at I, or -1 before END."""
+    depth = 1
+    while i < end:
+        if text[i] == "\\":
+            i += 1
+        elif text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
 
 
 def _word(text: str, start: int) -> tuple[str, int]:

@@ -823,6 +823,20 @@ def test_extra_device_vectorization_stops_hipcc_in_an_extension_build_and_a_cmak
     assert build_findings(tmp_path, cmake, "CMakeLists.txt", FileKind.CMAKE) == [(1, "nvcc-only-flags")]
 
 
+def test_nvcc_long_debug_and_line_info_options_in_build_files(tmp_path: Path) -> None:
+    # nvcc's long spellings of -G and -lineinfo, which hipcc rejects; a comment naming one and a CMake
+    # variable that only contains the words stay quiet
+    cmake = (
+        "# build with --device-debug to step through kernels\n"
+        "set(USE_DEVICE_DEBUG_INFO OFF)\n"
+        "target_compile_options(ann PRIVATE -g --device-debug)\n"
+        "list(APPEND CUDA_NVCC_FLAGS --generate-line-info)\n"
+    )
+    assert build_findings(tmp_path, cmake, "CMakeLists.txt", FileKind.CMAKE) == [(3, "nvcc-only-flags"), (4, "nvcc-only-flags")]
+    make = "NVFLAGS := -O2 --lineinfo\nDEBUG_NOTE = device-debug-build\n"
+    assert build_findings(tmp_path, make, "Makefile", FileKind.MAKEFILE) == [(1, "nvcc-only-flags")]
+
+
 def test_nvcc_flags_in_a_python_build_helper_but_not_in_other_python(tmp_path: Path) -> None:
     helper = (
         "from torch.utils.cpp_extension import load\n"

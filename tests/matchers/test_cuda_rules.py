@@ -1579,3 +1579,15 @@ def test_cooperative_groups_internals_are_high_and_the_public_api_is_not(tmp_pat
     # the private namespace (lines 4 and 8); this_grid() and a project's own `details` namespace stay quiet
     found = [f for f in findings(tmp_path, CG_INTERNALS) if f.rule == "cuda-cg-internals"]
     assert [(f.line, f.severity) for f in found] == [(4, Severity.HIGH), (8, Severity.HIGH)]
+
+
+def test_faiss_gpu_headers_are_one_medium_finding_per_file(tmp_path: Path) -> None:
+    """Every faiss/gpu/ include is one medium finding at the first (the faiss build is decided once); CPU faiss
+    headers, a project's own gpu/ folder, and the header named in a comment or a string are quiet."""
+    from conftest import FIXTURES
+
+    code = (FIXTURES / "rules" / "cuda" / "faiss_gpu_search.cu").read_text(encoding="utf-8")
+    found = [f for f in findings(tmp_path, code, name="search.cu") if f.rule == "faiss-gpu-include"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(4, Severity.MEDIUM, [4, 5])]
+    quiet = (FIXTURES / "rules" / "cuda" / "faiss_gpu_search_quiet.cpp").read_text(encoding="utf-8")
+    assert fired(tmp_path, quiet, "faiss-gpu-include", name="index.cpp") == []

@@ -1591,3 +1591,19 @@ def test_faiss_gpu_headers_are_one_medium_finding_per_file(tmp_path: Path) -> No
     assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(4, Severity.MEDIUM, [4, 5])]
     quiet = (FIXTURES / "rules" / "cuda" / "faiss_gpu_search_quiet.cpp").read_text(encoding="utf-8")
     assert fired(tmp_path, quiet, "faiss-gpu-include", name="index.cpp") == []
+
+
+def test_the_short_warp_size_macro_ws_is_a_warp_size_constant_in_device_code_only(tmp_path: Path) -> None:
+    """`#define WS 32` beside device code is the warp size under its short name; the same define in a C header with
+    no device code (a whitespace character), a WS of 64, a longer name and a comment are quiet."""
+    from conftest import FIXTURES
+
+    folder = FIXTURES / "rules" / "cuda"
+    code = (folder / "warp_size_short_name.cuh").read_text(encoding="utf-8")
+    found = [(f.line, f.severity, f.symbol) for f in findings(tmp_path, code, name="search.cuh")
+             if f.rule == "warp-size-constant"]
+    assert found == [(6, Severity.HIGH, "WS")]
+    plain_c = (folder / "warp_size_short_name_quiet.h").read_text(encoding="utf-8")
+    assert fired(tmp_path, plain_c, "warp-size-constant", name="table.h") == []
+    others = (folder / "warp_size_short_name_other.cu").read_text(encoding="utf-8")
+    assert fired(tmp_path, others, "warp-size-constant", name="scale.cu") == []

@@ -1607,3 +1607,14 @@ def test_the_short_warp_size_macro_ws_is_a_warp_size_constant_in_device_code_onl
     assert fired(tmp_path, plain_c, "warp-size-constant", name="table.h") == []
     others = (folder / "warp_size_short_name_other.cu").read_text(encoding="utf-8")
     assert fired(tmp_path, others, "warp-size-constant", name="scale.cu") == []
+
+
+def test_faiss_gpu_headers_in_faiss_own_gpu_tree_are_not_reported(tmp_path: Path) -> None:
+    """faiss's own faiss/gpu/ and c_api/gpu/ sources include their own headers (their port is faiss's ROCm build);
+    a user of the same headers elsewhere in the tree is still one finding."""
+    from conftest import tree_findings
+
+    include = "#include <faiss/gpu/GpuResources.h>\n#include <faiss/gpu/utils/DeviceUtils.h>\nint f();\n"
+    files = {"faiss/gpu/GpuIndex.cu": include, "c_api/gpu/GpuResources_c.cpp": include, "tools/knn.cpp": include}
+    found = [f for f in tree_findings(tmp_path, files) if f[2] == "faiss-gpu-include"]
+    assert found == [("tools/knn.cpp", 1, "faiss-gpu-include", "medium", (1, 2))]

@@ -850,6 +850,20 @@ def test_extra_device_vectorization_stops_hipcc_in_an_extension_build_and_a_cmak
     assert build_findings(tmp_path, cmake, "CMakeLists.txt", FileKind.CMAKE) == [(1, "nvcc-only-flags")]
 
 
+def test_nvcc_long_debug_and_line_info_options_in_build_files(tmp_path: Path) -> None:
+    # nvcc's long spellings of -G and -lineinfo, which hipcc rejects; a comment naming one and a CMake
+    # variable that only contains the words stay quiet
+    cmake = (
+        "# build with --device-debug to step through kernels\n"
+        "set(USE_DEVICE_DEBUG_INFO OFF)\n"
+        "target_compile_options(ann PRIVATE -g --device-debug)\n"
+        "list(APPEND CUDA_NVCC_FLAGS --generate-line-info)\n"
+    )
+    assert build_findings(tmp_path, cmake, "CMakeLists.txt", FileKind.CMAKE) == [(3, "nvcc-only-flags"), (4, "nvcc-only-flags")]
+    make = "NVFLAGS := -O2 --lineinfo\nDEBUG_NOTE = device-debug-build\n"
+    assert build_findings(tmp_path, make, "Makefile", FileKind.MAKEFILE) == [(1, "nvcc-only-flags")]
+
+
 def test_nvcc_flags_in_a_python_build_helper_but_not_in_other_python(tmp_path: Path) -> None:
     helper = (
         "from torch.utils.cpp_extension import load\n"
@@ -1618,3 +1632,42 @@ def test_cooperative_groups_internals_are_high_and_the_public_api_is_not(tmp_pat
     # the private namespace (lines 4 and 8); this_grid() and a project's own `details` namespace stay quiet
     found = [f for f in findings(tmp_path, CG_INTERNALS) if f.rule == "cuda-cg-internals"]
     assert [(f.line, f.severity) for f in found] == [(4, Severity.HIGH), (8, Severity.HIGH)]
+
+
+def test_faiss_gpu_headers_are_one_medium_finding_per_file(tmp_path: Path) -> None:
+    """Every faiss/gpu/ include is one medium finding at the first (the faiss build is decided once); CPU faiss
+    headers, a project's own gpu/ folder, and the header named in a comment or a string are quiet."""
+    from conftest import FIXTURES
+
+    code = (FIXTURES / "rules" / "cuda" / "faiss_gpu_search.cu").read_text(encoding="utf-8")
+    found = [f for f in findings(tmp_path, code, name="search.cu") if f.rule == "faiss-gpu-include"]
+    assert [(f.line, f.severity, [o.line for o in f.occurrences]) for f in found] == [(4, Severity.MEDIUM, [4, 5])]
+    quiet = (FIXTURES / "rules" / "cuda" / "faiss_gpu_search_quiet.cpp").read_text(encoding="utf-8")
+    assert fired(tmp_path, quiet, "faiss-gpu-include", name="index.cpp") == []
+
+
+def test_the_short_warp_size_macro_ws_is_a_warp_size_constant_in_device_code_only(tmp_path: Path) -> None:
+    """`#define WS 32` beside device code is the warp size under its short name; the same define in a C header with
+    no device code (a whitespace character), a WS of 64, a longer name and a comment are quiet."""
+    from conftest import FIXTURES
+
+    folder = FIXTURES / "rules" / "cuda"
+    code = (folder / "warp_size_short_name.cuh").read_text(encoding="utf-8")
+    found = [(f.line, f.severity, f.symbol) for f in findings(tmp_path, code, name="search.cuh")
+             if f.rule == "warp-size-constant"]
+    assert found == [(6, Severity.HIGH, "WS")]
+    plain_c = (folder / "warp_size_short_name_quiet.h").read_text(encoding="utf-8")
+    assert fired(tmp_path, plain_c, "warp-size-constant", name="table.h") == []
+    others = (folder / "warp_size_short_name_other.cu").read_text(encoding="utf-8")
+    assert fired(tmp_path, others, "warp-size-constant", name="scale.cu") == []
+
+
+def test_faiss_gpu_headers_in_faiss_own_gpu_tree_are_not_reported(tmp_path: Path) -> None:
+    """faiss's own faiss/gpu/ and c_api/gpu/ sources include their own headers (their port is faiss's ROCm build);
+    a user of the same headers elsewhere in the tree is still one finding."""
+    from conftest import tree_findings
+
+    include = "#include <faiss/gpu/GpuResources.h>\n#include <faiss/gpu/utils/DeviceUtils.h>\nint f();\n"
+    files = {"faiss/gpu/GpuIndex.cu": include, "c_api/gpu/GpuResources_c.cpp": include, "tools/knn.cpp": include}
+    found = [f for f in tree_findings(tmp_path, files) if f[2] == "faiss-gpu-include"]
+    assert found == [("tools/knn.cpp", 1, "faiss-gpu-include", "medium", (1, 2))]

@@ -1192,3 +1192,26 @@ def test_config_choice_in_a_dict_is_one_finding_with_each_choice(tmp_path: Path)
     [finding] = scan(tmp_path, OTHER_RULES).findings
     assert (finding.rule, finding.line) == ("python-cuequivariance-switch", 2)
     assert [o.line for o in finding.occurrences] == [2, 3]
+
+
+def test_faiss_gpu_classes_are_one_medium_finding_per_file_and_cpu_faiss_stays_quiet(tmp_path: Path) -> None:
+    """faiss's GPU resources, cloners and GpuIndex* classes need a GPU build of faiss (a CUDA wheel, or a ROCm source
+    build): one medium finding per file at the first use; CPU indexes, faiss.get_num_gpus(), a project's own class
+    of the same name, strings and comments stay quiet."""
+    for name in ("faiss_gpu.py", "faiss_gpu_fallback.py", "faiss_gpu_quiet.py"):
+        source = (FIXTURES / "rules" / "python" / name).read_text(encoding="utf-8")
+        (tmp_path / name).write_text(source, encoding="utf-8")
+    found = sorted((f.path, f.line, f.severity.label, [o.line for o in f.occurrences])
+                   for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-faiss-gpu")
+    assert found == [("faiss_gpu.py", 10, "medium", [10, 11]), ("faiss_gpu_fallback.py", 9, "medium", [9, 10])]
+
+
+def test_faiss_gpu_classes_in_faiss_own_package_and_gpu_tests_are_not_reported(tmp_path: Path) -> None:
+    """faiss's own GPU tests and Python package use its GPU classes (their port is faiss's ROCm build); a project
+    script beside them is still reported."""
+    source = "import faiss\nres = faiss.StandardGpuResources()\n"
+    for name in ("faiss/gpu/test/test_gpu_basics.py", "faiss/contrib/clustering.py", "scripts/build_index.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(source, encoding="utf-8")
+    found = [(f.path, f.line) for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-faiss-gpu"]
+    assert found == [("scripts/build_index.py", 2)]

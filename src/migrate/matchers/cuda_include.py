@@ -16,6 +16,8 @@ from migrate.parse.lexer import Lexed
 
 
 def _validate(params: Mapping[str, Any]) -> None:
+    if "unless_path" in params:  # files of the library's own tree, where its headers are its own (scan/findings.py)
+        re.compile(params["unless_path"])
     if "path" in params:  # an include path the rule describes whole (an absolute path into a CUDA install)
         re.compile(params["path"])
         needles = params.get("needles")

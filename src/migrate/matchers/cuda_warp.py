@@ -93,6 +93,12 @@ _SIZE_DEFINITIONS = f"""
 ((field_declaration declarator: (field_identifier) @name default_value: (_) @value) {_WARP_WORD})
 ((optional_parameter_declaration declarator: (identifier) @name default_value: (_) @value) {_WARP_WORD})
 """
+# `#define WS 32 // warp size`: the short name of the warp size in recursive-filter, compression, ANN-search and
+# OptiX-toolkit CUDA code; a 32 named WS in a C file with no device code (a whitespace character) is not it
+_SHORT_SIZE_DEFINITION = """
+((preproc_def name: (identifier) @name value: (preproc_arg) @value) (#eq? @name "WS"))
+"""
+_DEVICE_CODE = lazy_regex(r"__(?:global|device)__|__CUDACC__|\bthreadIdx\b|\b__shfl\w*|cuda_runtime|<cuda\.h>")
 # `constexpr int warp_size() { return 32; }`, `WarpFullMask() { return 0xffffffffu; }`: a function whose whole body
 # returns one value, the accessor form of a warp-size or lane-mask constant (RAFT, QUDA, XLA, XGBoost)
 _RETURNING = """
@@ -613,6 +619,10 @@ def _lane_bits(doc: CudaDocument, groups: dict[str, list[Node]]) -> bool:
 
 
 def _size_constants(doc: CudaDocument) -> Iterator[Hit]:
+    if doc.source.kind is FileKind.CUDA or _DEVICE_CODE.search(doc.text):
+        for groups in doc.matches(_SHORT_SIZE_DEFINITION):
+            if _THIRTY_TWO.match(doc.node_text(groups["value"][0]).strip()):
+                yield _span(groups["name"][0], symbol="WS")
     for groups in (*doc.matches(_SIZE_DEFINITIONS), *doc.matches(_SIZE_FUNCTIONS)):
         name = doc.node_text(groups["name"][0]).rpartition("::")[2]
         value = doc.node_text(groups["value"][0]).strip()
@@ -922,7 +932,8 @@ def _in_constant_context(doc: CudaDocument, node: Node) -> bool:
 for _source in (_MASK_ARGS, _INITS, _MASK_MACROS, _BALLOT_DECLS, _BALLOT_ASSIGNS, _BIT_COUNTS, _LANE_MATHS, _SIZE_DEFINITIONS,
                 _INTRINSIC_CALLS, _CALLS, _FUNCTION_NAMES, _SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _FIXED_WIDTHS,
                 _WARP_BLOCKS, _WARP_FLOORS, _MASK_PARAMETERS, _TYPED_NAMES, _WARP_MATRIX, _BALLOT_RETURNS,
-                _WRAPPED_BALLOT_DECLS, _FUNCTION_MACROS, _RETURNING, _SIZE_FUNCTIONS, _NAMED_BLOCKS, _MASK_COMPARES):
+                _WRAPPED_BALLOT_DECLS, _FUNCTION_MACROS, _RETURNING, _SIZE_FUNCTIONS, _NAMED_BLOCKS, _MASK_COMPARES,
+                _SHORT_SIZE_DEFINITION):
     register_query(_source)
 
 _CHECKS: dict[str, Callable[[CudaDocument], Iterator[Hit]]] = {
@@ -949,7 +960,7 @@ _QUERIES: dict[str, tuple[str, ...]] = {
                      _TYPED_NAMES),
     "lane-math": (_LANE_MATHS, _INITS),
     "lane-macro": (MACROS_QUERY,),
-    "size-constant": (_SIZE_DEFINITIONS, _SIZE_FUNCTIONS),
+    "size-constant": (_SIZE_DEFINITIONS, _SIZE_FUNCTIONS, _SHORT_SIZE_DEFINITION),
     "literal-size": (_SHARED_ARRAYS, _LOOPS, _WARP_TAILS, _INTRINSIC_CALLS, _FUNCTION_NAMES, _CALLS, _FIXED_WIDTHS,
                      _WARP_MATRIX, _WARP_BLOCKS, _WARP_FLOORS, _NAMED_BLOCKS, _INITS),
     "warpsize-constant": (),
@@ -1023,7 +1034,7 @@ _NEEDLES = {
                   *_every_case("size"), *_every_case("dim")],
     "lane-macro": ["threadIdx"],  # _LANE_MACRO
     "macro-body": ["_sync", "threadIdx"],  # _MACRO_WARP
-    "size-constant": _every_case("warp"),  # _SIZE_VALUE
+    "size-constant": [*_every_case("warp"), "WS"],  # _SIZE_VALUE, _SHORT_SIZE_TEXT
     # _INTRINSIC_NAMES, then __reduce_, wmma and mma_sync, and _HELPER_CALLS (warp, shfl, shuffle) in any case
     "literal-size": [*sorted(_INTRINSIC_NAMES), *_every_case("__red"), *_every_case("mma"), *_every_case("warp"),
                      *_every_case("shfl"), *_every_case("shuf")],
@@ -1158,6 +1169,9 @@ _SIZE_RETURN = lazy_regex(rf"warp\w*{_W}\({_W}\){_W}(?:(?:const|noexcept){_W})*\
                           rf"{_NUMBER_END}")
 
 
+_SHORT_SIZE_TEXT = lazy_regex(r"#[ \t]*define[ \t]+WS[ \t]+\(?(?:32|0x20)\b")
+
+
 _CAPPED_VALUE = lazy_regex(rf"warp\w*{_W}={_W}(?:std::|cuda::std::)?min{_W}(?:<{_W}\w+{_W}>)?{_W}\("
                            rf"(?:{_W}[\w:.]+{_W},{_W}(?:32|0x20)|{_W}(?:32|0x20)[ul]*{_W},)")
 
@@ -1169,6 +1183,8 @@ def _maybe_size_constant(view: Code) -> bool:
     """A name that _size_constants takes for a warp size (or its log) given 32 (or 5), or the block size capped
     at 32 (`kWarpSize = std::min(kNThreads, 32)`, `warp_size = n < 32 ? n : 32`)."""
     code = view.lower
+    if "WS" in view.text and _SHORT_SIZE_TEXT.search(view.text) is not None:
+        return True
     if "?" in code and _TERNARY_VALUE.search(code) is not None:
         return True
     if "min" in code and (capped := _CAPPED_VALUE.search(code)) is not None:

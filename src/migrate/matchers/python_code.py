@@ -34,7 +34,7 @@ _KEYS = {
     "matcher", "imports", "names", "exclude_names", "calls", "decorators", "strings", "needles",
     "fallback_severity", "hip_aware", "numbers", "unless_file", "if_file", "unless_function", "switches", "switch_defaults", "values",
     "identifiers", "opt_in_function", "opt_in_branch", "package", "built_anywhere", "without_cuda_sources",
-    "star_aliases",
+    "star_aliases", "unless_path",
 }
 _VALUE_KEYS = {"name", "above", "symbol"}
 _CALL_KEYS = {"name", "method", "callee", "arg", "keyword", "regex", "symbol", "without", "without_keyword"}
@@ -102,6 +102,7 @@ def _validate(params: Mapping[str, Any]) -> None:
     if "fallback_severity" in params:
         Severity.parse(str(params["fallback_severity"]))
     check_regex(params, "unless_file", required=False)
+    check_regex(params, "unless_path", required=False)  # applied where findings are made (scan/findings.py)
     check_regex(params, "unless_function", required=False)
     check_regex(params, "opt_in_function", required=False)
     check_regex(params, "opt_in_branch", required=False)

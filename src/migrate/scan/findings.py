@@ -3,6 +3,7 @@ from overrides, the hit or the targets, and a file's findings kept bounded (past
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import cache
@@ -24,6 +25,17 @@ MAX_OCCURRENCES = 1_000
 _KEPT_HITS = MAX_FINDINGS_PER_RULE + MAX_OCCURRENCES
 
 
+def _excluded_path(pattern: str, relpath: str) -> bool:
+    """Whether RELPATH is under the tree a rule's `unless_path` regex names (a rule about using a library, in the
+    library's own sources); for matchers whose tokens fast path does not see the file's path (cuda-include)."""
+    return _compiled(pattern).search(relpath) is not None
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], settings: Settings) -> FileResult:
     """The findings of RUNS (each rule with its hits) in DOC, and the parts of the file its parser left out."""
     findings: list[Finding] = []
@@ -32,6 +44,8 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
     suppressions = doc.has_suppressions
     guard = doc.guard_test()
     for rule, found in runs:
+        if "unless_path" in rule.match and _excluded_path(rule.match["unless_path"], doc.source.relpath):
+            continue  # the library's own tree (faiss's faiss/gpu/ including its own headers)
         # Each rule's first hits are kept (as many as a report can show), the rest only counted: a file of 300,000
         # calls costs a count, not 300,000 findings.
         if suppressions or guard is not None:

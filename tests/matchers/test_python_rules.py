@@ -1192,3 +1192,23 @@ def test_config_choice_in_a_dict_is_one_finding_with_each_choice(tmp_path: Path)
     [finding] = scan(tmp_path, OTHER_RULES).findings
     assert (finding.rule, finding.line) == ("python-cuequivariance-switch", 2)
     assert [o.line for o in finding.occurrences] == [2, 3]
+
+
+def test_flashinfer_calls_are_occurrences_of_the_one_finding(tmp_path: Path) -> None:
+    """flashinfer's import is the file's finding; each call into it (a wrapper class, a kernel) is one of its places,
+    and a name that only contains the word is none."""
+    (tmp_path / "attn.py").write_text(textwrap.dedent("""
+        import flashinfer
+        import torch
+
+        use_flashinfer_decode = True
+
+
+        def sparse(q, k, v, workspace):
+            wrapper = flashinfer.BlockSparseAttentionWrapper(workspace)
+            out, lse = flashinfer.single_prefill_with_kv_cache(q, k, v, return_lse=True)
+            return wrapper, out, lse
+        """).lstrip("\n"), encoding="utf-8")
+    result = scan(tmp_path, OTHER_RULES)
+    found = [(f.line, [o.line for o in f.occurrences]) for f in result.findings if f.rule == "python-flashinfer"]
+    assert found == [(1, [1, 8, 9])]

@@ -1212,3 +1212,25 @@ def test_flashinfer_calls_are_occurrences_of_the_one_finding(tmp_path: Path) -> 
     result = scan(tmp_path, OTHER_RULES)
     found = [(f.line, [o.line for o in f.occurrences]) for f in result.findings if f.rule == "python-flashinfer"]
     assert found == [(1, [1, 8, 9])]
+
+
+def test_flash_attn_private_calls_fold_into_one_finding(tmp_path: Path) -> None:
+    """The first call of flash-attn's private kernels is the file's finding, medium, the later calls its places; the
+    import is python-flash-attn's, and an attribute call through the module counts too."""
+    (tmp_path / "ring.py").write_text(textwrap.dedent("""
+        import flash_attn.flash_attn_interface as fai
+        from flash_attn.flash_attn_interface import _flash_attn_forward
+
+
+        def fwd(q, k, v):
+            out, lse, _, _ = _flash_attn_forward(q, k, v, 0.0, 1.0, causal=True)
+            return out, lse
+
+
+        def bwd(*args):
+            return fai._flash_attn_backward(*args)
+        """).lstrip("\n"), encoding="utf-8")
+    result = scan(tmp_path, OTHER_RULES)
+    found = [(f.line, f.severity.label, [o.line for o in f.occurrences])
+             for f in result.findings if f.rule == "python-flash-attn-private-api"]
+    assert found == [(6, "medium", [6, 11])]

@@ -1234,3 +1234,20 @@ def test_flash_attn_private_calls_fold_into_one_finding(tmp_path: Path) -> None:
     found = [(f.line, f.severity.label, [o.line for o in f.occurrences])
              for f in result.findings if f.rule == "python-flash-attn-private-api"]
     assert found == [(6, "medium", [6, 11])]
+
+
+def test_import_under_a_probe_kept_in_a_dict_is_optional(tmp_path: Path) -> None:
+    """A package probe kept in a dict (`env_info["has_flash_attn"]`, `cfg.get("use_flash_attn")`) guards its import
+    as a flag does: low; a dict key that is no availability flag guards nothing."""
+    found = findings(tmp_path, """
+        env_info = probe_packages()
+        cfg = load_config()
+        if env_info["has_flash_attn"]:
+            from flash_attn import flash_attn_func
+        if cfg.get("use_flash_attn", False):
+            from flash_attn import flash_attn_varlen_func
+        if cfg["model_name"]:
+            from flash_attn import flash_attn_qkvpacked_func
+        """)
+    assert [(rule, line, severity) for rule, line, severity in found if rule == "python-flash-attn"] == [
+        ("python-flash-attn", 4, "low"), ("python-flash-attn", 6, "low"), ("python-flash-attn", 8, "high")]

@@ -185,11 +185,24 @@ def _catches_import_error(node: ast.Try) -> bool:
 
 
 def _is_flag(doc: PythonDocument, test: ast.expr) -> bool:
+    """TEST reads an availability flag: a name (`HAS_FLASH_ATTN`, `is_xformers_available()`) or a string key of a
+    dict the code keeps its package probes in (`env_info["has_flash_attn"]`, `cfg.get("use_flash_attn")`)."""
     for item in ast.walk(test):
-        name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else None
+        name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else _key(item)
         if name and _FLAG.search(name):
             return True
     return False
+
+
+def _key(node: ast.AST) -> str | None:
+    """The string key NODE looks up: `d["has_x"]` or `d.get("has_x", ...)`; None for anything else."""
+    if isinstance(node, ast.Subscript):
+        key: ast.AST | None = node.slice
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+        key = node.args[0]
+    else:
+        return None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
 def hip_adjusted(doc: PythonDocument, node: ast.AST) -> tuple[Severity | None, str | None]:

@@ -1251,3 +1251,30 @@ def test_import_under_a_probe_kept_in_a_dict_is_optional(tmp_path: Path) -> None
         """)
     assert [(rule, line, severity) for rule, line, severity in found if rule == "python-flash-attn"] == [
         ("python-flash-attn", 4, "low"), ("python-flash-attn", 6, "low"), ("python-flash-attn", 8, "high")]
+
+
+def test_is_cuda_beside_is_hip_is_an_nvidia_test(tmp_path: Path) -> None:
+    """`is_cuda()` in a file that also has the project's `is_hip()` is the NVIDIA half of a platform pair: a
+    capability gate behind it is info; without the pair (is_cuda() as torch.cuda.is_available()) it stays medium."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    found = findings(pair, """
+        import torch
+        from mypkg.platforms import is_cuda, is_hip
+
+
+        def use_fp4() -> bool:
+            return is_cuda() and torch.cuda.get_device_capability()[0] >= 10
+        """)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    found_alone = findings(alone, """
+        import torch
+        from mypkg.platforms import is_cuda
+
+
+        def use_fp4() -> bool:
+            return is_cuda() and torch.cuda.get_device_capability()[0] >= 10
+        """)
+    assert [f for f in found if f[0] == "python-compute-capability"] == [("python-compute-capability", 6, "info")]
+    assert [f for f in found_alone if f[0] == "python-compute-capability"] == [("python-compute-capability", 6, "medium")]

@@ -285,11 +285,27 @@ def _nvidia_test(doc: PythonDocument, test: ast.expr) -> bool:
         return False
     if isinstance(test, ast.Call) and not test.args and not test.keywords:
         test = test.func  # is_nvidia()
+        if _platform_is_cuda(doc, test):
+            return True
     if isinstance(test, (ast.Name, ast.Attribute)):
         if doc.dotted(test) == "torch.version.cuda":
             return True
         return bool(_NVIDIA_FLAG.match(test.id if isinstance(test, ast.Name) else test.attr))
     return False
+
+
+# `is_cuda()` beside `is_hip()`: a platform pair (sglang's utils, vLLM's current_platform, xDiT's envs) in which
+# is_cuda names NVIDIA's build; alone, is_cuda() often means torch.cuda.is_available(), which ROCm answers True
+_CUDA_PLATFORM = re.compile(r"^_?is_cuda$")
+_HIP_PLATFORMS = frozenset({"is_hip", "_is_hip", "is_rocm", "_is_rocm"})
+
+
+def _platform_is_cuda(doc: PythonDocument, func: ast.expr) -> bool:
+    """FUNC, called with no arguments, is the CUDA half of a project's CUDA/ROCm platform pair."""
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if not _CUDA_PLATFORM.match(name):
+        return False
+    return not (doc.identifiers.isdisjoint(_HIP_PLATFORMS) and doc.aliases.keys().isdisjoint(_HIP_PLATFORMS))
 
 
 def _is_none(node: ast.expr) -> bool:

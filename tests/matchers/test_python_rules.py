@@ -1278,3 +1278,37 @@ def test_is_cuda_beside_is_hip_is_an_nvidia_test(tmp_path: Path) -> None:
         """)
     assert [f for f in found if f[0] == "python-compute-capability"] == [("python-compute-capability", 6, "info")]
     assert [f for f in found_alone if f[0] == "python-compute-capability"] == [("python-compute-capability", 6, "medium")]
+
+
+def test_own_is_cuda_reading_the_triton_backend_is_an_nvidia_test(tmp_path: Path) -> None:
+    """A module's own `is_cuda()` that compares Triton's target backend with "cuda" holds only on NVIDIA (Triton's AMD
+    backend is "hip"): the Hopper gate behind it is info. One that asks torch.cuda.is_available() holds on ROCm too."""
+    nvidia = tmp_path / "nvidia"
+    nvidia.mkdir()
+    found = findings(nvidia, """
+        import torch
+        import triton
+
+
+        def is_cuda():
+            return triton.runtime.driver.active.get_current_target().backend == "cuda"
+
+
+        def supports_tma():
+            return is_cuda() and torch.cuda.get_device_capability()[0] >= 9
+        """)
+    anygpu = tmp_path / "anygpu"
+    anygpu.mkdir()
+    found_any = findings(anygpu, """
+        import torch
+
+
+        def is_cuda():
+            return torch.cuda.is_available()
+
+
+        def supports_tma():
+            return is_cuda() and torch.cuda.get_device_capability()[0] >= 9
+        """)
+    assert [f for f in found if f[0] == "python-compute-capability"] == [("python-compute-capability", 10, "info")]
+    assert [f for f in found_any if f[0] == "python-compute-capability"] == [("python-compute-capability", 9, "medium")]

@@ -305,7 +305,23 @@ def _platform_is_cuda(doc: PythonDocument, func: ast.expr) -> bool:
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     if not _CUDA_PLATFORM.match(name):
         return False
-    return not (doc.identifiers.isdisjoint(_HIP_PLATFORMS) and doc.aliases.keys().isdisjoint(_HIP_PLATFORMS))
+    if not (doc.identifiers.isdisjoint(_HIP_PLATFORMS) and doc.aliases.keys().isdisjoint(_HIP_PLATFORMS)):
+        return True
+    return isinstance(func, ast.Name) and _defined_as_nvidia(doc, func.id)
+
+
+def _defined_as_nvidia(doc: PythonDocument, name: str) -> bool:
+    """The module's own `def is_cuda()` answers for NVIDIA's build: it reads torch.version.cuda, or compares Triton's
+    target backend with "cuda" (Triton's AMD backend is "hip")."""
+    for function in doc.module.body:
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name == name:
+            return any(doc.dotted(node) == "torch.version.cuda" or _backend_is_cuda(node) for node in ast.walk(function))
+    return False
+
+
+def _backend_is_cuda(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "backend"
+            and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in node.comparators))
 
 
 def _is_none(node: ast.expr) -> bool:

@@ -1215,3 +1215,123 @@ def test_faiss_gpu_classes_in_faiss_own_package_and_gpu_tests_are_not_reported(t
         (tmp_path / name).write_text(source, encoding="utf-8")
     found = [(f.path, f.line) for f in scan(tmp_path, OTHER_RULES).findings if f.rule == "python-faiss-gpu"]
     assert found == [("scripts/build_index.py", 2)]
+
+
+def test_flashinfer_calls_are_occurrences_of_the_one_finding(tmp_path: Path) -> None:
+    """flashinfer's import is the file's finding; each call into it (a wrapper class, a kernel) is one of its places,
+    and a name that only contains the word is none."""
+    (tmp_path / "attn.py").write_text(textwrap.dedent("""
+        import flashinfer
+        import torch
+
+        use_flashinfer_decode = True
+
+
+        def sparse(q, k, v, workspace):
+            wrapper = flashinfer.BlockSparseAttentionWrapper(workspace)
+            out, lse = flashinfer.single_prefill_with_kv_cache(q, k, v, return_lse=True)
+            return wrapper, out, lse
+        """).lstrip("\n"), encoding="utf-8")
+    result = scan(tmp_path, OTHER_RULES)
+    found = [(f.line, [o.line for o in f.occurrences]) for f in result.findings if f.rule == "python-flashinfer"]
+    assert found == [(1, [1, 8, 9])]
+
+
+def test_flash_attn_private_calls_fold_into_one_finding(tmp_path: Path) -> None:
+    """The first call of flash-attn's private kernels is the file's finding, medium, the later calls its places; the
+    import is python-flash-attn's, and an attribute call through the module counts too."""
+    (tmp_path / "ring.py").write_text(textwrap.dedent("""
+        import flash_attn.flash_attn_interface as fai
+        from flash_attn.flash_attn_interface import _flash_attn_forward
+
+
+        def fwd(q, k, v):
+            out, lse, _, _ = _flash_attn_forward(q, k, v, 0.0, 1.0, causal=True)
+            return out, lse
+
+
+        def bwd(*args):
+            return fai._flash_attn_backward(*args)
+        """).lstrip("\n"), encoding="utf-8")
+    result = scan(tmp_path, OTHER_RULES)
+    found = [(f.line, f.severity.label, [o.line for o in f.occurrences])
+             for f in result.findings if f.rule == "python-flash-attn-private-api"]
+    assert found == [(6, "medium", [6, 11])]
+
+
+def test_import_under_a_probe_kept_in_a_dict_is_optional(tmp_path: Path) -> None:
+    """A package probe kept in a dict (`env_info["has_flash_attn"]`, `cfg.get("use_flash_attn")`) guards its import
+    as a flag does: low; a dict key that is no availability flag guards nothing."""
+    found = findings(tmp_path, """
+        env_info = probe_packages()
+        cfg = load_config()
+        if env_info["has_flash_attn"]:
+            from flash_attn import flash_attn_func
+        if cfg.get("use_flash_attn", False):
+            from flash_attn import flash_attn_varlen_func
+        if cfg["model_name"]:
+            from flash_attn import flash_attn_qkvpacked_func
+        """)
+    assert [(rule, line, severity) for rule, line, severity in found if rule == "python-flash-attn"] == [
+        ("python-flash-attn", 4, "low"), ("python-flash-attn", 6, "low"), ("python-flash-attn", 8, "high")]
+
+
+def test_is_cuda_beside_is_hip_is_an_nvidia_test(tmp_path: Path) -> None:
+    """`is_cuda()` in a file that also has the project's `is_hip()` is the NVIDIA half of a platform pair: a
+    capability gate behind it is info; without the pair (is_cuda() as torch.cuda.is_available()) it stays medium."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    found = findings(pair, """
+        import torch
+        from mypkg.platforms import is_cuda, is_hip
+
+
+        def use_fp4() -> bool:
+            return is_cuda() and torch.cuda.get_device_capability()[0] >= 10
+        """)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    found_alone = findings(alone, """
+        import torch
+        from mypkg.platforms import is_cuda
+
+
+        def use_fp4() -> bool:
+            return is_cuda() and torch.cuda.get_device_capability()[0] >= 10
+        """)
+    assert [f for f in found if f[0] == "python-compute-capability"] == [("python-compute-capability", 6, "info")]
+    assert [f for f in found_alone if f[0] == "python-compute-capability"] == [("python-compute-capability", 6, "medium")]
+
+
+def test_own_is_cuda_reading_the_triton_backend_is_an_nvidia_test(tmp_path: Path) -> None:
+    """A module's own `is_cuda()` that compares Triton's target backend with "cuda" holds only on NVIDIA (Triton's AMD
+    backend is "hip"): the Hopper gate behind it is info. One that asks torch.cuda.is_available() holds on ROCm too."""
+    nvidia = tmp_path / "nvidia"
+    nvidia.mkdir()
+    found = findings(nvidia, """
+        import torch
+        import triton
+
+
+        def is_cuda():
+            return triton.runtime.driver.active.get_current_target().backend == "cuda"
+
+
+        def supports_tma():
+            return is_cuda() and torch.cuda.get_device_capability()[0] >= 9
+        """)
+    anygpu = tmp_path / "anygpu"
+    anygpu.mkdir()
+    found_any = findings(anygpu, """
+        import torch
+
+
+        def is_cuda():
+            return torch.cuda.is_available()
+
+
+        def supports_tma():
+            return is_cuda() and torch.cuda.get_device_capability()[0] >= 9
+        """)
+    assert [f for f in found if f[0] == "python-compute-capability"] == [("python-compute-capability", 10, "info")]
+    assert [f for f in found_any if f[0] == "python-compute-capability"] == [("python-compute-capability", 9, "medium")]

@@ -185,11 +185,24 @@ def _catches_import_error(node: ast.Try) -> bool:
 
 
 def _is_flag(doc: PythonDocument, test: ast.expr) -> bool:
+    """TEST reads an availability flag: a name (`HAS_FLASH_ATTN`, `is_xformers_available()`) or a string key of a
+    dict the code keeps its package probes in (`env_info["has_flash_attn"]`, `cfg.get("use_flash_attn")`)."""
     for item in ast.walk(test):
-        name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else None
+        name = item.id if isinstance(item, ast.Name) else item.attr if isinstance(item, ast.Attribute) else _key(item)
         if name and _FLAG.search(name):
             return True
     return False
+
+
+def _key(node: ast.AST) -> str | None:
+    """The string key NODE looks up: `d["has_x"]` or `d.get("has_x", ...)`; None for anything else."""
+    if isinstance(node, ast.Subscript):
+        key: ast.AST | None = node.slice
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+        key = node.args[0]
+    else:
+        return None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
 def hip_adjusted(doc: PythonDocument, node: ast.AST) -> tuple[Severity | None, str | None]:
@@ -272,11 +285,43 @@ def _nvidia_test(doc: PythonDocument, test: ast.expr) -> bool:
         return False
     if isinstance(test, ast.Call) and not test.args and not test.keywords:
         test = test.func  # is_nvidia()
+        if _platform_is_cuda(doc, test):
+            return True
     if isinstance(test, (ast.Name, ast.Attribute)):
         if doc.dotted(test) == "torch.version.cuda":
             return True
         return bool(_NVIDIA_FLAG.match(test.id if isinstance(test, ast.Name) else test.attr))
     return False
+
+
+# `is_cuda()` beside `is_hip()`: a platform pair (sglang's utils, vLLM's current_platform, xDiT's envs) in which
+# is_cuda names NVIDIA's build; alone, is_cuda() often means torch.cuda.is_available(), which ROCm answers True
+_CUDA_PLATFORM = re.compile(r"^_?is_cuda$")
+_HIP_PLATFORMS = frozenset({"is_hip", "_is_hip", "is_rocm", "_is_rocm"})
+
+
+def _platform_is_cuda(doc: PythonDocument, func: ast.expr) -> bool:
+    """FUNC, called with no arguments, is the CUDA half of a project's CUDA/ROCm platform pair."""
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if not _CUDA_PLATFORM.match(name):
+        return False
+    if not (doc.identifiers.isdisjoint(_HIP_PLATFORMS) and doc.aliases.keys().isdisjoint(_HIP_PLATFORMS)):
+        return True
+    return isinstance(func, ast.Name) and _defined_as_nvidia(doc, func.id)
+
+
+def _defined_as_nvidia(doc: PythonDocument, name: str) -> bool:
+    """The module's own `def is_cuda()` answers for NVIDIA's build: it reads torch.version.cuda, or compares Triton's
+    target backend with "cuda" (Triton's AMD backend is "hip")."""
+    for function in doc.module.body:
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name == name:
+            return any(doc.dotted(node) == "torch.version.cuda" or _backend_is_cuda(node) for node in ast.walk(function))
+    return False
+
+
+def _backend_is_cuda(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "backend"
+            and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in node.comparators))
 
 
 def _is_none(node: ast.expr) -> bool:

@@ -660,3 +660,16 @@ def test_batch_directives_and_shifter_name_images() -> None:
         ("nersc/pytorch:ngc-22.02-v0", 2, 17),
         ("nvcr.io/nvidia/pytorch:24.05-py3", 4, 27),
     ]
+
+
+def test_recipe_cuda_compiler_and_driver_virtual_package(tmp_path: Path) -> None:
+    """A recipe's {{ compiler('cuda') }} reads as the cuda-nvcc package it renders to, in requirements only; the
+    __cuda virtual package is a package line of its own."""
+    text = (
+        "build:\n  ignore_run_exports_from:\n    - {{ compiler('cuda') }}\n"
+        "requirements:\n  build:\n    - {{ compiler('c') }}\n    - {{compiler(\"cuda\")}}\n"
+        "  run:\n    - __cuda >={{ cuda_min }}\n"
+    )
+    doc = _parse(tmp_path, "meta.yaml", FileKind.CONDA, text)
+    # {{ compiler('c') }} stays a blank expression (a run of zeros), as every other Jinja expression does
+    assert _items(doc, "package") == [("0" * 19, 6, 7), ("cuda-nvcc", 7, 7), ("__cuda", 9, 7)]

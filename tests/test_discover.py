@@ -44,6 +44,11 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("gloo/config.h.in", FileKind.CPP), ("src/util/version.cc.in", FileKind.CPP), ("k/ops.cu.in", FileKind.CUDA),
         ("cmake/GlooConfig.cmake.in", FileKind.CMAKE), ("MANIFEST.in", None), ("setup.py.in", None),
         ("cmake/CMakeLists.txt.in", None),
+        # the same templates spelled with a .cmake suffix (configure_file(config.hpp.cmake config.hpp)); a CMake module
+        # or package config keeps its kind
+        ("inc/fft_config.hpp.cmake", FileKind.CPP), ("src/config.h.cmake", FileKind.CPP),
+        ("k/launch.cu.cmake", FileKind.CUDA), ("cmake/FindNCCL.cmake", FileKind.CMAKE),
+        ("cmake/ProjConfig.cmake", FileKind.CMAKE), ("cmake/setup.cmake.cmake", FileKind.CMAKE),
         # Dockerfiles named with a separator; a data, script or docs suffix keeps its own kind
         ("tools/docker/Dockerfile_dev.gpu", FileKind.DOCKERFILE), ("docker/Dockerfile-base", FileKind.DOCKERFILE),
         ("docker/dockerfile-python", FileKind.DOCKERFILE), ("ci/runtime_Dockerfile", FileKind.DOCKERFILE),

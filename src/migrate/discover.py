@@ -94,7 +94,8 @@ _MEX_OPTIONS_NAME = lazy_regex(r"^(?:mex_cuda[\w.+-]*|nvcc_[\w.+-]+)\.xml$")
 # Suffixes no other test in classify() looks at, unless the name starts with one of _NAMED_FIRST: for those names
 # the suffix alone decides (most of a tree's files).
 # CMake's configure_file templates of sources and package configs (config.h.in with its #cmakedefine switches,
-# version.cc.in, FooConfig.cmake.in): the build's own text, read as the file CMake writes from them. Makefile.in,
+# version.cc.in, FooConfig.cmake.in, and the config.hpp.cmake spelling of a source's template): the build's own text,
+# read as the file CMake writes from them. Makefile.in,
 # automake's output, and other templates (MANIFEST.in, setup.py.in) stay out.
 _TEMPLATE_KINDS = {suffix: kind for suffix, kind in _EXTENSIONS.items()
                    if kind in (FileKind.C, FileKind.CPP, FileKind.CUDA, FileKind.CMAKE) and suffix != ".hip"}
@@ -111,6 +112,8 @@ def classify(relpath: str) -> FileKind | None:
     if name in _NAMES:
         return _NAMES[name]
     suffix = os.path.splitext(name)[1]
+    if suffix == ".cmake" and _TEMPLATE_KINDS.get(inner := os.path.splitext(name[:-6])[1], FileKind.CMAKE) != FileKind.CMAKE:
+        return _TEMPLATE_KINDS[inner]  # config.hpp.cmake, fft_config.h.cmake: a configure_file template of a source
     if suffix in _PLAIN_SUFFIXES and not name.startswith(_NAMED_FIRST):
         return _EXTENSIONS[suffix]
     if _MAKEFILE_NAME.search(name):

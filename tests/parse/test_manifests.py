@@ -665,3 +665,35 @@ def test_dependency_file_packages_by_output_type(tmp_path: Path) -> None:
     assert [(i.name, i.line, i.args) for i in doc.manifest] == [("cuda-version", 9, ("conda",)), ("cupy-cuda12x", 15, ())]
     other = _parse(tmp_path, "dependencies.yaml", FileKind.CONDA, "dependencies:\n  run:\n    common: []\n")
     assert other.manifest == []
+
+
+def test_batch_directives_and_shifter_name_images() -> None:
+    """`#SBATCH --image=` / `--container-image` directives name the job's image; `##SBATCH` is switched off; shifter's
+    `docker:` prefix is dropped."""
+    text = (
+        "#!/bin/bash\n"
+        "#SBATCH --image=nersc/pytorch:ngc-22.02-v0\n"
+        "##SBATCH --image=nersc/pytorch:ngc-21.08-v2\n"
+        "#SBATCH --container-image nvcr.io#nvidia/pytorch:24.05-py3\n"
+        "#SBATCH --container-mounts=/data:/data\n"
+        "srun shifter --image=docker:weatherlab/model:1.2 python run.py\n"
+    )
+    images = [(i.name, i.line, i.column) for i in shell_items(text, Positions(text).at) if i.kind == "image"]
+    assert images == [
+        ("weatherlab/model:1.2", 6, 22),
+        ("nersc/pytorch:ngc-22.02-v0", 2, 17),
+        ("nvcr.io/nvidia/pytorch:24.05-py3", 4, 27),
+    ]
+
+
+def test_recipe_cuda_compiler_and_driver_virtual_package(tmp_path: Path) -> None:
+    """A recipe's {{ compiler('cuda') }} reads as the cuda-nvcc package it renders to, in requirements only; the
+    __cuda virtual package is a package line of its own."""
+    text = (
+        "build:\n  ignore_run_exports_from:\n    - {{ compiler('cuda') }}\n"
+        "requirements:\n  build:\n    - {{ compiler('c') }}\n    - {{compiler(\"cuda\")}}\n"
+        "  run:\n    - __cuda >={{ cuda_min }}\n"
+    )
+    doc = _parse(tmp_path, "meta.yaml", FileKind.CONDA, text)
+    # {{ compiler('c') }} stays a blank expression (a run of zeros), as every other Jinja expression does
+    assert _items(doc, "package") == [("0" * 19, 6, 7), ("cuda-nvcc", 7, 7), ("__cuda", 9, 7)]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from migrate import preproc
 from migrate.lazyre import lazy_regex
 from migrate.matchers import Code, CodeTest, Hit, RuleInvalid, register
 from migrate.matchers.cuda_common import StringPlaces
@@ -33,6 +34,8 @@ def _validate(params: Mapping[str, Any]) -> None:
     validate_code_tests(params)
     if not isinstance(params.get("alone", False), bool):
         raise ValueError("'alone' must be true or false")
+    if not isinstance(params.get("hipcc_compiles", False), bool):
+        raise ValueError("'hipcc_compiles' must be true or false")
     if params.get("branch_ends") and "directives" not in params:
         raise ValueError("'branch_ends' needs 'directives'")
     if "directives" in params:
@@ -272,6 +275,9 @@ def match_cuda_query(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
 def _query_hits(doc: CudaDocument, params: Mapping[str, Any]) -> Iterator[Hit]:
     nodes = sorted(doc.captures(params["query"]).get("hit", []), key=lambda n: n.start_byte)
     hits = list(hits_on_lines(doc, nodes, params.get("where", "any")))
+    if params.get("hipcc_compiles"):
+        skipped = hipcc_skips(doc)
+        hits = [hit for hit in hits if not any(first <= hit.line <= last for first, last in skipped)]
     if "directives" in params:
         seen = {hit.line for hit in hits}
         for hit in _directive_hits(doc, params["directives"], bool(params.get("branch_ends"))):
@@ -283,6 +289,14 @@ def _query_hits(doc: CudaDocument, params: Mapping[str, Any]) -> Iterator[Hit]:
 
 
 _TESTS = frozenset({"if", "ifdef", "ifndef", "elif"})
+# hipcc defines no __CUDA_ARCH__ (host and device pass): a branch that needs it defined is one hipcc never compiles
+_NO_ARCH: preproc.Table = {"__CUDA_ARCH__": preproc.Macro(preproc.UNDEFINED, True)}
+
+
+def hipcc_skips(doc: CudaDocument) -> tuple[tuple[int, int], ...]:
+    """The line ranges a HIP build of DOC never compiles: HIP guards, and `#if defined(__CUDA_ARCH__) && ...` or
+    `#if !defined(__CUDA_ARCH__) || ... #else` branches (a rule's `hipcc_compiles: true` drops hits there)."""
+    return preproc.run(doc.lexed_for(frozenset()).directives, _NO_ARCH).dead
 
 
 def _directive_hits(doc: CudaDocument, pattern: str, ends: bool) -> Iterator[Hit]:

@@ -41,8 +41,14 @@ _PIP_INDEX_OPTIONS = frozenset(
 _CONDA_VALUE_OPTIONS = frozenset({"-n", "--name", "-p", "--prefix", "--file", "--override-channels-file"})
 # Tools whose arguments name container images (docker run IMAGE, apptainer pull docker://IMAGE, srun --container-image=).
 _CONTAINER_TOOLS = frozenset(
-    {"docker", "podman", "nerdctl", "singularity", "apptainer", "enroot", "srun", "sbatch", "salloc", "skopeo", "crane"}
+    {"docker", "podman", "nerdctl", "singularity", "apptainer", "enroot", "srun", "sbatch", "salloc", "skopeo", "crane",
+     "shifter", "shifterimg", "podman-hpc"}
 )
+# A batch script's scheduler directive naming the job's image: `#SBATCH --image=nersc/pytorch:ngc-22.02-v0` (Shifter at
+# NERSC), `#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.01-py3` (Pyxis/enroot). Only a line that starts with
+# exactly one `#` is a directive: `##SBATCH` is the usual way to switch one off.
+_DIRECTIVE = re.compile(r"^[ \t]*#SBATCH[ \t]+(.+)$", re.M)
+_IMAGE_OPTIONS = ("--image", "--container-image")
 # registry/name[:tag]: a slash and a tag or digest (nvidia/cuda:12.4.1-devel), or a registry host with a dot.
 IMAGE_REFERENCE = re.compile(
     r"^(?:docker://)?(?:(?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d+)?[/#])?[a-z0-9._-]+(?:/[a-z0-9._-]+)+"
@@ -232,7 +238,28 @@ def shell_items(text: str, origin: Origin) -> list[Item]:
     tools: dict[str, str] = {}  # variable -> the tool path a bare assignment gave it (TRTEXEC=/usr/src/.../trtexec)
     for command, captured in commands(tokenize(text)):
         found.extend(command_items(_resolved(command, tools), origin, captured=captured))
+    found.extend(directive_images(text, origin))
     return found
+
+
+def directive_images(text: str, origin: Origin) -> Iterator[Item]:
+    """The images `#SBATCH --image=` / `--container-image` directives give a batch job (tokenize drops comments)."""
+    if "#SBATCH" not in text:
+        return
+    for directive in _DIRECTIVE.finditer(text):
+        words = tokenize(directive.group(1))
+        for i, word in enumerate(words):
+            option, equals, value = word.text.partition("=")
+            if option not in _IMAGE_OPTIONS:
+                continue
+            if not equals and i + 1 < len(words) and not words[i + 1].operator:
+                word, value = words[i + 1], words[i + 1].text
+            elif not equals:
+                continue
+            image = image_reference(value)
+            if image:
+                start = directive.start(1) + word.offset + (len(word.text) - len(value))
+                yield Item(IMAGE, image, *origin(start))
 
 
 # `NAME=/path/to/tool` on a line of its own, later run as `$NAME args` or `${NAME} args`: the tool is the path's
@@ -373,6 +400,7 @@ def image_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
 def image_reference(text: str) -> str | None:
     """The image TEXT names: a reference (nvidia/cuda:12.4.1-devel, nvcr.io/nvidia/pytorch), or an enroot squashfs
     file imported from NGC (/enroot/nvcr.io_nvidia_pytorch_23.06-py3.sqsh, nvidia+pytorch+23.06-py3.sqsh)."""
+    text = text.removeprefix("docker:") if not text.startswith("docker://") else text  # shifter's docker:NAME:TAG
     if text.endswith(".sqsh"):
         ngc = _ENROOT_NGC.search(text)
         return f"nvcr.io/nvidia/{ngc.group(1)}:{ngc.group(2)}" if ngc else None

@@ -198,16 +198,22 @@ _LINES: tuple[str | None, list[str]] = (None, [])
 _JINJA = re.compile(r"\{%.*?%\}|\{#.*?#\}|\{\{.*?\}\}", re.S)
 # the recipe sections that list packages: requirements of the recipe and of each of its outputs
 _RECIPE_SECTIONS = ("build", "host", "run", "run_constrained")
+# {{ compiler('cuda') }}: conda-forge renders it as nvcc (CUDA 11) or cuda-nvcc (CUDA 12 and later), NVIDIA's compiler
+_CUDA_COMPILER = re.compile(r"\{\{\s*compiler\(\s*['\"]cuda['\"]\s*\)\s*\}\}")
+_CUDA_COMPILER_PACKAGE = "cuda-nvcc"
 
 
 def _without_jinja(text: str) -> str:
     """TEXT with each Jinja statement and comment blanked and each expression made a run of zeros of its length: a
     package line keeps its name (`cuda-toolkit {{ v }}` reads `cuda-toolkit 000000`), and every line and column of
-    the rest stays where it was (newlines inside a tag are kept)."""
+    the rest stays where it was (newlines inside a tag are kept). `{{ compiler('cuda') }}` reads as the package it
+    renders to (cuda-nvcc)."""
     if "{%" not in text and "{{" not in text and "{#" not in text:
         return text
 
     def blank(match: re.Match[str]) -> str:
+        if _CUDA_COMPILER.fullmatch(match.group()):  # the package it renders to, at the same place
+            return _CUDA_COMPILER_PACKAGE.ljust(len(match.group()))
         fill = "0" if match.group().startswith("{{") else " "
         return "".join(c if c == "\n" else fill for c in match.group())
     return _JINJA.sub(blank, text)

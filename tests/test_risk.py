@@ -772,6 +772,20 @@ def test_a_gpu_decode_back_end_on_nvdec_floors_at_hard_and_one_decoder_file_does
     assert risk.assess([reader[0]], W).verdict == "moderate"
 
 
+def test_an_image_pipeline_on_vpi_or_cv_cuda_floors_at_hard_and_one_wrapper_file_does_not() -> None:
+    nodes = [make(f"image_proc/src/{node}.cpp", 9, "cvcuda-usage", "cuda-library", Severity.HIGH,
+                  evidence="cvcuda::Resize resize_op;") for node in ("resize_node", "crop_node", "normalize_node")]
+    built_on = risk.assess(nodes, W)
+    assert built_on.verdict == "hard" and "cvcuda-usage in 3 files" in built_on.basis
+    stereo = [make(f"stereo/src/{part}.cpp", 14, "vpi-usage", "cuda-library", Severity.HIGH,
+                   evidence="vpiSubmitStereoDisparityEstimator(stream,") for part in ("disparity", "rectify", "pyramid")]
+    assert risk.assess(stereo, W).verdict == "hard"
+    # the look-alikes: one wrapper file is a high finding to rework (moderate), and the same nodes in the examples
+    # are off the main path
+    assert risk.assess([nodes[0]], W).verdict == "moderate"
+    assert risk.assess([replace(f, path=f"examples/{f.path}") for f in stereo], W).verdict == "easy"
+
+
 def test_a_renderer_built_on_optix_floors_at_very_hard() -> None:
     core = [make(f"render/{part}.cpp", 3, "optix-include", "cuda-library", Severity.HIGH,
                  evidence="#include <optix.h>") for part in ("pipeline", "accel", "denoise")]

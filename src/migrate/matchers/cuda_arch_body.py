@@ -1,6 +1,6 @@
-"""Kernels whose whole body sits in one `#if __CUDA_ARCH__ >= 530` ... `#endif` with no #else or #elif. hipcc defines
-no __CUDA_ARCH__ (hipcc -dM -E, host and device pass), so the condition is false there and a ROCm build compiles an
-empty function: the kernel launches, returns at once and writes nothing, with no diagnostic."""
+"""Kernels whose whole body sits in one `#if __CUDA_ARCH__ >= 530` ... `#endif` with no #elif, and no #else but one that
+only prints. hipcc defines no __CUDA_ARCH__ (hipcc -dM -E, host and device pass), so the condition is false there and
+a ROCm build compiles an empty function: the kernel launches, returns at once and writes nothing, with no error."""
 
 from __future__ import annotations
 
@@ -11,42 +11,57 @@ from migrate.parse.lexer import Lexed
 from migrate.preproc import Directive
 
 _OPEN = frozenset({"if", "ifdef", "ifndef"})
-_LATER = frozenset({"elif", "elifdef", "elifndef", "else"})
+_LATER = frozenset({"elif", "elifdef", "elifndef"})
+_MESSAGE = re.compile(r"printf\s*\(.*\)|return")
 # The head of a function definition run on the GPU: a __global__ / __device__ qualifier, then a parameter list
 # closed just before the body's brace (a const, noexcept or trailing return type allowed).
 _DEVICE = re.compile(r"\b(?:__global__|__device__)\b")
 _SIGNATURE_END = re.compile(r"\)\s*(?:const\b\s*)?(?:noexcept\b\s*)?(?:->\s*[\w:<>, *&]+)?$")
+_CONDITIONAL = re.compile(r"\s*#\s*(?:if|ifdef|ifndef|elif|else|endif)\b")
+_SHARED = re.compile(r"\s*(?:extern\s+)?__shared__\b[^;{}]*;\s*$")
 _HEAD_LINES = 40  # how far up a function's head is read
 _CONTROL = re.compile(r"^\s*(?:if|for|while|switch|do|else)\b")
 
 
 def vanishing_bodies(lexed: Lexed) -> frozenset[int]:
-    """The #if lines that open the whole body of a __global__ / __device__ function: nothing but blank lines
-    between the function's `{` and the #if, nothing between the #endif and its `}`, no #else / #elif in the chain,
-    and a condition that compares __CUDA_ARCH__, names nothing for HIP and is false once __CUDA_ARCH__ is
-    undefined."""
+    """The #if lines that open the whole body of a __global__ / __device__ function: nothing but blank lines and
+    other conditionals between the function's `{` and the #if, nothing between the #endif and its `}`, no #elif in
+    the chain and no #else but one that only prints a message or returns, and a condition that compares
+    __CUDA_ARCH__, names nothing for HIP and is false once __CUDA_ARCH__ is undefined."""
     found: set[int] = set()
     lines = lexed.code.split("\n")
-    for opening, closing in _bare_chains(lexed):
-        if arch_only_false(opening.argument) and _fills_device_body(lines, opening.line, closing):
+    for opening, other, closing in _plain_chains(lexed):
+        if not arch_only_false(opening.argument) or not _fills_device_body(lines, opening.line, closing):
+            continue
+        if other is None or _only_message(lines, other, closing):
             found.add(opening.line)
     return frozenset(found)
 
 
-def _bare_chains(lexed: Lexed) -> list[tuple[Directive, int]]:
-    """(#if directive, #endif line) of each chain opened by a plain #if with no #elif / #else."""
-    found: list[tuple[Directive, int]] = []
-    stack: list[tuple[Directive, bool]] = []
+def _plain_chains(lexed: Lexed) -> list[tuple[Directive, int | None, int]]:
+    """(#if directive, #else line or None, #endif line) of each chain opened by a plain #if, with no #elif."""
+    found: list[tuple[Directive, int | None, int]] = []
+    stack: list[tuple[Directive, int | None, bool]] = []
     for item in lexed.directives:
         if item.keyword in _OPEN:
-            stack.append((item, item.keyword == "if"))
+            stack.append((item, None, item.keyword == "if"))
+        elif stack and item.keyword == "else":
+            opening, _, plain = stack[-1]
+            stack[-1] = (opening, item.line, plain)
         elif stack and item.keyword in _LATER:
-            stack[-1] = (stack[-1][0], False)
+            stack[-1] = (stack[-1][0], stack[-1][1], False)
         elif stack and item.keyword == "endif":
-            opening, bare = stack.pop()
-            if bare:
-                found.append((opening, item.line))
+            opening, other, plain = stack.pop()
+            if plain:
+                found.append((opening, other, item.line))
     return found
+
+
+def _only_message(lines: list[str], start: int, end: int) -> bool:
+    """Lines START+1..END-1 (an #else body, strings blanked) hold nothing but printf calls and bare returns: the
+    kernel still computes nothing on ROCm. An assert, a trap or an abort fails loudly and is not this."""
+    body = " ".join(lines[n - 1] for n in range(start + 1, end) if not lines[n - 1].lstrip().startswith("#"))
+    return all(_MESSAGE.fullmatch(s.strip()) for s in re.split(r"[;{}]", body) if s.strip())
 
 
 def _fills_device_body(lines: list[str], first: int, last: int) -> bool:
@@ -70,9 +85,12 @@ def _fills_device_body(lines: list[str], first: int, last: int) -> bool:
 
 
 def _next_code(lines: list[str], index: int, step: int) -> int | None:
-    """The first 0-based line from INDEX on (going by STEP) that holds anything but blanks."""
+    """The first 0-based line from INDEX on (going by STEP) that holds anything but blanks and conditionals (the
+    #endif of a signature chosen by #if, an outer #if around the gate); going up, a __shared__ declaration too (it
+    computes nothing)."""
     while 0 <= index < len(lines):
-        if lines[index].strip():
+        text = lines[index]
+        if text.strip() and not _CONDITIONAL.match(text) and not (step < 0 and _SHARED.match(text)):
             return index
         index += step
     return None

@@ -1712,3 +1712,17 @@ def test_a_gate_around_a_whole_kernel_body_is_high_and_the_others_stay_medium(tm
     assert found == [
         (2, "cuda-arch-empty-body", Severity.HIGH), (7, "cuda-arch-empty-body", Severity.HIGH),
         (14, "cuda-arch-check", Severity.MEDIUM), (21, "cuda-arch-check", Severity.MEDIUM)]
+
+
+def test_a_file_that_sets_cuda_arch_itself_keeps_its_gates_medium(tmp_path: Path) -> None:
+    """A header that gives __CUDA_ARCH__ a value for its HIP build (ggml's sets 1300) keeps the body: medium."""
+    code = "#ifdef __HIP_PLATFORM_AMD__\n#define __CUDA_ARCH__ 1300\n#endif\n" + ARCH_GATED_BODIES
+    result = scan_file(source_file(tmp_path, code, "gates.cu"), load_builtin(), Settings())
+    assert not [f for f in [*result.findings, *result.guarded_findings] if f.rule == "cuda-arch-empty-body"]
+
+
+def test_an_editor_stand_in_for_cuda_arch_leaves_the_gate_high(tmp_path: Path) -> None:
+    """`#ifdef __INTELLISENSE__ / #define __CUDA_ARCH__ 500` (ccminer) is for an editor: no compiler sets it."""
+    code = "#ifdef __INTELLISENSE__\n#define __CUDA_ARCH__ 500\n#endif\n" + ARCH_GATED_BODIES
+    result = scan_file(source_file(tmp_path, code, "gates.cu"), load_builtin(), Settings())
+    assert [f.line for f in result.findings if f.rule == "cuda-arch-empty-body"] == [5, 10]

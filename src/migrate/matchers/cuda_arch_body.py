@@ -10,6 +10,12 @@ from migrate.matchers.cuda_arch_fallback import arch_only_false
 from migrate.parse.lexer import Lexed
 from migrate.preproc import Directive
 
+_ARCH = "__CUDA_ARCH__"
+_EDITOR = "__INTELLISENSE__"
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_ARCH_DEFINED = re.compile(r"\bdefined\s*\(?\s*__CUDA_ARCH__\s*\)?")
+_COMPARED_BEFORE = re.compile(r"(?:<=|>=|==|!=|<|>)$")
+_COMPARED_AFTER = re.compile(r"(?:<=|>=|==|!=|<|>)")
 _OPEN = frozenset({"if", "ifdef", "ifndef"})
 _LATER = frozenset({"elif", "elifdef", "elifndef"})
 _MESSAGE = re.compile(r"printf\s*\(.*\)|return")
@@ -28,14 +34,48 @@ def vanishing_bodies(lexed: Lexed) -> frozenset[int]:
     other conditionals between the function's `{` and the #if, nothing between the #endif and its `}`, no #elif in
     the chain and no #else but one that only prints a message or returns, and a condition that compares
     __CUDA_ARCH__, names nothing for HIP and is false once __CUDA_ARCH__ is undefined."""
+    if _ARCH in lexed.defined and _sets_arch(lexed):
+        return frozenset()  # the file gives __CUDA_ARCH__ a value of its own (ggml's HIP header sets 1300)
     found: set[int] = set()
     lines = lexed.code.split("\n")
     for opening, other, closing in _plain_chains(lexed):
-        if not arch_only_false(opening.argument) or not _fills_device_body(lines, opening.line, closing):
+        if not _arch_alone(opening.argument) or not _fills_device_body(lines, opening.line, closing):
             continue
         if other is None or _only_message(lines, other, closing):
             found.add(opening.line)
     return frozenset(found)
+
+
+def _arch_alone(argument: str) -> bool:
+    """ARGUMENT is false without __CUDA_ARCH__ and tests nothing else: every other name is a number compared with it
+    (`__CUDA_ARCH__ >= GGML_CUDA_CC_VOLTA`), never a switch of the build (`defined(USE_PDL) && ...`, `... && HOPPER`)
+    that can leave the body out on NVIDIA GPUs too."""
+    if not arch_only_false(argument):
+        return False
+    rest = _ARCH_DEFINED.sub(" ", argument)
+    for word in _WORD.finditer(rest):
+        if word.group() == _ARCH:
+            continue
+        before = rest[: word.start()].rstrip(" \t(")
+        after = rest[word.end() :].lstrip(" \t)")
+        if not (_COMPARED_BEFORE.search(before) or _COMPARED_AFTER.match(after)):
+            return False
+    return True
+
+
+def _sets_arch(lexed: Lexed) -> bool:
+    """The file #defines __CUDA_ARCH__ outside a branch for an editor (`#ifdef __INTELLISENSE__`, which no compiler
+    sets)."""
+    open_tests: list[str] = []
+    for item in lexed.directives:
+        if item.keyword in _OPEN:
+            open_tests.append(item.argument)
+        elif item.keyword == "endif" and open_tests:
+            open_tests.pop()
+        elif item.keyword == "define" and item.argument.split()[:1] == [_ARCH]:
+            if not any(_EDITOR in test for test in open_tests):
+                return True
+    return False
 
 
 def _plain_chains(lexed: Lexed) -> list[tuple[Directive, int | None, int]]:

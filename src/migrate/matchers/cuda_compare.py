@@ -68,7 +68,7 @@ def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator
         return
     names = frozenset(params["names"])
     bodies = params.get("bodies", "all")
-    vanishing = vanishing_bodies(lexed) if bodies != "all" else frozenset()
+    vanishing: frozenset[int] | None = None  # read on the first comparison, where `bodies` asks
     seen: set[int] = set()
     for offset, word in lexed.places(names):
         if not _expression_context(code, offset):
@@ -78,9 +78,14 @@ def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator
             continue
         start, symbol = place
         line, column = lexed.point(start)
-        if line not in seen and (bodies == "all" or (line in vanishing) == (bodies == "only")):
-            seen.add(line)
-            yield Hit(line, column, symbol=" ".join(symbol.split()))
+        if line in seen:
+            continue
+        if bodies != "all":
+            vanishing = vanishing_bodies(lexed) if vanishing is None else vanishing
+            if (line in vanishing) != (bodies == "only"):
+                continue
+        seen.add(line)
+        yield Hit(line, column, symbol=" ".join(symbol.split()))
 
 
 def _names(params: Mapping[str, Any]) -> list[str]:

@@ -692,6 +692,8 @@ def test_every_cuda_rule_feeds_the_prefilter() -> None:
         ({"matcher": "cuda-compare", "names": ["CUDA_VERSION"], "uses": True, "branches": True}, "exclude each other"),
         ({"matcher": "cuda-compare", "names": ["CUDA_VERSION"], "tested": ["X"]}, "'tested' needs 'branches: true'"),
         ({"matcher": "cuda-compare", "names": ["CUDA_VERSION"], "branches": True, "tested": "X"}, "'tested' must"),
+        ({"matcher": "cuda-compare", "names": ["__CUDA_ARCH__"], "bodies": "some"}, "'bodies' must be"),
+        ({"matcher": "cuda-compare", "names": ["__CUDA_ARCH__"], "uses": True, "bodies": "only"}, "comparisons only"),
     ],
 )
 def test_broken_cuda_rules_name_the_file_and_rule(tmp_path: Path, match: dict[str, object], error: str) -> None:
@@ -1671,3 +1673,56 @@ def test_faiss_gpu_headers_in_faiss_own_gpu_tree_are_not_reported(tmp_path: Path
     files = {"faiss/gpu/GpuIndex.cu": include, "c_api/gpu/GpuResources_c.cpp": include, "tools/knn.cpp": include}
     found = [f for f in tree_findings(tmp_path, files) if f[2] == "faiss-gpu-include"]
     assert found == [("tools/knn.cpp", 1, "faiss-gpu-include", "medium", (1, 2))]
+
+
+ARCH_GATED_BODIES = """\
+__global__ void fill(float* out) {
+#if __CUDA_ARCH__ >= 530
+  out[threadIdx.x] = 1.0f;
+#endif
+}
+__global__ void fill_or_say(float* out) {
+  #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  out[threadIdx.x] = 2.0f;
+  #else
+  printf("needs sm_70\\n");
+  #endif
+}
+__global__ void fill_or_fallback(float* out) {
+#if __CUDA_ARCH__ >= 700
+  out[threadIdx.x] = 3.0f;
+#else
+  out[threadIdx.x] = 4.0f;
+#endif
+}
+__global__ void fill_then_more(float* out) {
+#if __CUDA_ARCH__ >= 700
+  out[threadIdx.x] = 5.0f;
+#endif
+  out[0] = 6.0f;
+}
+"""
+
+
+def test_a_gate_around_a_whole_kernel_body_is_high_and_the_others_stay_medium(tmp_path: Path) -> None:
+    """A kernel body wholly inside a __CUDA_ARCH__ comparison (no #else, or one that only prints) compiles empty under
+    hipcc: cuda-arch-empty-body, high; a gate with a fallback or beside other code stays cuda-arch-check, medium."""
+    result = scan_file(source_file(tmp_path, ARCH_GATED_BODIES, "gates.cu"), load_builtin(), Settings())
+    found = sorted((f.line, f.rule, f.severity) for f in result.findings if f.rule.startswith("cuda-arch-"))
+    assert found == [
+        (2, "cuda-arch-empty-body", Severity.HIGH), (7, "cuda-arch-empty-body", Severity.HIGH),
+        (14, "cuda-arch-check", Severity.MEDIUM), (21, "cuda-arch-check", Severity.MEDIUM)]
+
+
+def test_a_file_that_sets_cuda_arch_itself_keeps_its_gates_medium(tmp_path: Path) -> None:
+    """A header that gives __CUDA_ARCH__ a value for its HIP build (ggml's sets 1300) keeps the body: medium."""
+    code = "#ifdef __HIP_PLATFORM_AMD__\n#define __CUDA_ARCH__ 1300\n#endif\n" + ARCH_GATED_BODIES
+    result = scan_file(source_file(tmp_path, code, "gates.cu"), load_builtin(), Settings())
+    assert not [f for f in [*result.findings, *result.guarded_findings] if f.rule == "cuda-arch-empty-body"]
+
+
+def test_an_editor_stand_in_for_cuda_arch_leaves_the_gate_high(tmp_path: Path) -> None:
+    """`#ifdef __INTELLISENSE__ / #define __CUDA_ARCH__ 500` (ccminer) is for an editor: no compiler sets it."""
+    code = "#ifdef __INTELLISENSE__\n#define __CUDA_ARCH__ 500\n#endif\n" + ARCH_GATED_BODIES
+    result = scan_file(source_file(tmp_path, code, "gates.cu"), load_builtin(), Settings())
+    assert [f.line for f in result.findings if f.rule == "cuda-arch-empty-body"] == [5, 10]

@@ -39,7 +39,7 @@ def arch_fallbacks(lexed: Lexed) -> Ranges:
         if item.keyword not in _CONDITIONALS:
             continue
         if item.keyword in ("if", "ifdef", "ifndef"):
-            stack.append(_Chain(item.line if item.keyword == "if" and _arch_only_false(item.argument) else None))
+            stack.append(_Chain(item.line if item.keyword == "if" and arch_only_false(item.argument) else None))
         elif stack and item.keyword == "endif":
             chain = stack.pop()
             chain.close(item.line)
@@ -50,7 +50,7 @@ def arch_fallbacks(lexed: Lexed) -> Ranges:
             chain.close(item.line)
             if item.keyword == "else":
                 chain.fallback = item.line
-            elif item.keyword == "elif" and _arch_only_false(item.argument):
+            elif item.keyword == "elif" and arch_only_false(item.argument):
                 chain.start = item.line
     return tuple(found)
 
@@ -69,7 +69,7 @@ class _Chain:
         self.start = None
 
 
-def _arch_only_false(argument: str) -> bool:
+def arch_only_false(argument: str) -> bool:
     """ARGUMENT compares __CUDA_ARCH__, names nothing for HIP, and is false once __CUDA_ARCH__ is undefined."""
     if _ARCH not in argument or any(preproc.tests_hip(n) for n in re.findall(r"[A-Za-z_]\w*", argument)):
         return False

@@ -10,6 +10,7 @@ from typing import Any
 
 from migrate.lazyre import lazy_regex
 from migrate.matchers import Hit, register
+from migrate.matchers.cuda_arch_body import vanishing_bodies
 from migrate.matchers.cuda_common import directive_head, in_directive
 from migrate.parse.cuda import CudaDocument
 from migrate.parse.document import Document
@@ -36,6 +37,10 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("'unless_tested' must be a list of identifiers")
     if unless and not params.get("branches"):
         raise ValueError("'unless_tested' needs 'branches: true'")
+    if params.get("bodies", "all") not in ("all", "only", "skip"):
+        raise ValueError("'bodies' must be all, only or skip")
+    if params.get("bodies", "all") != "all" and (params.get("uses") or params.get("branches")):
+        raise ValueError("'bodies' goes with comparisons only")
 
 
 # The name may be scaled first and its group closed: `(__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10) >= 12040`.
@@ -52,7 +57,9 @@ def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator
     """A comparison (< <= > >= == !=) with one of the rule's names as an operand, in code or in an #if / #elif
     condition (a #define body is not an expression yet): once per line, at the comparison's left operand. With
     `uses: true`, instead each line of code (no directive) that uses one of the names as a value, not compared; with
-    `branches: true`, instead the #elif / #else / #endif lines that follow such an #if / #elif in its chain."""
+    `branches: true`, instead the #elif / #else / #endif lines that follow such an #if / #elif in its chain. With
+    `bodies: only` just the #if lines that hold a device function's whole body with no #else (cuda_arch_body),
+    with `bodies: skip` all the others."""
     if params.get("uses"):
         yield from _value_hits(lexed, code, frozenset(params["names"]))
         return
@@ -60,6 +67,8 @@ def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator
         yield from _branch_hits(lexed, params)
         return
     names = frozenset(params["names"])
+    bodies = params.get("bodies", "all")
+    vanishing: frozenset[int] | None = None  # read on the first comparison, where `bodies` asks
     seen: set[int] = set()
     for offset, word in lexed.places(names):
         if not _expression_context(code, offset):
@@ -69,9 +78,14 @@ def compare_hits(lexed: Lexed, code: str, params: Mapping[str, Any]) -> Iterator
             continue
         start, symbol = place
         line, column = lexed.point(start)
-        if line not in seen:
-            seen.add(line)
-            yield Hit(line, column, symbol=" ".join(symbol.split()))
+        if line in seen:
+            continue
+        if bodies != "all":
+            vanishing = vanishing_bodies(lexed) if vanishing is None else vanishing
+            if (line in vanishing) != (bodies == "only"):
+                continue
+        seen.add(line)
+        yield Hit(line, column, symbol=" ".join(symbol.split()))
 
 
 def _names(params: Mapping[str, Any]) -> list[str]:

@@ -138,6 +138,13 @@ _REGISTRY: dict[str, Matcher] = {}
 _loaded = False
 
 
+def require_flags(params: Mapping[str, Any], *flags: str) -> None:
+    """Check that each named option, where a rule sets it, is true or false."""
+    for flag in flags:
+        if not isinstance(params.get(flag, False), bool):
+            raise ValueError(f"'{flag}' must be true or false")
+
+
 def require_regex_and_needles(params: Mapping[str, Any], matcher: str, pattern_says: str) -> None:
     """Check a matcher's `pattern` (a regex; PATTERN_SAYS what it must be) and `needles` (strings one of which the
     text must hold)."""

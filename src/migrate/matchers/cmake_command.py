@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, register
+from migrate.matchers import Hit, register, require_flags
 from migrate.matchers.manifest_common import check, compiled, needles
 from migrate.parse import Document
 from migrate.parse.manifest import CMAKE, Item, items
@@ -16,8 +16,7 @@ def _validate(params: Mapping[str, Any]) -> None:
           required=("commands", "needles"))
     if "after" in params and "args" not in params:
         raise ValueError("cmake-command: 'after' goes with 'args'")
-    if not isinstance(params.get("block_end", False), bool):
-        raise ValueError("cmake-command: 'block_end' must be true or false")
+    require_flags(params, "block_end")
 
 
 @register("cmake-command", validate=_validate, needles=lambda p: needles(p, None))

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from migrate.matchers import Code, CodeTest, Hit, register
+from migrate.matchers import Code, CodeTest, Hit, register, require_flags
 from migrate.matchers.cuda_arch_fallback import ARCH_FALLBACK_NOTE, Ranges, arch_fallbacks
 from migrate.model import Severity
 from migrate.parse.cuda import CudaDocument
@@ -24,8 +24,7 @@ def _validate(params: Mapping[str, Any]) -> None:
     if not isinstance(pattern, (str, list)) or not pattern:
         raise ValueError("inline-asm needs a 'pattern': a regex over the assembly template, or a list of them")
     asm_pattern(pattern)
-    if not isinstance(params.get("device_code", False), bool):
-        raise ValueError("'device_code' must be true or false")
+    require_flags(params, "device_code")
     if "arch_fallback" in params:
         Severity.parse(str(params["arch_fallback"]))
     if "all_instructions" in params:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from migrate.lazyre import lazy_regex
-from migrate.matchers import Hit, register
+from migrate.matchers import Hit, register, require_flags
 from migrate.matchers.cuda_arch_body import vanishing_bodies
 from migrate.matchers.cuda_common import directive_head, in_directive
 from migrate.parse.cuda import CudaDocument
@@ -22,9 +22,7 @@ def _validate(params: Mapping[str, Any]) -> None:
     names = params.get("names")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise ValueError("cuda-compare needs 'names': a non-empty list of identifiers")
-    for flag in ("uses", "branches"):
-        if not isinstance(params.get(flag, False), bool):
-            raise ValueError(f"'{flag}' must be true or false")
+    require_flags(params, "uses", "branches")
     if params.get("uses") and params.get("branches"):
         raise ValueError("'uses' and 'branches' exclude each other")
     tested = params.get("tested", [])

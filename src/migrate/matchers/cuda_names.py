@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from migrate.matchers import Hit, names_in, register
+from migrate.matchers import Hit, names_in, register, require_flags
 from migrate.parse import Document
 from migrate.parse.cuda import CudaDocument
 
@@ -20,8 +20,7 @@ def _validate(params: Mapping[str, Any]) -> None:
         raise ValueError("cuda-names needs 'names': a non-empty list of identifiers")
     if params.get("where", "any") not in ("any", "host", "device"):
         raise ValueError("cuda-names 'where' must be host, device or any")
-    if not isinstance(params.get("called", False), bool):
-        raise ValueError("cuda-names 'called' must be true or false")
+    require_flags(params, "called")
     if "unless_include" in params:
         try:
             re.compile(params["unless_include"])

@@ -14,7 +14,7 @@ from typing import Any
 
 from migrate import preproc
 from migrate.lazyre import lazy_regex
-from migrate.matchers import Code, CodeTest, Hit, RuleInvalid, register
+from migrate.matchers import Code, CodeTest, Hit, RuleInvalid, register, require_flags
 from migrate.matchers.cuda_common import StringPlaces
 from migrate.matchers.cuda_compare import chains
 from migrate.parse import Document
@@ -32,10 +32,7 @@ def _validate(params: Mapping[str, Any]) -> None:
     if params.get("where", "any") not in _WHERE:
         raise ValueError(f"'where' must be one of {', '.join(_WHERE)}")
     validate_code_tests(params)
-    if not isinstance(params.get("alone", False), bool):
-        raise ValueError("'alone' must be true or false")
-    if not isinstance(params.get("hipcc_compiles", False), bool):
-        raise ValueError("'hipcc_compiles' must be true or false")
+    require_flags(params, "alone", "hipcc_compiles")
     if params.get("branch_ends") and "directives" not in params:
         raise ValueError("'branch_ends' needs 'directives'")
     if "directives" in params:

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from migrate.apimap import api_names
-from migrate.matchers import Hit, register
+from migrate.matchers import Hit, register, require_flags
 from migrate.matchers.manifest_common import check, needles, search
 from migrate.parse import Document
 from migrate.parse.manifest import FACT, items
@@ -26,8 +26,7 @@ FACTS = (
 
 def _validate(params: Mapping[str, Any]) -> None:
     check(params, regexes=("value",), required=("fact", "needles"))
-    if not isinstance(params.get("or_cuda_api", False), bool):
-        raise ValueError("manifest-fact: 'or_cuda_api' must be true or false")
+    require_flags(params, "or_cuda_api")
     if params["fact"] not in FACTS:
         raise ValueError(f"manifest-fact: unknown fact '{params['fact']}' (known: {', '.join(FACTS)})")
 

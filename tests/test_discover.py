@@ -85,6 +85,9 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         # the MolSSI cookiecutter's test environments (devtools/conda-envs/), and a YAML folder that is not conda's
         ("devtools/conda-envs/build-ubuntu.yml", FileKind.CONDA), ("conda_envs/test.yaml", FileKind.CONDA),
         ("devtools/configs/build.yml", FileKind.YAML), ("anaconda-notes/setup.yaml", FileKind.YAML),
+        # dev container definitions (the images they are built on); other JSON is not read
+        (".devcontainer/devcontainer.json", FileKind.DEVCONTAINER), (".devcontainer.json", FileKind.DEVCONTAINER),
+        (".devcontainer/gpu/devcontainer.json", FileKind.DEVCONTAINER), (".vscode/settings.json", None),
     ],
 )
 def test_classify(path: str, kind: FileKind | None) -> None:

@@ -96,6 +96,24 @@ def test_a_prebuilt_library_with_cuda_device_code_is_one_blocker(tmp_path: Path)
         ("lib/libicp.so", 1, "prebuilt-cuda-binary", "blocker")]
 
 
+def test_a_prebuilt_library_beside_its_cuda_sources_is_a_build_artifact_to_rebuild(tmp_path: Path) -> None:
+    """A research op's library committed in the folder of the .cu it was built from is rebuilt with hipcc: medium
+    (prebuilt-cuda-binary-beside-sources), not the vendor-library blocker; the same bytes in a folder of headers and
+    host code only (a vendor's library) stay the blocker."""
+    device = b"\x7fELF\x00\x00.nv_fatbin\x00__cudaRegisterFunction\x00"
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "knn_so.so").write_bytes(device)
+    (tmp_path / "ops" / "knn_g.cu").write_text("int knn_count = 0;\n")
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "libknn.so").write_bytes(device)
+    (tmp_path / "vendor" / "knn.h").write_text("int knn_count(void);\n")
+    code, data, _ = run_scan(tmp_path)
+    assert code == 0
+    assert sorted((f["path"], f["line"], f["rule"], f["severity"]) for f in data["findings"]) == [
+        ("ops/knn_so.so", 1, "prebuilt-cuda-binary-beside-sources", "medium"),
+        ("vendor/libknn.so", 1, "prebuilt-cuda-binary", "blocker")]
+
+
 def test_a_prebuilt_library_past_the_size_limit_is_left_out_quietly(tmp_path: Path) -> None:
     (tmp_path / "libbig.so").write_bytes(b"\x7fELF\x00" + b"\x00" * 4096 + b".nv_fatbin\x00")
     (tmp_path / "big.cu").write_text(CUDA_CALL + "// padding\n" * 400)

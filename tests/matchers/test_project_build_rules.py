@@ -135,3 +135,11 @@ def test_float_atomic_in_loop_macros_exacttree_findings(tmp_path: Path) -> None:
     assert found == [("splat.cu", 17, "atomic-add-float", "low", ()),
                      ("splat.cu", 29, "atomic-add-float", "low", ()),
                      ("splat.cu", 41, "atomic-add-float", "low", ())]
+
+
+def test_float_atomic_on_an_accessor_element_exacttree_findings(tmp_path: Path) -> None:
+    """An atomicAdd into an element of a floating PackedTensorAccessor (`&volume[i][j]`) is a float atomic; the one
+    into an integer accessor declared beside it is not (the declarations are not read across parameters)."""
+    kernel = (FIXTURES / "rules" / "cuda" / "float_atomic_accessor.cu").read_text(encoding="utf-8")
+    found = [f for f in tree_findings(tmp_path, {"splat.cu": kernel}) if f[2] == "atomic-add-float"]
+    assert found == [("splat.cu", 16, "atomic-add-float", "low", ())]

@@ -27,6 +27,25 @@ def _items(doc, kind: str) -> list[tuple]:
     return [(i.name, i.line, i.column) for i in doc.manifest if i.kind == kind]
 
 
+# --- dev containers -------------------------------------------------------------------------------
+
+
+def test_devcontainer_images_are_its_image_and_image_build_args(tmp_path: Path) -> None:
+    """JSONC: the image and an image-valued build argument are items at their values; an image in a comment, a
+    `//` inside a string and a command that mentions an image name nothing."""
+    text = (
+        "{\n"
+        '  // "image": "nvcr.io/nvidia/pytorch:22.12-py3",\n'
+        '  "image": "nvcr.io/nvidia/pytorch:24.03-py3",\n'
+        '  /* "baseImage": "nvidia/cuda:11.8.0-base" */\n'
+        '  "build": {"args": {"BASE_IMAGE": "nvidia/cuda:12.2.0-devel", "URL": "http://x//y"}},\n'
+        '  "postCreateCommand": "echo image: nvidia/cuda"\n'
+        "}\n"
+    )
+    doc = _parse(tmp_path, ".devcontainer/devcontainer.json", FileKind.DEVCONTAINER, text)
+    assert _items(doc, "image") == [("nvcr.io/nvidia/pytorch:24.03-py3", 3, 13), ("nvidia/cuda:12.2.0-devel", 5, 37)]
+
+
 # --- pip requirements ----------------------------------------------------------------------------
 
 

@@ -67,7 +67,10 @@ def _declared_float(doc: CudaDocument, offset: int, dest: str, paired: bool) -> 
     if not paired and (_GRADIENT.search(base.group(1)) or _FLOAT_DISPATCH.search(doc.text)):
         kind = "|".join([kind, *map(re.escape, sorted(_type_parameters(doc, function)))])
     pattern = rf"\b(?:{kind})\s*(?:const\s*)?\*\s*(?:const\s+)?(?:__restrict__\s+)?&?\s*{name}\b"
-    return re.search(pattern, body) is not None
+    # or an ATen accessor of that type (`PackedTensorAccessor32<scalar_t, 4, ...> grad`), its element's address
+    # taken: `atomicAdd(&grad[n][c][y][x], v)`
+    accessor = rf"TensorAccessor(?:32|64)?\s*<\s*(?:{kind})\s*,[^;{{}}()<>]*>\s*(?:const\s+)?(?:__restrict__\s+)?&?\s*{name}\b"
+    return re.search(pattern, body) is not None or re.search(accessor, body) is not None
 
 
 def _type_parameters(doc: CudaDocument, function: Function) -> frozenset[str]:

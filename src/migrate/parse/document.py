@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from migrate.bounded import Refused, read_source
@@ -174,7 +176,8 @@ def read_text(source: SourceFile) -> str:
     except Refused as exc:
         raise ParseError(f"cannot read: {exc}") from None
     if source.kind is FileKind.BINARY_LIBRARY:
-        return _cuda_binary_markers(data)
+        markers = _cuda_binary_markers(data)
+        return markers + SOURCES_BESIDE + "\n" if markers and _cuda_sources_beside(source.path) else markers
     if b"\0" in data[:8192]:
         raise ParseError("binary file")
     try:
@@ -203,6 +206,21 @@ def _legacy_text(data: bytes, invalid_at: int) -> str:
 # the CUDA runtime at load time. A prebuilt library that holds them carries NVIDIA device code, and without its
 # sources nothing rebuilds it for an AMD GPU.
 _CUDA_BINARY_MARKERS = (b".nv_fatbin", b"__cudaRegisterFatBinary", b"__cudaRegisterFunction", b"__fatbinwrap")
+
+
+# A library whose own folder holds CUDA sources is a build artifact committed with them (a research op's `_so.so` or
+# `.cu.o` next to its `_g.cu`), not a vendor's library: its text gets this line, and hipcc rebuilds it from them.
+SOURCES_BESIDE = "cuda-sources-beside"
+_CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
+
+
+def _cuda_sources_beside(path: Path) -> bool:
+    """PATH's folder holds a CUDA source file (one listing of that folder, at most)."""
+    try:
+        with os.scandir(path.parent) as entries:
+            return any(e.name.lower().endswith(_CUDA_SOURCE_SUFFIXES) and e.is_file() for e in entries)
+    except OSError:
+        return False
 
 
 def _cuda_binary_markers(data: bytes) -> str:

@@ -261,6 +261,22 @@ def test_other_backends_are_not_cuda(tmp_path: Path) -> None:
     assert sorted(f.path for f in result.guarded_findings) == ["ggml/src/ggml-cpu/arch/riscv/quants.c", "src/x86/fence.c"]
 
 
+def test_python_of_other_vendors_backend_folders_is_not_the_ports(tmp_path: Path) -> None:
+    """A multi-vendor package keeps a folder per accelerator vendor; ROCm runs none of the others' Python."""
+    asm = ('import triton.language as tl\n'
+           'def k(x):\n'
+           '    return tl.inline_asm_elementwise("ex2.approx.f32 $0, $1;", "=r,r", [x], tl.float32, True, 1)\n')
+    write(tmp_path, "pkg/runtime/backend/_mthreads/ops/exp.py", asm)
+    write(tmp_path, "pkg/backends/npu/exp.py", asm)
+    write(tmp_path, "pkg/ops/exp.py", asm)
+    write(tmp_path, "pkg/ops/npu_exp.py", asm)  # a file named for a vendor is not a vendor's folder
+    result = scan(tmp_path, Settings(jobs=1))
+    assert sorted(f.path for f in result.findings if f.rule == "python-triton-inline-asm") == [
+        "pkg/ops/exp.py", "pkg/ops/npu_exp.py"]
+    assert sorted(f.path for f in result.guarded_findings if f.rule == "python-triton-inline-asm") == [
+        "pkg/backends/npu/exp.py", "pkg/runtime/backend/_mthreads/ops/exp.py"]
+
+
 DEVICE_PASS = "#pragma once\n__host__ __device__ inline int lane() {\n#ifdef __CUDA_ARCH__\n  return threadIdx.x;\n#else\n  return 0;\n#endif\n}\n"
 
 

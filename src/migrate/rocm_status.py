@@ -372,17 +372,19 @@ def cited(status: RocmStatus, kind: str, limit: int = 3) -> list[Evidence]:
 
 def never_compiled(
     findings: Iterable[Finding], settled: preproc.Settled, other_backends: re.Pattern[str] | None = None,
+    other_python: re.Pattern[str] | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
     """(findings a HIP build compiles, findings it never does): lines under #if branches that HIP facts and the
-    repository's own #defines (across headers, SETTLED once for the tree) rule out, and C/C++ of non-CUDA backends
-    (RISC-V, Metal, SYCL...)."""
+    repository's own #defines (across headers, SETTLED once for the tree) rule out, C/C++ of non-CUDA backends
+    (RISC-V, Metal, SYCL...) and Python of other accelerator vendors' backend folders (OTHER_PYTHON)."""
     items = list(findings)
     conditionals = settled.files
     dead: dict[str, tuple[tuple[int, int], ...] | None] = {}  # per path (None: another backend's, all of it)
     kept, moved = [], []
     for finding in items:
         if finding.path not in dead:
-            other = other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)
+            other = (other_backends is not None and _c_path(finding.path) and other_backends.search(finding.path)) or (
+                other_python is not None and finding.path.endswith(".py") and other_python.search(finding.path))
             known = finding.path in conditionals
             dead[finding.path] = None if other else settled.dead_ranges(finding.path) if known else ()
         ranges = dead[finding.path]

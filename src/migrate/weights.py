@@ -184,7 +184,9 @@ def _status_params(raw: dict[str, Any]) -> dict[str, Any]:
     params = {"weights": {str(k): int(v) for k, v in raw["weights"].items()}, "per_kind": int(raw["per_kind"]),
               "partial": int(raw["partial"]), "supported": int(raw["supported"])}
     re.compile(raw["other_backends"])
-    return {**params, "other_backends": str(raw["other_backends"])}
+    re.compile(raw["other_backends_python"])
+    return {**params, "other_backends": str(raw["other_backends"]),
+            "other_backends_python": str(raw["other_backends_python"])}
 
 
 def _category_weights(name: str, raw: dict[str, Any]) -> Category:

@@ -67,7 +67,14 @@ FIRES = [
     ("import torch.utils.cpp_extension as ce\next = ce.CUDAExtension('x', ['x.cu'])\n", "python-cpp-extension", 2, "medium"),
     ("import triton\n@triton.jit\ndef k(x):\n    pass\n", "python-triton-kernel", 2, "low"),
     ("import triton.language as tl\ny = tl.inline_asm_elementwise('mov.b32 $0, $1;', '=r,r', [x], tl.int32, True, 1)\n",
-     "python-triton-inline-asm", 2, "blocker"),
+     "python-triton-inline-asm", 2, "high"),
+    ("import triton.language as tl\ny = tl.inline_asm_elementwise('mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+     "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};', '=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f', [a], tl.float32, "
+     "True, 1)\n", "python-triton-inline-asm-warp", 2, "blocker"),
+    ("import triton.language as tl\na = tl._experimental_descriptor_load(d, [0, 0], [64, 64], tl.float16)\n",
+     "python-triton-tma-descriptor", 2, "high"),
+    ("import triton\ntriton.runtime.driver.active.utils.fill_2d_tma_descriptor(p, 8, 8, 8, 8, 2, d)\n",
+     "python-triton-tma-descriptor", 2, "high"),
     ("import triton.language as tl\ny = tl.extra.cuda.libdevice.rsqrt(x)\n", "python-triton-libdevice", 2, "medium"),
     ("SUPPORTED_ARCHS = {'8.0', '8.6', '9.0'}\n", "python-cuda-arch-list", 1, "medium"),
     ("compute_capabilities: list = ['7.5', '8.9+PTX']\n", "python-cuda-arch-list", 1, "medium"),
@@ -910,7 +917,7 @@ def test_triton_inline_asm_in_helpers_that_exist_or_are_chosen_only_on_nvidia_is
     """
     got = [(line, severity) for rule, line, severity in findings(tmp_path, source)
            if rule == "python-triton-inline-asm"]
-    assert got == [(7, "info"), (11, "info"), (22, "blocker")]
+    assert got == [(7, "info"), (11, "info"), (22, "high")]
 
 
 _FP8_GATES = """

@@ -90,7 +90,7 @@ def compiled(facts: Tree, findings: list[Finding]) -> tuple[list[Finding], list[
         kept = _cmake_built(kept, facts.torch_rules, facts.torch_cmake)
     if facts.warp_fixed:
         kept = _warp_constants(kept, facts.warp_fixed)
-    kept, moved = rocm_status.never_compiled(kept, facts.settled, _other_backends())
+    kept, moved = rocm_status.never_compiled(kept, facts.settled, _other_backends(), _other_backends_python())
     kept = _disabled(kept, facts.settled.files)
     kept, listed = rocm_status.cuda_only(kept, facts.source_lists)
     if facts.unreached and kept and kept[0].path in facts.unreached:  # one file's findings: all or none
@@ -270,6 +270,10 @@ def _warp_constants(findings: list[Finding], fixed: Mapping[str, str]) -> list[F
 @cache
 def _other_backends() -> re.Pattern[str]:
     return re.compile(load_weights().status["other_backends"])
+
+
+def _other_backends_python() -> re.Pattern[str]:
+    return re.compile(load_weights().status["other_backends_python"])
 
 
 def build_files(paths: Iterable[str]) -> list[str]:

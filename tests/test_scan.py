@@ -105,6 +105,19 @@ def test_a_rasteriser_the_repository_holds_is_first_party_and_one_from_a_submodu
     assert found == [("README.md", 3, "cuda-extension-path-install"), ("render.py", 2, "python-cuda-extension-import")]
 
 
+def test_an_environment_files_pip_list_installs_local_trees_like_a_readme_command(tmp_path: Path) -> None:
+    """A local directory in an environment.yml pip list or a requirements file is a `pip install PATH`: the tree the
+    repository holds is first party, the submodules it does not hold (a rasteriser, fused-ssim) must be built."""
+    write(tmp_path, "submodules/simple-knn/setup.py", 'from setuptools import setup\nsetup(name="simple_knn")\n')
+    write(tmp_path, "environment.yml", "name: splat\ndependencies:\n  - pip:\n    - submodules/simple-knn\n"
+                                       "    - submodules/diff-surfel-rasterization\n    - submodules/fused-ssim\n")
+    write(tmp_path, "requirements.txt", "plyfile\nsubmodules/diff-gaussian-rasterization\n")
+    found = [(f.path, f.line, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings if f.severity.label != "info"]
+    assert found == [("environment.yml", 5, "cuda-extension-path-install"),
+                     ("environment.yml", 6, "cuda-extension-path-install"),
+                     ("requirements.txt", 2, "cuda-extension-path-install")]
+
+
 def test_bundled_cutlass_counts_once_per_file_and_as_vendored(tmp_path: Path) -> None:
     uses = "\n".join(f"cutlass::gemm::GemmShape<{i}, 8, 8> shape{i};" for i in range(5))
     write(tmp_path, "csrc/cutlass/include/cutlass/gemm.h", uses + "\n")

@@ -222,7 +222,9 @@ def test_conda_pip_local_path_and_bad_line_leave_the_rest(tmp_path: Path) -> Non
         "    - this is not a requirement\n    - GPUtil\n"
     )
     doc = _parse(tmp_path, "environment.yml", FileKind.CONDA, text)
-    assert [(i.name, i.line) for i in doc.manifest] == [("cudatoolkit", 2), ("gputil", 6)]
+    # the local directory is no package: it is the `pip install submodules/simple-knn` the pip list runs
+    assert [(i.kind, i.name, i.line) for i in doc.manifest] == [("package", "cudatoolkit", 2), ("command", "pip", 4),
+                                                                ("package", "gputil", 6)]
     assert len(doc.problems) == 1  # packaging words the reason; the line and the requirement are ours
     assert doc.problems[0].startswith("line 5 skipped: invalid requirement 'this is not a requirement': ")
 

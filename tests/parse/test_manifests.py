@@ -66,6 +66,19 @@ def test_requirements_lines(tmp_path: Path) -> None:
     ]
 
 
+def test_environment_file_build_strings_and_local_trees(tmp_path: Path) -> None:
+    """An exact conda pin's build string is the package's local label; a local directory in the pip list is the
+    `pip install PATH` it amounts to, placed on its line."""
+    text = ("dependencies:\n  - pytorch=2.0.1=py3.9_cuda11.8_cudnn8.7.0_0\n  - numpy=1.26.2\n  - pytorch-mutex=1.0=cuda\n"
+            "  - pip:\n    - plyfile==1.0\n    - submodules/simple-knn\n")
+    doc = _parse(tmp_path, "environment.yml", FileKind.CONDA, text)
+    packages = [(i.name, i.line, i.local) for i in doc.manifest if i.kind == "package"]
+    assert packages == [("pytorch", 2, "py3.9_cuda11.8_cudnn8.7.0_0"), ("numpy", 3, ""), ("pytorch-mutex", 4, "cuda"),
+                        ("plyfile", 6, "")]
+    commands = [(i.name, i.line, i.args, i.positions) for i in doc.manifest if i.kind == "command"]
+    assert commands == [("pip", 7, ("install", "submodules/simple-knn"), ((7, 7), (7, 7)))]
+
+
 def test_scikit_build_cuda_settings_in_either_toml_spelling(tmp_path: Path) -> None:
     """cmake.define keys for CUDA (dotted or as a table) and -D CUDA switches in cmake.args; other defines are not."""
     text = (
@@ -322,6 +335,19 @@ def test_markdown_reads_list_steps_that_are_one_install_command(tmp_path: Path) 
     )
     doc = _parse(tmp_path, "README.md", FileKind.MARKDOWN, text)
     assert _items(doc, "package") == [("onnxruntime-gpu", 1, 27), ("cuda-python", 2, 21), ("flash-attn", 3, 16)]
+
+
+def test_markdown_reads_an_install_span_that_ends_a_lead_in_with_a_colon(tmp_path: Path) -> None:
+    """"Install X: `pip install ...`" (a stop may close it) gives the step to run; a colon followed by a span that a
+    sentence goes on from, or a span without a colon before it, stays prose."""
+    text = (
+        "- Install the encoder extension: `pip install git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=b`\n"
+        "and then install it with: `pip install nerfacc`.\n"
+        "Note: `pip install xformers` is not needed here.\n"
+        "We used `pip install triton`\n"
+    )
+    doc = _parse(tmp_path, "README.md", FileKind.MARKDOWN, text)
+    assert [(name, line) for name, line, _ in _items(doc, "package")] == [("tiny-cuda-nn", 1), ("nerfacc", 2)]
 
 
 def test_markdown_reads_windows_and_commandline_shell_fences_but_not_other_languages(tmp_path: Path) -> None:

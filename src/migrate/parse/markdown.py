@@ -38,6 +38,9 @@ _INLINE_COMMAND = re.compile(
 # speed)"): the span is the whole item, at most with a closing stop or a note in parentheses, so it is an instruction
 # to run; a span that a sentence goes on from ("- `pip install flash-attn` is not the Hopper path") stays prose.
 _LIST_STEP = re.compile(r"^\s*(?:[-*+]|\d{1,2}[.)]|[A-Za-z][.)])\s+`([^`\n]+)`\s*[.,;:]?\s*(?:\([^()\n]*\))?\s*$")
+# An install step introduced by a lead-in that ends in a colon ("- Install tiny-cuda-nn PyTorch extension: `pip install
+# git+https://...`", "install it with: `pip install ...`."): the span ends the line, so it is the step the line gives.
+_LEAD_IN = re.compile(r":\s*`([^`\n]+)`\s*[.;]?\s*$")
 _INSTALL = re.compile(_INSTALL_HEAD)
 
 
@@ -72,7 +75,7 @@ def inline_commands(line: str) -> str:
     """LINE with only its inline code spans that are commands kept, in place (the backticks become `;` so that two
     spans stay two commands), or "" when it has none."""
     kept = [span for span in _INLINE_CODE.finditer(line) if _INLINE_COMMAND.match(span.group(1))]
-    step = _LIST_STEP.match(line)
+    step = _LIST_STEP.match(line) or _LEAD_IN.search(line)
     if not kept and step and _INSTALL.match(step.group(1)):
         kept = [span for span in _INLINE_CODE.finditer(line) if span.start(1) == step.start(1)]
     if not kept:

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from migrate.discover import classify
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import ParseError, register
-from migrate.parse.manifest import FACT, INDEX, LOCATION, Item, ManifestDocument, location_items, requirement_item
+from migrate.parse.manifest import COMMAND, FACT, INDEX, LOCATION, Item, ManifestDocument, location_items, requirement_item
 
 _COMMENT = re.compile(r"(^|\s)#.*$")
 _OPTION = re.compile(r"^(-[a-zA-Z]|--[a-z-]+)(?:[=\s]\s*(\S.*))?$")
@@ -67,8 +67,9 @@ def requirement_items(text: str, *, base: Path | None = None, root: Path | None 
             if not content.split("#", 1)[0].endswith(".whl"):
                 found.extend(location_items(content, line, column))
                 continue
-        if _LOCAL_PATH.match(content):
-            continue  # pip installs a local directory (submodules/simple-knn): nothing to say about its name
+        if _LOCAL_PATH.match(content):  # pip installs a local directory (submodules/simple-knn): no name, a tree
+            found.append(_local_install(content.split()[0], line, column))
+            continue
         try:
             item = requirement_item(content, line, column)
         except ValueError as exc:
@@ -79,6 +80,13 @@ def requirement_items(text: str, *, base: Path | None = None, root: Path | None 
         if item is not None:
             found.append(item)
     return found
+
+
+def _local_install(path: str, line: int, column: int) -> Item:
+    """A local directory on a requirement line, as the `pip install PATH` it amounts to (a command item, so the
+    rules about installing a source tree the repository may not hold read it as they read a README's command)."""
+    return Item(COMMAND, "pip", line, column, value=f"install {path}", args=("install", path),
+                positions=((line, column), (line, column)))
 
 
 def _option_items(option: str, value: str, line: int, column: int, base: Path | None, root: Path | None,
@@ -113,7 +121,7 @@ def _included(name: str, line: int, column: int, base: Path | None, root: Path |
         return []
     where = str(PurePosixPath(relpath))
     return [Item(i.kind, i.name, line, column, value=f"{i.value} (from {where})", args=i.args, local=i.local,
-                 url=i.url) for i in nested if i.kind != FACT]
+                 url=i.url) for i in nested if i.kind not in (FACT, COMMAND)]  # a tree is relative to its own file
 
 
 def repository_root(source: SourceFile) -> Path:

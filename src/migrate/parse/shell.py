@@ -486,11 +486,18 @@ def _conda_arguments(words: list[Word], origin: Origin) -> Iterator[Item]:
             i += 1
 
 
+# name=version=build, the exact pin `conda env export` writes (pytorch=2.0.1=py3.9_cuda11.8_cudnn8.7.0_0)
+_CONDA_BUILD = re.compile(r"^[^=\s<>!~\[]+=[^=\s<>!~,|]+=([^=\s]+)$")
+
+
 def conda_item(spec: str, line: int, column: int) -> Item:
-    """A conda package spec (`pytorch-cuda=12.1`, `nvidia::cuda-toolkit`, `cudatoolkit >=11`) as an item."""
+    """A conda package spec (`pytorch-cuda=12.1`, `nvidia::cuda-toolkit`, `cudatoolkit >=11`) as an item; an exact
+    pin's build string is its `local` label, as a pip version's +cu118 is (py39_cu118, cuda112py38h..., cuda)."""
     channel, _, rest = spec.rpartition("::")
     name = re.split(r"[\s=<>!~\[]", rest.strip(), maxsplit=1)[0].lower()
-    return Item(PACKAGE, name, line, column, value=spec, args=("conda",), url=channel)
+    build = _CONDA_BUILD.match(rest.strip())
+    return Item(PACKAGE, name, line, column, value=spec, args=("conda",), url=channel,
+                local=build.group(1) if build else "")
 
 
 @register(FileKind.SHELL)

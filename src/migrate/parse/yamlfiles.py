@@ -247,7 +247,7 @@ def conda_items(root: Node, problems: list[str] | None = None) -> Iterator[Item]
                 rejected: list[str] = []
                 for item in requirement_items(str(pip_line.value), problems=rejected):
                     yield Item(item.kind, item.name, line, column, value=item.value, args=item.args,
-                               local=item.local, url=item.url)
+                               positions=tuple((line, column) for _ in item.positions), local=item.local, url=item.url)
                 if problems is not None:
                     problems.extend(f"line {line} skipped: {p.split(' skipped: ', 1)[-1]}" for p in rejected)
 

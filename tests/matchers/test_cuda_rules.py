@@ -1726,3 +1726,27 @@ def test_an_editor_stand_in_for_cuda_arch_leaves_the_gate_high(tmp_path: Path) -
     code = "#ifdef __INTELLISENSE__\n#define __CUDA_ARCH__ 500\n#endif\n" + ARCH_GATED_BODIES
     result = scan_file(source_file(tmp_path, code, "gates.cu"), load_builtin(), Settings())
     assert [f.line for f in result.findings if f.rule == "cuda-arch-empty-body"] == [5, 10]
+
+
+def test_a_cuda_build_switch_spelled_with_using(tmp_path: Path) -> None:
+    # hypre's HYPRE_USING_CUDA, arrayfire's and NeoPZ's USING_CUDA name the CUDA build as USE_CUDA does (hypre's HIP
+    # port added `|| defined(HYPRE_USING_HIP)` to each test); a CUDA feature level or a CUDA-aware MPI switch does not
+    code = """\
+#if defined(SOLVER_USING_CUDA) || defined(SOLVER_USING_DEVICE_OPENMP)
+int on_device = 1;
+#else
+int on_device = 0;
+#endif
+#ifdef USING_CUDA12
+int graphs = 1;
+#endif
+#ifdef SOLVER_USING_CUDA_AWARE_MPI
+int direct = 1;
+#endif
+#ifndef USING_CUDA
+int host_only = 1;
+#endif
+"""
+    found = [f for f in findings(tmp_path, code, name="vec.c") if f.rule == "cuda-build-switch"]
+    assert [(f.line, f.severity.label, [o.line for o in f.occurrences]) for f in found] == [
+        (1, "info", [1, 3, 5, 12, 14])]

@@ -317,6 +317,18 @@ def test_a_cuda_switch_may_name_the_toolkit_or_the_support(tmp_path: Path) -> No
     assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(2, [2, 4, 6, 7, 9])]
 
 
+def test_a_switch_that_builds_the_cuda_platform_library_chooses_the_backend(tmp_path: Path) -> None:
+    # OpenMM and its plugins build each platform under <PREFIX>_BUILD_CUDA_LIB (OPENMM_BUILD_CUDA_LIB,
+    # NN_BUILD_CUDA_LIB); HIP ports add <PREFIX>_BUILD_HIP_LIB after its endif(). A library path variable is not a switch
+    (tmp_path / "CMakeLists.txt").write_text(
+        "find_package(CUDA QUIET)\nset(FF_CUDA_LIB_DIR /opt/lib)\n"
+        "IF(CUDA_FOUND)\n  SET(FF_BUILD_CUDA_LIB ON CACHE BOOL \"CUDA\")\nENDIF(CUDA_FOUND)\n"
+        "IF(FF_BUILD_CUDA_LIB)\n  ADD_SUBDIRECTORY(platforms/cuda)\nENDIF(FF_BUILD_CUDA_LIB)\n"
+    )
+    findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "cmake-cuda-backend-switch"]
+    assert [(f.line, [o.line for o in f.occurrences]) for f in findings] == [(4, [4, 6, 8])]
+
+
 def test_a_cublas_switch_chooses_the_backend_as_a_cuda_switch_does(tmp_path: Path) -> None:
     # ggml's projects chose their GPU build with <PROJECT>_CUBLAS; ports added <PROJECT>_HIPBLAS beside it.
     # GGML_CUDA_FORCE_CUBLAS tunes a CUDA build, CUBLAS_LIBRARIES is a library list: neither is the switch

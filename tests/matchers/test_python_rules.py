@@ -1342,3 +1342,56 @@ def test_own_is_cuda_reading_the_triton_backend_is_an_nvidia_test(tmp_path: Path
         """)
     assert [f for f in found if f[0] == "python-compute-capability"] == [("python-compute-capability", 10, "info")]
     assert [f for f in found_any if f[0] == "python-compute-capability"] == [("python-compute-capability", 9, "medium")]
+
+
+def test_triton_pipeline_depth_tuned_for_nvidia_shared_memory(tmp_path: Path) -> None:
+    # num_stages of 3 and more, given as a keyword, a config dict entry or a launch keyword, is one finding per file;
+    # 2 and 1 are what AMD's backend takes, and a depth chosen per platform in one expression is guarded (info)
+    source = """
+        import torch
+        import triton
+        _is_hip = torch.version.hip is not None
+        CONFIGS = [triton.Config({"BM": 128}, num_warps=8, num_stages=4), triton.Config({"BM": 64}, num_stages=2)]
+        DEFAULTS = {"BLOCK_M": 64, "num_stages": 5}
+        PER_PLATFORM = {"num_stages": 2 if _is_hip else 4}
+        def launch(kernel, x):
+            kernel[(1,)](x, num_stages=1)
+            kernel[(1,)](x, num_stages=3)
+    """
+    (tmp_path / "mod.py").write_text(textwrap.dedent(source).lstrip("\n"))
+    result = scan(tmp_path, OTHER_RULES)
+    found = [(f.line, f.severity.label, [o.line for o in f.occurrences])
+             for f in result.findings if f.rule == "python-triton-deep-pipeline"]
+    assert found == [(4, "low", [4, 5, 9])]
+    assert [(f.line, f.severity.label) for f in result.guarded_findings
+            if f.rule == "python-triton-deep-pipeline"] == [(6, "info")]
+
+
+def test_a_deep_pipeline_setting_outside_triton_is_not_a_triton_config(tmp_path: Path) -> None:
+    # pipeline-parallel training names its stages num_stages too: only a module that imports Triton is read
+    source = """
+        import torch
+        SCHEDULE = {"num_stages": 4, "micro_batches": 8}
+        def split(model, num_stages=8):
+            return [model] * num_stages
+    """
+    assert [f for f in findings(tmp_path, source) if f[0] == "python-triton-deep-pipeline"] == []
+
+
+def test_a_gpu_name_tested_against_each_model_of_a_list(tmp_path: Path) -> None:
+    # the loop variable walks a literal list (inline, assigned, or a parameter's default); the nearest loop that binds
+    # it decides, so a later loop over AMD names with the same variable stays quiet; GeForce numbers are models too
+    source = """
+        import torch
+        def more_shared_memory(ref=["a100", "h100"]):
+            gpu = torch.cuda.get_device_properties(0).name.lower()
+            return True in [g in gpu for g in ref]
+        def fp16_acc():
+            return any(x in torch.cuda.get_device_name() for x in ("4090", "3090"))
+        def amd():
+            return any(x in torch.cuda.get_device_name() for x in ("MI300X", "MI250"))
+        def other(path):
+            return any(x in path for x in ("a100", "h100"))
+    """
+    assert [f for f in findings(tmp_path, source) if f[0] == "python-nvidia-gpu-name-gate"] == [
+        ("python-nvidia-gpu-name-gate", 4, "low"), ("python-nvidia-gpu-name-gate", 6, "low")]

@@ -74,12 +74,18 @@ def _holders(doc: PythonDocument, calls: set[int]) -> set[str]:
 def _name_tests(doc: PythonDocument) -> Iterator[tuple[ast.expr, str, ast.expr]]:
     """(the test, the string literal it checks for, the expression it checks): `"A100" in name`, `name == "..."`,
     `name.startswith("NVIDIA H100")`, `re.search("H100", name)`."""
+    lists = _bound_lists(doc)
     for node in doc.of_type(ast.Compare):
         sides = [node.left, *node.comparators]
         texts = [s.value for s in sides if isinstance(s, ast.Constant) and isinstance(s.value, str)]
         others = [s for s in sides if not (isinstance(s, ast.Constant) and isinstance(s.value, str))]
-        if texts and others and all(isinstance(op, (ast.In, ast.NotIn, ast.Eq, ast.NotEq)) for op in node.ops):
+        if not all(isinstance(op, (ast.In, ast.NotIn, ast.Eq, ast.NotEq)) for op in node.ops):
+            continue
+        if texts and others:
             yield node, texts[0], others[0]
+        elif isinstance(node.left, ast.Name) and len(sides) == 2:
+            # `any(g in name for g in ("A100", "H100"))`: each model of the list the loop walks
+            yield from ((node, text, node.comparators[0]) for text in _walked(doc, node.left, lists))
     for node in doc.of_type(ast.Call):
         func = node.func
         literal = node.args[0] if node.args else None
@@ -89,6 +95,44 @@ def _name_tests(doc: PythonDocument) -> Iterator[tuple[ast.expr, str, ast.expr]]
             yield node, literal.value, func.value
         elif doc.dotted(func) in _REGEX_TESTS and len(node.args) > 1:
             yield node, literal.value, node.args[1]
+
+
+def _bound_lists(doc: PythonDocument) -> dict[str, list[str]]:
+    """Names bound to a literal list of strings: by an assignment or as a parameter's default."""
+    lists: dict[str, list[str]] = {}
+    for node in doc.assigns:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        strings = _strings(node.value)
+        lists.update((t.id, strings) for t in targets if isinstance(t, ast.Name) and strings)
+    for function in doc.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
+        positional = function.args.posonlyargs + function.args.args
+        pairs = [*zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults),
+                 *zip(function.args.kwonlyargs, function.args.kw_defaults)]
+        lists.update((arg.arg, strings) for arg, default in pairs if (strings := _strings(default)))
+    return lists
+
+
+def _walked(doc: PythonDocument, name: ast.Name, lists: dict[str, list[str]]) -> list[str]:
+    """The strings NAME walks, when the nearest loop around it that binds it (a comprehension or a for statement)
+    iterates over a literal list of strings, directly or through a name bound to one."""
+    node: ast.AST | None = doc.parents.get(name)
+    while node is not None:
+        loops = node.generators if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) \
+            else [node] if isinstance(node, ast.For) else []
+        for loop in loops:
+            if isinstance(loop.target, ast.Name) and loop.target.id == name.id:
+                walked = loop.iter
+                return _strings(walked) or (lists.get(walked.id, []) if isinstance(walked, ast.Name) else [])
+        node = doc.parents.get(node)
+    return []
+
+
+def _strings(node: ast.expr | None) -> list[str]:
+    """The items of a literal list, tuple or set of strings (none when any item is something else)."""
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)) or not node.elts:
+        return []
+    items = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return items if len(items) == len(node.elts) else []
 
 
 def _from_source(node: ast.expr, calls: set[int], variables: set[str]) -> bool:

@@ -511,3 +511,47 @@ def test_nccl_forks_and_the_hadamard_extension_are_cuda_only_submodules(tmp_path
         encoding="utf-8")
     found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
     assert found == [(3, "cuda-only-submodule", "medium"), (6, "cuda-only-submodule", "medium")]
+
+
+def test_install_steps_inside_quoted_notes_are_read_with_file_columns(tmp_path: Path) -> None:
+    """A fence inside a block quote (GitHub's `> **Note**` and `> [!TIP]` boxes, a list item in one) is an install
+    step like any other; a quoted sentence and a quoted non-shell fence stay prose."""
+    (tmp_path / "README.md").write_text(
+        "> **Note:** GPU wheels:\n> ```bash\n> pip install torch --index-url https://download.pytorch.org/whl/cu121\n"
+        "> ```\n\n> 1. then:\n>    ```sh\n>    pip install flash-attn --no-build-isolation\n>    ```\n\n"
+        "> A sentence: pip install flash-attn is what the old guide did.\n\n"
+        "> ```python\n> x = 'pip install torch --index-url https://download.pytorch.org/whl/cu121'\n> ```\n",
+        encoding="utf-8")
+    found = [(f.line, f.column, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(3, 33, "pytorch-cuda-index"), (8, 18, "flash-attn-dependency")]
+
+
+def test_trtllm_commands_are_blockers_and_mentions_are_not(tmp_path: Path) -> None:
+    (tmp_path / "serve.sh").write_text(
+        "trtllm-build --checkpoint_dir ckpt --output_dir engines\necho trtllm-build done\n"
+        "trtllm-bench --model engines throughput\n", encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(1, "trtllm-cli-call", "blocker"), (3, "trtllm-cli-call", "blocker")]
+
+
+def test_image_tag_spelled_from_a_cuda_release_argument(tmp_path: Path) -> None:
+    """The file's text names neither `cuda` nor `cu12`: only the expanded tag (cu12.6-full) says CUDA."""
+    (tmp_path / "Dockerfile").write_text(
+        "ARG TORCH_CU=12.6\nARG KIND=full\nFROM owner/torch-base:cu${TORCH_CU}-${KIND}\nFROM owner/torch-base:${KIND}\n",
+        encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(3, "cuda-tagged-image", "medium")]
+
+
+def test_prebuilt_binary_named_for_a_cuda_release(tmp_path: Path) -> None:
+    """One finding per file for the binaries a version table names; a ROCm build, a CPU build, a wheel and a
+    sentence stay quiet."""
+    (tmp_path / "ops.py").write_text(
+        "LIBS = {'2.4': 'libattn-torch2.4-cu121.cpython-311-x86_64-linux-gnu.so',\n"
+        "        '2.6': 'libattn-torch2.6-cu124.cpython-311-x86_64-linux-gnu.so'}\n"
+        "ROCM = 'libattn-torch2.6-rocm6.2.cpython-311-x86_64-linux-gnu.so'\nCPU = 'libattn_cpu.so'\n"
+        "WHEEL = 'attn-1.0+cu121-cp311-cp311-linux_x86_64.whl'\nNOTE = 'the cu121 .so needs torch 2.4'\n",
+        encoding="utf-8")
+    findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert [(f.line, f.rule, f.severity.label, [o.line for o in f.occurrences]) for f in findings] == [
+        (1, "python-cuda-prebuilt-library", "high", [1, 2])]

@@ -39,12 +39,22 @@ _INLINE_COMMAND = re.compile(
 # to run; a span that a sentence goes on from ("- `pip install flash-attn` is not the Hopper path") stays prose.
 _LIST_STEP = re.compile(r"^\s*(?:[-*+]|\d{1,2}[.)]|[A-Za-z][.)])\s+`([^`\n]+)`\s*[.,;:]?\s*(?:\([^()\n]*\))?\s*$")
 _INSTALL = re.compile(_INSTALL_HEAD)
+# A block quote's markers (GitHub's `> **Note**` and `> [!TIP]` boxes, nested `> >`): a fence or an indented command
+# inside one is the same install step as outside it, so a run of quoted lines is read again with the markers removed.
+_QUOTE = re.compile(r"^(?: {0,3}>[ \t]?)+")
 
 
 def code_blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
     """(0-based first line, lines) of each shell code block: fenced, rST code-block, or indented command."""
     i = 0
     while i < len(lines):
+        if _QUOTE.match(lines[i]):
+            end = i
+            while end < len(lines) and _QUOTE.match(lines[end]):
+                end += 1
+            yield from _quoted_blocks(lines, i, end)
+            i = end
+            continue
         fence = _FENCE.match(lines[i])
         rst = _RST_BLOCK.match(lines[i])
         if fence:
@@ -66,6 +76,20 @@ def code_blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
                 if commands:
                     yield i, [commands]
             i += 1
+
+
+def _quoted_blocks(lines: list[str], start: int, end: int) -> Iterator[tuple[int, list[str]]]:
+    """The code blocks of the quoted lines START..END, read without their markers; each block line gets its marker's
+    width back as spaces, so that columns stay those of the file."""
+    widths = [_quote_width(line) for line in lines[start:end]]
+    inner = [line[width:] for line, width in zip(lines[start:end], widths)]
+    for first, block in code_blocks(inner):
+        yield start + first, [" " * widths[first + k] + text for k, text in enumerate(block)]
+
+
+def _quote_width(line: str) -> int:
+    quote = _QUOTE.match(line)
+    return quote.end() if quote else 0
 
 
 def inline_commands(line: str) -> str:

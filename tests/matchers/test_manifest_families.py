@@ -15,7 +15,7 @@ from migrate.matchers.manifest_package import predates
 from migrate.model import FileKind
 from migrate.parse.gitmodules import repository_name
 from migrate.parse.manifest import Item, Positions
-from migrate.parse.shell import image_reference, shell_items
+from migrate.parse.shell import image_reference, installer_functions, shell_items
 from migrate.scan import scan
 
 from conftest import parse_file
@@ -555,3 +555,22 @@ def test_prebuilt_binary_named_for_a_cuda_release(tmp_path: Path) -> None:
     findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings]
     assert [(f.line, f.rule, f.severity.label, [o.line for o in f.occurrences]) for f in findings] == [
         (1, "python-cuda-prebuilt-library", "high", [1, 2])]
+
+
+def test_functions_that_forward_their_arguments_to_pip_are_installs() -> None:
+    """A call of a function that runs `pip install "$@"` (directly, through a venv's pip, `python -m pip`, or another
+    such function) is read as `pip install ARGS`; a function forwarding to apt, or pip with fixed arguments, is not."""
+    text = (
+        'quiet() {\n    out=$(python -m pip install "$@" 2>&1) || { echo "$out"; }\n}\n'
+        'vpip() { "$VENV/bin/pip" install -q "${@}"; }\n'
+        'retry() {\n  for i in 1 2; do vpip "$@" && return 0; done\n}\n'
+        'apt_i() {\n  apt-get install -y "$@"\n}\n'
+        'fixed() {\n  pip install numpy\n}\n'
+        'quiet torch --index-url https://download.pytorch.org/whl/cu126\n'
+        'retry xformers --extra-index-url https://download.pytorch.org/whl/cu121\n'
+        'apt_i cuda-toolkit\nfixed --index-url https://download.pytorch.org/whl/cu118\n'
+    )
+    assert installer_functions(text) == frozenset({"quiet", "vpip", "retry"})
+    assert _shell(text, "index") == [("https://download.pytorch.org/whl/cu126", 14, 25),
+                                     ("https://download.pytorch.org/whl/cu121", 15, 34)]
+    assert [item for item in _shell(text, "package") if item[1] > 13] == [("torch", 14, 7), ("xformers", 15, 7)]

@@ -574,3 +574,12 @@ def test_functions_that_forward_their_arguments_to_pip_are_installs() -> None:
     assert _shell(text, "index") == [("https://download.pytorch.org/whl/cu126", 14, 25),
                                      ("https://download.pytorch.org/whl/cu121", 15, 34)]
     assert [item for item in _shell(text, "package") if item[1] > 13] == [("torch", 14, 7), ("xformers", 15, 7)]
+
+
+def test_install_steps_that_select_a_cuda_extra(tmp_path: Path) -> None:
+    (tmp_path / "setup.sh").write_text(
+        'pip install -e ".[cu129]"\nuv sync --extra cu128\nuv sync --extra=cu126\npython -m pip install "kit[dev,cu121]"\n'
+        'pip install -e ".[cpu]"\nuv sync --extra rocm6.4\npython train.py cu121\n', encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(1, "cuda-extra-install", "low"), (2, "cuda-extra-install", "low"),
+                     (3, "cuda-extra-install", "low"), (4, "cuda-extra-install", "low")]

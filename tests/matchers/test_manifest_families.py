@@ -583,3 +583,12 @@ def test_install_steps_that_select_a_cuda_extra(tmp_path: Path) -> None:
     found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
     assert found == [(1, "cuda-extra-install", "low"), (2, "cuda-extra-install", "low"),
                      (3, "cuda-extra-install", "low"), (4, "cuda-extra-install", "low")]
+
+
+def test_commands_in_the_conditions_of_compound_commands(tmp_path: Path) -> None:
+    """`if ! pip install X; then`, `elif nvidia-smi`, `while`/`until` conditions run their command like any line."""
+    (tmp_path / "gpu.sh").write_text(
+        'if ! pip install xformers; then echo no; fi\nif [ -n "$X" ]; then :\nelif nvidia-smi -L; then :; fi\n'
+        'until nvidia-smi; do sleep 1; done\necho "if pip install xformers"\n', encoding="utf-8")
+    found = [(f.line, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings if f.severity.label != "info"]
+    assert found == [(1, "xformers-dependency"), (3, "nvidia-smi-call"), (4, "nvidia-smi-call")]

@@ -24,7 +24,10 @@ _REDIRECTS = frozenset({"<", ">", ">>", "<<", "<<-"})
 _WORD_END = frozenset(" \t\r\n;&|()<>`")
 _OPERATOR_START = frozenset(op[0] for op in _OPERATORS)
 _PLAIN = re.compile(r"[^ \t\r\n;&|()<>`'\"\\$]+")
-_WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "then", "do", "else", "!", "{"})
+# words before the command that runs: wrappers, and the keywords of compound commands (`if ! pip install flash-attn;
+# then`, `while ! nvidia-smi; do`), whose condition is a command too
+_WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "then", "do", "else", "!", "{",
+                       "if", "elif", "while", "until"})
 _DECLARE = frozenset({"export", "declare", "local", "readonly", "typeset", "set"})
 _PRINTERS = frozenset({"echo", "printf", "logger"})  # what they expand is only shown, unless piped or substituted
 _CAPTURING = frozenset({"|", "$(", "`"})
@@ -353,7 +356,9 @@ def command_items(command: list[Word], origin: Origin, *, captured: bool = False
         elif word.text in _DECLARE:
             yield from _declared(command[i + 1 :], origin)
             break
-        elif word.text in _WRAPPERS or (word.text.startswith("-") and i > 0 and command[i - 1].text in _WRAPPERS):
+        elif (word.text in _WRAPPERS and not _looks_up(command, i)) or (
+            word.text.startswith("-") and i > 0 and command[i - 1].text in _WRAPPERS
+        ):
             pass
         else:
             yield from _invocation(command[i:], origin)
@@ -361,6 +366,13 @@ def command_items(command: list[Word], origin: Origin, *, captured: bool = False
         i += 1
     if captured or command[min(i, len(command) - 1)].text not in _PRINTERS:
         yield from _expansions(command, origin)
+
+
+def _looks_up(command: list[Word], i: int) -> bool:
+    """`if command -v NAME` (or -V, after elif / while / until): a probe for NAME, kept as a run of the keyword
+    (the probe rules, nvcc-probe, read it so), not a run of NAME."""
+    return (command[i].text in ("if", "elif", "while", "until") and i + 2 < len(command)
+            and command[i + 1].text == "command" and command[i + 2].text in ("-v", "-V"))
 
 
 def assignment_items(name: str, value: str, where: tuple[int, int]) -> Iterator[Item]:

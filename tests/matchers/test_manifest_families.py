@@ -15,7 +15,7 @@ from migrate.matchers.manifest_package import predates
 from migrate.model import FileKind
 from migrate.parse.gitmodules import repository_name
 from migrate.parse.manifest import Item, Positions
-from migrate.parse.shell import image_reference, shell_items
+from migrate.parse.shell import image_reference, installer_functions, shell_items
 from migrate.scan import scan
 
 from conftest import parse_file
@@ -525,3 +525,84 @@ def test_nccl_forks_and_the_hadamard_extension_are_cuda_only_submodules(tmp_path
         encoding="utf-8")
     found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
     assert found == [(3, "cuda-only-submodule", "medium"), (6, "cuda-only-submodule", "medium")]
+
+
+def test_install_steps_inside_quoted_notes_are_read_with_file_columns(tmp_path: Path) -> None:
+    """A fence inside a block quote (GitHub's `> **Note**` and `> [!TIP]` boxes, a list item in one) is an install
+    step like any other; a quoted sentence and a quoted non-shell fence stay prose."""
+    (tmp_path / "README.md").write_text(
+        "> **Note:** GPU wheels:\n> ```bash\n> pip install torch --index-url https://download.pytorch.org/whl/cu121\n"
+        "> ```\n\n> 1. then:\n>    ```sh\n>    pip install flash-attn --no-build-isolation\n>    ```\n\n"
+        "> A sentence: pip install flash-attn is what the old guide did.\n\n"
+        "> ```python\n> x = 'pip install torch --index-url https://download.pytorch.org/whl/cu121'\n> ```\n",
+        encoding="utf-8")
+    found = [(f.line, f.column, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(3, 33, "pytorch-cuda-index"), (8, 18, "flash-attn-dependency")]
+
+
+def test_trtllm_commands_are_blockers_and_mentions_are_not(tmp_path: Path) -> None:
+    (tmp_path / "serve.sh").write_text(
+        "trtllm-build --checkpoint_dir ckpt --output_dir engines\necho trtllm-build done\n"
+        "trtllm-bench --model engines throughput\n", encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(1, "trtllm-cli-call", "blocker"), (3, "trtllm-cli-call", "blocker")]
+
+
+def test_image_tag_spelled_from_a_cuda_release_argument(tmp_path: Path) -> None:
+    """The file's text names neither `cuda` nor `cu12`: only the expanded tag (cu12.6-full) says CUDA."""
+    (tmp_path / "Dockerfile").write_text(
+        "ARG TORCH_CU=12.6\nARG KIND=full\nFROM owner/torch-base:cu${TORCH_CU}-${KIND}\nFROM owner/torch-base:${KIND}\n",
+        encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(3, "cuda-tagged-image", "medium")]
+
+
+def test_prebuilt_binary_named_for_a_cuda_release(tmp_path: Path) -> None:
+    """One finding per file for the binaries a version table names; a ROCm build, a CPU build, a wheel and a
+    sentence stay quiet."""
+    (tmp_path / "ops.py").write_text(
+        "LIBS = {'2.4': 'libattn-torch2.4-cu121.cpython-311-x86_64-linux-gnu.so',\n"
+        "        '2.6': 'libattn-torch2.6-cu124.cpython-311-x86_64-linux-gnu.so'}\n"
+        "ROCM = 'libattn-torch2.6-rocm6.2.cpython-311-x86_64-linux-gnu.so'\nCPU = 'libattn_cpu.so'\n"
+        "WHEEL = 'attn-1.0+cu121-cp311-cp311-linux_x86_64.whl'\nNOTE = 'the cu121 .so needs torch 2.4'\n",
+        encoding="utf-8")
+    findings = [f for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert [(f.line, f.rule, f.severity.label, [o.line for o in f.occurrences]) for f in findings] == [
+        (1, "python-cuda-prebuilt-library", "high", [1, 2])]
+
+
+def test_functions_that_forward_their_arguments_to_pip_are_installs() -> None:
+    """A call of a function that runs `pip install "$@"` (directly, through a venv's pip, `python -m pip`, or another
+    such function) is read as `pip install ARGS`; a function forwarding to apt, or pip with fixed arguments, is not."""
+    text = (
+        'quiet() {\n    out=$(python -m pip install "$@" 2>&1) || { echo "$out"; }\n}\n'
+        'vpip() { "$VENV/bin/pip" install -q "${@}"; }\n'
+        'retry() {\n  for i in 1 2; do vpip "$@" && return 0; done\n}\n'
+        'apt_i() {\n  apt-get install -y "$@"\n}\n'
+        'fixed() {\n  pip install numpy\n}\n'
+        'quiet torch --index-url https://download.pytorch.org/whl/cu126\n'
+        'retry xformers --extra-index-url https://download.pytorch.org/whl/cu121\n'
+        'apt_i cuda-toolkit\nfixed --index-url https://download.pytorch.org/whl/cu118\n'
+    )
+    assert installer_functions(text) == frozenset({"quiet", "vpip", "retry"})
+    assert _shell(text, "index") == [("https://download.pytorch.org/whl/cu126", 14, 25),
+                                     ("https://download.pytorch.org/whl/cu121", 15, 34)]
+    assert [item for item in _shell(text, "package") if item[1] > 13] == [("torch", 14, 7), ("xformers", 15, 7)]
+
+
+def test_install_steps_that_select_a_cuda_extra(tmp_path: Path) -> None:
+    (tmp_path / "setup.sh").write_text(
+        'pip install -e ".[cu129]"\nuv sync --extra cu128\nuv sync --extra=cu126\npython -m pip install "kit[dev,cu121]"\n'
+        'pip install -e ".[cpu]"\nuv sync --extra rocm6.4\npython train.py cu121\n', encoding="utf-8")
+    found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [(1, "cuda-extra-install", "low"), (2, "cuda-extra-install", "low"),
+                     (3, "cuda-extra-install", "low"), (4, "cuda-extra-install", "low")]
+
+
+def test_commands_in_the_conditions_of_compound_commands(tmp_path: Path) -> None:
+    """`if ! pip install X; then`, `elif nvidia-smi`, `while`/`until` conditions run their command like any line."""
+    (tmp_path / "gpu.sh").write_text(
+        'if ! pip install xformers; then echo no; fi\nif [ -n "$X" ]; then :\nelif nvidia-smi -L; then :; fi\n'
+        'until nvidia-smi; do sleep 1; done\necho "if pip install xformers"\n', encoding="utf-8")
+    found = [(f.line, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings if f.severity.label != "info"]
+    assert found == [(1, "xformers-dependency"), (3, "nvidia-smi-call"), (4, "nvidia-smi-call")]

@@ -42,12 +42,22 @@ _LIST_STEP = re.compile(r"^\s*(?:[-*+]|\d{1,2}[.)]|[A-Za-z][.)])\s+`([^`\n]+)`\s
 # git+https://...`", "install it with: `pip install ...`."): the span ends the line, so it is the step the line gives.
 _LEAD_IN = re.compile(r":\s*`([^`\n]+)`\s*[.;]?\s*$")
 _INSTALL = re.compile(_INSTALL_HEAD)
+# A block quote's markers (GitHub's `> **Note**` and `> [!TIP]` boxes, nested `> >`): a fence or an indented command
+# inside one is the same install step as outside it, so a run of quoted lines is read again with the markers removed.
+_QUOTE = re.compile(r"^(?: {0,3}>[ \t]?)+")
 
 
 def code_blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
     """(0-based first line, lines) of each shell code block: fenced, rST code-block, or indented command."""
     i = 0
     while i < len(lines):
+        if _QUOTE.match(lines[i]):
+            end = i
+            while end < len(lines) and _QUOTE.match(lines[end]):
+                end += 1
+            yield from _quoted_blocks(lines, i, end)
+            i = end
+            continue
         fence = _FENCE.match(lines[i])
         rst = _RST_BLOCK.match(lines[i])
         if fence:
@@ -69,6 +79,20 @@ def code_blocks(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
                 if commands:
                     yield i, [commands]
             i += 1
+
+
+def _quoted_blocks(lines: list[str], start: int, end: int) -> Iterator[tuple[int, list[str]]]:
+    """The code blocks of the quoted lines START..END, read without their markers; each block line gets its marker's
+    width back as spaces, so that columns stay those of the file."""
+    widths = [_quote_width(line) for line in lines[start:end]]
+    inner = [line[width:] for line, width in zip(lines[start:end], widths)]
+    for first, block in code_blocks(inner):
+        yield start + first, [" " * widths[first + k] + text for k, text in enumerate(block)]
+
+
+def _quote_width(line: str) -> int:
+    quote = _QUOTE.match(line)
+    return quote.end() if quote else 0
 
 
 def inline_commands(line: str) -> str:

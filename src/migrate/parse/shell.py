@@ -24,7 +24,10 @@ _REDIRECTS = frozenset({"<", ">", ">>", "<<", "<<-"})
 _WORD_END = frozenset(" \t\r\n;&|()<>`")
 _OPERATOR_START = frozenset(op[0] for op in _OPERATORS)
 _PLAIN = re.compile(r"[^ \t\r\n;&|()<>`'\"\\$]+")
-_WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "then", "do", "else", "!", "{"})
+# words before the command that runs: wrappers, and the keywords of compound commands (`if ! pip install flash-attn;
+# then`, `while ! nvidia-smi; do`), whose condition is a command too
+_WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "then", "do", "else", "!", "{",
+                       "if", "elif", "while", "until"})
 _DECLARE = frozenset({"export", "declare", "local", "readonly", "typeset", "set"})
 _PRINTERS = frozenset({"echo", "printf", "logger"})  # what they expand is only shown, unless piped or substituted
 _CAPTURING = frozenset({"|", "$(", "`"})
@@ -236,10 +239,64 @@ def shell_items(text: str, origin: Origin) -> list[Item]:
     """Every item of a shell snippet; ORIGIN maps an offset in TEXT to its (line, column) in the file."""
     found: list[Item] = []
     tools: dict[str, str] = {}  # variable -> the tool path a bare assignment gave it (TRTEXEC=/usr/src/.../trtexec)
+    installers = installer_functions(text)
     for command, captured in commands(tokenize(text)):
-        found.extend(command_items(_resolved(command, tools), origin, captured=captured))
+        command = _resolved(command, tools)
+        if len(command) > 1 and command[0].text in installers:  # `run_pip torch --index-url URL`: a pip install
+            command = [Word("pip", command[0].offset), Word("install", command[0].offset), *command[1:]]
+        found.extend(command_items(command, origin, captured=captured))
     found.extend(directive_images(text, origin))
     return found
+
+
+# A function that passes its arguments on to a pip install (`run_pip_quiet() { out=$(pip install "$@" 2>&1) ...; }`,
+# `_pip() { "$VENV/bin/pip" install "$@"; }`, one calling another such function): install scripts call it with the
+# packages and the index URL, so each call is read as `pip install ARGS`.
+_FUNCTION_HEAD = re.compile(
+    r"^([ \t]*)(?:function[ \t]+([A-Za-z_][\w:.-]*)(?:[ \t]*\(\))?|([A-Za-z_][\w:.-]*)[ \t]*\(\))[ \t]*", re.M
+)
+_FORWARDED = frozenset({"$@", "${@}", "$*", "${*}"})
+
+
+def installer_functions(text: str) -> frozenset[str]:
+    """Names of the functions TEXT defines that run `pip install` (any spelling) with the arguments they were given."""
+    if "install" not in text or ("$@" not in text and "${@}" not in text and "$*" not in text):
+        return frozenset()
+    bodies = {head.group(2) or head.group(3): _function_body(text, head) for head in _FUNCTION_HEAD.finditer(text)}
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, body in bodies.items():
+            if name not in found and _forwards_install(body, found):
+                found.add(name)
+                changed = True
+    return frozenset(found)
+
+
+def _function_body(text: str, head: re.Match[str]) -> str:
+    """The text from HEAD to its closing brace: the rest of the line for a one-line definition, else up to the first
+    line that starts with `}` at the definition's indentation or less."""
+    line_end = text.find("\n", head.end())
+    line_end = len(text) if line_end < 0 else line_end
+    if "}" in text[head.end() : line_end]:
+        return text[head.end() : line_end]
+    indent = len(head.group(1))
+    close = re.compile(r"^[ \t]{0,%d}\}" % indent, re.M).search(text, line_end)
+    return text[head.end() : close.start() if close else len(text)]
+
+
+def _forwards_install(body: str, known: set[str]) -> bool:
+    for command, _captured in commands(tokenize(body)):
+        words = [w.text for w in command]
+        while words and (words[0] in _WRAPPERS or ASSIGNMENT.match(words[0])):
+            words = words[1:]
+        if len(words) < 2 or not _FORWARDED.intersection(words[1:]):
+            continue
+        tool = words[0].rsplit("/", 1)[-1]
+        if tool in known or _installer(tool, tuple(words[1:])) == "pip":
+            return True
+    return False
 
 
 def directive_images(text: str, origin: Origin) -> Iterator[Item]:
@@ -299,7 +356,9 @@ def command_items(command: list[Word], origin: Origin, *, captured: bool = False
         elif word.text in _DECLARE:
             yield from _declared(command[i + 1 :], origin)
             break
-        elif word.text in _WRAPPERS or (word.text.startswith("-") and i > 0 and command[i - 1].text in _WRAPPERS):
+        elif (word.text in _WRAPPERS and not _looks_up(command, i)) or (
+            word.text.startswith("-") and i > 0 and command[i - 1].text in _WRAPPERS
+        ):
             pass
         else:
             yield from _invocation(command[i:], origin)
@@ -307,6 +366,13 @@ def command_items(command: list[Word], origin: Origin, *, captured: bool = False
         i += 1
     if captured or command[min(i, len(command) - 1)].text not in _PRINTERS:
         yield from _expansions(command, origin)
+
+
+def _looks_up(command: list[Word], i: int) -> bool:
+    """`if command -v NAME` (or -V, after elif / while / until): a probe for NAME, kept as a run of the keyword
+    (the probe rules, nvcc-probe, read it so), not a run of NAME."""
+    return (command[i].text in ("if", "elif", "while", "until") and i + 2 < len(command)
+            and command[i + 1].text == "command" and command[i + 2].text in ("-v", "-V"))
 
 
 def assignment_items(name: str, value: str, where: tuple[int, int]) -> Iterator[Item]:

@@ -511,3 +511,12 @@ def test_nccl_forks_and_the_hadamard_extension_are_cuda_only_submodules(tmp_path
         encoding="utf-8")
     found = [(f.line, f.rule, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings]
     assert found == [(3, "cuda-only-submodule", "medium"), (6, "cuda-only-submodule", "medium")]
+
+
+def test_ollama_image_without_its_rocm_tag(tmp_path: Path) -> None:
+    (tmp_path / "docker-compose.yml").write_text(
+        "services:\n  llm:\n    image: ollama/ollama:latest\n  amd:\n    image: ollama/ollama:rocm\n"
+        "  cpu:\n    image: ollama/ollama\n  ui:\n    image: ghcr.io/org/ollama-ui:main\n", encoding="utf-8")
+    found = scan(tmp_path, Settings(jobs=1)).findings
+    assert [(f.rule, f.line, f.severity.label) for f in found if f.rule == "ollama-cuda-image"] == [
+        ("ollama-cuda-image", 3, "low"), ("ollama-cuda-image", 7, "low")]

@@ -196,7 +196,7 @@ def read_text(source: SourceFile) -> str:
 # A text file written as UTF-16 with a byte-order mark: what Windows PowerShell 5's `>` writes (`pip freeze >
 # requirements.txt`), which pip and uv read as they read UTF-8 (pypa/pip#733, astral-sh/uv#2283). Its every other
 # byte is NUL, so it was taken for a binary file and its pins went unread. Text only: no NUL and no other control
-# characters once decoded (a binary file that happens to open with FF FE stays binary).
+# characters once decoded, and mostly ASCII as source is (bytes that happen to open with FF FE stay what they were).
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _CONTROL = lazy_regex(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
@@ -208,7 +208,9 @@ def _utf16_text(data: bytes) -> str | None:
         text = data.decode("utf-16")
     except UnicodeDecodeError:
         return None
-    return None if _CONTROL.search(text) else text
+    if _CONTROL.search(text) or len(text.encode("ascii", "ignore")) < len(text) * (1 - _LEGACY_MAX_SHARE):
+        return None
+    return text
 
 
 # A source file saved in an 8-bit code page (a Latin-1 or Windows-1252 comment such as `für`, a GBK one): its code

@@ -138,7 +138,9 @@ FIRES = [
     ("try:\n    import triton_pre_mlir\nexcept ImportError:\n    triton_pre_mlir = None\n", "python-triton-pre-mlir", 2,
      "low"),
     ("from vllm import LLM, SamplingParams\n", "python-vllm", 1, "low"),
-    ("try:\n    import vllm\nexcept ImportError:\n    vllm = None\n", "python-vllm", 2, "info"),
+    ("try:\n    from vllm import SamplingParams\nexcept ImportError:\n    SamplingParams = None\n", "python-vllm", 2,
+     "info"),
+    ("import vllm\n\nengine = vllm.LLM(model='m')\n", "python-vllm", 3, "low"),
     ("from llama_cpp import Llama\nm = Llama(model_path='m.gguf',\n          n_gpu_layers=-1)\n",
      "python-llama-cpp-gpu-offload", 3, "medium"),
     ("llm = LlamaCpp(model_path=p, n_gpu_layers=cfg.layers)\n", "python-llama-cpp-gpu-offload", 1, "medium"),
@@ -242,6 +244,7 @@ QUIET = [
     "def load(path, n_gpu_layers=None):\n    return path\nHELP = 'n_gpu_layers=-1 offloads every layer'\n",
     "m = load('x', attn_implementation='kernels-community/flash-attn2')\nH = 'try kernels-community/vllm-flash-attn3'\n",
     "from myproj.vllm_client import complete\nBACKENDS = ['hf', 'vllm']\n",
+    "from vllm.platforms import current_platform\nok = current_platform.is_rocm()\n",
     "IMPLS = ('torch', 'triton')\nERR = 'install triton_pre_mlir for the old kernels'\n",
 ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import shutil
@@ -56,6 +57,26 @@ def test_binary_file_named_cu_is_skipped(tmp_path: Path) -> None:
     assert code == 0
     assert skips(data) == {"blob.cu": "binary file"}
     assert data["findings"] == []
+
+
+def test_utf16_text_with_a_bom_is_read_and_binary_that_opens_like_it_is_not(tmp_path: Path) -> None:
+    """PowerShell's `pip freeze > requirements.txt` writes UTF-16 with a BOM: read as text, line numbers and all, like
+    its UTF-8 twin; bytes that open with the same mark but decode to control characters stay binary."""
+    pins = "numpy==1.26.4\r\ntorch==2.1.2+cu121\r\n"
+    (tmp_path / "wide").mkdir()
+    (tmp_path / "wide" / "requirements.txt").write_bytes(pins.encode("utf-16"))
+    (tmp_path / "wide-be").mkdir()
+    (tmp_path / "wide-be" / "requirements.txt").write_bytes(codecs.BOM_UTF16_BE + pins.encode("utf-16-be"))
+    (tmp_path / "narrow").mkdir()
+    (tmp_path / "narrow" / "requirements.txt").write_text(pins, newline="")
+    (tmp_path / "blob.cu").write_bytes(b"\xff\xfe" + b"\x01\x00\x02\x00cudaMalloc" * 20)
+    code, data, _ = run_scan(tmp_path)
+    assert code in (0, 1)
+    assert skips(data) == {"blob.cu": "binary file"}
+    found = {path: sorted((f["rule"], f["line"], f["severity"]) for f in data["findings"] if f["path"] == path)
+             for path in ("wide/requirements.txt", "wide-be/requirements.txt", "narrow/requirements.txt")}
+    assert found["wide/requirements.txt"] == found["wide-be/requirements.txt"] == found["narrow/requirements.txt"] != []
+    assert [f["line"] for f in data["findings"] if f["path"] == "wide/requirements.txt"] == [2]
 
 
 def test_empty_file_is_scanned_quietly(tmp_path: Path) -> None:

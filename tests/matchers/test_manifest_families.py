@@ -606,3 +606,10 @@ def test_commands_in_the_conditions_of_compound_commands(tmp_path: Path) -> None
         'until nvidia-smi; do sleep 1; done\necho "if pip install xformers"\n', encoding="utf-8")
     found = [(f.line, f.rule) for f in scan(tmp_path, Settings(jobs=1)).findings if f.severity.label != "info"]
     assert found == [(1, "xformers-dependency"), (3, "nvidia-smi-call"), (4, "nvidia-smi-call")]
+def test_ollama_image_without_its_rocm_tag(tmp_path: Path) -> None:
+    (tmp_path / "docker-compose.yml").write_text(
+        "services:\n  llm:\n    image: ollama/ollama:latest\n  amd:\n    image: ollama/ollama:rocm\n"
+        "  cpu:\n    image: ollama/ollama\n  ui:\n    image: ghcr.io/org/ollama-ui:main\n", encoding="utf-8")
+    found = scan(tmp_path, Settings(jobs=1)).findings
+    assert [(f.rule, f.line, f.severity.label) for f in found if f.rule == "ollama-cuda-image"] == [
+        ("ollama-cuda-image", 3, "low"), ("ollama-cuda-image", 7, "low")]

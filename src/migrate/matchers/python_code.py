@@ -432,7 +432,9 @@ def _place(call: ast.Call, entry: Mapping[str, Any]) -> ast.expr:
 
 
 def _is_off(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and (node.value is False or node.value is None)
+    """A literal False, None or 0: the switch is off (`load_in_8bit=False`, `n_gpu_layers=0` keeps llama.cpp on the CPU)."""
+    return isinstance(node, ast.Constant) and (node.value is False or node.value is None
+                                               or (type(node.value) is int and node.value == 0))
 
 
 def _matching_argument(call: ast.Call, entry: Mapping[str, Any], regex: re.Pattern[str]) -> ast.expr | None:

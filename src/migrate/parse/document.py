@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import codecs
 import os
 import re
 from collections.abc import Callable
@@ -178,6 +179,10 @@ def read_text(source: SourceFile) -> str:
     if source.kind is FileKind.BINARY_LIBRARY:
         markers = _cuda_binary_markers(data)
         return markers + SOURCES_BESIDE + "\n" if markers and _cuda_sources_beside(source.path) else markers
+    wide = _utf16_text(data)
+    if wide is not None:
+        _refuse_minified(wide)
+        return wide
     if b"\0" in data[:8192]:
         raise ParseError("binary file")
     try:
@@ -185,6 +190,26 @@ def read_text(source: SourceFile) -> str:
     except UnicodeDecodeError as exc:
         text = _legacy_text(data, exc.start)
     _refuse_minified(text)
+    return text
+
+
+# A text file written as UTF-16 with a byte-order mark: what Windows PowerShell 5's `>` writes (`pip freeze >
+# requirements.txt`), which pip and uv read as they read UTF-8 (pypa/pip#733, astral-sh/uv#2283). Its every other
+# byte is NUL, so it was taken for a binary file and its pins went unread. Text only: no NUL and no other control
+# characters once decoded, and mostly ASCII as source is (bytes that happen to open with FF FE stay what they were).
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_CONTROL = lazy_regex(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+def _utf16_text(data: bytes) -> str | None:
+    if not data.startswith(_UTF16_BOMS) or data.startswith(codecs.BOM_UTF32_LE):
+        return None
+    try:
+        text = data.decode("utf-16")
+    except UnicodeDecodeError:
+        return None
+    if _CONTROL.search(text) or len(text.encode("ascii", "ignore")) < len(text) * (1 - _LEGACY_MAX_SHARE):
+        return None
     return text
 
 

@@ -149,6 +149,12 @@ def test_continuation_lines_and_comments_in_directives() -> None:
         (FileKind.REQUIREMENTS, "requirements-gpu.txt", "--index-url https://download.pytorch.org/whl/rocm6.2\n", [("packaging", 1)]),
         (FileKind.MARKDOWN, "README.md", "# x\n\nTo install on ROCm, run `pip install x`.\n", [("docs", 3)]),
         (FileKind.MARKDOWN, "README.md", "Runs on CUDA GPUs.\n", []),
+        # docs that say ROCm is absent or only planned are not evidence of a ROCm path
+        (FileKind.MARKDOWN, "README.md", "## Requirements\n\nAMD GPUs are not supported yet.\n", []),
+        (FileKind.MARKDOWN, "README.md", "Native ROCm support is planned for a later release.\n", []),
+        (FileKind.MARKDOWN, "README.md", "## What is missing\n\n- ROCm support\n- paged attention\n", []),
+        (FileKind.MARKDOWN, "README.md", "## Roadmap\n\n## Install\n\n- ROCm support: pip install x[rocm]\n",
+         [("docs", 5)]),
         (FileKind.SETUP_PY, "setup.py", "from torch.utils.cpp_extension import CUDAExtension\n", [("torch-extension", 1), ("torch-hipify", 1)]),
         (FileKind.CMAKE, "src/kernels/CMakeLists.txt", "set(S a.cu)\nADD_LIBRARY(kernels STATIC ${S})\n",
          [("library-build", 2), ("library-target", 2)]),

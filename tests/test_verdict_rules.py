@@ -174,6 +174,18 @@ def test_a_partly_ported_component_with_its_own_rocm_branches_is_review(tmp_path
     assert _verdict(tmp_path, "unported", unguarded, monkeypatch) == ("none", "moderate")
 
 
+def test_a_partial_rocm_path_beside_unguarded_blockers_is_not_a_port(tmp_path, monkeypatch) -> None:
+    """A component with a few USE_ROCM branches but a blocker outside them (mma.sync PTX that hipcc cannot compile)
+    has a stale or unfinished ROCm path: its blocker floors the verdict as in an unported project."""
+    guarded = {**EXTENSION, "csrc/norm/norm.cu": GUARDED_WARP_KERNEL + WARP_KERNEL.replace("{n}", "a") + PLAIN_KERNEL,
+               "csrc/norm/compat.cuh": "#if defined(USE_ROCM)\n#include <hip/hip_fp16.h>\n#endif\n",
+               "csrc/norm/graph.cuh": "#if defined(USE_ROCM)\n#define GRAPH_API hipGraph_t\n#endif\n",
+               "rownorm/ext.py": "import torch\nif torch.version.hip:\n    FLAGS = ['-DUSE_ROCM']\n"}
+    assert _verdict(tmp_path, "ported", guarded, monkeypatch) == ("partial", "easy")
+    stale = {**guarded, "csrc/norm/gemm.cu": PTX_KERNEL}
+    assert _verdict(tmp_path, "stale", stale, monkeypatch) == ("partial", "hard")
+
+
 def test_a_recipe_that_trains_with_a_quantisation_package_replaces_it(tmp_path, monkeypatch) -> None:
     assert _verdict(tmp_path, "recipe", {**TRAINING, "finetune.py": FINETUNE}, monkeypatch) == ("none", "moderate")
     assert _verdict(tmp_path, "inference", {**TRAINING, "generate.py": GENERATE}, monkeypatch) == ("none", "easy")

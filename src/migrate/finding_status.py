@@ -31,6 +31,9 @@ class Context:
     rocm_code: frozenset[str] = frozenset()  # components whose own code has ROCm branches (guards, HIP sources)
     rocm_files: Mapping[str, int] = field(default_factory=dict)  # rocm_code's components: how many files have them
     replaced: frozenset[str] = frozenset()  # CUDA kernel components a separate ROCm backend stands in for
+    # rocm_code's components with a blocker outside their ROCm branches: a hipcc build of them stops there, so their
+    # ROCm path is partial or stale, not a port that runs (a few USE_ROCM guards around unguarded mma.sync PTX)
+    stale: frozenset[str] = frozenset()
     # Python files and build-unit directories ('dir/') the main path reaches only behind an off-by-default flag
     flagged: frozenset[str] = frozenset()
     extras: frozenset[str] = frozenset()  # requirements/<extra>.txt files: an extra's packages, not the main install
@@ -96,9 +99,9 @@ class Context:
         """seeing, from the kernel_sites of the findings (a scan gathers them a file at a time)."""
         if self.level == "none" or not self.rocm_code:
             return self
-        if {self.component(path) for path in sites} & self.rocm_code:
-            return self
         blocked = {self.component(path) for path, blocker in sites.items() if blocker}
+        if {self.component(path) for path in sites} & self.rocm_code:
+            return replace(self, stale=frozenset(blocked & self.rocm_code))
         return replace(self, replaced=frozenset(k for k in blocked if self._build_of(k) in self.rocm_builds))
 
     def _build_of(self, component: str) -> str:
@@ -108,8 +111,8 @@ class Context:
     def runs(self, component: str, weights: Weights) -> bool:
         """COMPONENT already builds and runs on ROCm: in a supported repository, one with ROCm evidence of its own
         (unless a separate backend replaces it); in a partly ported one, one with ROCm branches in `own_rocm_files`
-        of its own files and a build that hipifies it. What is left there is review, not porting, and it needs no
-        new build."""
+        of its own files and a build that hipifies it, and no blocker outside those branches (stale). What is left
+        there is review, not porting, and it needs no new build."""
         key = (component, weights.own_rocm_files)  # all that it reads of WEIGHTS
         known = self._running
         if key not in known:
@@ -117,7 +120,7 @@ class Context:
         return known[key]
 
     def _runs(self, component: str, own_rocm_files: int) -> bool:
-        if component in self.replaced:
+        if component in self.replaced or (self.level == "partial" and component in self.stale):
             return False
         if self.level == "supported":
             return component in self.ported

@@ -296,11 +296,33 @@ def _matches(
             continue
         for kind, weight, regex in patterns:
             if kept[kind] < _PER_FILE and regex.search(line):
+                if kind == "docs" and _denied(lines, index):
+                    break
                 kept[kind] += 1
                 yield Evidence(kind, relpath, number, stripped[:120], weight)
                 break
         if all(kept[kind] >= _PER_FILE for kind, _, _ in patterns):
             return
+
+
+# a docs line that says ROCm is not there: denied, planned, missing (words on the line itself)
+_DENIAL = lazy_regex(r"(?i)\b(?:not|no|isn't|aren't|doesn't|don't|cannot|can't|unsupported|planned|todo|to-do|"
+                     r"coming soon|missing|lacks?|in the future|future releases?|work in progress|wip)\b")
+# a Markdown heading over a list of what is missing or planned ("## What's missing?", "## Roadmap", "## TODO")
+_DENIED_SECTION = lazy_regex(r"(?i)\b(?:missing|to-?do|roadmap|planned|limitations?|known issues|not supported|"
+                             r"unsupported|coming soon|wish ?list|future work)\b")
+_HEADING_LOOKBACK = 60  # lines searched above a docs line for its heading
+
+
+def _denied(lines: list[str], index: int) -> bool:
+    """The docs line at INDEX says ROCm is absent rather than how to use it: a negation or a plan on the line, or
+    the Markdown heading it stands under lists what is missing or planned (exllamav3's "What's missing?")."""
+    if _DENIAL.search(lines[index]):
+        return True
+    for above in range(index - 1, max(-1, index - 1 - _HEADING_LOOKBACK), -1):
+        if lines[above].lstrip().startswith("#"):
+            return _DENIED_SECTION.search(lines[above]) is not None
+    return False
 
 
 def _hinted_lines(text: str, low: str, lines: list[str]) -> Iterator[int]:

@@ -100,6 +100,16 @@ def test_cuda_flavour_packages(tmp_path: Path) -> None:
     found = [(f.line, f.symbol) for f in scan(tmp_path, Settings(jobs=1)).findings if f.rule == "cuda-flavour-package"]
     assert found == [(1, "torchac-cuda"), (2, "onnxruntime-genai-cuda")]
 
+def test_plain_cupy_is_the_source_distribution(tmp_path: Path) -> None:
+    """Plain cupy (pip's source distribution, conda-forge's CUDA build) is low: a ROCm build of it needs HIP set at
+    install; the CUDA wheels stay with cupy-cuda-dependency and CuPy's ROCm wheel is quiet."""
+    (tmp_path / "requirements.txt").write_text(
+        "cupy>=13.0\ncupy-cuda12x==13.1.0\ncupy-rocm-7-0==14.2.0\ncupyx-helpers\n", encoding="utf-8")
+    found = [(f.rule, f.line, f.severity.label) for f in scan(tmp_path, Settings(jobs=1)).findings
+             if f.rule.startswith("cupy-")]
+    assert found == [("cupy-source-dependency", 1, "low"), ("cupy-cuda-dependency", 2, "medium")]
+
+
 def test_infer_config_sections_and_engine_files(tmp_path: Path) -> None:
     text = (
         "[property]\ngpu-id=0\n# model-engine-file=old.engine\nmodel-engine-file=m_b1_gpu0_fp16.engine\n"

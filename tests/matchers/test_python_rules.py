@@ -76,6 +76,8 @@ FIRES = [
     ("import triton\ntriton.runtime.driver.active.utils.fill_2d_tma_descriptor(p, 8, 8, 8, 8, 2, d)\n",
      "python-triton-tma-descriptor", 2, "high"),
     ("import triton.language as tl\ny = tl.extra.cuda.libdevice.rsqrt(x)\n", "python-triton-libdevice", 2, "medium"),
+    ("import triton.language as tl\nacc = tl.dot_scaled(a, sa, 'e2m1', b, sb, 'e2m1', acc)\n",
+     "python-triton-dot-scaled", 2, "low"),
     ("SUPPORTED_ARCHS = {'8.0', '8.6', '9.0'}\n", "python-cuda-arch-list", 1, "medium"),
     ("compute_capabilities: list = ['7.5', '8.9+PTX']\n", "python-cuda-arch-list", 1, "medium"),
     ("from triton.backends.compiler import GPUTarget\nt = GPUTarget('cuda', 90, 32)\n", "python-triton-aot-cuda-target", 2,
@@ -253,6 +255,7 @@ QUIET = [
     "from myproj.vllm_client import complete\nBACKENDS = ['hf', 'vllm']\n",
     "from vllm.platforms import current_platform\nok = current_platform.is_rocm()\n",
     "IMPLS = ('torch', 'triton')\nERR = 'install triton_pre_mlir for the old kernels'\n",
+    "def dot_scaled(a, b, s):\n    return a @ b * s\ny = dot_scaled(x, w, 2.0)\n",
 ]
 
 

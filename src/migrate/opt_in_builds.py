@@ -84,8 +84,8 @@ def _options(root: Path, build_dirs: Iterable[str]) -> tuple[frozenset[str], fro
     """(macros, sources) only off-by-default options of the CMake files and Makefiles of ROOT and BUILD_DIRS
     compile."""
     directories = sorted({"", *build_dirs})
-    cmake = {d: text for d in directories if (text := _read(root / d / "CMakeLists.txt"))}
-    makefiles = [text for d in directories for name in _MAKEFILES if (text := _read(root / d / name))]
+    cmake = {d: text for d in directories if (text := _read(root, d, "CMakeLists.txt"))}
+    makefiles = [text for d in directories for name in _MAKEFILES if (text := _read(root, d, name))]
     opted: tuple[set[str], set[str], set[str], set[str]] = (set(), set(), set(), set())
     for found in [_cmake_opted(cmake), *map(_make_opted, makefiles)]:
         for into, more in zip(opted, found):
@@ -94,7 +94,7 @@ def _options(root: Path, build_dirs: Iterable[str]) -> tuple[frozenset[str], fro
 
 
 def _file_ranges(root: Path, path: str, macros: Iterable[str]) -> tuple[tuple[int, int], ...]:
-    text = _read(root / path)
+    text = _read(root, path)
     return _ranges(text, macros) if text else ()
 
 
@@ -274,7 +274,7 @@ def _included_only_by(root: Path, opted: set[str], macros: Iterable[str]) -> set
     sites: dict[str, list[tuple[str, int]]] = defaultdict(list)  # header -> (including file, line)
     ranges: dict[str, tuple[tuple[int, int], ...]] = {}
     for path in tree:
-        text = _read(root / path)
+        text = _read(root, path)
         if not text or "include" not in text:
             continue
         ranges[path] = _ranges(text, macros)
@@ -326,5 +326,6 @@ def _suffix(path: str) -> str:
     return path.rpartition(".")[2].lower() if "." in path.rpartition("/")[2] else ""
 
 
-def _read(path: Path) -> str | None:
-    return read_text(path, limit=_MAX_FILE_BYTES)
+def _read(root: Path, *parts: str) -> str | None:
+    """The text of ROOT's file at PARTS (joined as strings: a Path per file of a large tree cost more than its read)."""
+    return read_text(os.path.join(root, *parts), limit=_MAX_FILE_BYTES)

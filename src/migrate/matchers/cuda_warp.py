@@ -1046,9 +1046,11 @@ _WARP_SHAPES = tuple(lazy_regex(p) for p in (  # __shared__ x[32], warp-sized lo
     rf"__shared__[^;]*\[{_W}32u?{_W}\]",
     rf"for{_W}\([^{{}}]{{0,300}}?(?:(?:<|!=){_W}(?:32|0x20)u?{_NUMBER_END}|<={_W}(?:31|16)u?{_NUMBER_END}"
     rf"|={_W}16u?{_W};)",
-    rf",{_W}32u?{_W}\)", rf"(?:tiled_partition|thread_block_tile){_W}<{_W}32",
+    rf",{_W}32u?{_W}\)", *(rf"{name}{_W}<{_W}32" for name in ("tiled_partition", "thread_block_tile")),
     rf"dim3[^;]*[({{,]{_W}32u?{_NUMBER_END}",
-    rf"(?:[Ww]arp|WARP|[Ss]hfl|SHFL)\w*{_W}<[^<>;{{}}()]{{0,80}}?\b32u?{_W}>",  # a warp helper's width argument
+    # a warp helper's width argument (the code is lower-cased: `Warp`, `WARP` and `SHFL` read `warp` and `shfl`), one
+    # search per name: led by a literal, not by an alternation that tries every position (0.15 CPU s on CUTLASS + CCCL)
+    *(rf"{name}\w*{_W}<[^<>;{{}}()]{{0,80}}?\b32u?{_W}>" for name in ("warp", "shfl")),
     rf"<<<[^;]*?,{_W}32u?{_NUMBER_END}", rf"__launch_bounds__{_W}\({_W}32u?{_NUMBER_END}",
     rf"\*{_W}32u?{_W}(?:\)|,|>>>)",  # _WARP_BLOCKS' products (the other order is caught by `,{_W}32`, `(32`)
     rf">={_W}64u?{_NUMBER_END}",  # _WARP_TAILS' `blockSize >= 64`, halving loops (the 32s: _maybe_tail_32)

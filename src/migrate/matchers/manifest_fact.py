@@ -20,7 +20,7 @@ FACTS = (
     "ptx-text", "make-cuda-source", "cuda-fortran-code", "cuda-fortran-library", "openacc-directive",
     "cython-include", "cython-call", "cython-cimport", "cython-dlopen",
     "julia-package", "julia-cuda-code", "julia-cuda-warp", "julia-nvvm-intrinsic", "rust-ptx-build", "rust-nvptx-code",
-    "rust-nvidia-smi", "rust-ptx-load", "rust-nvcc-run",
+    "rust-nvidia-smi", "rust-ptx-load", "rust-nvcc-run", "autoconf-switch", "autoconf-check",
 )
 
 

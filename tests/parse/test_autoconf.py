@@ -68,16 +68,27 @@ def test_fixture_findings_exactly(tmp_path: Path) -> None:
     root = FIXTURES / "rules" / "manifests" / "autoconf"
     files = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in root.rglob("*") if p.is_file()}
     assert tree_findings(tmp_path, files) == [
-        ("configure.ac", 10, "autoconf-cuda-switch", "low", (10, 14)),
-        ("configure.ac", 24, "autoconf-nvcc-probe", "medium", ()),
-        ("configure.ac", 26, "autoconf-cuda-library-check", "medium", ()),
-        ("configure.ac", 28, "autoconf-cuda-library-check", "medium", ()),
-        ("configure.ac", 32, "autoconf-cuda-library-check", "medium", ()),
-        ("configure.ac", 34, "nvcc-arch-flags", "medium", ()),
-        ("configure.ac", 36, "cuda-home-make-variable", "medium", ()),
+        ("configure.ac", 10, "autoconf-cuda-switch", "low", (10, 14, 23)),
+        ("configure.ac", 25, "autoconf-nvcc-probe", "medium", ()),
+        ("configure.ac", 27, "autoconf-cuda-library-check", "medium", ()),
+        ("configure.ac", 29, "autoconf-cuda-library-check", "medium", ()),
+        ("configure.ac", 29, "cuda-link-library", "medium", ()),
+        ("configure.ac", 33, "autoconf-cuda-library-check", "medium", ()),
+        ("configure.ac", 35, "nvcc-arch-flags", "medium", ()),
+        ("configure.ac", 37, "cuda-home-make-variable", "medium", ()),
+        ("configure.ac", 39, "cuda-link-library", "medium", ()),
         ("m4/sk_cuda.m4", 6, "autoconf-cuda-library-check", "medium", ()),
         ("m4/sk_cuda.m4", 8, "nvcc-arch-flags", "medium", ()),
         ("src/Makefile.in", 4, "nvcc-flag-variable", "low", ()),
         ("src/Makefile.in", 6, "make-cuda-sources", "low", ()),
         ("src/Makefile.in", 8, "cuda-link-library", "medium", ()),
     ]
+
+
+def test_a_switch_and_a_check_span_their_macro_call() -> None:
+    text = ("AC_ARG_WITH([cuda],\n"
+            "  [AS_HELP_STRING([--with-cuda], [toolkit])],\n"
+            "  [gpu=yes])\n"
+            "if test \"x$with_cuda\" = xyes; then :; fi\n")
+    spans = [(i.line, i.end_line, i.value) for i in autoconf_items(text) if i.name == "autoconf-switch"]
+    assert spans == [(1, 3, "cuda"), (4, 0, "with_cuda")]

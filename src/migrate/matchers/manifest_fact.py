@@ -38,4 +38,4 @@ def match_fact(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     or_api = params.get("or_cuda_api", False)
     for item in items(doc, FACT):
         if item.name == params["fact"] and (search(params, "value", item.value) or (or_api and item.value in api_names())):
-            yield Hit(item.line, item.column, symbol=f"{item.name}:{item.value}")
+            yield Hit(item.line, item.column, end_line=item.end_line or None, symbol=f"{item.name}:{item.value}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import register
-from migrate.parse.manifest import ENV, FACT, Item, ManifestDocument, Positions, arch_flag_items
+from migrate.parse.manifest import COMMAND, ENV, FACT, Item, ManifestDocument, Positions, arch_flag_items
 from migrate.parse.shell import shell_items
 
 # The arguments (1-based) of the common macros that hold shell code run by configure; every other argument (a name,
@@ -52,10 +52,11 @@ class _Call:
 
 @dataclass(frozen=True)
 class MacroCall:
-    """A macro call found in the text: its name, where it starts and its arguments, unquoted and stripped."""
+    """A macro call found in the text: its name, where it starts and ends and its arguments, unquoted and stripped."""
 
     name: str
     start: int
+    end: int
     args: tuple[str, ...]
     arg_starts: tuple[int, ...]
 
@@ -120,7 +121,7 @@ def _finish(text: str, call: _Call, out: list[str]) -> MacroCall:
         if index not in shell:
             out[start:end] = [c if c == "\n" else " " for c in out[start:end]]
     args = tuple(_unquote(text[start:end]) for start, end in call.spans)
-    return MacroCall(call.name, call.start, args, tuple(start for start, _ in call.spans))
+    return MacroCall(call.name, call.start, call.spans[-1][1], args, tuple(start for start, _ in call.spans))
 
 
 # The option a switch names (--with-cuda, --enable-cusparse) and the checks that look for CUDA's parts
@@ -131,18 +132,24 @@ _PROGRAM_CHECKS = frozenset({"AC_PATH_PROG", "AC_PATH_PROGS", "AC_CHECK_PROG", "
 
 
 def _facts(calls: list[MacroCall], positions: Positions) -> Iterator[Item]:
-    """One fact per switch, library, header or program check: its macro and what it names."""
+    """One fact per switch, library, header or program check: its macro and what it names, spanning the call (a
+    switch's actions are where a port puts its HIP twin's beside)."""
     for call in calls:
         if not call.args:
             continue
         if call.name in _SWITCHES:
-            yield Item(FACT, "autoconf-switch", *positions.at(call.start), value=call.args[0])
+            yield _fact(call, "autoconf-switch", call.args[0], positions)
         elif call.name in _HEADER_CHECKS or call.name == "AC_CHECK_LIB":
-            yield Item(FACT, "autoconf-check", *positions.at(call.start), value=f"{call.name} {call.args[0]}")
+            yield _fact(call, "autoconf-check", f"{call.name} {call.args[0]}", positions)
         elif call.name == "AC_SEARCH_LIBS" and len(call.args) > 1:  # (function, libraries, ...)
-            yield Item(FACT, "autoconf-check", *positions.at(call.start), value=f"{call.name} {call.args[1]}")
+            yield _fact(call, "autoconf-check", f"{call.name} {call.args[1]}", positions)
         elif call.name in _PROGRAM_CHECKS and len(call.args) > 1:
-            yield Item(FACT, "autoconf-check", *positions.at(call.start), value=f"{call.name} {call.args[1]}")
+            yield _fact(call, "autoconf-check", f"{call.name} {call.args[1]}", positions)
+
+
+def _fact(call: MacroCall, name: str, value: str, positions: Positions) -> Item:
+    line, column = positions.at(call.start)
+    return Item(FACT, name, line, column, value=value, end_line=positions.at(call.end)[0])
 
 
 def autoconf_items(text: str) -> list[Item]:
@@ -150,17 +157,44 @@ def autoconf_items(text: str) -> list[Item]:
     positions = Positions(text)
     shell, calls = read_m4(text)
     found = shell_items(shell, positions.at)
-    return [*_facts(calls, positions), *found, *_quoted_arch_flags(found)]
+    return [*_facts(calls, positions), *found, *_value_items(found), *_switch_tests(found)]
 
 
-def _quoted_arch_flags(found: list[Item]) -> Iterator[Item]:
-    """nvcc architecture flags inside a quoted assignment (NVCCFLAGS="-O3 -arch=sm_70"), which configure's shell
-    sets as one word; the whole value is reported once, at its variable, when the shell read did not already."""
-    reported = {(item.line, item.column) for item in found if item.kind == FACT and item.name == "nvcc-arch-flag"}
+# `LIBS+=" -lcublas"`: bash's append, which the shell parser reads as a command of that name
+_APPEND = re.compile(r"^([A-Za-z_]\w*)\+=(.*)$", re.S)
+# a test of a CUDA switch's variable (`if test "x$with_cuda" = xyes`, `[ "$hypre_using_cublas" = yes ]`)
+_TESTS = frozenset({"if", "elif", "test", "[", "while", "until"})
+_SWITCH_VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w*)")
+
+
+def _values(found: list[Item]) -> Iterator[tuple[str, int, int]]:
+    """(value, line, column) of each assignment, appends included."""
     for item in found:
-        if item.kind == ENV and (item.line, item.column) not in reported and "_" in item.value:
-            words = [(word, item.line, item.column) for word in item.value.split()]
+        if item.kind == ENV:
+            yield item.value, item.line, item.column
+        elif item.kind == COMMAND and (append := _APPEND.match(item.name)):
+            yield " ".join((append.group(2), *item.args)), item.line, item.column
+
+
+def _value_items(found: list[Item]) -> Iterator[Item]:
+    """The options inside quoted assignments (NVCCFLAGS="-O3 -arch=sm_70", LIBS+=" -lcudart"), which configure's
+    shell sets as one word: an nvcc architecture flag once per value, and the options as the words of a command."""
+    reported = {(item.line, item.column) for item in found if item.kind == FACT and item.name == "nvcc-arch-flag"}
+    for value, line, column in _values(found):
+        words = [(word, line, column) for word in value.split() if word.startswith("-")]
+        if not words:
+            continue
+        if (line, column) not in reported:
             yield from itertools.islice(arch_flag_items(words), 1)
+        yield Item(COMMAND, ":", line, column, args=tuple(w for w, _, _ in words), positions=((line, column),) * len(words))
+
+
+def _switch_tests(found: list[Item]) -> Iterator[Item]:
+    """A fact per shell test of a variable (its name as the value): where a HIP twin of a CUDA switch is tested."""
+    for item in found:
+        if item.kind == COMMAND and item.name in _TESTS:
+            for name in dict.fromkeys(m.group(1) for arg in item.args for m in _SWITCH_VARIABLE.finditer(arg)):
+                yield Item(FACT, "autoconf-switch", item.line, item.column, value=name)
 
 
 @register(FileKind.AUTOCONF)

@@ -37,6 +37,7 @@ class Item:
     local: str = ""  # a package's local version label (cu121 in torch==2.3.1+cu121)
     url: str = ""  # a package's direct URL
     optional: bool = False  # a package of an optional group: an extra, a dev, test or docs group
+    end_line: int = 0  # the last line of a fact that spans several (an Autoconf macro call); 0: its first line
 
 
 def optional(items: Iterable[Item]) -> Iterator[Item]:

@@ -39,8 +39,13 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("environment.yml", FileKind.CONDA), ("CMakeLists.txt", FileKind.CMAKE), ("cmake/cuda.cmake", FileKind.CMAKE),
         ("Makefile", FileKind.MAKEFILE), ("run.sh", FileKind.SHELL), ("README.md", FileKind.MARKDOWN),
         (".github/workflows/ci.yml", FileKind.CI_WORKFLOW), ("k8s/job.yaml", FileKind.YAML),
-        ("notes.txt", None), ("image.png", None), ("Makefile.in", None),
-        # CMake configure_file templates, read as the file they become; automake's Makefile.in and others are not
+        ("notes.txt", None), ("image.png", None),
+        # configure's Makefile templates are read as Makefiles (the parser skips one automake generated); Autoconf's
+        # input and macro files are their own kind; aclocal's output and the generated configure are not read
+        ("Makefile.in", FileKind.MAKEFILE), ("configure.ac", FileKind.AUTOCONF),
+        ("src/configure.in", FileKind.AUTOCONF),
+        ("config/m4/cuda.m4", FileKind.AUTOCONF), ("aclocal.m4", None), ("configure", None),
+        # CMake configure_file templates, read as the file they become; other templates are not
         ("gloo/config.h.in", FileKind.CPP), ("src/util/version.cc.in", FileKind.CPP), ("k/ops.cu.in", FileKind.CUDA),
         ("cmake/GlooConfig.cmake.in", FileKind.CMAKE), ("MANIFEST.in", None), ("setup.py.in", None),
         ("cmake/CMakeLists.txt.in", None),

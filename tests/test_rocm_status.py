@@ -168,6 +168,10 @@ def test_continuation_lines_and_comments_in_directives() -> None:
         (FileKind.MAKEFILE, "cli/Makefile", "LD_FLAGS = -L../lib -lalign -lpthread\nDEP_LIBS = ../lib/libalign.a\n",
          [("library-link", 1), ("library-link", 1)]),
         (FileKind.MAKEFILE, "app/Makefile", "LIB = libfoo.a\nall:\n\t$(CC) -o app main.c\n", [("library-link", 1)]),
+        # configure's own HIP switch; a help text that only names HIP is not one
+        (FileKind.AUTOCONF, "configure.ac", "AC_ARG_WITH([cuda])\nAC_ARG_WITH([hip], [AS_HELP_STRING([--with-hip])])\n",
+         [("build", 2)]),
+        (FileKind.AUTOCONF, "configure.ac", "AC_ARG_WITH([gpu], [AS_HELP_STRING([--with-gpu], [no HIP yet])])\n", []),
     ],
 )
 def test_evidence_per_file_kind(kind: FileKind, relpath: str, text: str, expected: list[tuple[str, int]]) -> None:

@@ -50,7 +50,7 @@ _EXTENSIONS = {
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
     ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL, ".go": FileKind.GO,
-    ".jl": FileKind.JULIA, ".rs": FileKind.RUST,
+    ".jl": FileKind.JULIA, ".rs": FileKind.RUST, ".m4": FileKind.AUTOCONF,
     ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
     ".sass": FileKind.SASS, ".cuasm": FileKind.SASS,
     ".so": FileKind.BINARY_LIBRARY, ".a": FileKind.BINARY_LIBRARY,
@@ -64,6 +64,12 @@ _NAMES = {
     "make.config": FileKind.MAKEFILE, "make.inc": FileKind.MAKEFILE, "make.defs": FileKind.MAKEFILE,
     "make.rules": FileKind.MAKEFILE,
     "makefile.am": FileKind.MAKEFILE,  # automake's input, written by hand (Makefile.in is generated from it)
+    # configure's own template when no Makefile.am writes it (ASTRA's build/linux/Makefile.in); the parser reads
+    # nothing in one that automake generated (its first line says so)
+    "makefile.in": FileKind.MAKEFILE,
+    # Autoconf's input (configure.in is its old name) and the macro files it includes (acinclude.m4, m4/*.m4, by
+    # suffix); aclocal.m4 is aclocal's output, a copy of installed macros, and the configure script is generated
+    "configure.ac": FileKind.AUTOCONF, "configure.in": FileKind.AUTOCONF, "aclocal.m4": None,
     "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other .rs files: their nvptx device code
     "build.bazel": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL,  # and tools/cuda.bazelrc by its suffix
     "package.xml": FileKind.ROS_PACKAGE,
@@ -71,7 +77,7 @@ _NAMES = {
     "project.toml": FileKind.JULIA_PROJECT, "juliaproject.toml": FileKind.JULIA_PROJECT,
 }
 # Makefile fragments: Makefile.nvidia, Makefile_cuda, common.make, and configure's fragment templates (rules.mk.in);
-# Makefile.in is automake's output, generated from Makefile.am.
+# Makefile.in and Makefile.am are named in _NAMES.
 _MAKEFILE_NAME = lazy_regex(r"^(?:gnu)?makefile[._-](?!(?:in|am)$)[\w.-]+$|\.(?:make|mak|mk\.in)$")
 # Dockerfiles named with a separator instead of a dot: Dockerfile_dev.gpu, Dockerfile-base, dockerfile-python, and
 # cuda-runtime_Dockerfile; a name ending in a data or script suffix (Dockerfile-lint.yml, dockerfile_gen.py) is that.

@@ -97,6 +97,7 @@ class FileKind(str, enum.Enum):
     JULIA_PROJECT = "julia-project"  # Julia package manifests (Project.toml, JuliaProject.toml)
     SASS = "sass"  # SASS listings and assembler sources (.sass, .cuasm: NVIDIA machine code; CSS Sass shares .sass)
     BINARY_LIBRARY = "binary-library"  # prebuilt libraries in the tree (.so, .a): read for the CUDA device code they hold
+    AUTOCONF = "autoconf"  # Autoconf inputs (configure.ac, configure.in, acinclude.m4, m4/*.m4): macros and shell
     DEVCONTAINER = "devcontainer"  # devcontainer.json / .devcontainer.json: the images a dev container is built on
 
 

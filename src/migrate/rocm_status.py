@@ -79,13 +79,16 @@ _SHELL = (_p("packaging", 1, r"/opt/rocm|\bhipcc\b|--offload-arch|\brocm-smi\b|w
                              r"\bROCM_(?:PATH|HOME|VERSION)\b"),)
 _DOCS = (_p("docs", 1, r"\b(?:rocm|amd gpus?|hip)\b.*\b(?:install|build|support|pip|docker|wheel)|"
                        r"\b(?:install|build|support|pip|docker|wheel)\w*\b.*\b(?:rocm|amd gpus?)\b"),)
+# configure's own HIP switch (hypre's AC_ARG_WITH(hip, ...), UCX's --with-rocm) beside the Makefile patterns
+_AUTOCONF = (_p("build", 3, r"AC_ARG_(?:WITH|ENABLE)\s*\(\s*\[?(?:hip|rocm)\b"), *_CMAKE[2:3], *_SHELL)
 _BY_KIND: dict[FileKind, tuple[Pattern, ...]] = {
     FileKind.CMAKE: _CMAKE, FileKind.CI_WORKFLOW: _CI, FileKind.YAML: _CI,
     FileKind.COMPOSE: (_p("packaging", 2, r"image:.*rocm|/dev/kfd"),),
     FileKind.DOCKERFILE: _DOCKER, FileKind.REQUIREMENTS: _MANIFEST, FileKind.PYPROJECT: _MANIFEST,
     FileKind.SETUP_CFG: _MANIFEST, FileKind.PIPFILE: _MANIFEST, FileKind.CONDA: _MANIFEST, FileKind.CARGO: _MANIFEST,
     FileKind.SHELL: _SHELL, FileKind.JULIA_PROJECT: (_p("packaging", 2, r"^\s*AMDGPU\s*=\s*\"[0-9a-f-]{36}\""),),
-    FileKind.MAKEFILE: (*_CMAKE[2:3], *_SHELL), FileKind.MARKDOWN: _DOCS, FileKind.SETUP_PY: _PY_BUILD,
+    FileKind.MAKEFILE: (*_CMAKE[2:3], *_SHELL), FileKind.AUTOCONF: _AUTOCONF, FileKind.MARKDOWN: _DOCS,
+    FileKind.SETUP_PY: _PY_BUILD,
 }
 _PER_FILE = 3  # evidence lines kept per file and kind: enough to cite, bounded on huge files
 

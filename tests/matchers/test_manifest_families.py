@@ -166,7 +166,7 @@ def test_deepstream_yaml_config(tmp_path: Path) -> None:
     ("path", "kind"),
     [("common/make.config", FileKind.MAKEFILE), ("cuda/nw/Makefile_nvidia", FileKind.MAKEFILE),
      ("Makefile.cuda", FileKind.MAKEFILE), ("rules.make", FileKind.MAKEFILE), ("make.inc", FileKind.MAKEFILE),
-     ("Makefile.in", None), ("Makefile.am", FileKind.MAKEFILE), ("config/targets.mk.in", FileKind.MAKEFILE),
+     ("Makefile.in", FileKind.MAKEFILE), ("Makefile.am", FileKind.MAKEFILE), ("config/targets.mk.in", FileKind.MAKEFILE),
      ("setup.py.in", None), (".gitmodules", FileKind.GITMODULES), ("ros/detector/package.xml", FileKind.ROS_PACKAGE),
      ("web/package.json", None),
      ("configs/config_infer_primary_yoloV8.txt", FileKind.INFER_CONFIG),

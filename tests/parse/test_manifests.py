@@ -143,6 +143,13 @@ def test_shell_ignores_comments_strings_and_heredocs() -> None:
     ]
 
 
+def test_shell_case_patterns_are_choices_not_commands() -> None:
+    text = "case $CC in\n  nvcc)\n    nvcc -c k.cu ;;\n  *) v=$(nvcc --version) ;;\nesac\n(cd gpu && make)\n"
+    found = shell_items(text, Positions(text).at)
+    assert [(i.name, i.line) for i in found if i.kind == "command"] == [
+        ("case", 1), ("nvcc", 3), ("nvcc", 4), ("esac", 5), ("cd", 6), ("make", 6)]
+
+
 def test_shell_runs_a_tool_through_the_variable_that_holds_its_path() -> None:
     text = (
         "TRT=/usr/src/tensorrt/bin/trtexec\n$TRT --onnx=m.onnx\n${TRT} --loadEngine=m.plan\n"

@@ -20,7 +20,7 @@ FACTS = (
     "ptx-text", "make-cuda-source", "cuda-fortran-code", "cuda-fortran-library", "openacc-directive",
     "cython-include", "cython-call", "cython-cimport", "cython-dlopen",
     "julia-package", "julia-cuda-code", "julia-cuda-warp", "julia-nvvm-intrinsic", "rust-ptx-build", "rust-nvptx-code",
-    "rust-nvidia-smi", "rust-ptx-load", "rust-nvcc-run",
+    "rust-nvidia-smi", "rust-ptx-load", "rust-nvcc-run", "autoconf-switch", "autoconf-check",
 )
 
 
@@ -38,4 +38,4 @@ def match_fact(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]:
     or_api = params.get("or_cuda_api", False)
     for item in items(doc, FACT):
         if item.name == params["fact"] and (search(params, "value", item.value) or (or_api and item.value in api_names())):
-            yield Hit(item.line, item.column, symbol=f"{item.name}:{item.value}")
+            yield Hit(item.line, item.column, end_line=item.end_line or None, symbol=f"{item.name}:{item.value}")

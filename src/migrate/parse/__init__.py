@@ -24,7 +24,7 @@ PARSER_MODULES = {
     FileKind.ROS_PACKAGE: "rospackage",
     FileKind.FORTRAN: "fortran", FileKind.CYTHON: "cython", FileKind.SASS: "sass",
     FileKind.JULIA: "julia", FileKind.JULIA_PROJECT: "julia", FileKind.RUST: "rust_device",
-    FileKind.DEVCONTAINER: "devcontainer",
+    FileKind.DEVCONTAINER: "devcontainer", FileKind.AUTOCONF: "autoconf",
 }
 
 

@@ -12,9 +12,10 @@ from migrate.parse.document import Document
 
 PACKAGE, INDEX, IMAGE, COMMAND, ENV, FACT, CMAKE = "package", "index", "image", "command", "env", "fact", "cmake"
 READ = "env-read"  # a shell expansion of a variable ($NAME, ${NAME:-default})
-# `-arch=sm_$(SM)`, `-arch=compute_${ARCH}`: the number from a make/CMake/shell variable is still an NVIDIA target
+# `-arch=sm_$(SM)`, `-arch=compute_${ARCH}`, `-arch=sm_$sm`: the number from a make/CMake/shell variable is still
+# an NVIDIA target
 NVCC_ARCH_FLAG = lazy_regex(
-    r"^(?:-gencode(?:=.*)?|--generate-code(?:=.*)?|(?:-arch|--gpu-architecture)=(?:sm|compute)_(?:\w+|\$[({].*)|"
+    r"^(?:-gencode(?:=.*)?|--generate-code(?:=.*)?|(?:-arch|--gpu-architecture)=(?:sm|compute)_(?:\w+|\$[({].*|\$\w+)|"
     r"-code=(?:sm|compute)_\w+.*|arch=compute_\w+,code=.*|(?:sm|compute)_\d+[a-z]?)$"
 )
 LOCATION = lazy_regex(r"^(?:(?:git|hg|svn|bzr)\+|https?://|file:|\.{1,2}/|/)")  # a requirement given as a place
@@ -36,6 +37,7 @@ class Item:
     local: str = ""  # a package's local version label (cu121 in torch==2.3.1+cu121)
     url: str = ""  # a package's direct URL
     optional: bool = False  # a package of an optional group: an extra, a dev, test or docs group
+    end_line: int = 0  # the last line of a fact that spans several (an Autoconf macro call); 0: its first line
 
 
 def optional(items: Iterable[Item]) -> Iterator[Item]:

@@ -223,7 +223,8 @@ def commands(words: list[Word]) -> Iterator[tuple[list[Word], bool]]:
             outer.append((current, captured))  # resumed at its `)`, yielded once whole
             current, captured = [], True
         elif word.operator and word.text in _SEPARATORS:
-            if current:
+            # a `)` that closes nothing ends a case pattern (`nvcc)`, `*)`): a choice the script tests, not a command
+            if current and not (word.text == ")" and not outer):
                 yield current, captured or word.text == "|"
             resumed = outer.pop() if word.text == ")" and outer else None
             if word.text == "(":

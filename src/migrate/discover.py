@@ -50,7 +50,7 @@ _EXTENSIONS = {
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
     ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
     ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL, ".go": FileKind.GO,
-    ".jl": FileKind.JULIA, ".rs": FileKind.RUST,
+    ".jl": FileKind.JULIA, ".rs": FileKind.RUST, ".m4": FileKind.AUTOCONF,
     ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
     ".sass": FileKind.SASS, ".cuasm": FileKind.SASS,
     ".so": FileKind.BINARY_LIBRARY, ".a": FileKind.BINARY_LIBRARY,
@@ -67,6 +67,8 @@ _NAMES = {
     "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other .rs files: their nvptx device code
     "build.bazel": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL,  # and tools/cuda.bazelrc by its suffix
     "package.xml": FileKind.ROS_PACKAGE,
+    "configure.ac": FileKind.AUTOCONF, "configure.in": FileKind.AUTOCONF,
+    "pom.xml": FileKind.JVM_BUILD, "build.gradle": FileKind.JVM_BUILD, "build.gradle.kts": FileKind.JVM_BUILD,
     "devcontainer.json": FileKind.DEVCONTAINER, ".devcontainer.json": FileKind.DEVCONTAINER,
     "project.toml": FileKind.JULIA_PROJECT, "juliaproject.toml": FileKind.JULIA_PROJECT,
 }

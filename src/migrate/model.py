@@ -91,6 +91,8 @@ class FileKind(str, enum.Enum):
     BAZEL = "bazel"  # Bazel BUILD files and Starlark macros (BUILD, BUILD.bazel, *.bzl)
     GO = "go"  # Go sources (what they bind through cgo, PTX in their strings)
     ROS_PACKAGE = "ros-package"  # package.xml (a ROS / ROS 2 package manifest: its <depend> entries)
+    AUTOCONF = "autoconf"  # configure.ac, configure.in, acinclude.m4, *.m4 (the checks configure runs)
+    JVM_BUILD = "jvm-build"  # pom.xml, build.gradle, build.gradle.kts (Maven / Gradle dependencies)
     FORTRAN = "fortran"  # Fortran sources (CUDA Fortran, OpenACC directives)
     CYTHON = "cython"  # Cython sources (.pyx, .pxd, .pxi: the CUDA they declare and call)
     JULIA = "julia"  # Julia sources (.jl: the CUDA.jl they use, warp and NVVM intrinsics)

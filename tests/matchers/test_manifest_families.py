@@ -75,6 +75,90 @@ def test_ros_package_dependencies_are_items_and_comments_are_not(tmp_path: Path)
     ]
 
 
+# --- JVM builds: pom.xml, build.gradle(.kts) ----------------------------------------------------------
+
+
+def test_pom_dependencies_are_group_artifact_items_and_comments_are_not(tmp_path: Path) -> None:
+    text = (
+        "<project>\n  <!-- <dependency><groupId>org.jcuda</groupId><artifactId>jcudnn</artifactId></dependency> -->\n"
+        "  <dependencies>\n    <dependency>\n      <groupId>org.jcuda</groupId>\n"
+        "      <artifactId>JCublas</artifactId>\n    </dependency>\n"
+        "    <dependency><groupId>org.nd4j</groupId><artifactId>nd4j-cuda-11.6</artifactId>"
+        "<scope>test</scope></dependency>\n"
+        "    <dependency><groupId>ai.rapids</groupId><artifactId>cudf</artifactId><optional>true</optional>"
+        "</dependency>\n  </dependencies>\n</project>\n"
+    )
+    doc = _parse(tmp_path, "pom.xml", FileKind.JVM_BUILD, text)
+    assert [(i.name, i.line, i.column, i.optional) for i in doc.manifest] == [
+        ("org.jcuda:jcublas", 6, 19, False), ("org.nd4j:nd4j-cuda-11.6", 8, 56, True), ("ai.rapids:cudf", 9, 57, True),
+    ]
+
+
+def test_gradle_coordinates_in_either_dsl_and_the_map_form(tmp_path: Path) -> None:
+    text = (
+        "dependencies {\n    // implementation 'org.jcuda:jcudnn:12.0.0'\n"
+        "    implementation 'org.jcuda:jcuda:12.0.0'\n"
+        '    testImplementation("org.jcuda:jcufft:${jcudaVersion}") { isTransitive = false }\n'
+        "    compile group: 'org.bytedeco', name: 'cuda-platform', version: '12.3-8.9-1.5.10'\n"
+        '    val url = "https://example.com/x:y"\n}\n'
+    )
+    doc = _parse(tmp_path, "build.gradle", FileKind.JVM_BUILD, text)
+    assert [(i.name, i.line, i.column, i.optional) for i in doc.manifest] == [
+        ("org.jcuda:jcuda", 3, 21, False), ("org.jcuda:jcufft", 4, 25, True), ("org.bytedeco:cuda-platform", 5, 21, False),
+    ]
+
+
+def test_a_jvm_build_on_cuda_bindings_is_one_high_finding_and_a_cpu_backend_is_quiet(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "build.gradle.kts").write_text(
+        'dependencies {\n    implementation("org.nd4j:nd4j-native-platform:1.0.0-M2")\n'
+        '    implementation("org.nd4j:nd4j-cuda-11.8-platform:1.0.0-M2")\n'
+        '    implementation("org.jcuda:jcublas:12.0.0")\n}\n', encoding="utf-8")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "build.gradle").write_text(
+        "dependencies {\n    testImplementation 'org.jcuda:jcuda:12.0.0'\n"
+        "    implementation 'org.example.cuda:cuda-report:0.1'\n}\n", encoding="utf-8")
+    found = [(f.path, f.line, f.rule, f.severity.label, len(f.occurrences))
+             for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [("app/build.gradle.kts", 3, "jvm-cuda-binding", "high", 2),
+                     ("lib/build.gradle", 2, "jvm-cuda-binding", "low", 0)]
+
+
+# --- Autoconf inputs: configure.ac, *.m4 ------------------------------------------------------------
+
+
+def test_autoconf_checks_of_cuda_headers_libraries_and_nvcc_are_facts(tmp_path: Path) -> None:
+    text = (
+        "AC_INIT([rgpu], [1.0])\n"
+        "AS_IF([test x$with_cuda != xno], [\n"
+        "  AC_CHECK_HEADERS([stdlib.h cuda.h], [], [AC_MSG_ERROR([cuda.h not found])])\n"
+        "  AC_CHECK_LIB([cudart], [cudaMalloc])\n"
+        "  AC_SEARCH_LIBS([nvrtcCreateProgram], [nvrtc nvrtc64], [], [])\n"
+        "  AC_PATH_PROGS([NVCC], [nvcc])])\n"
+        "dnl AC_CHECK_LIB([cublas], [cublasCreate_v2])\n"
+        "# AC_CHECK_HEADER([cudnn.h])\n"
+        "AC_MSG_WARN([without AC_CHECK_LIB([cufft], [cufftPlan1d]) there is no GPU FFT])\n"
+        "AC_ARG_WITH([cuda], [AS_HELP_STRING([--with-cuda], [AC_CHECK_LIB(cuda) is run])])\n"
+        "AC_CHECK_LIB([cudaprofiler_stub], [main])\nAC_CHECK_LIB([m], [cos])\n"
+    )
+    doc = _parse(tmp_path, "configure.ac", FileKind.AUTOCONF, text)
+    assert [(i.name, i.line, i.column, i.value) for i in doc.manifest] == [
+        ("autoconf-cuda-check", 3, 3, "cuda.h"), ("autoconf-cuda-check", 4, 3, "cudart"),
+        ("autoconf-cuda-check", 5, 3, "nvrtc"), ("autoconf-cuda-check", 6, 3, "nvcc"),
+    ]
+
+
+def test_a_configure_that_requires_cuda_is_one_medium_finding(tmp_path: Path) -> None:
+    (tmp_path / "m4").mkdir()
+    (tmp_path / "m4" / "ax_gpu.m4").write_text(
+        "AC_DEFUN([AX_GPU], [\n  AC_CHECK_HEADER([cublas_v2.h])\n  AC_CHECK_LIB([cublas], [cublasCreate_v2])\n])\n",
+        encoding="utf-8")
+    (tmp_path / "configure.in").write_text("AC_INIT([x], [1])\nAC_CHECK_LIB([z], [inflate])\n", encoding="utf-8")
+    found = [(f.path, f.line, f.rule, f.severity.label, len(f.occurrences))
+             for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [("m4/ax_gpu.m4", 2, "autoconf-cuda-check", "medium", 2)]
+
+
 # --- DeepStream inference configs ----------------------------------------------------------------
 
 
@@ -158,7 +242,9 @@ def test_deepstream_yaml_config(tmp_path: Path) -> None:
      ("Makefile.cuda", FileKind.MAKEFILE), ("rules.make", FileKind.MAKEFILE), ("make.inc", FileKind.MAKEFILE),
      ("Makefile.in", None), ("Makefile.am", FileKind.MAKEFILE), ("config/targets.mk.in", FileKind.MAKEFILE),
      ("setup.py.in", None), (".gitmodules", FileKind.GITMODULES), ("ros/detector/package.xml", FileKind.ROS_PACKAGE),
-     ("web/package.json", None),
+     ("web/package.json", None), ("pom.xml", FileKind.JVM_BUILD), ("app/build.gradle.kts", FileKind.JVM_BUILD),
+     ("build.gradle", FileKind.JVM_BUILD), ("gradle.properties", None), ("configure.ac", FileKind.AUTOCONF),
+     ("configure.in", FileKind.AUTOCONF), ("m4/ax_cuda.m4", FileKind.AUTOCONF), ("configure", None),
      ("configs/config_infer_primary_yoloV8.txt", FileKind.INFER_CONFIG),
      ("deepstream_app_config.txt", FileKind.INFER_CONFIG), ("dstest1_pgie_config.txt", FileKind.INFER_CONFIG),
      ("csrc/deepstream/config_yoloV8.txt", FileKind.INFER_CONFIG), ("DeepStream/app/labels.txt", FileKind.INFER_CONFIG),

@@ -16,11 +16,12 @@ FACTS = (
     "gpu-resource", "ci-action", "pixi-cuda-requirement", "cmake-cuda-define", "requirements-include", "cog-gpu",
     "cog-cuda",
     "deepstream-infer", "tensorrt-engine-file", "triton-backend", "ci-runner", "attention-switch", "rust-nvcc-build",
-    "msbuild-cuda-build", "msbuild-cuda-library", "matlab-cuda-mex", "bazel-cuda-build", "cgo-include", "cgo-call",
+    "msbuild-cuda-build", "msbuild-cuda-library", "matlab-cuda-mex", "matlab-gpu-array", "bazel-cuda-build",
+    "cgo-include", "cgo-call",
     "ptx-text", "make-cuda-source", "cuda-fortran-code", "cuda-fortran-library", "openacc-directive",
     "cython-include", "cython-call", "cython-cimport", "cython-dlopen",
     "julia-package", "julia-cuda-code", "julia-cuda-warp", "julia-nvvm-intrinsic", "rust-ptx-build", "rust-nvptx-code",
-    "rust-nvidia-smi", "rust-ptx-load", "rust-nvcc-run",
+    "rust-nvidia-smi", "rust-ptx-load", "rust-nvcc-run", "autoconf-cuda-check",
 )
 
 

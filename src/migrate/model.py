@@ -86,7 +86,7 @@ class FileKind(str, enum.Enum):
     CARGO = "cargo"  # Cargo.toml (Rust package manifest)
     RUST_BUILD = "rust-build"  # build.rs (a Rust package's build script)
     RUST = "rust"  # other Rust sources (.rs: device code for the nvptx64 target only)
-    MSBUILD = "msbuild"  # Visual Studio C++ projects and property sheets (.vcxproj, .props)
+    MSBUILD = "msbuild"  # Visual Studio projects and property sheets (.vcxproj, .props; .csproj, .fsproj, .vbproj)
     MATLAB = "matlab"  # MATLAB scripts (.m) and mex option files (mex_CUDA_*.xml, nvcc_*.xml)
     BAZEL = "bazel"  # Bazel BUILD files and Starlark macros (BUILD, BUILD.bazel, *.bzl)
     GO = "go"  # Go sources (what they bind through cgo, PTX in their strings)

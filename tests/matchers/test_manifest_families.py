@@ -124,6 +124,34 @@ def test_a_jvm_build_on_cuda_bindings_is_one_high_finding_and_a_cpu_backend_is_q
                      ("lib/build.gradle", 2, "jvm-cuda-binding", "low", 0)]
 
 
+# --- .NET projects: .csproj, .fsproj ----------------------------------------------------------------
+
+
+def test_dotnet_references_are_package_items_by_name_and_projects_by_file_name(tmp_path: Path) -> None:
+    text = (
+        '<Project>\n  <!-- <PackageReference Include="ManagedCuda-11" /> -->\n  <ItemGroup>\n'
+        '    <PackageReference Include="TorchSharp-cuda-windows" Version="0.105.0" />\n'
+        '    <ProjectReference Include="..\\ExternalProjects\\managedCuda\\ManagedCuda.netCore.csproj">\n'
+        '    </ProjectReference>\n    <ProjectReference Include="$(SharedItems)" />\n  </ItemGroup>\n</Project>\n'
+    )
+    doc = _parse(tmp_path, "App.csproj", FileKind.MSBUILD, text)
+    assert [(i.name, i.line, i.column, i.args) for i in doc.manifest] == [
+        ("torchsharp-cuda-windows", 4, 32, ("PackageReference",)),
+        ("managedcuda.netcore", 5, 32, ("ProjectReference",)),
+    ]
+
+
+def test_a_dotnet_project_on_managedcuda_is_one_high_finding(tmp_path: Path) -> None:
+    (tmp_path / "Engine.fsproj").write_text(
+        '<Project>\n  <ItemGroup>\n    <PackageReference Include="ManagedCuda-CUBLAS" Version="12.4.57" />\n'
+        '    <PackageReference Include="ManagedCuda-12" Version="12.4.57" />\n'
+        '    <PackageReference Include="TorchSharp-cpu" Version="0.105.0" />\n  </ItemGroup>\n</Project>\n',
+        encoding="utf-8")
+    found = [(f.path, f.line, f.rule, f.severity.label, len(f.occurrences))
+             for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [("Engine.fsproj", 3, "dotnet-cuda-binding", "high", 2)]
+
+
 # --- Autoconf inputs: configure.ac, *.m4 ------------------------------------------------------------
 
 
@@ -245,6 +273,7 @@ def test_deepstream_yaml_config(tmp_path: Path) -> None:
      ("web/package.json", None), ("pom.xml", FileKind.JVM_BUILD), ("app/build.gradle.kts", FileKind.JVM_BUILD),
      ("build.gradle", FileKind.JVM_BUILD), ("gradle.properties", None), ("configure.ac", FileKind.AUTOCONF),
      ("configure.in", FileKind.AUTOCONF), ("m4/ax_cuda.m4", FileKind.AUTOCONF), ("configure", None),
+     ("src/App/App.csproj", FileKind.MSBUILD), ("Model.fsproj", FileKind.MSBUILD),
      ("configs/config_infer_primary_yoloV8.txt", FileKind.INFER_CONFIG),
      ("deepstream_app_config.txt", FileKind.INFER_CONFIG), ("dstest1_pgie_config.txt", FileKind.INFER_CONFIG),
      ("csrc/deepstream/config_yoloV8.txt", FileKind.INFER_CONFIG), ("DeepStream/app/labels.txt", FileKind.INFER_CONFIG),

@@ -69,7 +69,10 @@ def touch(root: Path, *paths: str, text: str = "x = 1\n") -> None:
         ("scripts/check-requirements.py", FileKind.PYTHON),
         # MATLAB scripts and the mex option files a CUDA MEX build sets up; other XML is not read
         ("MATLAB/Compile.m", FileKind.MATLAB), ("MATLAB/mex_CUDA_glnxa64.xml", FileKind.MATLAB),
-        ("mex/nvcc_msvcpp2019.xml", FileKind.MATLAB), ("docs/pom.xml", None),
+        ("mex/nvcc_msvcpp2019.xml", FileKind.MATLAB), ("docs/layout.xml", None),
+        # Maven and Gradle builds (their dependencies), Autoconf inputs (their checks), .NET project files
+        ("java/pom.xml", FileKind.JVM_BUILD), ("app/build.gradle.kts", FileKind.JVM_BUILD),
+        ("configure.ac", FileKind.AUTOCONF), ("m4/ax_cuda.m4", FileKind.AUTOCONF), ("src/App.csproj", FileKind.MSBUILD),
         # Go sources (what they bind through cgo, PTX in their strings); go.mod and go.sum are not read
         ("cuda/cu/module.go", FileKind.GO), ("go.mod", None), ("go.sum", None),
         # Fortran, free and fixed form, and CUDA Fortran (.cuf); the suffix's case does not matter

@@ -48,7 +48,8 @@ _EXTENSIONS = {
     ".dockerfile": FileKind.DOCKERFILE,
     ".in": FileKind.REQUIREMENTS,
     ".yml": FileKind.YAML, ".yaml": FileKind.YAML,
-    ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD,
+    ".vcxproj": FileKind.MSBUILD, ".props": FileKind.MSBUILD, ".csproj": FileKind.MSBUILD, ".fsproj": FileKind.MSBUILD,
+    ".vbproj": FileKind.MSBUILD,
     ".m": FileKind.MATLAB, ".bzl": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL, ".go": FileKind.GO,
     ".jl": FileKind.JULIA, ".rs": FileKind.RUST, ".m4": FileKind.AUTOCONF,
     ".pyx": FileKind.CYTHON, ".pxd": FileKind.CYTHON, ".pxi": FileKind.CYTHON,
@@ -73,6 +74,7 @@ _NAMES = {
     "cargo.toml": FileKind.CARGO, "build.rs": FileKind.RUST_BUILD,  # other .rs files: their nvptx device code
     "build.bazel": FileKind.BAZEL, ".bazelrc": FileKind.BAZEL,  # and tools/cuda.bazelrc by its suffix
     "package.xml": FileKind.ROS_PACKAGE,
+    "pom.xml": FileKind.JVM_BUILD, "build.gradle": FileKind.JVM_BUILD, "build.gradle.kts": FileKind.JVM_BUILD,
     "devcontainer.json": FileKind.DEVCONTAINER, ".devcontainer.json": FileKind.DEVCONTAINER,
     "project.toml": FileKind.JULIA_PROJECT, "juliaproject.toml": FileKind.JULIA_PROJECT,
 }

@@ -75,6 +75,83 @@ def test_ros_package_dependencies_are_items_and_comments_are_not(tmp_path: Path)
     ]
 
 
+# --- JVM builds: pom.xml, build.gradle(.kts) ----------------------------------------------------------
+
+
+def test_pom_dependencies_are_group_artifact_items_and_comments_are_not(tmp_path: Path) -> None:
+    text = (
+        "<project>\n  <!-- <dependency><groupId>org.jcuda</groupId><artifactId>jcudnn</artifactId></dependency> -->\n"
+        "  <dependencies>\n    <dependency>\n      <groupId>org.jcuda</groupId>\n"
+        "      <artifactId>JCublas</artifactId>\n    </dependency>\n"
+        "    <dependency><groupId>org.nd4j</groupId><artifactId>nd4j-cuda-11.6</artifactId>"
+        "<scope>test</scope></dependency>\n"
+        "    <dependency><groupId>ai.rapids</groupId><artifactId>cudf</artifactId><optional>true</optional>"
+        "</dependency>\n  </dependencies>\n</project>\n"
+    )
+    doc = _parse(tmp_path, "pom.xml", FileKind.JVM_BUILD, text)
+    assert [(i.name, i.line, i.column, i.optional) for i in doc.manifest] == [
+        ("org.jcuda:jcublas", 6, 19, False), ("org.nd4j:nd4j-cuda-11.6", 8, 56, True), ("ai.rapids:cudf", 9, 57, True),
+    ]
+
+
+def test_gradle_coordinates_in_either_dsl_and_the_map_form(tmp_path: Path) -> None:
+    text = (
+        "dependencies {\n    // implementation 'org.jcuda:jcudnn:12.0.0'\n"
+        "    implementation 'org.jcuda:jcuda:12.0.0'\n"
+        '    testImplementation("org.jcuda:jcufft:${jcudaVersion}") { isTransitive = false }\n'
+        "    compile group: 'org.bytedeco', name: 'cuda-platform', version: '12.3-8.9-1.5.10'\n"
+        '    val url = "https://example.com/x:y"\n}\n'
+    )
+    doc = _parse(tmp_path, "build.gradle", FileKind.JVM_BUILD, text)
+    assert [(i.name, i.line, i.column, i.optional) for i in doc.manifest] == [
+        ("org.jcuda:jcuda", 3, 21, False), ("org.jcuda:jcufft", 4, 25, True), ("org.bytedeco:cuda-platform", 5, 21, False),
+    ]
+
+
+def test_a_jvm_build_on_cuda_bindings_is_one_high_finding_and_a_cpu_backend_is_quiet(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "build.gradle.kts").write_text(
+        'dependencies {\n    implementation("org.nd4j:nd4j-native-platform:1.0.0-M2")\n'
+        '    implementation("org.nd4j:nd4j-cuda-11.8-platform:1.0.0-M2")\n'
+        '    implementation("org.jcuda:jcublas:12.0.0")\n}\n', encoding="utf-8")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "build.gradle").write_text(
+        "dependencies {\n    testImplementation 'org.jcuda:jcuda:12.0.0'\n"
+        "    implementation 'org.example.cuda:cuda-report:0.1'\n}\n", encoding="utf-8")
+    found = [(f.path, f.line, f.rule, f.severity.label, len(f.occurrences))
+             for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [("app/build.gradle.kts", 3, "jvm-cuda-binding", "high", 2),
+                     ("lib/build.gradle", 2, "jvm-cuda-binding", "low", 0)]
+
+
+# --- .NET projects: .csproj, .fsproj ----------------------------------------------------------------
+
+
+def test_dotnet_references_are_package_items_by_name_and_projects_by_file_name(tmp_path: Path) -> None:
+    text = (
+        '<Project>\n  <!-- <PackageReference Include="ManagedCuda-11" /> -->\n  <ItemGroup>\n'
+        '    <PackageReference Include="TorchSharp-cuda-windows" Version="0.105.0" />\n'
+        '    <ProjectReference Include="..\\ExternalProjects\\managedCuda\\ManagedCuda.netCore.csproj">\n'
+        '    </ProjectReference>\n    <ProjectReference Include="$(SharedItems)" />\n  </ItemGroup>\n</Project>\n'
+    )
+    doc = _parse(tmp_path, "App.csproj", FileKind.MSBUILD, text)
+    assert [(i.name, i.line, i.column, i.args) for i in doc.manifest] == [
+        ("torchsharp-cuda-windows", 4, 32, ("PackageReference",)),
+        ("managedcuda.netcore", 5, 32, ("ProjectReference",)),
+    ]
+
+
+def test_a_dotnet_project_on_managedcuda_is_one_high_finding(tmp_path: Path) -> None:
+    (tmp_path / "Engine.fsproj").write_text(
+        '<Project>\n  <ItemGroup>\n    <PackageReference Include="ManagedCuda-CUBLAS" Version="12.4.57" />\n'
+        '    <PackageReference Include="ManagedCuda-12" Version="12.4.57" />\n'
+        '    <PackageReference Include="TorchSharp-cpu" Version="0.105.0" />\n  </ItemGroup>\n</Project>\n',
+        encoding="utf-8")
+    found = [(f.path, f.line, f.rule, f.severity.label, len(f.occurrences))
+             for f in scan(tmp_path, Settings(jobs=1)).findings]
+    assert found == [("Engine.fsproj", 3, "dotnet-cuda-binding", "high", 2)]
+
+
 # --- DeepStream inference configs ----------------------------------------------------------------
 
 
@@ -168,7 +245,10 @@ def test_deepstream_yaml_config(tmp_path: Path) -> None:
      ("Makefile.cuda", FileKind.MAKEFILE), ("rules.make", FileKind.MAKEFILE), ("make.inc", FileKind.MAKEFILE),
      ("Makefile.in", FileKind.MAKEFILE), ("Makefile.am", FileKind.MAKEFILE), ("config/targets.mk.in", FileKind.MAKEFILE),
      ("setup.py.in", None), (".gitmodules", FileKind.GITMODULES), ("ros/detector/package.xml", FileKind.ROS_PACKAGE),
-     ("web/package.json", None),
+     ("web/package.json", None), ("pom.xml", FileKind.JVM_BUILD), ("app/build.gradle.kts", FileKind.JVM_BUILD),
+     ("build.gradle", FileKind.JVM_BUILD), ("gradle.properties", None), ("configure.ac", FileKind.AUTOCONF),
+     ("configure.in", FileKind.AUTOCONF), ("m4/ax_cuda.m4", FileKind.AUTOCONF), ("configure", None),
+     ("src/App/App.csproj", FileKind.MSBUILD), ("Model.fsproj", FileKind.MSBUILD),
      ("configs/config_infer_primary_yoloV8.txt", FileKind.INFER_CONFIG),
      ("deepstream_app_config.txt", FileKind.INFER_CONFIG), ("dstest1_pgie_config.txt", FileKind.INFER_CONFIG),
      ("csrc/deepstream/config_yoloV8.txt", FileKind.INFER_CONFIG), ("DeepStream/app/labels.txt", FileKind.INFER_CONFIG),

@@ -54,3 +54,30 @@ def test_a_gateway_on_gpuarray_data_is_one_high_finding_per_file(tmp_path: Path)
         }
         """
     assert file_findings(tmp_path, "mex/sum_gpu.cpp", source) == [("matlab-gpuarray-mex", 3, "high", 3)]
+
+
+def test_a_script_computing_on_gpuarray_data_is_one_high_finding_with_its_occurrences(tmp_path: Path) -> None:
+    source = """\
+        % moves the data to a gpuArray on the device gpuDevice selects
+        function y = whiten(x, useGPU)
+        if useGPU
+            gpuDevice(1);
+            x = gpuArray(single(x));
+            acc = gpuArray.zeros(size(x, 2), 'single');
+        end
+        y = gather(x' * x);
+        end
+        """
+    assert file_findings(tmp_path, "preprocess/whiten.m", source) == [("matlab-gpuarray-script", 4, "high", 3)]
+
+
+def test_gpuarray_in_strings_comments_and_longer_names_stays_quiet(tmp_path: Path) -> None:
+    source = """\
+        %{
+        x = gpuArray(x);
+        %}
+        if isa(x, 'gpuArray'), x = gather(x); end
+        warning('no gpuDevice: running on the CPU');
+        usegpuArrays = false; mygpuDevice = [];
+        """
+    assert file_findings(tmp_path, "util/to_host.m", source) == []

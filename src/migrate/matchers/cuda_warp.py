@@ -120,6 +120,11 @@ _WARP_TAILS = """
 (binary_expression left: (_) @lhs operator: _ @op right: (number_literal) @rhs (#match? @rhs "^(32|64)[uU]?$")) @tail
 """
 _TAIL_OPERATORS = frozenset({"<", "<=", ">", ">=", "+"})
+# a volatile local or shared variable: pre-Volta warp-synchronous code (the last warp of a block reduction) exchanges
+# values through volatile shared memory with no barrier, trusting the warp's 32 lanes to run in lockstep
+_VOLATILE_DECLARATIONS = """
+(declaration (type_qualifier) @q (#eq? @q "volatile")) @decl
+"""
 _FIXED_WIDTHS = """
 (call_expression function: (identifier) @fn arguments: (argument_list (_) (_) (_) . (number_literal) @width .)
   (#match? @fn "^__shfl(_up|_down|_xor)?_sync$") (#match? @width "^32[uU]?$"))
@@ -718,11 +723,16 @@ def _literal_sizes(doc: CudaDocument) -> Iterator[Hit]:
     warp_functions: set[int] | None = None
     candidates = [g["decl"][0] for g in doc.matches(_SHARED_ARRAYS) if _is_shared(doc, g["decl"][0])]
     candidates += [n for n in doc.captures(_LOOPS).get("loop", []) if _warp_sized_loop(doc, n)]
-    candidates += [g["tail"][0] for g in doc.matches(_WARP_TAILS) if _warp_tail(doc, g)]
-    for node in sorted(candidates, key=lambda n: n.start_byte):
+    tails = [g["tail"][0] for g in doc.matches(_WARP_TAILS) if _warp_tail(doc, g)]
+    # a tail (`tid < 32`, `s[tid + 32]`) in a function with volatile variables is implicit warp-synchronous code too:
+    # a shared array or loop of 32 there is not, by itself (volatile shared tables filled under barriers)
+    volatile = {f.start_byte for n in doc.captures(_VOLATILE_DECLARATIONS).get("decl", [])
+                if (f := doc.enclosing_function(n.start_byte))} if tails else set()
+    for node in sorted(candidates + tails, key=lambda n: n.start_byte):
         warp_functions = _warp_functions(doc) if warp_functions is None else warp_functions
         function = doc.enclosing_function(node.start_byte)
-        if function is not None and function.start_byte in warp_functions:
+        if function is not None and (function.start_byte in warp_functions
+                                     or (function.start_byte in volatile and node in tails)):
             yield _span(node)
     for groups in doc.matches(_FIXED_WIDTHS):
         name = doc.node_text(groups["fn"][0])
@@ -1037,7 +1047,7 @@ _NEEDLES = {
     "size-constant": [*_every_case("warp"), "WS"],  # _SIZE_VALUE, _SHORT_SIZE_TEXT
     # _INTRINSIC_NAMES, then __reduce_, wmma and mma_sync, and _HELPER_CALLS (warp, shfl, shuffle) in any case
     "literal-size": [*sorted(_INTRINSIC_NAMES), *_every_case("__red"), *_every_case("mma"), *_every_case("warp"),
-                     *_every_case("shfl"), *_every_case("shuf")],
+                     *_every_case("shfl"), *_every_case("shuf"), "volatile"],
     "warpsize-constant": ["warpSize"],
     "size-name-use": ["WARP", "Warp"],  # _WARP_PART
     "row-shuffle": _every_case("dim3"),  # _ROW_BLOCK
@@ -1213,11 +1223,13 @@ def _maybe_literal_size(view: Code) -> bool:
     """A warp intrinsic or a call of a helper named for warps or shuffles, and one of _literal_sizes' shapes."""
     code = view.lower
     intrinsics = not _INTRINSIC_NAMES.isdisjoint(view.words) or "__reduce_" in code or "wmma" in code
-    if not (intrinsics or "mma_sync" in code or _calls_helper(code)):
+    if not (intrinsics or "mma_sync" in code or _calls_helper(code) or _VOLATILE_DATA.search(code)):
         return False
     return any(p.search(code) for p in _WARP_SHAPES) or _maybe_tail_32(code)
 
 
+# a volatile variable, not `asm volatile (...)`: see _VOLATILE_DECLARATIONS
+_VOLATILE_DATA = lazy_regex(r"\bvolatile\s+(?![(\s])")
 _TAIL_32 = lazy_regex(rf"[<>+]=?{_W}32u?{_NUMBER_END}")
 _LOOP_END = lazy_regex(rf"{_W}[;)]")
 _THREAD_NAME_FOLDED = lazy_regex(_THREAD_NAME.pattern, re.I)  # in the lower-cased code

@@ -21,7 +21,7 @@ PARSER_MODULES = {
     FileKind.KUBERNETES: "yamlfiles", FileKind.YAML: "yamlfiles", FileKind.COG: "yamlfiles",
     FileKind.CARGO: "cargo", FileKind.RUST_BUILD: "rust", FileKind.MSBUILD: "msbuild",
     FileKind.MATLAB: "matlab", FileKind.BAZEL: "bazel", FileKind.GO: "golang",
-    FileKind.ROS_PACKAGE: "rospackage",
+    FileKind.ROS_PACKAGE: "rospackage", FileKind.JVM_BUILD: "jvm_build",
     FileKind.FORTRAN: "fortran", FileKind.CYTHON: "cython", FileKind.SASS: "sass",
     FileKind.JULIA: "julia", FileKind.JULIA_PROJECT: "julia", FileKind.RUST: "rust_device",
     FileKind.DEVCONTAINER: "devcontainer", FileKind.AUTOCONF: "autoconf",

@@ -1,7 +1,8 @@
 """MATLAB build scripts (.m) and mex option files (mex_CUDA_*.xml, nvcc_*.xml): where MEX functions are built from
 CUDA sources with nvcc (mexcuda, `mex -setup:` with a CUDA option file, mex of .cu sources, nvmex) and the nvcc
-architecture flags they pass. Only these facts are reported: an Objective-C .m file, or a MATLAB script that
-builds nothing with CUDA, yields none."""
+architecture flags they pass, and where a script computes on MATLAB's NVIDIA-only GPU arrays (gpuArray, gpuDevice).
+Only these facts are reported: an Objective-C .m file, or a MATLAB script that neither builds with CUDA nor uses
+gpuArray, yields none."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ _M_CUDA_MEX = re.compile(
 _XML_CUDA_MEX = re.compile(r"\bName\s*=\s*\"nvcc\"|\"\$NVCC\"")
 # Objective-C shares the .m suffix: a file with its directives is not MATLAB
 _OBJECTIVE_C = re.compile(r"^[ \t]*(?:#import\b|#include\b|@interface\b|@implementation\b)", re.M)
+# MATLAB's own GPU arrays and device selection (Parallel Computing Toolbox): gpuArray(x), gpuArray.zeros(...),
+# gpuDevice(n), gpuDeviceCount, parallel.gpu.*; matched in code only, so isa(x, 'gpuArray') and messages stay quiet
+_M_GPU_ARRAY = re.compile(r"\bgpuArray\b|\bgpuDevice(?:Count)?\b|\bparallel\.gpu\.")
 _ARCH = re.compile(r"-gencode[= ]+arch=compute_\d+[af]?,code=(?:sm|compute)_\d+[af]?|-arch[= ]sm_\d+[af]?")
 
 
@@ -36,13 +40,17 @@ def _m_code(text: str, strings: bool) -> str:
 
 def matlab_items(text: str, xml: bool) -> Iterator[Item]:
     """The CUDA MEX build facts of a script or option file, in the order they appear. In a script the command
-    (mexcuda, nvmex, mex) is code, not text in a message; its arguments and the arch flags are strings."""
+    (mexcuda, nvmex, mex) and its gpuArray / gpuDevice uses are code, not text in a message; the mex arguments and
+    the arch flags are strings."""
     code = _XML_COMMENT.sub(blank_match, text) if xml else _m_code(text, strings=True)
     bare = code if xml else _m_code(text, strings=False)
     positions = Positions(code)
     for match in (_XML_CUDA_MEX if xml else _M_CUDA_MEX).finditer(code):
         if not bare[match.start()].isspace():
             yield Item(FACT, "matlab-cuda-mex", *positions.at(match.start()), value=match.group())
+    if not xml:
+        for match in _M_GPU_ARRAY.finditer(bare):
+            yield Item(FACT, "matlab-gpu-array", *positions.at(match.start()), value=match.group())
     lines: set[int] = set()
     for match in _ARCH.finditer(code):  # one per line: a flag list is one setting to replace
         line, column = positions.at(match.start())

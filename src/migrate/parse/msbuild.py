@@ -1,4 +1,6 @@
-"""Visual Studio C++ projects (.vcxproj, .props): the CUDA build customisation, nvcc targets and CUDA libraries."""
+"""Visual Studio projects: in C++ ones (.vcxproj, .props) the CUDA build customisation, nvcc targets and CUDA
+libraries; in .NET ones (.csproj, .fsproj, .vbproj) the NuGet packages and projects they reference, as package items
+(a referenced project by its file name: `..\\ManagedCUDA\\ManagedCuda.netCore.csproj` is `managedcuda.netcore`)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from collections.abc import Iterator
 
 from migrate.model import FileKind, SourceFile
 from migrate.parse.document import blank_match, register
-from migrate.parse.manifest import FACT, Item, ManifestDocument, Positions
+from migrate.parse.manifest import FACT, PACKAGE, Item, ManifestDocument, Positions
 
 # XML comments are blanked (same length, newlines kept) so that positions stay valid and nothing in them counts
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -24,6 +26,21 @@ _CUDA_LIBRARY = re.compile(
     r"(?<![\w.-])(cuda|cudart(?:_static)?|cudadevrt|nvrtc|cublas(?:Lt)?|cufft|curand|cusparse|cusolver|nvToolsExt\w*"
     r"|nvml|cudnn|npp\w+|nvjpeg|nvinfer\w*)\.lib\b", re.I)
 
+# `<PackageReference Include="TorchSharp-cuda-linux" Version="..." />`, `<ProjectReference Include="..\x\Y.csproj">`
+_REFERENCE = re.compile(r"<(PackageReference|ProjectReference)\s+Include\s*=\s*\"([^\"]+)\"")
+_PROJECT_NAME = re.compile(r"([^\\/]+?)\.(?:cs|fs|vb)proj$", re.I)
+
+
+def reference_items(code: str, positions: Positions) -> Iterator[Item]:
+    """The packages and projects a .NET project references, named in lower case."""
+    for match in _REFERENCE.finditer(code):
+        value = match.group(2).strip()
+        project = _PROJECT_NAME.search(value) if match.group(1) == "ProjectReference" else None
+        if match.group(1) == "ProjectReference" and project is None:
+            continue
+        name = (project.group(1) if project else value).lower()
+        yield Item(PACKAGE, name, *positions.at(match.start(2)), value=value, args=(match.group(1),))
+
 
 def msbuild_items(text: str) -> Iterator[Item]:
     """The CUDA facts of a project file, in the order they appear."""
@@ -38,6 +55,7 @@ def msbuild_items(text: str) -> Iterator[Item]:
         for library in _CUDA_LIBRARY.finditer(match.group(1)):
             yield Item(FACT, "msbuild-cuda-library", *positions.at(match.start(1) + library.start()),
                        value=library.group())
+    yield from reference_items(code, positions)
 
 
 @register(FileKind.MSBUILD)

@@ -162,6 +162,18 @@ def extract(git_dir: Path, commit: str, dest: Path) -> list[str]:
     return missing
 
 
+def index_tree(tree: Path) -> None:
+    """Make TREE a git work tree whose index holds every file written, as a clone's does: a scan reads it as it
+    reads a checkout (git's file list, so a tracked `build/` folder is read, as it is in a clone)."""
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "init", "-q", str(tree)], check=True, env=env)
+    (tree / ".git" / "info").mkdir(parents=True, exist_ok=True)
+    (tree / ".git" / "info" / "attributes").write_text(NEUTRAL_ATTRIBUTES)
+    done = subprocess.run(["git", "-C", str(tree), "add", "-A", "-f", "."], capture_output=True, env=env)
+    if done.returncode:
+        raise BenchError(f"git add in {tree.name}: {done.stderr.decode(errors='replace').strip()[:200]}")
+
+
 # -- migrate -----------------------------------------------------------------------------------------------------------
 
 
@@ -191,6 +203,7 @@ def measure(pair: Pair, mirrors: Path, migrate: str, work: Path) -> Json:
     git_dir = open_pair(pair, mirrors, work)
     truth = port_changes(git_dir, pair.base, pair.head)
     missing = extract(git_dir, pair.base, work / "tree")
+    index_tree(work / "tree")
     marks, applied, seconds = _run_tools(migrate, work)
     tools, missed = {}, {}
     for name, found in marks.items():

@@ -342,6 +342,8 @@ def _grep_files(root: Path) -> Iterator[tuple[Path, str]]:
     for path in sorted(root.rglob("*")):
         if path.is_symlink() or not path.is_file() or path.stat().st_size > _GREP_MAX_BYTES:
             continue
+        if path.relative_to(root).parts[0] == ".git":
+            continue  # the index port_diff writes beside the files, not the repository's
         name = path.name.lower()
         suffix = path.suffix.lower()
         if suffix in _GREP_SUFFIXES or suffix == "" or name.startswith(("dockerfile", "makefile")):

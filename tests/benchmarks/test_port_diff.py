@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -88,6 +89,23 @@ def test_extract_writes_the_base_tree(ported: tuple[Path, str, str], tmp_path: P
     tree = tmp_path / "tree"
     written = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file())
     assert written == ["csrc/k.cu", "old/gone.cpp", "pkg/helpers.py", "pkg/util.py", "setup.py", "version.txt"]
+
+
+def test_the_base_tree_is_indexed_as_a_clone_is(ported: tuple[Path, str, str], tmp_path: Path) -> None:
+    """A scan reads the tree through git's file list, as it reads a clone: a tracked folder the walk outside git
+    passes over (`build/`) is read; grep reads the files, not the index beside them."""
+    git_dir, base, _ = ported
+    tree = tmp_path / "tree"
+    port_diff.extract(git_dir, base, tree)
+    (tree / "build").mkdir()
+    (tree / "build" / "configure.ac").write_text("AC_CHECK_LIB([cudart], [cudaMalloc])\n")
+    before = grep_marks(tree)
+    port_diff.index_tree(tree)
+    listed = subprocess.run(["git", "-C", str(tree), "ls-files"], capture_output=True, text=True, check=True).stdout
+    assert listed.split() == ["build/configure.ac", "csrc/k.cu", "old/gone.cpp", "pkg/helpers.py", "pkg/util.py",
+                              "setup.py", "version.txt"]
+    (tree / ".git" / "description").write_text("nvcc builds the __global__ kernels\n")  # git's files name CUDA too
+    assert grep_marks(tree) == before
 
 
 CONTEXT_DIFF = """\

@@ -20,7 +20,8 @@ _GFX = re.compile(r"\bgfx[0-9][0-9a-f]{1,3}\b")
 _COMPUTED = re.compile(r"\$|@\w+@|\bnative\b|-generic\b|\ball\b")
 # shown or compared, not built: a message, a test of the list
 _SAID = re.compile(r"^\s*(?:if|elif|elseif|while)\b|\b(?:echo|printf|print|message|MATCHES|STREQUAL|IN_LIST)\b|==|!=|"
-                   r"\bin\s*[\[(]|\blist\s*\(\s*FIND\b|\berror\b|\bwarning\b", re.IGNORECASE)
+                   r"\bin\s*[\[(]|\blist\s*\(\s*FIND\b|\berror\b|\bwarning\b|\braise\b|Error\(|\bwarn\w*\(|\blog\w*\.\w+\(",
+                   re.IGNORECASE)
 # a Python file builds only when it says so (setup.py, a torch extension or an op builder); a test's flag strings are
 # the expected values of a check, not a build
 _PY_BUILD = re.compile(r"\bcpp_extension\b|\bextra_compile_args\b|\bCUDAExtension\b|\bCppExtension\b|\bnvcc_flags\b|"
@@ -40,13 +41,16 @@ def match_target_list(doc: Document, params: Mapping[str, Any]) -> Iterator[Hit]
     (option prefixes, `--offload-arch=`) of one command line; the hit's symbol is the listed targets joined by ';'.
     Quiet where the list is computed (a variable, `native`, a generic target) or only shown or compared."""
     assign = _assignment(tuple(params["names"]))
-    if isinstance(doc, PythonDocument) and not _builds(doc):
-        return
+    prose: frozenset[int] = frozenset()
+    if isinstance(doc, PythonDocument):
+        if not _builds(doc):
+            return
+        prose = _docstring_lines(doc)
     flags = re.compile("(?:" + "|".join(re.escape(f) for f in params["flags"]) + r")([\w,;:+-]+)")
     for starts, text in _logical_lines(doc.text, calls=doc.source.relpath.endswith(_CALLS_SPAN_LINES)):
-        if "gfx" not in text or _SAID.search(text):
+        if "gfx" not in text or _SAID.search(text) or starts[0][1] in prose:
             continue
-        hit = _assigned(assign, text) or _flagged(flags, text)
+        hit = _assigned(assign, text) or _flagged(flags, text, quoted=isinstance(doc, PythonDocument))
         if hit is not None:
             yield _placed(hit, starts)
 
@@ -55,6 +59,15 @@ def _builds(doc: PythonDocument) -> bool:
     if _TEST_PATH.search(doc.source.relpath):
         return False
     return doc.source.kind == FileKind.SETUP_PY or _PY_BUILD.search(doc.text) is not None
+
+
+def _docstring_lines(doc: PythonDocument) -> frozenset[int]:
+    """The lines of DOC's docstrings: an example list there (`["--offload-arch=gfx942"]`) is prose."""
+    lines: set[int] = set()
+    for node in doc.nodes:
+        if id(node) in doc.docstrings:
+            lines.update(range(getattr(node, "lineno", 0), (getattr(node, "end_lineno", None) or 0) + 1))
+    return frozenset(lines)
 
 
 def _placed(hit: Hit, starts: list[tuple[int, int]]) -> Hit:
@@ -93,8 +106,11 @@ def _value(rest: str, *, cmake: bool) -> str:
     return rest.split()[0] if rest.split() else ""
 
 
-def _flagged(pattern: re.Pattern[str], text: str) -> Hit | None:
-    found = [m for m in pattern.finditer(text) if "gfx" in m.group(1)]
+def _flagged(pattern: re.Pattern[str], text: str, *, quoted: bool) -> Hit | None:
+    """The options of PATTERN in TEXT that name gfx targets; QUOTED (Python): only an option that is a string of its
+    own (`["-O3", "--offload-arch=gfx90a"]`), not one a sentence mentions."""
+    found = [m for m in pattern.finditer(text)
+             if "gfx" in m.group(1) and (not quoted or text[m.start() - 1 : m.start()] in ("'", '"'))]
     if not found:
         return None
     return _hit(" ".join(m.group(1) for m in found), found[0].start() + 1)

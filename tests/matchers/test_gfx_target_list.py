@@ -22,10 +22,10 @@ def test_lists_that_leave_out_the_default_target_fire(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES, tmp_path / "t", ignore=shutil.ignore_patterns("quiet"))
     assert findings(tmp_path / "t") == [
         ("CMakeLists.txt", 8, "medium", "gfx1030;gfx1100;gfx1101"),
-        ("Dockerfile", 3, "medium", "gfx1100;gfx1101"),
+        ("Dockerfile", 5, "medium", "gfx1100;gfx1101"),
         ("Makefile", 3, "medium", "gfx90a"),
         ("build_rocm.sh", 3, "medium", "gfx1100;gfx90a"),
-        ("build_rocm.sh", 4, "medium", "gfx906;gfx908"),  # both options of the continued command
+        ("build_rocm.sh", 5, "medium", "gfx906;gfx908"),  # both options of the continued command
         ("setup.py", 4, "medium", "gfx1100;gfx1101"),
     ]
 
@@ -34,15 +34,15 @@ def test_the_target_decides_which_lists_fire(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES, tmp_path / "t", ignore=shutil.ignore_patterns("quiet"))
     assert findings(tmp_path / "t", ("gfx90a",)) == [
         ("CMakeLists.txt", 8, "medium", "gfx1030;gfx1100;gfx1101"),
-        ("Dockerfile", 3, "medium", "gfx1100;gfx1101"),
-        ("build_rocm.sh", 4, "medium", "gfx906;gfx908"),
+        ("Dockerfile", 5, "medium", "gfx1100;gfx1101"),
+        ("build_rocm.sh", 5, "medium", "gfx906;gfx908"),
         ("setup.py", 4, "medium", "gfx1100;gfx1101"),
     ]
     assert findings(tmp_path / "t", ("gfx1100",)) == [
-        ("Dockerfile", 2, "medium", "gfx90a;gfx942"),
+        ("Dockerfile", 3, "medium", "gfx90a;gfx942"),
         ("Makefile", 2, "medium", "gfx90a;gfx942"),
         ("Makefile", 3, "medium", "gfx90a"),
-        ("build_rocm.sh", 4, "medium", "gfx906;gfx908"),
+        ("build_rocm.sh", 5, "medium", "gfx906;gfx908"),
     ]
 
 
@@ -62,8 +62,8 @@ def test_covered_computed_shown_and_tested_lists_stay_quiet(tmp_path: Path) -> N
     # the list that spans lines is read whole, and vLLM-style supported lists are lists too: they cover gfx942, not
     # gfx1201
     assert findings(tmp_path / "q", ("gfx1201",)) == [
-        ("CMakeLists.txt", 5, "medium", "gfx1100;gfx90a;gfx942"),
-        ("CMakeLists.txt", 16, "medium", "gfx90a;gfx942;gfx950"),
+        ("CMakeLists.txt", 6, "medium", "gfx1100;gfx90a;gfx942"),
+        ("CMakeLists.txt", 17, "medium", "gfx90a;gfx942;gfx950"),
     ]
 
 

@@ -146,6 +146,9 @@ def describe(gfx: str) -> dict[str, Any]:
     }
 
 
+TARGET_LIST_MATCHER = "gfx-target-list"  # its findings carry the gfx targets a build lists (';'-joined) as symbol
+
+
 def left_out(listed: str, gfx_targets: tuple[str, ...]) -> tuple[str, ...]:
     """The targets of GFX_TARGETS a build's target list (LISTED: gfx names joined by ';') does not name."""
     names = set(listed.split(";"))

@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 
 from migrate.config import Settings
+from migrate.risk import severity_for_target
+from migrate.ruleset import load_builtin
 from migrate.scan import scan
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rules" / "manifests" / "gpu-target-lists"
@@ -79,3 +81,21 @@ def test_a_cached_scan_follows_the_target(tmp_path: Path) -> None:
     assert cached(("gfx942",)) == [("Makefile", 3)]
     assert cached(("gfx1100",)) == [("Makefile", 2), ("Makefile", 3)]
     assert cached(("gfx942",)) == [("Makefile", 3)]
+
+
+def test_each_target_s_assessment_counts_only_the_lists_that_leave_it_out(tmp_path: Path) -> None:
+    """With two targets, a list that names one of them is work for the other only: info on the one it names."""
+    shutil.copytree(FIXTURES, tmp_path / "t", ignore=shutil.ignore_patterns("quiet"))
+    result = scan(tmp_path / "t", Settings(jobs=1, targets=("gfx942", "gfx1100")))
+    rules = {r.id: r for r in load_builtin().rules}
+    on_target = {
+        (f.path, f.line): tuple(severity_for_target(f, rules[RULE], result.targets, gfx).label
+                                for gfx in ("gfx942", "gfx1100"))
+        for f in result.findings if f.rule == RULE and f.path in ("Makefile", "build_rocm.sh")
+    }
+    assert on_target == {
+        ("Makefile", 2): ("info", "medium"),  # gfx90a,gfx942: only gfx1100 is missing
+        ("Makefile", 3): ("medium", "medium"),  # gfx90a: both are
+        ("build_rocm.sh", 3): ("medium", "info"),  # gfx90a;gfx1100: only gfx942 is
+        ("build_rocm.sh", 5): ("medium", "medium"),
+    }

@@ -54,7 +54,7 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
             rest = iter(found)
             hits, guarded, more_guarded = list(islice(rest, _KEPT_HITS)), [], 0
             more = sum(1 for _ in rest) if len(hits) == _KEPT_HITS else 0  # fewer: RUN is spent
-        if rule.match.get("matcher") == _TARGET_LIST:
+        if rule.match.get("matcher") == targets.TARGET_LIST_MATCHER:
             hits = _leaving_out(hits, settings.targets)
             guarded = _leaving_out(guarded, settings.targets)
         if rule.per_file and len(guarded) > 1:
@@ -71,9 +71,6 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
     skipped = Skipped(relpath, "; ".join(doc.problems)) if doc.problems else None
     return FileResult(relpath, tuple(findings), skipped=skipped, guarded=sites, partial=skipped is not None,
                       guarded_findings=tuple(held))
-
-
-_TARGET_LIST = "gfx-target-list"  # its hits carry the targets a build lists: kept where the scan's are not all in it
 
 
 def _leaving_out(hits: list[Hit], gfx_targets: tuple[str, ...]) -> list[Hit]:

@@ -929,7 +929,10 @@ def label(category: str, weights: Weights) -> str:
 
 
 def severity_for_target(finding: Finding, rule: Rule | None, gfx_targets: tuple[str, ...], gfx: str) -> Severity:
-    """A warp-size finding's severity on one target; the scan resolved it for the worst of GFX_TARGETS."""
+    """A warp-size finding's severity on one target; the scan resolved it for the worst of GFX_TARGETS. A build's
+    GPU target list that names GFX is info on it: it left out another of the targets, not this one."""
+    if rule is not None and rule.match.get("matcher") == targets.TARGET_LIST_MATCHER and finding.symbol:
+        return Severity.INFO if gfx in finding.symbol.split(";") else finding.severity
     if rule is None or not rule.by_wavefront or not gfx_targets:
         return finding.severity
     table = dict(rule.by_wavefront)

@@ -144,3 +144,20 @@ def describe(gfx: str) -> dict[str, Any]:
         "linux": support_note(gfx),
         "as_of": target.as_of if target else "",
     }
+
+
+TARGET_LIST_MATCHER = "gfx-target-list"  # its findings carry the gfx targets a build lists (';'-joined) as symbol
+
+
+def left_out(listed: str, gfx_targets: tuple[str, ...]) -> tuple[str, ...]:
+    """The targets of GFX_TARGETS a build's target list (LISTED: gfx names joined by ';') does not name."""
+    names = set(listed.split(";"))
+    return tuple(t for t in gfx_targets if t not in names)
+
+
+def left_out_note(listed: str, missing: tuple[str, ...]) -> str:
+    """One sentence: what the list names and which scan targets (with their products) it leaves out."""
+    named = ", ".join(listed.split(";"))
+    gone = "; ".join(f"{gfx} ({', '.join(target.products[:2])})" if (target := get(gfx)) and target.products else gfx
+                     for gfx in missing)
+    return f"(The list names {named}; it leaves out {gone}.)"

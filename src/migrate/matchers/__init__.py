@@ -193,7 +193,7 @@ MATCHER_MODULES = {
     "ptx-strings": "cuda_ptx_strings", "c-string": "cuda_strings", "weak-alias": "cuda_weak_alias",
     "openacc-pragma": "cuda_openacc", "sass-listing": "sass_listing", "cuda-binary": "cuda_binary",
     "cuda-operand": "cuda_operand", "cuda-mask-words": "cuda_mask_words",
-    "cuda-backward-gemm": "cuda_backward_gemm",
+    "cuda-backward-gemm": "cuda_backward_gemm", "gfx-target-list": "gfx_target_list",
     "cuda-namespace": "cuda_namespace", "cuda-query": "cuda_query", "warp-size": "cuda_warp",
     "dependent-member-template": "cuda_typename", "dependent-type-temporary": "cuda_typename",
     "manifest-command": "manifest_command", "manifest-env": "manifest_env", "manifest-fact": "manifest_fact",

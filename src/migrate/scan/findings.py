@@ -54,6 +54,9 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
             rest = iter(found)
             hits, guarded, more_guarded = list(islice(rest, _KEPT_HITS)), [], 0
             more = sum(1 for _ in rest) if len(hits) == _KEPT_HITS else 0  # fewer: RUN is spent
+        if rule.match.get("matcher") == targets.TARGET_LIST_MATCHER:
+            hits = _leaving_out(hits, settings.targets)
+            guarded = _leaving_out(guarded, settings.targets)
         if rule.per_file and len(guarded) > 1:
             held.append(_folded(doc, rule, guarded, more_guarded, settings).guarded())
         elif guarded:
@@ -68,6 +71,16 @@ def file_result(doc: Document, runs: Iterable[tuple[Rule, Iterable[Hit]]], setti
     skipped = Skipped(relpath, "; ".join(doc.problems)) if doc.problems else None
     return FileResult(relpath, tuple(findings), skipped=skipped, guarded=sites, partial=skipped is not None,
                       guarded_findings=tuple(held))
+
+
+def _leaving_out(hits: list[Hit], gfx_targets: tuple[str, ...]) -> list[Hit]:
+    """The hits of a build's GPU target list that leave out one of GFX_TARGETS, each with a note naming them."""
+    kept = []
+    for hit in hits:
+        missing = targets.left_out(hit.symbol or "", gfx_targets)
+        if missing:
+            kept.append(replace(hit, note=targets.left_out_note(hit.symbol or "", missing)))
+    return kept
 
 
 def _sorted_out(

@@ -311,7 +311,7 @@ def _matches(
 # a docs line that says ROCm is not there: denied, planned, missing (words on the line itself)
 _DENIAL = lazy_regex(r"(?i)\b(?:not|no|isn't|aren't|doesn't|don't|cannot|can't|unsupported|planned|todo|to-do|"
                      r"coming soon|missing|lacks?|in the future|future releases?|work in progress|wip)\b")
-# a Markdown heading over a list of what is missing or planned ("## What's missing?", "## Roadmap", "## TODO")
+# a Markdown heading over a list of what is missing or planned ("## What's missing?", "## Roadmap", "## To-do")
 _DENIED_SECTION = lazy_regex(r"(?i)\b(?:missing|to-?do|roadmap|planned|limitations?|known issues|not supported|"
                              r"unsupported|coming soon|wish ?list|future work)\b")
 _HEADING_LOOKBACK = 60  # lines searched above a docs line for its heading

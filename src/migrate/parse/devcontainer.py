@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from migrate.model import FileKind, SourceFile
-from migrate.parse.document import register
-from migrate.parse.manifest import IMAGE, Item, ManifestDocument
+from migrate.parse.document import as_spaces, register
+from migrate.parse.manifest import IMAGE, Item, ManifestDocument, Positions
 
 # a JSON string, a line comment or a block comment: one alternation, so a `//` inside a string is not a comment
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
@@ -21,7 +21,7 @@ def _without_comments(text: str) -> str:
 
     def blank(match: re.Match[str]) -> str:
         token = match.group(0)
-        return token if token.startswith('"') else re.sub(r"[^\n]", " ", token)
+        return token if token.startswith('"') else as_spaces(token)
 
     return _TOKEN.sub(blank, text)
 
@@ -29,13 +29,8 @@ def _without_comments(text: str) -> str:
 def devcontainer_items(text: str) -> list[Item]:
     """The image items of a devcontainer.json's TEXT."""
     code = _without_comments(text)
-    found = []
-    for match in _IMAGE_ENTRY.finditer(code):
-        start = match.start(2)
-        line = code.count("\n", 0, start) + 1
-        column = start - (code.rfind("\n", 0, start) + 1) + 1
-        found.append(Item(IMAGE, match.group(2).strip(), line, column))
-    return found
+    positions = Positions(code)
+    return [Item(IMAGE, match.group(2).strip(), *positions.at(match.start(2))) for match in _IMAGE_ENTRY.finditer(code)]
 
 
 @register(FileKind.DEVCONTAINER)
